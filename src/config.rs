@@ -1,0 +1,238 @@
+//! `config_op.json`: what to extract and how the generated script runs.
+//!
+//! Same keys as msprobe 8.3.2, with its documented defaults actually applied
+//! and its validation bugs fixed (see README, "Differences from msprobe").
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::model::{ApiName, Direction};
+
+/// Forward-only or forward-and-backward replay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Propagation {
+    /// Replay the call.
+    Forward,
+    /// Replay the call and its gradient.
+    Backward,
+}
+
+impl Propagation {
+    /// The direction whose dump key names the generated script.
+    pub fn direction(self) -> Direction {
+        match self {
+            Propagation::Forward => Direction::Forward,
+            Propagation::Backward => Direction::Backward,
+        }
+    }
+}
+
+/// Where input values come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataMode {
+    /// Drawn from each tensor's dumped Min/Max.
+    RandomData,
+    /// Loaded from the dumped tensor files.
+    RealData,
+}
+
+impl DataMode {
+    /// The config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DataMode::RandomData => "random_data",
+            DataMode::RealData => "real_data",
+        }
+    }
+}
+
+/// A validated `config_op.json`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpConfig {
+    /// The dump to read (a `dump.json` or the folder holding it).
+    pub dump_json_path: Option<PathBuf>,
+    /// `Prefix.op.N`; `None` only when batch flags select APIs instead.
+    pub api_name: Option<ApiName>,
+    /// Where to save the extracted entries (a small dump.json), or where to
+    /// read them from when `dump_json_path` is absent.
+    pub extract_api_path: Option<PathBuf>,
+    /// Forward or backward.
+    pub propagation: Propagation,
+    /// random_data or real_data.
+    pub data_mode: DataMode,
+    /// Seed of every random stream in the script.
+    pub random_seed: u64,
+    /// Replays per run (forced to 1 for real_data).
+    pub iter_times: u32,
+    /// A row passes when cosine similarity is above this.
+    pub cosine_threshold: f64,
+    /// ... and the max absolute error below this.
+    pub max_abs_err_threshold: f64,
+}
+
+/// Why a config is rejected: the file, the key and what was expected.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file cannot be read.
+    #[error("{}: cannot read config: {source}", path.display())]
+    Io {
+        /// The config file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The file is not a JSON object.
+    #[error("{}: not a JSON object: {message}", path.display())]
+    Json {
+        /// The config file.
+        path: PathBuf,
+        /// What the parser said.
+        message: String,
+    },
+    /// A key has a bad value.
+    #[error("{}: key \"{key}\": expected {expected}", path.display())]
+    Key {
+        /// The config file.
+        path: PathBuf,
+        /// The offending key.
+        key: &'static str,
+        /// What was expected.
+        expected: String,
+    },
+}
+
+/// Keys this tool reads; others are reported as warnings.
+pub const KNOWN_KEYS: &[&str] = &[
+    "dump_json_path",
+    "api_name",
+    "extract_api_path",
+    "propagation",
+    "data_mode",
+    "random_seed",
+    "iter_times",
+    "cosine_threshold",
+    "max_abs_err_threshold",
+];
+
+impl OpConfig {
+    /// Reads and validates the config at `path`; returns it with the unknown keys.
+    pub fn load(path: &Path) -> Result<(OpConfig, Vec<String>), ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: path.to_path_buf(), source })?;
+        let v: Value = serde_json::from_str(&text).map_err(|e| ConfigError::Json { path: path.to_path_buf(), message: e.to_string() })?;
+        let obj = v.as_object().ok_or_else(|| ConfigError::Json { path: path.to_path_buf(), message: "the top level must be an object".into() })?;
+        let base = path.parent().unwrap_or(Path::new(""));
+        OpConfig::from_object(obj, path, base)
+    }
+
+    /// Validates a parsed config; relative paths that do not exist from the
+    /// current directory are tried against `base` (the config's folder).
+    pub fn from_object(obj: &Map<String, Value>, path: &Path, base: &Path) -> Result<(OpConfig, Vec<String>), ConfigError> {
+        let bad = |key: &'static str, expected: &str| ConfigError::Key { path: path.to_path_buf(), key, expected: expected.to_string() };
+        let get = |key: &str| obj.get(key).filter(|v| !v.is_null());
+        let string = |key: &'static str| -> Result<Option<String>, ConfigError> {
+            match get(key) {
+                None => Ok(None),
+                Some(Value::String(s)) if s.is_empty() => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(_) => Err(bad(key, "a string")),
+            }
+        };
+        let locate = |p: String| -> PathBuf {
+            let p = PathBuf::from(p);
+            if p.is_relative() && !p.exists() && base.join(&p).exists() {
+                base.join(p)
+            } else {
+                p
+            }
+        };
+
+        let dump_json_path = string("dump_json_path")?.map(locate);
+        let api_name = match string("api_name")? {
+            None => None,
+            Some(s) => {
+                // A full key (`...forward`) names the same call: accept it.
+                let base_name = s.strip_suffix(".forward").or_else(|| s.strip_suffix(".backward")).unwrap_or(&s);
+                Some(ApiName::parse(base_name).map_err(|e| bad("api_name", &e.to_string()))?)
+            }
+        };
+        let extract_api_path = string("extract_api_path")?.map(|p| if dump_json_path.is_some() { PathBuf::from(p) } else { locate(p) });
+        let propagation = match string("propagation")?.as_deref() {
+            None | Some("forward") => Propagation::Forward,
+            Some("backward") => Propagation::Backward,
+            Some(_) => return Err(bad("propagation", "\"forward\" or \"backward\"")),
+        };
+        let data_mode = match string("data_mode")?.as_deref() {
+            None | Some("random_data") => DataMode::RandomData,
+            Some("real_data") => DataMode::RealData,
+            Some(_) => return Err(bad("data_mode", "\"random_data\" or \"real_data\"")),
+        };
+        let random_seed = match get("random_seed") {
+            None => 42,
+            Some(v) => v.as_u64().filter(|&s| s <= u32::MAX as u64).ok_or_else(|| bad("random_seed", "an integer from 0 to 4294967295"))?,
+        };
+        let iter_times = match get("iter_times") {
+            None => 1,
+            Some(v) => v.as_u64().filter(|n| (1..=1000).contains(n)).ok_or_else(|| bad("iter_times", "an integer from 1 to 1000"))? as u32,
+        };
+        let threshold = |key: &'static str, default: f64| -> Result<f64, ConfigError> {
+            match get(key) {
+                None => Ok(default),
+                Some(v) => v.as_f64().filter(|x| x.is_finite() && *x >= 0.0).ok_or_else(|| bad(key, "a finite non-negative number")),
+            }
+        };
+        let cosine_threshold = threshold("cosine_threshold", 0.99)?;
+        let max_abs_err_threshold = threshold("max_abs_err_threshold", 0.0001)?;
+        if dump_json_path.is_none() && extract_api_path.is_none() {
+            return Err(bad("dump_json_path", "a dump.json path (or an extract_api_path written by an earlier run)"));
+        }
+        let unknown = obj.keys().filter(|k| !KNOWN_KEYS.contains(&k.as_str())).cloned().collect();
+        let iter_times = if data_mode == DataMode::RealData { 1 } else { iter_times };
+        Ok((
+            OpConfig {
+                dump_json_path,
+                api_name,
+                extract_api_path,
+                propagation,
+                data_mode,
+                random_seed,
+                iter_times,
+                cosine_threshold,
+                max_abs_err_threshold,
+            },
+            unknown,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn load(v: Value) -> Result<OpConfig, String> {
+        OpConfig::from_object(v.as_object().unwrap(), Path::new("cfg.json"), Path::new("")).map(|(c, _)| c).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn applies_documented_defaults() {
+        let c = load(json!({"dump_json_path": "d.json", "api_name": "Tensor.add.0"})).unwrap();
+        assert_eq!((c.propagation, c.data_mode, c.random_seed, c.iter_times), (Propagation::Forward, DataMode::RandomData, 42, 1));
+        assert_eq!((c.cosine_threshold, c.max_abs_err_threshold), (0.99, 0.0001));
+        let c = load(json!({"dump_json_path": "d.json", "api_name": "Tensor.add.0.backward", "data_mode": "real_data", "iter_times": 5})).unwrap();
+        assert_eq!((c.api_name.unwrap().to_string(), c.iter_times), ("Tensor.add.0".to_string(), 1));
+    }
+
+    #[test]
+    fn names_file_key_and_expectation() {
+        let e = load(json!({"dump_json_path": "d.json", "api_name": "../../etc/passwd.0"})).unwrap_err();
+        assert!(e.starts_with("cfg.json: key \"api_name\": expected <Prefix>.<op>.<N>"), "{e}");
+        assert_eq!(
+            load(json!({"dump_json_path": "d.json", "iter_times": 0})).unwrap_err(),
+            "cfg.json: key \"iter_times\": expected an integer from 1 to 1000"
+        );
+        assert_eq!(load(json!({"dump_json_path": "d.json", "random_seed": true})).unwrap_err(), "cfg.json: key \"random_seed\": expected an integer from 0 to 4294967295");
+        assert_eq!(load(json!({"dump_json_path": "d.json", "propagation": "sideways"})).unwrap_err(), "cfg.json: key \"propagation\": expected \"forward\" or \"backward\"");
+        assert!(load(json!({"api_name": "Tensor.add.0"})).unwrap_err().contains("key \"dump_json_path\""));
+    }
+}

@@ -1,0 +1,47 @@
+//! The one reader of msprobe `dump.json` files.
+//!
+//! It streams: the document is never held in memory whole. Top-level fields
+//! are kept; of the `data` map only the entries the caller selects are built
+//! as JSON values, everything else is skipped token by token. Both msprobe's
+//! dump layout (`{"task", "level", "framework", "dump_data_dir", "data": {...}}`)
+//! and the extract files of msprobe 8.3.2's op_generate (API keys at the top
+//! level, plus `framework` / `real_data_path`) are accepted.
+
+mod nonfinite;
+mod reader;
+
+pub use nonfinite::{NonFiniteReader, INF_SENTINEL, NAN_SENTINEL, NEG_INF_SENTINEL};
+pub use reader::{resolve_dump_file, scan, DumpHeader};
+
+use std::path::PathBuf;
+
+/// Why a dump could not be read; every message names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum DumpError {
+    /// The file could not be opened or read.
+    #[error("{}: cannot read dump: {source}", path.display())]
+    Io {
+        /// The dump file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The file is not valid (msprobe-flavoured) JSON or not a dump object.
+    #[error("{}: not a valid msprobe dump.json: {message}", path.display())]
+    Format {
+        /// The dump file.
+        path: PathBuf,
+        /// serde_json's message, with line and column.
+        message: String,
+    },
+}
+
+/// Maps a sentinel string written by [`NonFiniteReader`] back to its float.
+pub fn nonfinite_value(v: &serde_json::Value) -> Option<f64> {
+    match v.as_str()? {
+        NAN_SENTINEL => Some(f64::NAN),
+        INF_SENTINEL => Some(f64::INFINITY),
+        NEG_INF_SENTINEL => Some(f64::NEG_INFINITY),
+        _ => None,
+    }
+}

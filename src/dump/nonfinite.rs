@@ -1,0 +1,186 @@
+//! A `Read` adapter that makes msprobe's non-standard JSON parseable.
+//!
+//! msprobe writes `dump.json` with Python's `json.dump`, which emits bare
+//! `NaN`, `Infinity` and `-Infinity` tokens. serde_json rejects them, so this
+//! adapter rewrites each such token *outside string literals* into a sentinel
+//! string (`"\u0000NaN"`, ...) that [`crate::dump::nonfinite_value`] maps back
+//! to the float. The NUL byte cannot occur in a dumped name, so the sentinel
+//! never collides with a real string value. The rewrite is streaming: memory
+//! use is one fixed buffer whatever the file size.
+
+use std::io::{self, BufRead, Read};
+
+/// Sentinel strings that stand for the three non-finite JSON tokens.
+pub const NAN_SENTINEL: &str = "\u{0}NaN";
+/// See [`NAN_SENTINEL`].
+pub const INF_SENTINEL: &str = "\u{0}Infinity";
+/// See [`NAN_SENTINEL`].
+pub const NEG_INF_SENTINEL: &str = "\u{0}-Infinity";
+
+#[derive(Clone, Copy, PartialEq)]
+enum State {
+    Normal,
+    InString,
+    Escape,
+    /// Saw a `-` outside a string; the next byte decides.
+    Minus,
+    /// Collecting the letters of a bare token (`NaN`, `Infinity`); the flag
+    /// says whether a `-` preceded it.
+    Token(bool),
+}
+
+/// Rewrites bare non-finite tokens of a JSON byte stream into sentinel strings.
+pub struct NonFiniteReader<R> {
+    inner: R,
+    state: State,
+    token: Vec<u8>,
+    out: Vec<u8>,
+    pos: usize,
+}
+
+impl<R: BufRead> NonFiniteReader<R> {
+    /// Wraps a buffered reader of msprobe JSON.
+    pub fn new(inner: R) -> Self {
+        NonFiniteReader { inner, state: State::Normal, token: Vec::new(), out: Vec::with_capacity(64 * 1024), pos: 0 }
+    }
+
+    fn flush_token(&mut self) {
+        let negative = matches!(self.state, State::Token(true));
+        let sentinel = match (negative, self.token.as_slice()) {
+            (false, b"NaN") => Some(NAN_SENTINEL),
+            (false, b"Infinity") => Some(INF_SENTINEL),
+            (true, b"Infinity") => Some(NEG_INF_SENTINEL),
+            _ => None,
+        };
+        match sentinel {
+            Some(s) => {
+                self.out.extend_from_slice(b"\"\\u0000");
+                self.out.extend_from_slice(s[1..].as_bytes());
+                self.out.push(b'"');
+            }
+            None => {
+                // Not ours: pass the bytes through and let the JSON parser report it.
+                if negative {
+                    self.out.push(b'-');
+                }
+                self.out.extend_from_slice(&self.token);
+            }
+        }
+        self.token.clear();
+        self.state = State::Normal;
+    }
+
+    fn push_normal(&mut self, b: u8) {
+        match b {
+            b'"' => {
+                self.out.push(b);
+                self.state = State::InString;
+            }
+            b'-' => self.state = State::Minus,
+            b'N' | b'I' => {
+                self.token.push(b);
+                self.state = State::Token(false);
+            }
+            _ => self.out.push(b),
+        }
+    }
+
+    fn process(&mut self, chunk: &[u8]) {
+        for &b in chunk {
+            match self.state {
+                State::Normal => self.push_normal(b),
+                State::InString => {
+                    self.out.push(b);
+                    match b {
+                        b'\\' => self.state = State::Escape,
+                        b'"' => self.state = State::Normal,
+                        _ => {}
+                    }
+                }
+                State::Escape => {
+                    self.out.push(b);
+                    self.state = State::InString;
+                }
+                State::Minus => {
+                    if b == b'I' {
+                        self.token.push(b);
+                        self.state = State::Token(true);
+                    } else {
+                        self.out.push(b'-');
+                        self.state = State::Normal;
+                        self.push_normal(b);
+                    }
+                }
+                State::Token(_) => {
+                    if b.is_ascii_alphabetic() && self.token.len() < 16 {
+                        self.token.push(b);
+                    } else {
+                        self.flush_token();
+                        self.push_normal(b);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl<R: BufRead> Read for NonFiniteReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.pos == self.out.len() {
+            self.out.clear();
+            self.pos = 0;
+            let chunk = self.inner.fill_buf()?;
+            if chunk.is_empty() {
+                if matches!(self.state, State::Token(_)) {
+                    self.flush_token();
+                } else if self.state == State::Minus {
+                    self.out.push(b'-');
+                    self.state = State::Normal;
+                }
+                if self.out.is_empty() {
+                    return Ok(0);
+                }
+                break;
+            }
+            let n = chunk.len();
+            // Copy out: `process` needs `&mut self` while `chunk` borrows `inner`.
+            let chunk = chunk.to_vec();
+            self.inner.consume(n);
+            self.process(&chunk);
+        }
+        let n = buf.len().min(self.out.len() - self.pos);
+        buf[..n].copy_from_slice(&self.out[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rewrite(s: &str) -> String {
+        let mut out = String::new();
+        NonFiniteReader::new(s.as_bytes()).read_to_string(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn rewrites_bare_tokens_only() {
+        assert_eq!(
+            rewrite(r#"{"a": NaN, "b": [Infinity,-Infinity], "c": "NaN -Infinity", "d": -1.5e-3}"#),
+            r#"{"a": "\u0000NaN", "b": ["\u0000Infinity","\u0000-Infinity"], "c": "NaN -Infinity", "d": -1.5e-3}"#
+        );
+    }
+
+    #[test]
+    fn escaped_quotes_keep_string_state() {
+        assert_eq!(rewrite(r#"["a\"NaN", NaN]"#), r#"["a\"NaN", "\u0000NaN"]"#);
+    }
+
+    #[test]
+    fn token_at_end_of_input() {
+        assert_eq!(rewrite("NaN"), r#""\u0000NaN""#);
+        assert_eq!(rewrite("-Infinity"), r#""\u0000-Infinity""#);
+    }
+}

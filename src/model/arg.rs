@@ -1,0 +1,240 @@
+//! Argument descriptors of a dumped call: tensors by dtype, shape and
+//! statistics, and every non-tensor value msprobe serialises.
+
+use serde_json::{Map, Value};
+
+use super::dtype::DType;
+use super::ModelError;
+use crate::dump::nonfinite_value;
+
+/// One recorded statistic (`Max`, `Min`, ...): a number, possibly non-finite;
+/// a bool for bool tensors; or absent (`null`, empty tensors).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stat {
+    /// A number (may be NaN or infinite).
+    Num(f64),
+    /// `any`/`all` of a bool tensor.
+    Bool(bool),
+    /// Not recorded.
+    Missing,
+}
+
+/// A tensor as the dump describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorDesc {
+    /// Element type.
+    pub dtype: DType,
+    /// Dimensions.
+    pub shape: Vec<u64>,
+    /// Largest element.
+    pub max: Stat,
+    /// Smallest element.
+    pub min: Stat,
+    /// `requires_grad` as dumped (PyTorch only).
+    pub requires_grad: Option<bool>,
+    /// File name of the saved tensor (tensor dumps only): a bare file name.
+    pub data_name: Option<String>,
+}
+
+/// A dumped argument or output value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arg {
+    /// A tensor.
+    Tensor(TensorDesc),
+    /// `bool`.
+    Bool(bool),
+    /// `int` and numpy integer scalars.
+    Int(i64),
+    /// `float` and numpy float scalars (may be NaN or infinite).
+    Float(f64),
+    /// `str`.
+    Str(String),
+    /// `slice(start, stop, step)`.
+    Slice([Option<i64>; 3]),
+    /// `...`.
+    Ellipsis,
+    /// `torch.Size`.
+    Size(Vec<i64>),
+    /// A dtype argument (`torch.dtype` / `mindspore.dtype`).
+    DType(DType),
+    /// A device argument (`cuda:0`, `npu:0`, `cpu`, or an index).
+    Device(String),
+    /// `torch.memory_format` by name.
+    MemoryFormat(String),
+    /// `None`.
+    None,
+    /// Something msprobe could not serialise (`{}`) or a type the tool does not
+    /// replay (process groups, DTensor, ...); replayed as `None`.
+    Unsupported(String),
+    /// A list or tuple.
+    List(Vec<Arg>),
+}
+
+const MEMORY_FORMATS: &[&str] = &["contiguous_format", "channels_last", "channels_last_3d", "preserve_format"];
+const TENSOR_TYPES: &[&str] = &["torch.Tensor", "torch.nn.parameter.Parameter", "mindspore.Tensor", "mindspore.common.tensor.Tensor"];
+const INT_SCALARS: &[&str] = &["int", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"];
+const FLOAT_SCALARS: &[&str] = &["float", "float16", "float32", "float64"];
+
+fn err(path: &str, expected: impl Into<String>) -> ModelError {
+    ModelError::Arg { path: path.to_string(), expected: expected.into() }
+}
+
+fn as_f64(v: &Value) -> Option<f64> {
+    v.as_f64().or_else(|| nonfinite_value(v))
+}
+
+fn stat(obj: &Map<String, Value>, key: &str, path: &str) -> Result<Stat, ModelError> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(Stat::Missing),
+        Some(Value::Bool(b)) => Ok(Stat::Bool(*b)),
+        Some(v) => as_f64(v).map(Stat::Num).ok_or_else(|| err(&format!("{path}.{key}"), "a number, NaN, Infinity, a bool or null")),
+    }
+}
+
+fn opt_int(v: &Value, path: &str) -> Result<Option<i64>, ModelError> {
+    match v {
+        Value::Null => Ok(None),
+        v => v.as_i64().map(Some).ok_or_else(|| err(path, "an integer or null")),
+    }
+}
+
+fn int_list(v: Option<&Value>, path: &str) -> Result<Vec<i64>, ModelError> {
+    let items = v.and_then(Value::as_array).ok_or_else(|| err(path, "a list of integers"))?;
+    items.iter().map(|x| x.as_i64().ok_or_else(|| err(path, "a list of integers"))).collect()
+}
+
+/// A data file name must be a bare name: it is joined to the dump's data
+/// folder, and a path in it would let a dump read files elsewhere.
+fn data_name(v: Option<&Value>, path: &str) -> Result<Option<String>, ModelError> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => {
+            let bare = s.rsplit(['/', '\\']).next().unwrap_or("");
+            if bare.is_empty() || bare == ".." || bare == "." || bare.contains('\0') {
+                return Err(err(path, "a tensor file name such as Tensor.add.0.forward.input.0.pt"));
+            }
+            Ok(Some(bare.to_string()))
+        }
+        Some(_) => Err(err(path, "a string")),
+    }
+}
+
+fn tensor(obj: &Map<String, Value>, path: &str) -> Result<TensorDesc, ModelError> {
+    let dtype_str = obj.get("dtype").and_then(Value::as_str).ok_or_else(|| err(&format!("{path}.dtype"), "a dtype string"))?;
+    let dtype = DType::parse(dtype_str)
+        .ok_or_else(|| err(&format!("{path}.dtype"), format!("a supported dtype (float16/32/64, bfloat16, int, bool, complex), got {dtype_str:?}")))?;
+    let shape = int_list(obj.get("shape"), &format!("{path}.shape"))?;
+    if shape.iter().any(|&d| d < 0) {
+        return Err(err(&format!("{path}.shape"), "non-negative dimensions"));
+    }
+    let requires_grad = match obj.get("requires_grad") {
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(_) => return Err(err(&format!("{path}.requires_grad"), "a bool")),
+    };
+    Ok(TensorDesc {
+        dtype,
+        shape: shape.into_iter().map(|d| d as u64).collect(),
+        max: stat(obj, "Max", path)?,
+        min: stat(obj, "Min", path)?,
+        requires_grad,
+        data_name: data_name(obj.get("data_name"), &format!("{path}.data_name"))?,
+    })
+}
+
+impl Arg {
+    /// Types one JSON value of `input_args`, `input_kwargs`, `output`, ...;
+    /// `path` names it in errors (`Tensor.add.0.forward.input_args[1]`).
+    pub fn from_json(v: &Value, path: &str) -> Result<Arg, ModelError> {
+        let obj = match v {
+            Value::Null => return Ok(Arg::None),
+            Value::Array(items) => {
+                return items.iter().enumerate().map(|(i, x)| Arg::from_json(x, &format!("{path}[{i}]"))).collect::<Result<_, _>>().map(Arg::List)
+            }
+            Value::Object(obj) => obj,
+            _ => return Err(err(path, "an argument descriptor object, a list or null")),
+        };
+        let Some(ty) = obj.get("type") else {
+            return Ok(Arg::Unsupported(String::new()));
+        };
+        let ty = ty.as_str().ok_or_else(|| err(&format!("{path}.type"), "a string"))?;
+        let value = obj.get("value");
+        let vpath = format!("{path}.value");
+        Ok(match ty {
+            t if TENSOR_TYPES.contains(&t) => Arg::Tensor(tensor(obj, path)?),
+            "bool" | "bool_" => Arg::Bool(value.and_then(Value::as_bool).ok_or_else(|| err(&vpath, "a bool"))?),
+            t if INT_SCALARS.contains(&t) => Arg::Int(value.and_then(Value::as_i64).ok_or_else(|| err(&vpath, "an integer"))?),
+            t if FLOAT_SCALARS.contains(&t) => Arg::Float(value.and_then(as_f64).ok_or_else(|| err(&vpath, "a number"))?),
+            "str" => Arg::Str(value.and_then(Value::as_str).ok_or_else(|| err(&vpath, "a string"))?.to_string()),
+            "slice" => {
+                let parts = value.and_then(Value::as_array).filter(|a| a.len() == 3).ok_or_else(|| err(&vpath, "[start, stop, step]"))?;
+                Arg::Slice([opt_int(&parts[0], &vpath)?, opt_int(&parts[1], &vpath)?, opt_int(&parts[2], &vpath)?])
+            }
+            "ellipsis" => Arg::Ellipsis,
+            "torch.Size" => Arg::Size(int_list(value, &vpath)?),
+            "torch.dtype" | "mindspore.dtype" => {
+                let s = value.and_then(Value::as_str).ok_or_else(|| err(&vpath, "a dtype string"))?;
+                Arg::DType(DType::parse(s).ok_or_else(|| err(&vpath, format!("a known dtype, got {s:?}")))?)
+            }
+            "torch.device" => Arg::Device(match value {
+                Some(Value::String(s)) if s.chars().all(|c| c.is_ascii_alphanumeric() || c == ':') => s.clone(),
+                Some(Value::Number(n)) if n.is_u64() => n.to_string(),
+                _ => return Err(err(&vpath, "a device such as \"cuda:0\", \"npu:0\", \"cpu\" or an index")),
+            }),
+            "torch.memory_format" => {
+                let f = obj.get("format").and_then(Value::as_str).unwrap_or("");
+                if !MEMORY_FORMATS.contains(&f) {
+                    return Err(err(&format!("{path}.format"), format!("one of {MEMORY_FORMATS:?}")));
+                }
+                Arg::MemoryFormat(f.to_string())
+            }
+            other => Arg::Unsupported(other.to_string()),
+        })
+    }
+
+    /// Every tensor in this value, depth first.
+    pub fn tensors(&self) -> Vec<&TensorDesc> {
+        match self {
+            Arg::Tensor(t) => vec![t],
+            Arg::List(items) => items.iter().flat_map(Arg::tensors).collect(),
+            _ => vec![],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn types_tensors_and_scalars() {
+        let t = Arg::from_json(
+            &json!({"type": "torch.Tensor", "dtype": "torch.float16", "shape": [2, 3], "Max": 1.5, "Min": "\u{0}-Infinity",
+                    "requires_grad": true, "data_name": "x.pt"}),
+            "a",
+        )
+        .unwrap();
+        let Arg::Tensor(t) = t else { panic!() };
+        assert_eq!(t.shape, vec![2, 3]);
+        assert_eq!(t.min, Stat::Num(f64::NEG_INFINITY));
+        assert_eq!(t.requires_grad, Some(true));
+        assert_eq!(Arg::from_json(&json!({"type": "slice", "value": [1, null, 2]}), "a").unwrap(), Arg::Slice([Some(1), None, Some(2)]));
+        assert_eq!(Arg::from_json(&json!({}), "a").unwrap(), Arg::Unsupported(String::new()));
+        assert_eq!(Arg::from_json(&json!({"type": "float", "value": "\u{0}NaN"}), "a").unwrap().tensors().len(), 0);
+    }
+
+    #[test]
+    fn rejects_bad_values_with_path() {
+        let e = Arg::from_json(&json!({"type": "torch.Tensor", "dtype": "torch.float32", "shape": "x"}), "K.input_args[0]").unwrap_err();
+        assert_eq!(e.to_string(), "K.input_args[0].shape: expected a list of integers");
+        let e = Arg::from_json(&json!({"type": "torch.device", "value": "cuda\"); import os"}), "k").unwrap_err();
+        assert!(e.to_string().starts_with("k.value: expected a device"));
+        let Arg::Tensor(t) =
+            Arg::from_json(&json!({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [1], "data_name": "../../etc/passwd"}), "k").unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(t.data_name.as_deref(), Some("passwd"));
+    }
+}

@@ -1,0 +1,93 @@
+//! One API call: its forward entry and, when dumped, its backward entry,
+//! paired by name.
+
+use serde_json::Value;
+
+use super::{Arg, ModelError, ApiName};
+
+/// The forward half: how the API was called and what it returned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Forward {
+    /// Positional arguments.
+    pub args: Vec<Arg>,
+    /// Keyword arguments in dump order.
+    pub kwargs: Vec<(String, Arg)>,
+    /// Recorded outputs.
+    pub outputs: Vec<Arg>,
+}
+
+/// The backward half, in msprobe's naming: the entry's `input` holds the
+/// gradients flowing into the call (w.r.t. its outputs), `output` the
+/// gradients it produced (w.r.t. its inputs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Backward {
+    /// Gradients w.r.t. the forward outputs (`input`, or `grad_input` in old dumps).
+    pub grad_outputs: Vec<Arg>,
+    /// Recorded gradients w.r.t. the forward inputs (`output` / `grad_output`).
+    pub grad_inputs: Vec<Arg>,
+}
+
+/// A dumped API call ready for rendering or replay.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiCall {
+    /// `Prefix.op.N`.
+    pub name: ApiName,
+    /// The forward entry.
+    pub forward: Forward,
+    /// The backward entry, when the dump has one.
+    pub backward: Option<Backward>,
+}
+
+fn list(entry: &Value, key: &str, path: &str) -> Result<Option<Vec<Arg>>, ModelError> {
+    match entry.get(key) {
+        None => Ok(None),
+        Some(v @ Value::Array(_)) => match Arg::from_json(v, &format!("{path}.{key}"))? {
+            Arg::List(items) => Ok(Some(items)),
+            _ => unreachable!("an array types as a list"),
+        },
+        Some(Value::Null) => Ok(Some(vec![])),
+        Some(_) => Err(ModelError::Arg { path: format!("{path}.{key}"), expected: "a list".into() }),
+    }
+}
+
+impl ApiCall {
+    /// Types the forward entry (required) and backward entry (optional) of `name`.
+    pub fn from_entries(name: ApiName, forward: &Value, backward: Option<&Value>) -> Result<ApiCall, ModelError> {
+        let fpath = name.key(super::Direction::Forward);
+        if !forward.is_object() {
+            return Err(ModelError::Arg { path: fpath, expected: "an object with input_args, input_kwargs and output".into() });
+        }
+        let kwargs = match forward.get("input_kwargs") {
+            None | Some(Value::Null) => vec![],
+            Some(Value::Object(m)) => m
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), Arg::from_json(v, &format!("{fpath}.input_kwargs.{k}"))?)))
+                .collect::<Result<_, ModelError>>()?,
+            Some(_) => return Err(ModelError::Arg { path: format!("{fpath}.input_kwargs"), expected: "an object".into() }),
+        };
+        let forward = Forward {
+            args: list(forward, "input_args", &fpath)?.unwrap_or_default(),
+            kwargs,
+            outputs: list(forward, "output", &fpath)?.unwrap_or_default(),
+        };
+        let backward = match backward {
+            None => None,
+            Some(b) => {
+                let bpath = name.key(super::Direction::Backward);
+                let grad_outputs = match list(b, "grad_input", &bpath)? {
+                    Some(g) => g,
+                    None => list(b, "input", &bpath)?.ok_or_else(|| ModelError::Arg {
+                        path: bpath.clone(),
+                        expected: "an \"input\" (or \"grad_input\") list of gradients".into(),
+                    })?,
+                };
+                let grad_inputs = match list(b, "grad_output", &bpath)? {
+                    Some(g) => g,
+                    None => list(b, "output", &bpath)?.unwrap_or_default(),
+                };
+                Some(Backward { grad_outputs, grad_inputs })
+            }
+        };
+        Ok(ApiCall { name, forward, backward })
+    }
+}

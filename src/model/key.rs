@@ -1,0 +1,167 @@
+//! API names: `Prefix.op.N` and the dump keys built from them.
+
+use std::fmt;
+
+/// The namespace an API was hooked in, i.e. the first segment of its dump key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prefix {
+    /// `torch.nn.functional` (PyTorch) or `mindspore.ops` (MindSpore).
+    Functional,
+    /// Methods of `torch.Tensor` / `mindspore.Tensor`.
+    Tensor,
+    /// Top-level `torch` functions (incl. `torch.linalg`, dumped by last segment).
+    Torch,
+    /// `mindspore.mint`.
+    Mint,
+    /// `mindspore.mint.nn.functional`.
+    MintFunctional,
+}
+
+impl Prefix {
+    /// Parses the first dump-key segment.
+    pub fn parse(s: &str) -> Option<Prefix> {
+        Some(match s {
+            "Functional" => Prefix::Functional,
+            "Tensor" => Prefix::Tensor,
+            "Torch" => Prefix::Torch,
+            "Mint" => Prefix::Mint,
+            "MintFunctional" => Prefix::MintFunctional,
+            _ => return None,
+        })
+    }
+
+    /// The spelling used in dump keys.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Prefix::Functional => "Functional",
+            Prefix::Tensor => "Tensor",
+            Prefix::Torch => "Torch",
+            Prefix::Mint => "Mint",
+            Prefix::MintFunctional => "MintFunctional",
+        }
+    }
+}
+
+/// Forward or backward half of an API call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// The call itself.
+    Forward,
+    /// Its gradient.
+    Backward,
+}
+
+impl Direction {
+    /// The dump-key suffix (`forward` / `backward`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Forward => "forward",
+            Direction::Backward => "backward",
+        }
+    }
+}
+
+/// A validated API call name, `Prefix.op.N` (or `Prefix.a.b.N` for the rare
+/// dotted names). Every part is an identifier or a number, so the name is safe
+/// to use as a file name and as a Python attribute path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiName {
+    /// First segment.
+    pub prefix: Prefix,
+    /// The op, one or two identifiers joined by `.`.
+    pub op: String,
+    /// The call counter as dumped (digits).
+    pub call: String,
+}
+
+/// Why a name is not an API call name; the message is what was expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    /// Not of the shape `Prefix.op.N`.
+    #[error("<Prefix>.<op>.<N> such as Tensor.add.0, got {0:?}")]
+    Shape(String),
+    /// The prefix is not one of the hooked namespaces.
+    #[error("a prefix among Functional, Tensor, Torch, Mint and MintFunctional, got {0:?}")]
+    Prefix(String),
+    /// Longer than msprobe's limit.
+    #[error("an API name of at most 300 characters")]
+    TooLong,
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+impl ApiName {
+    /// Parses `Prefix.op.N` (also `Prefix.a.b.N`).
+    pub fn parse(s: &str) -> Result<ApiName, NameError> {
+        if s.len() > 300 {
+            return Err(NameError::TooLong);
+        }
+        let parts: Vec<&str> = s.split('.').collect();
+        let shape_err = || NameError::Shape(s.to_string());
+        if !(3..=4).contains(&parts.len()) {
+            return Err(shape_err());
+        }
+        let prefix = Prefix::parse(parts[0]).ok_or_else(|| {
+            if is_identifier(parts[0]) {
+                NameError::Prefix(parts[0].to_string())
+            } else {
+                shape_err()
+            }
+        })?;
+        let call = parts[parts.len() - 1];
+        let op_parts = &parts[1..parts.len() - 1];
+        if call.is_empty() || !call.bytes().all(|b| b.is_ascii_digit()) || !op_parts.iter().all(|p| is_identifier(p)) {
+            return Err(shape_err());
+        }
+        Ok(ApiName { prefix, op: op_parts.join("."), call: call.to_string() })
+    }
+
+    /// Parses a full dump key `Prefix.op.N.forward|backward`.
+    pub fn parse_key(key: &str) -> Result<(ApiName, Direction), NameError> {
+        let (base, dir) = key.rsplit_once('.').ok_or_else(|| NameError::Shape(key.to_string()))?;
+        let dir = match dir {
+            "forward" => Direction::Forward,
+            "backward" => Direction::Backward,
+            _ => return Err(NameError::Shape(key.to_string())),
+        };
+        Ok((ApiName::parse(base)?, dir))
+    }
+
+    /// The dump key of one direction of this call.
+    pub fn key(&self, dir: Direction) -> String {
+        format!("{self}.{}", dir.as_str())
+    }
+}
+
+impl fmt::Display for ApiName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}.{}", self.prefix.as_str(), self.op, self.call)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_names_and_keys() {
+        let n = ApiName::parse("Tensor.__iadd__.3").unwrap();
+        assert_eq!((n.prefix, n.op.as_str(), n.call.as_str()), (Prefix::Tensor, "__iadd__", "3"));
+        assert_eq!(ApiName::parse("Torch.linalg.norm.0").unwrap().op, "linalg.norm");
+        let (n, d) = ApiName::parse_key("MintFunctional.linear.0.backward").unwrap();
+        assert_eq!((n.to_string(), d), ("MintFunctional.linear.0".to_string(), Direction::Backward));
+    }
+
+    #[test]
+    fn rejects_unsafe_names() {
+        for bad in ["../x.0", "Tensor.add", "Tensor.a/b.0", "Tensor.add.x", "Tensor.a-b.0", "Tensor..0", "Tensor.add.0\n"] {
+            assert!(ApiName::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(ApiName::parse("Module.fc.0"), Err(NameError::Prefix("Module".into())));
+        assert_eq!(ApiName::parse(&format!("Tensor.{}.0", "a".repeat(300))), Err(NameError::TooLong));
+    }
+}

@@ -1,0 +1,71 @@
+//! Python literals for dump values.
+//!
+//! This is the only place dump-controlled text turns into Python source, and
+//! it only ever produces *literals*: pure-ASCII quoted strings with every
+//! special character escaped, numbers, `True`/`False`/`None`. Templates place
+//! these where a value belongs; no dump value can end a literal early.
+
+use std::fmt::Write;
+
+/// A double-quoted, ASCII-only Python string literal for any text.
+pub fn py_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            ' '..='~' => out.push(c),
+            c if (c as u32) <= 0xff => write!(out, "\\x{:02x}", c as u32).unwrap(),
+            c if (c as u32) <= 0xffff => write!(out, "\\u{:04x}", c as u32).unwrap(),
+            c => write!(out, "\\U{:08x}", c as u32).unwrap(),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A Python float literal that round-trips the value, non-finite ones included.
+pub fn py_float(x: f64) -> String {
+    if x.is_nan() {
+        "float(\"nan\")".into()
+    } else if x.is_infinite() {
+        if x > 0.0 { "float(\"inf\")".into() } else { "float(\"-inf\")".into() }
+    } else {
+        // Debug prints the shortest round-trip form and always marks a float (`3.0`, `1e-8`).
+        format!("{x:?}")
+    }
+}
+
+/// `True` / `False`.
+pub fn py_bool(b: bool) -> String {
+    if b { "True" } else { "False" }.into()
+}
+
+/// An optional literal: the value, or `None`.
+pub fn py_opt(v: Option<String>) -> String {
+    v.unwrap_or_else(|| "None".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_cannot_escape_their_quotes() {
+        assert_eq!(py_str("a\"b\\c\n\"\"\"__import__('os')"), r#""a\"b\\c\n\"\"\"__import__('os')""#);
+        assert_eq!(py_str("é\u{2028}😀\0"), r#""\xe9\u2028\U0001f600\x00""#);
+    }
+
+    #[test]
+    fn floats_round_trip() {
+        assert_eq!(py_float(3.0), "3.0");
+        assert_eq!(py_float(1e-8), "1e-8");
+        assert_eq!(py_float(-0.1), "-0.1");
+        assert_eq!(py_float(f64::NEG_INFINITY), "float(\"-inf\")");
+        assert_eq!(py_float(f64::NAN), "float(\"nan\")");
+    }
+}

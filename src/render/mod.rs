@@ -1,0 +1,70 @@
+//! Rendering: typed API calls -> Tera templates -> script text.
+//!
+//! The templates are compiled into the binary (`include_str!`), so the tool
+//! works from any directory. Only templates hold generated code; this module
+//! supplies data (see [`context`]) and never concatenates Python.
+
+mod api_map;
+mod context;
+mod literal;
+
+pub use context::ScriptContext;
+
+use crate::model::Framework;
+
+/// A template failed to render; a bug in a template, never in the input.
+#[derive(Debug, thiserror::Error)]
+#[error("template {template}: {message}")]
+pub struct RenderError {
+    /// Which template.
+    pub template: &'static str,
+    /// Tera's error chain.
+    pub message: String,
+}
+
+const TEMPLATES: &[(&str, &str)] = &[
+    ("python/macros.tera", include_str!("../../templates/python/macros.tera")),
+    ("python/pytorch.py.tera", include_str!("../../templates/python/pytorch.py.tera")),
+    ("python/mindspore.py.tera", include_str!("../../templates/python/mindspore.py.tera")),
+    ("python/_settings.py.tera", include_str!("../../templates/python/_settings.py.tera")),
+    ("python/_inputs.py.tera", include_str!("../../templates/python/_inputs.py.tera")),
+    ("python/_torch.py.tera", include_str!("../../templates/python/_torch.py.tera")),
+    ("python/_compare.py.tera", include_str!("../../templates/python/_compare.py.tera")),
+];
+
+fn error_chain(e: &tera::Error) -> String {
+    let mut msg = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        msg.push_str(": ");
+        msg.push_str(&s.to_string());
+        src = s.source();
+    }
+    msg
+}
+
+/// The template engine with every template of the tool loaded.
+pub struct Renderer {
+    tera: tera::Tera,
+}
+
+impl Renderer {
+    /// Loads the built-in templates.
+    pub fn new() -> Result<Renderer, RenderError> {
+        let mut tera = tera::Tera::default();
+        tera.autoescape_on(vec![]);
+        tera.add_raw_templates(TEMPLATES.iter().copied())
+            .map_err(|e| RenderError { template: "(loading)", message: error_chain(&e) })?;
+        Ok(Renderer { tera })
+    }
+
+    /// Renders the standalone Python script for one call.
+    pub fn python(&self, framework: Framework, ctx: &ScriptContext) -> Result<String, RenderError> {
+        let template = match framework {
+            Framework::PyTorch => "python/pytorch.py.tera",
+            Framework::MindSpore => "python/mindspore.py.tera",
+        };
+        let context = tera::Context::from_serialize(ctx).map_err(|e| RenderError { template, message: error_chain(&e) })?;
+        self.tera.render(template, &context).map_err(|e| RenderError { template, message: error_chain(&e) })
+    }
+}
