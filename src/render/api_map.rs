@@ -79,6 +79,11 @@ pub fn bench(framework: Framework, name: &ApiName) -> Callable {
                 note: Some("torch.nn.functional has no such name; the bench uses the torch function of the same name"),
             },
         },
+        (Framework::MindSpore, Prefix::Tensor) if name.op == "transpose" => Callable {
+            module: "",
+            attr: "ms_tensor_transpose".into(),
+            note: Some("mindspore.Tensor.transpose(*axes) permutes all axes like numpy; torch.Tensor.transpose swaps two"),
+        },
         _ => torch_for(name.prefix, &name.op),
     }
 }
@@ -102,6 +107,8 @@ mod tests {
         assert_eq!(path(bench(Framework::MindSpore, &n("Functional.log_softmax.0"))), "torch.nn.functional.log_softmax");
         assert_eq!(path(bench(Framework::MindSpore, &n("Functional.matmul.0"))), "torch.matmul");
         assert_eq!(path(bench(Framework::MindSpore, &n("Mint.split.0"))), "torch.split");
+        assert_eq!(bench(Framework::MindSpore, &n("Tensor.transpose.0")).attr, "ms_tensor_transpose");
+        assert_eq!(path(bench(Framework::PyTorch, &n("Tensor.transpose.0"))), "torch.Tensor.transpose");
         assert_eq!(path(bench(Framework::MindSpore, &n("MintFunctional.linear.0"))), "torch.nn.functional.linear");
     }
 }
