@@ -81,11 +81,18 @@ pub enum NameError {
     #[error("<Prefix>.<op>.<N> such as Tensor.add.0, got {0:?}")]
     Shape(String),
     /// The prefix is not one of the hooked namespaces.
-    #[error("a prefix among Functional, Tensor, Torch, Mint and MintFunctional, got {0:?}{}", if matches!(.0.as_str(), "Cell" | "Module") { " (module entries of mix-level dumps are not API calls)" } else { "" })]
+    #[error("a prefix among Functional, Tensor, Torch, Mint and MintFunctional, got {name:?}{hint}", name = .0, hint = module_hint(.0))]
     Prefix(String),
     /// Longer than msprobe's limit.
     #[error("an API name of at most 300 characters")]
     TooLong,
+}
+
+fn module_hint(prefix: &str) -> &'static str {
+    match prefix {
+        "Cell" | "Module" => " (module entries of mix-level dumps are not API calls)",
+        _ => "",
+    }
 }
 
 fn is_identifier(s: &str) -> bool {

@@ -1,0 +1,67 @@
+//! Helpers shared by the integration tests: running op_generate on the
+//! fixtures under tests/fixtures and locating the test Python.
+
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::path::{Path, PathBuf};
+
+use msprobe::config::OpConfig;
+use msprobe::model::Framework;
+use msprobe::op_generate;
+
+/// The repository root (integration tests run with it as the working directory).
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// One generated script: which dump, which API, how.
+#[derive(Clone, Copy, Debug)]
+pub struct Case {
+    pub framework: Framework,
+    /// Dump folder under tests/fixtures, e.g. `pytorch/tensor`.
+    pub dump: &'static str,
+    pub api: &'static str,
+    pub propagation: &'static str,
+    pub data_mode: &'static str,
+}
+
+impl Case {
+    pub const fn new(framework: Framework, dump: &'static str, api: &'static str, propagation: &'static str, data_mode: &'static str) -> Case {
+        Case { framework, dump, api, propagation, data_mode }
+    }
+
+    /// The script's file name.
+    pub fn file_name(&self) -> String {
+        format!("{}.{}.py", self.api, self.propagation)
+    }
+
+    /// Generates the script into `out` and returns its path.
+    pub fn generate(&self, out: &Path) -> PathBuf {
+        let dump = format!("tests/fixtures/{}/dump.json", self.dump);
+        let cfg = serde_json::json!({
+            "dump_json_path": dump,
+            "api_name": self.api,
+            "propagation": self.propagation,
+            "data_mode": self.data_mode,
+            "random_seed": 42,
+            "iter_times": 1,
+        });
+        let (config, unknown) = OpConfig::from_object(cfg.as_object().unwrap(), Path::new("config_op.json"), &repo()).unwrap();
+        assert!(unknown.is_empty());
+        let done = op_generate::run(self.framework, &config, out).unwrap_or_else(|e| panic!("{self:?}: {e}"));
+        assert_eq!(done.script, out.join(self.file_name()));
+        done.script
+    }
+}
+
+/// The Python with torch, MindSpore and numpy that scripts/setup-python-env.sh
+/// made; the end-to-end tests cannot run without it.
+pub fn python() -> PathBuf {
+    match std::env::var_os("MSPROBE_PYTHON") {
+        Some(p) => PathBuf::from(p),
+        None => panic!(
+            "MSPROBE_PYTHON is not set: the end-to-end tests run generated scripts with real torch and MindSpore. \
+             Run them through scripts/test.sh, which creates the environment (scripts/setup-python-env.sh) and sets it."
+        ),
+    }
+}

@@ -1,0 +1,65 @@
+//! Golden tests: generated scripts must match the files under golden/ byte
+//! for byte. `UPDATE_GOLDEN=1 cargo test --test golden` rewrites them; review
+//! the diff before committing.
+
+mod common;
+
+
+use common::{repo, Case};
+use msprobe::model::Framework::{MindSpore, PyTorch};
+
+const CASES: &[Case] = &[
+    Case::new(PyTorch, "pytorch/statistics", "Torch.matmul.0", "forward", "random_data"),
+    Case::new(PyTorch, "pytorch/tensor", "Functional.layer_norm.0", "backward", "real_data"),
+    Case::new(PyTorch, "pytorch/statistics", "Tensor.__setitem__.0", "forward", "random_data"),
+    Case::new(PyTorch, "pytorch/statistics", "Torch.ones_like.0", "forward", "random_data"),
+    Case::new(PyTorch, "pytorch/statistics", "Functional.softmax.0", "forward", "random_data"),
+    Case::new(PyTorch, "pytorch/tensor", "Functional.cross_entropy.0", "backward", "random_data"),
+    Case::new(PyTorch, "crafted", "Torch.add.0", "forward", "random_data"),
+    Case::new(MindSpore, "mindspore/tensor", "Mint.split.0", "backward", "real_data"),
+    Case::new(MindSpore, "mindspore/statistics", "Functional.gather.0", "forward", "random_data"),
+    Case::new(MindSpore, "mindspore/statistics", "Tensor.to.0", "forward", "random_data"),
+    Case::new(MindSpore, "mindspore/statistics", "Tensor.transpose.0", "backward", "random_data"),
+];
+
+/// Absolute paths differ between machines: the repo root reads as `<repo>`.
+fn normalise(text: &str) -> String {
+    let root = std::fs::canonicalize(repo()).unwrap();
+    text.replace(&root.to_string_lossy().into_owned(), "<repo>")
+}
+
+#[test]
+fn generated_scripts_match_golden_files() {
+    let out = tempfile::tempdir().unwrap();
+    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    let mut mismatched = vec![];
+    for case in CASES {
+        let script = normalise(&std::fs::read_to_string(case.generate(out.path())).unwrap());
+        let golden = repo().join("golden/python").join(case.framework.as_str()).join(case.file_name());
+        if update {
+            std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
+            std::fs::write(&golden, &script).unwrap();
+            continue;
+        }
+        match std::fs::read_to_string(&golden) {
+            Ok(expected) if expected == script => {}
+            Ok(_) => mismatched.push(format!("{} differs", golden.display())),
+            Err(e) => mismatched.push(format!("{}: {e}", golden.display())),
+        }
+    }
+    assert!(mismatched.is_empty(), "{}\n(rerun with UPDATE_GOLDEN=1 to rewrite, then review the diff)", mismatched.join("\n"));
+}
+
+#[test]
+fn every_golden_file_has_a_case() {
+    let dir = repo().join("golden/python");
+    for fw in ["pytorch", "mindspore"] {
+        for entry in std::fs::read_dir(dir.join(fw)).unwrap() {
+            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+            assert!(
+                CASES.iter().any(|c| c.framework.as_str() == fw && c.file_name() == name),
+                "golden/python/{fw}/{name} has no case: delete it or add one"
+            );
+        }
+    }
+}
