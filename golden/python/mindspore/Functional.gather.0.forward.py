@@ -47,8 +47,7 @@ def inputs():
         TensorSpec("Int64", [2, 16], low=0.0, high=97.0),
         0,
     ]
-    kwargs = {
-    }
+    kwargs = {}
     grad_outputs = None
     return args, kwargs, grad_outputs
 

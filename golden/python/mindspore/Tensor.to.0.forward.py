@@ -46,8 +46,7 @@ def inputs():
         TensorSpec("Float32", [2, 16, 64], low=-4.576592445373535, high=4.631942272186279),
         DType("BFloat16"),
     ]
-    kwargs = {
-    }
+    kwargs = {}
     grad_outputs = None
     return args, kwargs, grad_outputs
 

@@ -49,8 +49,7 @@ def inputs():
         1,
         3,
     ]
-    kwargs = {
-    }
+    kwargs = {}
     # Gradients w.r.t. the outputs, as the dump's backward entry recorded them.
     grad_outputs = [
         TensorSpec("Float32", [2, 4, 16, 16], low=-3.103845756413648e-6, high=3.972839749621926e-6),

@@ -50,8 +50,7 @@ def inputs():
         TensorSpec("torch.float32", [64], low=0.0, high=0.0, requires_grad=True, data_name="Functional.layer_norm.0.forward.input.3.pt"),
         1e-5,
     ]
-    kwargs = {
-    }
+    kwargs = {}
     # Gradients w.r.t. the outputs, as the dump's backward entry recorded them.
     grad_outputs = [
         TensorSpec("torch.float32", [2, 16, 64], low=-0.002547959564253688, high=0.0024255027528852224, requires_grad=False, data_name="Functional.layer_norm.0.backward.input.0.pt"),

@@ -48,8 +48,7 @@ def inputs():
         [..., slice(96, None, None)],
         float("-inf"),
     ]
-    kwargs = {
-    }
+    kwargs = {}
     grad_outputs = None
     return args, kwargs, grad_outputs
 

@@ -47,8 +47,7 @@ def inputs():
         TensorSpec("torch.float32", [2, 4, 16, 16], low=-2.12804651260376, high=1.8716009855270384, requires_grad=True),
         TensorSpec("torch.float32", [2, 4, 16, 16], low=-2.179697036743164, high=1.8156683444976809, requires_grad=True),
     ]
-    kwargs = {
-    }
+    kwargs = {}
     grad_outputs = None
     return args, kwargs, grad_outputs
 

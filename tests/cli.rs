@@ -1,0 +1,141 @@
+//! The `msprobe` binary on good and bad input: exit codes, one-line error
+//! messages naming file, key and expectation, and no partial output.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn msprobe(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_msprobe")).args(args).current_dir(cwd).output().unwrap()
+}
+
+/// Writes a config into `dir` and runs `op_generate` on it.
+fn generate(framework: &str, config: serde_json::Value, dir: &Path) -> Output {
+    let path = dir.join("config_op.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    msprobe(&["-f", framework, "op_generate", "-i", path.to_str().unwrap(), "-o", dir.join("out").to_str().unwrap()], dir)
+}
+
+fn fixture(rel: &str) -> String {
+    repo().join("tests/fixtures").join(rel).to_string_lossy().into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A failing run: the exit code, a single `msprobe: error:` line, no panic, no script written.
+fn assert_fails(o: &Output, code: i32, needles: &[&str], dir: &Path) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(code), "{err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.starts_with("msprobe: error: "), "{err}");
+    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "{err:?} should mention {n:?}");
+    }
+    let written: Vec<_> = std::fs::read_dir(dir.join("out")).map(|d| d.map(|e| e.unwrap().file_name()).collect()).unwrap_or_default();
+    assert!(written.is_empty(), "no output on failure: {written:?}");
+}
+
+#[test]
+fn writes_script_and_extract_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = serde_json::json!({
+        "dump_json_path": fixture("pytorch/statistics/dump.json"), "api_name": "Functional.softmax.0",
+        "extract_api_path": "extract/softmax.json", "propagation": "backward", "data_mode": "random_data",
+        "random_seed": 1234, "iter_times": 2,
+    });
+    let o = generate("pytorch", cfg, dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let script = std::fs::read_to_string(dir.path().join("out/Functional.softmax.0.backward.py")).unwrap();
+    assert!(script.contains("RANDOM_SEED = 1234\nITER_TIMES = 2\n"));
+    // The extract file is itself a dump holding the pair, with msprobe's non-finite tokens.
+    let extract = std::fs::read_to_string(dir.path().join("extract/softmax.json")).unwrap();
+    assert!(extract.contains("\"Functional.softmax.0.forward\"") && extract.contains("\"Functional.softmax.0.backward\""));
+    assert!(extract.contains("-Infinity") && !extract.contains("\\u0000"));
+    // ... and can be used instead of the dump.
+    let cfg = serde_json::json!({"extract_api_path": "extract/softmax.json", "api_name": "Functional.softmax.0"});
+    let o = generate("pytorch", cfg, dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let again = std::fs::read_to_string(dir.path().join("out/Functional.softmax.0.forward.py")).unwrap();
+    assert!(again.contains("TensorSpec(\"torch.float32\", [2, 4, 16, 16], low=float(\"-inf\")"));
+}
+
+#[test]
+fn accepts_msprobe_flag_spellings_and_a_dump_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("c.json"), serde_json::json!({"dump_json_path": fixture("mindspore/tensor"), "api_name": "Mint.add.0"}).to_string()).unwrap();
+    let o = msprobe(&["--framework", "mindspore", "op_generate", "--config_input", "c.json", "--api_output_path", "o"], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dir.path().join("o/Mint.add.0.forward.py").is_file());
+}
+
+#[test]
+fn config_errors_name_file_key_and_expectation() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = fixture("pytorch/statistics/dump.json");
+    let cases = [
+        (serde_json::json!({"dump_json_path": dump, "api_name": "../../etc/passwd"}), "key \"api_name\": expected <Prefix>.<op>.<N>"),
+        (serde_json::json!({"dump_json_path": dump, "api_name": "Torch.matmul.0", "iter_times": 1001}), "key \"iter_times\": expected an integer from 1 to 1000"),
+        (serde_json::json!({"dump_json_path": dump, "api_name": "Torch.matmul.0", "data_mode": "real"}), "key \"data_mode\""),
+        (serde_json::json!({"dump_json_path": dump, "api_name": "Torch.matmul.0", "random_seed": -1}), "key \"random_seed\""),
+        (serde_json::json!({"api_name": "Torch.matmul.0"}), "key \"dump_json_path\""),
+    ];
+    for (cfg, needle) in cases {
+        assert_fails(&generate("pytorch", cfg, dir.path()), 3, &["config_op.json", needle], dir.path());
+    }
+    let o = msprobe(&["-f", "pytorch", "op_generate", "-i", "missing.json", "-o", "out"], dir.path());
+    assert_fails(&o, 3, &["missing.json: cannot read config"], dir.path());
+}
+
+#[test]
+fn dump_errors_are_exit_4_and_name_the_dump() {
+    let dir = tempfile::tempdir().unwrap();
+    let pt = fixture("pytorch/statistics/dump.json");
+    let cases: Vec<(&str, serde_json::Value, Vec<&str>)> = vec![
+        ("pytorch", serde_json::json!({"dump_json_path": pt, "api_name": "Torch.matmul.99"}), vec!["API Torch.matmul.99 not found", "dump.json"]),
+        ("pytorch", serde_json::json!({"dump_json_path": pt, "api_name": "Torch.stack.0", "propagation": "backward"}), vec!["no \"Torch.stack.0.backward\" entry"]),
+        ("pytorch", serde_json::json!({"dump_json_path": pt, "api_name": "Torch.matmul.0", "data_mode": "real_data"}), vec!["real_data"]),
+        ("mindspore", serde_json::json!({"dump_json_path": pt, "api_name": "Tensor.add.0"}), vec!["made by \"pytorch\"", "-f mindspore"]),
+        ("pytorch", serde_json::json!({"dump_json_path": pt, "api_name": "Mint.add.0"}), vec!["prefix Mint is not replayable for pytorch dumps"]),
+        ("pytorch", serde_json::json!({"dump_json_path": "nowhere/dump.json", "api_name": "Torch.matmul.0"}), vec!["nowhere/dump.json: cannot read dump"]),
+    ];
+    for (fw, cfg, needles) in cases {
+        assert_fails(&generate(fw, cfg, dir.path()), 4, &needles, dir.path());
+    }
+    std::fs::write(dir.path().join("bad.json"), "{\"data\": {\"Torch.matmul.0.forward\": {\"input_args\": [1,]}}}").unwrap();
+    let cfg = serde_json::json!({"dump_json_path": "bad.json", "api_name": "Torch.matmul.0"});
+    assert_fails(&generate("pytorch", cfg, dir.path()), 4, &["bad.json: not a valid msprobe dump.json", "line 1 column"], dir.path());
+    std::fs::write(dir.path().join("bad2.json"), "{\"data\": {\"Torch.matmul.0.forward\": {\"input_args\": [{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [2, -1]}]}}}").unwrap();
+    let cfg = serde_json::json!({"dump_json_path": "bad2.json", "api_name": "Torch.matmul.0"});
+    assert_fails(&generate("pytorch", cfg, dir.path()), 4, &["Torch.matmul.0.forward.input_args[0].shape: expected non-negative dimensions"], dir.path());
+}
+
+#[test]
+fn usage_errors_are_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = msprobe(&["-f", "tensorflow", "op_generate", "-i", "c.json", "-o", "out"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("invalid value 'tensorflow'"));
+    let o = msprobe(&["-f", "pytorch", "op_generate", "-i", "c.json"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--api_output_path"));
+    let o = msprobe(&["op_generate", "-i", "c.json", "-o", "out"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("-f/--framework is required"));
+}
+
+#[test]
+fn unwritable_output_is_exit_5() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("out"), "a file where the folder should be").unwrap();
+    let cfg = serde_json::json!({"dump_json_path": fixture("pytorch/statistics/dump.json"), "api_name": "Torch.matmul.0"});
+    std::fs::write(dir.path().join("c.json"), cfg.to_string()).unwrap();
+    let o = msprobe(&["-f", "pytorch", "op_generate", "-i", "c.json", "-o", "out"], dir.path());
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    assert!(stderr(&o).starts_with("msprobe: error: out: cannot write"), "{}", stderr(&o));
+}
