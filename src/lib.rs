@@ -8,7 +8,9 @@
 
 pub mod config;
 pub mod dump;
+pub mod manifest;
 pub mod model;
 pub mod op_generate;
 pub mod output;
 pub mod render;
+pub mod select;

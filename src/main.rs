@@ -1,14 +1,16 @@
-//! The `msprobe` binary: argument parsing and exit codes only; the work is
-//! done by the library (`msprobe::op_generate`).
+//! The `msprobe` binary: argument parsing, progress mode and exit codes
+//! only; the work is done by the library (`msprobe::op_generate`).
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use msprobe::config::OpConfig;
+use msprobe::config::{OpConfig, Propagation};
 use msprobe::model::Framework;
-use msprobe::op_generate;
+use msprobe::op_generate::{self, BatchOptions, BatchReport, Progress};
+use msprobe::select::{ApiSelector, Shard};
 
 #[derive(Parser)]
 #[command(name = "msprobe", version, about = "Repro scripts for API calls recorded in msprobe dumps")]
@@ -26,51 +28,154 @@ enum FrameworkArg {
     Mindspore,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum PropagationArg {
+    Forward,
+    Backward,
+    Both,
+}
+
 #[derive(Subcommand)]
 enum Command {
-    /// Extract one API call from a dump and write a standalone repro script.
+    /// Extract API calls from a dump and write standalone repro scripts.
     #[command(name = "op_generate")]
     OpGenerate {
         /// Path of config_op.json.
         #[arg(short = 'i', long = "config_input", visible_alias = "config-input")]
         config_input: PathBuf,
-        /// Folder the script is written to (created if missing).
+        /// Folder the scripts are written to (created if missing).
         #[arg(short = 'o', long = "api_output_path", visible_alias = "api-output-path")]
         api_output_path: PathBuf,
+        /// Batch: every API of the dump (api_name may be omitted).
+        #[arg(long)]
+        all: bool,
+        /// Batch: the APIs whose Prefix.op.N matches this regex, e.g. '^(Torch|Functional)\.(matmul|linear)\.'.
+        #[arg(long, value_name = "REGEX")]
+        filter: Option<String>,
+        /// Overrides the config's propagation; `both` (batch only) writes forward and backward scripts.
+        #[arg(long, value_enum)]
+        propagation: Option<PropagationArg>,
+        /// Generate in memory and compare with the files on disk; exit 1 on any difference.
+        #[arg(long)]
+        check: bool,
+        /// Batch: take shard I of N (0-based, stable by API name), e.g. 0/4.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<Shard>,
+        /// No progress output.
+        #[arg(long, short = 'q')]
+        quiet: bool,
     },
+}
+
+fn fail(message: impl std::fmt::Display, code: u8) -> ExitCode {
+    eprintln!("msprobe: error: {message}");
+    ExitCode::from(code)
+}
+
+fn print_batch(report: &BatchReport, check: bool, quiet: bool) -> ExitCode {
+    for f in &report.failed {
+        eprintln!("msprobe: error: {f}");
+    }
+    for (what, list) in [("drifted", &report.drifted), ("missing", &report.missing), ("extra", &report.extra)] {
+        for p in list {
+            println!("{what}: {}", p.display());
+        }
+    }
+    if !quiet || check {
+        let secs = report.elapsed.as_secs_f64();
+        let per_sec = if secs > 0.0 { report.scripts as f64 / secs } else { 0.0 };
+        let mut line = format!("{} APIs, {} scripts in {secs:.2} s ({per_sec:.0}/s)", report.apis, report.scripts);
+        if check {
+            line.push_str(&format!("; {} drifted, {} missing, {} extra", report.drifted.len(), report.missing.len(), report.extra.len()));
+        } else {
+            line.push_str(&format!("; {} written, {} unchanged", report.written, report.scripts - report.written));
+        }
+        if report.without_backward > 0 {
+            line.push_str(&format!("; {} without a backward entry", report.without_backward));
+        }
+        if !report.failed.is_empty() {
+            line.push_str(&format!("; {} failed", report.failed.len()));
+        }
+        eprintln!("{line}");
+    }
+    if !report.failed.is_empty() {
+        ExitCode::from(4)
+    } else if check && !(report.drifted.is_empty() && report.missing.is_empty() && report.extra.is_empty()) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Command::OpGenerate { config_input, api_output_path } => {
-            let Some(framework) = cli.framework else {
-                eprintln!("msprobe: error: -f/--framework is required (pytorch or mindspore)");
-                return ExitCode::from(2);
-            };
-            let framework = match framework {
-                FrameworkArg::Pytorch => Framework::PyTorch,
-                FrameworkArg::Mindspore => Framework::MindSpore,
-            };
-            let result = OpConfig::load(&config_input).map_err(op_generate::Error::from).and_then(|(config, unknown)| {
-                for key in unknown {
-                    eprintln!("msprobe: warning: {}: unknown key {key:?} ignored", config_input.display());
-                }
-                op_generate::run(framework, &config, &api_output_path)
-            });
-            match result {
-                Ok(done) => {
-                    if let Some(e) = done.extract {
-                        println!("extracted {}", e.display());
-                    }
-                    println!("wrote {}", done.script.display());
+    let Command::OpGenerate { config_input, api_output_path, all, filter, propagation, check, shard, quiet } = cli.command;
+    let framework = match cli.framework {
+        Some(FrameworkArg::Pytorch) => Framework::PyTorch,
+        Some(FrameworkArg::Mindspore) => Framework::MindSpore,
+        None => return fail("-f/--framework is required (pytorch or mindspore)", 2),
+    };
+    let batch = all || filter.is_some();
+    if !batch && shard.is_some() {
+        return fail("--shard needs --all or --filter", 2);
+    }
+    if !batch && matches!(propagation, Some(PropagationArg::Both)) {
+        return fail("--propagation both needs --all or --filter", 2);
+    }
+    let filter = match filter.as_deref().map(regex::Regex::new).transpose() {
+        Ok(f) => f,
+        Err(e) => return fail(format!("--filter: {e}"), 2),
+    };
+    let (mut config, unknown) = match OpConfig::load(&config_input) {
+        Ok(c) => c,
+        Err(e) => return fail(e, 3),
+    };
+    for key in unknown {
+        eprintln!("msprobe: warning: {}: unknown key {key:?} ignored", config_input.display());
+    }
+    let propagation = propagation.map(|p| match p {
+        PropagationArg::Forward => Some(Propagation::Forward),
+        PropagationArg::Backward => Some(Propagation::Backward),
+        PropagationArg::Both => None,
+    });
+    if !batch {
+        if let Some(Some(p)) = propagation {
+            config.propagation = p;
+        }
+        return match op_generate::run(framework, &config, &api_output_path, check) {
+            Ok(done) if check => {
+                if done.drifted {
+                    println!("drifted: {}", done.script.display());
+                    ExitCode::from(1)
+                } else {
                     ExitCode::SUCCESS
                 }
-                Err(e) => {
-                    eprintln!("msprobe: error: {e}");
-                    ExitCode::from(e.exit_code() as u8)
-                }
             }
-        }
+            Ok(done) => {
+                if let Some(e) = done.extract {
+                    println!("extracted {}", e.display());
+                }
+                println!("wrote {}", done.script.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(&e, e.exit_code() as u8),
+        };
+    }
+    let progress = if quiet {
+        Progress::Quiet
+    } else if std::io::stderr().is_terminal() {
+        Progress::Bar
+    } else {
+        Progress::Lines
+    };
+    let opts = BatchOptions {
+        selector: ApiSelector { filter, shard },
+        propagation: propagation.unwrap_or(Some(config.propagation)),
+        check,
+        progress,
+    };
+    match op_generate::run_batch(framework, &config, &api_output_path, &opts) {
+        Ok(report) => print_batch(&report, check, quiet),
+        Err(e) => fail(&e, e.exit_code() as u8),
     }
 }

@@ -30,7 +30,11 @@ fn normalise(text: &str) -> String {
 
 #[test]
 fn generated_scripts_match_golden_files() {
-    let out = tempfile::tempdir().unwrap();
+    // Inside the repo, so the tensor folder is written relative to the script
+    // (`../../../tests/fixtures/...`) the same way on every machine.
+    let scratch = repo().join("target");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let out = tempfile::tempdir_in(scratch).unwrap();
     let update = std::env::var_os("UPDATE_GOLDEN").is_some();
     let mut mismatched = vec![];
     for case in CASES {

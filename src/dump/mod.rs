@@ -1,17 +1,22 @@
 //! The one reader of msprobe `dump.json` files.
 //!
-//! It streams: the document is never held in memory whole. Top-level fields
-//! are kept; of the `data` map only the entries the caller selects are built
-//! as JSON values, everything else is skipped token by token. Both msprobe's
+//! It streams: the document is never held in memory whole. One structural
+//! pass ([`index`]) finds the header fields and the byte range of every
+//! selected entry; each entry is then parsed from its range alone
+//! ([`read_entry`]). Memory is bounded by the largest entry parsed, not by
+//! the file. Entries that are not selected are checked for structure only
+//! (balanced brackets, terminated strings), not parsed. Both msprobe's
 //! dump layout (`{"task", "level", "framework", "dump_data_dir", "data": {...}}`)
 //! and the extract files of msprobe 8.3.2's op_generate (API keys at the top
 //! level, plus `framework` / `real_data_path`) are accepted.
 
+mod index;
 mod nonfinite;
 mod reader;
 
+pub use index::{index, read_entry, DumpIndex, EntryLoc};
 pub use nonfinite::{NonFiniteReader, INF_SENTINEL, NAN_SENTINEL, NEG_INF_SENTINEL};
-pub use reader::{resolve_dump_file, scan, DumpHeader};
+pub use reader::{resolve_dump_files, scan, DumpHeader};
 
 use std::path::PathBuf;
 

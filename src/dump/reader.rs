@@ -1,14 +1,11 @@
-//! Streaming traversal of a dump document with serde's visitor API.
+//! Reading selected entries of a dump: the index locates them, serde_json
+//! parses each one from its byte range.
 
-use std::fmt;
-use std::fs::File;
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
-use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
-use super::{DumpError, NonFiniteReader};
+use super::{index, read_entry, DumpError};
 
 /// The top-level fields of a dump, everything but `data`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -24,94 +21,36 @@ pub struct DumpHeader {
     pub dump_data_dir: Option<String>,
 }
 
-/// A dump path may name the file or the folder that holds it
-/// (`step0/rank/`): returns the `dump.json` to read.
-pub fn resolve_dump_file(path: &Path) -> PathBuf {
-    if path.is_dir() {
-        path.join("dump.json")
+/// Where the dump of a path is: the path itself when it is a file, else
+/// `dump.json` in that folder, else the `dump.json` files one level down
+/// (a `step*` folder holding `rank*`/`proc*` folders), sorted.
+pub fn resolve_dump_files(path: &Path) -> Vec<PathBuf> {
+    if !path.is_dir() {
+        return vec![path.to_path_buf()];
+    }
+    let direct = path.join("dump.json");
+    if direct.is_file() {
+        return vec![direct];
+    }
+    let mut found: Vec<PathBuf> = std::fs::read_dir(path)
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path().join("dump.json")).filter(|p| p.is_file()).collect())
+        .unwrap_or_default();
+    found.sort();
+    if found.is_empty() {
+        vec![direct] // reading it reports the missing file
     } else {
-        path.to_path_buf()
+        found
     }
 }
 
-struct Scan<'a> {
-    want: &'a mut dyn FnMut(&str) -> bool,
-    sink: &'a mut dyn FnMut(String, Value),
-}
-
-impl Scan<'_> {
-    fn entry<'de, A: MapAccess<'de>>(&mut self, key: String, map: &mut A) -> Result<(), A::Error> {
-        if (self.want)(&key) {
-            let v: Value = map.next_value()?;
-            (self.sink)(key, v);
-        } else {
-            map.next_value::<IgnoredAny>()?;
-        }
-        Ok(())
-    }
-}
-
-struct Data<'s, 'a>(&'s mut Scan<'a>);
-
-impl<'de> DeserializeSeed<'de> for Data<'_, '_> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Data<'_, '_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("the \"data\" object of API entries")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<String>()? {
-            self.0.entry(key, &mut map)?;
-        }
-        Ok(())
-    }
-}
-
-struct Top<'s, 'a>(&'s mut Scan<'a>);
-
-impl<'de> Visitor<'de> for Top<'_, '_> {
-    type Value = DumpHeader;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a dump object with \"data\"")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DumpHeader, A::Error> {
-        let mut h = DumpHeader::default();
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "task" => h.task = map.next_value()?,
-                "level" => h.level = map.next_value()?,
-                "framework" => h.framework = map.next_value()?,
-                "dump_data_dir" | "real_data_path" => h.dump_data_dir = map.next_value()?,
-                "data" => map.next_value_seed(Data(self.0))?,
-                // msprobe 8.3.2 extract files hold the API entries at the top level.
-                _ if key.ends_with(".forward") || key.ends_with(".backward") => self.0.entry(key, &mut map)?,
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(h)
-    }
-}
-
-/// Streams the dump at `path`: every API entry whose key `want` accepts is
-/// built and handed to `sink` in file order; the header is returned.
+/// Reads every API entry of the dump at `path` whose key `want` accepts,
+/// handing each to `sink` in file order; returns the header.
 pub fn scan(path: &Path, want: &mut dyn FnMut(&str) -> bool, sink: &mut dyn FnMut(String, Value)) -> Result<DumpHeader, DumpError> {
-    let file = File::open(path).map_err(|source| DumpError::Io { path: path.to_path_buf(), source })?;
-    let reader = NonFiniteReader::new(BufReader::with_capacity(256 * 1024, file));
-    let mut de = serde_json::Deserializer::from_reader(reader);
-    let mut scan = Scan { want, sink };
-    let header = serde::Deserializer::deserialize_map(&mut de, Top(&mut scan)).and_then(|h| de.end().map(|()| h));
-    header.map_err(|e| match e.classify() {
-        serde_json::error::Category::Io => DumpError::Io { path: path.to_path_buf(), source: e.into() },
-        _ => DumpError::Format { path: path.to_path_buf(), message: e.to_string() },
-    })
+    let idx = index(path, want)?;
+    for loc in &idx.entries {
+        sink(loc.key.clone(), read_entry(path, loc)?);
+    }
+    Ok(idx.header)
 }
 
 #[cfg(test)]
@@ -135,24 +74,30 @@ mod tests {
             "A.",
         )
         .unwrap();
+        assert_eq!((h.task.as_deref(), h.level.as_deref()), (Some("tensor"), Some("L1")));
         assert_eq!(h.framework.as_deref(), Some("pytorch"));
         assert_eq!(h.dump_data_dir.as_deref(), Some("/d"));
         assert_eq!(got.len(), 1);
-        assert!(super::super::nonfinite_value(&got[0].1["v"]).unwrap().is_nan());
+        assert!(crate::dump::nonfinite_value(&got[0].1["v"]).unwrap().is_nan());
     }
 
     #[test]
-    fn accepts_msprobe_extract_files() {
-        let (h, got) = scan_str(r#"{"Mint.add.0.forward": {}, "Mint.add.0.backward": {}, "real_data_path": "/x", "framework": "mindspore"}"#, "Mint").unwrap();
-        assert_eq!(got.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["Mint.add.0.forward", "Mint.add.0.backward"]);
-        assert_eq!(h.dump_data_dir.as_deref(), Some("/x"));
-    }
-
-    #[test]
-    fn reports_position_of_bad_json() {
-        let e = scan_str("{\"data\": {\"a\": [1,}}", "a").unwrap_err().to_string();
-        assert!(e.contains("not a valid msprobe dump.json") && e.contains("line 1"), "{e}");
+    fn reports_bad_entries_with_their_key() {
+        let e = scan_str("{\"data\": {\"a.x.0.forward\": [1,]}}", "a").unwrap_err().to_string();
+        assert!(e.contains("not a valid msprobe dump.json: entry \"a.x.0.forward\" (bytes 27..31)"), "{e}");
         let e = scan_str("[1, 2]", "a").unwrap_err().to_string();
         assert!(e.contains("expected a dump object"), "{e}");
+    }
+
+    #[test]
+    fn resolves_step_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        for rank in ["rank1", "rank0"] {
+            std::fs::create_dir(dir.path().join(rank)).unwrap();
+            std::fs::write(dir.path().join(rank).join("dump.json"), "{}").unwrap();
+        }
+        let files = resolve_dump_files(dir.path());
+        assert_eq!(files, vec![dir.path().join("rank0/dump.json"), dir.path().join("rank1/dump.json")]);
+        assert_eq!(resolve_dump_files(&dir.path().join("rank0")), vec![dir.path().join("rank0/dump.json")]);
     }
 }

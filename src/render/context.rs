@@ -120,6 +120,8 @@ pub struct ScriptContext {
     pub max_abs_err_threshold: String,
     /// Folder of the tensor files as a string literal, or `None`.
     pub data_dir: String,
+    /// Whether `data_dir` is relative to the script's own folder.
+    pub data_dir_relative: bool,
     /// The dump this came from, as a string literal (for the header comment and messages).
     pub source: String,
 }
@@ -174,9 +176,10 @@ fn arg(a: &Arg, fw: Framework) -> ArgCtx {
 }
 
 impl ScriptContext {
-    /// Builds the context for `call` as configured; `data_dir` is the resolved
-    /// tensor folder (real_data) and `source` the dump path shown to the reader.
-    pub fn new(call: &ApiCall, framework: Framework, cfg: &OpConfig, data_dir: Option<&str>, source: &str) -> ScriptContext {
+    /// Builds the context for `call` as configured; `data_dir` is the tensor
+    /// folder (and whether it is relative to the script's folder), `source`
+    /// the dump path shown to the reader.
+    pub fn new(call: &ApiCall, framework: Framework, cfg: &OpConfig, data_dir: Option<(&str, bool)>, source: &str) -> ScriptContext {
         let backward = cfg.propagation == Propagation::Backward;
         ScriptContext {
             generator: format!("msprobe-rs {}", env!("CARGO_PKG_VERSION")),
@@ -197,7 +200,8 @@ impl ScriptContext {
             iter_times: cfg.iter_times,
             cosine_threshold: py_float(cfg.cosine_threshold),
             max_abs_err_threshold: py_float(cfg.max_abs_err_threshold),
-            data_dir: py_opt(data_dir.map(py_str)),
+            data_dir: py_opt(data_dir.map(|(d, _)| py_str(d))),
+            data_dir_relative: matches!(data_dir, Some((_, true))),
             source: py_str(source),
         }
     }

@@ -48,7 +48,7 @@ impl Case {
         });
         let (config, unknown) = OpConfig::from_object(cfg.as_object().unwrap(), Path::new("config_op.json"), &repo()).unwrap();
         assert!(unknown.is_empty());
-        let done = op_generate::run(self.framework, &config, out).unwrap_or_else(|e| panic!("{self:?}: {e}"));
+        let done = op_generate::run(self.framework, &config, out, false).unwrap_or_else(|e| panic!("{self:?}: {e}"));
         assert_eq!(done.script, out.join(self.file_name()));
         done.script
     }

@@ -66,7 +66,7 @@ ITER_TIMES = 1
 COSINE_THRESHOLD = 0.99
 MAX_ABS_ERR_THRESHOLD = 0.0001
 # Tensor files of the dump (real_data); --data-dir overrides.
-DATA_DIR = "<repo>/tests/fixtures/pytorch/tensor/dump_tensor_data"
+DATA_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tests/fixtures/pytorch/tensor/dump_tensor_data"))
 SOURCE_DUMP = "tests/fixtures/pytorch/tensor/dump.json"
 
 

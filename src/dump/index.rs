@@ -1,0 +1,356 @@
+//! A fast structural scan of a dump: where each API entry's value lies in
+//! the file, without parsing it.
+//!
+//! The scanner tracks only what JSON structure needs (strings, escapes,
+//! nesting) and copies out the keys of the top-level object and of its
+//! `"data"` object. Everything else is skipped at memchr speed. Selected
+//! entries are later parsed from their byte range alone ([`read_entry`]),
+//! so memory stays bounded by the largest selected entry, not by the file.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{DumpError, DumpHeader, NonFiniteReader};
+
+/// Where one entry's JSON value lies in the dump file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryLoc {
+    /// The entry's key, e.g. `Tensor.add.0.forward`.
+    pub key: String,
+    /// Byte offset of the value's first byte (after the `:`).
+    pub start: u64,
+    /// Byte offset one past the value's end (the `,` or `}` that follows it).
+    pub end: u64,
+}
+
+/// The dump's header fields and the selected entries, in file order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DumpIndex {
+    /// `task`, `level`, `framework`, `dump_data_dir`.
+    pub header: DumpHeader,
+    /// Locations of the entries the caller selected.
+    pub entries: Vec<EntryLoc>,
+}
+
+/// Which top-level values to keep.
+enum Keep {
+    /// A header field: its raw bytes are parsed after the value ends.
+    Header(String),
+    /// An API entry (extract-file layout): its range is recorded.
+    Entry(String),
+}
+
+struct Scanner<'a> {
+    want: &'a mut dyn FnMut(&str) -> bool,
+    index: DumpIndex,
+    /// Container kinds from the outside in: `{` or `[`.
+    stack: Vec<u8>,
+    /// Whether the object at each level expects a key next.
+    expect_key: Vec<bool>,
+    in_string: bool,
+    escape: bool,
+    /// The key being read (only at levels 1 and 2), and whether it is one.
+    key: Option<Vec<u8>>,
+    last_key: Vec<u8>,
+    /// Inside `"data"` (level-2 keys are entries).
+    in_data: bool,
+    /// The value being recorded: its kind, start offset, and level.
+    open: Option<(Keep, u64, usize)>,
+    header_bytes: Vec<u8>,
+    pending_value_at: Option<usize>,
+}
+
+/// Bytes that open, close or separate JSON values, or start a string.
+const STRUCTURAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    let bytes = *b"\"{}[],:";
+    while i < bytes.len() {
+        t[bytes[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
+fn header_value(bytes: &[u8]) -> Option<String> {
+    serde_json::from_slice::<Option<String>>(bytes).ok().flatten()
+}
+
+impl Scanner<'_> {
+    fn level(&self) -> usize {
+        self.stack.len()
+    }
+
+    fn key_done(&mut self, key: Vec<u8>) {
+        self.last_key = key;
+    }
+
+    /// A value starts at `pos` in an object at `level` whose key was just read.
+    fn value_start(&mut self, pos: u64, level: usize) {
+        let key = String::from_utf8_lossy(&self.last_key).into_owned();
+        let keep = match (level, key.as_str()) {
+            (1, "task" | "level" | "framework" | "dump_data_dir" | "real_data_path") => Some(Keep::Header(key)),
+            (1, "data") => {
+                self.in_data = true;
+                None
+            }
+            (1, k) if k.ends_with(".forward") || k.ends_with(".backward") => (self.want)(k).then_some(Keep::Entry(key)),
+            (2, k) if self.in_data => (self.want)(k).then_some(Keep::Entry(key)),
+            _ => None,
+        };
+        if let Some(k) = keep {
+            self.header_bytes.clear();
+            self.open = Some((k, pos, level));
+        }
+    }
+
+    /// The value recorded at `level` ends at `pos`.
+    fn value_end(&mut self, pos: u64, level: usize) {
+        if matches!(self.open, Some((_, _, l)) if l == level) {
+            let (keep, start, _) = self.open.take().expect("checked above");
+            match keep {
+                Keep::Entry(key) => self.index.entries.push(EntryLoc { key, start, end: pos }),
+                Keep::Header(key) => {
+                    // The recorded bytes end with the `,` or `}` that closed the value.
+                    let bytes = self.header_bytes.trim_ascii_end();
+                    let bytes = bytes.strip_suffix(b",").or_else(|| bytes.strip_suffix(b"}")).unwrap_or(bytes);
+                    let v = header_value(bytes);
+                    let h = &mut self.index.header;
+                    match key.as_str() {
+                        "task" => h.task = v,
+                        "level" => h.level = v,
+                        "framework" => h.framework = v,
+                        _ => h.dump_data_dir = v,
+                    }
+                }
+            }
+        }
+    }
+
+    fn scan(&mut self, chunk: &[u8], base: u64) -> Result<(), String> {
+        let recording_header = |s: &Self| matches!(s.open, Some((Keep::Header(_), _, _)));
+        let mut i = 0;
+        while i < chunk.len() {
+            if self.in_string {
+                if self.escape {
+                    // The byte right after a backslash is taken literally.
+                    self.escape = false;
+                    if let Some(k) = self.key.as_mut() {
+                        k.push(chunk[i]);
+                    }
+                    if recording_header(self) {
+                        self.header_bytes.push(chunk[i]);
+                    }
+                    i += 1;
+                    continue;
+                }
+                // Jump to the next quote or backslash.
+                let rest = &chunk[i..];
+                let Some(j) = memchr::memchr2(b'"', b'\\', rest) else {
+                    if let Some(k) = self.key.as_mut() {
+                        k.extend_from_slice(rest);
+                    }
+                    if recording_header(self) {
+                        self.header_bytes.extend_from_slice(rest);
+                    }
+                    return Ok(());
+                };
+                if let Some(k) = self.key.as_mut() {
+                    k.extend_from_slice(&rest[..j]);
+                }
+                if recording_header(self) {
+                    self.header_bytes.extend_from_slice(&rest[..=j]);
+                }
+                if rest[j] == b'\\' {
+                    self.escape = true;
+                    if let Some(k) = self.key.as_mut() {
+                        k.push(b'\\');
+                    }
+                } else {
+                    self.in_string = false;
+                    if let Some(k) = self.key.take() {
+                        self.key_done(k);
+                    }
+                }
+                i += j + 1;
+                continue;
+            }
+            if self.pending_value_at.is_none() && !recording_header(self) {
+                // Fast path: skip bytes that cannot change the structure.
+                match chunk[i..].iter().position(|&b| STRUCTURAL[b as usize]) {
+                    Some(j) => i += j,
+                    None => return Ok(()),
+                }
+            }
+            let b = chunk[i];
+            let pos = base + i as u64;
+            if let Some(level) = self.pending_value_at {
+                if !b.is_ascii_whitespace() {
+                    self.pending_value_at = None;
+                    self.value_start(pos, level);
+                }
+            }
+            if recording_header(self) {
+                self.header_bytes.push(b);
+            }
+            match b {
+                b'"' => {
+                    self.in_string = true;
+                    let level = self.level();
+                    if level > 0 && self.stack[level - 1] == b'{' && self.expect_key[level - 1] {
+                        self.expect_key[level - 1] = false;
+                        if level <= 2 {
+                            self.key = Some(Vec::new());
+                        }
+                    }
+                }
+                b'{' | b'[' => {
+                    self.stack.push(b);
+                    self.expect_key.push(b == b'{');
+                }
+                b'}' | b']' => {
+                    let level = self.level();
+                    let Some(open) = self.stack.pop() else {
+                        return Err(format!("unbalanced {:?} at byte {pos}", b as char));
+                    };
+                    self.expect_key.pop();
+                    if (open == b'{') != (b == b'}') {
+                        return Err(format!("mismatched {:?} at byte {pos}", b as char));
+                    }
+                    // The container's last value ends here.
+                    self.value_end(pos, level);
+                    if level == 2 && self.in_data {
+                        self.in_data = false;
+                    }
+                }
+                b':' => {
+                    // Only values of the top object and of `"data"` are of interest.
+                    let level = self.level();
+                    if level <= 2 {
+                        self.pending_value_at = Some(level);
+                    }
+                }
+                b',' => {
+                    let level = self.level();
+                    self.value_end(pos, level);
+                    if level > 0 && self.stack[level - 1] == b'{' {
+                        self.expect_key[level - 1] = true;
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Scans the dump at `path` once, recording the location of every entry
+/// whose key `want` accepts (entries of `"data"`, or top-level API keys of
+/// an msprobe 8.3.2 extract file) and parsing the header fields.
+pub fn index(path: &Path, want: &mut dyn FnMut(&str) -> bool) -> Result<DumpIndex, DumpError> {
+    let io = |source| DumpError::Io { path: path.to_path_buf(), source };
+    let fmt = |message: String| DumpError::Format { path: path.to_path_buf(), message };
+    let mut reader = BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
+    let mut s = Scanner {
+        want,
+        index: DumpIndex::default(),
+        stack: Vec::new(),
+        expect_key: Vec::new(),
+        in_string: false,
+        escape: false,
+        key: None,
+        last_key: Vec::new(),
+        in_data: false,
+        open: None,
+        header_bytes: Vec::new(),
+        pending_value_at: None,
+    };
+    let mut base = 0u64;
+    let mut saw_object = false;
+    loop {
+        let chunk = reader.fill_buf().map_err(io)?;
+        if chunk.is_empty() {
+            break;
+        }
+        if !saw_object {
+            match chunk.iter().find(|b| !b.is_ascii_whitespace()) {
+                Some(b'{') => saw_object = true,
+                Some(_) => return Err(fmt("expected a dump object at the top level".into())),
+                None => {}
+            }
+        }
+        let n = chunk.len();
+        s.scan(chunk, base).map_err(fmt)?;
+        reader.consume(n);
+        base += n as u64;
+    }
+    if !saw_object || !s.stack.is_empty() || s.in_string {
+        return Err(fmt(format!("the document ends early (at byte {base}) or is empty")));
+    }
+    Ok(s.index)
+}
+
+/// Parses one entry from its byte range (msprobe's NaN/Infinity tokens allowed).
+pub fn read_entry(path: &Path, loc: &EntryLoc) -> Result<Value, DumpError> {
+    let io = |source| DumpError::Io { path: path.to_path_buf(), source };
+    let mut file = File::open(path).map_err(io)?;
+    file.seek(SeekFrom::Start(loc.start)).map_err(io)?;
+    let reader = NonFiniteReader::new(BufReader::new(file.take(loc.end - loc.start)));
+    serde_json::from_reader(reader).map_err(|e| DumpError::Format {
+        path: path.to_path_buf(),
+        message: format!("entry {:?} (bytes {}..{}): {e}", loc.key, loc.start, loc.end),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn file(s: &str) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(s.as_bytes()).unwrap();
+        f
+    }
+
+    const DUMP: &str = r#"{"task": "tensor", "level": "L1", "framework": "py\"torch", "dump_data_dir": null,
+      "data": {"A.x.0.forward": {"v": [NaN, "a}\"]", {"k": -Infinity}]}, "A.x.0.backward" :{"g":1},
+               "B.y.0.forward": {}}, "extra": [1, {"data": {"A.x.0.forward": 5}}]}"#;
+
+    #[test]
+    fn locates_selected_entries_and_header() {
+        let f = file(DUMP);
+        let idx = index(f.path(), &mut |k| k.starts_with("A.")).unwrap();
+        assert_eq!(idx.header.task.as_deref(), Some("tensor"));
+        assert_eq!(idx.header.framework.as_deref(), Some("py\"torch"));
+        assert_eq!(idx.header.dump_data_dir, None);
+        let keys: Vec<&str> = idx.entries.iter().map(|e| e.key.as_str()).collect();
+        assert_eq!(keys, ["A.x.0.forward", "A.x.0.backward"]);
+        let v = read_entry(f.path(), &idx.entries[0]).unwrap();
+        assert_eq!(v["v"][1], "a}\"]");
+        assert!(crate::dump::nonfinite_value(&v["v"][2]["k"]).unwrap().is_infinite());
+        assert_eq!(read_entry(f.path(), &idx.entries[1]).unwrap()["g"], 1);
+    }
+
+    #[test]
+    fn reads_extract_layout_and_escaped_keys() {
+        let f = file(r#"{"Mint.add.0.forward": {"a": 1}, "real_data_path": "/x", "Mint.add.0.backward": [], "framework": "mindspore"}"#);
+        let idx = index(f.path(), &mut |_| true).unwrap();
+        assert_eq!(idx.entries.len(), 2);
+        assert_eq!(idx.header.dump_data_dir.as_deref(), Some("/x"));
+        let f = file(r#"{"data": {"T.a\"b.0.forward": 1}}"#);
+        assert_eq!(index(f.path(), &mut |_| true).unwrap().entries[0].key, "T.a\\\"b.0.forward");
+    }
+
+    #[test]
+    fn rejects_broken_documents() {
+        for bad in ["", "[1]", r#"{"data": {"A.x.0.forward": [1, 2}}"#, r#"{"data": {"#, r#"{"a": "x"#] {
+            let f = file(bad);
+            assert!(matches!(index(f.path(), &mut |_| true), Err(DumpError::Format { .. })), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! Batch mode: every selected API of a dump, rendered in parallel.
+//!
+//! One structural pass indexes the dump (keys and byte ranges only); the
+//! APIs are grouped by name (forward and backward paired by name), filtered
+//! and sharded; then rayon renders each script from its own entries, read
+//! from their byte ranges. Memory is bounded by the index and the entries in
+//! flight, never by the dump. Every write is atomic; `--check` writes nothing.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+use super::{Error, Source};
+use crate::config::{OpConfig, Propagation};
+use crate::dump::{self, EntryLoc};
+use crate::manifest::{self, Manifest, ManifestEntry};
+use crate::model::{ApiName, Direction, Framework};
+use crate::output;
+use crate::render::Renderer;
+use crate::select::ApiSelector;
+
+/// How to report progress on long batches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// An indicatif bar (stderr is a terminal).
+    Bar,
+    /// A line every 10 % (logs, CI).
+    Lines,
+    /// Nothing but errors (`--quiet`).
+    Quiet,
+}
+
+/// Flags of a batch run.
+#[derive(Debug, Clone)]
+pub struct BatchOptions {
+    /// Which APIs.
+    pub selector: ApiSelector,
+    /// `--propagation`: forward, backward, or both (`None`).
+    pub propagation: Option<Propagation>,
+    /// Compare with the files on disk instead of writing.
+    pub check: bool,
+    /// Progress reporting.
+    pub progress: Progress,
+}
+
+/// What a batch did, for the summary and the exit code.
+#[derive(Debug, Default)]
+pub struct BatchReport {
+    /// APIs selected (after filter and shard), over all dumps.
+    pub apis: usize,
+    /// Scripts rendered.
+    pub scripts: usize,
+    /// Scripts written because they were new or changed.
+    pub written: usize,
+    /// APIs skipped in backward mode because the dump has no backward entry.
+    pub without_backward: usize,
+    /// `--check`: scripts whose file differs.
+    pub drifted: Vec<PathBuf>,
+    /// `--check`: scripts with no file.
+    pub missing: Vec<PathBuf>,
+    /// `--check`: files the manifest lists that would no longer be generated.
+    pub extra: Vec<PathBuf>,
+    /// APIs that could not be rendered, with the reason.
+    pub failed: Vec<String>,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+/// One script to render.
+struct Job<'a> {
+    name: &'a ApiName,
+    direction: Direction,
+    forward: &'a EntryLoc,
+    backward: Option<&'a EntryLoc>,
+}
+
+struct Group {
+    name: ApiName,
+    forward: Option<EntryLoc>,
+    backward: Option<EntryLoc>,
+}
+
+/// Indexes `file` and pairs the selected entries by API name, in file order.
+fn groups(file: &Path, framework: Framework, selector: &ApiSelector) -> Result<(dump::DumpHeader, Vec<Group>), Error> {
+    let mut want = |key: &str| match ApiName::parse_key(key) {
+        Ok((name, _)) => framework.accepts(name.prefix) && selector.matches(&name),
+        Err(_) => false,
+    };
+    let index = dump::index(file, &mut want)?;
+    let mut order: HashMap<String, usize> = HashMap::new();
+    let mut groups: Vec<Group> = vec![];
+    for loc in index.entries {
+        let (name, direction) = ApiName::parse_key(&loc.key).expect("the index only keeps parseable keys");
+        let slot = *order.entry(name.to_string()).or_insert_with(|| {
+            groups.push(Group { name, forward: None, backward: None });
+            groups.len() - 1
+        });
+        match direction {
+            Direction::Forward => groups[slot].forward = Some(loc),
+            Direction::Backward => groups[slot].backward = Some(loc),
+        }
+    }
+    Ok((index.header, groups))
+}
+
+struct Reporter {
+    mode: Progress,
+    bar: Option<indicatif::ProgressBar>,
+    done: AtomicUsize,
+    total: usize,
+}
+
+impl Reporter {
+    fn new(mode: Progress, total: usize, label: &str) -> Reporter {
+        let bar = (mode == Progress::Bar).then(|| {
+            let bar = indicatif::ProgressBar::new(total as u64);
+            if let Ok(style) = indicatif::ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} ({per_sec}, {eta})") {
+                bar.set_style(style.progress_chars("=> "));
+            }
+            bar.set_message(label.to_string());
+            bar
+        });
+        Reporter { mode, bar, done: AtomicUsize::new(0), total }
+    }
+
+    fn tick(&self) {
+        let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(bar) = &self.bar {
+            bar.inc(1);
+        } else if self.mode == Progress::Lines && self.total >= 10 && done % (self.total / 10) == 0 {
+            eprintln!("op_generate: {done}/{} scripts", self.total);
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// Generates (or with `check`, compares) the scripts of every selected API
+/// of the config's dump. A folder holding several rank dumps gets one
+/// subfolder per rank in `out_dir`.
+pub fn run_batch(framework: Framework, config: &OpConfig, out_dir: &Path, opts: &BatchOptions) -> Result<BatchReport, Error> {
+    let started = Instant::now();
+    let dump_path = config.dump_json_path.clone().or_else(|| config.extract_api_path.clone()).expect("config validation requires one");
+    let files = dump::resolve_dump_files(&dump_path);
+    let renderer = Renderer::new()?;
+    let mut report = BatchReport::default();
+    for file in &files {
+        let out = match (files.len() > 1, file.parent().and_then(Path::file_name)) {
+            (true, Some(rank)) => out_dir.join(rank),
+            _ => out_dir.to_path_buf(),
+        };
+        one_dump(framework, config, file, &out, opts, &renderer, &mut report)?;
+    }
+    report.elapsed = started.elapsed();
+    Ok(report)
+}
+
+fn one_dump(
+    framework: Framework,
+    config: &OpConfig,
+    file: &Path,
+    out_dir: &Path,
+    opts: &BatchOptions,
+    renderer: &Renderer,
+    report: &mut BatchReport,
+) -> Result<(), Error> {
+    let (header, groups) = groups(file, framework, &opts.selector)?;
+    let source = Source::new(file, &header, framework, config.data_mode)?;
+    let mut jobs: Vec<Job> = vec![];
+    for g in groups.iter().filter(|g| opts.selector.in_shard(&g.name)) {
+        let Some(forward) = &g.forward else { continue };
+        report.apis += 1;
+        if opts.propagation != Some(Propagation::Backward) {
+            jobs.push(Job { name: &g.name, direction: Direction::Forward, forward, backward: g.backward.as_ref() });
+        }
+        if opts.propagation != Some(Propagation::Forward) {
+            match &g.backward {
+                Some(b) => jobs.push(Job { name: &g.name, direction: Direction::Backward, forward, backward: Some(b) }),
+                None => report.without_backward += 1,
+            }
+        }
+    }
+    if !opts.check {
+        output::create_dir(out_dir)?;
+    }
+    let reporter = Reporter::new(opts.progress, jobs.len(), &file.display().to_string());
+    let results: Vec<Result<(ManifestEntry, Status), String>> = jobs
+        .par_iter()
+        .map(|job| {
+            let result = render_job(job, &source, renderer, framework, config, out_dir, opts.check);
+            reporter.tick();
+            result
+        })
+        .collect();
+    reporter.finish();
+
+    let mut entries = vec![];
+    for r in results {
+        match r {
+            Ok((entry, status)) => {
+                let path = out_dir.join(&entry.file);
+                match status {
+                    Status::Written => report.written += 1,
+                    Status::Unchanged => {}
+                    Status::Drifted => report.drifted.push(path),
+                    Status::Missing => report.missing.push(path),
+                }
+                entries.push(entry);
+            }
+            Err(message) => report.failed.push(message),
+        }
+    }
+    report.scripts += entries.len();
+    entries.sort_by(|a, b| a.file.cmp(&b.file));
+    let manifest = Manifest {
+        generator: format!("msprobe-rs {}", env!("CARGO_PKG_VERSION")),
+        framework: framework.as_str().into(),
+        dump: file.to_string_lossy().into_owned(),
+        lang: "python".into(),
+        propagation: match opts.propagation {
+            Some(p) => p.direction().as_str().into(),
+            None => "both".into(),
+        },
+        filter: opts.selector.filter.as_ref().map(|r| r.as_str().to_string()),
+        shard: opts.selector.shard.map(|s| s.to_string()),
+        scripts: entries,
+    };
+    let manifest_path = out_dir.join(manifest::file_name(opts.selector.shard));
+    if opts.check {
+        let on_disk = Manifest::read(&manifest_path);
+        if let Some(old) = &on_disk {
+            for e in &old.scripts {
+                if !manifest.scripts.iter().any(|n| n.file == e.file) {
+                    report.extra.push(out_dir.join(&e.file));
+                }
+            }
+        }
+        if on_disk.as_ref() != Some(&manifest) && report.drifted.is_empty() && report.missing.is_empty() && report.extra.is_empty() {
+            report.drifted.push(manifest_path);
+        }
+    } else {
+        manifest.write(&manifest_path)?;
+    }
+    Ok(())
+}
+
+/// What happened to one script.
+enum Status {
+    Written,
+    Unchanged,
+    Drifted,
+    Missing,
+}
+
+fn render_job(
+    job: &Job,
+    source: &Source,
+    renderer: &Renderer,
+    framework: Framework,
+    config: &OpConfig,
+    out_dir: &Path,
+    check: bool,
+) -> Result<(ManifestEntry, Status), String> {
+    let fail = |e: Error| format!("{}.{}: {e}", job.name, job.direction.as_str());
+    let forward = dump::read_entry(&source.file, job.forward).map_err(|e| fail(e.into()))?;
+    let backward = match job.backward {
+        Some(b) => Some(dump::read_entry(&source.file, b).map_err(|e| fail(e.into()))?),
+        None => None,
+    };
+    let propagation = match job.direction {
+        Direction::Forward => Propagation::Forward,
+        Direction::Backward => Propagation::Backward,
+    };
+    let (file_name, text) = source.render(renderer, framework, config, propagation, job.name, (&forward, backward.as_ref()), out_dir).map_err(fail)?;
+    let path = out_dir.join(&file_name);
+    let on_disk = std::fs::read(&path).ok();
+    let status = match (on_disk, check) {
+        (Some(old), _) if old == text.as_bytes() => Status::Unchanged,
+        (Some(_), true) => Status::Drifted,
+        (None, true) => Status::Missing,
+        (_, false) => {
+            output::write_atomic(&path, text.as_bytes()).map_err(|e| fail(e.into()))?;
+            Status::Written
+        }
+    };
+    let entry = ManifestEntry {
+        file: file_name,
+        api: job.name.to_string(),
+        direction: job.direction.as_str().into(),
+        sha256: manifest::sha256_hex(text.as_bytes()),
+    };
+    Ok((entry, status))
+}
