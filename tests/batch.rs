@@ -1,0 +1,205 @@
+//! Batch mode of `op_generate`: --all / --filter, --check, --shard,
+//! manifests, step folders, and atomic writes under a killed run.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn msprobe(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_msprobe")).args(args).current_dir(dir).output().unwrap()
+}
+
+/// A folder with a config (no api_name) for `dump`.
+fn setup(dump: &Path) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = serde_json::json!({"dump_json_path": dump, "propagation": "forward"});
+    std::fs::write(dir.path().join("cfg.json"), cfg.to_string()).unwrap();
+    dir
+}
+
+fn statistics_dump() -> PathBuf {
+    repo().join("tests/fixtures/pytorch/statistics/dump.json")
+}
+
+fn scripts_in(dir: &Path) -> BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".py"))
+        .collect()
+}
+
+fn manifest(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+#[test]
+fn all_then_check_then_drift() {
+    let dir = setup(&statistics_dump());
+    let args = ["-f", "pytorch", "op_generate", "-i", "cfg.json", "-o", "out", "--all", "--propagation", "both"];
+    let o = msprobe(dir.path(), &args);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("346 APIs, 410 scripts"), "{}", text(&o));
+    let out = dir.path().join("out");
+    let files = scripts_in(&out);
+    assert_eq!(files.len(), 410);
+    assert!(files.contains("Torch.matmul.0.forward.py") && files.contains("Torch.matmul.0.backward.py"));
+    // The manifest lists every script with the hash of its bytes.
+    let m = manifest(&out.join("manifest.json"));
+    let listed: BTreeSet<String> = m["scripts"].as_array().unwrap().iter().map(|e| e["file"].as_str().unwrap().to_string()).collect();
+    assert_eq!(listed, files);
+    let first = &m["scripts"][0];
+    let bytes = std::fs::read(out.join(first["file"].as_str().unwrap())).unwrap();
+    assert_eq!(first["sha256"].as_str().unwrap(), msprobe::manifest::sha256_hex(&bytes));
+    assert_eq!(m["propagation"], "both");
+
+    let mut check = args.to_vec();
+    check.push("--check");
+    let o = msprobe(dir.path(), &check);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+
+    std::fs::write(out.join("Torch.matmul.0.forward.py"), "edited").unwrap();
+    std::fs::remove_file(out.join("Functional.gelu.0.backward.py")).unwrap();
+    let o = msprobe(dir.path(), &check);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("drifted: out/Torch.matmul.0.forward.py"), "{stdout}");
+    assert!(stdout.contains("missing: out/Functional.gelu.0.backward.py"), "{stdout}");
+    assert_eq!(stdout.lines().count(), 2, "{stdout}");
+
+    // A narrower selection makes the manifest's other files "extra".
+    let o = msprobe(dir.path(), &["-f", "pytorch", "op_generate", "-i", "cfg.json", "-o", "out", "--filter", "^Torch\\.matmul\\.", "--propagation", "both", "--check"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("extra: out/Functional.gelu.0.forward.py"));
+}
+
+#[test]
+fn filter_selects_by_name() {
+    let dir = setup(&statistics_dump());
+    let o = msprobe(dir.path(), &["-f", "pytorch", "op_generate", "-i", "cfg.json", "-o", "out", "--filter", "^(Torch|Functional)\\.(matmul|linear)\\.", "-q"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let files = scripts_in(&dir.path().join("out"));
+    assert!(!files.is_empty());
+    assert!(files.iter().all(|f| f.starts_with("Torch.matmul.") || f.starts_with("Functional.linear.")), "{files:?}");
+    assert!(files.iter().all(|f| f.ends_with(".forward.py")));
+}
+
+#[test]
+fn shards_partition_the_batch() {
+    let dir = setup(&statistics_dump());
+    let base = ["-f", "pytorch", "op_generate", "-i", "cfg.json", "--all", "--propagation", "both", "-q"];
+    let o = msprobe(dir.path(), &[&base[..], &["-o", "whole"]].concat());
+    assert!(o.status.success());
+    let whole = scripts_in(&dir.path().join("whole"));
+    let mut union = BTreeSet::new();
+    let mut total = 0;
+    for i in 0..3 {
+        let shard = format!("{i}/3");
+        let o = msprobe(dir.path(), &[&base[..], &["-o", "sharded", "--shard", &shard]].concat());
+        assert!(o.status.success(), "{}", text(&o));
+        let m = manifest(&dir.path().join(format!("sharded/manifest.shard-{i}-of-3.json")));
+        assert_eq!(m["shard"], shard);
+        let files: Vec<String> = m["scripts"].as_array().unwrap().iter().map(|e| e["file"].as_str().unwrap().to_string()).collect();
+        assert!(!files.is_empty());
+        total += files.len();
+        union.extend(files);
+    }
+    assert_eq!(total, whole.len(), "shards are disjoint");
+    assert_eq!(union, whole, "the union of the shards is the whole batch");
+    assert_eq!(scripts_in(&dir.path().join("sharded")), whole);
+    // Same bytes whichever way they were produced.
+    for f in &whole {
+        assert_eq!(std::fs::read(dir.path().join("whole").join(f)).unwrap(), std::fs::read(dir.path().join("sharded").join(f)).unwrap());
+    }
+}
+
+#[test]
+fn step_folder_gets_one_subfolder_per_rank() {
+    let step = tempfile::tempdir().unwrap();
+    for rank in ["rank0", "rank1"] {
+        std::fs::create_dir(step.path().join(rank)).unwrap();
+        std::fs::copy(statistics_dump(), step.path().join(rank).join("dump.json")).unwrap();
+    }
+    let dir = setup(step.path());
+    let o = msprobe(dir.path(), &["-f", "pytorch", "op_generate", "-i", "cfg.json", "-o", "out", "--filter", "^Torch\\.", "-q"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let r0 = scripts_in(&dir.path().join("out/rank0"));
+    assert!(r0.contains("Torch.matmul.0.forward.py"));
+    assert_eq!(r0, scripts_in(&dir.path().join("out/rank1")));
+    // Single mode refuses to guess a rank.
+    let cfg = serde_json::json!({"dump_json_path": step.path(), "api_name": "Torch.matmul.0"});
+    std::fs::write(dir.path().join("one.json"), cfg.to_string()).unwrap();
+    let o = msprobe(dir.path(), &["-f", "pytorch", "op_generate", "-i", "one.json", "-o", "single"]);
+    assert_eq!(o.status.code(), Some(4));
+    assert!(text(&o).contains("holds several dumps"), "{}", text(&o));
+}
+
+#[test]
+fn batch_flags_need_a_batch_and_api_name_needs_none() {
+    let dir = setup(&statistics_dump());
+    let o = msprobe(dir.path(), &["-f", "pytorch", "op_generate", "-i", "cfg.json", "-o", "out"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("key \"api_name\""));
+    let o = msprobe(dir.path(), &["-f", "pytorch", "op_generate", "-i", "cfg.json", "-o", "out", "--shard", "0/2"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = msprobe(dir.path(), &["-f", "pytorch", "op_generate", "-i", "cfg.json", "-o", "out", "--all", "--shard", "2/2"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = msprobe(dir.path(), &["-f", "pytorch", "op_generate", "-i", "cfg.json", "-o", "out", "--filter", "("]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("--filter"));
+}
+
+#[test]
+fn a_killed_run_leaves_only_complete_scripts() {
+    // A dump large enough that the run is still writing when it is killed.
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.json");
+    // (serde_json has no Infinity token; the values do not matter here.)
+    let source = std::fs::read_to_string(statistics_dump()).unwrap().replace("Infinity", "1e308");
+    let v: serde_json::Value = serde_json::from_str(&source).unwrap();
+    let mut data = serde_json::Map::new();
+    for rep in 0..10 {
+        for (k, e) in v["data"].as_object().unwrap() {
+            let p: Vec<&str> = k.split('.').collect();
+            let n: u64 = p[2].parse().unwrap();
+            data.insert(format!("{}.{}.{}.{}", p[0], p[1], n + rep * 1000, p[3]), e.clone());
+        }
+    }
+    std::fs::write(&big, serde_json::json!({"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": data}).to_string()).unwrap();
+    let cfg = serde_json::json!({"dump_json_path": big});
+    std::fs::write(dir.path().join("cfg.json"), cfg.to_string()).unwrap();
+    let args = ["-f", "pytorch", "op_generate", "-i", "cfg.json", "--all", "-q"];
+
+    let o = msprobe(dir.path(), &[&args[..], &["-o", "reference"]].concat());
+    assert!(o.status.success(), "{}", text(&o));
+    let reference = dir.path().join("reference");
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_msprobe")).args([&args[..], &["-o", "killed"]].concat()).current_dir(dir.path()).spawn().unwrap();
+    let killed = dir.path().join("killed");
+    // Kill once some scripts exist (or give up waiting after 5 s).
+    for _ in 0..500 {
+        if killed.is_dir() && std::fs::read_dir(&killed).unwrap().count() > 20 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let written = scripts_in(&killed);
+    assert!(written.len() < scripts_in(&reference).len(), "the run was killed before it finished");
+    for f in &written {
+        assert_eq!(std::fs::read(killed.join(f)).unwrap(), std::fs::read(reference.join(f)).unwrap(), "{f} is complete");
+    }
+    // Rerunning completes the folder.
+    let o = msprobe(dir.path(), &[&args[..], &["-o", "killed"]].concat());
+    assert!(o.status.success());
+    assert_eq!(scripts_in(&killed), scripts_in(&reference));
+}
