@@ -1,0 +1,419 @@
+//! Accuracy metrics of a tested result against its bench, computed exactly
+//! as the generated Python scripts do (`metrics` and `compare_leaf` in
+//! `templates/python/_compare.py.tera`), so that a native replay and a
+//! script give the same verdicts and messages.
+//!
+//! Over the elements finite on both sides: cosine similarity (1.0 when both
+//! sides are all zero, 0.0 when exactly one is, clamped to [-1, 1]), max
+//! absolute error `max|t - b|` and max relative error
+//! `max(|t - b| / (|b| + 1e-8 * [b == 0]))`; over all elements: NaN and Inf
+//! counts and whether their positions (and the signs of the infinities)
+//! agree. Everything is accumulated in f64 in one pass over both slices,
+//! split into fixed chunks that run in parallel for large inputs and are
+//! combined in order, so the result does not depend on the thread count.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use rayon::prelude::*;
+
+use crate::pyfmt::{format_g6, repr};
+
+/// Elements per chunk: the unit of parallel work and of partial sums.
+const CHUNK: usize = 1 << 16;
+/// Below this many elements, threads cost more than they save.
+const PARALLEL_MIN: usize = 1 << 17;
+/// Largest magnitudes for which unscaled f64 sums of squares can neither
+/// overflow nor lose the largest terms to underflow; outside it, the cosine
+/// is recomputed on values divided by their max-abs, as NumPy's code does.
+const SAFE_MAGNITUDE: std::ops::RangeInclusive<f64> = 1e-100..=1e100;
+
+/// The verdict of one compared output, as the report writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Status {
+    /// Within both thresholds and the same NaN/Inf pattern.
+    Pass,
+    /// Anything else.
+    Error,
+}
+
+impl Status {
+    /// The CSV spelling: `pass` or `error`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Error => "error",
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The two sides cannot be compared element by element.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot compare: tested has {tested} elements, bench has {bench}")]
+pub struct CompareError {
+    /// Elements on the tested side.
+    pub tested: usize,
+    /// Elements on the bench side.
+    pub bench: usize,
+}
+
+/// The metrics of one output: what a details row reports and what the
+/// verdict is decided on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Metrics {
+    /// Elements compared (both sides have this many).
+    pub len: usize,
+    /// Cosine similarity over the elements finite on both sides.
+    pub cosine: f64,
+    /// Max absolute error over the elements finite on both sides.
+    pub max_abs: f64,
+    /// Max relative error over the elements finite on both sides.
+    pub max_rel: f64,
+    /// NaN elements of the tested side.
+    pub tested_nan: usize,
+    /// Infinite elements of the tested side.
+    pub tested_inf: usize,
+    /// NaN elements of the bench side.
+    pub bench_nan: usize,
+    /// Infinite elements of the bench side.
+    pub bench_inf: usize,
+    /// True when NaN positions, Inf positions or Inf signs differ.
+    pub nonfinite_differ: bool,
+}
+
+/// Compares `tested` against `bench`, element by element.
+pub fn compare(tested: &[f64], bench: &[f64]) -> Result<Metrics, CompareError> {
+    compare_with(tested, bench, tested.len() >= PARALLEL_MIN)
+}
+
+/// [`compare`] for f32 data (accumulating in f64), without first widening
+/// whole tensors: half the memory traffic for the common dtype.
+pub fn compare_f32(tested: &[f32], bench: &[f32]) -> Result<Metrics, CompareError> {
+    compare_with(tested, bench, tested.len() >= PARALLEL_MIN)
+}
+
+impl Metrics {
+    /// The verdict and message of a details row, with the Python script's
+    /// exact texts: a NaN/Inf disagreement, a cosine not above
+    /// `cos_threshold`, a max absolute error not below `abs_threshold`
+    /// (joined by `"; "`); a note when the bench has NaN/Inf in the same
+    /// places; `"empty tensor"` (a pass) when there are no elements, in
+    /// which case the row carries no metrics.
+    pub fn status(&self, cos_threshold: f64, abs_threshold: f64) -> (Status, String) {
+        if self.len == 0 {
+            return (Status::Pass, "empty tensor".into());
+        }
+        let mut problems = Vec::new();
+        if self.nonfinite_differ {
+            problems.push(format!(
+                "NaN/Inf differ: tested has {} NaN and {} Inf, bench has {} NaN and {} Inf",
+                self.tested_nan, self.tested_inf, self.bench_nan, self.bench_inf
+            ));
+        }
+        // `not x > th` / `not x < th` in Python: a NaN fails both.
+        if self.cosine.partial_cmp(&cos_threshold) != Some(Ordering::Greater) {
+            problems.push(format!(
+                "cosine similarity {} is not above the threshold {}",
+                format_g6(self.cosine),
+                repr(cos_threshold)
+            ));
+        }
+        if self.max_abs.partial_cmp(&abs_threshold) != Some(Ordering::Less) {
+            problems.push(format!(
+                "max absolute error {} is not below the threshold {}",
+                format_g6(self.max_abs),
+                repr(abs_threshold)
+            ));
+        }
+        if !problems.is_empty() {
+            (Status::Error, problems.join("; "))
+        } else if self.bench_nan + self.bench_inf > 0 {
+            (Status::Pass, "NaN/Inf at the same places on both sides; metrics over the finite elements".into())
+        } else {
+            (Status::Pass, String::new())
+        }
+    }
+}
+
+/// The element types the metrics read.
+trait Element: Copy + Send + Sync {
+    fn widen(self) -> f64;
+}
+
+impl Element for f64 {
+    fn widen(self) -> f64 {
+        self
+    }
+}
+
+impl Element for f32 {
+    fn widen(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+/// Sums and extremes of one chunk.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Partial {
+    finite: usize,
+    dot: f64,
+    tt: f64,
+    bb: f64,
+    max_t: f64,
+    max_b: f64,
+    max_abs: f64,
+    max_rel: f64,
+    t_nan: usize,
+    t_inf: usize,
+    b_nan: usize,
+    b_inf: usize,
+    differ: bool,
+}
+
+impl Partial {
+    fn of<T: Element>(tested: &[T], bench: &[T]) -> Self {
+        let mut p = Partial::default();
+        for (&t, &b) in tested.iter().zip(bench) {
+            let (t, b) = (t.widen(), b.widen());
+            let (t_nan, b_nan, t_inf, b_inf) = (t.is_nan(), b.is_nan(), t.is_infinite(), b.is_infinite());
+            p.t_nan += usize::from(t_nan);
+            p.b_nan += usize::from(b_nan);
+            p.t_inf += usize::from(t_inf);
+            p.b_inf += usize::from(b_inf);
+            p.differ |= (t_nan != b_nan) | (t_inf != b_inf) | (t_inf & b_inf & (t != b));
+            // Pairs not finite on both sides count as (0, 0): they add nothing.
+            let finite = t.is_finite() & b.is_finite();
+            let (t, b) = if finite { (t, b) } else { (0.0, 0.0) };
+            p.finite += usize::from(finite);
+            p.dot += t * b;
+            p.tt += t * t;
+            p.bb += b * b;
+            p.max_t = fmax(p.max_t, t.abs());
+            p.max_b = fmax(p.max_b, b.abs());
+            let diff = (t - b).abs();
+            p.max_abs = fmax(p.max_abs, diff);
+            p.max_rel = fmax(p.max_rel, diff / if b == 0.0 { 1e-8 } else { b.abs() });
+        }
+        p
+    }
+
+    fn merge(mut self, o: &Partial) -> Self {
+        self.finite += o.finite;
+        self.dot += o.dot;
+        self.tt += o.tt;
+        self.bb += o.bb;
+        self.max_t = self.max_t.max(o.max_t);
+        self.max_b = self.max_b.max(o.max_b);
+        self.max_abs = self.max_abs.max(o.max_abs);
+        self.max_rel = self.max_rel.max(o.max_rel);
+        self.t_nan += o.t_nan;
+        self.t_inf += o.t_inf;
+        self.b_nan += o.b_nan;
+        self.b_inf += o.b_inf;
+        self.differ |= o.differ;
+        self
+    }
+}
+
+/// `a.max(b)` without NaN handling, which costs a few percent of the pass:
+/// no operand is NaN, since pairs not finite on both sides are zeroed.
+fn fmax(a: f64, b: f64) -> f64 {
+    if b > a { b } else { a }
+}
+
+/// Applies `f` to matching chunks of both sides and merges the results in chunk order.
+fn over_chunks<T: Element, R: Send>(t: &[T], b: &[T], parallel: bool, f: impl Fn(&[T], &[T]) -> R + Sync) -> Vec<R> {
+    if parallel {
+        t.par_chunks(CHUNK).zip(b.par_chunks(CHUNK)).map(|(t, b)| f(t, b)).collect()
+    } else {
+        t.chunks(CHUNK).zip(b.chunks(CHUNK)).map(|(t, b)| f(t, b)).collect()
+    }
+}
+
+fn compare_with<T: Element>(tested: &[T], bench: &[T], parallel: bool) -> Result<Metrics, CompareError> {
+    if tested.len() != bench.len() {
+        return Err(CompareError { tested: tested.len(), bench: bench.len() });
+    }
+    let p = over_chunks(tested, bench, parallel, Partial::of).iter().fold(Partial::default(), Partial::merge);
+    let cosine = if p.finite == 0 || (p.max_t == 0.0 && p.max_b == 0.0) {
+        1.0
+    } else if p.max_t == 0.0 || p.max_b == 0.0 {
+        0.0
+    } else {
+        let (dot, tt, bb) = if SAFE_MAGNITUDE.contains(&p.max_t) && SAFE_MAGNITUDE.contains(&p.max_b) {
+            (p.dot, p.tt, p.bb)
+        } else {
+            scaled_sums(tested, bench, p.max_t, p.max_b, parallel)
+        };
+        (dot / (tt.sqrt() * bb.sqrt())).clamp(-1.0, 1.0)
+    };
+    Ok(Metrics {
+        len: tested.len(),
+        cosine,
+        max_abs: p.max_abs,
+        max_rel: p.max_rel,
+        tested_nan: p.t_nan,
+        tested_inf: p.t_inf,
+        bench_nan: p.b_nan,
+        bench_inf: p.b_inf,
+        nonfinite_differ: p.differ,
+    })
+}
+
+/// Dot product and squared norms of the finite pairs divided by each side's
+/// max-abs (NumPy's `t / scale_t`), for magnitudes whose squares would
+/// overflow or underflow.
+fn scaled_sums<T: Element>(tested: &[T], bench: &[T], scale_t: f64, scale_b: f64, parallel: bool) -> (f64, f64, f64) {
+    let sums = over_chunks(tested, bench, parallel, |tested, bench| {
+        let mut s = (0.0, 0.0, 0.0);
+        for (&t, &b) in tested.iter().zip(bench) {
+            let (t, b) = (t.widen(), b.widen());
+            if t.is_finite() & b.is_finite() {
+                let (t, b) = (t / scale_t, b / scale_b);
+                s = (s.0 + t * b, s.1 + t * t, s.2 + b * b);
+            }
+        }
+        s
+    });
+    sums.iter().fold((0.0, 0.0, 0.0), |a, s| (a.0 + s.0, a.1 + s.1, a.2 + s.2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NAN: f64 = f64::NAN;
+    const INF: f64 = f64::INFINITY;
+
+    fn m(t: &[f64], b: &[f64]) -> Metrics {
+        compare(t, b).unwrap()
+    }
+
+    #[test]
+    fn hand_computed_metrics() {
+        // dot = 1*1 + 2*2 + 3*4 = 17; |t| = sqrt(14), |b| = sqrt(21).
+        let r = m(&[1.0, 2.0, 3.0], &[1.0, 2.0, 4.0]);
+        assert!((r.cosine - 17.0 / (14f64.sqrt() * 21f64.sqrt())).abs() < 1e-15);
+        assert_eq!((r.max_abs, r.max_rel), (1.0, 0.25));
+        // b == 0: the denominator is 1e-8.
+        let r = m(&[1e-9, 1.0], &[0.0, 1.0]);
+        assert_eq!(r.max_rel, 1e-9 / 1e-8);
+        // 13 / (sqrt(13) * sqrt(13)) rounds to 1.0000000000000002: clamped.
+        assert_eq!(m(&[2.0, 3.0], &[2.0, 3.0]).cosine, 1.0);
+        assert!((m(&[1.0, -2.0], &[-1.0, 2.0]).cosine + 1.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn all_zero_sides() {
+        assert_eq!(m(&[0.0, 0.0], &[0.0, -0.0]).cosine, 1.0);
+        assert_eq!(m(&[0.0, 0.0], &[0.0, 1.0]).cosine, 0.0);
+        assert_eq!(m(&[1.0, 0.0], &[0.0, 0.0]).cosine, 0.0);
+    }
+
+    #[test]
+    fn nan_and_inf_patterns() {
+        let same = m(&[1.0, NAN, INF, -INF], &[1.0, NAN, INF, -INF]);
+        assert!(!same.nonfinite_differ);
+        assert_eq!((same.cosine, same.max_abs, same.max_rel), (1.0, 0.0, 0.0));
+        assert_eq!(
+            same.status(0.99, 1e-4),
+            (Status::Pass, "NaN/Inf at the same places on both sides; metrics over the finite elements".into())
+        );
+        let sign = m(&[INF, 1.0], &[-INF, 1.0]);
+        assert!(sign.nonfinite_differ);
+        let moved = m(&[NAN, 1.0, 2.0], &[1.0, NAN, 2.0]);
+        assert!(moved.nonfinite_differ);
+        assert_eq!((moved.tested_nan, moved.bench_nan, moved.cosine), (1, 1, 1.0));
+        assert_eq!(
+            moved.status(0.99, 1e-4).1,
+            "NaN/Inf differ: tested has 1 NaN and 0 Inf, bench has 1 NaN and 0 Inf"
+        );
+        // Nothing finite on both sides: Python's metrics return (1.0, 0.0, 0.0).
+        let none = m(&[NAN, INF], &[1.0, 2.0]);
+        assert_eq!((none.cosine, none.max_abs, none.max_rel), (1.0, 0.0, 0.0));
+    }
+
+    #[test]
+    fn empty_input_and_length_mismatch() {
+        let e = m(&[], &[]);
+        assert_eq!((e.len, e.cosine), (0, 1.0));
+        assert_eq!(e.status(0.99, 1e-4), (Status::Pass, "empty tensor".into()));
+        assert_eq!(compare(&[1.0], &[]).unwrap_err().to_string(), "cannot compare: tested has 1 elements, bench has 0");
+    }
+
+    #[test]
+    fn verdict_messages_match_the_python_script() {
+        let r = Metrics {
+            len: 4,
+            cosine: 0.9719641,
+            max_abs: 1.110350001,
+            max_rel: 3.0,
+            tested_nan: 0,
+            tested_inf: 2,
+            bench_nan: 1,
+            bench_inf: 0,
+            nonfinite_differ: true,
+        };
+        assert_eq!(
+            r.status(0.99, 0.0001),
+            (
+                Status::Error,
+                "NaN/Inf differ: tested has 0 NaN and 2 Inf, bench has 1 NaN and 0 Inf; \
+                 cosine similarity 0.971964 is not above the threshold 0.99; \
+                 max absolute error 1.11035 is not below the threshold 0.0001"
+                    .into()
+            )
+        );
+        let ok = Metrics { nonfinite_differ: false, bench_nan: 0, cosine: 0.999, max_abs: 1e-6, ..r };
+        assert_eq!(ok.status(0.99, 1e-5), (Status::Pass, String::new()));
+        // Equal to the threshold fails both ("not above", "not below").
+        let edge = Metrics { cosine: 0.99, max_abs: 1e-5, ..ok };
+        assert_eq!(
+            edge.status(0.99, 1e-5).1,
+            "cosine similarity 0.99 is not above the threshold 0.99; max absolute error 1e-05 is not below the threshold 1e-05"
+        );
+        assert_eq!(Metrics { cosine: NAN, ..ok }.status(0.99, 1e-5).0, Status::Error);
+    }
+
+    #[test]
+    fn extreme_magnitudes_use_the_scaled_cosine() {
+        let big = m(&[1e200, 2e200], &[1e200, 2e200]);
+        assert!((big.cosine - 1.0).abs() < 1e-15);
+        let tiny = m(&[5e-324, 1e-310], &[5e-324, 1e-310]);
+        assert!((tiny.cosine - 1.0).abs() < 1e-15);
+        let mixed = m(&[1e-200, 0.0], &[0.0, 1e-200]);
+        assert_eq!(mixed.cosine, 0.0);
+    }
+
+    #[test]
+    fn f32_entry_point_widens() {
+        let r = compare_f32(&[1.0, 2.0, 3.0], &[1.0, 2.0, 4.0]).unwrap();
+        assert_eq!(r, m(&[1.0, 2.0, 3.0], &[1.0, 2.0, 4.0]));
+    }
+
+    #[test]
+    fn parallel_and_sequential_agree_bitwise() {
+        // A deterministic pseudo-random pair with NaN/Inf sprinkled in.
+        let mut x: u64 = 0x9e3779b97f4a7c15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let b: Vec<f64> = (0..1_000_000).map(|i| if i % 99_991 == 0 { NAN } else { next() }).collect();
+        let t: Vec<f64> = b.iter().map(|v| v + 1e-3 * next()).collect();
+        let seq = compare_with(&t, &b, false).unwrap();
+        let par = compare_with(&t, &b, true).unwrap();
+        assert_eq!(seq, par);
+        assert!(seq.cosine > 0.99 && seq.cosine < 1.0);
+        assert_eq!(seq.bench_nan, 11);
+        assert!(!seq.nonfinite_differ);
+    }
+}

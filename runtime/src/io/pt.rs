@@ -1,0 +1,188 @@
+//! `.pt` reader for msprobe's PyTorch dumps: a zip archive (torch.save's
+//! format since torch 1.6, entries stored uncompressed) holding
+//! `<archive>/data.pkl`, which describes one bare tensor, and its storage at
+//! `<archive>/data/<key>`. The tensor may be any strided view of the storage;
+//! its elements come back in logical row-major order.
+
+use std::fs::File;
+use std::io::{BufReader, Read, Seek};
+use std::path::Path;
+
+use zip::ZipArchive;
+
+use super::decode::Decoder;
+use super::pickle::{self, TensorRecord};
+use super::{element_count, HostTensor, IoError};
+
+/// A bare tensor's pickle is about 150 bytes; a larger one is something else.
+const MAX_PICKLE: u64 = 1 << 20;
+
+/// Reads a `.pt` file holding one tensor saved by `torch.save(tensor)`.
+pub fn read_pt(path: impl AsRef<Path>) -> Result<HostTensor, IoError> {
+    let path = path.as_ref();
+    let file = File::open(path).map_err(|e| IoError::read(path, e))?;
+    let file_len = file.metadata().map_err(|e| IoError::read(path, e))?.len();
+    let mut zip = ZipArchive::new(BufReader::new(file)).map_err(|e| {
+        IoError::invalid(path, format!("expected a zip archive written by torch.save (torch >= 1.6, not the legacy format): {e}"))
+    })?;
+
+    let prefixes: Vec<String> = zip
+        .file_names()
+        .filter_map(|n| n.ok().and_then(|n| n.strip_suffix("data.pkl").map(str::to_string)))
+        .filter(|p| p.is_empty() || (p.ends_with('/') && p.matches('/').count() == 1))
+        .collect();
+    let [prefix] = &prefixes[..] else {
+        return Err(IoError::invalid(path, format!("expected one <archive>/data.pkl entry, found {}", prefixes.len())));
+    };
+
+    // Archives from before torch 1.10 have no byteorder record: little-endian.
+    let byteorder = format!("{prefix}byteorder");
+    if zip.index_for_name(&byteorder).is_some() {
+        let order = read_entry(&mut zip, &byteorder, 16, path)?;
+        if order != b"little" {
+            return Err(IoError::invalid(path, format!("expected little-endian data, got byteorder '{}'", String::from_utf8_lossy(&order))));
+        }
+    }
+
+    let pkl_name = format!("{prefix}data.pkl");
+    let pkl = read_entry(&mut zip, &pkl_name, MAX_PICKLE, path)?;
+    let record = pickle::load_tensor(&pkl).map_err(|r| IoError::invalid(path, format!("{pkl_name}: {r}")))?;
+    let storage_name = format!("{prefix}data/{}", record.key);
+    let view = View::new(&record).map_err(|r| IoError::invalid(path, r))?;
+    let storage = read_entry(&mut zip, &storage_name, file_len, path)?;
+    let itemsize = record.dtype.itemsize() as u64;
+    let needed = record.storage_len.saturating_mul(itemsize);
+    if (storage.len() as u64) < needed {
+        return Err(IoError::invalid(
+            path,
+            format!("expected {storage_name} to hold {} elements ({needed} bytes), found {} bytes", record.storage_len, storage.len()),
+        ));
+    }
+
+    let mut decoder = Decoder::new(record.dtype, view.count);
+    view.gather(&storage, record.dtype.itemsize(), &mut decoder)
+        .ok_or_else(|| IoError::invalid(path, format!("expected the view to stay inside {storage_name}")))?;
+    Ok(HostTensor { dtype: record.dtype, shape: view.size, data: decoder.finish() })
+}
+
+/// Reads a whole entry of at most `limit` bytes.
+fn read_entry<R: Read + Seek>(zip: &mut ZipArchive<R>, name: &str, limit: u64, path: &Path) -> Result<Vec<u8>, IoError> {
+    let mut entry = zip.by_name(name).map_err(|e| IoError::invalid(path, format!("expected an entry {name}: {e}")))?;
+    let size = entry.size();
+    if size > limit {
+        return Err(IoError::invalid(path, format!("expected {name} to be at most {limit} bytes, it claims {size}")));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    entry.read_to_end(&mut bytes).map_err(|e| IoError::invalid(path, format!("expected a readable entry {name}: {e}")))?;
+    Ok(bytes)
+}
+
+/// A validated strided view: every element it addresses lies inside the storage.
+#[derive(Debug)]
+struct View {
+    size: Vec<usize>,
+    stride: Vec<usize>,
+    offset: usize,
+    count: usize,
+}
+
+impl View {
+    fn new(r: &TensorRecord) -> Result<Self, String> {
+        let too_big = || format!("expected a tensor that fits in memory, got size {:?}", r.size);
+        let to_usize = |v: &[u64]| v.iter().map(|&x| usize::try_from(x).map_err(|_| too_big())).collect::<Result<Vec<_>, _>>();
+        let size = to_usize(&r.size)?;
+        let stride = to_usize(&r.stride)?;
+        let offset = usize::try_from(r.offset).map_err(|_| too_big())?;
+        let count = element_count(&size).ok_or_else(too_big)?;
+        let storage_len = usize::try_from(r.storage_len).map_err(|_| too_big())?;
+        if count > 0 {
+            // Highest element addressed: offset + sum((size - 1) * stride).
+            let last = size.iter().zip(&stride).try_fold(offset, |acc, (&n, &s)| acc.checked_add((n - 1).checked_mul(s)?));
+            if last.is_none_or(|l| l >= storage_len) {
+                return Err(format!(
+                    "expected the view (offset {offset}, size {size:?}, stride {stride:?}) to lie inside its storage of {storage_len} elements"
+                ));
+            }
+            if count > storage_len {
+                return Err(format!(
+                    "expected a view with no more elements than its storage ({storage_len}), got size {size:?}: expanded (stride-0) views are not supported"
+                ));
+            }
+        }
+        Ok(View { size, stride, offset, count })
+    }
+
+    fn is_contiguous(&self) -> bool {
+        let mut expected = 1usize;
+        for (&n, &s) in self.size.iter().zip(&self.stride).rev() {
+            if n != 1 && s != expected {
+                return false;
+            }
+            expected = expected.saturating_mul(n);
+        }
+        true
+    }
+
+    /// Decodes the elements in row-major order; `None` if one falls outside `storage`.
+    fn gather(&self, storage: &[u8], itemsize: usize, out: &mut Decoder) -> Option<()> {
+        if self.count == 0 {
+            return Some(());
+        }
+        if self.is_contiguous() {
+            let start = self.offset.checked_mul(itemsize)?;
+            out.extend(storage.get(start..start.checked_add(self.count.checked_mul(itemsize)?)?)?);
+            return Some(());
+        }
+        let mut index = vec![0usize; self.size.len()];
+        let mut pos = self.offset;
+        for _ in 0..self.count {
+            let start = pos.checked_mul(itemsize)?;
+            out.push(storage.get(start..start.checked_add(itemsize)?)?);
+            // Odometer over the dims, last dim fastest; `pos` may wrap only
+            // transiently after the final element, and is checked on use.
+            for d in (0..self.size.len()).rev() {
+                index[d] += 1;
+                pos = pos.wrapping_add(self.stride[d]);
+                if index[d] < self.size[d] {
+                    break;
+                }
+                pos = pos.wrapping_sub(self.stride[d].wrapping_mul(self.size[d]));
+                index[d] = 0;
+            }
+        }
+        Some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::HostDType;
+
+    fn record(size: &[u64], stride: &[u64], offset: u64, storage_len: u64) -> TensorRecord {
+        TensorRecord { key: "0".into(), dtype: HostDType::U8, storage_len, offset, size: size.into(), stride: stride.into() }
+    }
+
+    #[test]
+    fn views_outside_the_storage_are_rejected() {
+        assert!(View::new(&record(&[3, 4], &[4, 1], 0, 11)).is_err());
+        assert!(View::new(&record(&[2], &[1], 11, 12)).is_err());
+        assert!(View::new(&record(&[u64::MAX, 2], &[1, u64::MAX], 0, 12)).is_err());
+        assert!(View::new(&record(&[1 << 40], &[0], 0, 1)).unwrap_err().contains("stride-0"));
+        assert!(View::new(&record(&[0, 5], &[5, 1], 99, 0)).is_ok());
+    }
+
+    #[test]
+    fn gathers_transposed_and_offset_views() {
+        let storage: Vec<u8> = (0..12).collect();
+        let collect = |r: TensorRecord| {
+            let v = View::new(&r).unwrap();
+            let mut d = Decoder::new(HostDType::U8, v.count);
+            v.gather(&storage, 1, &mut d).unwrap();
+            d.finish()
+        };
+        assert_eq!(collect(record(&[4, 3], &[1, 4], 0, 12)), crate::io::HostData::I64(vec![0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11]));
+        assert_eq!(collect(record(&[2, 2], &[4, 2], 3, 12)), crate::io::HostData::I64(vec![3, 5, 7, 9]));
+        assert_eq!(collect(record(&[], &[], 7, 12)), crate::io::HostData::I64(vec![7]));
+    }
+}

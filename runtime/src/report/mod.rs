@@ -1,0 +1,202 @@
+//! The one writer of msprobe's accuracy CSVs,
+//! `accuracy_checking_details_<stamp>.csv` and
+//! `accuracy_checking_result_<stamp>.csv`, byte for byte as the generated
+//! Python scripts write them (`write_report` in
+//! `templates/python/_compare.py.tera`): same headers, cells, quoting, BOM,
+//! line ends, file names and permissions, and the same atomic write.
+
+mod csv;
+mod stamp;
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::compare::Status;
+
+const DETAILS_HEADER: [&str; 9] =
+    ["API Name", "Bench Dtype", "Tested Dtype", "Shape", "Cosine", "MaxAbsErr", "MaxRelativeErr", "Status", "Message"];
+const RESULT_HEADER: [&str; 4] = ["API Name", "Forward Test Success", "Backward Test Success", "Message"];
+/// Seconds tried past now before giving up on a free file name.
+const MAX_STAMP_STEPS: i64 = 100_000;
+
+/// One row of the details CSV: one compared output (or one failed call).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DetailRow {
+    /// `<API>.<forward|backward>.output.<i>`, or `<API>.<direction>` for a failed call.
+    pub api_name: String,
+    /// Bench dtype (`torch.float32`), `None` when no output was compared.
+    pub bench_dtype: Option<String>,
+    /// Tested dtype, `None` when no output was compared.
+    pub tested_dtype: Option<String>,
+    /// Bench shape, `None` when no output was compared.
+    pub shape: Option<Vec<usize>>,
+    /// Cosine similarity, `None` when not computed.
+    pub cosine: Option<f64>,
+    /// Max absolute error, `None` when not computed.
+    pub max_abs: Option<f64>,
+    /// Max relative error, `None` when not computed.
+    pub max_rel: Option<f64>,
+    /// The verdict.
+    pub status: Status,
+    /// Why it failed, a note, or empty.
+    pub message: String,
+}
+
+/// One row of the result CSV: the verdicts of one replay of an API.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultRow {
+    /// `Prefix.op.N`.
+    pub api_name: String,
+    /// Verdict over the forward rows; `None` when there were none.
+    pub forward: Option<Status>,
+    /// Verdict over the backward rows; `None` when there were none.
+    pub backward: Option<Status>,
+    /// The failing rows' messages, `<name>: <message>` joined by `"; "`.
+    pub message: String,
+}
+
+/// The report could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The OS refused to create the folder or a file.
+    #[error("{}: cannot write the report: {source}", path.display())]
+    Write {
+        /// The folder or file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Every stamp tried already names a report.
+    #[error("{}: expected a free report file name, but {MAX_STAMP_STEPS} consecutive stamps are taken", dir.display())]
+    NoFreeName {
+        /// The output folder.
+        dir: PathBuf,
+    },
+}
+
+/// Writes both CSVs into `dir` (created with mode 0o750 if missing) and
+/// returns their paths as `(details, result)`. The stamp is the local time
+/// now, advanced a second at a time until neither name exists, so a run
+/// never overwrites an earlier report; each file is written to a temporary
+/// sibling and renamed into place (mode 0o640), details first.
+pub fn write_report(dir: impl AsRef<Path>, details: &[DetailRow], results: &[ResultRow]) -> Result<(PathBuf, PathBuf), ReportError> {
+    let dir = dir.as_ref();
+    create_dir(dir)?;
+    let (details_path, result_path) = free_names(dir, stamp::now())?;
+    write_atomic(&details_path, &csv::encode(&DETAILS_HEADER, &details.iter().map(detail_cells).collect::<Vec<_>>()))?;
+    write_atomic(&result_path, &csv::encode(&RESULT_HEADER, &results.iter().map(result_cells).collect::<Vec<_>>()))?;
+    Ok((details_path, result_path))
+}
+
+/// The first pair of names, from the stamp of `now` on, of which neither exists.
+fn free_names(dir: &Path, now: i64) -> Result<(PathBuf, PathBuf), ReportError> {
+    (0..MAX_STAMP_STEPS)
+        .map(|step| {
+            let stamp = stamp::local_stamp(now.saturating_add(step));
+            (dir.join(format!("accuracy_checking_details_{stamp}.csv")), dir.join(format!("accuracy_checking_result_{stamp}.csv")))
+        })
+        .find(|(d, r)| !d.exists() && !r.exists())
+        .ok_or_else(|| ReportError::NoFreeName { dir: dir.to_path_buf() })
+}
+
+fn detail_cells(r: &DetailRow) -> Vec<String> {
+    vec![
+        r.api_name.clone(),
+        csv::text(r.bench_dtype.as_deref()),
+        csv::text(r.tested_dtype.as_deref()),
+        r.shape.as_deref().map(csv::shape).unwrap_or_default(),
+        csv::float(r.cosine),
+        csv::float(r.max_abs),
+        csv::float(r.max_rel),
+        r.status.as_str().into(),
+        r.message.clone(),
+    ]
+}
+
+fn result_cells(r: &ResultRow) -> Vec<String> {
+    vec![
+        r.api_name.clone(),
+        csv::text(r.forward.map(Status::as_str)),
+        csv::text(r.backward.map(Status::as_str)),
+        r.message.clone(),
+    ]
+}
+
+/// `os.makedirs(dir, mode=0o750, exist_ok=True)`: parents get the default
+/// mode, the folder itself 0o750 (less the umask).
+fn create_dir(dir: &Path) -> Result<(), ReportError> {
+    let err = |source| ReportError::Write { path: dir.to_path_buf(), source };
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent).map_err(err)?;
+    }
+    let mut builder = fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o750);
+    match builder.create(dir) {
+        Err(e) if !(e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir()) => Err(err(e)),
+        _ => Ok(()),
+    }
+}
+
+/// Writes `bytes` to a new temporary file beside `path`, sets mode 0o640 and
+/// renames it over `path`; on failure the temporary file is removed.
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let (tmp, mut file) = loop {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!(".tmp-{}-{n}.csv", std::process::id()));
+        match fs::OpenOptions::new().write(true).create_new(true).open(&tmp) {
+            Ok(f) => break (tmp, f),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(source) => return Err(ReportError::Write { path: path.to_path_buf(), source }),
+        }
+    };
+    let result = (|| {
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        drop(file);
+        #[cfg(unix)]
+        fs::set_permissions(&tmp, std::os::unix::fs::PermissionsExt::from_mode(0o640))?;
+        fs::rename(&tmp, path)
+    })();
+    result.map_err(|source| {
+        let _ = fs::remove_file(&tmp);
+        ReportError::Write { path: path.to_path_buf(), source }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn taken_stamps_advance_one_second_until_both_names_are_free() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = 1_700_000_058; // crosses a minute boundary on the way
+        let stamp = |k| stamp::local_stamp(now + k);
+        // Second 0: both taken; 1: only details; 2: only result; 3: free.
+        for (k, kind) in [(0, "details"), (0, "result"), (1, "details"), (2, "result")] {
+            fs::write(dir.path().join(format!("accuracy_checking_{kind}_{}.csv", stamp(k))), b"taken").unwrap();
+        }
+        let (d, r) = free_names(dir.path(), now).unwrap();
+        assert_eq!(d, dir.path().join(format!("accuracy_checking_details_{}.csv", stamp(3))));
+        assert_eq!(r, dir.path().join(format!("accuracy_checking_result_{}.csv", stamp(3))));
+    }
+
+    #[test]
+    fn failed_write_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        // Renaming a file over a non-empty folder fails after the temporary is written.
+        let target = dir.path().join("taken");
+        fs::create_dir(&target).unwrap();
+        fs::write(target.join("x"), b"x").unwrap();
+        assert!(write_atomic(&target, b"data").is_err());
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}
