@@ -6,11 +6,13 @@
 //! [`op_generate`] module wires those stages for the command of that name;
 //! `main.rs` only parses arguments and maps errors to exit codes.
 
+pub mod calls;
 pub mod config;
 pub mod dump;
 pub mod manifest;
 pub mod model;
 pub mod op_generate;
 pub mod output;
+pub mod replay;
 pub mod render;
 pub mod select;

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use msprobe::config::{OpConfig, Propagation};
+use msprobe::config::{DataMode, OpConfig, Propagation};
 use msprobe::model::Framework;
 use msprobe::op_generate::{self, BatchOptions, BatchReport, Progress};
 use msprobe::select::{ApiSelector, Shard};
@@ -26,6 +26,14 @@ struct Cli {
 enum FrameworkArg {
     Pytorch,
     Mindspore,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DataModeArg {
+    #[value(name = "random_data")]
+    RandomData,
+    #[value(name = "real_data")]
+    RealData,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -64,6 +72,36 @@ enum Command {
         /// No progress output.
         #[arg(long, short = 'q')]
         quiet: bool,
+    },
+    /// Replay API calls natively (no Python) and write the accuracy CSVs.
+    Replay {
+        /// Path of config_op.json (api_name, data_mode, seed, thresholds).
+        #[arg(short = 'i', long = "config_input", visible_alias = "config-input")]
+        config_input: Option<PathBuf>,
+        /// Replay many APIs of this dump (all, or those --filter selects) and print them ranked, worst first.
+        #[arg(long, value_name = "DUMP")]
+        dump: Option<PathBuf>,
+        /// With --dump: the APIs whose Prefix.op.N matches this regex.
+        #[arg(long, value_name = "REGEX")]
+        filter: Option<String>,
+        /// With --dump: take shard I of N (0-based), e.g. 0/4.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<Shard>,
+        /// forward, backward, or both (default: the config's, or both with --dump).
+        #[arg(long, value_enum)]
+        propagation: Option<PropagationArg>,
+        /// Compare against an emulated device run even when the dump recorded the outputs.
+        #[arg(long)]
+        emulate: bool,
+        /// Overrides the config's data_mode.
+        #[arg(long, value_enum)]
+        data_mode: Option<DataModeArg>,
+        /// Where the CSVs go.
+        #[arg(long, default_value = "./op_result_output")]
+        output_dir: PathBuf,
+        /// Rows of the ranked table to print (0: all).
+        #[arg(long, default_value_t = 20)]
+        top: usize,
     },
 }
 
@@ -109,12 +147,114 @@ fn print_batch(report: &BatchReport, check: bool, quiet: bool) -> ExitCode {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let Command::OpGenerate { config_input, api_output_path, all, filter, propagation, check, shard, quiet } = cli.command;
     let framework = match cli.framework {
         Some(FrameworkArg::Pytorch) => Framework::PyTorch,
         Some(FrameworkArg::Mindspore) => Framework::MindSpore,
         None => return fail("-f/--framework is required (pytorch or mindspore)", 2),
     };
+    match cli.command {
+        Command::OpGenerate { config_input, api_output_path, all, filter, propagation, check, shard, quiet } => {
+            op_generate_cmd(framework, config_input, api_output_path, all, filter, propagation, check, shard, quiet)
+        }
+        Command::Replay { config_input, dump, filter, shard, propagation, emulate, data_mode, output_dir, top } => {
+            replay_cmd(framework, config_input, dump, filter, shard, propagation, emulate, data_mode, &output_dir, top)
+        }
+    }
+}
+
+fn parse_filter(filter: Option<&str>) -> Result<Option<regex::Regex>, ExitCode> {
+    filter.map(regex::Regex::new).transpose().map_err(|e| fail(format!("--filter: {e}"), 2))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn replay_cmd(
+    framework: Framework,
+    config_input: Option<PathBuf>,
+    dump: Option<PathBuf>,
+    filter: Option<String>,
+    shard: Option<Shard>,
+    propagation: Option<PropagationArg>,
+    emulate: bool,
+    data_mode: Option<DataModeArg>,
+    output_dir: &std::path::Path,
+    top: usize,
+) -> ExitCode {
+    let filter = match parse_filter(filter.as_deref()) {
+        Ok(f) => f,
+        Err(code) => return code,
+    };
+    let many = dump.is_some();
+    let mut config = match &config_input {
+        Some(path) => match OpConfig::load(path) {
+            Ok((c, _)) => c,
+            Err(e) => return fail(e, 3),
+        },
+        None if many => {
+            let mut obj = serde_json::Map::new();
+            let path = dump.clone().unwrap_or_default().to_string_lossy().into_owned();
+            obj.insert("dump_json_path".into(), serde_json::Value::String(path));
+            match OpConfig::from_object(&obj, std::path::Path::new("--dump"), std::path::Path::new("")) {
+                Ok((c, _)) => c,
+                Err(e) => return fail(e, 3),
+            }
+        }
+        None => return fail("replay needs -i config_op.json or --dump DUMP", 2),
+    };
+    if let Some(d) = dump {
+        config.dump_json_path = Some(d);
+    }
+    match data_mode {
+        Some(DataModeArg::RandomData) => config.data_mode = DataMode::RandomData,
+        Some(DataModeArg::RealData) => {
+            config.data_mode = DataMode::RealData;
+            config.iter_times = 1;
+        }
+        None => {}
+    }
+    let propagation = match propagation {
+        Some(PropagationArg::Forward) => Some(Propagation::Forward),
+        Some(PropagationArg::Backward) => Some(Propagation::Backward),
+        Some(PropagationArg::Both) => None,
+        None if many => None,
+        None => Some(config.propagation),
+    };
+    let opts = msprobe::replay::ReplayOptions { selector: ApiSelector { filter, shard }, propagation, emulate };
+    match msprobe::replay::run(framework, &config, many, &opts, output_dir) {
+        Ok(report) => {
+            let ranked = msprobe::replay::ranked(&report.rows.details);
+            let shown = if top == 0 { ranked.len() } else { top.min(ranked.len()) };
+            println!("{:<48} {:>20} {:>14} {:>6}  message", "output", "cosine", "max_abs_err", "status");
+            for r in &ranked[..shown] {
+                let num = |x: Option<f64>| x.map(runtime::pyfmt::repr).unwrap_or_else(|| "-".into());
+                println!("{:<48} {:>20} {:>14} {:>6}  {}", r.api_name, num(r.cosine), num(r.max_abs), r.status.as_str(), r.message);
+            }
+            if shown < ranked.len() {
+                println!("... {} more rows in the CSV", ranked.len() - shown);
+            }
+            let errors = report.rows.details.iter().filter(|r| r.status != runtime::compare::Status::Pass).count();
+            eprintln!("{} rows, {} error; wrote {} and {}", report.rows.details.len(), errors, report.files.1.display(), report.files.0.display());
+            if errors > 0 {
+                ExitCode::from(3)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(e) => fail(&e, e.exit_code() as u8),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn op_generate_cmd(
+    framework: Framework,
+    config_input: PathBuf,
+    api_output_path: PathBuf,
+    all: bool,
+    filter: Option<String>,
+    propagation: Option<PropagationArg>,
+    check: bool,
+    shard: Option<Shard>,
+    quiet: bool,
+) -> ExitCode {
     let batch = all || filter.is_some();
     if !batch && shard.is_some() {
         return fail("--shard needs --all or --filter", 2);
@@ -122,9 +262,9 @@ fn main() -> ExitCode {
     if !batch && matches!(propagation, Some(PropagationArg::Both)) {
         return fail("--propagation both needs --all or --filter", 2);
     }
-    let filter = match filter.as_deref().map(regex::Regex::new).transpose() {
+    let filter = match parse_filter(filter.as_deref()) {
         Ok(f) => f,
-        Err(e) => return fail(format!("--filter: {e}"), 2),
+        Err(code) => return code,
     };
     let (mut config, unknown) = match OpConfig::load(&config_input) {
         Ok(c) => c,

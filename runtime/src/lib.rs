@@ -1,17 +1,28 @@
-//! Native replay support for dumped API calls, without Python.
+//! Native replay of dumped API calls, without Python.
 //!
-//! - [`io`] reads the tensors msprobe dumps (`.pt` from PyTorch, `.npy` from
-//!   MindSpore) into framework-independent [`io::HostTensor`]s.
-//! - [`compare`] computes the accuracy metrics of a tested result against a
-//!   bench result (cosine similarity, max absolute and relative error,
-//!   NaN/Inf agreement) exactly as the generated Python scripts do.
-//! - [`report`] writes msprobe's `accuracy_checking_details_*.csv` and
-//!   `accuracy_checking_result_*.csv`, byte for byte like those scripts.
-//! - [`pyfmt`] formats floats the way Python prints them, for both.
+//! Data flows one way: a [`spec::Replay`] (what to replay) -> [`inputs`]
+//! (seeded random data or the dumped tensor files, via [`io`]) -> [`exec`]
+//! runs an [`ops`] table entry on the bench ([`ctx::Side::Bench`], f64) and
+//! on the emulated device (the dumped dtypes) with candle -> [`compare`]
+//! (metrics) -> [`report`] (msprobe's CSVs). [`replay::replay`] ties it up.
 //!
-//! The op table and the candle execution come later.
+//! - [`io`] reads the tensors msprobe dumps (`.pt`, `.npy`).
+//! - [`ops`] is the op table: one entry per API name, PyTorch semantics.
+//! - [`compare`] computes cosine, max absolute and relative error.
+//! - [`report`] writes the CSVs byte for byte like the Python scripts;
+//!   [`pyfmt`] formats floats the way Python prints them.
 
+pub mod bind;
 pub mod compare;
+pub mod ctx;
+pub mod dtype;
+pub mod error;
+pub mod exec;
+pub mod inputs;
 pub mod io;
+pub mod ops;
 pub mod pyfmt;
+pub mod replay;
 pub mod report;
+pub mod spec;
+pub mod value;

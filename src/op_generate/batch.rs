@@ -6,7 +6,6 @@
 //! from their byte ranges. Memory is bounded by the index and the entries in
 //! flight, never by the dump. Every write is atomic; `--check` writes nothing.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -15,6 +14,7 @@ use rayon::prelude::*;
 
 use super::{Error, Source};
 use crate::config::{OpConfig, Propagation};
+use crate::calls::groups;
 use crate::dump::{self, EntryLoc};
 use crate::manifest::{self, Manifest, ManifestEntry};
 use crate::model::{ApiName, Direction, Framework};
@@ -75,35 +75,6 @@ struct Job<'a> {
     direction: Direction,
     forward: &'a EntryLoc,
     backward: Option<&'a EntryLoc>,
-}
-
-struct Group {
-    name: ApiName,
-    forward: Option<EntryLoc>,
-    backward: Option<EntryLoc>,
-}
-
-/// Indexes `file` and pairs the selected entries by API name, in file order.
-fn groups(file: &Path, framework: Framework, selector: &ApiSelector) -> Result<(dump::DumpHeader, Vec<Group>), Error> {
-    let mut want = |key: &str| match ApiName::parse_key(key) {
-        Ok((name, _)) => framework.accepts(name.prefix) && selector.matches(&name),
-        Err(_) => false,
-    };
-    let index = dump::index(file, &mut want)?;
-    let mut order: HashMap<String, usize> = HashMap::new();
-    let mut groups: Vec<Group> = vec![];
-    for loc in index.entries {
-        let (name, direction) = ApiName::parse_key(&loc.key).expect("the index only keeps parseable keys");
-        let slot = *order.entry(name.to_string()).or_insert_with(|| {
-            groups.push(Group { name, forward: None, backward: None });
-            groups.len() - 1
-        });
-        match direction {
-            Direction::Forward => groups[slot].forward = Some(loc),
-            Direction::Backward => groups[slot].backward = Some(loc),
-        }
-    }
-    Ok((index.header, groups))
 }
 
 struct Reporter {

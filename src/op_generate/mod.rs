@@ -66,7 +66,7 @@ impl Error {
 }
 
 /// Checks that the dump was made by the framework given with `-f`.
-fn check_framework(file: &Path, header: &DumpHeader, requested: Framework) -> Result<(), Error> {
+pub(crate) fn check_framework(file: &Path, header: &DumpHeader, requested: Framework) -> Result<(), Error> {
     let message = match header.framework.as_deref() {
         None => return Ok(()),
         Some(f) if f == requested.as_str() => return Ok(()),

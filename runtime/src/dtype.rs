@@ -1,0 +1,212 @@
+//! Torch dtypes as the runtime tracks them. Every tensor is *stored* in the
+//! run's compute precision (f64 for the bench, f32 for the emulated device);
+//! the logical [`TDType`] decides rounding, integer semantics and promotion.
+
+use candle_core::DType;
+
+/// A torch dtype (MindSpore names map onto the same set).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TDType {
+    /// torch.bool
+    Bool,
+    /// torch.uint8
+    U8,
+    /// torch.int8
+    I8,
+    /// torch.int16
+    I16,
+    /// torch.int32
+    I32,
+    /// torch.int64
+    I64,
+    /// torch.uint16
+    U16,
+    /// torch.uint32
+    U32,
+    /// torch.uint64
+    U64,
+    /// torch.float16
+    F16,
+    /// torch.bfloat16
+    BF16,
+    /// torch.float32
+    F32,
+    /// torch.float64
+    F64,
+}
+
+/// Promotion category: bool < integer < floating.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Category {
+    /// bool
+    Bool,
+    /// any integer
+    Int,
+    /// any float
+    Float,
+}
+
+const NAMES: &[(&str, TDType)] = &[
+    ("bool", TDType::Bool),
+    ("uint8", TDType::U8),
+    ("int8", TDType::I8),
+    ("int16", TDType::I16),
+    ("short", TDType::I16),
+    ("int32", TDType::I32),
+    ("int", TDType::I32),
+    ("int64", TDType::I64),
+    ("long", TDType::I64),
+    ("uint16", TDType::U16),
+    ("uint32", TDType::U32),
+    ("uint64", TDType::U64),
+    ("float16", TDType::F16),
+    ("half", TDType::F16),
+    ("bfloat16", TDType::BF16),
+    ("float32", TDType::F32),
+    ("float", TDType::F32),
+    ("float64", TDType::F64),
+    ("double", TDType::F64),
+];
+
+impl TDType {
+    /// Parses `torch.float32`, `float32`, `Float32`, `BFloat16`, `Int64`, ...
+    pub fn parse(s: &str) -> Option<TDType> {
+        let s = s.strip_prefix("torch.").unwrap_or(s);
+        let lower = s.to_ascii_lowercase();
+        NAMES.iter().find(|(n, _)| *n == lower).map(|&(_, d)| d)
+    }
+
+    /// The canonical torch name without `torch.`.
+    pub fn name(self) -> &'static str {
+        NAMES.iter().find(|(_, d)| *d == self).map(|(n, _)| *n).unwrap_or("?")
+    }
+
+    /// MindSpore's spelling (`Float32`), used in reports of MindSpore dumps.
+    pub fn mindspore_name(self) -> &'static str {
+        match self {
+            TDType::Bool => "Bool",
+            TDType::U8 => "UInt8",
+            TDType::I8 => "Int8",
+            TDType::I16 => "Int16",
+            TDType::I32 => "Int32",
+            TDType::I64 => "Int64",
+            TDType::U16 => "UInt16",
+            TDType::U32 => "UInt32",
+            TDType::U64 => "UInt64",
+            TDType::F16 => "Float16",
+            TDType::BF16 => "BFloat16",
+            TDType::F32 => "Float32",
+            TDType::F64 => "Float64",
+        }
+    }
+
+    /// bool / int / float.
+    pub fn category(self) -> Category {
+        match self {
+            TDType::Bool => Category::Bool,
+            TDType::F16 | TDType::BF16 | TDType::F32 | TDType::F64 => Category::Float,
+            _ => Category::Int,
+        }
+    }
+
+    /// True for floating dtypes.
+    pub fn is_float(self) -> bool {
+        self.category() == Category::Float
+    }
+
+    /// The candle dtype that rounds values to this dtype on the way through,
+    /// or `None` when the compute precision already holds every value.
+    pub fn rounding(self) -> Option<DType> {
+        match self {
+            TDType::F16 => Some(DType::F16),
+            TDType::BF16 => Some(DType::BF16),
+            TDType::F32 => Some(DType::F32),
+            _ => None,
+        }
+    }
+
+    /// Bits of the type, to order dtypes within a category.
+    pub fn bits(self) -> u32 {
+        match self {
+            TDType::Bool | TDType::U8 | TDType::I8 => 8,
+            TDType::I16 | TDType::U16 | TDType::F16 | TDType::BF16 => 16,
+            TDType::I32 | TDType::U32 | TDType::F32 => 32,
+            TDType::I64 | TDType::U64 | TDType::F64 => 64,
+        }
+    }
+
+    /// torch.promote_types for two dtypes.
+    pub fn promote(a: TDType, b: TDType) -> TDType {
+        use TDType::*;
+        if a == b {
+            return a;
+        }
+        match (a.category(), b.category()) {
+            (x, y) if x != y => {
+                if x > y {
+                    a
+                } else {
+                    b
+                }
+            }
+            (Category::Float, _) => match (a, b) {
+                (F16, BF16) | (BF16, F16) => F32,
+                _ => {
+                    if a.bits() >= b.bits() {
+                        a
+                    } else {
+                        b
+                    }
+                }
+            },
+            _ => {
+                // Integers: unsigned with signed widens to a signed type that holds both.
+                let signed = |d: TDType| matches!(d, I8 | I16 | I32 | I64);
+                match (signed(a), signed(b)) {
+                    (true, true) | (false, false) => {
+                        if a.bits() >= b.bits() {
+                            a
+                        } else {
+                            b
+                        }
+                    }
+                    _ => {
+                        let (s, u) = if signed(a) { (a, b) } else { (b, a) };
+                        if s.bits() > u.bits() {
+                            s
+                        } else {
+                            match u.bits() {
+                                8 => I16,
+                                16 => I32,
+                                _ => I64,
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_both_spellings() {
+        assert_eq!(TDType::parse("torch.half"), Some(TDType::F16));
+        assert_eq!(TDType::parse("BFloat16"), Some(TDType::BF16));
+        assert_eq!(TDType::parse("Int64"), Some(TDType::I64));
+        assert_eq!(TDType::parse("complex64"), None);
+    }
+
+    #[test]
+    fn promotes_like_torch() {
+        use TDType::*;
+        assert_eq!(TDType::promote(F16, BF16), F32);
+        assert_eq!(TDType::promote(I64, F16), F16);
+        assert_eq!(TDType::promote(U8, I8), I16);
+        assert_eq!(TDType::promote(Bool, I32), I32);
+        assert_eq!(TDType::promote(F32, F64), F64);
+    }
+}

@@ -1,0 +1,121 @@
+//! Running one op-table entry on one side: forward, and backward through
+//! candle's autograd with the dumped gradient injected as `Σ out·g`.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use candle_core::{Tensor, Var};
+
+use crate::bind::bind;
+use crate::ctx::Ctx;
+use crate::error::{Error, Result};
+use crate::ops::Op;
+use crate::value::{Value, T};
+
+/// What one side computed.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Forward outputs, flattened (lists of results become separate outputs).
+    pub outputs: Vec<Value>,
+    /// Gradients w.r.t. the differentiated inputs, in input order.
+    pub grads: Option<Vec<T>>,
+}
+
+fn flatten(values: Vec<Value>, out: &mut Vec<Value>) {
+    for v in values {
+        match v {
+            Value::List(items) => flatten(items, out),
+            v => out.push(v),
+        }
+    }
+}
+
+fn guarded<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+            Err(Error::Panic(msg))
+        }
+    }
+}
+
+/// Runs `op` as `api` on `ctx`'s side. `differentiate[i]` marks which
+/// top-level inputs (positional, then keyword) get gradients; with
+/// `grad_outputs` (one per output, `None` where none was dumped) the
+/// backward runs too.
+pub fn run(
+    op: &Op,
+    api: &str,
+    mut args: Vec<Value>,
+    mut kwargs: Vec<(String, Value)>,
+    differentiate: &[bool],
+    grad_outputs: Option<&[Option<T>]>,
+    ctx: &Ctx,
+) -> Result<Outcome> {
+    guarded(|| {
+        let mut vars: Vec<(Var, crate::dtype::TDType)> = vec![];
+        if grad_outputs.is_some() {
+            if !op.backward {
+                return Err(Error::Unsupported(format!("{api} has no backward in the runtime (an in-place or non-differentiable op)")));
+            }
+            let slots = args.iter_mut().chain(kwargs.iter_mut().map(|(_, v)| v));
+            for (slot, &wanted) in slots.zip(differentiate.iter().chain(std::iter::repeat(&false))) {
+                if let (Value::Tensor(t), true) = (slot, wanted) {
+                    if t.dtype.is_float() {
+                        let var = Var::from_tensor(&t.t)?;
+                        t.t = var.as_tensor().clone();
+                        vars.push((var, t.dtype));
+                    }
+                }
+            }
+            if vars.is_empty() {
+                return Err(Error::Arg("backward: no floating-point input to differentiate".into()));
+            }
+        }
+        let bound = bind(api, op.sig, args, kwargs)?;
+        let mut outputs = vec![];
+        flatten((op.forward)(ctx, &bound)?, &mut outputs);
+        let Some(grads) = grad_outputs else {
+            return Ok(Outcome { outputs, grads: None });
+        };
+        let mut loss: Option<Tensor> = None;
+        for (out, g) in outputs.iter().zip(grads) {
+            let (Value::Tensor(o), Some(g)) = (out, g) else { continue };
+            if !o.dtype.is_float() {
+                continue;
+            }
+            let g = if g.dims() == o.dims() {
+                g.t.clone()
+            } else if g.t.elem_count() == o.t.elem_count() {
+                g.t.reshape(o.dims())?
+            } else {
+                return Err(Error::Arg(format!("backward: dumped gradient of shape {:?} for an output of shape {:?}", g.dims(), o.dims())));
+            };
+            let term = (&o.t * g.to_dtype(o.t.dtype())?)?.sum_all()?;
+            loss = Some(match loss {
+                Some(l) => (l + term)?,
+                None => term,
+            });
+        }
+        let loss = loss.ok_or_else(|| Error::Arg("backward: no floating-point output has a dumped gradient".into()))?;
+        let store = loss.backward()?;
+        let grads = vars
+            .iter()
+            .map(|(var, dtype)| {
+                let g = match store.get(var.as_tensor()) {
+                    Some(g) => g.clone(),
+                    None => var.as_tensor().zeros_like()?,
+                };
+                ctx.out(g, *dtype)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Outcome { outputs: outputs.into_iter().map(detach).collect(), grads: Some(grads) })
+    })
+}
+
+fn detach(v: Value) -> Value {
+    match v {
+        Value::Tensor(t) => Value::Tensor(T { t: t.t.detach(), dtype: t.dtype }),
+        v => v,
+    }
+}

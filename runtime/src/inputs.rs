@@ -1,0 +1,163 @@
+//! Turning specs into values: seeded random data from the dumped range, or
+//! the dumped tensor files, rounded to the dumped dtype for both sides.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::ctx::Ctx;
+use crate::dtype::{Category, TDType};
+use crate::error::{Error, Result};
+use crate::io::{read_tensor, HostData};
+use crate::spec::{DataMode, Spec, TensorSpec};
+use crate::value::{Value, T};
+
+/// A tensor's values as f64, shared by both sides.
+#[derive(Debug, Clone)]
+pub struct Master {
+    /// Row-major values.
+    pub values: Vec<f64>,
+    /// Shape.
+    pub shape: Vec<usize>,
+    /// Logical dtype.
+    pub dtype: TDType,
+}
+
+fn int_range(d: TDType) -> (f64, f64) {
+    match d {
+        TDType::U8 => (0.0, 255.0),
+        TDType::I8 => (-128.0, 127.0),
+        TDType::I16 => (-32768.0, 32767.0),
+        TDType::U16 => (0.0, 65535.0),
+        TDType::I32 => (-2147483648.0, 2147483647.0),
+        TDType::U32 => (0.0, 4294967295.0),
+        _ => (-9.007e15, 9.007e15),
+    }
+}
+
+/// Uniform values in the dumped [Min, Max] with Min and Max placed first and
+/// last; non-finite statistics put that value into the tensor (an infinite
+/// Max last, an infinite Min first, a NaN in the middle), as the Python
+/// scripts do. `stream` is (seed, iteration, ordinal): every tensor and
+/// iteration gets its own reproducible stream.
+pub fn random_values(spec: &TensorSpec, stream: (u64, u64, u64)) -> Vec<f64> {
+    let n: usize = spec.shape.iter().product();
+    let mut rng = ChaCha8Rng::seed_from_u64(stream.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ stream.1.wrapping_mul(0xC2B2_AE3D_27D4_EB4F) ^ stream.2);
+    if spec.dtype == TDType::Bool {
+        return match (spec.low, spec.high) {
+            (_, Some(h)) if h == 0.0 => vec![0.0; n],
+            (Some(l), _) if l == 1.0 => vec![1.0; n],
+            _ => (0..n).map(|_| rng.random_range(0..2) as f64).collect(),
+        };
+    }
+    let is_int = spec.dtype.category() == Category::Int;
+    let (mut low, mut high) = match (spec.low, spec.high) {
+        (Some(l), Some(h)) => (l, h),
+        _ => (if is_int { 0.0 } else { -1.0 }, 1.0),
+    };
+    let mut specials: Vec<(usize, f64)> = vec![];
+    if low.is_nan() || high.is_nan() {
+        specials.push((n / 2, f64::NAN));
+        (low, high) = (-1.0, 1.0);
+    }
+    if high.is_infinite() {
+        specials.push((n.saturating_sub(1), high));
+        high = if low.is_finite() { low.abs() } else { 1.0 };
+    }
+    if low.is_infinite() {
+        specials.push((0, low));
+        low = -high.abs();
+    }
+    if low > high {
+        std::mem::swap(&mut low, &mut high);
+    }
+    let mut values: Vec<f64> = if is_int {
+        let (lo_lim, hi_lim) = int_range(spec.dtype);
+        let (lo, hi) = (low.ceil().max(lo_lim), high.floor().min(hi_lim));
+        let (lo, hi) = if lo > hi { (lo.min(hi_lim), lo.min(hi_lim)) } else { (lo, hi) };
+        low = lo;
+        high = hi;
+        (0..n).map(|_| (lo + (rng.random::<f64>() * (hi - lo + 1.0)).floor()).min(hi)).collect()
+    } else {
+        let (mid, half) = (low / 2.0 + high / 2.0, high / 2.0 - low / 2.0);
+        (0..n).map(|_| mid + half * (2.0 * rng.random::<f64>() - 1.0)).collect()
+    };
+    if n > 0 {
+        values[0] = low;
+        values[n - 1] = high;
+        for (i, v) in specials {
+            values[i] = v;
+        }
+    }
+    values
+}
+
+/// The values of one tensor spec.
+pub fn master(spec: &TensorSpec, mode: DataMode, stream: (u64, u64, u64)) -> Result<Master> {
+    let values = match mode {
+        DataMode::Random => random_values(spec, stream),
+        DataMode::Real => {
+            let path = spec.data.as_ref().ok_or_else(|| Error::Arg("real data: this tensor has no data file in the dump".into()))?;
+            let host = read_tensor(path)?;
+            if host.shape != spec.shape {
+                return Err(Error::Arg(format!("{}: shape {:?} differs from the dumped {:?}", path.display(), host.shape, spec.shape)));
+            }
+            match host.data {
+                HostData::F64(v) => v,
+                HostData::I64(v) => v.into_iter().map(|x| x as f64).collect(),
+                HostData::U64(v) => v.into_iter().map(|x| x as f64).collect(),
+                HostData::Bool(v) => v.into_iter().map(|x| x as u8 as f64).collect(),
+            }
+        }
+    };
+    Ok(Master { values, shape: spec.shape.clone(), dtype: spec.dtype })
+}
+
+/// Spec trees with their tensors realized once (shared by both sides).
+#[derive(Debug, Clone)]
+pub enum Realized {
+    /// A tensor's values.
+    Tensor(Master, Option<bool>),
+    /// Anything else, as a value.
+    Value(Value),
+    /// A list.
+    List(Vec<Realized>),
+}
+
+/// Realizes every tensor of `spec`; `ordinal` numbers tensors across the call.
+pub fn realize(spec: &Spec, mode: DataMode, seed: u64, iteration: u64, ordinal: &mut u64) -> Result<Realized> {
+    Ok(match spec {
+        Spec::Tensor(t) => {
+            *ordinal += 1;
+            Realized::Tensor(master(t, mode, (seed, iteration, *ordinal))?, t.requires_grad)
+        }
+        Spec::List(items) => Realized::List(items.iter().map(|s| realize(s, mode, seed, iteration, ordinal)).collect::<Result<_>>()?),
+        Spec::Int(i) => Realized::Value(Value::Int(*i)),
+        Spec::Float(x) => Realized::Value(Value::Float(*x)),
+        Spec::Bool(b) => Realized::Value(Value::Bool(*b)),
+        Spec::Str(s) => Realized::Value(Value::Str(s.clone())),
+        Spec::DType(d) => Realized::Value(Value::DType(*d)),
+        Spec::Slice(a, b, c) => Realized::Value(Value::Slice(*a, *b, *c)),
+        Spec::Ellipsis => Realized::Value(Value::Ellipsis),
+        Spec::None => Realized::Value(Value::None),
+    })
+}
+
+impl Realized {
+    /// The value for one side: tensors built in that side's precision.
+    pub fn on(&self, ctx: &Ctx) -> Result<Value> {
+        Ok(match self {
+            Realized::Tensor(m, _) => Value::Tensor(T::from_f64(m.values.clone(), &m.shape, m.dtype, ctx.compute)?),
+            Realized::Value(v) => v.clone(),
+            Realized::List(items) => Value::List(items.iter().map(|r| r.on(ctx)).collect::<Result<_>>()?),
+        })
+    }
+
+    /// The widest float dtype among the tensors here.
+    pub fn widest_float(&self) -> Option<TDType> {
+        match self {
+            Realized::Tensor(m, _) if m.dtype.is_float() => Some(m.dtype),
+            Realized::List(items) => items.iter().filter_map(Realized::widest_float).max_by_key(|d| d.bits()),
+            _ => None,
+        }
+    }
+}

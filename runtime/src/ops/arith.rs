@@ -1,0 +1,259 @@
+//! Elementwise arithmetic, including the in-place optimizer ops (replayed as
+//! their out-of-place result, in the dtype of `self`).
+
+use candle_core::Tensor;
+
+use super::{Op, Standard};
+use crate::bind::Bound;
+use crate::ctx::{broadcast2, operand, result_type, Ctx};
+use crate::dtype::{Category, TDType};
+use crate::error::{Error, Result};
+use crate::value::{Value, T};
+
+fn one(t: T) -> Result<Vec<Value>> {
+    Ok(vec![Value::Tensor(t)])
+}
+
+/// `a (op) b` with promotion and broadcasting; `dtype` overrides the result type.
+fn binary(ctx: &Ctx, a: &Value, b: &Value, f: impl Fn(&Tensor, &Tensor) -> candle_core::Result<Tensor>, dtype: Option<TDType>) -> Result<T> {
+    let dtype = match dtype {
+        Some(d) => d,
+        None => result_type(&[a, b])?,
+    };
+    let (x, y) = broadcast2(&operand(ctx, a)?, &operand(ctx, b)?)?;
+    ctx.out(f(&x, &y)?, dtype)
+}
+
+/// The float dtype of a result that must be floating (int inputs -> float32).
+fn float_of(d: TDType) -> TDType {
+    if d.is_float() {
+        d
+    } else {
+        TDType::F32
+    }
+}
+
+fn add(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let alpha = b.float("alpha")?;
+    one(binary(ctx, b.value("input"), b.value("other"), |x, y| if alpha == 1.0 { x + y } else { x + (y * alpha)? }, None)?)
+}
+
+fn sub(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let alpha = b.float("alpha")?;
+    one(binary(ctx, b.value("input"), b.value("other"), |x, y| if alpha == 1.0 { x - y } else { x - (y * alpha)? }, None)?)
+}
+
+fn rsub(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    one(binary(ctx, b.value("other"), b.value("input"), |x, y| x - y, None)?)
+}
+
+fn mul(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    one(binary(ctx, b.value("input"), b.value("other"), |x, y| x * y, None)?)
+}
+
+fn div_values(ctx: &Ctx, num: &Value, den: &Value, mode: Option<&str>) -> Result<T> {
+    let promoted = result_type(&[num, den])?;
+    match mode {
+        None => binary(ctx, num, den, |x, y| x / y, Some(float_of(promoted))),
+        Some(m @ ("trunc" | "floor")) => {
+            let q = binary(ctx, num, den, |x, y| x / y, Some(promoted))?;
+            let t = if m == "floor" { q.t.floor()? } else { q.t.ge(0.0)?.where_cond(&q.t.floor()?, &q.t.ceil()?)? };
+            ctx.out(t, promoted)
+        }
+        Some(m) => Err(Error::Arg(format!("div: rounding_mode must be None, 'trunc' or 'floor', got {m:?}"))),
+    }
+}
+
+fn div(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let mode = if b.is_none("rounding_mode") { None } else { Some(b.str("rounding_mode")?) };
+    one(div_values(ctx, b.value("input"), b.value("other"), mode)?)
+}
+
+fn rdiv(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    one(div_values(ctx, b.value("other"), b.value("input"), None)?)
+}
+
+fn neg(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    one(ctx.out(x.t.neg()?, x.dtype)?)
+}
+
+fn square(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let dtype = if x.dtype == TDType::Bool { TDType::I64 } else { x.dtype };
+    one(ctx.out(x.t.sqr()?, dtype)?)
+}
+
+/// pow with torch's sign rules: a negative base with an integral exponent
+/// is fine (candle's `exp(b ln a)` would give NaN).
+fn pow(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (base, exp) = (b.value("input"), b.value("exponent"));
+    let dtype = result_type(&[base, exp])?;
+    if let Some(e) = exp.as_f64() {
+        let x = base.tensor("input")?;
+        let t = match e {
+            e if e == 2.0 => x.t.sqr()?,
+            e if e == 1.0 => x.t.clone(),
+            e if e == 0.0 => x.t.ones_like()?,
+            e if e == 0.5 => x.t.sqrt()?,
+            e => x.t.powf(e)?,
+        };
+        return one(ctx.out(t, dtype)?);
+    }
+    let (a, e) = broadcast2(&operand(ctx, base)?, &operand(ctx, exp)?)?;
+    let magnitude = (e.clone() * a.abs()?.log()?)?.exp()?;
+    let integral = e.eq(&e.round()?)?;
+    let odd = (e.clone() - ((e.clone() * 0.5)?.floor()? * 2.0)?)?.ne(0.0)?;
+    let negative = a.lt(0.0)?;
+    let nan = ctx.full(a.dims(), f64::NAN)?;
+    let signed = odd.where_cond(&magnitude.neg()?, &magnitude)?;
+    let neg_case = integral.where_cond(&signed, &nan)?;
+    one(ctx.out(negative.where_cond(&neg_case, &magnitude)?, dtype)?)
+}
+
+fn unary_float(ctx: &Ctx, b: &Bound, f: impl Fn(&Tensor) -> candle_core::Result<Tensor>) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    one(ctx.out(f(&x.t)?, float_of(x.dtype))?)
+}
+
+fn sqrt(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    unary_float(ctx, b, |t| t.sqrt())
+}
+
+fn rsqrt(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    unary_float(ctx, b, |t| t.sqrt()?.recip())
+}
+
+fn reciprocal(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    unary_float(ctx, b, |t| t.recip())
+}
+
+/// clamp with scalar or tensor bounds; the gradient reaches `input` where it
+/// lies within [min, max], bounds included.
+fn clamp(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let (lo, hi) = (b.value("min"), b.value("max"));
+    if matches!((lo, hi), (Value::None, Value::None)) {
+        return Err(Error::Arg("clamp: at least one of min and max must be given".into()));
+    }
+    let mut operands: Vec<&Value> = vec![b.value("input")];
+    operands.extend([lo, hi].into_iter().filter(|v| !matches!(v, Value::None)));
+    let dtype = result_type(&operands)?;
+    let mut t = x.t.clone();
+    if !matches!(lo, Value::None) {
+        let (v, m) = broadcast2(&t, &operand(ctx, lo)?)?;
+        t = v.lt(&m)?.where_cond(&m, &v)?;
+    }
+    if !matches!(hi, Value::None) {
+        let (v, m) = broadcast2(&t, &operand(ctx, hi)?)?;
+        t = v.gt(&m)?.where_cond(&m, &v)?;
+    }
+    one(ctx.out(t, dtype)?)
+}
+
+/// In-place ops keep the dtype of `self`.
+fn inplace(ctx: &Ctx, b: &Bound, f: impl Fn(&Ctx, &Bound) -> Result<Vec<Value>>) -> Result<Vec<Value>> {
+    let dtype = b.tensor("input")?.dtype;
+    let out = f(ctx, b)?;
+    match out.into_iter().next() {
+        Some(Value::Tensor(t)) if t.dtype.category() > dtype.category() => {
+            Err(Error::Arg(format!("result type {} can't be cast to the in-place output type {}", t.dtype.name(), dtype.name())))
+        }
+        Some(Value::Tensor(t)) => one(ctx.cast(&t, dtype)?),
+        _ => Err(Error::Arg("in-place op produced no tensor".into())),
+    }
+}
+
+fn addcmul(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let value = b.float("value")?;
+    let prod = binary(ctx, b.value("tensor1"), b.value("tensor2"), |x, y| x * y, None)?;
+    one(binary(ctx, b.value("input"), &Value::Tensor(prod), |x, y| x + (y * value)?, None)?)
+}
+
+fn addcdiv(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let value = b.float("value")?;
+    let q = binary(ctx, b.value("tensor1"), b.value("tensor2"), |x, y| x / y, None)?;
+    one(binary(ctx, b.value("input"), &Value::Tensor(q), |x, y| x + (y * value)?, None)?)
+}
+
+fn lerp(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let d = binary(ctx, b.value("end"), b.value("input"), |e, s| e - s, None)?;
+    let step = binary(ctx, &Value::Tensor(d), b.value("weight"), |x, w| x * w, None)?;
+    one(binary(ctx, b.value("input"), &Value::Tensor(step), |x, y| x + y, None)?)
+}
+
+fn check_float_category(b: &Bound) -> Result<()> {
+    if b.tensor("input")?.dtype.category() != Category::Float {
+        return Err(Error::Unsupported("this in-place op needs a floating tensor".into()));
+    }
+    Ok(())
+}
+
+/// The arithmetic entries.
+pub static OPS: &[Op] = &[
+    Op { names: &["Torch.add", "Tensor.add", "Tensor.__add__", "Tensor.__radd__", "Mint.add"], sig: "input, other, *, alpha=1", forward: add, backward: true, standard: Standard::Accuracy, random: false },
+    Op {
+        names: &["Tensor.add_", "Tensor.__iadd__"],
+        sig: "input, other, *, alpha=1",
+        forward: |c, b| inplace(c, b, add),
+        backward: false,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op { names: &["Torch.sub", "Tensor.sub", "Tensor.__sub__", "Mint.sub"], sig: "input, other, *, alpha=1", forward: sub, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Tensor.__rsub__"], sig: "input, other", forward: rsub, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.mul", "Tensor.mul", "Tensor.__mul__", "Tensor.__rmul__", "Mint.mul"], sig: "input, other", forward: mul, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Tensor.mul_", "Tensor.__imul__"], sig: "input, other", forward: |c, b| inplace(c, b, mul), backward: false, standard: Standard::Accuracy, random: false },
+    Op {
+        names: &["Torch.div", "Tensor.div", "Tensor.__truediv__", "Mint.div", "Torch.true_divide"],
+        sig: "input, other, *, rounding_mode=None",
+        forward: div,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op { names: &["Tensor.__rtruediv__"], sig: "input, other", forward: rdiv, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.neg", "Tensor.neg", "Tensor.__neg__", "Mint.neg"], sig: "input", forward: neg, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.square", "Tensor.square", "Mint.square"], sig: "input", forward: square, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.pow", "Tensor.pow", "Tensor.__pow__", "Mint.pow"], sig: "input, exponent", forward: pow, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.sqrt", "Tensor.sqrt", "Mint.sqrt"], sig: "input", forward: sqrt, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.rsqrt", "Tensor.rsqrt", "Mint.rsqrt"], sig: "input", forward: rsqrt, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.reciprocal", "Tensor.reciprocal", "Mint.reciprocal"], sig: "input", forward: reciprocal, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.clamp", "Tensor.clamp", "Mint.clamp", "Torch.clip"], sig: "input, min=None, max=None", forward: clamp, backward: true, standard: Standard::Accuracy, random: false },
+    Op {
+        names: &["Tensor.addcmul_"],
+        sig: "input, tensor1, tensor2, *, value=1",
+        forward: |c, b| {
+            check_float_category(b)?;
+            inplace(c, b, addcmul)
+        },
+        backward: false,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["Tensor.addcdiv_"],
+        sig: "input, tensor1, tensor2, *, value=1",
+        forward: |c, b| {
+            check_float_category(b)?;
+            inplace(c, b, addcdiv)
+        },
+        backward: false,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["Tensor.lerp_"],
+        sig: "input, end, weight",
+        forward: |c, b| {
+            check_float_category(b)?;
+            inplace(c, b, lerp)
+        },
+        backward: false,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op { names: &["Torch.addcmul", "Tensor.addcmul"], sig: "input, tensor1, tensor2, *, value=1", forward: addcmul, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.addcdiv", "Tensor.addcdiv"], sig: "input, tensor1, tensor2, *, value=1", forward: addcdiv, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.lerp", "Tensor.lerp"], sig: "input, end, weight", forward: lerp, backward: true, standard: Standard::Accuracy, random: false },
+];

@@ -1,0 +1,102 @@
+//! Factories and casts.
+
+use super::{Op, Standard};
+use crate::bind::Bound;
+use crate::ctx::Ctx;
+use crate::dtype::TDType;
+use crate::error::{Error, Result};
+use crate::value::{Value, T};
+
+fn one(t: T) -> Result<Vec<Value>> {
+    Ok(vec![Value::Tensor(t)])
+}
+
+fn arange(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (a, e) = (b.value("start"), b.value("end"));
+    let (start, end) = match e {
+        Value::None => (0.0, b.float("start")?),
+        _ => (b.float("start")?, b.float("end")?),
+    };
+    let step = b.float("step")?;
+    if step == 0.0 {
+        return Err(Error::Arg("arange: step must be nonzero".into()));
+    }
+    let n = ((end - start) / step).ceil().max(0.0) as usize;
+    let all_int = [a, e, b.value("step")].iter().all(|v| matches!(v, Value::Int(_) | Value::None));
+    let dtype = b.opt_dtype("dtype")?.unwrap_or(if all_int { TDType::I64 } else { TDType::F32 });
+    let values: Vec<f64> = (0..n).map(|i| start + i as f64 * step).collect();
+    one(T::from_f64(values, &[n], dtype, ctx.compute)?)
+}
+
+fn filled_like(ctx: &Ctx, b: &Bound, v: f64) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let dtype = b.opt_dtype("dtype")?.unwrap_or(x.dtype);
+    one(ctx.out(ctx.full(x.dims(), v)?, dtype)?)
+}
+
+fn filled(ctx: &Ctx, b: &Bound, v: f64) -> Result<Vec<Value>> {
+    let shape: Vec<usize> = b.ints("size")?.iter().map(|&d| d.max(0) as usize).collect();
+    let dtype = b.opt_dtype("dtype")?.unwrap_or(TDType::F32);
+    one(ctx.out(ctx.full(&shape, v)?, dtype)?)
+}
+
+/// `Tensor.to(...)`: only the dtype part matters for replay (device and
+/// memory-format arguments are accepted and ignored).
+fn to(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let mut dtype = b.opt_dtype("dtype")?;
+    if let Value::List(rest) = b.value("args") {
+        for v in rest {
+            match v {
+                Value::DType(d) => dtype = Some(*d),
+                Value::Tensor(other) => dtype = Some(other.dtype),
+                _ => {}
+            }
+        }
+    }
+    match dtype {
+        Some(d) => one(ctx.cast(x, d)?),
+        None => one(x.clone()),
+    }
+}
+
+fn cast_to(ctx: &Ctx, b: &Bound, d: TDType) -> Result<Vec<Value>> {
+    one(ctx.cast(b.tensor("input")?, d)?)
+}
+
+fn type_as(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let other = b.tensor("other")?;
+    one(ctx.cast(b.tensor("input")?, other.dtype)?)
+}
+
+/// The factory and cast entries.
+pub static OPS: &[Op] = &[
+    Op { names: &["Torch.arange", "Mint.arange"], sig: "start, end=None, step=1, *, dtype=None, layout=None, device=None, requires_grad=False", forward: arange, backward: false, standard: Standard::Exact, random: false },
+    Op {
+        names: &["Torch.ones_like", "Mint.ones_like"],
+        sig: "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None",
+        forward: |c, b| filled_like(c, b, 1.0),
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+    },
+    Op {
+        names: &["Torch.zeros_like", "Mint.zeros_like"],
+        sig: "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None",
+        forward: |c, b| filled_like(c, b, 0.0),
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+    },
+    Op { names: &["Mint.ones", "Torch.ones"], sig: "*size, dtype=None", forward: |c, b| filled(c, b, 1.0), backward: false, standard: Standard::Exact, random: false },
+    Op { names: &["Mint.zeros", "Torch.zeros"], sig: "*size, dtype=None", forward: |c, b| filled(c, b, 0.0), backward: false, standard: Standard::Exact, random: false },
+    Op { names: &["Tensor.to"], sig: "input, *args, dtype=None, non_blocking=False, copy=False, memory_format=None, device=None", forward: to, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Tensor.float"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::F32), backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Tensor.half"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::F16), backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Tensor.bfloat16"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::BF16), backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Tensor.double"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::F64), backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Tensor.long"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::I64), backward: false, standard: Standard::Exact, random: false },
+    Op { names: &["Tensor.int"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::I32), backward: false, standard: Standard::Exact, random: false },
+    Op { names: &["Tensor.bool"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::Bool), backward: false, standard: Standard::Exact, random: false },
+    Op { names: &["Tensor.type_as"], sig: "input, other", forward: type_as, backward: true, standard: Standard::Exact, random: false },
+];

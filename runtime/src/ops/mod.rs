@@ -1,0 +1,74 @@
+//! The op table: one entry per API, saying how its arguments bind, how its
+//! forward runs (with torch's semantics, built from candle primitives), and
+//! whether a backward exists. Adding an op is adding an entry here.
+//!
+//! Names are prefix-qualified (`Torch.add`, `Tensor.__add__`, `Mint.add`,
+//! `Functional.gather`), because the same op name can mean different things
+//! under different prefixes (MindSpore's `ops.gather` is not `torch.gather`).
+
+mod arith;
+mod create;
+mod nn;
+mod reduce;
+mod shape;
+
+use crate::bind::Bound;
+use crate::ctx::Ctx;
+use crate::error::Result;
+use crate::value::Value;
+
+/// How results of an op are judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standard {
+    /// Cosine similarity and max absolute error against thresholds.
+    Accuracy,
+    /// Values must be identical (data movement, integer results).
+    Exact,
+}
+
+/// One op-table entry.
+pub struct Op {
+    /// The dump names this entry replays (`Prefix.op`).
+    pub names: &'static [&'static str],
+    /// Python-style signature (see [`crate::bind`]).
+    pub sig: &'static str,
+    /// The forward computation.
+    pub forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>,
+    /// Whether torch defines a gradient (replayed with candle's autograd).
+    pub backward: bool,
+    /// How results are judged.
+    pub standard: Standard,
+    /// Whether the op draws random numbers (dropout): replayed with the same
+    /// draws on both sides, or with the mask a tensor dump recorded.
+    pub random: bool,
+}
+
+/// Every op the runtime replays.
+pub fn table() -> impl Iterator<Item = &'static Op> {
+    arith::OPS.iter().chain(nn::OPS).chain(shape::OPS).chain(reduce::OPS).chain(create::OPS)
+}
+
+/// The entry for `Prefix.op` of a dump from `framework` (`pytorch` or
+/// `mindspore`). MindSpore-specific meanings are listed as `MS.Prefix.op`
+/// and win for MindSpore dumps.
+pub fn lookup(framework: &str, api: &str) -> Option<&'static Op> {
+    let ms = (framework == "mindspore").then(|| format!("MS.{api}"));
+    ms.and_then(|n| table().find(|op| op.names.contains(&n.as_str()))).or_else(|| table().find(|op| op.names.contains(&api)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_signatures_parse() {
+        let mut seen = std::collections::HashSet::new();
+        for op in table() {
+            for n in op.names {
+                assert!(seen.insert(*n), "{n} is in the table twice");
+                let parts: Vec<&str> = n.split('.').collect();
+                assert!(parts.len() == 2 || (parts.len() == 3 && parts[0] == "MS"), "{n}");
+            }
+        }
+    }
+}

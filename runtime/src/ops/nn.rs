@@ -1,0 +1,389 @@
+//! Neural-network functions, composed from candle primitives so that every
+//! gradient is exact (candle's fused softmax/layer_norm have none, and its
+//! gelu backward uses 6-digit constants).
+
+use candle_core::{Tensor, D};
+use rand::{Rng, SeedableRng};
+
+use super::{Op, Standard};
+use crate::bind::Bound;
+use crate::ctx::{dim, Ctx};
+use crate::dtype::TDType;
+use crate::error::{Error, Result};
+use crate::value::{Value, T};
+
+fn one(t: T) -> Result<Vec<Value>> {
+    Ok(vec![Value::Tensor(t)])
+}
+
+/// torch's implicit softmax dim for `dim=None`.
+fn implicit_dim(rank: usize) -> usize {
+    if matches!(rank, 0 | 1 | 3) {
+        0
+    } else {
+        1
+    }
+}
+
+/// Softmax along `d`, max-shifted (the shift is detached: it cancels
+/// mathematically, and max's tie-splitting gradient would only add noise).
+pub(crate) fn softmax_t(x: &Tensor, d: usize) -> candle_core::Result<Tensor> {
+    let m = x.max_keepdim(d)?.detach();
+    let e = x.broadcast_sub(&m)?.exp()?;
+    e.broadcast_div(&e.sum_keepdim(d)?)
+}
+
+fn log_softmax_t(x: &Tensor, d: usize) -> candle_core::Result<Tensor> {
+    let m = x.max_keepdim(d)?.detach();
+    let shifted = x.broadcast_sub(&m)?;
+    shifted.broadcast_sub(&shifted.exp()?.sum_keepdim(d)?.log()?)
+}
+
+/// The input of softmax-like ops, cast first when `dtype=` is given.
+fn softmax_input(ctx: &Ctx, b: &Bound) -> Result<(T, usize)> {
+    let x = b.tensor("input")?;
+    let x = match b.opt_dtype("dtype")? {
+        Some(d) => ctx.cast(x, d)?,
+        None => x.clone(),
+    };
+    if !x.dtype.is_float() {
+        return Err(Error::Unsupported(format!("softmax of a {} tensor (torch needs a float dtype)", x.dtype.name())));
+    }
+    let d = match b.opt_int("dim")? {
+        Some(d) => dim(d, x.rank())?,
+        None => implicit_dim(x.rank()),
+    };
+    Ok((x, d))
+}
+
+fn softmax(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x, d) = softmax_input(ctx, b)?;
+    if x.rank() == 0 {
+        return one(ctx.out(x.t.ones_like()?, x.dtype)?);
+    }
+    one(ctx.out(softmax_t(&x.t, d)?, x.dtype)?)
+}
+
+fn log_softmax(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x, d) = softmax_input(ctx, b)?;
+    if x.rank() == 0 {
+        return one(ctx.out(x.t.zeros_like()?, x.dtype)?);
+    }
+    one(ctx.out(log_softmax_t(&x.t, d)?, x.dtype)?)
+}
+
+/// torch.matmul for every rank combination.
+fn matmul_t(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    Ok(match (a.rank(), b.rank()) {
+        (0, _) | (_, 0) => return Err(Error::Arg("matmul: both arguments need at least 1 dimension".into())),
+        (1, 1) => (a * b)?.sum_all()?,
+        (1, _) => a.unsqueeze(0)?.broadcast_matmul(b)?.squeeze(D::Minus2)?,
+        (_, 1) => a.broadcast_matmul(&b.unsqueeze(1)?)?.squeeze(D::Minus1)?,
+        _ => a.broadcast_matmul(b)?,
+    })
+}
+
+/// The dtype of a matmul-like op. Mixed float dtypes reach a dump only
+/// from autocast regions, which compute in the lower precision.
+fn float_pair(a: &T, b: &T, what: &str) -> Result<TDType> {
+    match (a.dtype, b.dtype) {
+        (x, y) if x == y => Ok(x),
+        (x, y) if x.is_float() && y.is_float() => Ok(if x.bits() <= y.bits() { x } else { y }),
+        (x, y) => Err(Error::Arg(format!("{what}: expected both inputs to have the same dtype, got {} and {}", x.name(), y.name()))),
+    }
+}
+
+fn matmul(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x, y) = (b.tensor("input")?, b.tensor("other")?);
+    let dtype = float_pair(x, y, "matmul")?;
+    one(ctx.out(matmul_t(&x.t, &y.t)?, dtype)?)
+}
+
+fn linear(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x, w) = (b.tensor("input")?, b.tensor("weight")?);
+    let dtype = float_pair(x, w, "linear")?;
+    let mut out = matmul_t(&x.t, &w.t.t()?)?;
+    if let Some(bias) = b.opt_tensor("bias")? {
+        out = out.broadcast_add(&bias.t)?;
+    }
+    one(ctx.out(out, dtype)?)
+}
+
+fn gelu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let approximate = if b.is_none("approximate") { "none" } else { b.str("approximate")? };
+    let t = &x.t;
+    let inner = match approximate {
+        "none" => (t * std::f64::consts::FRAC_1_SQRT_2)?.erf()?,
+        "tanh" => {
+            let c = (2.0 / std::f64::consts::PI).sqrt();
+            ((t + (t.powf(3.0)? * 0.044715)?)? * c)?.tanh()?
+        }
+        other => return Err(Error::Arg(format!("gelu: approximate must be 'none' or 'tanh', got {other:?}"))),
+    };
+    one(ctx.out(((t * 0.5)? * (inner + 1.0)?)?, x.dtype)?)
+}
+
+fn silu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    one(ctx.out(x.t.silu()?, x.dtype)?)
+}
+
+fn layer_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let shape = b.ints("normalized_shape")?;
+    let eps = b.float("eps")?;
+    let k = shape.len();
+    let dims = x.dims().to_vec();
+    if k == 0 || k > dims.len() || dims[dims.len() - k..].iter().zip(&shape).any(|(&a, &b)| a as i64 != b) {
+        return Err(Error::Arg(format!("layer_norm: normalized_shape {shape:?} does not match the input's trailing dims {dims:?}")));
+    }
+    let n: usize = dims[dims.len() - k..].iter().product();
+    let lead: Vec<usize> = dims[..dims.len() - k].to_vec();
+    let flat = x.t.reshape([lead.clone(), vec![n]].concat())?;
+    let mean = flat.mean_keepdim(D::Minus1)?;
+    let centered = flat.broadcast_sub(&mean)?;
+    let var = centered.sqr()?.mean_keepdim(D::Minus1)?;
+    let mut y = centered.broadcast_div(&(var + eps)?.sqrt()?)?.reshape(dims.as_slice())?;
+    if let Some(w) = b.opt_tensor("weight")? {
+        y = y.broadcast_mul(&w.t)?;
+    }
+    if let Some(bias) = b.opt_tensor("bias")? {
+        y = y.broadcast_add(&bias.t)?;
+    }
+    one(ctx.out(y, x.dtype)?)
+}
+
+/// Indices as a U32 tensor, checked against `size` (negative indices wrap).
+pub(crate) fn indices(t: &T, size: usize, what: &str) -> Result<Tensor> {
+    if t.dtype.is_float() {
+        return Err(Error::Arg(format!("{what}: indices must be an integer tensor, got {}", t.dtype.name())));
+    }
+    let vals = t.to_f64_vec()?;
+    let mut out = Vec::with_capacity(vals.len());
+    for v in vals {
+        let i = if v < 0.0 { v + size as f64 } else { v };
+        if i < 0.0 || i >= size as f64 {
+            return Err(Error::Arg(format!("{what}: index {v} is out of range for size {size}")));
+        }
+        out.push(i as u32);
+    }
+    Ok(Tensor::from_vec(out, t.dims(), t.t.device())?)
+}
+
+fn embedding(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (ids, w) = (b.tensor("input")?, b.tensor("weight")?);
+    if w.rank() != 2 {
+        return Err(Error::Arg("embedding: weight must be 2-D".into()));
+    }
+    if !b.is_none("max_norm") {
+        return Err(Error::Unsupported("embedding: max_norm renormalises the weight in place; not replayed".into()));
+    }
+    let rows = w.dims()[0];
+    let idx = indices(ids, rows, "embedding")?;
+    let picked = w.t.index_select(&idx.flatten_all()?, 0)?;
+    let mut out = picked.reshape([ids.dims().to_vec(), vec![w.dims()[1]]].concat())?;
+    if let Some(pad) = b.opt_int("padding_idx")? {
+        let pad = if pad < 0 { pad + rows as i64 } else { pad } as f64;
+        let is_pad = ids.t.eq(pad)?.unsqueeze(D::Minus1)?.broadcast_as(out.dims())?;
+        out = is_pad.where_cond(&out.detach(), &out)?;
+    }
+    one(ctx.out(out, w.dtype)?)
+}
+
+fn cross_entropy(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x, target) = (b.tensor("input")?, b.tensor("target")?);
+    if !(b.is_none("size_average") && b.is_none("reduce")) {
+        return Err(Error::Unsupported("cross_entropy: the deprecated size_average/reduce arguments are not replayed".into()));
+    }
+    let reduction = b.str("reduction")?;
+    let smoothing = b.float("label_smoothing")?;
+    let ignore = b.int("ignore_index")?;
+    let (logits, target_t) = match x.rank() {
+        2 => (x.t.clone(), target.clone()),
+        1 => (x.t.unsqueeze(0)?, T { t: target.t.unsqueeze(0)?, dtype: target.dtype }),
+        r => return Err(Error::Unsupported(format!("cross_entropy: input of rank {r} (only [N, C] and [C] are replayed)"))),
+    };
+    let (n, c) = (logits.dims()[0], logits.dims()[1]);
+    let logp = log_softmax_t(&logits, 1)?;
+    let weight = b.opt_tensor("weight")?.map(|w| w.t.clone());
+    if target.dtype.is_float() {
+        // Class probabilities.
+        let mut per = (logp * &target_t.t)?;
+        if let Some(w) = &weight {
+            per = per.broadcast_mul(w)?;
+        }
+        let mut loss = per.sum(1)?.neg()?;
+        if smoothing > 0.0 {
+            let mut smooth = logp_all(&logits)?;
+            if let Some(w) = &weight {
+                smooth = smooth.broadcast_mul(w)?;
+            }
+            loss = ((loss * (1.0 - smoothing))? + (smooth.sum(1)?.neg()? * (smoothing / c as f64))?)?;
+        }
+        let out = match reduction {
+            "none" => if x.rank() == 1 { loss.squeeze(0)? } else { loss },
+            "sum" => loss.sum_all()?,
+            "mean" => (loss.sum_all()? / n as f64)?,
+            r => return Err(Error::Arg(format!("cross_entropy: unknown reduction {r:?}"))),
+        };
+        return one(ctx.out(out, x.dtype)?);
+    }
+    let tv = target_t.to_f64_vec()?;
+    let keep: Vec<f64> = tv.iter().map(|&t| if t as i64 == ignore { 0.0 } else { 1.0 }).collect();
+    let mut idx = Vec::with_capacity(n);
+    for &t in &tv {
+        if t as i64 == ignore {
+            idx.push(0u32);
+        } else if t < 0.0 || t >= c as f64 {
+            return Err(Error::Arg(format!("cross_entropy: target {t} is out of range for {c} classes")));
+        } else {
+            idx.push(t as u32);
+        }
+    }
+    let dev = logits.device();
+    let idx_t = Tensor::from_vec(idx, (n, 1), dev)?;
+    let keep_t = Tensor::from_vec(keep, n, dev)?.to_dtype(ctx.compute)?;
+    let picked = logp.gather(&idx_t, 1)?.squeeze(1)?;
+    // Per-sample weight w[target], zero where ignored.
+    let w_i = match &weight {
+        Some(w) => (w.index_select(&idx_t.squeeze(1)?, 0)? * &keep_t)?,
+        None => keep_t.clone(),
+    };
+    let mut loss = (picked.neg()? * &w_i)?;
+    if smoothing > 0.0 {
+        let mut smooth = logp.clone();
+        if let Some(w) = &weight {
+            smooth = smooth.broadcast_mul(w)?;
+        }
+        let smooth = (smooth.sum(1)?.neg()? * &keep_t)?;
+        loss = ((loss * (1.0 - smoothing))? + (smooth * (smoothing / c as f64))?)?;
+    }
+    let out = match reduction {
+        "none" => if x.rank() == 1 { loss.squeeze(0)? } else { loss },
+        "sum" => loss.sum_all()?,
+        "mean" => loss.sum_all()?.broadcast_div(&w_i.sum_all()?)?,
+        r => return Err(Error::Arg(format!("cross_entropy: unknown reduction {r:?}"))),
+    };
+    one(ctx.out(out, x.dtype)?)
+}
+
+fn logp_all(logits: &Tensor) -> candle_core::Result<Tensor> {
+    log_softmax_t(logits, 1)
+}
+
+/// Dropout with a mask drawn from the run's seed: the same mask on both
+/// sides, so the comparison judges the arithmetic, not the randomness.
+fn dropout(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let p = b.float("p")?;
+    let training = b.bool("training")?;
+    if !training || p == 0.0 {
+        return one(x.clone());
+    }
+    if !(0.0..=1.0).contains(&p) {
+        return Err(Error::Arg(format!("dropout: p must be in [0, 1], got {p}")));
+    }
+    if p == 1.0 {
+        return one(ctx.out(x.t.zeros_like()?, x.dtype)?);
+    }
+    let n = x.t.elem_count();
+    let keep: Vec<f64> = match &ctx.keep_mask {
+        Some(mask) if mask.len() == n => mask.iter().map(|&k| k as u8 as f64).collect(),
+        _ => {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(ctx.seed ^ 0x6472_6f70_6f75_74);
+            (0..n).map(|_| if rng.random::<f64>() >= p { 1.0 } else { 0.0 }).collect()
+        }
+    };
+    let mask = Tensor::from_vec(keep, x.dims(), x.t.device())?.to_dtype(ctx.compute)?;
+    one(ctx.out(((&x.t * &mask)? / (1.0 - p))?, x.dtype)?)
+}
+
+fn sdpa(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (q, k, v) = (b.tensor("query")?, b.tensor("key")?, b.tensor("value")?);
+    if b.float("dropout_p")? != 0.0 {
+        return Err(Error::Unsupported("scaled_dot_product_attention: dropout_p > 0 is random; not replayed".into()));
+    }
+    if b.bool("enable_gqa")? && q.dims()[q.rank().saturating_sub(3)] != k.dims()[k.rank().saturating_sub(3)] {
+        return Err(Error::Unsupported("scaled_dot_product_attention: grouped-query attention is not replayed".into()));
+    }
+    let e = *q.dims().last().unwrap_or(&1) as f64;
+    let scale = b.opt_float("scale")?.unwrap_or(1.0 / e.sqrt());
+    let mut attn = (q.t.broadcast_matmul(&k.t.transpose(D::Minus2, D::Minus1)?)? * scale)?;
+    let (l, s) = (attn.dims()[attn.rank() - 2], attn.dims()[attn.rank() - 1]);
+    let neg_inf = ctx.full(attn.dims(), f64::NEG_INFINITY)?;
+    if b.bool("is_causal")? {
+        let allowed: Vec<u8> = (0..l).flat_map(|i| (0..s).map(move |j| (j <= i) as u8)).collect();
+        let allowed = Tensor::from_vec(allowed, (l, s), attn.device())?.broadcast_as(attn.dims())?;
+        attn = allowed.where_cond(&attn, &neg_inf)?;
+    }
+    if let Some(mask) = b.opt_tensor("attn_mask")? {
+        attn = if mask.dtype == TDType::Bool {
+            mask.t.ne(0.0)?.broadcast_as(attn.dims())?.where_cond(&attn, &neg_inf)?
+        } else {
+            attn.broadcast_add(&mask.t)?
+        };
+    }
+    let weights = softmax_t(&attn, attn.rank() - 1)?;
+    one(ctx.out(weights.broadcast_matmul(&v.t)?, q.dtype)?)
+}
+
+/// The neural-network entries.
+pub static OPS: &[Op] = &[
+    Op { names: &["Torch.matmul", "Tensor.matmul", "Tensor.__matmul__", "Mint.matmul"], sig: "input, other", forward: matmul, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Functional.linear", "MintFunctional.linear"], sig: "input, weight, bias=None", forward: linear, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Functional.softmax", "MintFunctional.softmax"], sig: "input, dim=None, _stacklevel=3, dtype=None", forward: softmax, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.softmax", "Tensor.softmax", "Mint.softmax"], sig: "input, dim, dtype=None", forward: softmax, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["MS.Functional.log_softmax"], sig: "input, dim=-1", forward: log_softmax, backward: true, standard: Standard::Accuracy, random: false },
+    Op {
+        names: &["Functional.log_softmax", "MintFunctional.log_softmax"],
+        sig: "input, dim=None, _stacklevel=3, dtype=None",
+        forward: log_softmax,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op { names: &["Torch.log_softmax", "Tensor.log_softmax", "Mint.log_softmax"], sig: "input, dim, dtype=None", forward: log_softmax, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Functional.gelu", "MintFunctional.gelu", "Torch.gelu"], sig: "input, approximate='none'", forward: gelu, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Functional.silu", "MintFunctional.silu", "Torch.silu"], sig: "input, inplace=False", forward: silu, backward: true, standard: Standard::Accuracy, random: false },
+    Op {
+        names: &["Functional.layer_norm", "MintFunctional.layer_norm", "Torch.layer_norm"],
+        sig: "input, normalized_shape, weight=None, bias=None, eps=1e-05",
+        forward: layer_norm,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["Functional.embedding", "MintFunctional.embedding"],
+        sig: "input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False",
+        forward: embedding,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["Functional.cross_entropy", "MintFunctional.cross_entropy"],
+        sig: "input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean', label_smoothing=0.0",
+        forward: cross_entropy,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["Functional.dropout", "MintFunctional.dropout"],
+        sig: "input, p=0.5, training=True, inplace=False, seed=None",
+        forward: dropout,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: true,
+    },
+    Op {
+        names: &["Functional.scaled_dot_product_attention"],
+        sig: "query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False",
+        forward: sdpa,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+];

@@ -1,0 +1,321 @@
+//! Shape, indexing and data-movement ops. Their results are judged exactly:
+//! moving data must not change it.
+
+use candle_core::Tensor;
+
+use super::{Op, Standard};
+use crate::bind::Bound;
+use crate::ctx::{dim, operand, Ctx};
+use crate::dtype::TDType;
+use crate::error::{Error, Result};
+use crate::ops::nn::indices;
+use crate::value::{Value, T};
+
+fn one(t: T) -> Result<Vec<Value>> {
+    Ok(vec![Value::Tensor(t)])
+}
+
+fn same(x: &T, t: Tensor) -> Vec<Value> {
+    vec![Value::Tensor(T { t, dtype: x.dtype })]
+}
+
+/// A target shape with at most one -1, resolved against `numel`.
+fn resolve_shape(shape: &[i64], numel: usize) -> Result<Vec<usize>> {
+    let known: i64 = shape.iter().filter(|&&d| d != -1).product();
+    let holes = shape.iter().filter(|&&d| d == -1).count();
+    if holes > 1 || shape.iter().any(|&d| d < -1) {
+        return Err(Error::Arg(format!("invalid shape {shape:?}")));
+    }
+    let out: Vec<usize> = shape.iter().map(|&d| if d == -1 { if known == 0 { 0 } else { numel / known as usize } } else { d as usize }).collect();
+    if out.iter().product::<usize>() != numel {
+        return Err(Error::Arg(format!("shape {shape:?} is invalid for input of size {numel}")));
+    }
+    Ok(out)
+}
+
+fn reshape(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let shape = resolve_shape(&b.ints("shape")?, x.t.elem_count())?;
+    Ok(same(x, x.t.reshape(shape)?))
+}
+
+fn permute(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let dims = b.ints("dims")?.iter().map(|&d| dim(d, x.rank())).collect::<Result<Vec<_>>>()?;
+    if dims.len() != x.rank() {
+        return Err(Error::Arg(format!("permute: {} dims for a tensor of rank {}", dims.len(), x.rank())));
+    }
+    Ok(same(x, x.t.permute(dims)?))
+}
+
+fn transpose(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    if x.rank() < 2 {
+        return Ok(same(x, x.t.clone()));
+    }
+    let (d0, d1) = (dim(b.int("dim0")?, x.rank())?, dim(b.int("dim1")?, x.rank())?);
+    Ok(same(x, x.t.transpose(d0, d1)?))
+}
+
+/// mindspore.Tensor.transpose(*axes): a numpy-style permutation.
+fn ms_transpose(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let axes = b.ints("axes")?;
+    let dims: Vec<usize> = if axes.is_empty() { (0..x.rank()).rev().collect() } else { axes.iter().map(|&d| dim(d, x.rank())).collect::<Result<_>>()? };
+    Ok(same(x, x.t.permute(dims)?))
+}
+
+fn unsqueeze(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let d = dim(b.int("dim")?, x.rank() + 1)?;
+    Ok(same(x, x.t.unsqueeze(d)?))
+}
+
+fn expand(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let sizes = b.ints("size")?;
+    if sizes.len() < x.rank() {
+        return Err(Error::Arg(format!("expand: {} sizes for a tensor of rank {}", sizes.len(), x.rank())));
+    }
+    let offset = sizes.len() - x.rank();
+    let shape: Vec<usize> = sizes.iter().enumerate().map(|(i, &s)| if s == -1 && i >= offset { x.dims()[i - offset] } else { s.max(0) as usize }).collect();
+    Ok(same(x, x.t.broadcast_as(shape)?))
+}
+
+fn split_sizes(total: usize, b: &Bound, key: &str) -> Result<Vec<usize>> {
+    match b.value(key) {
+        Value::List(_) => {
+            let sizes: Vec<usize> = b.ints(key)?.iter().map(|&s| s.max(0) as usize).collect();
+            if sizes.iter().sum::<usize>() != total {
+                return Err(Error::Arg(format!("split: sizes {sizes:?} do not sum to {total}")));
+            }
+            Ok(sizes)
+        }
+        _ => {
+            let size = b.int(key)?;
+            if size <= 0 {
+                return Err(Error::Arg(format!("split: split_size must be positive, got {size}")));
+            }
+            let size = size as usize;
+            Ok((0..total.div_ceil(size).max(1)).map(|i| size.min(total - (i * size).min(total))).collect())
+        }
+    }
+}
+
+fn pieces(x: &T, d: usize, sizes: &[usize]) -> Result<Vec<Value>> {
+    let mut start = 0;
+    let mut out = vec![];
+    for &s in sizes {
+        out.push(Value::Tensor(T { t: x.t.narrow(d, start, s)?, dtype: x.dtype }));
+        start += s;
+    }
+    Ok(out)
+}
+
+fn split(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let d = dim(b.int("dim")?, x.rank())?;
+    let sizes = split_sizes(x.dims()[d], b, "split_size_or_sections")?;
+    pieces(x, d, &sizes)
+}
+
+fn chunk(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let d = dim(b.int("dim")?, x.rank())?;
+    let chunks = b.int("chunks")?;
+    if chunks <= 0 {
+        return Err(Error::Arg(format!("chunk: chunks must be positive, got {chunks}")));
+    }
+    let total = x.dims()[d];
+    let size = total.div_ceil(chunks as usize).max(1);
+    let sizes: Vec<usize> = (0..total.div_ceil(size)).map(|i| size.min(total - i * size)).collect();
+    pieces(x, d, &sizes)
+}
+
+fn stack(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let ts = b.tensors("tensors")?;
+    let first = ts.first().ok_or_else(|| Error::Arg("stack: expects a non-empty list of tensors".into()))?;
+    let d = dim(b.int("dim")?, first.rank() + 1)?;
+    let dtype = ts.iter().map(|t| t.dtype).reduce(TDType::promote).unwrap_or(first.dtype);
+    let parts: Vec<&Tensor> = ts.iter().map(|t| &t.t).collect();
+    one(ctx.out(Tensor::stack(&parts, d)?, dtype)?)
+}
+
+fn cat(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let ts = b.tensors("tensors")?;
+    let first = ts.first().ok_or_else(|| Error::Arg("cat: expects a non-empty list of tensors".into()))?;
+    let d = dim(b.int("dim")?, first.rank())?;
+    let dtype = ts.iter().map(|t| t.dtype).reduce(TDType::promote).unwrap_or(first.dtype);
+    let parts: Vec<&Tensor> = ts.iter().map(|t| &t.t).collect();
+    one(ctx.out(Tensor::cat(&parts, d)?, dtype)?)
+}
+
+/// triu/tril: keep elements on or above (below) the `diagonal`-th diagonal.
+fn triangle(b: &Bound, upper: bool) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    if x.rank() < 2 {
+        return Err(Error::Arg("triu/tril: input must have at least 2 dimensions".into()));
+    }
+    let k = b.int("diagonal")?;
+    let (r, c) = (x.dims()[x.rank() - 2], x.dims()[x.rank() - 1]);
+    let keep: Vec<u8> = (0..r).flat_map(|i| (0..c).map(move |j| if upper { j as i64 - i as i64 >= k } else { j as i64 - i as i64 <= k } as u8)).collect();
+    let mask = Tensor::from_vec(keep, (r, c), x.t.device())?.broadcast_as(x.dims())?;
+    Ok(same(x, mask.where_cond(&x.t, &x.t.zeros_like()?)?))
+}
+
+fn masked_fill(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x, mask) = (b.tensor("input")?, b.tensor("mask")?);
+    let value = operand(ctx, b.value("value"))?;
+    let m = mask.t.ne(0.0)?.broadcast_as(x.dims())?;
+    let fill = value.broadcast_as(x.dims())?;
+    one(ctx.out(m.where_cond(&fill, &x.t)?, x.dtype)?)
+}
+
+/// torch.gather(input, dim, index).
+fn gather(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x, index) = (b.tensor("input")?, b.tensor("index")?);
+    let d = dim(b.int("dim")?, x.rank())?;
+    let idx = indices(index, x.dims()[d], "gather")?;
+    Ok(same(x, x.t.contiguous()?.gather(&idx, d)?))
+}
+
+/// mindspore.ops.gather(input_params, input_indices, axis): whole slices.
+fn ms_gather(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x, index) = (b.tensor("input")?, b.tensor("input_indices")?);
+    if b.int("batch_dims")? != 0 {
+        return Err(Error::Unsupported("mindspore.ops.gather with batch_dims is not replayed".into()));
+    }
+    let d = dim(b.int("axis")?, x.rank())?;
+    let idx = indices(index, x.dims()[d], "gather")?;
+    let picked = x.t.index_select(&idx.flatten_all()?, d)?;
+    let shape = [&x.dims()[..d], index.dims(), &x.dims()[d + 1..]].concat();
+    Ok(same(x, picked.reshape(shape)?))
+}
+
+/// One index item of `x[idx] = value`, resolved to a range per dim.
+fn setitem(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let items = match b.value("index") {
+        Value::List(items) => items.clone(),
+        other => vec![other.clone()],
+    };
+    let rank = x.rank();
+    let explicit = items.iter().filter(|v| !matches!(v, Value::Ellipsis | Value::None)).count();
+    let mut ranges: Vec<(usize, usize)> = vec![];
+    for item in &items {
+        let d = ranges.len();
+        match item {
+            Value::Ellipsis => {
+                for _ in 0..rank.saturating_sub(explicit) {
+                    let n = x.dims()[ranges.len()];
+                    ranges.push((0, n));
+                }
+            }
+            Value::Slice(start, stop, step) => {
+                if step.is_some_and(|s| s != 1) {
+                    return Err(Error::Unsupported("__setitem__ with a slice step other than 1".into()));
+                }
+                let n = *x.dims().get(d).ok_or_else(|| Error::Arg("__setitem__: too many indices".into()))? as i64;
+                let clampi = |v: i64| if v < 0 { (v + n).max(0) } else { v.min(n) };
+                let (s, e) = (start.map_or(0, clampi), stop.map_or(n, clampi));
+                ranges.push((s as usize, e.max(s) as usize));
+            }
+            Value::Int(i) => {
+                let n = *x.dims().get(d).ok_or_else(|| Error::Arg("__setitem__: too many indices".into()))? as i64;
+                let i = if *i < 0 { i + n } else { *i };
+                if i < 0 || i >= n {
+                    return Err(Error::Arg(format!("__setitem__: index {i} out of range for size {n}")));
+                }
+                ranges.push((i as usize, i as usize + 1));
+            }
+            other => return Err(Error::Unsupported(format!("__setitem__ with an index of type {}", other.kind()))),
+        }
+    }
+    while ranges.len() < rank {
+        let n = x.dims()[ranges.len()];
+        ranges.push((0, n));
+    }
+    // Build a mask of the selected region and blend.
+    let mut region = Tensor::ones(x.dims(), candle_core::DType::U8, x.t.device())?;
+    for (d, &(s, e)) in ranges.iter().enumerate() {
+        let n = x.dims()[d];
+        let sel: Vec<u8> = (0..n).map(|i| (i >= s && i < e) as u8).collect();
+        let mut shape = vec![1; rank];
+        shape[d] = n;
+        let sel = Tensor::from_vec(sel, shape, x.t.device())?.broadcast_as(x.dims())?;
+        region = (region * sel)?;
+    }
+    let value = match b.value("value") {
+        Value::Tensor(v) => {
+            let sub: Vec<usize> = ranges.iter().map(|(s, e)| e - s).collect();
+            let v = v.t.broadcast_as(sub.as_slice())?;
+            let mut full = x.t.zeros_like()?;
+            // Place the value block at its offsets.
+            let mut block = v.contiguous()?;
+            for (d, &(s, _)) in ranges.iter().enumerate() {
+                let n = x.dims()[d];
+                let len = block.dims()[d];
+                block = block.pad_with_zeros(d, s, n - s - len)?;
+            }
+            full = (full + block)?;
+            full
+        }
+        v => operand(ctx, v)?.broadcast_as(x.dims())?,
+    };
+    one(ctx.out(region.where_cond(&value, &x.t)?, x.dtype)?)
+}
+
+fn identity(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    Ok(vec![b.value("input").clone()])
+}
+
+fn flatten(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    if x.rank() == 0 {
+        return Ok(same(x, x.t.reshape(1)?));
+    }
+    let (s, e) = (dim(b.int("start_dim")?, x.rank())?, dim(b.int("end_dim")?, x.rank())?);
+    let dims = x.dims();
+    let shape = [&dims[..s], &[dims[s..=e].iter().product()], &dims[e + 1..]].concat();
+    Ok(same(x, x.t.reshape(shape)?))
+}
+
+fn squeeze(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let t = match b.opt_int("dim")? {
+        Some(d) => {
+            let d = dim(d, x.rank())?;
+            if x.rank() > 0 && x.dims()[d] == 1 { x.t.squeeze(d)? } else { x.t.clone() }
+        }
+        None => {
+            let shape: Vec<usize> = x.dims().iter().copied().filter(|&n| n != 1).collect();
+            x.t.reshape(shape)?
+        }
+    };
+    Ok(same(x, t))
+}
+
+/// The shape and data-movement entries.
+pub static OPS: &[Op] = &[
+    Op { names: &["Tensor.reshape", "Tensor.view"], sig: "input, *shape", forward: reshape, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Torch.reshape", "Mint.reshape"], sig: "input, shape", forward: reshape, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Tensor.permute"], sig: "input, *dims", forward: permute, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Torch.permute", "Mint.permute"], sig: "input, dims", forward: permute, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Torch.transpose", "Tensor.transpose", "Mint.transpose", "Torch.swapaxes"], sig: "input, dim0, dim1", forward: transpose, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["MS.Tensor.transpose"], sig: "input, *axes", forward: ms_transpose, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Torch.unsqueeze", "Tensor.unsqueeze", "Mint.unsqueeze"], sig: "input, dim", forward: unsqueeze, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Torch.squeeze", "Tensor.squeeze", "Mint.squeeze"], sig: "input, dim=None", forward: squeeze, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Tensor.expand"], sig: "input, *size", forward: expand, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Torch.split", "Tensor.split", "Mint.split"], sig: "input, split_size_or_sections, dim=0", forward: split, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Torch.chunk", "Tensor.chunk", "Mint.chunk"], sig: "input, chunks, dim=0", forward: chunk, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Torch.stack", "Mint.stack"], sig: "tensors, dim=0", forward: stack, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Torch.cat", "Mint.cat", "Torch.concat"], sig: "tensors, dim=0", forward: cat, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Torch.triu", "Tensor.triu", "Mint.triu"], sig: "input, diagonal=0", forward: |_, b| triangle(b, true), backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Torch.tril", "Tensor.tril", "Mint.tril"], sig: "input, diagonal=0", forward: |_, b| triangle(b, false), backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Torch.masked_fill", "Tensor.masked_fill", "Mint.masked_fill"], sig: "input, mask, value", forward: masked_fill, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.gather", "Tensor.gather", "Mint.gather"], sig: "input, dim, index", forward: gather, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["MS.Functional.gather"], sig: "input, input_indices, axis, batch_dims=0", forward: ms_gather, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Tensor.__setitem__"], sig: "input, index, value", forward: setitem, backward: false, standard: Standard::Accuracy, random: false },
+    Op { names: &["Tensor.contiguous", "Tensor.clone", "Torch.clone", "Mint.clone"], sig: "input, memory_format=None", forward: identity, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Torch.flatten", "Tensor.flatten", "Mint.flatten"], sig: "input, start_dim=0, end_dim=-1", forward: flatten, backward: true, standard: Standard::Exact, random: false },
+];

@@ -1,0 +1,285 @@
+//! One API replayed end to end: inputs realized once, the bench (f64) and
+//! the device (emulated in the dumped dtypes, or the recorded outputs of a
+//! tensor dump) run, every output and gradient compared, rows produced.
+//! Nothing here panics on input: every failure becomes an `error` row.
+
+use crate::compare::{compare, Status};
+use crate::ctx::Ctx;
+use crate::dtype::TDType;
+use crate::error::{Error, Result};
+use crate::exec::{run, Outcome};
+use crate::inputs::{master, realize, Realized};
+use crate::ops::{lookup, Op, Standard};
+use crate::report::{DetailRow, ResultRow};
+use crate::spec::{DataMode, Replay, Spec};
+use crate::value::{Value, T};
+
+/// The rows of one replay, all iterations.
+#[derive(Debug, Default)]
+pub struct Rows {
+    /// Details rows, one per output (and per gradient).
+    pub details: Vec<DetailRow>,
+    /// Result rows, one per iteration.
+    pub results: Vec<ResultRow>,
+}
+
+/// Whether a tensor input is differentiated: float tensors the dump marks
+/// `requires_grad`, or all float tensors when it marks none.
+fn differentiate(inputs: &[&Realized]) -> Vec<bool> {
+    let any_marked = inputs.iter().any(|r| matches!(r, Realized::Tensor(_, Some(true))));
+    inputs
+        .iter()
+        .map(|r| match r {
+            Realized::Tensor(m, marked) if m.dtype.is_float() => !any_marked || *marked == Some(true),
+            _ => false,
+        })
+        .collect()
+}
+
+fn dtype_label(framework: &str, d: TDType) -> String {
+    if framework == "mindspore" {
+        d.mindspore_name().to_string()
+    } else {
+        format!("torch.{}", d.name())
+    }
+}
+
+/// The bench's dtype label: floats are computed in float64.
+fn bench_dtype(d: TDType) -> TDType {
+    if d.is_float() {
+        TDType::F64
+    } else {
+        d
+    }
+}
+
+struct Side2 {
+    outcome: Outcome,
+}
+
+fn error_row(name: String, message: String) -> DetailRow {
+    DetailRow { api_name: name, bench_dtype: None, tested_dtype: None, shape: None, cosine: None, max_abs: None, max_rel: None, status: Status::Error, message }
+}
+
+/// Compares one tested value with one bench value.
+fn compare_values(r: &Replay, name: String, tested: &Value, bench: &Value, standard: Standard) -> DetailRow {
+    let fw = r.framework.as_str();
+    match (tested, bench) {
+        (Value::Tensor(t), Value::Tensor(b)) => {
+            let mut row = DetailRow {
+                api_name: name,
+                bench_dtype: Some(dtype_label(fw, bench_dtype(b.dtype))),
+                tested_dtype: Some(dtype_label(fw, t.dtype)),
+                shape: Some(b.dims().to_vec()),
+                cosine: None,
+                max_abs: None,
+                max_rel: None,
+                status: Status::Error,
+                message: String::new(),
+            };
+            if t.dims() != b.dims() {
+                row.message = format!("shape mismatch: tested {:?}, bench {:?}", t.dims(), b.dims());
+                return row;
+            }
+            let (tv, bv) = match (t.to_f64_vec(), b.to_f64_vec()) {
+                (Ok(x), Ok(y)) => (x, y),
+                (Err(e), _) | (_, Err(e)) => {
+                    row.message = e.to_string();
+                    return row;
+                }
+            };
+            match compare(&tv, &bv) {
+                Ok(m) => {
+                    let (mut status, mut message) = m.status(r.cosine_threshold, r.max_abs_err_threshold);
+                    if m.len > 0 {
+                        row.cosine = Some(m.cosine);
+                        row.max_abs = Some(m.max_abs);
+                        row.max_rel = Some(m.max_rel);
+                    }
+                    let exact = standard == Standard::Exact || !b.dtype.is_float();
+                    if exact && status == Status::Pass && (m.max_abs != 0.0 || m.nonfinite_differ) {
+                        status = Status::Error;
+                        message = format!("values differ (max absolute error {:e}) where they must be identical", m.max_abs);
+                    }
+                    row.status = status;
+                    row.message = message;
+                }
+                Err(e) => row.message = e.to_string(),
+            }
+            row
+        }
+        (t, b) => match (t.as_f64(), b.as_f64()) {
+            (Some(x), Some(y)) => {
+                let equal = x == y || (x.is_nan() && y.is_nan());
+                let close = (x - y).abs() < r.max_abs_err_threshold;
+                DetailRow {
+                    api_name: name,
+                    bench_dtype: Some(b.kind().to_string()),
+                    tested_dtype: Some(t.kind().to_string()),
+                    shape: Some(vec![]),
+                    cosine: None,
+                    max_abs: Some((x - y).abs()),
+                    max_rel: None,
+                    status: if equal || close { Status::Pass } else { Status::Error },
+                    message: if equal || close { String::new() } else { format!("values differ: tested {x}, bench {y}") },
+                }
+            }
+            _ if matches!((t, b), (Value::None, Value::None)) => DetailRow { status: Status::Pass, message: "both None".into(), ..error_row(name, String::new()) },
+            _ => error_row(name, format!("output of type {} / {} is not comparable", t.kind(), b.kind())),
+        },
+    }
+}
+
+fn compare_lists(r: &Replay, direction: &str, tested: &[Value], bench: &[Value], standard: Standard) -> Vec<DetailRow> {
+    let n = tested.len().max(bench.len());
+    (0..n)
+        .map(|i| {
+            let name = format!("{}.{direction}.output.{i}", r.api);
+            match (tested.get(i), bench.get(i)) {
+                (Some(t), Some(b)) => compare_values(r, name, t, b, standard),
+                _ => error_row(name, format!("output count differs: tested {}, bench {}", tested.len(), bench.len())),
+            }
+        })
+        .collect()
+}
+
+/// The recorded tensors of a spec list, as device-side values.
+fn recorded(specs: &[Spec], ctx: &Ctx) -> Result<Vec<Value>> {
+    specs
+        .iter()
+        .map(|s| match s {
+            Spec::Tensor(t) => {
+                let m = master(t, DataMode::Real, (0, 0, 0))?;
+                Ok(Value::Tensor(T::from_f64(m.values, &m.shape, m.dtype, ctx.compute)?))
+            }
+            _ => Ok(Value::None),
+        })
+        .collect()
+}
+
+fn verdict(rows: &[DetailRow]) -> Option<Status> {
+    if rows.is_empty() {
+        None
+    } else if rows.iter().all(|r| r.status == Status::Pass) {
+        Some(Status::Pass)
+    } else {
+        Some(Status::Error)
+    }
+}
+
+fn run_side(op: &Op, r: &Replay, args: &[Realized], kwargs: &[(String, Realized)], grads: Option<&[Realized]>, ctx: &Ctx) -> Result<Side2> {
+    let arg_vals = args.iter().map(|a| a.on(ctx)).collect::<Result<Vec<_>>>()?;
+    let kw_vals = kwargs.iter().map(|(k, v)| Ok((k.clone(), v.on(ctx)?))).collect::<Result<Vec<_>>>()?;
+    let slots: Vec<&Realized> = args.iter().chain(kwargs.iter().map(|(_, v)| v)).collect();
+    let diff = differentiate(&slots);
+    let grad_vals = match grads {
+        Some(g) => Some(
+            g.iter()
+                .map(|x| match x.on(ctx)? {
+                    Value::Tensor(t) => Ok(Some(t)),
+                    _ => Ok(None),
+                })
+                .collect::<Result<Vec<Option<T>>>>()?,
+        ),
+        None => None,
+    };
+    let api_op = r.api.rsplit_once('.').map(|(a, _)| a).unwrap_or(&r.api);
+    let outcome = run(op, api_op, arg_vals, kw_vals, &diff, grad_vals.as_deref(), ctx)?;
+    Ok(Side2 { outcome })
+}
+
+/// Replays `r` for all its iterations and returns the report rows.
+pub fn replay(r: &Replay) -> Rows {
+    let mut rows = Rows::default();
+    for iteration in 0..r.iterations.max(1) {
+        let (forward, backward) = match replay_once(r, iteration as u64) {
+            Ok(x) => x,
+            Err(e) => {
+                let direction = if r.grad_outputs.is_some() { "backward" } else { "forward" };
+                let row = error_row(format!("{}.{direction}", r.api), e.to_string().lines().next().unwrap_or("").to_string());
+                if r.grad_outputs.is_some() { (vec![], vec![row]) } else { (vec![row], vec![]) }
+            }
+        };
+        let message: Vec<String> = forward.iter().chain(&backward).filter(|d| d.status != Status::Pass && !d.message.is_empty()).map(|d| format!("{}: {}", d.api_name, d.message)).collect();
+        rows.results.push(ResultRow { api_name: r.api.clone(), forward: verdict(&forward), backward: verdict(&backward), message: message.join("; ") });
+        rows.details.extend(forward);
+        rows.details.extend(backward);
+        if r.data_mode == DataMode::Real {
+            break; // real data is the same every time
+        }
+    }
+    rows
+}
+
+fn replay_once(r: &Replay, iteration: u64) -> Result<(Vec<DetailRow>, Vec<DetailRow>)> {
+    let api_op = r.api.rsplit_once('.').map(|(a, _)| a).unwrap_or(&r.api);
+    let op = lookup(&r.framework, api_op).ok_or_else(|| Error::UnknownOp(api_op.to_string()))?;
+    let mut ordinal = 0;
+    let args = r.args.iter().map(|s| realize(s, r.data_mode, r.seed, iteration, &mut ordinal)).collect::<Result<Vec<_>>>()?;
+    let kwargs = r.kwargs.iter().map(|(k, s)| Ok((k.clone(), realize(s, r.data_mode, r.seed, iteration, &mut ordinal)?))).collect::<Result<Vec<_>>>()?;
+    let grads = match &r.grad_outputs {
+        Some(g) => Some(g.iter().map(|s| realize(s, r.data_mode, r.seed, iteration, &mut ordinal)).collect::<Result<Vec<_>>>()?),
+        None => None,
+    };
+    let widest = args.iter().chain(kwargs.iter().map(|(_, v)| v)).filter_map(Realized::widest_float).max_by_key(|d| d.bits()).unwrap_or(TDType::F32);
+    let seed = r.seed ^ iteration;
+    let mut bench_ctx = Ctx::bench(seed);
+    let mut device_ctx = Ctx::device(widest, seed);
+    // A random op replayed against a tensor dump reuses the recorded mask:
+    // dropout zeroes exactly the elements that are zero in its recorded output.
+    if op.random && r.use_recorded && r.data_mode == DataMode::Real {
+        if let Some(Spec::Tensor(t)) = r.outputs.first() {
+            let out = master(t, DataMode::Real, (0, 0, 0))?;
+            let mask: Vec<bool> = out.values.iter().map(|&v| v != 0.0).collect();
+            bench_ctx.keep_mask = Some(std::sync::Arc::new(mask));
+            device_ctx.keep_mask = bench_ctx.keep_mask.clone();
+        }
+    }
+    let bench = run_side(op, r, &args, &kwargs, grads.as_deref(), &bench_ctx)?;
+    // In-place APIs record `None` as their output: those are emulated.
+    let recorded_ok = r.use_recorded && r.data_mode == DataMode::Real && !r.outputs.is_empty() && r.outputs.iter().all(|s| matches!(s, Spec::Tensor(_)));
+    let mut notes: Vec<&str> = vec![];
+    let (tested_out, tested_grads): (Vec<Value>, Option<Vec<Value>>) = if recorded_ok {
+        let outs = recorded(&r.outputs, &device_ctx)?;
+        let grads = match &bench.outcome.grads {
+            Some(bench_grads) if r.grad_outputs.is_some() => {
+                let slots: Vec<&Realized> = args.iter().chain(kwargs.iter().map(|(_, v)| v)).collect();
+                let diff = differentiate(&slots);
+                let rec = recorded(&r.grad_inputs, &device_ctx)?;
+                // The dump's backward output lists one gradient per positional input,
+                // but PyTorch dumps do not always follow the inputs: use them only
+                // when every one matches its input's gradient in shape.
+                let picked: Vec<Value> = diff.iter().enumerate().filter(|(_, &d)| d).map(|(i, _)| rec.get(i).cloned().unwrap_or(Value::None)).collect();
+                let usable = picked.len() == bench_grads.len()
+                    && picked.iter().zip(bench_grads).all(|(p, b)| matches!(p, Value::Tensor(t) if t.dims() == b.dims()));
+                if usable {
+                    Some(picked)
+                } else {
+                    notes.push("the dump's gradients do not line up with the inputs; gradients compared with an emulated device run");
+                    let device = run_side(op, r, &args, &kwargs, grads.as_deref(), &device_ctx)?;
+                    device.outcome.grads.map(|g| g.into_iter().map(Value::Tensor).collect())
+                }
+            }
+            _ => None,
+        };
+        (outs, grads)
+    } else {
+        let device = run_side(op, r, &args, &kwargs, grads.as_deref(), &device_ctx)?;
+        (device.outcome.outputs, device.outcome.grads.map(|g| g.into_iter().map(Value::Tensor).collect()))
+    };
+    let forward = compare_lists(r, "forward", &tested_out, &bench.outcome.outputs, op.standard);
+    let backward = match (tested_grads, bench.outcome.grads) {
+        (Some(t), Some(b)) => {
+            let b: Vec<Value> = b.into_iter().map(Value::Tensor).collect();
+            let mut rows = compare_lists(r, "backward", &t, &b, Standard::Accuracy);
+            for (row, note) in rows.iter_mut().zip(std::iter::repeat(notes.first())) {
+                if let (Some(note), true) = (note, row.message.is_empty()) {
+                    row.message = (*note).to_string();
+                }
+            }
+            rows
+        }
+        _ => vec![],
+    };
+    Ok((forward, backward))
+}

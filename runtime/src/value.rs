@@ -1,0 +1,115 @@
+//! Values an op consumes and produces: tensors with their logical dtype,
+//! Python scalars, dtypes, slices, lists.
+
+use candle_core::{DType, Device, Tensor};
+
+use crate::dtype::TDType;
+use crate::error::{Error, Result};
+
+/// A tensor: its values in the run's compute precision, plus the dtype torch
+/// would give it.
+#[derive(Debug, Clone)]
+pub struct T {
+    /// Values (F64 on the bench, F32 on the emulated device).
+    pub t: Tensor,
+    /// The logical torch dtype.
+    pub dtype: TDType,
+}
+
+impl T {
+    /// Shape.
+    pub fn dims(&self) -> &[usize] {
+        self.t.dims()
+    }
+
+    /// Number of dimensions.
+    pub fn rank(&self) -> usize {
+        self.t.rank()
+    }
+
+    /// All values as f64, row-major.
+    pub fn to_f64_vec(&self) -> Result<Vec<f64>> {
+        Ok(self.t.flatten_all()?.to_dtype(DType::F64)?.to_vec1::<f64>()?)
+    }
+
+    /// Builds a tensor from f64 values in `compute` precision, rounded to `dtype`.
+    pub fn from_f64(values: Vec<f64>, shape: &[usize], dtype: TDType, compute: DType) -> Result<T> {
+        let t = Tensor::from_vec(values, shape, &Device::Cpu)?;
+        // Rounded to the dtype first, so both sides start from the same numbers.
+        let t = match dtype.rounding() {
+            Some(r) => t.to_dtype(r)?.to_dtype(compute)?,
+            None => t.to_dtype(compute)?,
+        };
+        Ok(T { t, dtype })
+    }
+}
+
+/// An argument or result value.
+#[derive(Debug, Clone)]
+pub enum Value {
+    /// A tensor.
+    Tensor(T),
+    /// Python int.
+    Int(i64),
+    /// Python float.
+    Float(f64),
+    /// Python bool.
+    Bool(bool),
+    /// Python str.
+    Str(String),
+    /// A dtype argument.
+    DType(TDType),
+    /// `slice(start, stop, step)`.
+    Slice(Option<i64>, Option<i64>, Option<i64>),
+    /// `...`.
+    Ellipsis,
+    /// A list or tuple.
+    List(Vec<Value>),
+    /// None (also what unsupported dump values replay as).
+    None,
+}
+
+impl Value {
+    /// A short description for error messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Value::Tensor(_) => "tensor",
+            Value::Int(_) => "int",
+            Value::Float(_) => "float",
+            Value::Bool(_) => "bool",
+            Value::Str(_) => "str",
+            Value::DType(_) => "dtype",
+            Value::Slice(..) => "slice",
+            Value::Ellipsis => "ellipsis",
+            Value::List(_) => "list",
+            Value::None => "None",
+        }
+    }
+
+    /// The tensor inside, or an error naming what was found.
+    pub fn tensor(&self, what: &str) -> Result<&T> {
+        match self {
+            Value::Tensor(t) => Ok(t),
+            v => Err(Error::Arg(format!("{what}: expected a tensor, got {}", v.kind()))),
+        }
+    }
+
+    /// A Python number as f64 (bool counts as 0/1).
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Int(i) => Some(*i as f64),
+            Value::Float(x) => Some(*x),
+            Value::Bool(b) => Some(*b as i64 as f64),
+            _ => None,
+        }
+    }
+
+    /// A Python int (bool counts).
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) => Some(*i),
+            Value::Bool(b) => Some(*b as i64),
+            _ => None,
+        }
+    }
+}
