@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use msprobe::config::{DataMode, OpConfig, Propagation};
 use msprobe::model::Framework;
+use msprobe::render::Lang;
 use msprobe::op_generate::{self, BatchOptions, BatchReport, Progress};
 use msprobe::select::{ApiSelector, Shard};
 
@@ -26,6 +27,12 @@ struct Cli {
 enum FrameworkArg {
     Pytorch,
     Mindspore,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LangArg {
+    Python,
+    Rust,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -72,6 +79,9 @@ enum Command {
         /// No progress output.
         #[arg(long, short = 'q')]
         quiet: bool,
+        /// Python scripts, or Rust cargo projects on the runtime crate.
+        #[arg(long, value_enum, default_value = "python")]
+        lang: LangArg,
     },
     /// Replay API calls natively (no Python) and write the accuracy CSVs.
     Replay {
@@ -153,8 +163,12 @@ fn main() -> ExitCode {
         None => return fail("-f/--framework is required (pytorch or mindspore)", 2),
     };
     match cli.command {
-        Command::OpGenerate { config_input, api_output_path, all, filter, propagation, check, shard, quiet } => {
-            op_generate_cmd(framework, config_input, api_output_path, all, filter, propagation, check, shard, quiet)
+        Command::OpGenerate { config_input, api_output_path, all, filter, propagation, check, shard, quiet, lang } => {
+            let lang = match lang {
+                LangArg::Python => Lang::Python,
+                LangArg::Rust => Lang::Rust,
+            };
+            op_generate_cmd(framework, config_input, api_output_path, all, filter, propagation, check, shard, quiet, lang)
         }
         Command::Replay { config_input, dump, filter, shard, propagation, emulate, data_mode, output_dir, top } => {
             replay_cmd(framework, config_input, dump, filter, shard, propagation, emulate, data_mode, &output_dir, top)
@@ -254,6 +268,7 @@ fn op_generate_cmd(
     check: bool,
     shard: Option<Shard>,
     quiet: bool,
+    lang: Lang,
 ) -> ExitCode {
     let batch = all || filter.is_some();
     if !batch && shard.is_some() {
@@ -282,20 +297,24 @@ fn op_generate_cmd(
         if let Some(Some(p)) = propagation {
             config.propagation = p;
         }
-        return match op_generate::run(framework, &config, &api_output_path, check) {
+        return match op_generate::run(framework, &config, &api_output_path, check, lang) {
             Ok(done) if check => {
-                if done.drifted {
-                    println!("drifted: {}", done.script.display());
-                    ExitCode::from(1)
-                } else {
+                for p in &done.drifted {
+                    println!("drifted: {}", p.display());
+                }
+                if done.drifted.is_empty() {
                     ExitCode::SUCCESS
+                } else {
+                    ExitCode::from(1)
                 }
             }
             Ok(done) => {
                 if let Some(e) = done.extract {
                     println!("extracted {}", e.display());
                 }
-                println!("wrote {}", done.script.display());
+                for f in &done.files {
+                    println!("wrote {}", f.display());
+                }
                 ExitCode::SUCCESS
             }
             Err(e) => fail(&e, e.exit_code() as u8),
@@ -313,6 +332,7 @@ fn op_generate_cmd(
         propagation: propagation.unwrap_or(Some(config.propagation)),
         check,
         progress,
+        lang,
     };
     match op_generate::run_batch(framework, &config, &api_output_path, &opts) {
         Ok(report) => print_batch(&report, check, quiet),

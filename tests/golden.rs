@@ -54,6 +54,34 @@ fn generated_scripts_match_golden_files() {
     assert!(mismatched.is_empty(), "{}\n(rerun with UPDATE_GOLDEN=1 to rewrite, then review the diff)", mismatched.join("\n"));
 }
 
+/// The generated Rust project of one call, against golden/rust/.
+#[test]
+fn rust_project_matches_golden_files() {
+    let scratch = repo().join("target");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let out = tempfile::tempdir_in(scratch).unwrap();
+    let cfg = serde_json::json!({
+        "dump_json_path": "tests/fixtures/pytorch/tensor/dump.json",
+        "api_name": "Functional.softmax.0",
+        "propagation": "backward",
+        "data_mode": "real_data",
+    });
+    let (config, _) = msprobe::config::OpConfig::from_object(cfg.as_object().unwrap(), std::path::Path::new("c.json"), &repo()).unwrap();
+    let done = msprobe::op_generate::run(msprobe::model::Framework::PyTorch, &config, out.path(), false, msprobe::render::Lang::Rust).unwrap();
+    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    for file in done.files {
+        let rel = file.strip_prefix(out.path()).unwrap();
+        let text = normalise(&std::fs::read_to_string(&file).unwrap());
+        let golden = repo().join("golden/rust").join(rel);
+        if update {
+            std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
+            std::fs::write(&golden, &text).unwrap();
+        } else {
+            assert_eq!(std::fs::read_to_string(&golden).unwrap_or_default(), text, "{} differs (UPDATE_GOLDEN=1 rewrites)", golden.display());
+        }
+    }
+}
+
 #[test]
 fn every_golden_file_has_a_case() {
     let dir = repo().join("golden/python");

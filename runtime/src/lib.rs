@@ -23,6 +23,7 @@ pub mod io;
 pub mod ops;
 pub mod pyfmt;
 pub mod replay;
+pub mod repro;
 pub mod report;
 pub mod spec;
 pub mod value;

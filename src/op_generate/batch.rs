@@ -19,7 +19,7 @@ use crate::dump::{self, EntryLoc};
 use crate::manifest::{self, Manifest, ManifestEntry};
 use crate::model::{ApiName, Direction, Framework};
 use crate::output;
-use crate::render::Renderer;
+use crate::render::{Lang, Renderer};
 use crate::select::ApiSelector;
 
 /// How to report progress on long batches.
@@ -44,6 +44,8 @@ pub struct BatchOptions {
     pub check: bool,
     /// Progress reporting.
     pub progress: Progress,
+    /// Python scripts or Rust projects.
+    pub lang: Lang,
 }
 
 /// What a batch did, for the summary and the exit code.
@@ -162,10 +164,10 @@ fn one_dump(
         output::create_dir(out_dir)?;
     }
     let reporter = Reporter::new(opts.progress, jobs.len(), &file.display().to_string());
-    let results: Vec<Result<(ManifestEntry, Status), String>> = jobs
+    let results: Vec<Result<Vec<(ManifestEntry, Status)>, String>> = jobs
         .par_iter()
         .map(|job| {
-            let result = render_job(job, &source, renderer, framework, config, out_dir, opts.check);
+            let result = render_job(job, &source, renderer, framework, config, out_dir, opts);
             reporter.tick();
             result
         })
@@ -175,15 +177,17 @@ fn one_dump(
     let mut entries = vec![];
     for r in results {
         match r {
-            Ok((entry, status)) => {
-                let path = out_dir.join(&entry.file);
-                match status {
-                    Status::Written => report.written += 1,
-                    Status::Unchanged => {}
-                    Status::Drifted => report.drifted.push(path),
-                    Status::Missing => report.missing.push(path),
+            Ok(files) => {
+                for (entry, status) in files {
+                    let path = out_dir.join(&entry.file);
+                    match status {
+                        Status::Written => report.written += 1,
+                        Status::Unchanged => {}
+                        Status::Drifted => report.drifted.push(path),
+                        Status::Missing => report.missing.push(path),
+                    }
+                    entries.push(entry);
                 }
-                entries.push(entry);
             }
             Err(message) => report.failed.push(message),
         }
@@ -194,7 +198,10 @@ fn one_dump(
         generator: format!("msprobe-rs {}", env!("CARGO_PKG_VERSION")),
         framework: framework.as_str().into(),
         dump: file.to_string_lossy().into_owned(),
-        lang: "python".into(),
+        lang: match opts.lang {
+            Lang::Python => "python".into(),
+            Lang::Rust => "rust".into(),
+        },
         propagation: match opts.propagation {
             Some(p) => p.direction().as_str().into(),
             None => "both".into(),
@@ -237,8 +244,8 @@ fn render_job(
     framework: Framework,
     config: &OpConfig,
     out_dir: &Path,
-    check: bool,
-) -> Result<(ManifestEntry, Status), String> {
+    opts: &BatchOptions,
+) -> Result<Vec<(ManifestEntry, Status)>, String> {
     let fail = |e: Error| format!("{}.{}: {e}", job.name, job.direction.as_str());
     let forward = dump::read_entry(&source.file, job.forward).map_err(|e| fail(e.into()))?;
     let backward = match job.backward {
@@ -249,23 +256,30 @@ fn render_job(
         Direction::Forward => Propagation::Forward,
         Direction::Backward => Propagation::Backward,
     };
-    let (file_name, text) = source.render(renderer, framework, config, propagation, job.name, (&forward, backward.as_ref()), out_dir).map_err(fail)?;
-    let path = out_dir.join(&file_name);
-    let on_disk = std::fs::read(&path).ok();
-    let status = match (on_disk, check) {
-        (Some(old), _) if old == text.as_bytes() => Status::Unchanged,
-        (Some(_), true) => Status::Drifted,
-        (None, true) => Status::Missing,
-        (_, false) => {
-            output::write_atomic(&path, text.as_bytes()).map_err(|e| fail(e.into()))?;
-            Status::Written
-        }
-    };
-    let entry = ManifestEntry {
-        file: file_name,
-        api: job.name.to_string(),
-        direction: job.direction.as_str().into(),
-        sha256: manifest::sha256_hex(text.as_bytes()),
-    };
-    Ok((entry, status))
+    let files = source.render(renderer, framework, config, propagation, opts.lang, job.name, (&forward, backward.as_ref()), out_dir).map_err(fail)?;
+    let mut out = vec![];
+    for (file_name, text) in files {
+        let path = out_dir.join(&file_name);
+        let on_disk = std::fs::read(&path).ok();
+        let status = match (on_disk, opts.check) {
+            (Some(old), _) if old == text.as_bytes() => Status::Unchanged,
+            (Some(_), true) => Status::Drifted,
+            (None, true) => Status::Missing,
+            (_, false) => {
+                if let Some(parent) = path.parent() {
+                    output::create_dir(parent).map_err(|e| fail(e.into()))?;
+                }
+                output::write_atomic(&path, text.as_bytes()).map_err(|e| fail(e.into()))?;
+                Status::Written
+            }
+        };
+        let entry = ManifestEntry {
+            file: file_name,
+            api: job.name.to_string(),
+            direction: job.direction.as_str().into(),
+            sha256: manifest::sha256_hex(text.as_bytes()),
+        };
+        out.push((entry, status));
+    }
+    Ok(out)
 }

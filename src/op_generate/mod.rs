@@ -18,7 +18,7 @@ use crate::config::{ConfigError, DataMode, OpConfig, Propagation};
 use crate::dump::{DumpError, DumpHeader};
 use crate::model::{ApiCall, ApiName, Arg, Framework, ModelError};
 use crate::output::WriteError;
-use crate::render::{RenderError, Renderer, ScriptContext};
+use crate::render::{Lang, RenderError, Renderer, ScriptContext};
 
 /// Why `op_generate` failed. Each variant maps to one documented exit code.
 #[derive(Debug, thiserror::Error)]
@@ -144,33 +144,39 @@ impl Source {
         Ok(Source { file: file.to_path_buf(), data_dir })
     }
 
-    /// Types the call and renders its script for `propagation`; returns the
-    /// file name and the text. `out_dir` must exist: the tensor folder is
-    /// written relative to it when they share a tree, so scripts stay valid
-    /// when the whole tree moves.
+    /// Types the call and renders its files for `propagation` in `lang`;
+    /// returns (path relative to `out_dir`, text) pairs. The tensor folder is
+    /// written relative to the script (or project) when they share a tree,
+    /// so the output stays valid when the whole tree moves.
+    #[allow(clippy::too_many_arguments)]
     fn render(
         &self,
         renderer: &Renderer,
         framework: Framework,
         config: &OpConfig,
         propagation: Propagation,
+        lang: Lang,
         name: &ApiName,
         entries: (&Value, Option<&Value>),
         out_dir: &Path,
-    ) -> Result<(String, String), Error> {
+    ) -> Result<Vec<(String, String)>, Error> {
         let call = ApiCall::from_entries(name.clone(), entries.0, entries.1).map_err(|source| Error::Model { file: self.file.clone(), source })?;
         if config.data_mode == DataMode::RealData {
             check_real_data(&call, propagation, &self.file)?;
         }
         let out_abs = std::fs::canonicalize(out_dir).unwrap_or_else(|_| out_dir.to_path_buf());
-        let data_dir = self.data_dir.as_ref().map(|d| match relative_path(&out_abs, d) {
+        // A Rust project sits one folder deeper than a Python script.
+        let base = match lang {
+            Lang::Python => out_abs,
+            Lang::Rust => out_abs.join(name.key(propagation.direction())),
+        };
+        let data_dir = self.data_dir.as_ref().map(|d| match relative_path(&base, d) {
             Some(rel) => (rel.to_string_lossy().into_owned(), true),
             None => (d.to_string_lossy().into_owned(), false),
         });
         let config = OpConfig { propagation, ..config.clone() };
-        let ctx = ScriptContext::new(&call, framework, &config, data_dir.as_ref().map(|(d, rel)| (d.as_str(), *rel)), &self.file.to_string_lossy());
-        let text = renderer.python(framework, &ctx)?;
-        Ok((format!("{}.py", ctx.api_full_name), text))
+        let ctx = ScriptContext::new(&call, framework, &config, data_dir.as_ref().map(|(d, rel)| (d.as_str(), *rel)), &self.file.to_string_lossy(), lang);
+        Ok(renderer.files(framework, lang, &ctx)?)
     }
 }
 

@@ -9,17 +9,17 @@ use crate::config::{ConfigError, OpConfig, Propagation};
 use crate::dump::{self, DumpHeader};
 use crate::model::{Direction, Framework};
 use crate::output;
-use crate::render::Renderer;
+use crate::render::{Lang, Renderer};
 
 /// What a successful run wrote (or, with `check`, compared).
 #[derive(Debug)]
 pub struct Generated {
-    /// The script.
-    pub script: PathBuf,
+    /// The files: the script, or a Rust project's Cargo.toml and src/main.rs.
+    pub files: Vec<PathBuf>,
     /// The extract file, when the config names one.
     pub extract: Option<PathBuf>,
-    /// With `check`: whether the script on disk differs from the generated one.
-    pub drifted: bool,
+    /// With `check`: the files whose content on disk differs (or is missing).
+    pub drifted: Vec<PathBuf>,
 }
 
 /// JSON text with the reader's sentinels turned back into msprobe's bare
@@ -47,8 +47,8 @@ fn write_extract(path: &Path, header: &DumpHeader, framework: Framework, entries
 
 /// Runs `op_generate` for the config's API: extracts the call from the dump,
 /// writes the extract file (when configured) and the script into `out_dir`.
-/// With `check`, nothing is written: the script is compared with the one on disk.
-pub fn run(framework: Framework, config: &OpConfig, out_dir: &Path, check: bool) -> Result<Generated, Error> {
+/// With `check`, nothing is written: the files are compared with the ones on disk.
+pub fn run(framework: Framework, config: &OpConfig, out_dir: &Path, check: bool, lang: Lang) -> Result<Generated, Error> {
     let file = match (&config.dump_json_path, &config.extract_api_path) {
         (Some(d), _) => {
             let files = dump::resolve_dump_files(d);
@@ -92,11 +92,11 @@ pub fn run(framework: Framework, config: &OpConfig, out_dir: &Path, check: bool)
     if !check {
         output::create_dir(out_dir)?;
     }
-    let (file_name, text) = source.render(&Renderer::new()?, framework, config, config.propagation, name, (forward, backward), out_dir)?;
-    let script = out_dir.join(file_name);
+    let rendered = source.render(&Renderer::new()?, framework, config, config.propagation, lang, name, (forward, backward), out_dir)?;
+    let files: Vec<(PathBuf, String)> = rendered.into_iter().map(|(rel, text)| (out_dir.join(rel), text)).collect();
     if check {
-        let drifted = std::fs::read(&script).ok().as_deref() != Some(text.as_bytes());
-        return Ok(Generated { script, extract: None, drifted });
+        let drifted = files.iter().filter(|(p, text)| std::fs::read(p).ok().as_deref() != Some(text.as_bytes())).map(|(p, _)| p.clone()).collect();
+        return Ok(Generated { files: files.into_iter().map(|(p, _)| p).collect(), extract: None, drifted });
     }
     let extract = match (&config.dump_json_path, &config.extract_api_path) {
         (Some(_), Some(p)) => {
@@ -105,6 +105,11 @@ pub fn run(framework: Framework, config: &OpConfig, out_dir: &Path, check: bool)
         }
         _ => None,
     };
-    output::write_atomic(&script, text.as_bytes())?;
-    Ok(Generated { script, extract, drifted: false })
+    for (path, text) in &files {
+        if let Some(parent) = path.parent() {
+            output::create_dir(parent)?;
+        }
+        output::write_atomic(path, text.as_bytes())?;
+    }
+    Ok(Generated { files: files.into_iter().map(|(p, _)| p).collect(), extract, drifted: vec![] })
 }

@@ -1,11 +1,11 @@
 //! The render context: an [`ApiCall`] and its settings as the templates see
-//! them. Every dump value arrives here already as a Python literal
-//! (see [`super::literal`]); the templates only arrange literals.
+//! them. Every dump value arrives here already as a literal of the target
+//! language (see [`super::literal`]); the templates only arrange literals.
 
 use serde::Serialize;
 
 use super::api_map::{self, Callable};
-use super::literal::{py_bool, py_float, py_opt, py_str};
+use super::literal::{py_str, toml_str, Literals, Python, Rust};
 use crate::config::{OpConfig, Propagation};
 use crate::model::{ApiCall, Arg, DType, Framework, Stat};
 
@@ -28,10 +28,12 @@ pub enum ArgCtx {
         /// File name literal or `None`.
         data_name: String,
     },
-    /// A plain Python literal (number, bool, str, None).
+    /// A plain literal (number, bool, str, None).
     Literal {
         /// The literal.
         lit: String,
+        /// `int`, `float`, `bool`, `str` or `none` (typed languages need it).
+        ty: &'static str,
     },
     /// `slice(start, stop, step)`.
     Slice {
@@ -124,20 +126,49 @@ pub struct ScriptContext {
     pub data_dir_relative: bool,
     /// The dump this came from, as a string literal (for the header comment and messages).
     pub source: String,
+    /// Rust only: recorded forward outputs (the tested side of real-data replays).
+    pub outputs: Vec<ArgCtx>,
+    /// Rust only: recorded gradients w.r.t. the inputs.
+    pub grad_inputs: Vec<ArgCtx>,
+    /// Rust only: the cargo package name.
+    pub package: String,
+    /// Rust only: the runtime crate's folder, as a TOML string.
+    pub runtime_path: String,
 }
 
-fn stat(s: Stat) -> String {
+fn stat(s: Stat, l: &dyn Literals) -> String {
     match s {
-        Stat::Num(x) => py_float(x),
-        Stat::Bool(b) => py_bool(b),
-        Stat::Missing => "None".into(),
+        Stat::Num(x) => l.opt(Some(l.float(x))),
+        Stat::Bool(b) => l.opt(Some(l.float(b as u8 as f64))),
+        Stat::Missing => l.opt(None),
     }
 }
 
-fn dtype_lit(d: &DType, fw: Framework) -> String {
-    match fw {
-        Framework::PyTorch => py_str(&format!("torch.{}", d.torch)),
-        Framework::MindSpore => py_str(d.mindspore),
+/// A dtype in the target language: Python gets the dump's spelling as a
+/// string, Rust the runtime's `TDType` variant.
+fn dtype_lit(d: &DType, fw: Framework, lang: Lang) -> String {
+    match (lang, fw) {
+        (Lang::Python, Framework::PyTorch) => py_str(&format!("torch.{}", d.torch)),
+        (Lang::Python, Framework::MindSpore) => py_str(d.mindspore),
+        (Lang::Rust, _) => format!("TDType::{}", rust_dtype(d)),
+    }
+}
+
+fn rust_dtype(d: &DType) -> &'static str {
+    match d.torch {
+        "bool" => "Bool",
+        "uint8" => "U8",
+        "int8" => "I8",
+        "int16" => "I16",
+        "int32" => "I32",
+        "int64" => "I64",
+        "uint16" => "U16",
+        "uint32" => "U32",
+        "uint64" => "U64",
+        "float16" => "F16",
+        "bfloat16" => "BF16",
+        "float32" => "F32",
+        _ => "F64",
     }
 }
 
@@ -145,64 +176,100 @@ fn int_list(v: impl IntoIterator<Item = String>) -> String {
     format!("[{}]", v.into_iter().collect::<Vec<_>>().join(", "))
 }
 
-fn arg(a: &Arg, fw: Framework) -> ArgCtx {
-    let lit = |lit: String| ArgCtx::Literal { lit };
+fn arg(a: &Arg, fw: Framework, lang: Lang) -> ArgCtx {
+    let l = lang.literals();
+    let lit = |lit: String, ty: &'static str| ArgCtx::Literal { lit, ty };
     match a {
         Arg::Tensor(t) => ArgCtx::Tensor {
-            dtype: dtype_lit(&t.dtype, fw),
+            dtype: dtype_lit(&t.dtype, fw, lang),
             shape: int_list(t.shape.iter().map(u64::to_string)),
-            low: stat(t.min),
-            high: stat(t.max),
-            requires_grad: py_opt(t.requires_grad.map(py_bool)),
-            data_name: py_opt(t.data_name.as_deref().map(py_str)),
+            low: stat(t.min, l),
+            high: stat(t.max, l),
+            requires_grad: l.opt(t.requires_grad.map(|b| l.bool(b))),
+            data_name: l.opt(t.data_name.as_deref().map(|n| l.str(n))),
         },
-        Arg::Bool(b) => lit(py_bool(*b)),
-        Arg::Int(i) => lit(i.to_string()),
-        Arg::Float(x) => lit(py_float(*x)),
-        Arg::Str(s) => lit(py_str(s)),
-        Arg::None => lit("None".into()),
+        Arg::Bool(b) => lit(l.bool(*b), "bool"),
+        Arg::Int(i) => lit(i.to_string(), "int"),
+        Arg::Float(x) => lit(l.float(*x), "float"),
+        Arg::Str(s) => lit(l.str(s), "str"),
+        Arg::None => lit(l.opt(None), "none"),
         Arg::Slice([a, b, c]) => {
-            let o = |x: &Option<i64>| py_opt(x.map(|v| v.to_string()));
+            let o = |x: &Option<i64>| l.opt(x.map(|v| v.to_string()));
             ArgCtx::Slice { start: o(a), stop: o(b), step: o(c) }
         }
         Arg::Ellipsis => ArgCtx::Ellipsis,
         Arg::Size(d) => ArgCtx::Size { lit: int_list(d.iter().map(i64::to_string)) },
-        Arg::DType(d) => ArgCtx::Dtype { lit: dtype_lit(d, fw) },
-        Arg::Device(d) => ArgCtx::Device { lit: py_str(d) },
-        Arg::MemoryFormat(m) => ArgCtx::MemoryFormat { lit: py_str(m) },
-        Arg::Unsupported(t) => ArgCtx::Unsupported { lit: py_str(t) },
-        Arg::List(items) => ArgCtx::List { items: items.iter().map(|x| arg(x, fw)).collect() },
+        Arg::DType(d) => ArgCtx::Dtype { lit: dtype_lit(d, fw, lang) },
+        Arg::Device(d) => ArgCtx::Device { lit: l.str(d) },
+        Arg::MemoryFormat(m) => ArgCtx::MemoryFormat { lit: l.str(m) },
+        Arg::Unsupported(t) => ArgCtx::Unsupported { lit: l.str(t) },
+        Arg::List(items) => ArgCtx::List { items: items.iter().map(|x| arg(x, fw, lang)).collect() },
+    }
+}
+
+/// The language a context is rendered for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    /// A standalone Python script.
+    Python,
+    /// A cargo project on the runtime crate.
+    Rust,
+}
+
+impl Lang {
+    fn literals(self) -> &'static dyn Literals {
+        match self {
+            Lang::Python => &Python,
+            Lang::Rust => &Rust,
+        }
     }
 }
 
 impl ScriptContext {
-    /// Builds the context for `call` as configured; `data_dir` is the tensor
-    /// folder (and whether it is relative to the script's folder), `source`
-    /// the dump path shown to the reader.
-    pub fn new(call: &ApiCall, framework: Framework, cfg: &OpConfig, data_dir: Option<(&str, bool)>, source: &str) -> ScriptContext {
+    /// Builds the context for `call` as configured, in `lang`'s literals;
+    /// `data_dir` is the tensor folder (and whether it is relative to the
+    /// script's folder), `source` the dump path shown to the reader.
+    pub fn new(call: &ApiCall, framework: Framework, cfg: &OpConfig, data_dir: Option<(&str, bool)>, source: &str, lang: Lang) -> ScriptContext {
+        let l = lang.literals();
         let backward = cfg.propagation == Propagation::Backward;
+        let api_full_name = call.name.key(cfg.propagation.direction());
+        let args = |list: &[Arg]| list.iter().map(|a| arg(a, framework, lang)).collect::<Vec<_>>();
+        let package: String = format!("repro-{api_full_name}").to_ascii_lowercase().split(|c: char| !c.is_ascii_alphanumeric()).filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-");
         ScriptContext {
             generator: format!("msprobe-rs {}", env!("CARGO_PKG_VERSION")),
             framework: framework.as_str(),
             api_name: call.name.to_string(),
-            api_full_name: call.name.key(cfg.propagation.direction()),
+            api_full_name,
             propagation: cfg.propagation.direction().as_str(),
             tested: api_map::tested(framework, &call.name),
             bench: api_map::bench(framework, &call.name),
-            args: call.forward.args.iter().map(|a| arg(a, framework)).collect(),
-            kwargs: call.forward.kwargs.iter().map(|(k, v)| KwargCtx { key: py_str(k), value: arg(v, framework) }).collect(),
+            args: args(&call.forward.args),
+            kwargs: call.forward.kwargs.iter().map(|(k, v)| KwargCtx { key: l.str(k), value: arg(v, framework, lang) }).collect(),
             grad_outputs: match (&call.backward, backward) {
-                (Some(b), true) => b.grad_outputs.iter().map(|a| arg(a, framework)).collect(),
+                (Some(b), true) => args(&b.grad_outputs),
                 _ => vec![],
             },
-            data_mode: py_str(cfg.data_mode.as_str()),
+            data_mode: l.str(cfg.data_mode.as_str()),
             random_seed: cfg.random_seed,
             iter_times: cfg.iter_times,
-            cosine_threshold: py_float(cfg.cosine_threshold),
-            max_abs_err_threshold: py_float(cfg.max_abs_err_threshold),
-            data_dir: py_opt(data_dir.map(|(d, _)| py_str(d))),
+            cosine_threshold: l.float(cfg.cosine_threshold),
+            max_abs_err_threshold: l.float(cfg.max_abs_err_threshold),
+            data_dir: l.opt(data_dir.map(|(d, _)| l.str(d))),
             data_dir_relative: matches!(data_dir, Some((_, true))),
-            source: py_str(source),
+            source: l.str(source),
+            outputs: if lang == Lang::Rust { args(&call.forward.outputs) } else { vec![] },
+            grad_inputs: match (&call.backward, lang) {
+                (Some(b), Lang::Rust) => args(&b.grad_inputs),
+                _ => vec![],
+            },
+            package,
+            runtime_path: toml_str(&runtime_path()),
         }
     }
+}
+
+/// Where generated Rust projects find the runtime crate: `MSPROBE_RUNTIME_PATH`,
+/// else the `runtime/` folder of the source tree this binary was built from.
+fn runtime_path() -> String {
+    std::env::var("MSPROBE_RUNTIME_PATH").unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/runtime").to_string())
 }

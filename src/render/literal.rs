@@ -1,9 +1,11 @@
-//! Python literals for dump values.
+//! Literals for dump values, in each language the templates write (Python,
+//! Rust, TOML).
 //!
-//! This is the only place dump-controlled text turns into Python source, and
+//! This is the only place dump-controlled text turns into source text, and
 //! it only ever produces *literals*: pure-ASCII quoted strings with every
-//! special character escaped, numbers, `True`/`False`/`None`. Templates place
-//! these where a value belongs; no dump value can end a literal early.
+//! special character escaped, numbers, booleans, none/option values.
+//! Templates place these where a value belongs; no dump value can end a
+//! literal early.
 
 use std::fmt::Write;
 
@@ -50,6 +52,103 @@ pub fn py_opt(v: Option<String>) -> String {
     v.unwrap_or_else(|| "None".into())
 }
 
+/// A Rust string literal (ASCII only, `\u{..}` escapes).
+pub fn rs_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            ' '..='~' => out.push(c),
+            c => write!(out, "\\u{{{:x}}}", c as u32).unwrap(),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A Rust f64 expression that round-trips the value, non-finite ones included.
+pub fn rs_float(x: f64) -> String {
+    if x.is_nan() {
+        "f64::NAN".into()
+    } else if x.is_infinite() {
+        if x > 0.0 { "f64::INFINITY".into() } else { "f64::NEG_INFINITY".into() }
+    } else {
+        format!("{x:?}")
+    }
+}
+
+/// A TOML basic string (ASCII control characters escaped).
+pub fn toml_str(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => write!(out, "\\u{:04X}", c as u32).unwrap(),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// How one target language writes literals; the render context is built
+/// once per language through this.
+pub trait Literals {
+    /// A string.
+    fn str(&self, s: &str) -> String;
+    /// A float.
+    fn float(&self, x: f64) -> String;
+    /// A bool.
+    fn bool(&self, b: bool) -> String;
+    /// An optional value: `None`, or the value as the language wraps it.
+    fn opt(&self, v: Option<String>) -> String;
+}
+
+/// Python literals.
+pub struct Python;
+
+impl Literals for Python {
+    fn str(&self, s: &str) -> String {
+        py_str(s)
+    }
+    fn float(&self, x: f64) -> String {
+        py_float(x)
+    }
+    fn bool(&self, b: bool) -> String {
+        py_bool(b)
+    }
+    fn opt(&self, v: Option<String>) -> String {
+        py_opt(v)
+    }
+}
+
+/// Rust literals.
+pub struct Rust;
+
+impl Literals for Rust {
+    fn str(&self, s: &str) -> String {
+        rs_str(s)
+    }
+    fn float(&self, x: f64) -> String {
+        rs_float(x)
+    }
+    fn bool(&self, b: bool) -> String {
+        b.to_string()
+    }
+    fn opt(&self, v: Option<String>) -> String {
+        match v {
+            Some(v) => format!("Some({v})"),
+            None => "None".into(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -58,6 +157,14 @@ mod tests {
     fn strings_cannot_escape_their_quotes() {
         assert_eq!(py_str("a\"b\\c\n\"\"\"__import__('os')"), r#""a\"b\\c\n\"\"\"__import__('os')""#);
         assert_eq!(py_str("é\u{2028}😀\0"), r#""\xe9\u2028\U0001f600\x00""#);
+    }
+
+    #[test]
+    fn rust_and_toml_strings_are_escaped() {
+        assert_eq!(rs_str("a\"b\\\n\u{e9}"), r#""a\"b\\\n\u{e9}""#);
+        assert_eq!(toml_str("C:\\x\"\n"), r#""C:\\x\"\u000A""#);
+        assert_eq!(rs_float(f64::NEG_INFINITY), "f64::NEG_INFINITY");
+        assert_eq!(rs_float(2.0), "2.0");
     }
 
     #[test]

@@ -8,7 +8,7 @@ mod api_map;
 mod context;
 mod literal;
 
-pub use context::ScriptContext;
+pub use context::{Lang, ScriptContext};
 
 use crate::model::Framework;
 
@@ -30,6 +30,9 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("python/_inputs.py.tera", include_str!("../../templates/python/_inputs.py.tera")),
     ("python/_torch.py.tera", include_str!("../../templates/python/_torch.py.tera")),
     ("python/_compare.py.tera", include_str!("../../templates/python/_compare.py.tera")),
+    ("rust/macros.tera", include_str!("../../templates/rust/macros.tera")),
+    ("rust/Cargo.toml.tera", include_str!("../../templates/rust/Cargo.toml.tera")),
+    ("rust/main.rs.tera", include_str!("../../templates/rust/main.rs.tera")),
 ];
 
 fn error_chain(e: &tera::Error) -> String {
@@ -58,13 +61,27 @@ impl Renderer {
         Ok(Renderer { tera })
     }
 
-    /// Renders the standalone Python script for one call.
-    pub fn python(&self, framework: Framework, ctx: &ScriptContext) -> Result<String, RenderError> {
-        let template = match framework {
-            Framework::PyTorch => "python/pytorch.py.tera",
-            Framework::MindSpore => "python/mindspore.py.tera",
-        };
+    fn render(&self, template: &'static str, ctx: &ScriptContext) -> Result<String, RenderError> {
         let context = tera::Context::from_serialize(ctx).map_err(|e| RenderError { template, message: error_chain(&e) })?;
         self.tera.render(template, &context).map_err(|e| RenderError { template, message: error_chain(&e) })
+    }
+
+    /// Renders the files of one call: a standalone Python script
+    /// (`Prefix.op.N.dir.py`), or a cargo project (`Prefix.op.N.dir/Cargo.toml`
+    /// and `src/main.rs`). Paths are relative to the output folder.
+    pub fn files(&self, framework: Framework, lang: Lang, ctx: &ScriptContext) -> Result<Vec<(String, String)>, RenderError> {
+        Ok(match lang {
+            Lang::Python => {
+                let template = match framework {
+                    Framework::PyTorch => "python/pytorch.py.tera",
+                    Framework::MindSpore => "python/mindspore.py.tera",
+                };
+                vec![(format!("{}.py", ctx.api_full_name), self.render(template, ctx)?)]
+            }
+            Lang::Rust => vec![
+                (format!("{}/Cargo.toml", ctx.api_full_name), self.render("rust/Cargo.toml.tera", ctx)?),
+                (format!("{}/src/main.rs", ctx.api_full_name), self.render("rust/main.rs.tera", ctx)?),
+            ],
+        })
     }
 }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use msprobe::config::OpConfig;
 use msprobe::model::Framework;
 use msprobe::op_generate;
+use msprobe::render::Lang;
 
 /// The repository root (integration tests run with it as the working directory).
 pub fn repo() -> PathBuf {
@@ -48,9 +49,9 @@ impl Case {
         });
         let (config, unknown) = OpConfig::from_object(cfg.as_object().unwrap(), Path::new("config_op.json"), &repo()).unwrap();
         assert!(unknown.is_empty());
-        let done = op_generate::run(self.framework, &config, out, false).unwrap_or_else(|e| panic!("{self:?}: {e}"));
-        assert_eq!(done.script, out.join(self.file_name()));
-        done.script
+        let done = op_generate::run(self.framework, &config, out, false, Lang::Python).unwrap_or_else(|e| panic!("{self:?}: {e}"));
+        assert_eq!(done.files, vec![out.join(self.file_name())]);
+        done.files.into_iter().next().unwrap()
     }
 }
 
