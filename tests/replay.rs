@@ -1,0 +1,128 @@
+//! `msprobe replay`: native replay of dumped calls without Python.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn msprobe(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_msprobe")).args(args).current_dir(dir).output().unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// The rows of the one `accuracy_checking_{kind}_*.csv` in `dir`, header checked.
+fn csv(dir: &Path, kind: &str, header: &str) -> Vec<Vec<String>> {
+    let file = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("accuracy_checking_{kind}_"))).unwrap();
+    let body = std::fs::read_to_string(file).unwrap();
+    let body = body.strip_prefix('\u{feff}').expect("BOM");
+    let mut lines = body.split("\r\n").filter(|l| !l.is_empty());
+    assert_eq!(lines.next(), Some(header));
+    // Messages may contain commas inside quotes; split on the unquoted ones.
+    lines
+        .map(|l| {
+            let mut cells = vec![String::new()];
+            let mut quoted = false;
+            for c in l.chars() {
+                match c {
+                    '"' => quoted = !quoted,
+                    ',' if !quoted => cells.push(String::new()),
+                    c => cells.last_mut().unwrap().push(c),
+                }
+            }
+            cells
+        })
+        .collect()
+}
+
+const DETAILS: &str = "API Name,Bench Dtype,Tested Dtype,Shape,Cosine,MaxAbsErr,MaxRelativeErr,Status,Message";
+const RESULT: &str = "API Name,Forward Test Success,Backward Test Success,Message";
+
+#[test]
+fn recorded_outputs_of_a_tensor_dump_pass_against_the_f64_bench() {
+    for (fw, dump, api, dtype) in [
+        ("pytorch", "pytorch/tensor", "Torch.matmul.0", "torch.float32"),
+        ("pytorch", "pytorch/tensor", "Functional.softmax.0", "torch.float32"),
+        ("mindspore", "mindspore/tensor", "Mint.matmul.0", "Float32"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = serde_json::json!({"dump_json_path": repo().join("tests/fixtures").join(dump).join("dump.json"), "api_name": api, "propagation": "backward", "data_mode": "real_data"});
+        std::fs::write(dir.path().join("c.json"), cfg.to_string()).unwrap();
+        let o = msprobe(dir.path(), &["-f", fw, "replay", "-i", "c.json"]);
+        assert_eq!(o.status.code(), Some(0), "{api}: {}", text(&o));
+        let out = dir.path().join("op_result_output");
+        assert_eq!(csv(&out, "result", RESULT), vec![vec![api.to_string(), "pass".into(), "pass".into(), String::new()]]);
+        let details = csv(&out, "details", DETAILS);
+        let forward = details.iter().find(|r| r[0] == format!("{api}.forward.output.0")).unwrap();
+        // Tested = the dump's recorded float32 output; bench = float64 replay.
+        assert_eq!((forward[1].as_str(), forward[2].as_str()), (if fw == "pytorch" { "torch.float64" } else { "Float64" }, dtype));
+        assert!(forward[4].parse::<f64>().unwrap() > 0.99999 && forward[5].parse::<f64>().unwrap() < 1e-4, "{forward:?}");
+        assert!(details.iter().any(|r| r[0].starts_with(&format!("{api}.backward.output."))));
+    }
+}
+
+/// Every API of the full fixture dumps replays forward and backward: each
+/// error row is an accuracy verdict (low-precision dtypes against the 1e-4
+/// threshold), never a missing op, a binding error or a panic.
+#[test]
+fn every_fixture_api_replays_forward_and_backward() {
+    for (fw, dump) in [("pytorch", "pytorch/statistics"), ("mindspore", "mindspore/statistics")] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = repo().join("tests/fixtures").join(dump).join("dump.json");
+        let o = msprobe(dir.path(), &["-f", fw, "replay", "--dump", path.to_str().unwrap(), "--top", "0"]);
+        assert!(matches!(o.status.code(), Some(0 | 3)), "{}", text(&o));
+        let details = csv(&dir.path().join("op_result_output"), "details", DETAILS);
+        assert!(details.len() > 200, "{fw}: {} rows", details.len());
+        let bad: Vec<&Vec<String>> = details
+            .iter()
+            .filter(|r| r[7] != "pass" && !(r[8].starts_with("max absolute error") || r[8].starts_with("cosine similarity")))
+            .collect();
+        assert!(bad.is_empty(), "{fw}: rows that are failures, not verdicts: {bad:#?}");
+        assert!(details.iter().any(|r| r[0].contains(".backward.output.")));
+        // The ranked table starts with the worst row.
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        let first = stdout.lines().nth(1).unwrap_or("");
+        if details.iter().any(|r| r[7] == "error") {
+            assert!(first.contains(" error "), "{first}");
+        }
+    }
+}
+
+#[test]
+fn filter_shard_and_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = repo().join("tests/fixtures/pytorch/statistics/dump.json");
+    let p = path.to_str().unwrap();
+    let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--dump", p, "--filter", "^Torch\\.matmul\\.", "--propagation", "forward", "--output-dir", "m"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let rows = csv(&dir.path().join("m"), "details", DETAILS);
+    assert!(!rows.is_empty() && rows.iter().all(|r| r[0].starts_with("Torch.matmul.") && r[0].contains(".forward.")));
+    // Shards split the APIs without overlap.
+    let mut total = 0;
+    for i in 0..2 {
+        let out = format!("s{i}");
+        let shard = format!("{i}/2");
+        let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--dump", p, "--filter", "^Torch\\.", "--propagation", "forward", "--shard", &shard, "--output-dir", &out]);
+        assert!(matches!(o.status.code(), Some(0 | 3)), "{}", text(&o));
+        total += csv(&dir.path().join(&out), "result", RESULT).len();
+    }
+    let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--dump", p, "--filter", "^Torch\\.", "--propagation", "forward", "--output-dir", "all"]);
+    assert!(matches!(o.status.code(), Some(0 | 3)));
+    assert_eq!(total, csv(&dir.path().join("all"), "result", RESULT).len());
+    // An API the runtime does not know is an error row, not a crash.
+    std::fs::write(
+        dir.path().join("odd.json"),
+        r#"{"framework": "pytorch", "data": {"Torch.frobnicate.0.forward": {"input_args": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1.0, "Min": 0.0}], "input_kwargs": {}, "output": []}}}"#,
+    )
+    .unwrap();
+    let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--dump", "odd.json", "--output-dir", "odd"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let rows = csv(&dir.path().join("odd"), "details", DETAILS);
+    assert_eq!(rows[0][8], "Torch.frobnicate is not in the runtime's op table");
+    let o = msprobe(dir.path(), &["-f", "pytorch", "replay"]);
+    assert_eq!(o.status.code(), Some(2));
+}
