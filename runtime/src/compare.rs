@@ -176,8 +176,63 @@ struct Partial {
     differ: bool,
 }
 
+/// Lanes of the fast pass: independent accumulators the compiler can keep
+/// in vector registers.
+const LANES: usize = 8;
+
 impl Partial {
+    /// The chunk's partial: the fast pass, or the careful one when the fast
+    /// pass reveals a NaN, an Inf or an overflow.
     fn of<T: Element>(tested: &[T], bench: &[T]) -> Self {
+        match Self::fast(tested, bench) {
+            Some(p) => p,
+            None => Self::careful(tested, bench),
+        }
+    }
+
+    /// Sums and maxima with no NaN/Inf bookkeeping. Its own results tell
+    /// whether that was valid: any NaN or Inf (or a square that overflows)
+    /// makes a sum of squares non-finite, and then `None` is returned.
+    fn fast<T: Element>(tested: &[T], bench: &[T]) -> Option<Self> {
+        let mut acc = [[0.0f64; LANES]; 7]; // dot, tt, bb, max_t, max_b, max_abs, max_rel
+        let lane = |k: usize, t: f64, b: f64, acc: &mut [[f64; LANES]; 7]| {
+            let d = (t - b).abs();
+            let den = b.abs() + if b == 0.0 { 1e-8 } else { 0.0 };
+            acc[0][k] += t * b;
+            acc[1][k] += t * t;
+            acc[2][k] += b * b;
+            acc[3][k] = fmax(acc[3][k], t.abs());
+            acc[4][k] = fmax(acc[4][k], b.abs());
+            acc[5][k] = fmax(acc[5][k], d);
+            acc[6][k] = fmax(acc[6][k], d / den);
+        };
+        let (tc, bc) = (tested.chunks_exact(LANES), bench.chunks_exact(LANES));
+        let (tr, br) = (tc.remainder(), bc.remainder());
+        for (t, b) in tc.zip(bc) {
+            for k in 0..LANES {
+                lane(k, t[k].widen(), b[k].widen(), &mut acc);
+            }
+        }
+        for (k, (&t, &b)) in tr.iter().zip(br).enumerate() {
+            lane(k, t.widen(), b.widen(), &mut acc);
+        }
+        let sum = |a: &[f64; LANES]| a.iter().sum::<f64>();
+        let max = |a: &[f64; LANES]| a.iter().fold(0.0f64, |m, &x| fmax(m, x));
+        let p = Partial {
+            finite: tested.len(),
+            dot: sum(&acc[0]),
+            tt: sum(&acc[1]),
+            bb: sum(&acc[2]),
+            max_t: max(&acc[3]),
+            max_b: max(&acc[4]),
+            max_abs: max(&acc[5]),
+            max_rel: max(&acc[6]),
+            ..Partial::default()
+        };
+        (p.tt.is_finite() && p.bb.is_finite() && p.dot.is_finite() && p.max_abs.is_finite() && p.max_rel.is_finite()).then_some(p)
+    }
+
+    fn careful<T: Element>(tested: &[T], bench: &[T]) -> Self {
         let mut p = Partial::default();
         for (&t, &b) in tested.iter().zip(bench) {
             let (t, b) = (t.widen(), b.widen());

@@ -188,6 +188,22 @@ fn embedding(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         let is_pad = ids.t.eq(pad)?.unsqueeze(D::Minus1)?.broadcast_as(out.dims())?;
         out = is_pad.where_cond(&out.detach(), &out)?;
     }
+    if b.bool("scale_grad_by_freq")? {
+        // torch divides each weight row's gradient by how often its index
+        // occurs in `input` (this flag used to be ignored). Only the
+        // gradient path is scaled: `out.detach() + (out - out.detach()) * s`
+        // keeps the forward values (exactly, for finite weights).
+        let flat: Vec<u32> = idx.flatten_all()?.to_vec1()?;
+        let mut count = vec![0u32; rows];
+        for &i in &flat {
+            count[i as usize] += 1;
+        }
+        let scale: Vec<f64> = flat.iter().map(|&i| 1.0 / count[i as usize] as f64).collect();
+        let scale = Tensor::from_vec(scale, ids.dims(), out.device())?.to_dtype(ctx.compute)?;
+        let scale = scale.unsqueeze(D::Minus1)?.broadcast_as(out.dims())?;
+        let frozen = out.detach();
+        out = (&frozen + ((&out - &frozen)? * scale)?)?;
+    }
     one(ctx.out(out, w.dtype)?)
 }
 

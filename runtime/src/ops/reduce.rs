@@ -25,18 +25,22 @@ fn reduce_dims(b: &Bound, x: &T) -> Result<Vec<usize>> {
     Ok(dims)
 }
 
+/// `r`, reduced from `t` over `dims` with the dims kept, without them unless `keepdim`.
+fn drop_dims(t: &Tensor, r: Tensor, dims: &[usize], keepdim: bool) -> candle_core::Result<Tensor> {
+    if keepdim {
+        Ok(r)
+    } else {
+        let shape: Vec<usize> = t.dims().iter().enumerate().filter(|(i, _)| !dims.contains(i)).map(|(_, &n)| n).collect();
+        r.reshape(shape)
+    }
+}
+
 /// Sum over `dims`, keeping them or not.
 fn sum_dims(t: &Tensor, dims: &[usize], keepdim: bool) -> candle_core::Result<Tensor> {
     if t.rank() == 0 {
         return Ok(t.clone());
     }
-    let s = t.sum_keepdim(dims.to_vec())?;
-    if keepdim {
-        Ok(s)
-    } else {
-        let shape: Vec<usize> = t.dims().iter().enumerate().filter(|(i, _)| !dims.contains(i)).map(|(_, &n)| n).collect();
-        s.reshape(shape)
-    }
+    drop_dims(t, t.sum_keepdim(dims.to_vec())?, dims, keepdim)
 }
 
 fn input_as(ctx: &Ctx, b: &Bound) -> Result<T> {
@@ -66,21 +70,24 @@ fn sum(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 }
 
 /// ‖x‖_ord over `dims`: ord 2 as sqrt(Σx²) (exact gradient, NaN-free at 0
-/// only where torch is too), inf as max|x|, other p as (Σ|x|^p)^(1/p).
+/// only where torch is too), ±inf as max/min |x|, other p as (Σ|x|^p)^(1/p).
 fn norm_t(ctx: &Ctx, x: &Tensor, ord: f64, dims: &[usize], keepdim: bool) -> Result<Tensor> {
     Ok(if ord == 2.0 {
         sum_dims(&x.sqr()?, dims, keepdim)?.sqrt()?
     } else if ord == 1.0 {
         sum_dims(&x.abs()?, dims, keepdim)?
-    } else if ord.is_infinite() && ord > 0.0 && dims.len() == x.rank() {
-        let m = x.abs()?.flatten_all()?.max(0)?;
-        if keepdim { m.reshape(vec![1; x.rank()])? } else { m }
+    } else if ord.is_infinite() {
+        // Reduced one dim at a time, so that any subset of dims works (torch
+        // allows ord=±inf over part of the dims; this used to be refused).
+        let mut m = x.abs()?;
+        for &d in dims {
+            m = if ord > 0.0 { m.max_keepdim(d)? } else { m.min_keepdim(d)? };
+        }
+        drop_dims(x, m, dims, keepdim)?
     } else if ord == 0.0 {
         sum_dims(&x.ne(0.0)?.to_dtype(ctx.compute)?, dims, keepdim)?
-    } else if ord.is_finite() {
-        sum_dims(&x.abs()?.powf(ord)?, dims, keepdim)?.powf(1.0 / ord)?
     } else {
-        return Err(Error::Unsupported(format!("vector_norm with ord={ord} over part of the dims")));
+        sum_dims(&x.abs()?.powf(ord)?, dims, keepdim)?.powf(1.0 / ord)?
     })
 }
 

@@ -166,6 +166,9 @@ fn triangle(b: &Bound, upper: bool) -> Result<Vec<Value>> {
 fn masked_fill(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let (x, mask) = (b.tensor("input")?, b.tensor("mask")?);
     let value = operand(ctx, b.value("value"))?;
+    // Into an integer or bool tensor, torch casts the value to its dtype
+    // (2.7 fills as 2); the fill used to keep the float value.
+    let value = if x.dtype.is_float() { value } else { ctx.cast(&T { t: value, dtype: TDType::F64 }, x.dtype)?.t };
     let m = mask.t.ne(0.0)?.broadcast_as(x.dims())?;
     let fill = value.broadcast_as(x.dims())?;
     one(ctx.out(m.where_cond(&fill, &x.t)?, x.dtype)?)
@@ -176,7 +179,17 @@ fn gather(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let (x, index) = (b.tensor("input")?, b.tensor("index")?);
     let d = dim(b.int("dim")?, x.rank())?;
     let idx = indices(index, x.dims()[d], "gather")?;
-    Ok(same(x, x.t.contiguous()?.gather(&idx, d)?))
+    // torch lets the index be smaller than the input in the other dims too;
+    // the input is cut to the index's extent there, which gather never
+    // reads past, so that the backward's scatter-add gets matching shapes
+    // (it used to fail with a shape mismatch).
+    let mut src = x.t.clone();
+    for (i, &n) in index.dims().iter().enumerate() {
+        if i != d && n < src.dims()[i] {
+            src = src.narrow(i, 0, n)?;
+        }
+    }
+    Ok(same(x, src.contiguous()?.gather(&idx, d)?))
 }
 
 /// mindspore.ops.gather(input_params, input_indices, axis): whole slices.
@@ -202,6 +215,8 @@ fn setitem(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let rank = x.rank();
     let explicit = items.iter().filter(|v| !matches!(v, Value::Ellipsis | Value::None)).count();
     let mut ranges: Vec<(usize, usize)> = vec![];
+    // Dims indexed by an int: `x[index]` has no such dim.
+    let mut int_dims: Vec<usize> = vec![];
     for item in &items {
         let d = ranges.len();
         match item {
@@ -226,6 +241,7 @@ fn setitem(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
                 if i < 0 || i >= n {
                     return Err(Error::Arg(format!("__setitem__: index {i} out of range for size {n}")));
                 }
+                int_dims.push(d);
                 ranges.push((i as usize, i as usize + 1));
             }
             other => return Err(Error::Unsupported(format!("__setitem__ with an index of type {}", other.kind()))),
@@ -248,7 +264,10 @@ fn setitem(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let value = match b.value("value") {
         Value::Tensor(v) => {
             let sub: Vec<usize> = ranges.iter().map(|(s, e)| e - s).collect();
-            let v = v.t.broadcast_as(sub.as_slice())?;
+            // The value broadcasts to the shape of `x[index]`, as in torch
+            // (x[1:, -1] = a [2] tensor), then the int-indexed dims come back as 1s.
+            let indexed: Vec<usize> = sub.iter().enumerate().filter(|(d, _)| !int_dims.contains(d)).map(|(_, &n)| n).collect();
+            let v = v.t.broadcast_as(indexed)?.reshape(sub.as_slice())?;
             let mut full = x.t.zeros_like()?;
             // Place the value block at its offsets.
             let mut block = v.contiguous()?;

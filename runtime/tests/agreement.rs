@@ -1,0 +1,236 @@
+//! The runtime's contract: every op-table entry computes what torch computes.
+//!
+//! tests/agreement/cases.py lists calls for every name of the op table;
+//! tests/agreement/reference.py runs them in torch in float64 (forward, and
+//! backward with random output gradients) and saves inputs and results. This
+//! test replays each call on the runtime's bench side (f64) with the same
+//! inputs and requires the same outputs and input gradients: equal shapes,
+//! NaN and ±Inf at the same places, the output dtype torch gives (under its
+//! default float32), and the values within [`within_bound`].
+//!
+//! Exceptions (each documented in cases.py): dropout draws its mask from
+//! its own generator, so it is compared only where no mask is drawn (p=0,
+//! training=False); [`dropout_mask_is_reproducible`] checks the runtime's
+//! mask instead. Ops whose tensors come in a list (cat, stack) run forward
+//! only: the runtime differentiates top-level tensors.
+//!
+//! Needs MSPROBE_PYTHON, a Python with torch and numpy (scripts/test.sh).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use candle_core::DType;
+use runtime::ctx::Ctx;
+use runtime::dtype::TDType;
+use runtime::io::{read_tensor, HostData};
+use runtime::ops;
+use runtime::value::{Value, T};
+use serde_json::Value as Json;
+
+/// The allowed difference, relative to the size of torch's result.
+const TOLERANCE: f64 = 1e-9;
+
+fn python() -> PathBuf {
+    match std::env::var_os("MSPROBE_PYTHON") {
+        Some(p) => PathBuf::from(p),
+        None => panic!(
+            "MSPROBE_PYTHON is not set: the agreement test compares the runtime with torch. \
+             Run it through scripts/test.sh, which creates the Python environment and sets it."
+        ),
+    }
+}
+
+/// Runs reference.py into `dir` and returns its case list.
+fn torch_reference(dir: &Path) -> Vec<Json> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agreement/reference.py");
+    let out = Command::new(python()).arg("-B").arg(&script).arg(dir).output().expect("cannot start MSPROBE_PYTHON");
+    assert!(out.status.success(), "{} failed:\n{}{}", script.display(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let index: Json = serde_json::from_str(&std::fs::read_to_string(dir.join("cases.json")).unwrap()).unwrap();
+    index["cases"].as_array().unwrap().clone()
+}
+
+/// A saved tensor's shape and values as f64.
+fn read(dir: &Path, file: &str) -> (Vec<usize>, Vec<f64>) {
+    let h = read_tensor(dir.join(file)).unwrap_or_else(|e| panic!("{e}"));
+    let values = match h.data {
+        HostData::F64(v) => v,
+        HostData::I64(v) => v.into_iter().map(|x| x as f64).collect(),
+        HostData::U64(v) => v.into_iter().map(|x| x as f64).collect(),
+        HostData::Bool(v) => v.into_iter().map(|x| x as u8 as f64).collect(),
+    };
+    (h.shape, values)
+}
+
+fn tensor(dir: &Path, file: &str, dtype: TDType) -> T {
+    let (shape, values) = read(dir, file);
+    T::from_f64(values, &shape, dtype, DType::F64).unwrap()
+}
+
+fn dtype(name: &Json) -> TDType {
+    TDType::parse(name.as_str().unwrap()).unwrap_or_else(|| panic!("unknown dtype {name}"))
+}
+
+/// An argument as cases.json encodes it (see reference.py).
+fn value(dir: &Path, j: &Json) -> Value {
+    let int = |j: &Json| j.as_i64();
+    match j {
+        Json::Null => Value::None,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) if n.is_i64() => Value::Int(n.as_i64().unwrap()),
+        Json::Number(n) => Value::Float(n.as_f64().unwrap()),
+        Json::String(s) => Value::Str(s.clone()),
+        Json::Array(items) => Value::List(items.iter().map(|v| value(dir, v)).collect()),
+        Json::Object(o) if o.contains_key("tensor") => Value::Tensor(tensor(dir, o["tensor"].as_str().unwrap(), dtype(&o["dtype"]))),
+        Json::Object(o) => match o.iter().next() {
+            Some((k, v)) if k == "dtype" => Value::DType(dtype(v)),
+            Some((k, v)) if k == "float" => Value::Float(v.as_str().unwrap().parse().unwrap()),
+            Some((k, v)) if k == "slice" => Value::Slice(int(&v[0]), int(&v[1]), int(&v[2])),
+            Some((k, _)) if k == "ellipsis" => Value::Ellipsis,
+            _ => panic!("unknown argument encoding {j}"),
+        },
+    }
+}
+
+/// Whether `rust` is within the bound of `torch`:
+/// `max|rust - torch| <= TOLERANCE * max(1, max|torch|)` over the finite
+/// values, with NaN and ±Inf at the same places. The bound is relative to
+/// the largest value of torch's result, not to each element, so it does not
+/// blow up where results are near zero (gradients that cancel, softmax
+/// tails), and it is absolute for results below 1.
+/// Returns the max difference, or why the results do not compare.
+fn within_bound(rust: &T, dir: &Path, file: &str) -> Result<f64, String> {
+    let (shape, want) = read(dir, file);
+    if rust.dims() != shape.as_slice() {
+        return Err(format!("shape {:?}, torch {shape:?}", rust.dims()));
+    }
+    let got = rust.to_f64_vec().map_err(|e| e.to_string())?;
+    let scale = want.iter().filter(|w| w.is_finite()).fold(1f64, |m, w| m.max(w.abs()));
+    let mut max_diff = 0f64;
+    for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+        if w.is_finite() {
+            if !g.is_finite() {
+                return Err(format!("element {i}: {g}, torch {w}"));
+            }
+            max_diff = max_diff.max((g - w).abs());
+        } else if !(g == w || (g.is_nan() && w.is_nan())) {
+            return Err(format!("element {i}: {g}, torch {w}"));
+        }
+    }
+    if max_diff > TOLERANCE * scale {
+        return Err(format!("max diff {max_diff:e} (bound {:e})", TOLERANCE * scale));
+    }
+    Ok(max_diff)
+}
+
+/// Replays one case; the problems found, each as one line.
+fn check(dir: &Path, c: &Json) -> Vec<String> {
+    let (name, dump_name, framework) = (c["name"].as_str().unwrap(), c["dump_name"].as_str().unwrap(), c["framework"].as_str().unwrap());
+    let Some(op) = ops::lookup(framework, dump_name) else {
+        return vec![format!("{framework} {dump_name}: not in the op table")];
+    };
+    if !op.names.contains(&name) {
+        return vec![format!("{framework} {dump_name}: looked up as {:?}, not {name}", op.names)];
+    }
+    let args: Vec<Value> = c["args"].as_array().unwrap().iter().map(|a| value(dir, a)).collect();
+    let kwargs: Vec<(String, Value)> = c["kwargs"].as_array().unwrap().iter().map(|kv| (kv[0].as_str().unwrap().to_string(), value(dir, &kv[1]))).collect();
+    let differentiate: Vec<bool> = c["differentiate"].as_array().unwrap().iter().map(|d| d.as_bool().unwrap()).collect();
+    let backward = c["backward"].as_bool().unwrap();
+    if backward && !op.backward {
+        return vec!["torch differentiates it, but the op-table entry has backward: false".into()];
+    }
+    let grad_outputs: Option<Vec<Option<T>>> =
+        backward.then(|| c["grad_outputs"].as_array().unwrap().iter().map(|g| g.as_str().map(|f| tensor(dir, f, TDType::F64))).collect());
+    let outcome = match runtime::exec::run(op, dump_name, args, kwargs, &differentiate, grad_outputs.as_deref(), &Ctx::bench(0)) {
+        Ok(o) => o,
+        Err(e) => return vec![format!("runtime error: {e}")],
+    };
+    let mut problems = vec![];
+    let want = c["outputs"].as_array().unwrap();
+    if outcome.outputs.len() != want.len() {
+        problems.push(format!("{} outputs, torch {}", outcome.outputs.len(), want.len()));
+    }
+    for (i, (got, want)) in outcome.outputs.iter().zip(want).enumerate() {
+        let Value::Tensor(got) = got else {
+            problems.push(format!("output {i}: a {}, torch a tensor", got.kind()));
+            continue;
+        };
+        if got.dtype != dtype(&want["dtype"]) {
+            problems.push(format!("output {i}: dtype {}, torch {}", got.dtype.name(), want["dtype"]));
+        }
+        if let Err(e) = within_bound(got, dir, want["file"].as_str().unwrap()) {
+            problems.push(format!("output {i}: {e}"));
+        }
+    }
+    if let (Some(got), Some(want)) = (&outcome.grads, c["grads"].as_array()) {
+        if got.len() != want.len() {
+            problems.push(format!("{} input gradients, torch {}", got.len(), want.len()));
+        }
+        for (i, (g, file)) in got.iter().zip(want).enumerate() {
+            if let Err(e) = within_bound(g, dir, file.as_str().unwrap()) {
+                problems.push(format!("gradient of differentiated input {i}: {e}"));
+            }
+        }
+    }
+    problems
+}
+
+fn has_float_tensor_arg(c: &Json) -> bool {
+    let is_float_tensor = |v: &Json| v.get("tensor").is_some() && dtype(&v["dtype"]).is_float();
+    c["args"].as_array().unwrap().iter().any(is_float_tensor) || c["kwargs"].as_array().unwrap().iter().any(|kv| is_float_tensor(&kv[1]))
+}
+
+#[test]
+fn runtime_agrees_with_torch() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = torch_reference(dir.path());
+    let mut failures = vec![];
+    // Per op-table name: (has a case, ran a backward, has a top-level float tensor).
+    let mut covered: BTreeMap<&str, (bool, bool, bool)> = BTreeMap::new();
+    for (i, c) in cases.iter().enumerate() {
+        let e = covered.entry(c["name"].as_str().unwrap()).or_default();
+        *e = (true, e.1 || c["backward"].as_bool().unwrap(), e.2 || has_float_tensor_arg(c));
+        for p in check(dir.path(), c) {
+            failures.push(format!("case {i} {}: {p}", c["call"].as_str().unwrap()));
+        }
+    }
+    let names: BTreeSet<&str> = ops::table().flat_map(|op| op.names.iter().copied()).collect();
+    for op in ops::table() {
+        for &n in op.names {
+            match covered.get(n) {
+                None => failures.push(format!("{n}: no case in tests/agreement/cases.py")),
+                Some((_, false, true)) if op.backward => failures.push(format!("{n}: the entry has a backward, but no case runs it")),
+                _ => {}
+            }
+        }
+    }
+    for n in covered.keys().filter(|n| !names.contains(*n)) {
+        failures.push(format!("{n}: a case for a name that is not in the op table"));
+    }
+    assert!(failures.is_empty(), "{} disagreements with torch over {} cases:\n{}", failures.len(), cases.len(), failures.join("\n"));
+}
+
+/// Dropout is compared with torch only without a mask (torch's generator
+/// is not the runtime's); here the runtime's own mask must be the same on
+/// every run with a seed, and the backward must use the forward's mask.
+#[test]
+fn dropout_mask_is_reproducible() {
+    let op = ops::lookup("pytorch", "Functional.dropout").unwrap();
+    let n = 1000;
+    let run = || {
+        let x = T::from_f64((1..=n).map(|i| i as f64).collect(), &[n], TDType::F64, DType::F64).unwrap();
+        let g = T::from_f64(vec![1.0; n], &[n], TDType::F64, DType::F64).unwrap();
+        let out = runtime::exec::run(op, "Functional.dropout", vec![Value::Tensor(x)], vec![("p".into(), Value::Float(0.25))], &[true], Some(&[Some(g)]), &Ctx::bench(7)).unwrap();
+        let Value::Tensor(y) = &out.outputs[0] else { panic!("dropout returned no tensor") };
+        (y.to_f64_vec().unwrap(), out.grads.unwrap()[0].to_f64_vec().unwrap())
+    };
+    let (first, grad) = run();
+    assert_eq!(first, run().0, "two runs with the same seed drew different masks");
+    let kept = first.iter().filter(|&&y| y != 0.0).count();
+    assert!((650..850).contains(&kept), "{kept} of {n} kept with p=0.25");
+    for (i, (y, g)) in first.iter().zip(&grad).enumerate() {
+        let x = (i + 1) as f64;
+        let scale = if *y == 0.0 { 0.0 } else { 1.0 / 0.75 };
+        assert_eq!((*y, *g), (x * scale, scale), "element {i}");
+    }
+}

@@ -1,0 +1,203 @@
+"""Runs the agreement cases (cases.py) in torch and writes what the Rust test
+(runtime/tests/agreement.rs) needs to OUT_DIR: `cases.json` and one .npy file
+per input, output, grad_output and input gradient.
+
+Usage: reference.py OUT_DIR
+
+Float tensors are float64 and the values are computed with float64 as the
+default dtype, so that int -> float promotions are exact too; the dtype each
+output would have under torch's real default (float32) is recorded apart, for
+the runtime's promotion rules. Inputs come from numpy generators seeded per
+case, so the same case always gets the same numbers.
+
+cases.json holds {"cases": [...]}, one object per case:
+  name, dump_name, framework  the op-table name and what a dump calls it
+  call                        a readable description of the call
+  args, kwargs                arguments (kwargs as [key, value] pairs, in order)
+  backward                    whether the backward is compared
+  differentiate               per top-level argument (args, then kwargs): is it
+                              a differentiated float tensor
+  outputs                     [{"file", "dtype"}], the flattened results
+  grad_outputs                per output: a file, or null for non-float outputs
+  grads                       per differentiated input, in order: a file
+Argument values are JSON scalars, lists, null, or one-key objects:
+{"tensor": file, "dtype": name}, {"dtype": name}, {"float": "inf"},
+{"slice": [start, stop, step]}, {"ellipsis": true}.
+"""
+
+import contextlib
+import json
+import math
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from cases import CASES, Given, Rand
+
+SEED = 1234
+
+
+def numpy_array(t):
+    """A tensor as float64, int64 or bool numpy data (exact for every dtype)."""
+    t = t.detach()
+    if t.is_floating_point():
+        t = t.to(torch.float64)
+    elif t.dtype != torch.bool:
+        t = t.to(torch.int64)
+    return t.contiguous().numpy()
+
+
+def dtype_name(d):
+    """torch.float32 -> "float32" (the runtime's TDType::name)."""
+    return str(d).removeprefix("torch.")
+
+
+@contextlib.contextmanager
+def default_dtype(d):
+    """Runs a block with another default float dtype."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(d)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(old)
+
+
+class CaseWriter:
+    """Writes one case's tensors as <index>_<what>.npy in the output folder."""
+
+    def __init__(self, out_dir, index):
+        self.out_dir = out_dir
+        self.index = index
+
+    def save(self, what, t):
+        file = f"{self.index:03}_{what}.npy"
+        np.save(self.out_dir / file, numpy_array(t))
+        return file
+
+
+def make_tensor(spec, rng):
+    """The tensor a spec describes."""
+    dtype = getattr(torch, spec.dtype)
+    if isinstance(spec, Given):
+        return torch.tensor(spec.values, dtype=dtype)
+    if spec.dtype == "bool":
+        data = rng.random(spec.shape) < 0.5
+    elif dtype.is_floating_point:
+        data = rng.uniform(spec.low, spec.high, spec.shape)
+    else:
+        data = rng.integers(spec.low, spec.high, spec.shape)
+    return torch.from_numpy(np.asarray(data)).to(dtype)
+
+
+def realize(value, rng, writer, path):
+    """Turns a case argument into (torch value, JSON value, description),
+    saving its tensors; `path` names the argument in file names."""
+    if isinstance(value, (Rand, Given)):
+        t = make_tensor(value, rng)
+        file = writer.save(path, t)
+        return t, {"tensor": file, "dtype": value.dtype}, f"{value.dtype}{list(t.shape)}"
+    if isinstance(value, (list, tuple)):
+        parts = [realize(v, rng, writer, f"{path}.{i}") for i, v in enumerate(value)]
+        torch_value = type(value)(p[0] for p in parts)
+        text = ", ".join(p[2] for p in parts)
+        return torch_value, [p[1] for p in parts], f"({text})" if isinstance(value, tuple) else f"[{text}]"
+    if isinstance(value, torch.dtype):
+        return value, {"dtype": dtype_name(value)}, str(value)
+    if isinstance(value, slice):
+        return value, {"slice": [value.start, value.stop, value.step]}, repr(value)
+    if value is Ellipsis:
+        return value, {"ellipsis": True}, "..."
+    if isinstance(value, float) and not math.isfinite(value):
+        return value, {"float": repr(value)}, repr(value)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value, value, repr(value)
+    raise TypeError(f"unsupported case argument {value!r}")
+
+
+def flatten(result):
+    """The results of a call as a flat list (tuples and lists are spread)."""
+    if isinstance(result, (tuple, list)):
+        return [t for r in result for t in flatten(r)]
+    assert isinstance(result, torch.Tensor), f"non-tensor result {result!r}"
+    return [result]
+
+
+def run_case(index, case, out_dir):
+    """Runs one case forward (and backward) in torch; returns its index entry."""
+    rng = np.random.default_rng([SEED, index])
+    writer = CaseWriter(out_dir, index)
+    args, json_args, texts = [], [], []
+    for i, a in enumerate(case.args):
+        t, j, text = realize(a, rng, writer, f"arg{i}")
+        args.append(t)
+        json_args.append(j)
+        texts.append(text)
+    kwargs, json_kwargs = {}, []
+    for k, a in case.kwargs.items():
+        t, j, text = realize(a, rng, writer, f"kw_{k}")
+        kwargs[k] = t
+        json_kwargs.append([k, j])
+        texts.append(f"{k}={text}")
+
+    with default_dtype(torch.float32):
+        dtypes = [dtype_name(o.dtype) for o in flatten(case.reference(*args, **kwargs))]
+
+    # The float tensors at top level get gradients, unless marked constant.
+    def leaf(key, v):
+        wanted = case.backward and isinstance(v, torch.Tensor) and v.is_floating_point() and key not in case.constants
+        return v.detach().requires_grad_(True) if wanted else v
+
+    args = [leaf(i, v) for i, v in enumerate(args)]
+    kwargs = {k: leaf(k, v) for k, v in kwargs.items()}
+    slots = args + list(kwargs.values())
+    differentiate = [isinstance(v, torch.Tensor) and v.requires_grad for v in slots]
+    leaves = [v for v, d in zip(slots, differentiate) if d]
+
+    with default_dtype(torch.float64):
+        outputs = flatten(case.reference(*args, **kwargs))
+    assert len(outputs) == len(dtypes)
+    entry = {
+        "name": case.name,
+        "dump_name": case.dump_name,
+        "framework": case.framework,
+        "call": f"{case.name}({', '.join(texts)})",
+        "args": json_args,
+        "kwargs": json_kwargs,
+        "differentiate": differentiate,
+        "outputs": [{"file": writer.save(f"out{i}", o), "dtype": d} for i, (o, d) in enumerate(zip(outputs, dtypes))],
+        "backward": bool(leaves) and any(o.requires_grad for o in outputs),
+        "grad_outputs": None,
+        "grads": None,
+    }
+    if not entry["backward"]:
+        return entry
+
+    grad_outputs = [torch.from_numpy(rng.standard_normal(o.shape)).to(o.dtype) if o.is_floating_point() else None for o in outputs]
+    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
+    grads = torch.autograd.grad([o for o, _ in pairs], leaves, [g for _, g in pairs], allow_unused=True)
+    entry["grad_outputs"] = [None if g is None else writer.save(f"gout{i}", g) for i, g in enumerate(grad_outputs)]
+    entry["grads"] = [writer.save(f"grad{i}", torch.zeros_like(x) if g is None else g) for i, (x, g) in enumerate(zip(leaves, grads))]
+    return entry
+
+
+def main():
+    out_dir = Path(sys.argv[1])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # The implicit-dim softmax cases warn by design.
+    warnings.simplefilter("ignore")
+    entries = []
+    for index, case in enumerate(CASES):
+        try:
+            entries.append(run_case(index, case, out_dir))
+        except Exception as e:
+            raise SystemExit(f"case {index} ({case.name}): torch failed: {e!r}")
+    (out_dir / "cases.json").write_text(json.dumps({"cases": entries}, indent=1))
+    print(f"{len(entries)} cases written to {out_dir}")
+
+
+if __name__ == "__main__":
+    main()
