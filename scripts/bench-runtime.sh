@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="$(scripts/setup-python-env.sh | tail -n 1)"
 N="${N:-100000000}"
-cargo build --release --quiet --workspace --benches
+cargo build --release --quiet --workspace --bins --benches
 TARGET="${CARGO_TARGET_DIR:-target}"
 BIN="$(cd "$TARGET" && pwd)/release/msprobe"
 WORK="$(mktemp -d)"
