@@ -9,8 +9,10 @@
 
 use std::fmt::Write;
 
-/// A double-quoted, ASCII-only Python string literal for any text.
-pub fn py_str(s: &str) -> String {
+/// A double-quoted ASCII literal: quotes, backslashes and `\n \r \t` get
+/// the usual escapes, printable ASCII stays, every other character goes
+/// through `other` (the language's escape syntax).
+fn quoted(s: &str, other: impl Fn(&mut String, char)) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
@@ -21,13 +23,20 @@ pub fn py_str(s: &str) -> String {
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
             ' '..='~' => out.push(c),
-            c if (c as u32) <= 0xff => write!(out, "\\x{:02x}", c as u32).unwrap(),
-            c if (c as u32) <= 0xffff => write!(out, "\\u{:04x}", c as u32).unwrap(),
-            c => write!(out, "\\U{:08x}", c as u32).unwrap(),
+            c => other(&mut out, c),
         }
     }
     out.push('"');
     out
+}
+
+/// A double-quoted, ASCII-only Python string literal for any text.
+pub fn py_str(s: &str) -> String {
+    quoted(s, |out, c| match c as u32 {
+        n if n <= 0xff => write!(out, "\\x{n:02x}").unwrap(),
+        n if n <= 0xffff => write!(out, "\\u{n:04x}").unwrap(),
+        n => write!(out, "\\U{n:08x}").unwrap(),
+    })
 }
 
 /// A Python float literal that round-trips the value, non-finite ones included.
@@ -54,21 +63,7 @@ pub fn py_opt(v: Option<String>) -> String {
 
 /// A Rust string literal (ASCII only, `\u{..}` escapes).
 pub fn rs_str(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            ' '..='~' => out.push(c),
-            c => write!(out, "\\u{{{:x}}}", c as u32).unwrap(),
-        }
-    }
-    out.push('"');
-    out
+    quoted(s, |out, c| write!(out, "\\u{{{:x}}}", c as u32).unwrap())
 }
 
 /// A Rust f64 expression that round-trips the value, non-finite ones included.
