@@ -6,6 +6,7 @@
 //! `Functional.gather`), because the same op name can mean different things
 //! under different prefixes (MindSpore's `ops.gather` is not `torch.gather`).
 
+mod activation;
 mod arith;
 mod create;
 mod nn;
@@ -45,7 +46,7 @@ pub struct Op {
 
 /// Every op the runtime replays.
 pub fn table() -> impl Iterator<Item = &'static Op> {
-    arith::OPS.iter().chain(nn::OPS).chain(shape::OPS).chain(reduce::OPS).chain(create::OPS)
+    arith::OPS.iter().chain(activation::OPS).chain(nn::OPS).chain(shape::OPS).chain(reduce::OPS).chain(create::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework` (`pytorch` or

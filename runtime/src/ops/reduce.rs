@@ -112,6 +112,76 @@ fn foreach_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         .collect()
 }
 
+/// amax/amin over `dims` (ties: candle sends the gradient to every tied
+/// element, torch splits it; random inputs do not tie).
+fn extreme(ctx: &Ctx, b: &Bound, max: bool) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let dims = reduce_dims(b, x)?;
+    let mut t = x.t.clone();
+    for &d in &dims {
+        t = if max { t.max_keepdim(d)? } else { t.min_keepdim(d)? };
+    }
+    one(ctx.out(drop_dims(&x.t, t, &dims, b.bool("keepdim")?)?, x.dtype)?)
+}
+
+/// argmax/argmin: the first index of the extreme, as int64 (no gradient).
+fn arg_extreme(ctx: &Ctx, b: &Bound, max: bool) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let values = x.to_f64_vec()?;
+    let better = |a: f64, cur: f64| if max { a > cur || (a.is_nan() && !cur.is_nan()) } else { a < cur || (a.is_nan() && !cur.is_nan()) };
+    let pick = |vals: &mut dyn Iterator<Item = f64>| {
+        let mut best: Option<(usize, f64)> = None;
+        for (i, v) in vals.enumerate() {
+            if best.is_none_or(|(_, cur)| better(v, cur)) {
+                best = Some((i, v));
+            }
+        }
+        best.map_or(0.0, |(i, _)| i as f64)
+    };
+    let keepdim = b.bool("keepdim")?;
+    let (out, shape): (Vec<f64>, Vec<usize>) = match b.opt_int("dim")? {
+        None => (vec![pick(&mut values.iter().copied())], if keepdim { vec![1; x.rank()] } else { vec![] }),
+        Some(d) => {
+            let d = dim(d, x.rank())?;
+            let dims = x.dims();
+            let (outer, n, inner): (usize, usize, usize) = (dims[..d].iter().product(), dims[d], dims[d + 1..].iter().product());
+            let mut out = Vec::with_capacity(outer * inner);
+            for o in 0..outer {
+                for i in 0..inner {
+                    out.push(pick(&mut (0..n).map(|k| values[(o * n + k) * inner + i])));
+                }
+            }
+            let shape = dims.iter().enumerate().filter_map(|(i, &s)| if i == d { keepdim.then_some(1) } else { Some(s) }).collect();
+            (out, shape)
+        }
+    };
+    one(T::from_f64(out, &shape, TDType::I64, ctx.compute)?)
+}
+
+/// var/std with Bessel's `correction` (default 1).
+fn var(ctx: &Ctx, b: &Bound, sqrt: bool) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let dims = reduce_dims(b, x)?;
+    let n: usize = dims.iter().map(|&d| x.dims().get(d).copied().unwrap_or(1)).product();
+    let correction = b.opt_float("correction")?.unwrap_or(1.0);
+    let mean = x.t.sum_keepdim(dims.clone())?.affine(1.0 / n as f64, 0.0)?;
+    let ss = x.t.broadcast_sub(&mean)?.sqr()?.sum_keepdim(dims.clone())?;
+    let v = (ss / (n as f64 - correction).max(0.0))?;
+    let v = if sqrt { v.sqrt()? } else { v };
+    one(ctx.out(drop_dims(&x.t, v, &dims, b.bool("keepdim")?)?, x.dtype)?)
+}
+
+/// cumsum(input, dim, *, dtype=None).
+fn cumsum(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = input_as(ctx, b)?;
+    let d = dim(b.int("dim")?, x.rank())?;
+    let dtype = if x.dtype.is_float() { x.dtype } else { TDType::I64 };
+    if x.rank() == 0 {
+        return one(ctx.out(x.t.clone(), dtype)?);
+    }
+    one(ctx.out(x.t.cumsum(d)?, dtype)?)
+}
+
 /// The reduction entries.
 pub static OPS: &[Op] = &[
     Op { names: &["Torch.mean", "Tensor.mean", "Mint.mean"], sig: "input, dim=None, keepdim=False, *, dtype=None", forward: mean, backward: true, standard: Standard::Accuracy, random: false },
@@ -124,5 +194,12 @@ pub static OPS: &[Op] = &[
         standard: Standard::Accuracy,
         random: false,
     },
+    Op { names: &["Torch.amax", "Tensor.amax", "Mint.amax"], sig: "input, dim=None, keepdim=False", forward: |c, b| extreme(c, b, true), backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.amin", "Tensor.amin", "Mint.amin"], sig: "input, dim=None, keepdim=False", forward: |c, b| extreme(c, b, false), backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.argmax", "Tensor.argmax", "Mint.argmax"], sig: "input, dim=None, keepdim=False", forward: |c, b| arg_extreme(c, b, true), backward: false, standard: Standard::Exact, random: false },
+    Op { names: &["Torch.argmin", "Tensor.argmin", "Mint.argmin"], sig: "input, dim=None, keepdim=False", forward: |c, b| arg_extreme(c, b, false), backward: false, standard: Standard::Exact, random: false },
+    Op { names: &["Torch.var", "Tensor.var"], sig: "input, dim=None, *, correction=None, keepdim=False", forward: |c, b| var(c, b, false), backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.std", "Tensor.std"], sig: "input, dim=None, *, correction=None, keepdim=False", forward: |c, b| var(c, b, true), backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.cumsum", "Tensor.cumsum", "Mint.cumsum"], sig: "input, dim, *, dtype=None", forward: cumsum, backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Torch._foreach_norm"], sig: "tensors, ord=2", forward: foreach_norm, backward: false, standard: Standard::Accuracy, random: false },
 ];

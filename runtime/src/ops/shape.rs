@@ -192,6 +192,14 @@ fn gather(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     Ok(same(x, src.contiguous()?.gather(&idx, d)?))
 }
 
+/// index_select(input, dim, index): whole slices at 1-D indices.
+fn index_select(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x, index) = (b.tensor("input")?, b.tensor("index")?);
+    let d = dim(b.int("dim")?, x.rank())?;
+    let idx = indices(index, x.dims()[d], "index_select")?;
+    Ok(same(x, x.t.index_select(&idx.flatten_all()?, d)?))
+}
+
 /// mindspore.ops.gather(input_params, input_indices, axis): whole slices.
 fn ms_gather(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let (x, index) = (b.tensor("input")?, b.tensor("input_indices")?);
@@ -333,6 +341,7 @@ pub static OPS: &[Op] = &[
     Op { names: &["Torch.tril", "Tensor.tril", "Mint.tril"], sig: "input, diagonal=0", forward: |_, b| triangle(b, false), backward: true, standard: Standard::Exact, random: false },
     Op { names: &["Torch.masked_fill", "Tensor.masked_fill", "Mint.masked_fill"], sig: "input, mask, value", forward: masked_fill, backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Torch.gather", "Tensor.gather", "Mint.gather"], sig: "input, dim, index", forward: gather, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Torch.index_select", "Tensor.index_select", "Mint.index_select"], sig: "input, dim, index", forward: index_select, backward: true, standard: Standard::Exact, random: false },
     Op { names: &["MS.Functional.gather"], sig: "input, input_indices, axis, batch_dims=0", forward: ms_gather, backward: true, standard: Standard::Exact, random: false },
     Op { names: &["Tensor.__setitem__"], sig: "input, index, value", forward: setitem, backward: false, standard: Standard::Accuracy, random: false },
     Op { names: &["Tensor.contiguous", "Tensor.clone", "Torch.clone", "Mint.clone"], sig: "input, memory_format=None", forward: identity, backward: true, standard: Standard::Exact, random: false },

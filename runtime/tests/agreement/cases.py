@@ -469,3 +469,46 @@ case("Tensor.bool", I(3, 4, low=-1, high=2))
 case("Tensor.type_as", T(3, 4, low=-5, high=5), I(2, dtype="int32"))
 case("Tensor.type_as", I(3, 4), T(2))
 case("Tensor.type_as", T(3, 4), T(2))
+
+# --- activations and elementwise math
+ZERO_EDGE = V([[-1.5, 0.0, 2.0], [0.0, -0.25, 3.0]])  # gradients at exactly 0
+each(["Functional.relu", "Torch.relu", "Tensor.relu", "Mint.relu", "MintFunctional.relu"], T(3, 4))
+case("Functional.relu", ZERO_EDGE)
+case("Torch.relu", I(3, 4, low=-3, high=3))
+each(["Functional.leaky_relu", "MintFunctional.leaky_relu"], T(3, 4))
+case("Functional.leaky_relu", ZERO_EDGE, 0.2)
+each(["Functional.sigmoid", "Torch.sigmoid", "Tensor.sigmoid", "Mint.sigmoid", "MintFunctional.sigmoid"], T(3, 4))
+case("Torch.sigmoid", V([[-800.0, -30.0, 0.0, 30.0, 800.0]]))  # stable at both ends
+each(["Functional.tanh", "Torch.tanh", "Tensor.tanh", "Mint.tanh"], T(3, 4))
+each(["Torch.exp", "Tensor.exp", "Mint.exp"], T(3, 4))
+case("Torch.exp", I(3, 4))  # int -> float32
+each(["Torch.log", "Tensor.log", "Mint.log"], T(3, 4, low=0.1, high=5.0))
+case("Torch.log", V([[0.0, 1.0, -1.0]]))  # -inf and NaN where torch has them
+each(["Torch.sin", "Tensor.sin", "Mint.sin"], T(3, 4))
+each(["Torch.cos", "Tensor.cos", "Mint.cos"], T(3, 4))
+each(["Torch.erf", "Tensor.erf", "Mint.erf"], T(3, 4))
+each(["Torch.abs", "Tensor.abs", "Tensor.__abs__", "Mint.abs"], T(3, 4))
+case("Torch.abs", ZERO_EDGE)
+case("Torch.abs", I(3, 4, low=-3, high=3))
+each(["Functional.rms_norm", "MintFunctional.rms_norm"], T(2, 3, 8), [8], T(8))
+case("Functional.rms_norm", T(2, 3, 8), (3, 8), eps=1e-5)
+each(["Torch.where", "Mint.where"], B(3, 4), T(3, 4), T(4))
+case("Torch.where", B(3, 1), T(3, 4), 0.5)
+
+# --- more reductions and indexing
+each(["Torch.amax", "Tensor.amax", "Mint.amax"], T(3, 4, 5), 1)
+case("Torch.amax", T(3, 4, 5), (0, 2), keepdim=True)
+each(["Torch.amin", "Tensor.amin", "Mint.amin"], T(3, 4, 5), -1)
+case("Torch.amin", T(3, 4))
+each(["Torch.argmax", "Tensor.argmax", "Mint.argmax"], T(3, 4, 5), 1)
+case("Torch.argmax", T(3, 4))
+case("Torch.argmax", V([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]]), 1, keepdim=True)  # ties: the first index
+each(["Torch.argmin", "Tensor.argmin", "Mint.argmin"], T(3, 4, 5), -1)
+each(["Torch.var", "Tensor.var"], T(3, 4, 5), 1)
+case("Torch.var", T(3, 4), correction=0, keepdim=True)
+each(["Torch.std", "Tensor.std"], T(3, 4, 5), (0, 2))
+case("Torch.std", T(6))
+each(["Torch.cumsum", "Tensor.cumsum", "Mint.cumsum"], T(3, 4), 1)
+case("Torch.cumsum", I(5), 0)  # int -> int64
+each(["Torch.index_select", "Tensor.index_select", "Mint.index_select"], T(5, 3), 0, V([4, 0, 2, 2], "int64"))
+case("Torch.index_select", T(2, 5, 3), -2, V([1, 3], "int64"))
