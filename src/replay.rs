@@ -13,7 +13,7 @@ use runtime::spec::{DataMode as RtDataMode, Replay, Spec, TensorSpec};
 
 use crate::calls::groups;
 use crate::config::{DataMode, OpConfig, Propagation};
-use crate::dump::{self, DumpHeader};
+use crate::dump;
 use crate::model::{ApiCall, Arg, Framework, Stat};
 use crate::op_generate::Error;
 use crate::select::ApiSelector;
@@ -85,12 +85,6 @@ pub fn to_replay(call: &ApiCall, framework: Framework, config: &OpConfig, propag
     }
 }
 
-/// The tensor folder of a dump: `dump_data_dir`, else `dump_tensor_data/` beside it.
-fn data_dir(file: &Path, header: &DumpHeader) -> Option<PathBuf> {
-    let recorded = header.dump_data_dir.as_deref().map(PathBuf::from).filter(|p| p.is_dir());
-    recorded.or_else(|| file.parent().map(|p| p.join("dump_tensor_data")).filter(|p| p.is_dir()))
-}
-
 /// Options of `replay`.
 #[derive(Debug, Clone)]
 pub struct ReplayOptions {
@@ -132,7 +126,7 @@ pub fn run(framework: Framework, config: &OpConfig, many: bool, opts: &ReplayOpt
     };
     let (header, groups) = groups(&file, framework, &selector)?;
     crate::op_generate::check_framework(&file, &header, framework)?;
-    let data_dir = data_dir(&file, &header);
+    let data_dir = crate::op_generate::data_dir(&file, &header);
     if config.data_mode == DataMode::RealData && data_dir.is_none() {
         return Err(Error::Selection { file, message: "real_data: no tensor folder found".into() });
     }

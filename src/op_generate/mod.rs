@@ -78,7 +78,7 @@ pub(crate) fn check_framework(file: &Path, header: &DumpHeader, requested: Frame
 
 /// The folder holding the dump's tensor files: `dump_data_dir` when it
 /// exists, else `dump_tensor_data/` beside the dump (dumps move between machines).
-fn data_dir(file: &Path, header: &DumpHeader) -> Option<PathBuf> {
+pub(crate) fn data_dir(file: &Path, header: &DumpHeader) -> Option<PathBuf> {
     let recorded = header.dump_data_dir.as_deref().map(PathBuf::from).filter(|p| p.is_dir());
     let beside = file.parent().map(|p| p.join("dump_tensor_data")).filter(|p| p.is_dir());
     recorded.or(beside).map(|p| std::fs::canonicalize(&p).unwrap_or(p))
