@@ -6,6 +6,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="$(scripts/setup-python-env.sh | tail -n 1)"
-cargo run --release --quiet --bin msprobe -- -f mindspore op_generate -i examples/mindspore/config_op.json -o out/
+cargo run --quiet --bin msprobe -- -f mindspore op_generate -i examples/mindspore/config_op.json -o out/
 cd out
 "$PYTHON" Mint.matmul.0.backward.py
