@@ -22,6 +22,13 @@ const CASES: &[Case] = &[
     Case::new(MindSpore, "mindspore/statistics", "Tensor.transpose.0", "backward", "random_data"),
 ];
 
+/// The first line where two texts differ, for the failure message.
+fn first_difference(expected: &str, actual: &str) -> String {
+    let (e, a): (Vec<&str>, Vec<&str>) = (expected.lines().collect(), actual.lines().collect());
+    let i = e.iter().zip(&a).take_while(|(x, y)| x == y).count();
+    format!("line {}: expected {:?}, generated {:?}", i + 1, e.get(i).unwrap_or(&"<end>"), a.get(i).unwrap_or(&"<end>"))
+}
+
 /// Absolute paths differ between machines: the repo root reads as `<repo>`.
 fn normalise(text: &str) -> String {
     let root = std::fs::canonicalize(repo()).unwrap();
@@ -47,7 +54,7 @@ fn generated_scripts_match_golden_files() {
         }
         match std::fs::read_to_string(&golden) {
             Ok(expected) if expected == script => {}
-            Ok(_) => mismatched.push(format!("{} differs", golden.display())),
+            Ok(expected) => mismatched.push(format!("{} differs at {}", golden.display(), first_difference(&expected, &script))),
             Err(e) => mismatched.push(format!("{}: {e}", golden.display())),
         }
     }
@@ -77,7 +84,8 @@ fn rust_project_matches_golden_files() {
             std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
             std::fs::write(&golden, &text).unwrap();
         } else {
-            assert_eq!(std::fs::read_to_string(&golden).unwrap_or_default(), text, "{} differs (UPDATE_GOLDEN=1 rewrites)", golden.display());
+            let expected = std::fs::read_to_string(&golden).unwrap_or_default();
+            assert!(expected == text, "{} differs at {} (UPDATE_GOLDEN=1 rewrites)", golden.display(), first_difference(&expected, &text));
         }
     }
 }
