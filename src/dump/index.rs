@@ -347,6 +347,16 @@ mod tests {
     }
 
     #[test]
+    fn floats_parse_exactly() {
+        // serde_json's default parser is 1 ulp off here; dumps need `float_roundtrip`.
+        let f = file(r#"{"data": {"A.x.0.forward": {"Max": 1.8675579901499675, "Min": -2.1280465126037598}}}"#);
+        let idx = index(f.path(), &mut |_| true).unwrap();
+        let v = read_entry(f.path(), &idx.entries[0]).unwrap();
+        assert_eq!(v["Max"].as_f64(), Some(1.8675579901499675));
+        assert_eq!(v["Min"].as_f64(), Some(-2.1280465126037598));
+    }
+
+    #[test]
     fn rejects_broken_documents() {
         for bad in ["", "[1]", r#"{"data": {"A.x.0.forward": [1, 2}}"#, r#"{"data": {"#, r#"{"a": "x"#] {
             let f = file(bad);

@@ -44,8 +44,8 @@ def inputs():
     """The call's inputs as dumped: tensors by dtype, shape and value range
     (the dumped Min and Max), plus the tensor file for real_data runs."""
     args = [
-        TensorSpec("torch.float32", [2, 4, 16, 16], low=-2.12804651260376, high=1.8716009855270384, requires_grad=True),
-        TensorSpec("torch.float32", [2, 4, 16, 16], low=-2.179697036743164, high=1.8156683444976809, requires_grad=True),
+        TensorSpec("torch.float32", [2, 4, 16, 16], low=-2.1280465126037598, high=1.8716009855270386, requires_grad=True),
+        TensorSpec("torch.float32", [2, 4, 16, 16], low=-2.179697036743164, high=1.8156683444976807, requires_grad=True),
     ]
     kwargs = {}
     grad_outputs = None
