@@ -512,3 +512,11 @@ each(["Torch.cumsum", "Tensor.cumsum", "Mint.cumsum"], T(3, 4), 1)
 case("Torch.cumsum", I(5), 0)  # int -> int64
 each(["Torch.index_select", "Tensor.index_select", "Mint.index_select"], T(5, 3), 0, V([4, 0, 2, 2], "int64"))
 case("Torch.index_select", T(2, 5, 3), -2, V([1, 3], "int64"))
+
+# --- convolutions (through candle's conv2d; padding explicit per side)
+each(["Functional.conv1d", "Torch.conv1d", "MintFunctional.conv1d"], T(2, 4, 9), T(6, 4, 3), T(6))
+case("Functional.conv1d", T(2, 4, 9), T(6, 2, 3), None, 2, 1, 2, 2)  # stride, padding, dilation, groups
+case("Functional.conv1d", T(4, 9), T(3, 4, 3), padding="same")  # unbatched
+each(["Functional.conv2d", "Torch.conv2d", "MintFunctional.conv2d"], T(2, 3, 7, 6), T(4, 3, 3, 3), T(4))
+case("Functional.conv2d", T(2, 4, 8, 8), T(6, 2, 3, 3), None, 2, (1, 2), 1, 2)  # per-dim padding, groups
+case("Functional.conv2d", T(3, 7, 7), T(2, 3, 3, 3), padding="same", dilation=2)
