@@ -11,6 +11,7 @@ mod arith;
 mod conv;
 mod create;
 mod nn;
+mod pool;
 mod reduce;
 mod shape;
 
@@ -47,7 +48,7 @@ pub struct Op {
 
 /// Every op the runtime replays.
 pub fn table() -> impl Iterator<Item = &'static Op> {
-    arith::OPS.iter().chain(activation::OPS).chain(conv::OPS).chain(nn::OPS).chain(shape::OPS).chain(reduce::OPS).chain(create::OPS)
+    arith::OPS.iter().chain(activation::OPS).chain(conv::OPS).chain(pool::OPS).chain(nn::OPS).chain(shape::OPS).chain(reduce::OPS).chain(create::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework` (`pytorch` or

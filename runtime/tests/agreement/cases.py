@@ -520,3 +520,12 @@ case("Functional.conv1d", T(4, 9), T(3, 4, 3), padding="same")  # unbatched
 each(["Functional.conv2d", "Torch.conv2d", "MintFunctional.conv2d"], T(2, 3, 7, 6), T(4, 3, 3, 3), T(4))
 case("Functional.conv2d", T(2, 4, 8, 8), T(6, 2, 3, 3), None, 2, (1, 2), 1, 2)  # per-dim padding, groups
 case("Functional.conv2d", T(3, 7, 7), T(2, 3, 3, 3), padding="same", dilation=2)
+
+# --- pooling (gathered windows; -inf padding for max, zeros for avg)
+each(["Functional.max_pool2d", "MintFunctional.max_pool2d"], T(2, 3, 8, 7), 2)
+case("Functional.max_pool2d", T(2, 3, 9, 9), 3, 2, 1)  # kernel != stride, padding
+case("Functional.max_pool2d", T(3, 8, 8), (2, 3), (1, 2), 0, 2)  # unbatched, dilation
+each(["Functional.avg_pool2d", "MintFunctional.avg_pool2d"], T(2, 3, 8, 7), 2)
+case("Functional.avg_pool2d", T(2, 3, 9, 9), 3, 2, 1)  # count_include_pad=True
+case("Functional.avg_pool2d", T(2, 3, 9, 9), 3, 2, 1, count_include_pad=False)
+case("Functional.avg_pool2d", T(3, 8, 8), (2, 4), divisor_override=5)
