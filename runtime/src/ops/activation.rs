@@ -3,25 +3,14 @@
 
 use candle_core::Tensor;
 
-use super::{Op, Standard};
+use super::{one, float_of, Op, Standard};
 use crate::bind::Bound;
 use crate::ctx::{broadcast2, operand, result_type, Ctx};
 use crate::dtype::TDType;
 use crate::error::Result;
-use crate::value::{Value, T};
+use crate::value::Value;
 
-fn one(t: T) -> Result<Vec<Value>> {
-    Ok(vec![Value::Tensor(t)])
-}
 
-/// Floating results of integer inputs are float32, as in torch.
-fn float_of(d: TDType) -> TDType {
-    if d.is_float() {
-        d
-    } else {
-        TDType::F32
-    }
-}
 
 fn unary(ctx: &Ctx, b: &Bound, keeps_int: bool, f: impl Fn(&Tensor) -> candle_core::Result<Tensor>) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;

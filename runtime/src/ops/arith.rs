@@ -3,16 +3,13 @@
 
 use candle_core::Tensor;
 
-use super::{Op, Standard};
+use super::{one, float_of, Op, Standard};
 use crate::bind::Bound;
 use crate::ctx::{broadcast2, operand, result_type, Ctx};
 use crate::dtype::{Category, TDType};
 use crate::error::{Error, Result};
 use crate::value::{Value, T};
 
-fn one(t: T) -> Result<Vec<Value>> {
-    Ok(vec![Value::Tensor(t)])
-}
 
 /// `a (op) b` with promotion and broadcasting; `dtype` overrides the result type.
 fn binary(ctx: &Ctx, a: &Value, b: &Value, f: impl Fn(&Tensor, &Tensor) -> candle_core::Result<Tensor>, dtype: Option<TDType>) -> Result<T> {
@@ -24,14 +21,6 @@ fn binary(ctx: &Ctx, a: &Value, b: &Value, f: impl Fn(&Tensor, &Tensor) -> candl
     ctx.out(f(&x, &y)?, dtype)
 }
 
-/// The float dtype of a result that must be floating (int inputs -> float32).
-fn float_of(d: TDType) -> TDType {
-    if d.is_float() {
-        d
-    } else {
-        TDType::F32
-    }
-}
 
 fn add(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let alpha = b.float("alpha")?;
@@ -182,11 +171,12 @@ fn lerp(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(binary(ctx, b.value("input"), &Value::Tensor(step), |x, y| x + y, None)?)
 }
 
-fn check_float_category(b: &Bound) -> Result<()> {
+/// An in-place op that torch defines for floating tensors only.
+fn float_inplace(ctx: &Ctx, b: &Bound, f: impl Fn(&Ctx, &Bound) -> Result<Vec<Value>>) -> Result<Vec<Value>> {
     if b.tensor("input")?.dtype.category() != Category::Float {
         return Err(Error::Unsupported("this in-place op needs a floating tensor".into()));
     }
-    Ok(())
+    inplace(ctx, b, f)
 }
 
 /// The arithmetic entries.
@@ -223,10 +213,7 @@ pub static OPS: &[Op] = &[
     Op {
         names: &["Tensor.addcmul_"],
         sig: "input, tensor1, tensor2, *, value=1",
-        forward: |c, b| {
-            check_float_category(b)?;
-            inplace(c, b, addcmul)
-        },
+        forward: |c, b| float_inplace(c, b, addcmul),
         backward: false,
         standard: Standard::Accuracy,
         random: false,
@@ -234,10 +221,7 @@ pub static OPS: &[Op] = &[
     Op {
         names: &["Tensor.addcdiv_"],
         sig: "input, tensor1, tensor2, *, value=1",
-        forward: |c, b| {
-            check_float_category(b)?;
-            inplace(c, b, addcdiv)
-        },
+        forward: |c, b| float_inplace(c, b, addcdiv),
         backward: false,
         standard: Standard::Accuracy,
         random: false,
@@ -245,10 +229,7 @@ pub static OPS: &[Op] = &[
     Op {
         names: &["Tensor.lerp_"],
         sig: "input, end, weight",
-        forward: |c, b| {
-            check_float_category(b)?;
-            inplace(c, b, lerp)
-        },
+        forward: |c, b| float_inplace(c, b, lerp),
         backward: false,
         standard: Standard::Accuracy,
         random: false,

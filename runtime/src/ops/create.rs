@@ -1,15 +1,12 @@
 //! Factories and casts.
 
-use super::{Op, Standard};
+use super::{one, Op, Standard};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::dtype::TDType;
 use crate::error::{Error, Result};
 use crate::value::{Value, T};
 
-fn one(t: T) -> Result<Vec<Value>> {
-    Ok(vec![Value::Tensor(t)])
-}
 
 fn arange(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let (a, e) = (b.value("start"), b.value("end"));

@@ -17,8 +17,23 @@ mod shape;
 
 use crate::bind::Bound;
 use crate::ctx::Ctx;
+use crate::dtype::TDType;
 use crate::error::Result;
-use crate::value::Value;
+use crate::value::{Value, T};
+
+/// The usual result of an op: one tensor.
+fn one(t: T) -> Result<Vec<Value>> {
+    Ok(vec![Value::Tensor(t)])
+}
+
+/// The dtype of a result that must be floating: integer inputs give float32, as in torch.
+fn float_of(d: TDType) -> TDType {
+    if d.is_float() {
+        d
+    } else {
+        TDType::F32
+    }
+}
 
 /// How results of an op are judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,16 +5,13 @@
 use candle_core::{Tensor, D};
 use rand::{Rng, SeedableRng};
 
-use super::{Op, Standard};
+use super::{one, Op, Standard};
 use crate::bind::Bound;
 use crate::ctx::{dim, Ctx};
 use crate::dtype::TDType;
 use crate::error::{Error, Result};
 use crate::value::{Value, T};
 
-fn one(t: T) -> Result<Vec<Value>> {
-    Ok(vec![Value::Tensor(t)])
-}
 
 /// torch's implicit softmax dim for `dim=None`.
 fn implicit_dim(rank: usize) -> usize {

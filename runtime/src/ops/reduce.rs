@@ -2,16 +2,13 @@
 
 use candle_core::Tensor;
 
-use super::{Op, Standard};
+use super::{one, Op, Standard};
 use crate::bind::Bound;
 use crate::ctx::{dim, Ctx};
 use crate::dtype::TDType;
 use crate::error::{Error, Result};
 use crate::value::{Value, T};
 
-fn one(t: T) -> Result<Vec<Value>> {
-    Ok(vec![Value::Tensor(t)])
-}
 
 /// The dims a reduction covers (`None` or `[]` = all), sorted, deduplicated.
 fn reduce_dims(b: &Bound, x: &T) -> Result<Vec<usize>> {

@@ -3,7 +3,7 @@
 
 use candle_core::Tensor;
 
-use super::{Op, Standard};
+use super::{one, Op, Standard};
 use crate::bind::Bound;
 use crate::ctx::{dim, operand, Ctx};
 use crate::dtype::TDType;
@@ -11,9 +11,6 @@ use crate::error::{Error, Result};
 use crate::ops::nn::indices;
 use crate::value::{Value, T};
 
-fn one(t: T) -> Result<Vec<Value>> {
-    Ok(vec![Value::Tensor(t)])
-}
 
 fn same(x: &T, t: Tensor) -> Vec<Value> {
     vec![Value::Tensor(T { t, dtype: x.dtype })]
