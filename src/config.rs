@@ -9,31 +9,54 @@ use serde_json::{Map, Value};
 
 use crate::model::{ApiName, Direction};
 
-/// Forward-only or forward-and-backward replay.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// `--propagation`: one direction, or both (batch `op_generate` and `replay --dump`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Propagation {
-    /// Replay the call.
+    /// The call only.
     Forward,
-    /// Replay the call and its gradient.
+    /// The call and its gradient.
     Backward,
+    /// Forward and backward.
+    Both,
 }
 
 impl Propagation {
-    /// The direction whose dump key names the generated script.
-    pub fn direction(self) -> Direction {
+    /// The one direction, or `None` for both.
+    pub fn direction(self) -> Option<Direction> {
         match self {
-            Propagation::Forward => Direction::Forward,
-            Propagation::Backward => Direction::Backward,
+            Propagation::Forward => Some(Direction::Forward),
+            Propagation::Backward => Some(Direction::Backward),
+            Propagation::Both => None,
+        }
+    }
+
+    /// The flag spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Propagation::Forward => "forward",
+            Propagation::Backward => "backward",
+            Propagation::Both => "both",
+        }
+    }
+}
+
+impl From<Direction> for Propagation {
+    fn from(d: Direction) -> Propagation {
+        match d {
+            Direction::Forward => Propagation::Forward,
+            Direction::Backward => Propagation::Backward,
         }
     }
 }
 
 /// Where input values come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum DataMode {
     /// Drawn from each tensor's dumped Min/Max.
+    #[value(name = "random_data")]
     RandomData,
     /// Loaded from the dumped tensor files.
+    #[value(name = "real_data")]
     RealData,
 }
 
@@ -47,18 +70,39 @@ impl DataMode {
     }
 }
 
-/// A validated `config_op.json`.
+/// Where the calls come from: a dump (with, optionally, an extract file to
+/// write), or an extract file an earlier run wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DumpInput {
+    /// `dump_json_path`: a `dump.json`, a rank folder, or a step folder of ranks.
+    Dump {
+        /// The path as configured.
+        path: PathBuf,
+        /// `extract_api_path`: where to save the extracted entries.
+        extract_to: Option<PathBuf>,
+    },
+    /// Only `extract_api_path`: the small dump an earlier run extracted.
+    Extract(PathBuf),
+}
+
+impl DumpInput {
+    /// The path to read.
+    pub fn path(&self) -> &Path {
+        match self {
+            DumpInput::Dump { path, .. } | DumpInput::Extract(path) => path,
+        }
+    }
+}
+
+/// A validated `config_op.json`, with the command line's overrides applied.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpConfig {
-    /// The dump to read (a `dump.json` or the folder holding it).
-    pub dump_json_path: Option<PathBuf>,
+    /// The dump to read.
+    pub input: DumpInput,
     /// `Prefix.op.N`; `None` only when batch flags select APIs instead.
     pub api_name: Option<ApiName>,
-    /// Where to save the extracted entries (a small dump.json), or where to
-    /// read them from when `dump_json_path` is absent.
-    pub extract_api_path: Option<PathBuf>,
     /// Forward or backward.
-    pub propagation: Propagation,
+    pub propagation: Direction,
     /// random_data or real_data.
     pub data_mode: DataMode,
     /// Seed of every random stream in the script.
@@ -69,6 +113,17 @@ pub struct OpConfig {
     pub cosine_threshold: f64,
     /// ... and the max absolute error below this.
     pub max_abs_err_threshold: f64,
+}
+
+/// What the command line overrides in a config.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides {
+    /// `replay --dump`: the dump to read.
+    pub dump: Option<PathBuf>,
+    /// `--propagation forward|backward`.
+    pub propagation: Option<Direction>,
+    /// `--data-mode`.
+    pub data_mode: Option<DataMode>,
 }
 
 /// Why a config is rejected: the file, the key and what was expected.
@@ -156,11 +211,10 @@ impl OpConfig {
                 Some(ApiName::parse(base_name).map_err(|e| bad("api_name", &e.to_string()))?)
             }
         };
-        let extract_api_path = string("extract_api_path")?.map(|p| if dump_json_path.is_some() { PathBuf::from(p) } else { locate(p) });
-        let propagation = match string("propagation")?.as_deref() {
-            None | Some("forward") => Propagation::Forward,
-            Some("backward") => Propagation::Backward,
-            Some(_) => return Err(bad("propagation", "\"forward\" or \"backward\"")),
+        let extract_api_path = string("extract_api_path")?;
+        let propagation = match string("propagation")? {
+            None => Direction::Forward,
+            Some(p) => Direction::parse(&p).ok_or_else(|| bad("propagation", "\"forward\" or \"backward\""))?,
         };
         let data_mode = match string("data_mode")?.as_deref() {
             None | Some("random_data") => DataMode::RandomData,
@@ -183,16 +237,17 @@ impl OpConfig {
         };
         let cosine_threshold = threshold("cosine_threshold", 0.99)?;
         let max_abs_err_threshold = threshold("max_abs_err_threshold", 0.0001)?;
-        if dump_json_path.is_none() && extract_api_path.is_none() {
-            return Err(bad("dump_json_path", "a dump.json path (or an extract_api_path written by an earlier run)"));
-        }
+        let input = match (dump_json_path, extract_api_path) {
+            (Some(path), extract) => DumpInput::Dump { path, extract_to: extract.map(PathBuf::from) },
+            (None, Some(extract)) => DumpInput::Extract(locate(extract)),
+            (None, None) => return Err(bad("dump_json_path", "a dump.json path (or an extract_api_path written by an earlier run)")),
+        };
         let unknown = obj.keys().filter(|k| !KNOWN_KEYS.contains(&k.as_str())).cloned().collect();
         let iter_times = if data_mode == DataMode::RealData { 1 } else { iter_times };
         Ok((
             OpConfig {
-                dump_json_path,
+                input,
                 api_name,
-                extract_api_path,
                 propagation,
                 data_mode,
                 random_seed,
@@ -202,6 +257,40 @@ impl OpConfig {
             },
             unknown,
         ))
+    }
+}
+
+impl OpConfig {
+    /// The documented defaults for `input` (seed 42, forward, random_data,
+    /// 1 iteration, thresholds 0.99 / 0.0001), e.g. for `replay --dump`
+    /// without a config file.
+    pub fn defaults(input: DumpInput) -> OpConfig {
+        OpConfig {
+            input,
+            api_name: None,
+            propagation: Direction::Forward,
+            data_mode: DataMode::RandomData,
+            random_seed: 42,
+            iter_times: 1,
+            cosine_threshold: 0.99,
+            max_abs_err_threshold: 0.0001,
+        }
+    }
+
+    /// Applies the command line's overrides; real_data runs once.
+    pub fn apply(&mut self, o: &Overrides) {
+        if let Some(dump) = &o.dump {
+            self.input = DumpInput::Dump { path: dump.clone(), extract_to: None };
+        }
+        if let Some(p) = o.propagation {
+            self.propagation = p;
+        }
+        if let Some(m) = o.data_mode {
+            self.data_mode = m;
+        }
+        if self.data_mode == DataMode::RealData {
+            self.iter_times = 1;
+        }
     }
 }
 
@@ -217,7 +306,8 @@ mod tests {
     #[test]
     fn applies_documented_defaults() {
         let c = load(json!({"dump_json_path": "d.json", "api_name": "Tensor.add.0"})).unwrap();
-        assert_eq!((c.propagation, c.data_mode, c.random_seed, c.iter_times), (Propagation::Forward, DataMode::RandomData, 42, 1));
+        assert_eq!((c.propagation, c.data_mode, c.random_seed, c.iter_times), (Direction::Forward, DataMode::RandomData, 42, 1));
+        assert_eq!(c, OpConfig { api_name: c.api_name.clone(), ..OpConfig::defaults(DumpInput::Dump { path: "d.json".into(), extract_to: None }) });
         assert_eq!((c.cosine_threshold, c.max_abs_err_threshold), (0.99, 0.0001));
         let c = load(json!({"dump_json_path": "d.json", "api_name": "Tensor.add.0.backward", "data_mode": "real_data", "iter_times": 5})).unwrap();
         assert_eq!((c.api_name.unwrap().to_string(), c.iter_times), ("Tensor.add.0".to_string(), 1));
@@ -234,5 +324,13 @@ mod tests {
         assert_eq!(load(json!({"dump_json_path": "d.json", "random_seed": true})).unwrap_err(), "cfg.json: key \"random_seed\": expected an integer from 0 to 4294967295");
         assert_eq!(load(json!({"dump_json_path": "d.json", "propagation": "sideways"})).unwrap_err(), "cfg.json: key \"propagation\": expected \"forward\" or \"backward\"");
         assert!(load(json!({"api_name": "Tensor.add.0"})).unwrap_err().contains("key \"dump_json_path\""));
+    }
+
+    #[test]
+    fn overrides_apply_and_real_data_runs_once() {
+        let mut c = load(json!({"extract_api_path": "e.json", "iter_times": 4})).unwrap();
+        assert_eq!(c.input, DumpInput::Extract("e.json".into()));
+        c.apply(&Overrides { dump: Some("d".into()), propagation: Some(Direction::Backward), data_mode: Some(DataMode::RealData) });
+        assert_eq!((c.input.path(), c.propagation, c.iter_times), (Path::new("d"), Direction::Backward, 1));
     }
 }

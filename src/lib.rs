@@ -1,18 +1,25 @@
 //! msprobe-rs: turns API calls recorded in an msprobe `dump.json` into
-//! standalone repro scripts.
+//! standalone repro scripts, and replays them natively.
 //!
-//! Data flows one way: [`dump`] (streaming reader) -> [`model`] (typed calls)
-//! -> [`render`] (templates) -> files written by [`output`]. The
-//! [`op_generate`] module wires those stages for the command of that name;
-//! `main.rs` only parses arguments and maps errors to exit codes.
+//! Data flows one way: [`dump`] (streaming reader) -> [`source`] (dump
+//! resolution, framework and tensor-folder checks, typed calls) -> [`model`]
+//! -> [`render`] (templates; files written by [`output`]) or [`bridge`] ->
+//! the `runtime` crate. The commands, [`op_generate`] and [`replay`], wire
+//! those stages and never import each other; [`cli`] turns arguments into
+//! their options and prints their results; every failure is one
+//! [`error::Error`] with one exit code.
 
-pub mod calls;
+pub mod bridge;
+pub mod cli;
 pub mod config;
 pub mod dump;
+pub mod error;
 pub mod manifest;
 pub mod model;
 pub mod op_generate;
 pub mod output;
-pub mod replay;
+pub mod paths;
 pub mod render;
+pub mod replay;
 pub mod select;
+pub mod source;

@@ -29,9 +29,9 @@ pub struct Manifest {
     pub generator: String,
     /// `pytorch` / `mindspore`.
     pub framework: String,
-    /// The dump, as given.
+    /// The dump, relative to the manifest's folder.
     pub dump: String,
-    /// `python`.
+    /// `python` or `rust`.
     pub lang: String,
     /// `forward`, `backward` or `both`.
     pub propagation: String,
@@ -72,7 +72,7 @@ impl Manifest {
 
     /// Writes the manifest atomically.
     pub fn write(&self, path: &Path) -> Result<(), WriteError> {
-        output::write_atomic(path, &self.to_bytes())
+        output::write(path, &self.to_bytes())
     }
 }
 

@@ -1,47 +1,49 @@
-//! Writing output files atomically: the content goes to a temporary file in
-//! the target folder, which is then renamed over the final name. A killed
-//! process or a bad input never leaves a partial file under the final name.
-//! (Files are not fsynced: a batch writes thousands, and a rename is already
-//! atomic for every reader; durability across a power cut is not promised.)
+//! Writing generated files: every file goes through the one atomic writer
+//! ([`runtime::atomic`]: a temporary sibling renamed into place), and
+//! `--check` compares instead of writing, through the same function.
+//! (Generated files are not fsynced: a batch writes thousands, and a rename
+//! is already atomic for every reader; durability across a power cut is not
+//! promised.)
 
-use std::fs;
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 
-/// A file could not be written.
-#[derive(Debug, thiserror::Error)]
-#[error("{}: cannot write: {source}", path.display())]
-pub struct WriteError {
-    /// The file (or folder) that failed.
-    pub path: PathBuf,
-    /// The OS error.
-    pub source: std::io::Error,
+pub use runtime::atomic::{create_dir, WriteError};
+use runtime::atomic::{write_atomic, WriteOptions};
+
+/// Writes `bytes` to `path` atomically (a generated file).
+pub fn write(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    write_atomic(path, bytes, WriteOptions::GENERATED)
 }
 
-static COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Creates `dir` and its parents.
-pub fn create_dir(dir: &Path) -> Result<(), WriteError> {
-    fs::create_dir_all(dir).map_err(|source| WriteError { path: dir.to_path_buf(), source })
+/// What happened to one generated file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileStatus {
+    /// Written, because it was new or changed.
+    Written,
+    /// Already on disk with the same bytes (not rewritten).
+    Unchanged,
+    /// `--check`: on disk with other bytes.
+    Drifted,
+    /// `--check`: not on disk.
+    Missing,
 }
 
-/// Writes `bytes` to `path` via a temporary sibling and a rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
-    let err = |source| WriteError { path: path.to_path_buf(), source };
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
-    let result = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        drop(f);
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result.map_err(err)
+/// Writes `bytes` to `path` unless the file already holds them; with
+/// `check`, only compares.
+pub fn put(path: &Path, bytes: &[u8], check: bool) -> Result<FileStatus, WriteError> {
+    let on_disk = std::fs::read(path).ok();
+    Ok(match (on_disk, check) {
+        (Some(old), _) if old == bytes => FileStatus::Unchanged,
+        (Some(_), true) => FileStatus::Drifted,
+        (None, true) => FileStatus::Missing,
+        (_, false) => {
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                create_dir(parent)?;
+            }
+            write(path, bytes)?;
+            FileStatus::Written
+        }
+    })
 }
 
 #[cfg(test)]
@@ -49,18 +51,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn replaces_whole_file_and_leaves_no_temporaries() {
+    fn writes_skips_and_checks() {
         let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("a.py");
-        write_atomic(&p, b"first").unwrap();
-        write_atomic(&p, b"second").unwrap();
-        assert_eq!(fs::read_to_string(&p).unwrap(), "second");
-        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
-    }
-
-    #[test]
-    fn failure_names_the_file() {
-        let e = write_atomic(Path::new("/nonexistent-dir/x.py"), b"x").unwrap_err();
-        assert!(e.to_string().starts_with("/nonexistent-dir/x.py: cannot write"));
+        let p = dir.path().join("sub/a.py");
+        assert_eq!(put(&p, b"x", true).unwrap(), FileStatus::Missing);
+        assert!(!p.exists());
+        assert_eq!(put(&p, b"x", false).unwrap(), FileStatus::Written);
+        assert_eq!(put(&p, b"x", false).unwrap(), FileStatus::Unchanged);
+        assert_eq!(put(&p, b"y", true).unwrap(), FileStatus::Drifted);
+        assert_eq!(std::fs::read(&p).unwrap(), b"x");
     }
 }

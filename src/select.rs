@@ -60,6 +60,12 @@ pub struct ApiSelector {
 }
 
 impl ApiSelector {
+    /// Exactly the one API `name`.
+    pub fn exactly(name: &ApiName) -> ApiSelector {
+        let pattern = format!("^{}$", regex::escape(&name.to_string()));
+        ApiSelector { filter: Some(Regex::new(&pattern).expect("an escaped name is a valid regex")), shard: None }
+    }
+
     /// Whether the name passes the filter (the shard is applied separately,
     /// after grouping, so that counts can be reported per shard).
     pub fn matches(&self, name: &ApiName) -> bool {

@@ -126,7 +126,13 @@ fn usage_errors_are_exit_2() {
     assert!(stderr(&o).contains("--api_output_path"));
     let o = msprobe(&["op_generate", "-i", "c.json", "-o", "out"], dir.path());
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("-f/--framework is required"));
+    assert!(stderr(&o).contains("required arguments were not provided:\n  --framework <FRAMEWORK>"), "{}", stderr(&o));
+    // Help says so too, for the commands.
+    for command in ["op_generate", "replay"] {
+        let o = msprobe(&[command, "--help"], dir.path());
+        let help = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(help.contains(&format!("Usage: msprobe --framework <FRAMEWORK> {command} ")), "{help}");
+    }
 }
 
 #[test]

@@ -67,6 +67,7 @@ impl Ctx {
             }
             Category::Int => x.t.clone(),
             Category::Bool => x.t.ne(0.0)?.to_dtype(self.compute)?,
+            Category::Complex => return Err(Error::Unsupported(format!("a cast to {} (the runtime computes no complex dtype)", dtype.name()))),
         };
         Ok(T { t, dtype })
     }
@@ -108,6 +109,7 @@ pub fn result_type(operands: &[&Value]) -> Result<TDType> {
             Category::Float => TDType::F32,
             Category::Int => TDType::I64,
             Category::Bool => TDType::Bool,
+            Category::Complex => TDType::C64,
         },
     })
 }

@@ -1,6 +1,13 @@
-//! Torch dtypes as the runtime tracks them. Every tensor is *stored* in the
-//! run's compute precision (f64 for the bench, f32 for the emulated device);
-//! the logical [`TDType`] decides rounding, integer semantics and promotion.
+//! The one dtype table of msprobe-rs: every spelling msprobe writes (torch's
+//! `torch.float32` / `torch.half`, MindSpore's `Float32`, NumPy's `float32`)
+//! maps to one [`TDType`], used by the dump model, the tensor readers, the
+//! renderers and the runtime alike.
+//!
+//! In the runtime every tensor is *stored* in the run's compute precision
+//! (f64 for the bench, f32 for the emulated device); the logical [`TDType`]
+//! decides rounding, integer semantics and promotion. Complex dtypes are
+//! carried (a dump may hold them, a script may replay them) but are not
+//! computable by the runtime ([`TDType::is_computable`]).
 
 use candle_core::DType;
 
@@ -33,6 +40,10 @@ pub enum TDType {
     F32,
     /// torch.float64
     F64,
+    /// torch.complex64: carried, not computable by the runtime.
+    C64,
+    /// torch.complex128: carried, not computable by the runtime.
+    C128,
 }
 
 /// Promotion category: bool < integer < floating.
@@ -44,6 +55,8 @@ pub enum Category {
     Int,
     /// any float
     Float,
+    /// any complex
+    Complex,
 }
 
 const NAMES: &[(&str, TDType)] = &[
@@ -66,10 +79,16 @@ const NAMES: &[(&str, TDType)] = &[
     ("float", TDType::F32),
     ("float64", TDType::F64),
     ("double", TDType::F64),
+    ("complex64", TDType::C64),
+    ("cfloat", TDType::C64),
+    ("complex128", TDType::C128),
+    ("cdouble", TDType::C128),
 ];
 
 impl TDType {
-    /// Parses `torch.float32`, `float32`, `Float32`, `BFloat16`, `Int64`, ...
+    /// Parses `torch.float32`, `float32`, `Float32`, `BFloat16`, `Int64`,
+    /// `torch.half`, `torch.cfloat`, ...; `None` for dtypes msprobe-rs does
+    /// not know (e.g. MindSpore's `Int4`).
     pub fn parse(s: &str) -> Option<TDType> {
         let s = s.strip_prefix("torch.").unwrap_or(s);
         let lower = s.to_ascii_lowercase();
@@ -97,7 +116,40 @@ impl TDType {
             TDType::BF16 => "BFloat16",
             TDType::F32 => "Float32",
             TDType::F64 => "Float64",
+            TDType::C64 => "Complex64",
+            TDType::C128 => "Complex128",
         }
+    }
+
+    /// The variant's name in Rust source (`F32`), for generated projects.
+    pub fn variant(self) -> &'static str {
+        match self {
+            TDType::Bool => "Bool",
+            TDType::U8 => "U8",
+            TDType::I8 => "I8",
+            TDType::I16 => "I16",
+            TDType::I32 => "I32",
+            TDType::I64 => "I64",
+            TDType::U16 => "U16",
+            TDType::U32 => "U32",
+            TDType::U64 => "U64",
+            TDType::F16 => "F16",
+            TDType::BF16 => "BF16",
+            TDType::F32 => "F32",
+            TDType::F64 => "F64",
+            TDType::C64 => "C64",
+            TDType::C128 => "C128",
+        }
+    }
+
+    /// Whether the runtime can compute with it (every dtype but complex).
+    pub fn is_computable(self) -> bool {
+        self.category() != Category::Complex
+    }
+
+    /// Bytes per element as stored in a tensor file.
+    pub fn itemsize(self) -> usize {
+        self.bits().div_ceil(8) as usize
     }
 
     /// bool / int / float.
@@ -105,6 +157,7 @@ impl TDType {
         match self {
             TDType::Bool => Category::Bool,
             TDType::F16 | TDType::BF16 | TDType::F32 | TDType::F64 => Category::Float,
+            TDType::C64 | TDType::C128 => Category::Complex,
             _ => Category::Int,
         }
     }
@@ -131,7 +184,8 @@ impl TDType {
             TDType::Bool | TDType::U8 | TDType::I8 => 8,
             TDType::I16 | TDType::U16 | TDType::F16 | TDType::BF16 => 16,
             TDType::I32 | TDType::U32 | TDType::F32 => 32,
-            TDType::I64 | TDType::U64 | TDType::F64 => 64,
+            TDType::I64 | TDType::U64 | TDType::F64 | TDType::C64 => 64,
+            TDType::C128 => 128,
         }
     }
 
@@ -142,8 +196,18 @@ impl TDType {
             return a;
         }
         match (a.category(), b.category()) {
+            // A complex with a float64 needs complex128 to hold both.
+            (Category::Complex, Category::Float) if b == F64 => C128,
+            (Category::Float, Category::Complex) if a == F64 => C128,
             (x, y) if x != y => {
                 if x > y {
+                    a
+                } else {
+                    b
+                }
+            }
+            (Category::Complex, _) => {
+                if a.bits() >= b.bits() {
                     a
                 } else {
                     b
@@ -197,7 +261,11 @@ mod tests {
         assert_eq!(TDType::parse("torch.half"), Some(TDType::F16));
         assert_eq!(TDType::parse("BFloat16"), Some(TDType::BF16));
         assert_eq!(TDType::parse("Int64"), Some(TDType::I64));
-        assert_eq!(TDType::parse("complex64"), None);
+        assert_eq!(TDType::parse("torch.cfloat"), Some(TDType::C64));
+        assert_eq!(TDType::parse("Complex128"), Some(TDType::C128));
+        assert_eq!(TDType::parse("Int4"), None);
+        assert!(!TDType::C64.is_computable() && TDType::BF16.is_computable());
+        assert_eq!((TDType::BF16.itemsize(), TDType::Bool.itemsize(), TDType::C128.itemsize()), (2, 1, 16));
     }
 
     #[test]
@@ -208,5 +276,7 @@ mod tests {
         assert_eq!(TDType::promote(U8, I8), I16);
         assert_eq!(TDType::promote(Bool, I32), I32);
         assert_eq!(TDType::promote(F32, F64), F64);
+        assert_eq!(TDType::promote(C64, F64), C128);
+        assert_eq!(TDType::promote(C64, F16), C64);
     }
 }

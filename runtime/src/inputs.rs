@@ -93,6 +93,9 @@ pub fn random_values(spec: &TensorSpec, stream: (u64, u64, u64)) -> Vec<f64> {
 
 /// The values of one tensor spec.
 pub fn master(spec: &TensorSpec, mode: DataMode, stream: (u64, u64, u64)) -> Result<Master> {
+    if !spec.dtype.is_computable() {
+        return Err(Error::Unsupported(format!("{} tensors are not replayed by the runtime", spec.dtype.name())));
+    }
     let values = match mode {
         DataMode::Random => random_values(spec, stream),
         DataMode::Real => {

@@ -9,9 +9,11 @@
 //! - [`io`] reads the tensors msprobe dumps (`.pt`, `.npy`).
 //! - [`ops`] is the op table: one entry per API name, PyTorch semantics.
 //! - [`compare`] computes cosine, max absolute and relative error.
-//! - [`report`] writes the CSVs byte for byte like the Python scripts;
+//! - [`report`] writes the CSVs byte for byte like the Python scripts,
+//!   through [`atomic`], the one atomic file writer (the CLI uses it too);
 //!   [`pyfmt`] formats floats the way Python prints them.
 
+pub mod atomic;
 pub mod bind;
 pub mod compare;
 pub mod ctx;

@@ -14,6 +14,9 @@ use crate::report::{DetailRow, ResultRow};
 use crate::spec::{DataMode, Replay, Spec};
 use crate::value::{Value, T};
 
+/// Message of backward rows whose tested gradients had to be emulated.
+const GRADIENTS_EMULATED: &str = "the dump's gradients do not line up with the inputs; gradients compared with an emulated device run";
+
 /// The rows of one replay, all iterations.
 #[derive(Debug, Default)]
 pub struct Rows {
@@ -36,14 +39,6 @@ fn differentiate(inputs: &[&Realized]) -> Vec<bool> {
         .collect()
 }
 
-fn dtype_label(framework: &str, d: TDType) -> String {
-    if framework == "mindspore" {
-        d.mindspore_name().to_string()
-    } else {
-        format!("torch.{}", d.name())
-    }
-}
-
 /// The bench's dtype label: floats are computed in float64.
 fn bench_dtype(d: TDType) -> TDType {
     if d.is_float() {
@@ -53,23 +48,19 @@ fn bench_dtype(d: TDType) -> TDType {
     }
 }
 
-struct Side2 {
-    outcome: Outcome,
-}
-
 fn error_row(name: String, message: String) -> DetailRow {
     DetailRow { api_name: name, bench_dtype: None, tested_dtype: None, shape: None, cosine: None, max_abs: None, max_rel: None, status: Status::Error, message }
 }
 
 /// Compares one tested value with one bench value.
 fn compare_values(r: &Replay, name: String, tested: &Value, bench: &Value, standard: Standard) -> DetailRow {
-    let fw = r.framework.as_str();
+    let fw = r.framework;
     match (tested, bench) {
         (Value::Tensor(t), Value::Tensor(b)) => {
             let mut row = DetailRow {
                 api_name: name,
-                bench_dtype: Some(dtype_label(fw, bench_dtype(b.dtype))),
-                tested_dtype: Some(dtype_label(fw, t.dtype)),
+                bench_dtype: Some(fw.dtype_name(bench_dtype(b.dtype))),
+                tested_dtype: Some(fw.dtype_name(t.dtype)),
                 shape: Some(b.dims().to_vec()),
                 cosine: None,
                 max_abs: None,
@@ -167,27 +158,6 @@ fn verdict(rows: &[DetailRow]) -> Option<Status> {
     }
 }
 
-fn run_side(op: &Op, r: &Replay, args: &[Realized], kwargs: &[(String, Realized)], grads: Option<&[Realized]>, ctx: &Ctx) -> Result<Side2> {
-    let arg_vals = args.iter().map(|a| a.on(ctx)).collect::<Result<Vec<_>>>()?;
-    let kw_vals = kwargs.iter().map(|(k, v)| Ok((k.clone(), v.on(ctx)?))).collect::<Result<Vec<_>>>()?;
-    let slots: Vec<&Realized> = args.iter().chain(kwargs.iter().map(|(_, v)| v)).collect();
-    let diff = differentiate(&slots);
-    let grad_vals = match grads {
-        Some(g) => Some(
-            g.iter()
-                .map(|x| match x.on(ctx)? {
-                    Value::Tensor(t) => Ok(Some(t)),
-                    _ => Ok(None),
-                })
-                .collect::<Result<Vec<Option<T>>>>()?,
-        ),
-        None => None,
-    };
-    let api_op = r.api.rsplit_once('.').map(|(a, _)| a).unwrap_or(&r.api);
-    let outcome = run(op, api_op, arg_vals, kw_vals, &diff, grad_vals.as_deref(), ctx)?;
-    Ok(Side2 { outcome })
-}
-
 /// Replays `r` for all its iterations and returns the report rows.
 pub fn replay(r: &Replay) -> Rows {
     let mut rows = Rows::default();
@@ -201,7 +171,7 @@ pub fn replay(r: &Replay) -> Rows {
             }
         };
         let message: Vec<String> = forward.iter().chain(&backward).filter(|d| d.status != Status::Pass && !d.message.is_empty()).map(|d| format!("{}: {}", d.api_name, d.message)).collect();
-        rows.results.push(ResultRow { api_name: r.api.clone(), forward: verdict(&forward), backward: verdict(&backward), message: message.join("; ") });
+        rows.results.push(ResultRow { api_name: r.api.to_string(), forward: verdict(&forward), backward: verdict(&backward), message: message.join("; ") });
         rows.details.extend(forward);
         rows.details.extend(backward);
         if r.data_mode == DataMode::Real {
@@ -211,76 +181,129 @@ pub fn replay(r: &Replay) -> Rows {
     rows
 }
 
-fn replay_once(r: &Replay, iteration: u64) -> Result<(Vec<DetailRow>, Vec<DetailRow>)> {
-    let api_op = r.api.rsplit_once('.').map(|(a, _)| a).unwrap_or(&r.api);
-    let op = lookup(&r.framework, api_op).ok_or_else(|| Error::UnknownOp(api_op.to_string()))?;
-    let mut ordinal = 0;
-    let args = r.args.iter().map(|s| realize(s, r.data_mode, r.seed, iteration, &mut ordinal)).collect::<Result<Vec<_>>>()?;
-    let kwargs = r.kwargs.iter().map(|(k, s)| Ok((k.clone(), realize(s, r.data_mode, r.seed, iteration, &mut ordinal)?))).collect::<Result<Vec<_>>>()?;
-    let grads = match &r.grad_outputs {
-        Some(g) => Some(g.iter().map(|s| realize(s, r.data_mode, r.seed, iteration, &mut ordinal)).collect::<Result<Vec<_>>>()?),
-        None => None,
-    };
-    let widest = args.iter().chain(kwargs.iter().map(|(_, v)| v)).filter_map(Realized::widest_float).max_by_key(|d| d.bits()).unwrap_or(TDType::F32);
-    let seed = r.seed ^ iteration;
-    let mut bench_ctx = Ctx::bench(seed);
-    let mut device_ctx = Ctx::device(widest, seed);
-    // A random op replayed against a tensor dump reuses the recorded mask:
-    // dropout zeroes exactly the elements that are zero in its recorded output.
-    if op.random && r.use_recorded && r.data_mode == DataMode::Real {
-        if let Some(Spec::Tensor(t)) = r.outputs.first() {
-            let out = master(t, DataMode::Real, (0, 0, 0))?;
-            let mask: Vec<bool> = out.values.iter().map(|&v| v != 0.0).collect();
-            bench_ctx.keep_mask = Some(std::sync::Arc::new(mask));
-            device_ctx.keep_mask = bench_ctx.keep_mask.clone();
-        }
-    }
-    let bench = run_side(op, r, &args, &kwargs, grads.as_deref(), &bench_ctx)?;
-    // In-place APIs record `None` as their output: those are emulated.
-    // Outputs recorded as files (tensor dumps) are the tested side; in-place
-    // APIs record `None`, and trimmed dumps may lack the files: those are emulated.
-    let recorded_ok = r.use_recorded
-        && r.data_mode == DataMode::Real
-        && !r.outputs.is_empty()
-        && r.outputs.iter().all(|s| matches!(s, Spec::Tensor(t) if t.data.as_ref().is_some_and(|p| p.is_file())));
-    let mut notes: Vec<&str> = vec![];
-    let (tested_out, tested_grads): (Vec<Value>, Option<Vec<Value>>) = if recorded_ok {
-        let outs = recorded(&r.outputs, &device_ctx)?;
-        let grads = match &bench.outcome.grads {
-            Some(bench_grads) if r.grad_outputs.is_some() => {
-                let slots: Vec<&Realized> = args.iter().chain(kwargs.iter().map(|(_, v)| v)).collect();
-                let diff = differentiate(&slots);
-                // Missing files (trimmed dumps) make the recorded gradients unusable too.
-                let rec = recorded(&r.grad_inputs, &device_ctx).unwrap_or_default();
-                // The dump's backward output lists one gradient per positional input,
-                // but PyTorch dumps do not always follow the inputs: use them only
-                // when every one matches its input's gradient in shape.
-                let picked: Vec<Value> = diff.iter().enumerate().filter(|(_, &d)| d).map(|(i, _)| rec.get(i).cloned().unwrap_or(Value::None)).collect();
-                let usable = picked.len() == bench_grads.len()
-                    && picked.iter().zip(bench_grads).all(|(p, b)| matches!(p, Value::Tensor(t) if t.dims() == b.dims()));
-                if usable {
-                    Some(picked)
-                } else {
-                    notes.push("the dump's gradients do not line up with the inputs; gradients compared with an emulated device run");
-                    let device = run_side(op, r, &args, &kwargs, grads.as_deref(), &device_ctx)?;
-                    device.outcome.grads.map(|g| g.into_iter().map(Value::Tensor).collect())
-                }
-            }
-            _ => None,
+/// One call with its inputs realized once, ready to run on either side.
+struct Call<'a> {
+    r: &'a Replay,
+    op: &'static Op,
+    args: Vec<Realized>,
+    kwargs: Vec<(String, Realized)>,
+    grads: Option<Vec<Realized>>,
+    /// Which top-level inputs (positional, then keyword) get gradients.
+    differentiate: Vec<bool>,
+    bench: Ctx,
+    device: Ctx,
+}
+
+impl<'a> Call<'a> {
+    fn new(r: &'a Replay, iteration: u64) -> Result<Call<'a>> {
+        let op = lookup(r.framework, &r.api.op).ok_or_else(|| Error::UnknownOp(r.api.op.clone()))?;
+        // Tensors are numbered across the call (arguments, keywords, gradients):
+        // each gets its own random stream.
+        let mut ordinal = 0;
+        let mut one = |s: &Spec| realize(s, r.data_mode, r.seed, iteration, &mut ordinal);
+        let args = r.args.iter().map(&mut one).collect::<Result<Vec<_>>>()?;
+        let kwargs = r.kwargs.iter().map(|(k, s)| Ok((k.clone(), one(s)?))).collect::<Result<Vec<_>>>()?;
+        let grads = match &r.grad_outputs {
+            Some(g) => Some(g.iter().map(&mut one).collect::<Result<Vec<_>>>()?),
+            None => None,
         };
-        (outs, grads)
-    } else {
-        let device = run_side(op, r, &args, &kwargs, grads.as_deref(), &device_ctx)?;
-        (device.outcome.outputs, device.outcome.grads.map(|g| g.into_iter().map(Value::Tensor).collect()))
+        let slots: Vec<&Realized> = args.iter().chain(kwargs.iter().map(|(_, v)| v)).collect();
+        let differentiate = differentiate(&slots);
+        let widest = slots.iter().filter_map(|s| s.widest_float()).max_by_key(|d| d.bits()).unwrap_or(TDType::F32);
+        let seed = r.seed ^ iteration;
+        let (mut bench, mut device) = (Ctx::bench(seed), Ctx::device(widest, seed));
+        // A random op replayed against a tensor dump reuses the recorded mask:
+        // dropout zeroes exactly the elements that are zero in its recorded output.
+        if op.random && r.use_recorded && r.data_mode == DataMode::Real {
+            if let Some(Spec::Tensor(t)) = r.outputs.first() {
+                let out = master(t, DataMode::Real, (0, 0, 0))?;
+                let mask: Vec<bool> = out.values.iter().map(|&v| v != 0.0).collect();
+                bench.keep_mask = Some(std::sync::Arc::new(mask));
+                device.keep_mask = bench.keep_mask.clone();
+            }
+        }
+        Ok(Call { r, op, args, kwargs, grads, differentiate, bench, device })
+    }
+
+    /// Runs the op on one side (forward, and backward when gradients were dumped).
+    fn run(&self, ctx: &Ctx) -> Result<Outcome> {
+        let args = self.args.iter().map(|a| a.on(ctx)).collect::<Result<Vec<_>>>()?;
+        let kwargs = self.kwargs.iter().map(|(k, v)| Ok((k.clone(), v.on(ctx)?))).collect::<Result<Vec<_>>>()?;
+        let grads = match &self.grads {
+            Some(g) => Some(
+                g.iter()
+                    .map(|x| match x.on(ctx)? {
+                        Value::Tensor(t) => Ok(Some(t)),
+                        _ => Ok(None),
+                    })
+                    .collect::<Result<Vec<Option<T>>>>()?,
+            ),
+            None => None,
+        };
+        run(self.op, &self.r.api.op, args, kwargs, &self.differentiate, grads.as_deref(), ctx)
+    }
+
+    /// Whether the dump recorded every output as a readable file, so the
+    /// recorded run can be the tested side. In-place APIs record `None`, and
+    /// trimmed dumps may lack the files: those are emulated.
+    fn has_recorded_outputs(&self) -> bool {
+        let r = self.r;
+        r.use_recorded
+            && r.data_mode == DataMode::Real
+            && !r.outputs.is_empty()
+            && r.outputs.iter().all(|s| matches!(s, Spec::Tensor(t) if t.data.as_ref().is_some_and(|p| p.is_file())))
+    }
+}
+
+/// The tested side's results, and a note for its backward rows.
+struct Tested {
+    outputs: Vec<Value>,
+    grads: Option<Vec<Value>>,
+    note: Option<&'static str>,
+}
+
+fn tensors(grads: Option<Vec<T>>) -> Option<Vec<Value>> {
+    grads.map(|g| g.into_iter().map(Value::Tensor).collect())
+}
+
+/// Strategy 1: the device emulated in the dumped dtypes.
+fn emulated(call: &Call) -> Result<Tested> {
+    let device = call.run(&call.device)?;
+    Ok(Tested { outputs: device.outputs, grads: tensors(device.grads), note: None })
+}
+
+/// Strategy 2: the dump's recorded outputs (and gradients, when they line
+/// up with the differentiated inputs; else gradients are emulated, with a note).
+fn recorded_run(call: &Call, bench: &Outcome) -> Result<Tested> {
+    let outputs = recorded(&call.r.outputs, &call.device)?;
+    let Some(bench_grads) = bench.grads.as_ref().filter(|_| call.r.grad_outputs.is_some()) else {
+        return Ok(Tested { outputs, grads: None, note: None });
     };
-    let forward = compare_lists(r, "forward", &tested_out, &bench.outcome.outputs, op.standard);
-    let backward = match (tested_grads, bench.outcome.grads) {
+    // Missing files (trimmed dumps) make the recorded gradients unusable too.
+    let rec = recorded(&call.r.grad_inputs, &call.device).unwrap_or_default();
+    // The dump's backward output lists one gradient per positional input,
+    // but PyTorch dumps do not always follow the inputs: use them only
+    // when every one matches its input's gradient in shape.
+    let picked: Vec<Value> = call.differentiate.iter().enumerate().filter(|(_, &d)| d).map(|(i, _)| rec.get(i).cloned().unwrap_or(Value::None)).collect();
+    let usable = picked.len() == bench_grads.len() && picked.iter().zip(bench_grads).all(|(p, b)| matches!(p, Value::Tensor(t) if t.dims() == b.dims()));
+    if usable {
+        return Ok(Tested { outputs, grads: Some(picked), note: None });
+    }
+    let device = call.run(&call.device)?;
+    Ok(Tested { outputs, grads: tensors(device.grads), note: Some(GRADIENTS_EMULATED) })
+}
+
+fn replay_once(r: &Replay, iteration: u64) -> Result<(Vec<DetailRow>, Vec<DetailRow>)> {
+    let call = Call::new(r, iteration)?;
+    let bench = call.run(&call.bench)?;
+    let tested = if call.has_recorded_outputs() { recorded_run(&call, &bench)? } else { emulated(&call)? };
+    let forward = compare_lists(r, "forward", &tested.outputs, &bench.outputs, call.op.standard);
+    let backward = match (tested.grads, tensors(bench.grads)) {
         (Some(t), Some(b)) => {
-            let b: Vec<Value> = b.into_iter().map(Value::Tensor).collect();
             let mut rows = compare_lists(r, "backward", &t, &b, Standard::Accuracy);
-            for (row, note) in rows.iter_mut().zip(std::iter::repeat(notes.first())) {
-                if let (Some(note), true) = (note, row.message.is_empty()) {
-                    row.message = (*note).to_string();
+            if let Some(note) = tested.note {
+                for row in rows.iter_mut().filter(|row| row.message.is_empty()) {
+                    row.message = note.to_string();
                 }
             }
             rows

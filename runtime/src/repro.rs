@@ -8,54 +8,35 @@ use std::process::ExitCode;
 use crate::compare::Status;
 use crate::dtype::TDType;
 use crate::replay::replay;
-use crate::report::write_report;
+use crate::report::{ranked_table, write_report};
 use crate::spec::{Replay, Spec, TensorSpec};
 
-/// Where a project's tensor files are: `dir`, relative to `base` when given
+/// Where a project's tensor files are: their paths are relative to `base`
 /// (generated projects pass their manifest folder, so the project and the
-/// dump can move together).
+/// dump can move together) unless absolute.
 pub struct Data {
-    dir: Option<PathBuf>,
+    base: PathBuf,
 }
 
 impl Data {
-    /// The tensor folder `dir` (joined to `base` when both are given).
-    pub fn new(base: Option<&str>, dir: Option<&str>) -> Data {
-        let dir = dir.map(|d| match base {
-            Some(b) => Path::new(b).join(d),
-            None => PathBuf::from(d),
-        });
-        Data { dir }
+    /// Tensor files relative to `base`.
+    pub fn new(base: &str) -> Data {
+        Data { base: PathBuf::from(base) }
     }
 
     /// A tensor argument: dtype, shape, dumped value range, `requires_grad`,
     /// and its file in the dump (used in real-data mode).
     pub fn tensor(&self, dtype: TDType, shape: &[usize], low: Option<f64>, high: Option<f64>, requires_grad: Option<bool>, file: Option<&str>) -> Spec {
-        Spec::Tensor(TensorSpec {
-            dtype,
-            shape: shape.to_vec(),
-            low,
-            high,
-            requires_grad,
-            data: match (&self.dir, file) {
-                (Some(d), Some(f)) => Some(d.join(f)),
-                (None, Some(f)) => Some(PathBuf::from(f)),
-                _ => None,
-            },
-        })
+        Spec::Tensor(TensorSpec { dtype, shape: shape.to_vec(), low, high, requires_grad, data: file.map(|f| self.base.join(f)) })
     }
 }
 
-/// Replays `r`, prints one line per compared output, writes the CSVs into
+/// Replays `r`, prints the ranked table, writes the CSVs into
 /// `output_dir`; exit status 0 when every row passes, 3 otherwise, 1 when
 /// the CSVs cannot be written.
 pub fn main(r: &Replay, output_dir: &str) -> ExitCode {
     let rows = replay(r);
-    for d in &rows.details {
-        let num = |x: Option<f64>| x.map(crate::pyfmt::repr).unwrap_or_else(|| "-".into());
-        let note = if d.message.is_empty() { String::new() } else { format!("  ({})", d.message) };
-        println!("  {}: {}  cosine={}  max_abs_err={}{note}", d.api_name, d.status.as_str(), num(d.cosine), num(d.max_abs));
-    }
+    print!("{}", ranked_table(&rows.details, 0));
     match write_report(Path::new(output_dir), &rows.details, &rows.results) {
         Ok((details, result)) => {
             println!("wrote {}", result.display());

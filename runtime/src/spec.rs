@@ -3,9 +3,64 @@
 //! recorded outputs and gradients, and the settings. The CLI builds a
 //! [`Replay`] from a dump; a generated Rust project writes one as code.
 
+use std::fmt;
 use std::path::PathBuf;
 
 use crate::dtype::TDType;
+
+/// The framework that made a dump: it decides MindSpore-specific op
+/// meanings (`MS.` entries of the op table) and how dtypes are spelled in
+/// reports. The CLI's `-f` and the dump model use this same type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Framework {
+    /// PyTorch (`pytorch`).
+    PyTorch,
+    /// MindSpore (`mindspore`).
+    MindSpore,
+}
+
+impl Framework {
+    /// Every framework, in the CLI's order.
+    pub const ALL: [Framework; 2] = [Framework::PyTorch, Framework::MindSpore];
+
+    /// Parses the CLI / dump spelling (`pytorch`, `mindspore`).
+    pub fn parse(s: &str) -> Option<Framework> {
+        Framework::ALL.into_iter().find(|f| f.as_str() == s)
+    }
+
+    /// The CLI / dump spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Framework::PyTorch => "pytorch",
+            Framework::MindSpore => "mindspore",
+        }
+    }
+
+    /// A dtype as this framework's dumps and reports spell it
+    /// (`torch.float32`, `Float32`).
+    pub fn dtype_name(self, d: TDType) -> String {
+        match self {
+            Framework::PyTorch => format!("torch.{}", d.name()),
+            Framework::MindSpore => d.mindspore_name().to_string(),
+        }
+    }
+}
+
+/// The API call a replay runs, `Prefix.op.N` split in two: `op`
+/// (`Prefix.op`) picks the op-table entry, `call` is the dump's call counter.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ApiId {
+    /// `Prefix.op`, e.g. `Torch.matmul`.
+    pub op: String,
+    /// The call counter, e.g. `0`.
+    pub call: String,
+}
+
+impl fmt::Display for ApiId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.op, self.call)
+    }
+}
 
 /// A tensor argument as dumped.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,10 +116,10 @@ pub enum DataMode {
 /// Everything one replay needs.
 #[derive(Debug, Clone)]
 pub struct Replay {
-    /// `Prefix.op.N`.
-    pub api: String,
-    /// `pytorch` or `mindspore` (decides MindSpore-specific semantics and dtype names).
-    pub framework: String,
+    /// The call: `Prefix.op` and its counter.
+    pub api: ApiId,
+    /// Decides MindSpore-specific semantics and dtype names.
+    pub framework: Framework,
     /// Positional arguments.
     pub args: Vec<Spec>,
     /// Keyword arguments.

@@ -126,7 +126,10 @@ fn within_bound(rust: &T, dir: &Path, file: &str) -> Result<f64, String> {
 /// Replays one case; the problems found, each as one line.
 fn check(dir: &Path, c: &Json) -> Vec<String> {
     let (name, dump_name, framework) = (c["name"].as_str().unwrap(), c["dump_name"].as_str().unwrap(), c["framework"].as_str().unwrap());
-    let Some(op) = ops::lookup(framework, dump_name) else {
+    let Some(fw) = runtime::spec::Framework::parse(framework) else {
+        return vec![format!("{framework}: not a framework")];
+    };
+    let Some(op) = ops::lookup(fw, dump_name) else {
         return vec![format!("{framework} {dump_name}: not in the op table")];
     };
     if !op.names.contains(&name) {
@@ -215,7 +218,7 @@ fn runtime_agrees_with_torch() {
 /// every run with a seed, and the backward must use the forward's mask.
 #[test]
 fn dropout_mask_is_reproducible() {
-    let op = ops::lookup("pytorch", "Functional.dropout").unwrap();
+    let op = ops::lookup(runtime::spec::Framework::PyTorch, "Functional.dropout").unwrap();
     let n = 1000;
     let run = || {
         let x = T::from_f64((1..=n).map(|i| i as f64).collect(), &[n], TDType::F64, DType::F64).unwrap();

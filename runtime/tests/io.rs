@@ -6,27 +6,28 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use runtime::io::{read_npy, read_pt, read_tensor, HostDType, HostData, IoError};
+use runtime::dtype::TDType;
+use runtime::io::{read_npy, read_pt, read_tensor, HostData, IoError};
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
 }
 
-fn dtype_of(name: &str) -> HostDType {
+fn dtype_of(name: &str) -> TDType {
     match name {
-        "f16" => HostDType::F16,
-        "bf16" => HostDType::BF16,
-        "f32" => HostDType::F32,
-        "f64" => HostDType::F64,
-        "i8" => HostDType::I8,
-        "i16" => HostDType::I16,
-        "i32" => HostDType::I32,
-        "i64" => HostDType::I64,
-        "u8" => HostDType::U8,
-        "u16" => HostDType::U16,
-        "u32" => HostDType::U32,
-        "u64" => HostDType::U64,
-        "bool" => HostDType::Bool,
+        "f16" => TDType::F16,
+        "bf16" => TDType::BF16,
+        "f32" => TDType::F32,
+        "f64" => TDType::F64,
+        "i8" => TDType::I8,
+        "i16" => TDType::I16,
+        "i32" => TDType::I32,
+        "i64" => TDType::I64,
+        "u8" => TDType::U8,
+        "u16" => TDType::U16,
+        "u32" => TDType::U32,
+        "u64" => TDType::U64,
+        "bool" => TDType::Bool,
         other => panic!("unknown dtype {other} in expected.json"),
     }
 }
@@ -61,7 +62,7 @@ fn fixtures_match_expected_values_exactly() {
 fn real_pytorch_dump() {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/pytorch/tensor/dump_tensor_data/Torch.matmul.0.forward.input.0.pt");
     let t = read_pt(&p).unwrap();
-    assert_eq!((t.dtype, t.shape.as_slice()), (HostDType::F32, &[2, 4, 16, 16][..]));
+    assert_eq!((t.dtype, t.shape.as_slice()), (TDType::F32, &[2, 4, 16, 16][..]));
     let HostData::F64(v) = &t.data else { panic!("f32 must widen to F64") };
     // Values printed once by torch.load in Python.
     assert_eq!(v[..4], [0.3533291816711426, -0.8266950249671936, 0.1653217226266861, 0.7539466619491577]);
@@ -74,7 +75,7 @@ fn real_pytorch_dump() {
 fn real_mindspore_dump() {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/mindspore/tensor/dump_tensor_data/Mint.matmul.0.forward.input.0.npy");
     let t = read_tensor(&p).unwrap();
-    assert_eq!((t.dtype, t.shape.as_slice()), (HostDType::F32, &[2, 4, 16, 16][..]));
+    assert_eq!((t.dtype, t.shape.as_slice()), (TDType::F32, &[2, 4, 16, 16][..]));
     let HostData::F64(v) = &t.data else { panic!("f32 must widen to F64") };
     assert_eq!(v[..3], [-0.04256090894341469, -0.07017974555492401, -0.1384350061416626]);
 }

@@ -332,7 +332,7 @@ mod tests {
         assert_eq!(keys, ["A.x.0.forward", "A.x.0.backward"]);
         let v = read_entry(f.path(), &idx.entries[0]).unwrap();
         assert_eq!(v["v"][1], "a}\"]");
-        assert!(crate::dump::nonfinite_value(&v["v"][2]["k"]).unwrap().is_infinite());
+        assert!(crate::dump::nonfinite::value(&v["v"][2]["k"]).unwrap().is_infinite());
         assert_eq!(read_entry(f.path(), &idx.entries[1]).unwrap()["g"], 1);
     }
 

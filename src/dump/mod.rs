@@ -11,12 +11,12 @@
 //! level, plus `framework` / `real_data_path`) are accepted.
 
 mod index;
-mod nonfinite;
+pub mod nonfinite;
 mod reader;
 
 pub use index::{index, read_entry, DumpIndex, EntryLoc};
-pub use nonfinite::{NonFiniteReader, INF_SENTINEL, NAN_SENTINEL, NEG_INF_SENTINEL};
-pub use reader::{resolve_dump_files, scan, DumpHeader};
+pub use nonfinite::NonFiniteReader;
+pub use reader::DumpHeader;
 
 use std::path::PathBuf;
 
@@ -39,14 +39,4 @@ pub enum DumpError {
         /// serde_json's message, with line and column.
         message: String,
     },
-}
-
-/// Maps a sentinel string written by [`NonFiniteReader`] back to its float.
-pub fn nonfinite_value(v: &serde_json::Value) -> Option<f64> {
-    match v.as_str()? {
-        NAN_SENTINEL => Some(f64::NAN),
-        INF_SENTINEL => Some(f64::INFINITY),
-        NEG_INF_SENTINEL => Some(f64::NEG_INFINITY),
-        _ => None,
-    }
 }

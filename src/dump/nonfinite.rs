@@ -1,14 +1,17 @@
-//! A `Read` adapter that makes msprobe's non-standard JSON parseable.
+//! The one codec of msprobe's non-finite JSON tokens.
 //!
 //! msprobe writes `dump.json` with Python's `json.dump`, which emits bare
-//! `NaN`, `Infinity` and `-Infinity` tokens. serde_json rejects them, so this
-//! adapter rewrites each such token *outside string literals* into a sentinel
-//! string (`"\u0000NaN"`, ...) that [`crate::dump::nonfinite_value`] maps back
-//! to the float. The NUL byte cannot occur in a dumped name, so the sentinel
-//! never collides with a real string value. The rewrite is streaming: memory
-//! use is one fixed buffer whatever the file size.
+//! `NaN`, `Infinity` and `-Infinity` tokens. serde_json rejects them, so
+//! [`NonFiniteReader`] rewrites each such token *outside string literals*
+//! into a sentinel string (`"\u0000NaN"`, ...) that [`value`] maps back to
+//! the float, and [`to_msprobe_json`] turns back into the bare token when a
+//! dump-shaped file is written. The NUL byte cannot occur in a dumped name,
+//! so the sentinel never collides with a real string value. The rewrite is
+//! streaming: memory use is one fixed buffer whatever the file size.
 
 use std::io::{self, BufRead, Read};
+
+use serde_json::Value;
 
 /// Sentinel strings that stand for the three non-finite JSON tokens.
 pub const NAN_SENTINEL: &str = "\u{0}NaN";
@@ -16,6 +19,24 @@ pub const NAN_SENTINEL: &str = "\u{0}NaN";
 pub const INF_SENTINEL: &str = "\u{0}Infinity";
 /// See [`NAN_SENTINEL`].
 pub const NEG_INF_SENTINEL: &str = "\u{0}-Infinity";
+
+/// Maps a sentinel string written by [`NonFiniteReader`] back to its float.
+pub fn value(v: &Value) -> Option<f64> {
+    match v.as_str()? {
+        NAN_SENTINEL => Some(f64::NAN),
+        INF_SENTINEL => Some(f64::INFINITY),
+        NEG_INF_SENTINEL => Some(f64::NEG_INFINITY),
+        _ => None,
+    }
+}
+
+/// Pretty JSON text with the sentinels turned back into msprobe's bare
+/// `NaN` / `Infinity` / `-Infinity` tokens, so Python's json module (and
+/// msprobe) read the file as they read a dump.
+pub fn to_msprobe_json(v: &Value) -> String {
+    let text = serde_json::to_string_pretty(v).expect("a JSON value always serialises");
+    [NEG_INF_SENTINEL, INF_SENTINEL, NAN_SENTINEL].iter().fold(text, |t, s| t.replace(&format!("\"\\u0000{}\"", &s[1..]), &s[1..]))
+}
 
 #[derive(Clone, Copy, PartialEq)]
 enum State {
@@ -158,6 +179,17 @@ impl<R: BufRead> Read for NonFiniteReader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn encodes_what_it_decodes() {
+        let text = r#"{"a": [NaN, -Infinity, Infinity, "NaN", 1.5]}"#;
+        let v: Value = serde_json::from_str(&rewrite(text)).unwrap();
+        assert!(value(&v["a"][0]).unwrap().is_nan());
+        assert_eq!(value(&v["a"][1]), Some(f64::NEG_INFINITY));
+        assert_eq!(value(&v["a"][3]), None);
+        let back = to_msprobe_json(&v);
+        assert_eq!(back.split_whitespace().collect::<String>(), r#"{"a":[NaN,-Infinity,Infinity,"NaN",1.5]}"#);
+    }
 
     fn rewrite(s: &str) -> String {
         let mut out = String::new();

@@ -3,9 +3,9 @@
 
 use serde_json::{Map, Value};
 
-use super::dtype::DType;
+use super::TDType;
 use super::ModelError;
-use crate::dump::nonfinite_value;
+use crate::dump::nonfinite;
 
 /// One recorded statistic (`Max`, `Min`, ...): a number, possibly non-finite;
 /// a bool for bool tensors; or absent (`null`, empty tensors).
@@ -23,7 +23,7 @@ pub enum Stat {
 #[derive(Debug, Clone, PartialEq)]
 pub struct TensorDesc {
     /// Element type.
-    pub dtype: DType,
+    pub dtype: TDType,
     /// Dimensions.
     pub shape: Vec<u64>,
     /// Largest element.
@@ -56,7 +56,7 @@ pub enum Arg {
     /// `torch.Size`.
     Size(Vec<i64>),
     /// A dtype argument (`torch.dtype` / `mindspore.dtype`).
-    DType(DType),
+    DType(TDType),
     /// A device argument (`cuda:0`, `npu:0`, `cpu`, or an index).
     Device(String),
     /// `torch.memory_format` by name.
@@ -80,7 +80,7 @@ fn err(path: &str, expected: impl Into<String>) -> ModelError {
 }
 
 fn as_f64(v: &Value) -> Option<f64> {
-    v.as_f64().or_else(|| nonfinite_value(v))
+    v.as_f64().or_else(|| nonfinite::value(v))
 }
 
 fn stat(obj: &Map<String, Value>, key: &str, path: &str) -> Result<Stat, ModelError> {
@@ -121,7 +121,7 @@ fn data_name(v: Option<&Value>, path: &str) -> Result<Option<String>, ModelError
 
 fn tensor(obj: &Map<String, Value>, path: &str) -> Result<TensorDesc, ModelError> {
     let dtype_str = obj.get("dtype").and_then(Value::as_str).ok_or_else(|| err(&format!("{path}.dtype"), "a dtype string"))?;
-    let dtype = DType::parse(dtype_str)
+    let dtype = TDType::parse(dtype_str)
         .ok_or_else(|| err(&format!("{path}.dtype"), format!("a supported dtype (float16/32/64, bfloat16, int, bool, complex), got {dtype_str:?}")))?;
     let shape = int_list(obj.get("shape"), &format!("{path}.shape"))?;
     if shape.iter().any(|&d| d < 0) {
@@ -174,7 +174,7 @@ impl Arg {
             "torch.Size" => Arg::Size(int_list(value, &vpath)?),
             "torch.dtype" | "mindspore.dtype" => {
                 let s = value.and_then(Value::as_str).ok_or_else(|| err(&vpath, "a dtype string"))?;
-                Arg::DType(DType::parse(s).ok_or_else(|| err(&vpath, format!("a known dtype, got {s:?}")))?)
+                Arg::DType(TDType::parse(s).ok_or_else(|| err(&vpath, format!("a known dtype, got {s:?}")))?)
             }
             "torch.device" => Arg::Device(match value {
                 Some(Value::String(s)) if s.chars().all(|c| c.is_ascii_alphanumeric() || c == ':') => s.clone(),

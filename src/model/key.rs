@@ -2,8 +2,10 @@
 
 use std::fmt;
 
+use super::Framework;
+
 /// The namespace an API was hooked in, i.e. the first segment of its dump key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Prefix {
     /// `torch.nn.functional` (PyTorch) or `mindspore.ops` (MindSpore).
     Functional,
@@ -40,6 +42,15 @@ impl Prefix {
             Prefix::MintFunctional => "MintFunctional",
         }
     }
+
+    /// Whether `framework`'s dumps can contain this prefix (the others are
+    /// not replayed: `Distributed`, `Jit`, module entries, ...).
+    pub fn replayable_in(self, framework: Framework) -> bool {
+        match framework {
+            Framework::PyTorch => matches!(self, Prefix::Functional | Prefix::Tensor | Prefix::Torch),
+            Framework::MindSpore => matches!(self, Prefix::Functional | Prefix::Tensor | Prefix::Mint | Prefix::MintFunctional),
+        }
+    }
 }
 
 /// Forward or backward half of an API call.
@@ -52,6 +63,15 @@ pub enum Direction {
 }
 
 impl Direction {
+    /// Parses the dump-key suffix / config spelling.
+    pub fn parse(s: &str) -> Option<Direction> {
+        match s {
+            "forward" => Some(Direction::Forward),
+            "backward" => Some(Direction::Backward),
+            _ => None,
+        }
+    }
+
     /// The dump-key suffix (`forward` / `backward`).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -64,7 +84,7 @@ impl Direction {
 /// A validated API call name, `Prefix.op.N` (or `Prefix.a.b.N` for the rare
 /// dotted names). Every part is an identifier or a number, so the name is safe
 /// to use as a file name and as a Python attribute path.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ApiName {
     /// First segment.
     pub prefix: Prefix,
@@ -130,11 +150,7 @@ impl ApiName {
     /// Parses a full dump key `Prefix.op.N.forward|backward`.
     pub fn parse_key(key: &str) -> Result<(ApiName, Direction), NameError> {
         let (base, dir) = key.rsplit_once('.').ok_or_else(|| NameError::Shape(key.to_string()))?;
-        let dir = match dir {
-            "forward" => Direction::Forward,
-            "backward" => Direction::Backward,
-            _ => return Err(NameError::Shape(key.to_string())),
-        };
+        let dir = Direction::parse(dir).ok_or_else(|| NameError::Shape(key.to_string()))?;
         Ok((ApiName::parse(base)?, dir))
     }
 

@@ -4,13 +4,15 @@
 
 mod arg;
 mod call;
-mod dtype;
 mod key;
 
 pub use arg::{Arg, Stat, TensorDesc};
 pub use call::{ApiCall, Backward, Forward};
-pub use dtype::{DType, DTypeKind};
 pub use key::{ApiName, Direction, NameError, Prefix};
+/// The one dtype type (the runtime's), with every framework's spellings.
+pub use runtime::dtype::TDType;
+/// The framework that produced a dump (the runtime's type, shared by `-f`).
+pub use runtime::spec::Framework;
 
 /// Why a dump entry cannot be typed; names the JSON path and what was expected.
 #[derive(Debug, thiserror::Error)]
@@ -23,40 +25,4 @@ pub enum ModelError {
         /// What was expected there.
         expected: String,
     },
-}
-
-/// The framework that produced a dump, from its `framework` field.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Framework {
-    /// PyTorch (`"pytorch"`).
-    PyTorch,
-    /// MindSpore (`"mindspore"`).
-    MindSpore,
-}
-
-impl Framework {
-    /// Parses the CLI / dump spelling.
-    pub fn parse(s: &str) -> Option<Framework> {
-        match s {
-            "pytorch" => Some(Framework::PyTorch),
-            "mindspore" => Some(Framework::MindSpore),
-            _ => None,
-        }
-    }
-
-    /// The CLI / dump spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Framework::PyTorch => "pytorch",
-            Framework::MindSpore => "mindspore",
-        }
-    }
-
-    /// Whether this framework's dumps can contain the prefix.
-    pub fn accepts(self, prefix: Prefix) -> bool {
-        match self {
-            Framework::PyTorch => matches!(prefix, Prefix::Functional | Prefix::Tensor | Prefix::Torch),
-            Framework::MindSpore => matches!(prefix, Prefix::Functional | Prefix::Tensor | Prefix::Mint | Prefix::MintFunctional),
-        }
-    }
 }

@@ -12,15 +12,14 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use super::{Error, Source};
-use crate::config::{OpConfig, Propagation};
-use crate::calls::groups;
-use crate::dump::{self, EntryLoc};
+use super::{BatchOptions, Generator, Options};
+use crate::config::Propagation;
+use crate::error::{exit, Error};
 use crate::manifest::{self, Manifest, ManifestEntry};
-use crate::model::{ApiName, Direction, Framework};
-use crate::output;
-use crate::render::{Lang, Renderer};
-use crate::select::ApiSelector;
+use crate::model::{ApiName, Direction};
+use crate::output::{self, FileStatus};
+use crate::paths;
+use crate::source::{self, Group, Source};
 
 /// How to report progress on long batches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,21 +30,6 @@ pub enum Progress {
     Lines,
     /// Nothing but errors (`--quiet`).
     Quiet,
-}
-
-/// Flags of a batch run.
-#[derive(Debug, Clone)]
-pub struct BatchOptions {
-    /// Which APIs.
-    pub selector: ApiSelector,
-    /// `--propagation`: forward, backward, or both (`None`).
-    pub propagation: Option<Propagation>,
-    /// Compare with the files on disk instead of writing.
-    pub check: bool,
-    /// Progress reporting.
-    pub progress: Progress,
-    /// Python scripts or Rust projects.
-    pub lang: Lang,
 }
 
 /// What a batch did, for the summary and the exit code.
@@ -71,12 +55,23 @@ pub struct BatchReport {
     pub elapsed: Duration,
 }
 
-/// One script to render.
+impl BatchReport {
+    /// 4 when an API failed, 1 when `--check` found a difference, else 0.
+    pub fn exit_code(&self, check: bool) -> u8 {
+        if !self.failed.is_empty() {
+            exit::DUMP
+        } else if check && !(self.drifted.is_empty() && self.missing.is_empty() && self.extra.is_empty()) {
+            exit::DRIFT
+        } else {
+            exit::OK
+        }
+    }
+}
+
+/// One script (or project) to render.
 struct Job<'a> {
-    name: &'a ApiName,
+    group: &'a Group,
     direction: Direction,
-    forward: &'a EntryLoc,
-    backward: Option<&'a EntryLoc>,
 }
 
 struct Reporter {
@@ -115,47 +110,36 @@ impl Reporter {
     }
 }
 
-/// Generates (or with `check`, compares) the scripts of every selected API
-/// of the config's dump. A folder holding several rank dumps gets one
-/// subfolder per rank in `out_dir`.
-pub fn run_batch(framework: Framework, config: &OpConfig, out_dir: &Path, opts: &BatchOptions) -> Result<BatchReport, Error> {
+/// Generates (or with `--check`, compares) the scripts of every selected
+/// API of the config's dump. A folder holding several rank dumps gets one
+/// subfolder per rank in the output folder.
+pub(super) fn run(opts: &Options, batch: &BatchOptions) -> Result<BatchReport, Error> {
     let started = Instant::now();
-    let dump_path = config.dump_json_path.clone().or_else(|| config.extract_api_path.clone()).expect("config validation requires one");
-    let files = dump::resolve_dump_files(&dump_path);
-    let renderer = Renderer::new()?;
+    let files = source::dump_files(opts.config.input.path());
     let mut report = BatchReport::default();
     for file in &files {
         let out = match (files.len() > 1, file.parent().and_then(Path::file_name)) {
-            (true, Some(rank)) => out_dir.join(rank),
-            _ => out_dir.to_path_buf(),
+            (true, Some(rank)) => opts.out_dir.join(rank),
+            _ => opts.out_dir.clone(),
         };
-        one_dump(framework, config, file, &out, opts, &renderer, &mut report)?;
+        one_dump(opts, batch, file, &out, &mut report)?;
     }
     report.elapsed = started.elapsed();
     Ok(report)
 }
 
-fn one_dump(
-    framework: Framework,
-    config: &OpConfig,
-    file: &Path,
-    out_dir: &Path,
-    opts: &BatchOptions,
-    renderer: &Renderer,
-    report: &mut BatchReport,
-) -> Result<(), Error> {
-    let (header, groups) = groups(file, framework, &opts.selector)?;
-    let source = Source::new(file, &header, framework, config.data_mode)?;
+fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, report: &mut BatchReport) -> Result<(), Error> {
+    let selector = &batch.selector;
+    let (source, groups) = Source::open(file, opts.framework, opts.config.data_mode, &|n: &ApiName| selector.matches(n))?;
     let mut jobs: Vec<Job> = vec![];
-    for g in groups.iter().filter(|g| opts.selector.in_shard(&g.name)) {
-        let Some(forward) = &g.forward else { continue };
+    for g in groups.iter().filter(|g| g.forward.is_some() && selector.in_shard(&g.name)) {
         report.apis += 1;
-        if opts.propagation != Some(Propagation::Backward) {
-            jobs.push(Job { name: &g.name, direction: Direction::Forward, forward, backward: g.backward.as_ref() });
+        if batch.propagation != Propagation::Backward {
+            jobs.push(Job { group: g, direction: Direction::Forward });
         }
-        if opts.propagation != Some(Propagation::Forward) {
+        if batch.propagation != Propagation::Forward {
             match &g.backward {
-                Some(b) => jobs.push(Job { name: &g.name, direction: Direction::Backward, forward, backward: Some(b) }),
+                Some(_) => jobs.push(Job { group: g, direction: Direction::Backward }),
                 None => report.without_backward += 1,
             }
         }
@@ -163,11 +147,12 @@ fn one_dump(
     if !opts.check {
         output::create_dir(out_dir)?;
     }
-    let reporter = Reporter::new(opts.progress, jobs.len(), &file.display().to_string());
-    let results: Vec<Result<Vec<(ManifestEntry, Status)>, String>> = jobs
+    let generator = Generator::new(opts, out_dir)?;
+    let reporter = Reporter::new(batch.progress, jobs.len(), &file.display().to_string());
+    let results: Vec<Result<Vec<(ManifestEntry, FileStatus)>, String>> = jobs
         .par_iter()
         .map(|job| {
-            let result = render_job(job, &source, renderer, framework, config, out_dir, opts);
+            let result = render_job(job, &source, &generator, out_dir, opts.check);
             reporter.tick();
             result
         })
@@ -181,10 +166,10 @@ fn one_dump(
                 for (entry, status) in files {
                     let path = out_dir.join(&entry.file);
                     match status {
-                        Status::Written => report.written += 1,
-                        Status::Unchanged => {}
-                        Status::Drifted => report.drifted.push(path),
-                        Status::Missing => report.missing.push(path),
+                        FileStatus::Written => report.written += 1,
+                        FileStatus::Unchanged => {}
+                        FileStatus::Drifted => report.drifted.push(path),
+                        FileStatus::Missing => report.missing.push(path),
                     }
                     entries.push(entry);
                 }
@@ -196,21 +181,15 @@ fn one_dump(
     entries.sort_by(|a, b| a.file.cmp(&b.file));
     let manifest = Manifest {
         generator: format!("msprobe-rs {}", env!("CARGO_PKG_VERSION")),
-        framework: framework.as_str().into(),
-        dump: file.to_string_lossy().into_owned(),
-        lang: match opts.lang {
-            Lang::Python => "python".into(),
-            Lang::Rust => "rust".into(),
-        },
-        propagation: match opts.propagation {
-            Some(p) => p.direction().as_str().into(),
-            None => "both".into(),
-        },
-        filter: opts.selector.filter.as_ref().map(|r| r.as_str().to_string()),
-        shard: opts.selector.shard.map(|s| s.to_string()),
+        framework: opts.framework.as_str().into(),
+        dump: paths::relative_always(&paths::absolute(out_dir), &paths::absolute(file)).to_string_lossy().into_owned(),
+        lang: opts.lang.as_str().into(),
+        propagation: batch.propagation.as_str().into(),
+        filter: selector.filter.as_ref().map(|r| r.as_str().to_string()),
+        shard: selector.shard.map(|s| s.to_string()),
         scripts: entries,
     };
-    let manifest_path = out_dir.join(manifest::file_name(opts.selector.shard));
+    let manifest_path = out_dir.join(manifest::file_name(selector.shard));
     if opts.check {
         let on_disk = Manifest::read(&manifest_path);
         if let Some(old) = &on_disk {
@@ -229,57 +208,17 @@ fn one_dump(
     Ok(())
 }
 
-/// What happened to one script.
-enum Status {
-    Written,
-    Unchanged,
-    Drifted,
-    Missing,
-}
-
-fn render_job(
-    job: &Job,
-    source: &Source,
-    renderer: &Renderer,
-    framework: Framework,
-    config: &OpConfig,
-    out_dir: &Path,
-    opts: &BatchOptions,
-) -> Result<Vec<(ManifestEntry, Status)>, String> {
-    let fail = |e: Error| format!("{}.{}: {e}", job.name, job.direction.as_str());
-    let forward = dump::read_entry(&source.file, job.forward).map_err(|e| fail(e.into()))?;
-    let backward = match job.backward {
-        Some(b) => Some(dump::read_entry(&source.file, b).map_err(|e| fail(e.into()))?),
-        None => None,
-    };
-    let propagation = match job.direction {
-        Direction::Forward => Propagation::Forward,
-        Direction::Backward => Propagation::Backward,
-    };
-    let files = source.render(renderer, framework, config, propagation, opts.lang, job.name, (&forward, backward.as_ref()), out_dir).map_err(fail)?;
-    let mut out = vec![];
-    for (file_name, text) in files {
-        let path = out_dir.join(&file_name);
-        let on_disk = std::fs::read(&path).ok();
-        let status = match (on_disk, opts.check) {
-            (Some(old), _) if old == text.as_bytes() => Status::Unchanged,
-            (Some(_), true) => Status::Drifted,
-            (None, true) => Status::Missing,
-            (_, false) => {
-                if let Some(parent) = path.parent() {
-                    output::create_dir(parent).map_err(|e| fail(e.into()))?;
-                }
-                output::write_atomic(&path, text.as_bytes()).map_err(|e| fail(e.into()))?;
-                Status::Written
-            }
-        };
-        let entry = ManifestEntry {
-            file: file_name,
-            api: job.name.to_string(),
-            direction: job.direction.as_str().into(),
-            sha256: manifest::sha256_hex(text.as_bytes()),
-        };
-        out.push((entry, status));
-    }
-    Ok(out)
+fn render_job(job: &Job, source: &Source, generator: &Generator, out_dir: &Path, check: bool) -> Result<Vec<(ManifestEntry, FileStatus)>, String> {
+    let name = &job.group.name;
+    let fail = |e: Error| format!("{name}.{}: {e}", job.direction.as_str());
+    let call = source.read_call(job.group).map_err(fail)?;
+    let files = generator.files(source, &call, job.direction).map_err(fail)?;
+    files
+        .into_iter()
+        .map(|(file, text)| {
+            let status = output::put(&out_dir.join(&file), text.as_bytes(), check).map_err(|e| fail(e.into()))?;
+            let entry = ManifestEntry { file, api: name.to_string(), direction: job.direction.as_str().into(), sha256: manifest::sha256_hex(text.as_bytes()) };
+            Ok((entry, status))
+        })
+        .collect()
 }

@@ -3,11 +3,15 @@
 //!
 //! This is the only place dump-controlled text turns into source text, and
 //! it only ever produces *literals*: pure-ASCII quoted strings with every
-//! special character escaped, numbers, booleans, none/option values.
-//! Templates place these where a value belongs; no dump value can end a
-//! literal early.
+//! special character escaped, numbers, booleans, none/option values, and
+//! (for Rust projects) runtime [`Spec`] values built from those literals
+//! with constructors fixed here. Templates place these where a value
+//! belongs; no dump value can end a literal early.
 
 use std::fmt::Write;
+
+use runtime::dtype::TDType;
+use runtime::spec::Spec;
 
 /// A double-quoted ASCII literal: quotes, backslashes and `\n \r \t` get
 /// the usual escapes, printable ASCII stays, every other character goes
@@ -92,55 +96,43 @@ pub fn toml_str(s: &str) -> String {
     out
 }
 
-/// How one target language writes literals; the render context is built
-/// once per language through this.
-pub trait Literals {
-    /// A string.
-    fn str(&self, s: &str) -> String;
-    /// A float.
-    fn float(&self, x: f64) -> String;
-    /// A bool.
-    fn bool(&self, b: bool) -> String;
-    /// An optional value: `None`, or the value as the language wraps it.
-    fn opt(&self, v: Option<String>) -> String;
-}
-
-/// Python literals.
-pub struct Python;
-
-impl Literals for Python {
-    fn str(&self, s: &str) -> String {
-        py_str(s)
-    }
-    fn float(&self, x: f64) -> String {
-        py_float(x)
-    }
-    fn bool(&self, b: bool) -> String {
-        py_bool(b)
-    }
-    fn opt(&self, v: Option<String>) -> String {
-        py_opt(v)
+/// A Rust `Option` literal: `Some(v)` or `None`.
+pub fn rs_opt(v: Option<String>) -> String {
+    match v {
+        Some(v) => format!("Some({v})"),
+        None => "None".into(),
     }
 }
 
-/// Rust literals.
-pub struct Rust;
+/// A runtime dtype in Rust source: `TDType::F32`.
+pub fn rs_dtype(d: TDType) -> String {
+    format!("TDType::{}", d.variant())
+}
 
-impl Literals for Rust {
-    fn str(&self, s: &str) -> String {
-        rs_str(s)
-    }
-    fn float(&self, x: f64) -> String {
-        rs_float(x)
-    }
-    fn bool(&self, b: bool) -> String {
-        b.to_string()
-    }
-    fn opt(&self, v: Option<String>) -> String {
-        match v {
-            Some(v) => format!("Some({v})"),
-            None => "None".into(),
-        }
+/// A runtime [`Spec`] as a Rust expression of a generated project: tensors
+/// through the project's `data.tensor(..)` (its file relative to the
+/// project), everything else as `Spec` constructors of literals.
+pub fn rs_spec(spec: &Spec) -> String {
+    let int = |x: &Option<i64>| rs_opt(x.map(|v| v.to_string()));
+    match spec {
+        Spec::Tensor(t) => format!(
+            "data.tensor({}, &[{}], {}, {}, {}, {})",
+            rs_dtype(t.dtype),
+            t.shape.iter().map(usize::to_string).collect::<Vec<_>>().join(", "),
+            rs_opt(t.low.map(rs_float)),
+            rs_opt(t.high.map(rs_float)),
+            rs_opt(t.requires_grad.map(|b| b.to_string())),
+            rs_opt(t.data.as_ref().map(|p| rs_str(&p.to_string_lossy()))),
+        ),
+        Spec::Int(i) => format!("Spec::Int({i})"),
+        Spec::Float(x) => format!("Spec::Float({})", rs_float(*x)),
+        Spec::Bool(b) => format!("Spec::Bool({b})"),
+        Spec::Str(s) => format!("Spec::Str({}.into())", rs_str(s)),
+        Spec::DType(d) => format!("Spec::DType({})", rs_dtype(*d)),
+        Spec::Slice(a, b, c) => format!("Spec::Slice({}, {}, {})", int(a), int(b), int(c)),
+        Spec::Ellipsis => "Spec::Ellipsis".into(),
+        Spec::None => "Spec::None".into(),
+        Spec::List(items) => format!("Spec::List(vec![{}])", items.iter().map(rs_spec).collect::<Vec<_>>().join(", ")),
     }
 }
 
@@ -160,6 +152,23 @@ mod tests {
         assert_eq!(toml_str("C:\\x\"\n"), r#""C:\\x\"\u000A""#);
         assert_eq!(rs_float(f64::NEG_INFINITY), "f64::NEG_INFINITY");
         assert_eq!(rs_float(2.0), "2.0");
+    }
+
+    #[test]
+    fn specs_are_constructors_of_literals() {
+        let t = runtime::spec::TensorSpec {
+            dtype: TDType::BF16,
+            shape: vec![2, 3],
+            low: Some(f64::NEG_INFINITY),
+            high: None,
+            requires_grad: Some(true),
+            data: Some("d/x\"*/.pt".into()),
+        };
+        let list = Spec::List(vec![Spec::Tensor(t), Spec::Str("*/ x".into()), Spec::Slice(Some(1), None, Some(-1)), Spec::DType(TDType::C64)]);
+        assert_eq!(
+            rs_spec(&list),
+            r#"Spec::List(vec![data.tensor(TDType::BF16, &[2, 3], Some(f64::NEG_INFINITY), None, Some(true), Some("d/x\"*/.pt")), Spec::Str("*/ x".into()), Spec::Slice(Some(1), None, Some(-1)), Spec::DType(TDType::C64)])"#
+        );
     }
 
     #[test]

@@ -1,16 +1,41 @@
-//! Rendering: typed API calls -> Tera templates -> script text.
+//! Rendering: typed API calls -> Tera templates -> file text.
 //!
 //! The templates are compiled into the binary (`include_str!`), so the tool
-//! works from any directory. Only templates hold generated code; this module
-//! supplies data (see [`context`]) and never concatenates Python.
+//! works from any directory. Each output language has its own context:
+//! [`PythonContext`] (from the model's `ApiCall`) and [`RustContext`] (from
+//! the runtime's `Replay`, made by [`crate::bridge`]). The templates hold
+//! the code; [`literal`] makes every value they place.
 
 mod api_map;
-mod context;
 mod literal;
+mod python;
+mod rust;
 
-pub use context::{Lang, ScriptContext};
+pub use python::PythonContext;
+pub use rust::{runtime_dir, RustContext};
+
+use serde::Serialize;
 
 use crate::model::Framework;
+
+/// The language `op_generate` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Lang {
+    /// A standalone Python script per call.
+    Python,
+    /// A cargo project per call, on the runtime crate.
+    Rust,
+}
+
+impl Lang {
+    /// The flag spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Lang::Python => "python",
+            Lang::Rust => "rust",
+        }
+    }
+}
 
 /// A template failed to render; a bug in a template, never in the input.
 #[derive(Debug, thiserror::Error)]
@@ -61,27 +86,26 @@ impl Renderer {
         Ok(Renderer { tera })
     }
 
-    fn render(&self, template: &'static str, ctx: &ScriptContext) -> Result<String, RenderError> {
+    fn render(&self, template: &'static str, ctx: &impl Serialize) -> Result<String, RenderError> {
         let context = tera::Context::from_serialize(ctx).map_err(|e| RenderError { template, message: error_chain(&e) })?;
         self.tera.render(template, &context).map_err(|e| RenderError { template, message: error_chain(&e) })
     }
 
-    /// Renders the files of one call: a standalone Python script
-    /// (`Prefix.op.N.dir.py`), or a cargo project (`Prefix.op.N.dir/Cargo.toml`
-    /// and `src/main.rs`). Paths are relative to the output folder.
-    pub fn files(&self, framework: Framework, lang: Lang, ctx: &ScriptContext) -> Result<Vec<(String, String)>, RenderError> {
-        Ok(match lang {
-            Lang::Python => {
-                let template = match framework {
-                    Framework::PyTorch => "python/pytorch.py.tera",
-                    Framework::MindSpore => "python/mindspore.py.tera",
-                };
-                vec![(format!("{}.py", ctx.api_full_name), self.render(template, ctx)?)]
-            }
-            Lang::Rust => vec![
-                (format!("{}/Cargo.toml", ctx.api_full_name), self.render("rust/Cargo.toml.tera", ctx)?),
-                (format!("{}/src/main.rs", ctx.api_full_name), self.render("rust/main.rs.tera", ctx)?),
-            ],
-        })
+    /// The standalone Python script of one call, `(Prefix.op.N.dir.py, text)`.
+    pub fn python(&self, framework: Framework, ctx: &PythonContext) -> Result<(String, String), RenderError> {
+        let template = match framework {
+            Framework::PyTorch => "python/pytorch.py.tera",
+            Framework::MindSpore => "python/mindspore.py.tera",
+        };
+        Ok((format!("{}.py", ctx.api_full_name), self.render(template, ctx)?))
+    }
+
+    /// The cargo project of one call: `Prefix.op.N.dir/Cargo.toml` and
+    /// `src/main.rs`, paths relative to the output folder.
+    pub fn rust(&self, ctx: &RustContext) -> Result<Vec<(String, String)>, RenderError> {
+        Ok(vec![
+            (format!("{}/Cargo.toml", ctx.api_full_name), self.render("rust/Cargo.toml.tera", ctx)?),
+            (format!("{}/src/main.rs", ctx.api_full_name), self.render("rust/main.rs.tera", ctx)?),
+        ])
     }
 }

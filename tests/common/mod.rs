@@ -49,7 +49,11 @@ impl Case {
         });
         let (config, unknown) = OpConfig::from_object(cfg.as_object().unwrap(), Path::new("config_op.json"), &repo()).unwrap();
         assert!(unknown.is_empty());
-        let done = op_generate::run(self.framework, &config, out, false, Lang::Python).unwrap_or_else(|e| panic!("{self:?}: {e}"));
+        let done = match op_generate::run(&op_generate::Options::single(self.framework, config, out, Lang::Python)) {
+            Ok(op_generate::Outcome::Single(done)) => done,
+            Ok(other) => panic!("{self:?}: {other:?}"),
+            Err(e) => panic!("{self:?}: {e}"),
+        };
         assert_eq!(done.files, vec![out.join(self.file_name())]);
         done.files.into_iter().next().unwrap()
     }

@@ -1,34 +1,26 @@
 //! Little-endian element bytes to widened values, shared by the `.npy` and
 //! `.pt` readers so that both decode every dtype the same way.
 
-use super::{HostDType, HostData};
-use half::{bf16, f16};
+//! The readers accept computable dtypes only (their tables hold no complex
+//! dtype), so every dtype decoded here has a [`HostData`] variant.
 
-impl HostDType {
-    /// Bytes per stored element: readers need it to size and index buffers.
-    pub fn itemsize(self) -> usize {
-        match self {
-            HostDType::I8 | HostDType::U8 | HostDType::Bool => 1,
-            HostDType::F16 | HostDType::BF16 | HostDType::I16 | HostDType::U16 => 2,
-            HostDType::F32 | HostDType::I32 | HostDType::U32 => 4,
-            HostDType::F64 | HostDType::I64 | HostDType::U64 => 8,
-        }
-    }
-}
+use super::HostData;
+use crate::dtype::TDType;
+use half::{bf16, f16};
 
 /// Values being decoded, in the [`HostData`] variant of their dtype.
 pub(super) struct Decoder {
-    dtype: HostDType,
+    dtype: TDType,
     data: HostData,
 }
 
 impl Decoder {
     /// Room for `capacity` elements; callers bound it by the file size first.
-    pub(super) fn new(dtype: HostDType, capacity: usize) -> Self {
+    pub(super) fn new(dtype: TDType, capacity: usize) -> Self {
         let data = match dtype {
-            HostDType::F16 | HostDType::BF16 | HostDType::F32 | HostDType::F64 => HostData::F64(Vec::with_capacity(capacity)),
-            HostDType::U64 => HostData::U64(Vec::with_capacity(capacity)),
-            HostDType::Bool => HostData::Bool(Vec::with_capacity(capacity)),
+            TDType::F16 | TDType::BF16 | TDType::F32 | TDType::F64 => HostData::F64(Vec::with_capacity(capacity)),
+            TDType::U64 => HostData::U64(Vec::with_capacity(capacity)),
+            TDType::Bool => HostData::Bool(Vec::with_capacity(capacity)),
             _ => HostData::I64(Vec::with_capacity(capacity)),
         };
         Decoder { dtype, data }
@@ -46,18 +38,18 @@ impl Decoder {
         let dtype = self.dtype;
         match &mut self.data {
             HostData::F64(v) => v.push(match dtype {
-                HostDType::F16 => f16::from_bits(u16::from_le_bytes(le(b))).to_f64(),
-                HostDType::BF16 => bf16::from_bits(u16::from_le_bytes(le(b))).to_f64(),
-                HostDType::F32 => f64::from(f32::from_le_bytes(le(b))),
+                TDType::F16 => f16::from_bits(u16::from_le_bytes(le(b))).to_f64(),
+                TDType::BF16 => bf16::from_bits(u16::from_le_bytes(le(b))).to_f64(),
+                TDType::F32 => f64::from(f32::from_le_bytes(le(b))),
                 _ => f64::from_le_bytes(le(b)),
             }),
             HostData::I64(v) => v.push(match dtype {
-                HostDType::I8 => i64::from(i8::from_le_bytes(le(b))),
-                HostDType::I16 => i64::from(i16::from_le_bytes(le(b))),
-                HostDType::I32 => i64::from(i32::from_le_bytes(le(b))),
-                HostDType::U8 => i64::from(u8::from_le_bytes(le(b))),
-                HostDType::U16 => i64::from(u16::from_le_bytes(le(b))),
-                HostDType::U32 => i64::from(u32::from_le_bytes(le(b))),
+                TDType::I8 => i64::from(i8::from_le_bytes(le(b))),
+                TDType::I16 => i64::from(i16::from_le_bytes(le(b))),
+                TDType::I32 => i64::from(i32::from_le_bytes(le(b))),
+                TDType::U8 => i64::from(u8::from_le_bytes(le(b))),
+                TDType::U16 => i64::from(u16::from_le_bytes(le(b))),
+                TDType::U32 => i64::from(u32::from_le_bytes(le(b))),
                 _ => i64::from_le_bytes(le(b)),
             }),
             HostData::U64(v) => v.push(u64::from_le_bytes(le(b))),
@@ -80,7 +72,7 @@ fn le<const N: usize>(b: &[u8]) -> [u8; N] {
 mod tests {
     use super::*;
 
-    fn decode(dtype: HostDType, bytes: &[u8]) -> HostData {
+    fn decode(dtype: TDType, bytes: &[u8]) -> HostData {
         let mut d = Decoder::new(dtype, 0);
         d.extend(bytes);
         d.finish()
@@ -89,20 +81,20 @@ mod tests {
     #[test]
     fn half_types_widen_exactly() {
         // 0x3555 is the f16 nearest 1/3; 0x3eab the bf16 nearest 1/3.
-        assert_eq!(decode(HostDType::F16, &[0x55, 0x35]), HostData::F64(vec![0.333251953125]));
-        assert_eq!(decode(HostDType::BF16, &[0xab, 0x3e]), HostData::F64(vec![0.333984375]));
+        assert_eq!(decode(TDType::F16, &[0x55, 0x35]), HostData::F64(vec![0.333251953125]));
+        assert_eq!(decode(TDType::BF16, &[0xab, 0x3e]), HostData::F64(vec![0.333984375]));
     }
 
     #[test]
     fn integers_keep_sign_and_range() {
-        assert_eq!(decode(HostDType::I8, &[0xff, 0x80]), HostData::I64(vec![-1, -128]));
-        assert_eq!(decode(HostDType::U32, &[0xff; 4]), HostData::I64(vec![4_294_967_295]));
-        assert_eq!(decode(HostDType::U64, &[0xff; 8]), HostData::U64(vec![u64::MAX]));
-        assert_eq!(decode(HostDType::Bool, &[0, 1, 2]), HostData::Bool(vec![false, true, true]));
+        assert_eq!(decode(TDType::I8, &[0xff, 0x80]), HostData::I64(vec![-1, -128]));
+        assert_eq!(decode(TDType::U32, &[0xff; 4]), HostData::I64(vec![4_294_967_295]));
+        assert_eq!(decode(TDType::U64, &[0xff; 8]), HostData::U64(vec![u64::MAX]));
+        assert_eq!(decode(TDType::Bool, &[0, 1, 2]), HostData::Bool(vec![false, true, true]));
     }
 
     #[test]
     fn partial_trailing_element_is_ignored() {
-        assert_eq!(decode(HostDType::I16, &[1, 0, 7]), HostData::I64(vec![1]));
+        assert_eq!(decode(TDType::I16, &[1, 0, 7]), HostData::I64(vec![1]));
     }
 }

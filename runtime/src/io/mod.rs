@@ -15,39 +15,9 @@ mod pt;
 use std::path::{Path, PathBuf};
 
 pub use npy::read_npy;
-pub use pt::read_pt;
 
-/// The element type a tensor was stored with, kept so that a replay can run
-/// in the dumped dtype even though the values are held widened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum HostDType {
-    /// IEEE half precision.
-    F16,
-    /// bfloat16 (8-bit exponent, 7-bit mantissa).
-    BF16,
-    /// IEEE single precision.
-    F32,
-    /// IEEE double precision.
-    F64,
-    /// Signed 8-bit integer.
-    I8,
-    /// Signed 16-bit integer.
-    I16,
-    /// Signed 32-bit integer.
-    I32,
-    /// Signed 64-bit integer.
-    I64,
-    /// Unsigned 8-bit integer.
-    U8,
-    /// Unsigned 16-bit integer.
-    U16,
-    /// Unsigned 32-bit integer.
-    U32,
-    /// Unsigned 64-bit integer.
-    U64,
-    /// Boolean, one byte per element.
-    Bool,
-}
+use crate::dtype::TDType;
+pub use pt::read_pt;
 
 /// The values of a tensor in row-major order, in the widest type of their
 /// kind, so that every stored value is represented exactly.
@@ -83,8 +53,8 @@ impl HostData {
 /// A tensor read from a dump file, independent of any framework or device.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostTensor {
-    /// The dtype the file stored.
-    pub dtype: HostDType,
+    /// The dtype the file stored (never complex).
+    pub dtype: TDType,
     /// The logical shape; empty for a 0-d tensor.
     pub shape: Vec<usize>,
     /// `shape.iter().product()` values in row-major order.

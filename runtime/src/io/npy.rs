@@ -8,7 +8,8 @@ use std::io::{BufReader, Read};
 use std::path::Path;
 
 use super::decode::Decoder;
-use super::{element_count, HostDType, HostTensor, IoError};
+use super::{element_count, HostTensor, IoError};
+use crate::dtype::TDType;
 
 const MAGIC: &[u8; 6] = b"\x93NUMPY";
 /// Larger headers are not NumPy's (it pads to 64 bytes and caps them far lower).
@@ -19,21 +20,21 @@ const CHUNK_ELEMENTS: usize = 1 << 16;
 const MAX_DEPTH: usize = 8;
 
 /// The descriptions accepted, with the dtype each one stores.
-const DESCRS: &[(&str, HostDType)] = &[
-    ("<f2", HostDType::F16),
-    ("<f4", HostDType::F32),
-    ("<f8", HostDType::F64),
-    ("|i1", HostDType::I8),
-    ("<i1", HostDType::I8),
-    ("<i2", HostDType::I16),
-    ("<i4", HostDType::I32),
-    ("<i8", HostDType::I64),
-    ("|u1", HostDType::U8),
-    ("<u1", HostDType::U8),
-    ("<u2", HostDType::U16),
-    ("<u4", HostDType::U32),
-    ("<u8", HostDType::U64),
-    ("|b1", HostDType::Bool),
+const DESCRS: &[(&str, TDType)] = &[
+    ("<f2", TDType::F16),
+    ("<f4", TDType::F32),
+    ("<f8", TDType::F64),
+    ("|i1", TDType::I8),
+    ("<i1", TDType::I8),
+    ("<i2", TDType::I16),
+    ("<i4", TDType::I32),
+    ("<i8", TDType::I64),
+    ("|u1", TDType::U8),
+    ("<u1", TDType::U8),
+    ("<u2", TDType::U16),
+    ("<u4", TDType::U32),
+    ("<u8", TDType::U64),
+    ("|b1", TDType::Bool),
 ];
 
 /// Reads a `.npy` file written by `np.save` (MindSpore's tensor dumps).
@@ -108,7 +109,7 @@ pub fn read_npy(path: impl AsRef<Path>) -> Result<HostTensor, IoError> {
 /// What the header dict says.
 struct Header {
     descr: String,
-    dtype: HostDType,
+    dtype: TDType,
     shape: Vec<usize>,
 }
 
@@ -289,7 +290,7 @@ mod tests {
     #[test]
     fn header_with_python2_longs_and_spacing() {
         let h = parse_header(b"{ 'descr' : '<f8' , 'fortran_order':False,'shape':(2L, 3L,), }\n").unwrap();
-        assert_eq!((h.dtype, h.shape), (HostDType::F64, vec![2, 3]));
+        assert_eq!((h.dtype, h.shape), (TDType::F64, vec![2, 3]));
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use super::HostDType;
+use crate::dtype::TDType;
 
 /// Deeper nesting is not a tensor pickle (and would make drops recurse).
 const MAX_DEPTH: u8 = 16;
@@ -19,7 +19,7 @@ const MAX_DEPTH: u8 = 16;
 struct StorageRef {
     key: String,
     /// `None` for an untyped storage (the tensor call gives the dtype).
-    dtype: Option<HostDType>,
+    dtype: Option<TDType>,
     /// Elements for typed storages, bytes for untyped ones.
     len: u64,
 }
@@ -30,7 +30,7 @@ pub(super) struct TensorRecord {
     /// The storage's entry name under `data/`.
     pub key: String,
     /// The element type.
-    pub dtype: HostDType,
+    pub dtype: TDType,
     /// Storage length in elements.
     pub storage_len: u64,
     /// Offset of the first element, in elements.
@@ -293,40 +293,25 @@ fn kind(v: &Value) -> String {
 }
 
 /// The dtype of a legacy typed storage class (`torch.FloatStorage`, ...).
-fn storage_class_dtype(name: &str) -> Option<HostDType> {
+fn storage_class_dtype(name: &str) -> Option<TDType> {
     Some(match name {
-        "HalfStorage" => HostDType::F16,
-        "BFloat16Storage" => HostDType::BF16,
-        "FloatStorage" => HostDType::F32,
-        "DoubleStorage" => HostDType::F64,
-        "CharStorage" => HostDType::I8,
-        "ShortStorage" => HostDType::I16,
-        "IntStorage" => HostDType::I32,
-        "LongStorage" => HostDType::I64,
-        "ByteStorage" => HostDType::U8,
-        "BoolStorage" => HostDType::Bool,
+        "HalfStorage" => TDType::F16,
+        "BFloat16Storage" => TDType::BF16,
+        "FloatStorage" => TDType::F32,
+        "DoubleStorage" => TDType::F64,
+        "CharStorage" => TDType::I8,
+        "ShortStorage" => TDType::I16,
+        "IntStorage" => TDType::I32,
+        "LongStorage" => TDType::I64,
+        "ByteStorage" => TDType::U8,
+        "BoolStorage" => TDType::Bool,
         _ => return None,
     })
 }
 
-/// The dtype of a `torch.<dtype>` global (the last argument of `_rebuild_tensor_v3`).
-fn torch_dtype(name: &str) -> Option<HostDType> {
-    Some(match name {
-        "float16" | "half" => HostDType::F16,
-        "bfloat16" => HostDType::BF16,
-        "float32" | "float" => HostDType::F32,
-        "float64" | "double" => HostDType::F64,
-        "int8" => HostDType::I8,
-        "int16" | "short" => HostDType::I16,
-        "int32" | "int" => HostDType::I32,
-        "int64" | "long" => HostDType::I64,
-        "uint8" => HostDType::U8,
-        "uint16" => HostDType::U16,
-        "uint32" => HostDType::U32,
-        "uint64" => HostDType::U64,
-        "bool" => HostDType::Bool,
-        _ => return None,
-    })
+/// A computable torch dtype by its attribute name (`float32`, `half`).
+fn torch_dtype(name: &str) -> Option<TDType> {
+    TDType::parse(name).filter(|d| d.is_computable())
 }
 
 /// `('storage', StorageClass, key, location, numel)` to a storage reference.
@@ -365,7 +350,7 @@ fn reduce(func: &Value, args: &Value) -> Result<Value, String> {
 }
 
 /// `_rebuild_tensor_v2/v3(storage, offset, size, stride, requires_grad, hooks, [dtype,] [metadata])`.
-fn rebuild(args: &[Value], v3_dtype: Option<HostDType>) -> Result<Value, String> {
+fn rebuild(args: &[Value], v3_dtype: Option<TDType>) -> Result<Value, String> {
     let [Value::Storage(storage), Value::Int(offset), Value::Tuple(size, _), Value::Tuple(stride, _), Value::Bool, Value::Dict { .. }, rest @ ..] = args else {
         return Err("expected the arguments (storage, storage_offset, size, stride, requires_grad, backward_hooks) for the tensor".into());
     };
@@ -408,7 +393,7 @@ mod tests {
     #[test]
     fn reads_the_torch_tensor_pickle() {
         let t = load_tensor(&transposed()).unwrap();
-        assert_eq!((t.dtype, t.storage_len, t.offset), (HostDType::F32, 12, 0));
+        assert_eq!((t.dtype, t.storage_len, t.offset), (TDType::F32, 12, 0));
         assert_eq!((t.size, t.stride, t.key), (vec![4, 3], vec![1, 4], "0".to_string()));
     }
 

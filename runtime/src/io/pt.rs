@@ -157,10 +157,10 @@ impl View {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::HostDType;
+    use crate::dtype::TDType;
 
     fn record(size: &[u64], stride: &[u64], offset: u64, storage_len: u64) -> TensorRecord {
-        TensorRecord { key: "0".into(), dtype: HostDType::U8, storage_len, offset, size: size.into(), stride: stride.into() }
+        TensorRecord { key: "0".into(), dtype: TDType::U8, storage_len, offset, size: size.into(), stride: stride.into() }
     }
 
     #[test]
@@ -177,7 +177,7 @@ mod tests {
         let storage: Vec<u8> = (0..12).collect();
         let collect = |r: TensorRecord| {
             let v = View::new(&r).unwrap();
-            let mut d = Decoder::new(HostDType::U8, v.count);
+            let mut d = Decoder::new(TDType::U8, v.count);
             v.gather(&storage, 1, &mut d).unwrap();
             d.finish()
         };

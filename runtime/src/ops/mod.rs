@@ -19,6 +19,7 @@ use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::dtype::TDType;
 use crate::error::Result;
+use crate::spec::Framework;
 use crate::value::{Value, T};
 
 /// The usual result of an op: one tensor.
@@ -66,11 +67,11 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
     arith::OPS.iter().chain(activation::OPS).chain(conv::OPS).chain(pool::OPS).chain(nn::OPS).chain(shape::OPS).chain(reduce::OPS).chain(create::OPS)
 }
 
-/// The entry for `Prefix.op` of a dump from `framework` (`pytorch` or
-/// `mindspore`). MindSpore-specific meanings are listed as `MS.Prefix.op`
-/// and win for MindSpore dumps.
-pub fn lookup(framework: &str, api: &str) -> Option<&'static Op> {
-    let ms = (framework == "mindspore").then(|| format!("MS.{api}"));
+/// The entry for `Prefix.op` of a dump from `framework`.
+/// MindSpore-specific meanings are listed as `MS.Prefix.op` and win for
+/// MindSpore dumps.
+pub fn lookup(framework: Framework, api: &str) -> Option<&'static Op> {
+    let ms = (framework == Framework::MindSpore).then(|| format!("MS.{api}"));
     ms.and_then(|n| table().find(|op| op.names.contains(&n.as_str()))).or_else(|| table().find(|op| op.names.contains(&api)))
 }
 

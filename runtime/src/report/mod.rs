@@ -7,12 +7,14 @@
 
 mod csv;
 mod stamp;
+mod table;
+
+pub use table::{ranked, ranked_table};
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::atomic::{write_atomic, WriteOptions};
 use crate::compare::Status;
 
 const DETAILS_HEADER: [&str; 9] =
@@ -80,13 +82,17 @@ pub enum ReportError {
 /// returns their paths as `(details, result)`. The stamp is the local time
 /// now, advanced a second at a time until neither name exists, so a run
 /// never overwrites an earlier report; each file is written to a temporary
-/// sibling and renamed into place (mode 0o640), details first.
+/// sibling and renamed into place (mode 0o640, synced; see [`crate::atomic`]),
+/// details first.
 pub fn write_report(dir: impl AsRef<Path>, details: &[DetailRow], results: &[ResultRow]) -> Result<(PathBuf, PathBuf), ReportError> {
     let dir = dir.as_ref();
     create_dir(dir)?;
     let (details_path, result_path) = free_names(dir, stamp::now())?;
-    write_atomic(&details_path, &csv::encode(&DETAILS_HEADER, &details.iter().map(detail_cells).collect::<Vec<_>>()))?;
-    write_atomic(&result_path, &csv::encode(&RESULT_HEADER, &results.iter().map(result_cells).collect::<Vec<_>>()))?;
+    let write = |path: &Path, bytes: Vec<u8>| {
+        write_atomic(path, &bytes, WriteOptions::REPORT).map_err(|e| ReportError::Write { path: e.path, source: e.source })
+    };
+    write(&details_path, csv::encode(&DETAILS_HEADER, &details.iter().map(detail_cells).collect::<Vec<_>>()))?;
+    write(&result_path, csv::encode(&RESULT_HEADER, &results.iter().map(result_cells).collect::<Vec<_>>()))?;
     Ok((details_path, result_path))
 }
 
@@ -143,34 +149,6 @@ fn create_dir(dir: &Path) -> Result<(), ReportError> {
     }
 }
 
-/// Writes `bytes` to a new temporary file beside `path`, sets mode 0o640 and
-/// renames it over `path`; on failure the temporary file is removed.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let (tmp, mut file) = loop {
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let tmp = dir.join(format!(".tmp-{}-{n}.csv", std::process::id()));
-        match fs::OpenOptions::new().write(true).create_new(true).open(&tmp) {
-            Ok(f) => break (tmp, f),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(source) => return Err(ReportError::Write { path: path.to_path_buf(), source }),
-        }
-    };
-    let result = (|| {
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        drop(file);
-        #[cfg(unix)]
-        fs::set_permissions(&tmp, std::os::unix::fs::PermissionsExt::from_mode(0o640))?;
-        fs::rename(&tmp, path)
-    })();
-    result.map_err(|source| {
-        let _ = fs::remove_file(&tmp);
-        ReportError::Write { path: path.to_path_buf(), source }
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,16 +165,5 @@ mod tests {
         let (d, r) = free_names(dir.path(), now).unwrap();
         assert_eq!(d, dir.path().join(format!("accuracy_checking_details_{}.csv", stamp(3))));
         assert_eq!(r, dir.path().join(format!("accuracy_checking_result_{}.csv", stamp(3))));
-    }
-
-    #[test]
-    fn failed_write_leaves_no_temporary_file() {
-        let dir = tempfile::tempdir().unwrap();
-        // Renaming a file over a non-empty folder fails after the temporary is written.
-        let target = dir.path().join("taken");
-        fs::create_dir(&target).unwrap();
-        fs::write(target.join("x"), b"x").unwrap();
-        assert!(write_atomic(&target, b"data").is_err());
-        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }

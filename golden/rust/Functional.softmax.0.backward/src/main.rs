@@ -15,17 +15,18 @@
 use runtime::dtype::TDType;
 use runtime::repro::Data;
 #[allow(unused_imports)]
-use runtime::spec::{DataMode, Replay, Spec};
+use runtime::spec::{ApiId, DataMode, Framework, Replay, Spec};
 
 fn main() -> std::process::ExitCode {
-    // Tensor files of the dump (real_data).
-    let data = Data::new(Some(env!("CARGO_MANIFEST_DIR")), Some("../../../tests/fixtures/pytorch/tensor/dump_tensor_data"));
+    // Tensor files (real_data) are found relative to this project's folder.
+    #[allow(unused_variables)]
+    let data = Data::new(env!("CARGO_MANIFEST_DIR"));
     let replay = Replay {
-        // The call under test: "Prefix.op.N" picks the runtime's op-table entry.
-        api: "Functional.softmax.0".into(),
-        framework: "pytorch".into(),
+        // The call under test: "Prefix.op" picks the runtime's op-table entry.
+        api: ApiId { op: "Functional.softmax".into(), call: "0".into() },
+        framework: Framework::PyTorch,
         args: vec![
-            data.tensor(TDType::F32, &[2, 4, 16, 16], Some(f64::NEG_INFINITY), Some(1.1684499979019165), Some(true), Some("Functional.softmax.0.forward.input.0.pt")),
+            data.tensor(TDType::F32, &[2, 4, 16, 16], Some(f64::NEG_INFINITY), Some(1.1684499979019165), Some(true), Some("../../../tests/fixtures/pytorch/tensor/dump_tensor_data/Functional.softmax.0.forward.input.0.pt")),
         ],
         kwargs: vec![
             ("dim".into(), Spec::Int(-1)),
@@ -33,15 +34,15 @@ fn main() -> std::process::ExitCode {
         ],
         // Recorded outputs: the tested side when the dump holds tensors.
         outputs: vec![
-            data.tensor(TDType::F32, &[2, 4, 16, 16], Some(0.0), Some(1.0), Some(true), Some("Functional.softmax.0.forward.output.0.pt")),
+            data.tensor(TDType::F32, &[2, 4, 16, 16], Some(0.0), Some(1.0), Some(true), Some("../../../tests/fixtures/pytorch/tensor/dump_tensor_data/Functional.softmax.0.forward.output.0.pt")),
         ],
         // Gradients w.r.t. the outputs, as the backward entry recorded them.
         grad_outputs: Some(vec![
-            data.tensor(TDType::F32, &[2, 4, 16, 16], Some(-0.008447844535112381), Some(0.010688051581382751), Some(false), Some("Functional.softmax.0.backward.input.0.pt")),
+            data.tensor(TDType::F32, &[2, 4, 16, 16], Some(-0.008447844535112381), Some(0.010688051581382751), Some(false), Some("../../../tests/fixtures/pytorch/tensor/dump_tensor_data/Functional.softmax.0.backward.input.0.pt")),
         ]),
         // Recorded gradients w.r.t. the inputs.
         grad_inputs: vec![
-            data.tensor(TDType::F32, &[2, 4, 16, 16], Some(-0.0019108048873022199), Some(0.0015843665460124612), Some(false), Some("Functional.softmax.0.backward.output.0.pt")),
+            data.tensor(TDType::F32, &[2, 4, 16, 16], Some(-0.0019108048873022199), Some(0.0015843665460124612), Some(false), Some("../../../tests/fixtures/pytorch/tensor/dump_tensor_data/Functional.softmax.0.backward.output.0.pt")),
         ],
         data_mode: DataMode::Real,
         seed: 42,

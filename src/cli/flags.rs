@@ -1,0 +1,208 @@
+//! The command line: raw arguments (clap, msprobe's flag spellings) become
+//! validated per-command options. Flag combinations, the config file and
+//! its overrides are checked here, before any command runs. Adding a flag
+//! touches this file and the code that uses the option, nothing between.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{Parser, Subcommand};
+
+use crate::config::{DataMode, DumpInput, OpConfig, Overrides, Propagation};
+use crate::error::Error;
+use crate::model::Framework;
+use crate::op_generate::{self, BatchOptions, Progress};
+use crate::render::Lang;
+use crate::replay::{self, Scope};
+use crate::select::{ApiSelector, Shard};
+
+/// msprobe's `-f`: the library's [`Framework`], by its dump spelling.
+fn framework_parser() -> impl TypedValueParser<Value = Framework> {
+    PossibleValuesParser::new(Framework::ALL.map(Framework::as_str)).map(|s| Framework::parse(&s).expect("a possible value"))
+}
+
+#[derive(Parser)]
+#[command(name = "msprobe", version, about = "Repro scripts and native replay for API calls recorded in msprobe dumps")]
+#[command(subcommand_value_name = "COMMAND", subcommand_help_heading = "Commands")]
+struct Cli {
+    /// Framework that produced the dump: pytorch or mindspore (required by every command).
+    #[arg(short = 'f', long = "framework", value_parser = framework_parser())]
+    framework: Framework,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Extract API calls from a dump and write standalone repro scripts.
+    #[command(name = "op_generate")]
+    OpGenerate {
+        /// Path of config_op.json.
+        #[arg(short = 'i', long = "config_input", visible_alias = "config-input")]
+        config_input: PathBuf,
+        /// Folder the scripts are written to (created if missing).
+        #[arg(short = 'o', long = "api_output_path", visible_alias = "api-output-path")]
+        api_output_path: PathBuf,
+        /// Batch: every API of the dump (api_name may be omitted).
+        #[arg(long)]
+        all: bool,
+        /// Batch: the APIs whose Prefix.op.N matches this regex, e.g. '^(Torch|Functional)\.(matmul|linear)\.'.
+        #[arg(long, value_name = "REGEX")]
+        filter: Option<String>,
+        /// Overrides the config's propagation; `both` (batch only) writes forward and backward scripts.
+        #[arg(long, value_enum)]
+        propagation: Option<Propagation>,
+        /// Generate in memory and compare with the files on disk; exit 1 on any difference.
+        #[arg(long)]
+        check: bool,
+        /// Batch: take shard I of N (0-based, stable by API name), e.g. 0/4.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<Shard>,
+        /// No progress output.
+        #[arg(long, short = 'q')]
+        quiet: bool,
+        /// Python scripts, or Rust cargo projects on the runtime crate.
+        #[arg(long, value_enum, default_value = "python")]
+        lang: Lang,
+    },
+    /// Replay API calls natively (no Python) and write the accuracy CSVs.
+    Replay {
+        /// Path of config_op.json (api_name, data_mode, seed, thresholds).
+        #[arg(short = 'i', long = "config_input", visible_alias = "config-input", required_unless_present = "dump")]
+        config_input: Option<PathBuf>,
+        /// Replay many APIs of this dump (all, or those --filter selects) and print them ranked, worst first.
+        #[arg(long, value_name = "DUMP")]
+        dump: Option<PathBuf>,
+        /// With --dump: the APIs whose Prefix.op.N matches this regex.
+        #[arg(long, value_name = "REGEX", requires = "dump")]
+        filter: Option<String>,
+        /// With --dump: take shard I of N (0-based), e.g. 0/4.
+        #[arg(long, value_name = "I/N", requires = "dump")]
+        shard: Option<Shard>,
+        /// forward, backward, or both (default: the config's, or both with --dump).
+        #[arg(long, value_enum)]
+        propagation: Option<Propagation>,
+        /// Compare against an emulated device run even when the dump recorded the outputs.
+        #[arg(long)]
+        emulate: bool,
+        /// Overrides the config's data_mode.
+        #[arg(long, value_enum)]
+        data_mode: Option<DataMode>,
+        /// Where the CSVs go.
+        #[arg(long, default_value = "./op_result_output")]
+        output_dir: PathBuf,
+        /// Rows of the ranked table to print (0: all).
+        #[arg(long, default_value_t = 20)]
+        top: usize,
+    },
+}
+
+/// A validated command, ready to run.
+#[derive(Debug)]
+pub enum Options {
+    /// `op_generate`, and the config keys it ignored (printed as warnings).
+    OpGenerate {
+        /// The options.
+        opts: op_generate::Options,
+        /// The config file, for the warnings.
+        config_input: PathBuf,
+        /// Unknown keys of config_op.json.
+        unknown_keys: Vec<String>,
+        /// `--quiet`.
+        quiet: bool,
+    },
+    /// `replay`, and how many rows of the ranked table to print.
+    Replay {
+        /// The options.
+        opts: replay::Options,
+        /// `--top`.
+        top: usize,
+    },
+}
+
+/// Parses the process's arguments; clap prints help, version and its own
+/// usage errors and exits (code 2 for errors).
+pub fn parse() -> Result<Options, Error> {
+    options(Cli::parse())
+}
+
+fn filter(regex: Option<String>) -> Result<Option<regex::Regex>, Error> {
+    regex.map(|r| regex::Regex::new(&r).map_err(|e| Error::Usage(format!("--filter: {e}")))).transpose()
+}
+
+fn options(cli: Cli) -> Result<Options, Error> {
+    let framework = cli.framework;
+    match cli.command {
+        Command::OpGenerate { config_input, api_output_path, all, filter: regex, propagation, check, shard, quiet, lang } => {
+            let batch = all || regex.is_some();
+            if !batch && shard.is_some() {
+                return Err(Error::Usage("--shard needs --all or --filter".into()));
+            }
+            if !batch && propagation == Some(Propagation::Both) {
+                return Err(Error::Usage("--propagation both needs --all or --filter".into()));
+            }
+            let filter = filter(regex)?;
+            let (mut config, unknown_keys) = OpConfig::load(&config_input)?;
+            config.apply(&Overrides { propagation: propagation.and_then(Propagation::direction), ..Overrides::default() });
+            let progress = if quiet {
+                Progress::Quiet
+            } else if std::io::stderr().is_terminal() {
+                Progress::Bar
+            } else {
+                Progress::Lines
+            };
+            let batch = batch.then(|| BatchOptions {
+                selector: ApiSelector { filter, shard },
+                propagation: propagation.unwrap_or(config.propagation.into()),
+                progress,
+            });
+            let opts = op_generate::Options { framework, config, out_dir: api_output_path, lang, check, batch };
+            Ok(Options::OpGenerate { opts, config_input, unknown_keys, quiet })
+        }
+        Command::Replay { config_input, dump, filter: regex, shard, propagation, emulate, data_mode, output_dir, top } => {
+            let filter = filter(regex)?;
+            let mut config = match (&config_input, &dump) {
+                (Some(path), _) => OpConfig::load(path)?.0,
+                (None, Some(d)) => OpConfig::defaults(DumpInput::Dump { path: d.clone(), extract_to: None }),
+                (None, None) => return Err(Error::Usage("replay needs -i config_op.json or --dump DUMP".into())),
+            };
+            let direction = match (propagation, &dump) {
+                (Some(p), _) => p.direction(),
+                (None, Some(_)) => None,
+                (None, None) => Some(config.propagation),
+            };
+            config.apply(&Overrides { dump: dump.clone(), propagation: direction, data_mode });
+            let scope = if dump.is_some() { Scope::Many(ApiSelector { filter, shard }) } else { Scope::One };
+            let opts = replay::Options { framework, config, scope, propagation: direction, emulate, output_dir };
+            Ok(Options::Replay { opts, top })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &str) -> Result<Options, String> {
+        let cli = Cli::try_parse_from(args.split_whitespace()).map_err(|e| e.to_string())?;
+        options(cli).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn flag_combinations_are_usage_errors() {
+        assert_eq!(parse("msprobe -f pytorch op_generate -i c.json -o o --shard 0/2").unwrap_err(), "--shard needs --all or --filter");
+        assert_eq!(parse("msprobe -f pytorch op_generate -i c.json -o o --propagation both").unwrap_err(), "--propagation both needs --all or --filter");
+        assert!(parse("msprobe -f pytorch op_generate -i c.json -o o --all --filter (").unwrap_err().starts_with("--filter: "));
+        assert!(parse("msprobe op_generate -i c.json -o o").unwrap_err().contains("required arguments were not provided"));
+        assert!(parse("msprobe -f pytorch replay --filter x").unwrap_err().contains("--dump"));
+    }
+
+    #[test]
+    fn replay_dump_alone_takes_the_defaults_and_both_directions() {
+        let Options::Replay { opts, top } = parse("msprobe -f mindspore replay --dump d.json --data-mode real_data").unwrap() else { panic!() };
+        assert_eq!((opts.framework, opts.propagation, top), (Framework::MindSpore, None, 20));
+        assert_eq!((opts.config.input.path(), opts.config.data_mode), (std::path::Path::new("d.json"), DataMode::RealData));
+        assert!(matches!(opts.scope, Scope::Many(_)));
+    }
+}

@@ -1,0 +1,35 @@
+//! The binary's half of the library: [`flags`] turns arguments into
+//! validated options, [`run`] runs the command, [`printer`] prints. `main`
+//! only calls these and exits with the code they give.
+
+pub mod flags;
+pub mod printer;
+
+use crate::error::Error;
+use crate::{op_generate, replay};
+use flags::Options;
+
+/// Runs a validated command, prints its result, and returns the exit code
+/// of its outcome (errors are the caller's to print).
+pub fn run(options: Options) -> Result<u8, Error> {
+    match options {
+        Options::OpGenerate { opts, config_input, unknown_keys, quiet } => {
+            printer::unknown_keys(&config_input, &unknown_keys);
+            Ok(match op_generate::run(&opts)? {
+                op_generate::Outcome::Single(done) => {
+                    printer::generated(&done, opts.check);
+                    done.exit_code()
+                }
+                op_generate::Outcome::Batch(report) => {
+                    printer::batch(&report, opts.check, quiet);
+                    report.exit_code(opts.check)
+                }
+            })
+        }
+        Options::Replay { opts, top } => {
+            let report = replay::run(&opts)?;
+            printer::replay(&report, top);
+            Ok(report.exit_code())
+        }
+    }
+}

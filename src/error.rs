@@ -1,0 +1,89 @@
+//! The one error type of the library and every exit code of the binary,
+//! decided here and nowhere else (README, "Exit codes").
+
+use std::path::PathBuf;
+
+use runtime::atomic::WriteError;
+use runtime::report::ReportError;
+
+use crate::config::ConfigError;
+use crate::dump::DumpError;
+use crate::model::ModelError;
+use crate::render::RenderError;
+
+/// Exit codes of outcomes that are not errors, and of each error class.
+pub mod exit {
+    /// Everything passed / was written.
+    pub const OK: u8 = 0;
+    /// `--check` found generated files that differ from the dump.
+    pub const DRIFT: u8 = 1;
+    /// A bad command line (clap uses 2 for its own errors too).
+    pub const USAGE: u8 = 2;
+    /// An invalid `config_op.json`.
+    pub const CONFIG: u8 = 3;
+    /// A replay judged some output inaccurate (an `error` row).
+    pub const INACCURATE: u8 = 3;
+    /// An unreadable or malformed dump, or one that lacks what was asked.
+    pub const DUMP: u8 = 4;
+    /// An output could not be written.
+    pub const WRITE: u8 = 5;
+    /// A bug in this tool (a template failed to render).
+    pub const INTERNAL: u8 = 6;
+}
+
+/// Why a command failed. Each variant maps to one documented exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Flags that do not go together, or a bad flag value.
+    #[error("{0}")]
+    Usage(String),
+    /// config_op.json is unreadable or invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The dump is unreadable or malformed.
+    #[error(transparent)]
+    Dump(#[from] DumpError),
+    /// An entry of the dump has an unexpected shape.
+    #[error("{}: {source}", file.display())]
+    Model {
+        /// The dump file.
+        file: PathBuf,
+        /// What is wrong, with the JSON path.
+        source: ModelError,
+    },
+    /// The dump does not hold what the config asks for.
+    #[error("{}: {message}", file.display())]
+    Selection {
+        /// The dump file (or folder).
+        file: PathBuf,
+        /// What is missing or unsupported.
+        message: String,
+    },
+    /// An output file could not be written.
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    /// The accuracy CSVs could not be written.
+    #[error(transparent)]
+    Report(#[from] ReportError),
+    /// A template failed: a bug in this tool.
+    #[error("internal error: {0}")]
+    Render(#[from] RenderError),
+}
+
+impl Error {
+    /// The process exit code for this error.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Usage(_) => exit::USAGE,
+            Error::Config(_) => exit::CONFIG,
+            Error::Dump(_) | Error::Model { .. } | Error::Selection { .. } => exit::DUMP,
+            Error::Write(_) | Error::Report(_) => exit::WRITE,
+            Error::Render(_) => exit::INTERNAL,
+        }
+    }
+
+    /// A selection error about `file`.
+    pub fn selection(file: impl Into<PathBuf>, message: impl Into<String>) -> Error {
+        Error::Selection { file: file.into(), message: message.into() }
+    }
+}

@@ -1,0 +1,208 @@
+//! The context of the Python templates (`templates/python/`): an [`ApiCall`]
+//! and its settings as the scripts see them. Every dump value arrives here
+//! already as a Python literal (see [`super::literal`]); the templates only
+//! arrange literals, and the callables come from [`super::api_map`].
+
+use serde::Serialize;
+
+use super::api_map::{self, Callable};
+use super::literal::{py_bool, py_float, py_opt, py_str};
+use crate::config::OpConfig;
+use crate::model::{ApiCall, Arg, Direction, Framework, Stat, TDType};
+use crate::paths::PathRef;
+
+/// One argument value for the templates, tagged by `kind`.
+#[derive(Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ArgCtx {
+    /// A dumped tensor (`TensorSpec(...)` in the script).
+    Tensor {
+        /// dtype string literal in the dump's spelling.
+        dtype: String,
+        /// Shape as a Python list literal.
+        shape: String,
+        /// Dumped Min (literal or `None`).
+        low: String,
+        /// Dumped Max (literal or `None`).
+        high: String,
+        /// `True`/`False`/`None`.
+        requires_grad: String,
+        /// File name literal or `None`.
+        data_name: String,
+    },
+    /// A plain literal (number, bool, str, None).
+    Literal {
+        /// The literal.
+        lit: String,
+    },
+    /// `slice(start, stop, step)`.
+    Slice {
+        /// Start literal.
+        start: String,
+        /// Stop literal.
+        stop: String,
+        /// Step literal.
+        step: String,
+    },
+    /// `...`.
+    Ellipsis,
+    /// `DType(...)`: a dtype argument.
+    Dtype {
+        /// dtype string literal.
+        lit: String,
+    },
+    /// `Device(...)`: replaced by the run's device (tested) or CPU (bench).
+    Device {
+        /// device string literal.
+        lit: String,
+    },
+    /// `Size([...])`.
+    Size {
+        /// Dimensions list literal.
+        lit: String,
+    },
+    /// `MemoryFormat(...)`.
+    MemoryFormat {
+        /// Format name literal.
+        lit: String,
+    },
+    /// `Unsupported(...)`: replayed as None.
+    Unsupported {
+        /// Type name literal.
+        lit: String,
+    },
+    /// A list of values.
+    List {
+        /// The items.
+        items: Vec<ArgCtx>,
+    },
+}
+
+/// A keyword argument.
+#[derive(Debug, Serialize)]
+pub struct KwargCtx {
+    /// The keyword as a string literal.
+    pub key: String,
+    /// Its value.
+    pub value: ArgCtx,
+}
+
+/// Everything a Python script template needs.
+#[derive(Debug, Serialize)]
+pub struct PythonContext {
+    /// `msprobe-rs <version>`.
+    pub generator: String,
+    /// `pytorch` / `mindspore`.
+    pub framework: &'static str,
+    /// `Prefix.op.N` (validated: identifiers and digits only).
+    pub api_name: String,
+    /// `Prefix.op.N.forward|backward`, the script's file stem.
+    pub api_full_name: String,
+    /// `forward` / `backward`.
+    pub propagation: &'static str,
+    /// The callable under test.
+    pub tested: Callable,
+    /// The bench callable.
+    pub bench: Callable,
+    /// Positional arguments.
+    pub args: Vec<ArgCtx>,
+    /// Keyword arguments.
+    pub kwargs: Vec<KwargCtx>,
+    /// Gradients w.r.t. the outputs (backward only).
+    pub grad_outputs: Vec<ArgCtx>,
+    /// `"random_data"` / `"real_data"` literal.
+    pub data_mode: String,
+    /// Seed.
+    pub random_seed: u64,
+    /// Iterations.
+    pub iter_times: u32,
+    /// Cosine threshold literal.
+    pub cosine_threshold: String,
+    /// Max-abs-error threshold literal.
+    pub max_abs_err_threshold: String,
+    /// Folder of the tensor files as a string literal, or `None`.
+    pub data_dir: String,
+    /// Whether `data_dir` is relative to the script's own folder.
+    pub data_dir_relative: bool,
+    /// The dump this came from, as a string literal (for the header comment and messages).
+    pub source: String,
+}
+
+fn stat(s: Stat) -> String {
+    match s {
+        Stat::Num(x) => py_float(x),
+        Stat::Bool(b) => py_float(b as u8 as f64),
+        Stat::Missing => py_opt(None),
+    }
+}
+
+/// A dtype as the dump spells it, as a string literal (`"torch.float32"`, `"Float32"`).
+fn dtype_lit(d: TDType, fw: Framework) -> String {
+    py_str(&fw.dtype_name(d))
+}
+
+fn int_list(v: impl IntoIterator<Item = String>) -> String {
+    format!("[{}]", v.into_iter().collect::<Vec<_>>().join(", "))
+}
+
+fn arg(a: &Arg, fw: Framework) -> ArgCtx {
+    let lit = |lit: String| ArgCtx::Literal { lit };
+    match a {
+        Arg::Tensor(t) => ArgCtx::Tensor {
+            dtype: dtype_lit(t.dtype, fw),
+            shape: int_list(t.shape.iter().map(u64::to_string)),
+            low: stat(t.min),
+            high: stat(t.max),
+            requires_grad: py_opt(t.requires_grad.map(py_bool)),
+            data_name: py_opt(t.data_name.as_deref().map(py_str)),
+        },
+        Arg::Bool(b) => lit(py_bool(*b)),
+        Arg::Int(i) => lit(i.to_string()),
+        Arg::Float(x) => lit(py_float(*x)),
+        Arg::Str(s) => lit(py_str(s)),
+        Arg::None => lit(py_opt(None)),
+        Arg::Slice([a, b, c]) => {
+            let o = |x: &Option<i64>| py_opt(x.map(|v| v.to_string()));
+            ArgCtx::Slice { start: o(a), stop: o(b), step: o(c) }
+        }
+        Arg::Ellipsis => ArgCtx::Ellipsis,
+        Arg::Size(d) => ArgCtx::Size { lit: int_list(d.iter().map(i64::to_string)) },
+        Arg::DType(d) => ArgCtx::Dtype { lit: dtype_lit(*d, fw) },
+        Arg::Device(d) => ArgCtx::Device { lit: py_str(d) },
+        Arg::MemoryFormat(m) => ArgCtx::MemoryFormat { lit: py_str(m) },
+        Arg::Unsupported(t) => ArgCtx::Unsupported { lit: py_str(t) },
+        Arg::List(items) => ArgCtx::List { items: items.iter().map(|x| arg(x, fw)).collect() },
+    }
+}
+
+impl PythonContext {
+    /// Builds the context for `call` in `direction` as configured; `data_dir`
+    /// is the tensor folder as seen from the script's folder, `source` the
+    /// dump path shown to the reader.
+    pub fn new(call: &ApiCall, framework: Framework, cfg: &OpConfig, direction: Direction, data_dir: Option<&PathRef>, source: &str) -> PythonContext {
+        let args = |list: &[Arg]| list.iter().map(|a| arg(a, framework)).collect::<Vec<_>>();
+        PythonContext {
+            generator: format!("msprobe-rs {}", env!("CARGO_PKG_VERSION")),
+            framework: framework.as_str(),
+            api_name: call.name.to_string(),
+            api_full_name: call.name.key(direction),
+            propagation: direction.as_str(),
+            tested: api_map::tested(framework, &call.name),
+            bench: api_map::bench(framework, &call.name),
+            args: args(&call.forward.args),
+            kwargs: call.forward.kwargs.iter().map(|(k, v)| KwargCtx { key: py_str(k), value: arg(v, framework) }).collect(),
+            grad_outputs: match (&call.backward, direction) {
+                (Some(b), Direction::Backward) => args(&b.grad_outputs),
+                _ => vec![],
+            },
+            data_mode: py_str(cfg.data_mode.as_str()),
+            random_seed: cfg.random_seed,
+            iter_times: cfg.iter_times,
+            cosine_threshold: py_float(cfg.cosine_threshold),
+            max_abs_err_threshold: py_float(cfg.max_abs_err_threshold),
+            data_dir: py_opt(data_dir.map(|d| py_str(&d.text))),
+            data_dir_relative: data_dir.is_some_and(|d| d.relative),
+            source: py_str(source),
+        }
+    }
+}

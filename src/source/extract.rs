@@ -1,0 +1,33 @@
+//! msprobe 8.3.2's extract file: the entries of one call in a small dump of
+//! its own, with msprobe's bare non-finite tokens.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::Entries;
+use crate::dump::{nonfinite, DumpHeader};
+use crate::error::Error;
+use crate::model::{Direction, Framework};
+use crate::output;
+
+/// Writes `e` as an extract file at `path` (atomically, folders created).
+pub(super) fn write(path: &Path, header: &DumpHeader, framework: Framework, e: &Entries) -> Result<(), Error> {
+    let mut data = serde_json::Map::new();
+    data.insert(e.name.key(Direction::Forward), e.forward.clone());
+    if let Some(b) = &e.backward {
+        data.insert(e.name.key(Direction::Backward), b.clone());
+    }
+    let doc = serde_json::json!({
+        "task": header.task,
+        "level": header.level,
+        "framework": framework.as_str(),
+        "dump_data_dir": header.dump_data_dir,
+        "data": Value::Object(data),
+    });
+    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        output::create_dir(dir)?;
+    }
+    output::write(path, nonfinite::to_msprobe_json(&doc).as_bytes())?;
+    Ok(())
+}

@@ -1,0 +1,229 @@
+//! The source layer: from the dump a command is pointed at to typed API
+//! calls. Every command goes through it (op_generate, replay, and the ones
+//! to come); none reads a dump another way.
+//!
+//! - [`dump_files`] resolves a path: a `dump.json`, a rank folder holding
+//!   one, or a step folder of rank folders; [`one_file`] is the single-dump
+//!   case of a config.
+//! - [`Source::open`] indexes one dump file (streaming, see [`crate::dump`]),
+//!   pairs the selected entries into [`Group`]s by name, checks that `-f`
+//!   matches the dump's framework and, for real data, finds the tensor folder.
+//! - [`Source::read`] and [`Source::call`] turn a group into an [`ApiCall`];
+//!   [`Source::check_real_data`] says whether real data can replay it, and
+//!   [`Source::write_extract`] saves its entries as msprobe's extract file.
+//!
+//! Raw JSON stops here: commands see [`ApiCall`]s and opaque [`Entries`].
+
+mod extract;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::config::{DataMode, DumpInput};
+use crate::dump::{self, DumpHeader, EntryLoc};
+use crate::error::Error;
+use crate::model::{ApiCall, ApiName, Arg, Direction, Framework};
+
+/// Where the entries of one API call lie in the dump.
+#[derive(Debug, Clone)]
+pub struct Group {
+    /// `Prefix.op.N`.
+    pub name: ApiName,
+    /// The forward entry, if dumped.
+    pub forward: Option<EntryLoc>,
+    /// The backward entry, if dumped.
+    pub backward: Option<EntryLoc>,
+}
+
+/// The raw entries of one call, as read from the dump; only this layer
+/// looks inside.
+pub struct Entries {
+    name: ApiName,
+    forward: Value,
+    backward: Option<Value>,
+}
+
+impl Entries {
+    /// Whether the dump has a backward entry for the call.
+    pub fn has_backward(&self) -> bool {
+        self.backward.is_some()
+    }
+}
+
+/// One dump file, opened for a command.
+#[derive(Debug)]
+pub struct Source {
+    file: PathBuf,
+    header: DumpHeader,
+    framework: Framework,
+    data_dir: Option<PathBuf>,
+}
+
+/// The dump files a path stands for: the path itself when it is a file, else
+/// `dump.json` in that folder, else the `dump.json` files one level down (a
+/// `step*` folder holding `rank*`/`proc*` folders), sorted.
+pub fn dump_files(path: &Path) -> Vec<PathBuf> {
+    if !path.is_dir() {
+        return vec![path.to_path_buf()];
+    }
+    let direct = path.join("dump.json");
+    if direct.is_file() {
+        return vec![direct];
+    }
+    let mut found: Vec<PathBuf> = std::fs::read_dir(path)
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path().join("dump.json")).filter(|p| p.is_file()).collect())
+        .unwrap_or_default();
+    found.sort();
+    if found.is_empty() {
+        vec![direct] // reading it reports the missing file
+    } else {
+        found
+    }
+}
+
+/// The one dump file a single-API command reads.
+pub fn one_file(input: &DumpInput) -> Result<PathBuf, Error> {
+    let mut files = dump_files(input.path());
+    if files.len() > 1 {
+        let list: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        return Err(Error::selection(
+            input.path(),
+            format!("holds several dumps ({}); point dump_json_path at one, or use op_generate --all / replay --dump", list.join(", ")),
+        ));
+    }
+    Ok(files.remove(0))
+}
+
+/// Checks that the dump was made by the framework given with `-f`.
+fn check_framework(file: &Path, header: &DumpHeader, requested: Framework) -> Result<(), Error> {
+    let message = match header.framework.as_deref() {
+        None => return Ok(()),
+        Some(f) if f == requested.as_str() => return Ok(()),
+        Some("mindtorch") => "key \"framework\": mindtorch (MSAdapter) dumps are not supported yet; expected pytorch or mindspore".to_string(),
+        Some(f) => format!("key \"framework\": the dump was made by {f:?}, but -f {} was given", requested.as_str()),
+    };
+    Err(Error::selection(file, message))
+}
+
+/// The folder holding the dump's tensor files: `dump_data_dir` when it
+/// exists, else `dump_tensor_data/` beside the dump (dumps move between machines).
+fn find_data_dir(file: &Path, header: &DumpHeader) -> Option<PathBuf> {
+    let recorded = header.dump_data_dir.as_deref().map(PathBuf::from).filter(|p| p.is_dir());
+    let beside = file.parent().map(|p| p.join("dump_tensor_data")).filter(|p| p.is_dir());
+    recorded.or(beside).map(|p| std::fs::canonicalize(&p).unwrap_or(p))
+}
+
+impl Source {
+    /// Indexes `file` and pairs the entries of the calls `framework` can
+    /// replay and `want` selects, in the order the calls first appear;
+    /// checks the framework and, for `data_mode` real_data, the tensor folder.
+    pub fn open(file: &Path, framework: Framework, data_mode: DataMode, want: &dyn Fn(&ApiName) -> bool) -> Result<(Source, Vec<Group>), Error> {
+        let mut keep = |key: &str| match ApiName::parse_key(key) {
+            Ok((name, _)) => name.prefix.replayable_in(framework) && want(&name),
+            Err(_) => false,
+        };
+        let index = dump::index(file, &mut keep)?;
+        check_framework(file, &index.header, framework)?;
+        let data_dir = find_data_dir(file, &index.header);
+        if data_mode == DataMode::RealData && data_dir.is_none() {
+            return Err(Error::selection(file, "real_data: no tensor folder found (neither dump_data_dir nor dump_tensor_data/ beside the dump exists)"));
+        }
+        let mut order: HashMap<ApiName, usize> = HashMap::new();
+        let mut groups: Vec<Group> = vec![];
+        for loc in index.entries {
+            let Ok((name, direction)) = ApiName::parse_key(&loc.key) else { continue };
+            let slot = *order.entry(name.clone()).or_insert_with(|| {
+                groups.push(Group { name, forward: None, backward: None });
+                groups.len() - 1
+            });
+            match direction {
+                Direction::Forward => groups[slot].forward = Some(loc),
+                Direction::Backward => groups[slot].backward = Some(loc),
+            }
+        }
+        Ok((Source { file: file.to_path_buf(), header: index.header, framework, data_dir }, groups))
+    }
+
+    /// The dump file.
+    pub fn file(&self) -> &Path {
+        &self.file
+    }
+
+    /// The folder of the tensor files (absolute), when there is one.
+    pub fn data_dir(&self) -> Option<&Path> {
+        self.data_dir.as_deref()
+    }
+
+    /// Reads the entries of a group; it must have a forward entry.
+    pub fn read(&self, g: &Group) -> Result<Entries, Error> {
+        let Some(forward) = &g.forward else {
+            return Err(Error::selection(&self.file, format!("API {} not found (no key {:?})", g.name, g.name.key(Direction::Forward))));
+        };
+        Ok(Entries {
+            name: g.name.clone(),
+            forward: dump::read_entry(&self.file, forward)?,
+            backward: g.backward.as_ref().map(|b| dump::read_entry(&self.file, b)).transpose()?,
+        })
+    }
+
+    /// Types the entries of one call.
+    pub fn call(&self, e: &Entries) -> Result<ApiCall, Error> {
+        ApiCall::from_entries(e.name.clone(), &e.forward, e.backward.as_ref()).map_err(|source| Error::Model { file: self.file.clone(), source })
+    }
+
+    /// Reads and types the call of a group.
+    pub fn read_call(&self, g: &Group) -> Result<ApiCall, Error> {
+        self.call(&self.read(g)?)
+    }
+
+    /// real_data needs a file for every input tensor (and, backward, every
+    /// dumped gradient).
+    pub fn check_real_data(&self, call: &ApiCall, direction: Direction) -> Result<(), Error> {
+        let mut values: Vec<(String, &Arg)> = vec![];
+        for (i, a) in call.forward.args.iter().enumerate() {
+            values.push((format!("input_args[{i}]"), a));
+        }
+        for (k, a) in &call.forward.kwargs {
+            values.push((format!("input_kwargs.{k}"), a));
+        }
+        if let (Direction::Backward, Some(b)) = (direction, &call.backward) {
+            for (i, a) in b.grad_outputs.iter().enumerate() {
+                values.push((format!("backward input[{i}]"), a));
+            }
+        }
+        match values.into_iter().find(|(_, a)| a.tensors().iter().any(|t| t.data_name.is_none())) {
+            None => Ok(()),
+            Some((path, _)) => Err(Error::selection(
+                &self.file,
+                format!("{}: {path} has no data_name; real_data needs a dump made with task \"tensor\" (or use data_mode random_data)", call.name),
+            )),
+        }
+    }
+
+    /// Saves the entries as msprobe 8.3.2's extract file: a small dump of
+    /// this call, readable by msprobe and by this tool (`extract_api_path`).
+    pub fn write_extract(&self, path: &Path, e: &Entries) -> Result<(), Error> {
+        extract::write(path, &self.header, self.framework, e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_step_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        for rank in ["rank1", "rank0"] {
+            std::fs::create_dir(dir.path().join(rank)).unwrap();
+            std::fs::write(dir.path().join(rank).join("dump.json"), "{}").unwrap();
+        }
+        let files = dump_files(dir.path());
+        assert_eq!(files, vec![dir.path().join("rank0/dump.json"), dir.path().join("rank1/dump.json")]);
+        assert_eq!(dump_files(&dir.path().join("rank0")), vec![dir.path().join("rank0/dump.json")]);
+        let e = one_file(&DumpInput::Extract(dir.path().to_path_buf())).unwrap_err().to_string();
+        assert!(e.contains("holds several dumps (") && e.contains("rank1/dump.json"), "{e}");
+    }
+}
