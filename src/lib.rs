@@ -19,6 +19,7 @@ pub mod model;
 pub mod op_generate;
 pub mod output;
 pub mod paths;
+pub mod progress;
 pub mod render;
 pub mod replay;
 pub mod select;

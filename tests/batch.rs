@@ -203,3 +203,41 @@ fn a_killed_run_leaves_only_complete_scripts() {
     assert!(o.status.success());
     assert_eq!(scripts_in(&killed), scripts_in(&reference));
 }
+
+/// A checked-in tree (dump + scripts, tensor dump so scripts name the
+/// tensor folder) checks clean after the whole tree moves: the manifest and
+/// the scripts hold only paths relative to the output folder.
+#[test]
+fn moved_tree_checks_clean() {
+    let root = tempfile::tempdir().unwrap();
+    let before = root.path().join("before");
+    let dump = before.join("dump");
+    std::fs::create_dir_all(&dump).unwrap();
+    let fixture = repo().join("tests/fixtures/pytorch/tensor");
+    std::fs::copy(fixture.join("dump.json"), dump.join("dump.json")).unwrap();
+    std::fs::create_dir(dump.join("dump_tensor_data")).unwrap();
+    for e in std::fs::read_dir(fixture.join("dump_tensor_data")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), dump.join("dump_tensor_data").join(e.file_name())).unwrap();
+    }
+    // An absolute dump path, as users often configure it.
+    let config = |tree: &Path| serde_json::json!({"dump_json_path": tree.join("dump/dump.json"), "data_mode": "real_data"}).to_string();
+    std::fs::write(before.join("cfg.json"), config(&before)).unwrap();
+    let args = ["-f", "pytorch", "op_generate", "-i", "cfg.json", "-o", "scripts", "--filter", "^Torch\\.matmul\\.", "--propagation", "both", "-q"];
+    let o = msprobe(&before, &args);
+    assert!(o.status.success(), "{}", text(&o));
+    let m = manifest(&before.join("scripts/manifest.json"));
+    assert_eq!(m["dump"], "../dump/dump.json");
+    let script = std::fs::read_to_string(before.join("scripts/Torch.matmul.0.forward.py")).unwrap();
+    assert!(!script.contains(&root.path().to_string_lossy().into_owned()), "no absolute path in a script");
+
+    let after = root.path().join("elsewhere/after");
+    std::fs::create_dir_all(after.parent().unwrap()).unwrap();
+    std::fs::rename(&before, &after).unwrap();
+    std::fs::write(after.join("cfg.json"), config(&after)).unwrap();
+    let mut check = args.to_vec();
+    check.push("--check");
+    let o = msprobe(&after, &check);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("0 drifted, 0 missing, 0 extra"), "{}", text(&o));
+}

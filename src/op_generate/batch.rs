@@ -7,7 +7,6 @@
 //! flight, never by the dump. Every write is atomic; `--check` writes nothing.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -19,18 +18,8 @@ use crate::manifest::{self, Manifest, ManifestEntry};
 use crate::model::{ApiName, Direction};
 use crate::output::{self, FileStatus};
 use crate::paths;
+use crate::progress::Reporter;
 use crate::source::{self, Group, Source};
-
-/// How to report progress on long batches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Progress {
-    /// An indicatif bar (stderr is a terminal).
-    Bar,
-    /// A line every 10 % (logs, CI).
-    Lines,
-    /// Nothing but errors (`--quiet`).
-    Quiet,
-}
 
 /// What a batch did, for the summary and the exit code.
 #[derive(Debug, Default)]
@@ -74,42 +63,6 @@ struct Job<'a> {
     direction: Direction,
 }
 
-struct Reporter {
-    mode: Progress,
-    bar: Option<indicatif::ProgressBar>,
-    done: AtomicUsize,
-    total: usize,
-}
-
-impl Reporter {
-    fn new(mode: Progress, total: usize, label: &str) -> Reporter {
-        let bar = (mode == Progress::Bar).then(|| {
-            let bar = indicatif::ProgressBar::new(total as u64);
-            if let Ok(style) = indicatif::ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} ({per_sec}, {eta})") {
-                bar.set_style(style.progress_chars("=> "));
-            }
-            bar.set_message(label.to_string());
-            bar
-        });
-        Reporter { mode, bar, done: AtomicUsize::new(0), total }
-    }
-
-    fn tick(&self) {
-        let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
-        if let Some(bar) = &self.bar {
-            bar.inc(1);
-        } else if self.mode == Progress::Lines && self.total >= 10 && done % (self.total / 10) == 0 {
-            eprintln!("op_generate: {done}/{} scripts", self.total);
-        }
-    }
-
-    fn finish(&self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
-        }
-    }
-}
-
 /// Generates (or with `--check`, compares) the scripts of every selected
 /// API of the config's dump. A folder holding several rank dumps gets one
 /// subfolder per rank in the output folder.
@@ -148,7 +101,7 @@ fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, r
         output::create_dir(out_dir)?;
     }
     let generator = Generator::new(opts, out_dir)?;
-    let reporter = Reporter::new(batch.progress, jobs.len(), &file.display().to_string());
+    let reporter = Reporter::new(batch.progress, jobs.len(), &file.display().to_string(), "op_generate", "scripts");
     let results: Vec<Result<Vec<(ManifestEntry, FileStatus)>, String>> = jobs
         .par_iter()
         .map(|job| {

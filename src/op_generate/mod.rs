@@ -8,7 +8,7 @@
 mod batch;
 mod single;
 
-pub use batch::{BatchReport, Progress};
+pub use batch::BatchReport;
 pub use single::Generated;
 
 use std::path::{Path, PathBuf};
@@ -18,6 +18,7 @@ use crate::config::{DataMode, OpConfig, Propagation};
 use crate::error::Error;
 use crate::model::{ApiCall, Direction, Framework};
 use crate::paths;
+use crate::progress::Progress;
 use crate::render::{runtime_dir, Lang, PythonContext, Renderer, RustContext};
 use crate::select::ApiSelector;
 use crate::source::Source;
@@ -100,7 +101,8 @@ impl<'a> Generator<'a> {
         Ok(match self.opts.lang {
             Lang::Python => {
                 let data_dir = source.data_dir().map(|d| paths::refer(&self.out_abs, d));
-                let ctx = PythonContext::new(call, framework, config, direction, data_dir.as_ref(), &source.file().to_string_lossy());
+                let dump = paths::refer(&self.out_abs, &paths::absolute(source.file()));
+                let ctx = PythonContext::new(call, framework, config, direction, data_dir.as_ref(), &dump.text);
                 vec![self.renderer.python(framework, &ctx)?]
             }
             Lang::Rust => {

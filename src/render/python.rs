@@ -124,7 +124,7 @@ pub struct PythonContext {
     pub data_dir: String,
     /// Whether `data_dir` is relative to the script's own folder.
     pub data_dir_relative: bool,
-    /// The dump this came from, as a string literal (for the header comment and messages).
+    /// The dump this came from, as seen from the script, as a string literal.
     pub source: String,
 }
 
@@ -177,8 +177,8 @@ fn arg(a: &Arg, fw: Framework) -> ArgCtx {
 
 impl PythonContext {
     /// Builds the context for `call` in `direction` as configured; `data_dir`
-    /// is the tensor folder as seen from the script's folder, `source` the
-    /// dump path shown to the reader.
+    /// is the tensor folder and `source` the dump, both as seen from the
+    /// script's folder.
     pub fn new(call: &ApiCall, framework: Framework, cfg: &OpConfig, direction: Direction, data_dir: Option<&PathRef>, source: &str) -> PythonContext {
         let args = |list: &[Arg]| list.iter().map(|a| arg(a, framework)).collect::<Vec<_>>();
         PythonContext {

@@ -68,7 +68,8 @@ COSINE_THRESHOLD = 0.99
 MAX_ABS_ERR_THRESHOLD = 0.0001
 # Tensor files of the dump (real_data); --data-dir overrides.
 DATA_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tests/fixtures/pytorch/tensor/dump_tensor_data"))
-SOURCE_DUMP = "tests/fixtures/pytorch/tensor/dump.json"
+# The dump this call came from, relative to this script when they share a tree.
+SOURCE_DUMP = "../../tests/fixtures/pytorch/tensor/dump.json"
 
 
 # ---------------------------------------------------------------------------
@@ -582,7 +583,8 @@ def main(argv=None):
                         help="add EPS*(1+|x|) to every tested output before comparing: checks that errors are caught")
     opts = parser.parse_args(argv)
     device = select_device(opts.device)
-    print(f"{API_NAME} {PROPAGATION}: tested on {device}, bench on cpu, {DATA_MODE}, {ITER_TIMES} iteration(s)")
+    # One casing for both frameworks (MindSpore says "CPU" / "Ascend", torch "cpu" / "npu").
+    print(f"{API_NAME} {PROPAGATION}: tested on {str(device).lower()}, bench on cpu, {DATA_MODE}, {ITER_TIMES} iteration(s)")
     details, results = [], []
     for iteration in range(ITER_TIMES):
         args, kwargs, grad_outputs = inputs()
