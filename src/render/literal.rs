@@ -65,6 +65,11 @@ pub fn py_opt(v: Option<String>) -> String {
     v.unwrap_or_else(|| "None".into())
 }
 
+/// A Python list of integers: `[2, 3]`.
+pub fn py_int_list(v: impl IntoIterator<Item = i128>) -> String {
+    format!("[{}]", v.into_iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))
+}
+
 /// A Rust string literal (ASCII only, `\u{..}` escapes).
 pub fn rs_str(s: &str) -> String {
     quoted(s, |out, c| write!(out, "\\u{{{:x}}}", c as u32).unwrap())

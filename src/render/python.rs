@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use super::api_map::{self, Callable};
-use super::literal::{py_bool, py_float, py_opt, py_str};
+use super::literal::{py_bool, py_float, py_int_list, py_opt, py_str};
 use crate::config::OpConfig;
 use crate::model::{ApiCall, Arg, Direction, Framework, Stat, TDType};
 use crate::paths::PathRef;
@@ -141,16 +141,12 @@ fn dtype_lit(d: TDType, fw: Framework) -> String {
     py_str(&fw.dtype_name(d))
 }
 
-fn int_list(v: impl IntoIterator<Item = String>) -> String {
-    format!("[{}]", v.into_iter().collect::<Vec<_>>().join(", "))
-}
-
 fn arg(a: &Arg, fw: Framework) -> ArgCtx {
     let lit = |lit: String| ArgCtx::Literal { lit };
     match a {
         Arg::Tensor(t) => ArgCtx::Tensor {
             dtype: dtype_lit(t.dtype, fw),
-            shape: int_list(t.shape.iter().map(u64::to_string)),
+            shape: py_int_list(t.shape.iter().map(|&d| d as i128)),
             low: stat(t.min),
             high: stat(t.max),
             requires_grad: py_opt(t.requires_grad.map(py_bool)),
@@ -166,7 +162,7 @@ fn arg(a: &Arg, fw: Framework) -> ArgCtx {
             ArgCtx::Slice { start: o(a), stop: o(b), step: o(c) }
         }
         Arg::Ellipsis => ArgCtx::Ellipsis,
-        Arg::Size(d) => ArgCtx::Size { lit: int_list(d.iter().map(i64::to_string)) },
+        Arg::Size(d) => ArgCtx::Size { lit: py_int_list(d.iter().map(|&d| d as i128)) },
         Arg::DType(d) => ArgCtx::Dtype { lit: dtype_lit(*d, fw) },
         Arg::Device(d) => ArgCtx::Device { lit: py_str(d) },
         Arg::MemoryFormat(m) => ArgCtx::MemoryFormat { lit: py_str(m) },
