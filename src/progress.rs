@@ -43,7 +43,7 @@ impl Reporter {
         let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
         if let Some(bar) = &self.bar {
             bar.inc(1);
-        } else if self.mode == Progress::Lines && self.total >= 10 && done % (self.total / 10) == 0 {
+        } else if self.mode == Progress::Lines && self.total >= 10 && done.is_multiple_of(self.total / 10) {
             eprintln!("{}: {done}/{} {}", self.what.0, self.total, self.what.1);
         }
     }

@@ -76,7 +76,7 @@ impl<R: BufRead> NonFiniteReader<R> {
         match sentinel {
             Some(s) => {
                 self.out.extend_from_slice(b"\"\\u0000");
-                self.out.extend_from_slice(s[1..].as_bytes());
+                self.out.extend_from_slice(&s.as_bytes()[1..]);
                 self.out.push(b'"');
             }
             None => {

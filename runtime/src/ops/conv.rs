@@ -29,6 +29,16 @@ fn same_in_all(v: &[usize], name: &str) -> Result<usize> {
     }
 }
 
+/// Where a convolution's kernel goes: over the last `n` (1 or 2) dims,
+/// with per-side padding.
+struct Geometry {
+    n: usize,
+    pads: Vec<(usize, usize)>,
+    stride: Vec<usize>,
+    dilation: Vec<usize>,
+    groups: usize,
+}
+
 /// Runs a convolution over the last `n` (1 or 2) dims of `input`.
 fn conv(ctx: &Ctx, b: &Bound, n: usize) -> Result<Vec<Value>> {
     let (x, w) = (b.tensor("input")?, b.tensor("weight")?);
@@ -44,16 +54,17 @@ fn conv(ctx: &Ctx, b: &Bound, n: usize) -> Result<Vec<Value>> {
             }
             // torch pads (total // 2) before and the rest after.
             let totals: Vec<usize> = kernel.iter().zip(&dilation).map(|(&k, &d)| d * (k - 1)).collect();
-            return conv_padded(ctx, x, w, b, n, &totals.iter().map(|t| (t / 2, t - t / 2)).collect::<Vec<_>>(), &stride, &dilation, groups);
+            let pads = totals.iter().map(|t| (t / 2, t - t / 2)).collect();
+            return conv_padded(ctx, x, w, b, &Geometry { n, pads, stride, dilation, groups });
         }
         _ => per_dim(b, "padding", n)?,
     };
-    let pads: Vec<(usize, usize)> = padding.iter().map(|&p| (p, p)).collect();
-    conv_padded(ctx, x, w, b, n, &pads, &stride, &dilation, groups)
+    let pads = padding.iter().map(|&p| (p, p)).collect();
+    conv_padded(ctx, x, w, b, &Geometry { n, pads, stride, dilation, groups })
 }
 
-#[allow(clippy::too_many_arguments)]
-fn conv_padded(ctx: &Ctx, x: &T, w: &T, b: &Bound, n: usize, pads: &[(usize, usize)], stride: &[usize], dilation: &[usize], groups: usize) -> Result<Vec<Value>> {
+fn conv_padded(ctx: &Ctx, x: &T, w: &T, b: &Bound, g: &Geometry) -> Result<Vec<Value>> {
+    let n = g.n;
     let unbatched = x.rank() == n + 1;
     if !(x.rank() == n + 2 || unbatched) || w.rank() != n + 2 {
         return Err(Error::Arg(format!("conv{n}d: input of rank {} and weight of rank {}", x.rank(), w.rank())));
@@ -65,12 +76,12 @@ fn conv_padded(ctx: &Ctx, x: &T, w: &T, b: &Bound, n: usize, pads: &[(usize, usi
         k = k.unsqueeze(2)?;
     }
     let rank = t.rank();
-    for (i, &(before, after)) in pads.iter().enumerate() {
+    for (i, &(before, after)) in g.pads.iter().enumerate() {
         let d = rank - n + i;
         t = t.pad_with_zeros(d, before, after)?;
     }
-    let (s, dl) = (same_in_all(stride, "stride")?, same_in_all(dilation, "dilation")?);
-    let mut out: Tensor = t.contiguous()?.conv2d(&k.contiguous()?, 0, s, dl, groups)?;
+    let (s, dl) = (same_in_all(&g.stride, "stride")?, same_in_all(&g.dilation, "dilation")?);
+    let mut out: Tensor = t.contiguous()?.conv2d(&k.contiguous()?, 0, s, dl, g.groups)?;
     if let Some(bias) = b.opt_tensor("bias")? {
         let shape: Vec<usize> = (0..out.rank()).map(|i| if i == 1 { bias.dims()[0] } else { 1 }).collect();
         out = out.broadcast_add(&bias.t.reshape(shape)?)?;
