@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use runtime::spec::{ApiId, DataMode as RtDataMode, Replay, Spec, TensorSpec};
+use runtime::spec::{ApiId, Replay, Spec, TensorSpec};
 
-use crate::config::{DataMode, OpConfig};
+use crate::config::OpConfig;
 use crate::model::{ApiCall, ApiName, Arg, Direction, Framework, Stat};
 
 fn stat(s: Stat) -> Option<f64> {
@@ -47,7 +47,7 @@ fn spec(a: &Arg, data_dir: Option<&Path>) -> Spec {
 }
 
 /// The runtime's name of a call.
-pub fn api_id(name: &ApiName) -> ApiId {
+fn api_id(name: &ApiName) -> ApiId {
     ApiId { op: format!("{}.{}", name.prefix.as_str(), name.op), call: name.call.clone() }
 }
 
@@ -67,10 +67,7 @@ pub fn to_replay(call: &ApiCall, framework: Framework, config: &OpConfig, direct
             _ => None,
         },
         grad_inputs: call.backward.as_ref().map(|b| specs(&b.grad_inputs)).unwrap_or_default(),
-        data_mode: match config.data_mode {
-            DataMode::RandomData => RtDataMode::Random,
-            DataMode::RealData => RtDataMode::Real,
-        },
+        data_mode: config.data_mode,
         seed: config.random_seed,
         iterations: config.iter_times,
         cosine_threshold: config.cosine_threshold,

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::model::{ApiName, Direction};
+/// random_data / real_data: the runtime's type, shared by config, flags and scripts.
+pub use runtime::spec::DataMode;
 
 /// `--propagation`: one direction, or both (batch `op_generate` and `replay --dump`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -45,27 +47,6 @@ impl From<Direction> for Propagation {
         match d {
             Direction::Forward => Propagation::Forward,
             Direction::Backward => Propagation::Backward,
-        }
-    }
-}
-
-/// Where input values come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum DataMode {
-    /// Drawn from each tensor's dumped Min/Max.
-    #[value(name = "random_data")]
-    RandomData,
-    /// Loaded from the dumped tensor files.
-    #[value(name = "real_data")]
-    RealData,
-}
-
-impl DataMode {
-    /// The config spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DataMode::RandomData => "random_data",
-            DataMode::RealData => "real_data",
         }
     }
 }
@@ -157,6 +138,13 @@ pub enum ConfigError {
     },
 }
 
+/// msprobe's documented default seed.
+const DEFAULT_SEED: u64 = 42;
+/// The documented default cosine threshold.
+const DEFAULT_COSINE: f64 = 0.99;
+/// The documented default max absolute error threshold (msprobe's code used 0.001).
+const DEFAULT_MAX_ABS_ERR: f64 = 0.0001;
+
 /// Keys this tool reads; others are reported as warnings.
 pub const KNOWN_KEYS: &[&str] = &[
     "dump_json_path",
@@ -216,13 +204,12 @@ impl OpConfig {
             None => Direction::Forward,
             Some(p) => Direction::parse(&p).ok_or_else(|| bad("propagation", "\"forward\" or \"backward\""))?,
         };
-        let data_mode = match string("data_mode")?.as_deref() {
-            None | Some("random_data") => DataMode::RandomData,
-            Some("real_data") => DataMode::RealData,
-            Some(_) => return Err(bad("data_mode", "\"random_data\" or \"real_data\"")),
+        let data_mode = match string("data_mode")? {
+            None => DataMode::Random,
+            Some(m) => DataMode::ALL.into_iter().find(|d| d.as_str() == m).ok_or_else(|| bad("data_mode", "\"random_data\" or \"real_data\""))?,
         };
         let random_seed = match get("random_seed") {
-            None => 42,
+            None => DEFAULT_SEED,
             Some(v) => v.as_u64().filter(|&s| s <= u32::MAX as u64).ok_or_else(|| bad("random_seed", "an integer from 0 to 4294967295"))?,
         };
         let iter_times = match get("iter_times") {
@@ -235,15 +222,15 @@ impl OpConfig {
                 Some(v) => v.as_f64().filter(|x| x.is_finite() && *x >= 0.0).ok_or_else(|| bad(key, "a finite non-negative number")),
             }
         };
-        let cosine_threshold = threshold("cosine_threshold", 0.99)?;
-        let max_abs_err_threshold = threshold("max_abs_err_threshold", 0.0001)?;
+        let cosine_threshold = threshold("cosine_threshold", DEFAULT_COSINE)?;
+        let max_abs_err_threshold = threshold("max_abs_err_threshold", DEFAULT_MAX_ABS_ERR)?;
         let input = match (dump_json_path, extract_api_path) {
             (Some(path), extract) => DumpInput::Dump { path, extract_to: extract.map(PathBuf::from) },
             (None, Some(extract)) => DumpInput::Extract(locate(extract)),
             (None, None) => return Err(bad("dump_json_path", "a dump.json path (or an extract_api_path written by an earlier run)")),
         };
         let unknown = obj.keys().filter(|k| !KNOWN_KEYS.contains(&k.as_str())).cloned().collect();
-        let iter_times = if data_mode == DataMode::RealData { 1 } else { iter_times };
+        let iter_times = if data_mode == DataMode::Real { 1 } else { iter_times };
         Ok((
             OpConfig {
                 input,
@@ -269,11 +256,11 @@ impl OpConfig {
             input,
             api_name: None,
             propagation: Direction::Forward,
-            data_mode: DataMode::RandomData,
-            random_seed: 42,
+            data_mode: DataMode::Random,
+            random_seed: DEFAULT_SEED,
             iter_times: 1,
-            cosine_threshold: 0.99,
-            max_abs_err_threshold: 0.0001,
+            cosine_threshold: DEFAULT_COSINE,
+            max_abs_err_threshold: DEFAULT_MAX_ABS_ERR,
         }
     }
 
@@ -288,7 +275,7 @@ impl OpConfig {
         if let Some(m) = o.data_mode {
             self.data_mode = m;
         }
-        if self.data_mode == DataMode::RealData {
+        if self.data_mode == DataMode::Real {
             self.iter_times = 1;
         }
     }
@@ -306,7 +293,7 @@ mod tests {
     #[test]
     fn applies_documented_defaults() {
         let c = load(json!({"dump_json_path": "d.json", "api_name": "Tensor.add.0"})).unwrap();
-        assert_eq!((c.propagation, c.data_mode, c.random_seed, c.iter_times), (Direction::Forward, DataMode::RandomData, 42, 1));
+        assert_eq!((c.propagation, c.data_mode, c.random_seed, c.iter_times), (Direction::Forward, DataMode::Random, 42, 1));
         assert_eq!(c, OpConfig { api_name: c.api_name.clone(), ..OpConfig::defaults(DumpInput::Dump { path: "d.json".into(), extract_to: None }) });
         assert_eq!((c.cosine_threshold, c.max_abs_err_threshold), (0.99, 0.0001));
         let c = load(json!({"dump_json_path": "d.json", "api_name": "Tensor.add.0.backward", "data_mode": "real_data", "iter_times": 5})).unwrap();
@@ -330,7 +317,7 @@ mod tests {
     fn overrides_apply_and_real_data_runs_once() {
         let mut c = load(json!({"extract_api_path": "e.json", "iter_times": 4})).unwrap();
         assert_eq!(c.input, DumpInput::Extract("e.json".into()));
-        c.apply(&Overrides { dump: Some("d".into()), propagation: Some(Direction::Backward), data_mode: Some(DataMode::RealData) });
+        c.apply(&Overrides { dump: Some("d".into()), propagation: Some(Direction::Backward), data_mode: Some(DataMode::Real) });
         assert_eq!((c.input.path(), c.propagation, c.iter_times), (Path::new("d"), Direction::Backward, 1));
     }
 }

@@ -12,7 +12,7 @@ pub fn absolute(path: &Path) -> PathBuf {
 
 /// `target` relative to `base` (both absolute), e.g. `../dumps/x`; `None`
 /// when they share no folder but the root, where an absolute path is clearer.
-pub fn relative_path(base: &Path, target: &Path) -> Option<PathBuf> {
+fn relative_path(base: &Path, target: &Path) -> Option<PathBuf> {
     (common_depth(base, target) > 1).then(|| relative_always(base, target))
 }
 

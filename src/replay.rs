@@ -10,7 +10,7 @@ use runtime::replay::{replay, Rows};
 use runtime::report::{write_report, DetailRow, ResultRow};
 
 use crate::bridge;
-use crate::config::OpConfig;
+use crate::config::{DataMode, OpConfig};
 use crate::error::{exit, Error};
 use crate::model::{ApiName, Direction, Framework};
 use crate::select::ApiSelector;
@@ -19,8 +19,8 @@ use crate::source::{self, Group, Source};
 /// Which calls a replay takes.
 #[derive(Debug, Clone)]
 pub enum Scope {
-    /// The config's `api_name`.
-    One,
+    /// One call: the config's `api_name`.
+    One(ApiName),
     /// `--dump`: every call the selector takes.
     Many(ApiSelector),
 }
@@ -79,9 +79,14 @@ fn direction_of(wanted: Option<Direction>, g: &Group) -> Option<Direction> {
     }
 }
 
-/// One call's rows; a call that cannot be read or typed is one error row.
+/// One call's rows; a call that cannot be read or typed, or lacks the
+/// tensor files real data needs, is one error row.
 fn replay_group(opts: &Options, source: &Source, g: &Group, direction: Direction) -> Rows {
-    match source.read_call(g) {
+    let call = source.read_call(g).and_then(|call| match opts.config.data_mode {
+        DataMode::Real => source.check_real_data(&call, direction).map(|_| call),
+        DataMode::Random => Ok(call),
+    });
+    match call {
         Ok(call) => replay(&bridge::to_replay(&call, opts.framework, &opts.config, direction, source.data_dir(), !opts.emulate)),
         Err(e) => {
             let (api, message) = (g.name.to_string(), e.to_string());
@@ -96,22 +101,19 @@ fn replay_group(opts: &Options, source: &Source, g: &Group, direction: Direction
 /// Replays the selected calls of the config's dump and writes the CSVs.
 pub fn run(opts: &Options) -> Result<ReplayReport, Error> {
     let config = &opts.config;
-    let file = source::one_file(&config.input)?;
+    let file = source::one_file(&config.input, "point at one rank's dump.json")?;
     let selector = match &opts.scope {
         Scope::Many(selector) => selector.clone(),
-        Scope::One => {
-            let name = config.api_name.as_ref().ok_or_else(|| Error::selection(&file, "api_name is required without --dump"))?;
-            ApiSelector::exactly(name)
-        }
+        Scope::One(name) => ApiSelector::exactly(name),
     };
     let (source, groups) = Source::open(&file, opts.framework, config.data_mode, &|n: &ApiName| selector.matches(n))?;
-    let jobs: Vec<(&Group, Direction)> = groups
-        .iter()
-        .filter(|g| g.forward.is_some() && selector.in_shard(&g.name))
-        .filter_map(|g| direction_of(opts.propagation, g).map(|d| (g, d)))
-        .collect();
-    if !groups.iter().any(|g| g.forward.is_some() && selector.in_shard(&g.name)) {
+    let selected: Vec<&Group> = groups.iter().filter(|g| g.forward.is_some() && selector.in_shard(&g.name)).collect();
+    if selected.is_empty() {
         return Err(Error::selection(file, "no API selected (check api_name / --filter)"));
+    }
+    let jobs: Vec<(&Group, Direction)> = selected.into_iter().filter_map(|g| direction_of(opts.propagation, g).map(|d| (g, d))).collect();
+    if jobs.is_empty() {
+        return Err(Error::selection(file, "propagation is backward, but no selected API has a backward entry"));
     }
     let per_api: Vec<Rows> = jobs.par_iter().map(|(g, d)| replay_group(opts, &source, g, *d)).collect();
     let mut rows = Rows::default();

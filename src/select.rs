@@ -99,8 +99,7 @@ mod tests {
         }
         let sizes: Vec<usize> = shards.iter().map(|s| names.iter().filter(|n| s.contains(n)).count()).collect();
         assert!(sizes.iter().all(|&c| c > 120), "{sizes:?}");
-        // Stable across releases: pinned values.
-        assert_eq!(fnv1a(b"Torch.matmul.0") % 4, fnv1a(b"Torch.matmul.0") % 4);
+        // Stable across releases: FNV-1a's published test vector.
         assert_eq!(fnv1a(b"a"), 0xaf63dc4c8601ec8c);
     }
 }

@@ -241,3 +241,17 @@ fn moved_tree_checks_clean() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(text(&o).contains("0 drifted, 0 missing, 0 extra"), "{}", text(&o));
 }
+
+/// A batch reports each script it could not write and exits with the
+/// write failure's code (5), still writing the others.
+#[test]
+fn unwritable_script_is_exit_5_and_the_rest_is_written() {
+    let dir = setup(&statistics_dump());
+    let blocker = dir.path().join("out/Torch.matmul.0.forward.py");
+    std::fs::create_dir_all(blocker.join("not-empty")).unwrap();
+    let o = msprobe(dir.path(), &["-f", "pytorch", "op_generate", "-i", "cfg.json", "-o", "out", "--filter", "^Torch\\.matmul\\.", "-q"]);
+    assert_eq!(o.status.code(), Some(5), "{}", text(&o));
+    assert!(text(&o).contains("msprobe: error: Torch.matmul.0.forward: "), "{}", text(&o));
+    assert!(text(&o).contains("Torch.matmul.0.forward.py: cannot write"), "{}", text(&o));
+    assert!(dir.path().join("out/Torch.matmul.1.forward.py").is_file());
+}

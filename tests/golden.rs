@@ -74,8 +74,8 @@ fn rust_project_matches_golden_files() {
         "data_mode": "real_data",
     });
     let (config, _) = msprobe::config::OpConfig::from_object(cfg.as_object().unwrap(), std::path::Path::new("c.json"), &repo()).unwrap();
-    use msprobe::op_generate::{run, Options, Outcome};
-    let Ok(Outcome::Single(done)) = run(&Options::single(PyTorch, config, out.path(), msprobe::render::Lang::Rust)) else { panic!("op_generate failed") };
+    use msprobe::op_generate::{run, Outcome};
+    let Ok(Outcome::Single(done)) = run(&common::single(PyTorch, config, out.path(), msprobe::render::Lang::Rust)) else { panic!("op_generate failed") };
     let update = std::env::var_os("UPDATE_GOLDEN").is_some();
     for file in done.files {
         let rel = file.strip_prefix(out.path()).unwrap();

@@ -126,3 +126,37 @@ fn filter_shard_and_bad_input() {
     let o = msprobe(dir.path(), &["-f", "pytorch", "replay"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// Input problems are not verdicts: a selection with nothing to replay is
+/// exit 4 with no CSV; real data without tensor files is an error row
+/// naming the source layer's reason; unwritable CSVs are exit 5.
+#[test]
+fn nothing_to_replay_missing_tensors_and_unwritable_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = repo().join("tests/fixtures/pytorch/statistics/dump.json");
+    // Torch.stack.0 has no backward entry in the fixture.
+    let cfg = serde_json::json!({"dump_json_path": stats, "api_name": "Torch.stack.0", "propagation": "backward"});
+    std::fs::write(dir.path().join("c.json"), cfg.to_string()).unwrap();
+    let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "-i", "c.json", "--output-dir", "r"]);
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    assert!(text(&o).contains("propagation is backward, but no selected API has a backward entry"), "{}", text(&o));
+    assert!(!dir.path().join("r").exists());
+    // A tensor dump whose entry lost its data_name: real data cannot replay it.
+    let tensor = repo().join("tests/fixtures/pytorch/tensor");
+    // (Text edits: the dump holds bare NaN/Infinity tokens, which serde_json rejects.)
+    let dump = std::fs::read_to_string(tensor.join("dump.json")).unwrap();
+    let needle = ",\n     \"data_name\": \"Torch.matmul.0.forward.input.0.pt\"";
+    assert!(dump.contains(needle));
+    let data_dir = serde_json::Value::String(tensor.join("dump_tensor_data").to_string_lossy().into_owned()).to_string();
+    let dump = dump.replace(needle, "").replace("\"/data/dumps/pytorch/dump_tensor_L1/step0/rank/dump_tensor_data\"", &data_dir);
+    std::fs::write(dir.path().join("d.json"), dump).unwrap();
+    let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--dump", "d.json", "--filter", "^Torch\\.matmul\\.0$", "--data-mode", "real_data", "--output-dir", "m"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let rows = csv(&dir.path().join("m"), "details", DETAILS);
+    assert_eq!((rows.len(), rows[0][0].as_str(), rows[0][7].as_str()), (1, "Torch.matmul.0.backward", "error"));
+    assert!(rows[0][8].ends_with("d.json: Torch.matmul.0: input_args[0] has no data_name; real_data needs a dump made with task tensor (or use data_mode random_data)"), "{rows:?}");
+    // The CSV folder is a file: exit 5, like every unwritable output.
+    std::fs::write(dir.path().join("taken"), "x").unwrap();
+    let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--dump", stats.to_str().unwrap(), "--filter", "^Torch\\.matmul\\.0$", "--output-dir", "taken"]);
+    assert_eq!(o.status.code(), Some(5), "{}", text(&o));
+}

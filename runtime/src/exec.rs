@@ -29,7 +29,8 @@ fn flatten(values: Vec<Value>, out: &mut Vec<Value>) {
     }
 }
 
-fn guarded<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
+/// Runs `f`, turning a panic inside it (candle asserts) into [`Error::Panic`].
+pub(crate) fn guarded<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(p) => {

@@ -7,7 +7,7 @@ use crate::compare::{compare, Status};
 use crate::ctx::Ctx;
 use crate::dtype::TDType;
 use crate::error::{Error, Result};
-use crate::exec::{run, Outcome};
+use crate::exec::{guarded, run, Outcome};
 use crate::inputs::{master, realize, Realized};
 use crate::ops::{lookup, Op, Standard};
 use crate::report::{DetailRow, ResultRow};
@@ -162,7 +162,8 @@ fn verdict(rows: &[DetailRow]) -> Option<Status> {
 pub fn replay(r: &Replay) -> Rows {
     let mut rows = Rows::default();
     for iteration in 0..r.iterations.max(1) {
-        let (forward, backward) = match replay_once(r, iteration as u64) {
+        // Reading inputs and comparing run outside `exec`'s guard: guard them too.
+        let (forward, backward) = match guarded(|| replay_once(r, iteration as u64)) {
             Ok(x) => x,
             Err(e) => {
                 let direction = if r.grad_outputs.is_some() { "backward" } else { "forward" };

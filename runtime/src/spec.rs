@@ -104,13 +104,26 @@ pub enum Spec {
     List(Vec<Spec>),
 }
 
-/// Where input values come from.
+/// Where input values come from (config_op.json's `data_mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DataMode {
-    /// Seeded random values within the dumped [Min, Max].
+    /// `random_data`: seeded random values within the dumped [Min, Max].
     Random,
-    /// The dumped tensor files.
+    /// `real_data`: the dumped tensor files.
     Real,
+}
+
+impl DataMode {
+    /// Both modes.
+    pub const ALL: [DataMode; 2] = [DataMode::Random, DataMode::Real];
+
+    /// msprobe's spelling: `random_data`, `real_data`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DataMode::Random => "random_data",
+            DataMode::Real => "real_data",
+        }
+    }
 }
 
 /// Everything one replay needs.

@@ -4,23 +4,24 @@
 //! touches this file and the code that uses the option, nothing between.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 
-use crate::config::{DataMode, DumpInput, OpConfig, Overrides, Propagation};
+use crate::config::{ConfigError, DataMode, DumpInput, OpConfig, Overrides, Propagation};
 use crate::error::Error;
 use crate::model::Framework;
-use crate::op_generate::{self, BatchOptions};
+use crate::op_generate::{self, BatchOptions, Mode};
 use crate::progress::Progress;
 use crate::render::Lang;
 use crate::replay::{self, Scope};
 use crate::select::{ApiSelector, Shard};
 
-/// msprobe's `-f`: the library's [`Framework`], by its dump spelling.
-fn framework_parser() -> impl TypedValueParser<Value = Framework> {
-    PossibleValuesParser::new(Framework::ALL.map(Framework::as_str)).map(|s| Framework::parse(&s).expect("a possible value"))
+/// A flag whose values are one of the library's enums, by its msprobe
+/// spelling (`-f pytorch`, `--data-mode real_data`).
+fn one_of<T: Copy + Send + Sync + 'static>(all: &'static [T], name: fn(T) -> &'static str) -> impl TypedValueParser<Value = T> {
+    PossibleValuesParser::new(all.iter().map(|&v| name(v))).map(move |s| all.iter().copied().find(|&v| name(v) == s).expect("clap accepts only the possible values"))
 }
 
 #[derive(Parser)]
@@ -28,7 +29,7 @@ fn framework_parser() -> impl TypedValueParser<Value = Framework> {
 #[command(subcommand_value_name = "COMMAND", subcommand_help_heading = "Commands")]
 struct Cli {
     /// Framework that produced the dump: pytorch or mindspore (required by every command).
-    #[arg(short = 'f', long = "framework", value_parser = framework_parser())]
+    #[arg(short = 'f', long = "framework", value_parser = one_of(&Framework::ALL, Framework::as_str))]
     framework: Framework,
     #[command(subcommand)]
     command: Command,
@@ -88,7 +89,7 @@ enum Command {
         #[arg(long)]
         emulate: bool,
         /// Overrides the config's data_mode.
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = one_of(&DataMode::ALL, DataMode::as_str))]
         data_mode: Option<DataMode>,
         /// Where the CSVs go.
         #[arg(long, default_value = "./op_result_output")]
@@ -128,6 +129,10 @@ pub fn parse() -> Result<Options, Error> {
     options(Cli::parse())
 }
 
+fn missing_api_name(config: &Path, expected: &str) -> Error {
+    Error::Config(ConfigError::Key { path: config.to_path_buf(), key: "api_name", expected: expected.into() })
+}
+
 fn filter(regex: Option<String>) -> Result<Option<regex::Regex>, Error> {
     regex.map(|r| regex::Regex::new(&r).map_err(|e| Error::Usage(format!("--filter: {e}")))).transpose()
 }
@@ -146,6 +151,11 @@ fn options(cli: Cli) -> Result<Options, Error> {
             let filter = filter(regex)?;
             let (mut config, unknown_keys) = OpConfig::load(&config_input)?;
             config.apply(&Overrides { propagation: propagation.and_then(Propagation::direction), ..Overrides::default() });
+            let name = match (&config.api_name, batch) {
+                (_, true) => None,
+                (Some(name), false) => Some(name.clone()),
+                (None, false) => return Err(missing_api_name(&config_input, "an API name such as Tensor.add.0 (or pass --all / --filter)")),
+            };
             let progress = if quiet {
                 Progress::Quiet
             } else if std::io::stderr().is_terminal() {
@@ -153,12 +163,11 @@ fn options(cli: Cli) -> Result<Options, Error> {
             } else {
                 Progress::Lines
             };
-            let batch = batch.then(|| BatchOptions {
-                selector: ApiSelector { filter, shard },
-                propagation: propagation.unwrap_or(config.propagation.into()),
-                progress,
-            });
-            let opts = op_generate::Options { framework, config, out_dir: api_output_path, lang, check, batch };
+            let mode = match name {
+                Some(name) => Mode::Single(name),
+                None => Mode::Batch(BatchOptions { selector: ApiSelector { filter, shard }, propagation: propagation.unwrap_or(config.propagation.into()), progress }),
+            };
+            let opts = op_generate::Options { framework, config, out_dir: api_output_path, lang, check, mode };
             Ok(Options::OpGenerate { opts, config_input, unknown_keys, quiet })
         }
         Command::Replay { config_input, dump, filter: regex, shard, propagation, emulate, data_mode, output_dir, top } => {
@@ -174,7 +183,11 @@ fn options(cli: Cli) -> Result<Options, Error> {
                 (None, None) => Some(config.propagation),
             };
             config.apply(&Overrides { dump: dump.clone(), propagation: direction, data_mode });
-            let scope = if dump.is_some() { Scope::Many(ApiSelector { filter, shard }) } else { Scope::One };
+            let scope = match (&dump, &config.api_name, &config_input) {
+                (Some(_), _, _) => Scope::Many(ApiSelector { filter, shard }),
+                (None, Some(name), _) => Scope::One(name.clone()),
+                (None, None, path) => return Err(missing_api_name(path.as_deref().unwrap_or(Path::new("--dump")), "an API name such as Tensor.add.0 (or pass --dump)")),
+            };
             let opts = replay::Options { framework, config, scope, propagation: direction, emulate, output_dir };
             Ok(Options::Replay { opts, top })
         }
@@ -203,7 +216,19 @@ mod tests {
     fn replay_dump_alone_takes_the_defaults_and_both_directions() {
         let Options::Replay { opts, top } = parse("msprobe -f mindspore replay --dump d.json --data-mode real_data").unwrap() else { panic!() };
         assert_eq!((opts.framework, opts.propagation, top), (Framework::MindSpore, None, 20));
-        assert_eq!((opts.config.input.path(), opts.config.data_mode), (std::path::Path::new("d.json"), DataMode::RealData));
+        assert_eq!((opts.config.input.path(), opts.config.data_mode), (std::path::Path::new("d.json"), DataMode::Real));
         assert!(matches!(opts.scope, Scope::Many(_)));
+    }
+
+    #[test]
+    fn single_mode_needs_api_name_in_the_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = dir.path().join("c.json");
+        std::fs::write(&cfg, r#"{"dump_json_path": "d.json"}"#).unwrap();
+        let e = parse(&format!("msprobe -f pytorch op_generate -i {} -o o", cfg.display())).unwrap_err();
+        assert_eq!(e, format!("{}: key \"api_name\": expected an API name such as Tensor.add.0 (or pass --all / --filter)", cfg.display()));
+        let e = parse(&format!("msprobe -f pytorch replay -i {}", cfg.display())).unwrap_err();
+        assert!(e.ends_with("key \"api_name\": expected an API name such as Tensor.add.0 (or pass --dump)"), "{e}");
+        assert!(parse(&format!("msprobe -f pytorch op_generate -i {} -o o --all", cfg.display())).is_ok());
     }
 }

@@ -37,8 +37,8 @@ pub fn generated(done: &Generated, check: bool) {
 
 /// Batch `op_generate`: failures, differences, and a summary line.
 pub fn batch(report: &BatchReport, check: bool, quiet: bool) {
-    for f in &report.failed {
-        eprintln!("msprobe: error: {f}");
+    for (script, e) in &report.failed {
+        eprintln!("msprobe: error: {script}: {e}");
     }
     for (what, list) in [("drifted", &report.drifted), ("missing", &report.missing), ("extra", &report.extra)] {
         for p in list {

@@ -13,7 +13,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{DumpError, DumpHeader, NonFiniteReader};
+use super::nonfinite::NonFiniteReader;
+use super::{DumpError, DumpHeader};
 
 /// Where one entry's JSON value lies in the dump file.
 #[derive(Debug, Clone, PartialEq, Eq)]

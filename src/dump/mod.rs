@@ -15,7 +15,6 @@ pub mod nonfinite;
 mod reader;
 
 pub use index::{index, read_entry, DumpIndex, EntryLoc};
-pub use nonfinite::NonFiniteReader;
 pub use reader::DumpHeader;
 
 use std::path::PathBuf;

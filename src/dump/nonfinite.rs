@@ -14,11 +14,11 @@ use std::io::{self, BufRead, Read};
 use serde_json::Value;
 
 /// Sentinel strings that stand for the three non-finite JSON tokens.
-pub const NAN_SENTINEL: &str = "\u{0}NaN";
+const NAN_SENTINEL: &str = "\u{0}NaN";
 /// See [`NAN_SENTINEL`].
-pub const INF_SENTINEL: &str = "\u{0}Infinity";
+const INF_SENTINEL: &str = "\u{0}Infinity";
 /// See [`NAN_SENTINEL`].
-pub const NEG_INF_SENTINEL: &str = "\u{0}-Infinity";
+const NEG_INF_SENTINEL: &str = "\u{0}-Infinity";
 
 /// Maps a sentinel string written by [`NonFiniteReader`] back to its float.
 pub fn value(v: &Value) -> Option<f64> {

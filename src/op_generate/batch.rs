@@ -38,17 +38,18 @@ pub struct BatchReport {
     pub missing: Vec<PathBuf>,
     /// `--check`: files the manifest lists that would no longer be generated.
     pub extra: Vec<PathBuf>,
-    /// APIs that could not be rendered, with the reason.
-    pub failed: Vec<String>,
+    /// Scripts that could not be rendered or written: `Prefix.op.N.direction` and why.
+    pub failed: Vec<(String, Error)>,
     /// Wall time.
     pub elapsed: Duration,
 }
 
 impl BatchReport {
-    /// 4 when an API failed, 1 when `--check` found a difference, else 0.
+    /// The code of the gravest failure (4 dump, 5 write, 6 template), else
+    /// 1 when `--check` found a difference, else 0.
     pub fn exit_code(&self, check: bool) -> u8 {
-        if !self.failed.is_empty() {
-            exit::DUMP
+        if let Some(code) = self.failed.iter().map(|(_, e)| e.exit_code()).max() {
+            code
         } else if check && !(self.drifted.is_empty() && self.missing.is_empty() && self.extra.is_empty()) {
             exit::DRIFT
         } else {
@@ -100,9 +101,9 @@ fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, r
     if !opts.check {
         output::create_dir(out_dir)?;
     }
-    let generator = Generator::new(opts, out_dir)?;
+    let generator = Generator::new(opts, out_dir, &source)?;
     let reporter = Reporter::new(batch.progress, jobs.len(), &file.display().to_string(), "op_generate", "scripts");
-    let results: Vec<Result<Vec<(ManifestEntry, FileStatus)>, String>> = jobs
+    let results: Vec<Result<Vec<(ManifestEntry, FileStatus)>, (String, Error)>> = jobs
         .par_iter()
         .map(|job| {
             let result = render_job(job, &source, &generator, out_dir, opts.check);
@@ -127,7 +128,7 @@ fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, r
                     entries.push(entry);
                 }
             }
-            Err(message) => report.failed.push(message),
+            Err(failure) => report.failed.push(failure),
         }
     }
     report.scripts += entries.len();
@@ -161,11 +162,11 @@ fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, r
     Ok(())
 }
 
-fn render_job(job: &Job, source: &Source, generator: &Generator, out_dir: &Path, check: bool) -> Result<Vec<(ManifestEntry, FileStatus)>, String> {
+fn render_job(job: &Job, source: &Source, generator: &Generator, out_dir: &Path, check: bool) -> Result<Vec<(ManifestEntry, FileStatus)>, (String, Error)> {
     let name = &job.group.name;
-    let fail = |e: Error| format!("{name}.{}: {e}", job.direction.as_str());
+    let fail = |e: Error| (format!("{name}.{}", job.direction.as_str()), e);
     let call = source.read_call(job.group).map_err(fail)?;
-    let files = generator.files(source, &call, job.direction).map_err(fail)?;
+    let files = generator.files(&call, job.direction).map_err(fail)?;
     files
         .into_iter()
         .map(|(file, text)| {

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use crate::bridge;
 use crate::config::{DataMode, OpConfig, Propagation};
 use crate::error::Error;
-use crate::model::{ApiCall, Direction, Framework};
-use crate::paths;
+use crate::model::{ApiCall, ApiName, Direction, Framework};
+use crate::paths::{self, PathRef};
 use crate::progress::Progress;
 use crate::render::{runtime_dir, Lang, PythonContext, Renderer, RustContext};
 use crate::select::ApiSelector;
@@ -36,8 +36,17 @@ pub struct Options {
     pub lang: Lang,
     /// `--check`: compare with the files on disk instead of writing.
     pub check: bool,
-    /// `--all` / `--filter`: batch mode; `None` is msprobe's one-API mode.
-    pub batch: Option<BatchOptions>,
+    /// One API, or a batch.
+    pub mode: Mode,
+}
+
+/// What to generate.
+#[derive(Debug, Clone)]
+pub enum Mode {
+    /// msprobe's one-API mode: the config's `api_name`.
+    Single(ApiName),
+    /// `--all` / `--filter`.
+    Batch(BatchOptions),
 }
 
 /// What batch mode generates.
@@ -51,13 +60,6 @@ pub struct BatchOptions {
     pub progress: Progress,
 }
 
-impl Options {
-    /// msprobe's one-API mode, writing.
-    pub fn single(framework: Framework, config: OpConfig, out_dir: impl Into<PathBuf>, lang: Lang) -> Options {
-        Options { framework, config, out_dir: out_dir.into(), lang, check: false, batch: None }
-    }
-}
-
 /// What a run did.
 #[derive(Debug)]
 pub enum Outcome {
@@ -69,40 +71,46 @@ pub enum Outcome {
 
 /// Runs `op_generate`.
 pub fn run(opts: &Options) -> Result<Outcome, Error> {
-    match &opts.batch {
-        None => single::run(opts).map(Outcome::Single),
-        Some(b) => batch::run(opts, b).map(Outcome::Batch),
+    match &opts.mode {
+        Mode::Single(name) => single::run(opts, name).map(Outcome::Single),
+        Mode::Batch(b) => batch::run(opts, b).map(Outcome::Batch),
     }
 }
 
-/// Renders calls into files for one output folder, as configured.
+/// Renders the calls of one dump into files for one output folder, as configured.
 struct Generator<'a> {
     renderer: Renderer,
     opts: &'a Options,
+    source: &'a Source,
     /// The output folder, absolute: paths in the files are relative to it.
     out_abs: PathBuf,
+    /// The dump as Python scripts name it.
+    dump: PathRef,
+    /// The runtime crate's folder, absolute (Rust projects depend on it).
+    runtime: PathBuf,
 }
 
 impl<'a> Generator<'a> {
-    fn new(opts: &'a Options, out_dir: &Path) -> Result<Generator<'a>, Error> {
-        Ok(Generator { renderer: Renderer::new()?, opts, out_abs: paths::absolute(out_dir) })
+    fn new(opts: &'a Options, out_dir: &Path, source: &'a Source) -> Result<Generator<'a>, Error> {
+        let out_abs = paths::absolute(out_dir);
+        let dump = paths::refer(&out_abs, &paths::absolute(source.file()));
+        Ok(Generator { renderer: Renderer::new()?, opts, source, out_abs, dump, runtime: paths::absolute(&runtime_dir()) })
     }
 
     /// The files of `call` in `direction`: (path relative to the output
-    /// folder, text). Paths inside them (tensor folder, runtime crate) are
-    /// relative to the file when they share a tree, so the output stays
+    /// folder, text). Paths inside them (dump, tensor folder, runtime crate)
+    /// are relative to the file when they share a tree, so the output stays
     /// valid when the whole tree moves.
-    fn files(&self, source: &Source, call: &ApiCall, direction: Direction) -> Result<Vec<(String, String)>, Error> {
-        let (framework, config) = (self.opts.framework, &self.opts.config);
-        if config.data_mode == DataMode::RealData {
+    fn files(&self, call: &ApiCall, direction: Direction) -> Result<Vec<(String, String)>, Error> {
+        let (framework, source) = (self.opts.framework, self.source);
+        if self.opts.config.data_mode == DataMode::Real {
             source.check_real_data(call, direction)?;
         }
-        let config = &OpConfig { propagation: direction, ..config.clone() };
+        let config = &OpConfig { propagation: direction, ..self.opts.config.clone() };
         Ok(match self.opts.lang {
             Lang::Python => {
                 let data_dir = source.data_dir().map(|d| paths::refer(&self.out_abs, d));
-                let dump = paths::refer(&self.out_abs, &paths::absolute(source.file()));
-                let ctx = PythonContext::new(call, framework, config, direction, data_dir.as_ref(), &dump.text);
+                let ctx = PythonContext::new(call, framework, config, direction, data_dir.as_ref(), &self.dump.text);
                 vec![self.renderer.python(framework, &ctx)?]
             }
             Lang::Rust => {
@@ -110,8 +118,7 @@ impl<'a> Generator<'a> {
                 let project = self.out_abs.join(call.name.key(direction));
                 let data_dir = source.data_dir().map(|d| paths::refer(&project, d));
                 let replay = bridge::to_replay(call, framework, config, direction, data_dir.as_ref().map(|d| Path::new(&d.text)), true);
-                let runtime = paths::refer(&project, &paths::absolute(&runtime_dir()));
-                self.renderer.rust(&RustContext::new(&replay, direction, &runtime))?
+                self.renderer.rust(&RustContext::new(&replay, direction, &paths::refer(&project, &self.runtime)))?
             }
         })
     }

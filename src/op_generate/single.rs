@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use super::{Generator, Options};
 use crate::config::DumpInput;
 use crate::error::{exit, Error};
-use crate::model::Direction;
+use crate::model::{ApiName, Direction};
 use crate::output::{self, FileStatus};
 use crate::source::{self, Group, Source};
 
@@ -34,16 +34,9 @@ impl Generated {
 /// Extracts the config's API from the dump, writes the extract file (when
 /// configured) and the script into the output folder; with `--check`,
 /// nothing is written.
-pub(super) fn run(opts: &Options) -> Result<Generated, Error> {
+pub(super) fn run(opts: &Options, name: &ApiName) -> Result<Generated, Error> {
     let (framework, config) = (opts.framework, &opts.config);
-    let file = source::one_file(&config.input)?;
-    let Some(name) = &config.api_name else {
-        return Err(Error::Config(crate::config::ConfigError::Key {
-            path: PathBuf::from("config_op.json"),
-            key: "api_name",
-            expected: "an API name such as Tensor.add.0 (or pass --all / --filter)".into(),
-        }));
-    };
+    let file = source::one_file(&config.input, "point dump_json_path at one, or use --all")?;
     if !name.prefix.replayable_in(framework) {
         return Err(Error::selection(file, format!("{name}: prefix {} is not replayable for {} dumps", name.prefix.as_str(), framework.as_str())));
     }
@@ -58,8 +51,8 @@ pub(super) fn run(opts: &Options) -> Result<Generated, Error> {
     if !opts.check {
         output::create_dir(&opts.out_dir)?;
     }
-    let generator = Generator::new(opts, &opts.out_dir)?;
-    let files: Vec<(PathBuf, String)> = generator.files(&source, &call, config.propagation)?.into_iter().map(|(rel, text)| (opts.out_dir.join(rel), text)).collect();
+    let generator = Generator::new(opts, &opts.out_dir, &source)?;
+    let files: Vec<(PathBuf, String)> = generator.files(&call, config.propagation)?.into_iter().map(|(rel, text)| (opts.out_dir.join(rel), text)).collect();
     let mut done = Generated { files: files.iter().map(|(p, _)| p.clone()).collect(), extract: None, drifted: vec![] };
     if opts.check {
         for (path, text) in &files {
@@ -69,12 +62,12 @@ pub(super) fn run(opts: &Options) -> Result<Generated, Error> {
         }
         return Ok(done);
     }
+    for (path, text) in &files {
+        output::put(path, text.as_bytes(), false)?;
+    }
     if let DumpInput::Dump { extract_to: Some(path), .. } = &config.input {
         source.write_extract(path, &entries)?;
         done.extract = Some(path.clone());
-    }
-    for (path, text) in &files {
-        output::put(path, text.as_bytes(), false)?;
     }
     Ok(done)
 }

@@ -17,7 +17,7 @@ use crate::paths::PathRef;
 pub enum ArgCtx {
     /// A dumped tensor (`TensorSpec(...)` in the script).
     Tensor {
-        /// dtype string literal in the dump's spelling.
+        /// dtype string literal in the framework's spelling (`torch.float32`, `Float32`).
         dtype: String,
         /// Shape as a Python list literal.
         shape: String,

@@ -1,5 +1,8 @@
-//! msprobe 8.3.2's extract file: the entries of one call in a small dump of
-//! its own, with msprobe's bare non-finite tokens.
+//! The extract file (`extract_api_path`): the entries of one call in a small
+//! dump of its own, in msprobe's dump layout with its bare non-finite
+//! tokens, so msprobe and this tool both read it. (msprobe 8.3.2's own
+//! extract files put the API keys at the top level; `crate::dump` reads
+//! those too.)
 
 use std::path::Path;
 

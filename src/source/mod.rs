@@ -83,15 +83,13 @@ pub fn dump_files(path: &Path) -> Vec<PathBuf> {
     }
 }
 
-/// The one dump file a single-API command reads.
-pub fn one_file(input: &DumpInput) -> Result<PathBuf, Error> {
+/// The one dump file a command reads; `hint` says what to do when the
+/// path holds several (one per rank).
+pub fn one_file(input: &DumpInput, hint: &str) -> Result<PathBuf, Error> {
     let mut files = dump_files(input.path());
     if files.len() > 1 {
         let list: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-        return Err(Error::selection(
-            input.path(),
-            format!("holds several dumps ({}); point dump_json_path at one, or use op_generate --all / replay --dump", list.join(", ")),
-        ));
+        return Err(Error::selection(input.path(), format!("holds several dumps ({}); {hint}", list.join(", "))));
     }
     Ok(files.remove(0))
 }
@@ -100,7 +98,7 @@ pub fn one_file(input: &DumpInput) -> Result<PathBuf, Error> {
 fn check_framework(file: &Path, header: &DumpHeader, requested: Framework) -> Result<(), Error> {
     let message = match header.framework.as_deref() {
         None => return Ok(()),
-        Some(f) if f == requested.as_str() => return Ok(()),
+        Some(f) if Framework::parse(f) == Some(requested) => return Ok(()),
         Some("mindtorch") => "key \"framework\": mindtorch (MSAdapter) dumps are not supported yet; expected pytorch or mindspore".to_string(),
         Some(f) => format!("key \"framework\": the dump was made by {f:?}, but -f {} was given", requested.as_str()),
     };
@@ -127,7 +125,7 @@ impl Source {
         let index = dump::index(file, &mut keep)?;
         check_framework(file, &index.header, framework)?;
         let data_dir = find_data_dir(file, &index.header);
-        if data_mode == DataMode::RealData && data_dir.is_none() {
+        if data_mode == DataMode::Real && data_dir.is_none() {
             return Err(Error::selection(file, "real_data: no tensor folder found (neither dump_data_dir nor dump_tensor_data/ beside the dump exists)"));
         }
         let mut order: HashMap<ApiName, usize> = HashMap::new();
@@ -223,7 +221,7 @@ mod tests {
         let files = dump_files(dir.path());
         assert_eq!(files, vec![dir.path().join("rank0/dump.json"), dir.path().join("rank1/dump.json")]);
         assert_eq!(dump_files(&dir.path().join("rank0")), vec![dir.path().join("rank0/dump.json")]);
-        let e = one_file(&DumpInput::Extract(dir.path().to_path_buf())).unwrap_err().to_string();
-        assert!(e.contains("holds several dumps (") && e.contains("rank1/dump.json"), "{e}");
+        let e = one_file(&DumpInput::Extract(dir.path().to_path_buf()), "point at one").unwrap_err().to_string();
+        assert!(e.contains("holds several dumps (") && e.contains("rank1/dump.json); point at one"), "{e}");
     }
 }

@@ -49,7 +49,7 @@ impl Case {
         });
         let (config, unknown) = OpConfig::from_object(cfg.as_object().unwrap(), Path::new("config_op.json"), &repo()).unwrap();
         assert!(unknown.is_empty());
-        let done = match op_generate::run(&op_generate::Options::single(self.framework, config, out, Lang::Python)) {
+        let done = match op_generate::run(&single(self.framework, config, out, Lang::Python)) {
             Ok(op_generate::Outcome::Single(done)) => done,
             Ok(other) => panic!("{self:?}: {other:?}"),
             Err(e) => panic!("{self:?}: {e}"),
@@ -57,6 +57,12 @@ impl Case {
         assert_eq!(done.files, vec![out.join(self.file_name())]);
         done.files.into_iter().next().unwrap()
     }
+}
+
+/// Options of msprobe's one-API mode for `config`'s api_name, writing into `out`.
+pub fn single(framework: Framework, config: OpConfig, out: &Path, lang: Lang) -> op_generate::Options {
+    let name = config.api_name.clone().expect("the test config names an API");
+    op_generate::Options { framework, config, out_dir: out.to_path_buf(), lang, check: false, mode: op_generate::Mode::Single(name) }
 }
 
 /// The Python with torch, MindSpore and numpy that scripts/setup-python-env.sh
