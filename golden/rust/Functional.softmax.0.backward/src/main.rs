@@ -9,7 +9,8 @@
 //! The bench runs in float64 on the CPU; the tested side is the dump's
 //! recorded outputs (real_data with a tensor dump) or an emulated device run
 //! in the dumped dtypes. Results: ./op_result_output/accuracy_checking_{result,details}_<time>.csv.
-//! Exit status: 0 every row passes, 3 some row is an error.
+//! Exit status: 0 every row passes, 3 some row is an error, 1 the CSVs
+//! cannot be written.
 
 #[allow(unused_imports)]
 use runtime::dtype::TDType;
