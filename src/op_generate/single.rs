@@ -54,16 +54,13 @@ pub(super) fn run(opts: &Options, name: &ApiName) -> Result<Generated, Error> {
     let generator = Generator::new(opts, &opts.out_dir, &source)?;
     let files: Vec<(PathBuf, String)> = generator.files(&call, config.propagation)?.into_iter().map(|(rel, text)| (opts.out_dir.join(rel), text)).collect();
     let mut done = Generated { files: files.iter().map(|(p, _)| p.clone()).collect(), extract: None, drifted: vec![] };
-    if opts.check {
-        for (path, text) in &files {
-            if output::put(path, text.as_bytes(), true)? != FileStatus::Unchanged {
-                done.drifted.push(path.clone());
-            }
-        }
-        return Ok(done);
-    }
     for (path, text) in &files {
-        output::put(path, text.as_bytes(), false)?;
+        if matches!(output::put(path, text.as_bytes(), opts.check)?, FileStatus::Drifted | FileStatus::Missing) {
+            done.drifted.push(path.clone());
+        }
+    }
+    if opts.check {
+        return Ok(done);
     }
     if let DumpInput::Dump { extract_to: Some(path), .. } = &config.input {
         source.write_extract(path, &entries)?;
