@@ -145,3 +145,24 @@ fn unwritable_output_is_exit_5() {
     assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
     assert!(stderr(&o).starts_with("msprobe: error: out: cannot write"), "{}", stderr(&o));
 }
+
+/// One-API `--check`: exit 0 when the script matches, 1 with `drifted: FILE`
+/// when it was edited or deleted; nothing is written.
+#[test]
+fn single_api_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = serde_json::json!({"dump_json_path": fixture("pytorch/statistics/dump.json"), "api_name": "Torch.matmul.0"});
+    std::fs::write(dir.path().join("c.json"), cfg.to_string()).unwrap();
+    let run = |extra: &[&str]| msprobe(&[&["-f", "pytorch", "op_generate", "-i", "c.json", "-o", "out"], extra].concat(), dir.path());
+    assert!(run(&[]).status.success());
+    let o = run(&["--check"]);
+    assert_eq!((o.status.code(), o.stdout.is_empty()), (Some(0), true), "{}", stderr(&o));
+    let script = dir.path().join("out/Torch.matmul.0.forward.py");
+    std::fs::write(&script, "edited").unwrap();
+    let o = run(&["--check"]);
+    assert_eq!((o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned()), (Some(1), "drifted: out/Torch.matmul.0.forward.py\n".to_string()));
+    assert_eq!(std::fs::read_to_string(&script).unwrap(), "edited");
+    std::fs::remove_file(&script).unwrap();
+    assert_eq!(run(&["--check"]).status.code(), Some(1));
+    assert!(!script.exists());
+}
