@@ -72,6 +72,7 @@ pub fn to_replay(call: &ApiCall, framework: Framework, config: &OpConfig, direct
         iterations: config.iter_times,
         cosine_threshold: config.cosine_threshold,
         max_abs_err_threshold: config.max_abs_err_threshold,
+        standard: config.standard,
         use_recorded,
     }
 }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::model::{ApiName, Direction};
+use runtime::standard::Standard;
 /// random_data / real_data: the runtime's type, shared by config, flags and scripts.
 pub use runtime::spec::DataMode;
 
@@ -94,6 +95,8 @@ pub struct OpConfig {
     pub cosine_threshold: f64,
     /// ... and the max absolute error below this.
     pub max_abs_err_threshold: f64,
+    /// The precision standard rows are judged by (`standard`: `msprobe` or `api`).
+    pub standard: Standard,
 }
 
 /// What the command line overrides in a config.
@@ -105,6 +108,8 @@ pub struct Overrides {
     pub propagation: Option<Direction>,
     /// `--data-mode`.
     pub data_mode: Option<DataMode>,
+    /// `--standard`.
+    pub standard: Option<Standard>,
 }
 
 /// Why a config is rejected: the file, the key and what was expected.
@@ -156,6 +161,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "iter_times",
     "cosine_threshold",
     "max_abs_err_threshold",
+    "standard",
 ];
 
 impl OpConfig {
@@ -224,6 +230,10 @@ impl OpConfig {
         };
         let cosine_threshold = threshold("cosine_threshold", DEFAULT_COSINE)?;
         let max_abs_err_threshold = threshold("max_abs_err_threshold", DEFAULT_MAX_ABS_ERR)?;
+        let standard = match string("standard")? {
+            None => Standard::default(),
+            Some(s) => Standard::ALL.into_iter().find(|x| x.as_str() == s).ok_or_else(|| bad("standard", "\"msprobe\" or \"api\""))?,
+        };
         let input = match (dump_json_path, extract_api_path) {
             (Some(path), extract) => DumpInput::Dump { path, extract_to: extract.map(PathBuf::from) },
             (None, Some(extract)) => DumpInput::Extract(locate(extract)),
@@ -241,6 +251,7 @@ impl OpConfig {
                 iter_times,
                 cosine_threshold,
                 max_abs_err_threshold,
+                standard,
             },
             unknown,
         ))
@@ -261,6 +272,7 @@ impl OpConfig {
             iter_times: 1,
             cosine_threshold: DEFAULT_COSINE,
             max_abs_err_threshold: DEFAULT_MAX_ABS_ERR,
+            standard: Standard::default(),
         }
     }
 
@@ -274,6 +286,9 @@ impl OpConfig {
         }
         if let Some(m) = o.data_mode {
             self.data_mode = m;
+        }
+        if let Some(s) = o.standard {
+            self.standard = s;
         }
         if self.data_mode == DataMode::Real {
             self.iter_times = 1;
@@ -317,7 +332,7 @@ mod tests {
     fn overrides_apply_and_real_data_runs_once() {
         let mut c = load(json!({"extract_api_path": "e.json", "iter_times": 4})).unwrap();
         assert_eq!(c.input, DumpInput::Extract("e.json".into()));
-        c.apply(&Overrides { dump: Some("d".into()), propagation: Some(Direction::Backward), data_mode: Some(DataMode::Real) });
+        c.apply(&Overrides { dump: Some("d".into()), propagation: Some(Direction::Backward), data_mode: Some(DataMode::Real), standard: None });
         assert_eq!((c.input.path(), c.propagation, c.iter_times), (Path::new("d"), Direction::Backward, 1));
     }
 }

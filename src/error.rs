@@ -11,25 +11,9 @@ use crate::dump::DumpError;
 use crate::model::ModelError;
 use crate::render::RenderError;
 
-/// Exit codes of outcomes that are not errors, and of each error class.
-pub mod exit {
-    /// Everything passed / was written.
-    pub const OK: u8 = 0;
-    /// `--check` found generated files that differ from the dump.
-    pub const DRIFT: u8 = 1;
-    /// A bad command line (clap uses 2 for its own errors too).
-    pub const USAGE: u8 = 2;
-    /// An invalid `config_op.json`.
-    pub const CONFIG: u8 = 3;
-    /// A replay judged some output inaccurate (an `error` row).
-    pub const INACCURATE: u8 = 3;
-    /// An unreadable or malformed dump, or one that lacks what was asked.
-    pub const DUMP: u8 = 4;
-    /// An output could not be written.
-    pub const WRITE: u8 = 5;
-    /// A bug in this tool (a template failed to render).
-    pub const INTERNAL: u8 = 6;
-}
+/// Exit codes of outcomes and of each error class: the runtime's table,
+/// shared with the generated projects and scripts.
+pub use runtime::exit;
 
 /// Why a command failed. Each variant maps to one documented exit code.
 #[derive(Debug, thiserror::Error)]
@@ -76,7 +60,7 @@ impl Error {
         match self {
             Error::Usage(_) => exit::USAGE,
             Error::Config(_) => exit::CONFIG,
-            Error::Dump(_) | Error::Model { .. } | Error::Selection { .. } => exit::DUMP,
+            Error::Dump(_) | Error::Model { .. } | Error::Selection { .. } => exit::INPUT,
             Error::Write(_) | Error::Report(_) => exit::WRITE,
             Error::Render(_) => exit::INTERNAL,
         }

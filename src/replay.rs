@@ -39,6 +39,8 @@ pub struct Options {
     /// Compare the bench with an emulated device run even when the dump
     /// recorded the outputs.
     pub emulate: bool,
+    /// `--allow-skip`: `skip` rows alone do not fail the run.
+    pub allow_skip: bool,
     /// Where the CSVs go.
     pub output_dir: PathBuf,
 }

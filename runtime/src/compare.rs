@@ -28,20 +28,31 @@ const PARALLEL_MIN: usize = 1 << 17;
 /// is recomputed on values divided by their max-abs, as NumPy's code does.
 const SAFE_MAGNITUDE: std::ops::RangeInclusive<f64> = 1e-100..=1e100;
 
-/// The verdict of one compared output, as the report writes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// The verdict of one details row, as the report writes it. The order is
+/// the severity a result row and the exit code take the worst of:
+/// `Pass < Warning < Skip < Error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Status {
-    /// Within both thresholds and the same NaN/Inf pattern.
+    /// Within the standard's bounds (the device is accurate here).
     Pass,
-    /// Anything else.
+    /// Between a standard's pass and error bounds (only `--standard api`
+    /// defines one): worth a look, not a failure.
+    Warning,
+    /// This call cannot be judged here (unknown op, unsupported argument,
+    /// a framework without a kernel, an unreadable input in a batch): the
+    /// tool's coverage, not the device's accuracy. The reason is in Message.
+    Skip,
+    /// The device's result is outside the standard's bounds.
     Error,
 }
 
 impl Status {
-    /// The CSV spelling: `pass` or `error`.
+    /// The CSV spelling: `pass`, `warning`, `skip` or `error`.
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Pass => "pass",
+            Status::Warning => "warning",
+            Status::Skip => "skip",
             Status::Error => "error",
         }
     }

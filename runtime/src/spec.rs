@@ -153,6 +153,8 @@ pub struct Replay {
     pub cosine_threshold: f64,
     /// ... and max absolute error below this.
     pub max_abs_err_threshold: f64,
+    /// The precision standard every row is judged by.
+    pub standard: crate::standard::Standard,
     /// Real data: compare the bench against the recorded outputs instead of
     /// an emulated device run (when every needed output was recorded).
     pub use_recorded: bool,

@@ -17,6 +17,7 @@ use crate::progress::Progress;
 use crate::render::Lang;
 use crate::replay::{self, Scope};
 use crate::select::{ApiSelector, Shard};
+use runtime::standard::Standard;
 
 /// A flag whose values are one of the library's enums, by its msprobe
 /// spelling (`-f pytorch`, `--data-mode real_data`).
@@ -67,6 +68,9 @@ enum Command {
         /// Python scripts, or Rust cargo projects on the runtime crate.
         #[arg(long, value_enum, default_value = "python")]
         lang: Lang,
+        /// Overrides the config's precision standard baked into the scripts: msprobe (cosine and max abs) or api (per API and dtype).
+        #[arg(long, value_parser = one_of(&Standard::ALL, Standard::as_str))]
+        standard: Option<Standard>,
     },
     /// Replay API calls natively (no Python) and write the accuracy CSVs.
     Replay {
@@ -97,6 +101,12 @@ enum Command {
         /// Rows of the ranked table to print (0: all).
         #[arg(long, default_value_t = 20)]
         top: usize,
+        /// Overrides the config's precision standard: msprobe (cosine and max abs) or api (per API and dtype).
+        #[arg(long, value_parser = one_of(&Standard::ALL, Standard::as_str))]
+        standard: Option<Standard>,
+        /// Exit 0 when no row is an error even if some are `skip` (calls the tool cannot replay).
+        #[arg(long)]
+        allow_skip: bool,
     },
 }
 
@@ -140,7 +150,7 @@ fn filter(regex: Option<String>) -> Result<Option<regex::Regex>, Error> {
 fn options(cli: Cli) -> Result<Options, Error> {
     let framework = cli.framework;
     match cli.command {
-        Command::OpGenerate { config_input, api_output_path, all, filter: regex, propagation, check, shard, quiet, lang } => {
+        Command::OpGenerate { config_input, api_output_path, all, filter: regex, propagation, check, shard, quiet, lang, standard } => {
             let batch = all || regex.is_some();
             if !batch && shard.is_some() {
                 return Err(Error::Usage("--shard needs --all or --filter".into()));
@@ -150,7 +160,7 @@ fn options(cli: Cli) -> Result<Options, Error> {
             }
             let filter = filter(regex)?;
             let (mut config, unknown_keys) = OpConfig::load(&config_input)?;
-            config.apply(&Overrides { propagation: propagation.and_then(Propagation::direction), ..Overrides::default() });
+            config.apply(&Overrides { propagation: propagation.and_then(Propagation::direction), standard, ..Overrides::default() });
             let name = match (&config.api_name, batch) {
                 (_, true) => None,
                 (Some(name), false) => Some(name.clone()),
@@ -170,7 +180,7 @@ fn options(cli: Cli) -> Result<Options, Error> {
             let opts = op_generate::Options { framework, config, out_dir: api_output_path, lang, check, mode };
             Ok(Options::OpGenerate { opts, config_input, unknown_keys, quiet })
         }
-        Command::Replay { config_input, dump, filter: regex, shard, propagation, emulate, data_mode, output_dir, top } => {
+        Command::Replay { config_input, dump, filter: regex, shard, propagation, emulate, data_mode, output_dir, top, standard, allow_skip } => {
             let filter = filter(regex)?;
             let mut config = match (&config_input, &dump) {
                 (Some(path), _) => OpConfig::load(path)?.0,
@@ -182,13 +192,13 @@ fn options(cli: Cli) -> Result<Options, Error> {
                 (None, Some(_)) => None,
                 (None, None) => Some(config.propagation),
             };
-            config.apply(&Overrides { dump: dump.clone(), propagation: direction, data_mode });
+            config.apply(&Overrides { dump: dump.clone(), propagation: direction, data_mode, standard });
             let scope = match (&dump, &config.api_name, &config_input) {
                 (Some(_), _, _) => Scope::Many(ApiSelector { filter, shard }),
                 (None, Some(name), _) => Scope::One(name.clone()),
                 (None, None, path) => return Err(missing_api_name(path.as_deref().unwrap_or(Path::new("--dump")), "an API name such as Tensor.add.0 (or pass --dump)")),
             };
-            let opts = replay::Options { framework, config, scope, propagation: direction, emulate, output_dir };
+            let opts = replay::Options { framework, config, scope, propagation: direction, emulate, allow_skip, output_dir };
             Ok(Options::Replay { opts, top })
         }
     }

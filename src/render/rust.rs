@@ -6,6 +6,7 @@
 use serde::Serialize;
 
 use runtime::spec::{DataMode, Framework, Replay};
+use runtime::standard::Standard;
 
 use super::literal::{rs_float, rs_spec, rs_str, toml_str};
 use crate::model::Direction;
@@ -61,6 +62,8 @@ pub struct RustContext {
     pub cosine_threshold: String,
     /// Max-abs-error threshold literal.
     pub max_abs_err_threshold: String,
+    /// The precision standard's variant name (`Msprobe`, `Api`).
+    pub standard: &'static str,
     /// Whether the recorded outputs are the tested side.
     pub use_recorded: bool,
     /// The cargo package name.
@@ -109,6 +112,10 @@ impl RustContext {
             iter_times: replay.iterations,
             cosine_threshold: rs_float(replay.cosine_threshold),
             max_abs_err_threshold: rs_float(replay.max_abs_err_threshold),
+            standard: match replay.standard {
+                Standard::Msprobe => "Msprobe",
+                Standard::Api => "Api",
+            },
             use_recorded: replay.use_recorded,
             package,
             runtime_path: toml_str(&runtime.text),
