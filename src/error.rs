@@ -43,6 +43,14 @@ pub enum Error {
         /// What is missing or unsupported.
         message: String,
     },
+    /// A tensor input of a call is unreadable, malformed or missing.
+    #[error("{api}: {message}")]
+    Input {
+        /// The call, `Prefix.op.N`.
+        api: String,
+        /// The file and the problem.
+        message: String,
+    },
     /// An output file could not be written.
     #[error(transparent)]
     Write(#[from] WriteError),
@@ -60,7 +68,7 @@ impl Error {
         match self {
             Error::Usage(_) => exit::USAGE,
             Error::Config(_) => exit::CONFIG,
-            Error::Dump(_) | Error::Model { .. } | Error::Selection { .. } => exit::INPUT,
+            Error::Dump(_) | Error::Model { .. } | Error::Selection { .. } | Error::Input { .. } => exit::INPUT,
             Error::Write(_) | Error::Report(_) => exit::WRITE,
             Error::Render(_) => exit::INTERNAL,
         }

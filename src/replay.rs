@@ -54,18 +54,15 @@ pub struct ReplayReport {
 }
 
 impl ReplayReport {
-    /// Rows that did not pass.
-    pub fn errors(&self) -> usize {
-        self.rows.details.iter().filter(|r| r.status != Status::Pass).count()
+    /// How many details rows have `status`.
+    pub fn count(&self, status: Status) -> usize {
+        self.rows.details.iter().filter(|r| r.status == status).count()
     }
 
-    /// 0 when every row passes, else [`exit::INACCURATE`].
-    pub fn exit_code(&self) -> u8 {
-        if self.errors() == 0 {
-            exit::OK
-        } else {
-            exit::INACCURATE
-        }
+    /// [`exit::INACCURATE`] when some row is an error, else [`exit::SKIPPED`]
+    /// when some is a skip (unless `--allow-skip`), else 0.
+    pub fn exit_code(&self, allow_skip: bool) -> u8 {
+        exit::for_statuses(self.rows.details.iter().map(|r| r.status), allow_skip)
     }
 }
 
@@ -81,23 +78,27 @@ fn direction_of(wanted: Option<Direction>, g: &Group) -> Option<Direction> {
     }
 }
 
-/// One call's rows; a call that cannot be read or typed, or lacks the
-/// tensor files real data needs, is one error row.
-fn replay_group(opts: &Options, source: &Source, g: &Group, direction: Direction) -> Rows {
-    let call = source.read_call(g).and_then(|call| match opts.config.data_mode {
-        DataMode::Real => source.check_real_data(&call, direction).map(|_| call),
-        DataMode::Random => Ok(call),
-    });
-    match call {
-        Ok(call) => replay(&bridge::to_replay(&call, opts.framework, &opts.config, direction, source.data_dir(), !opts.emulate)),
-        Err(e) => {
-            let (api, message) = (g.name.to_string(), e.to_string());
-            Rows {
-                details: vec![DetailRow { api_name: format!("{api}.{}", direction.as_str()), bench_dtype: None, tested_dtype: None, shape: None, cosine: None, max_abs: None, max_rel: None, status: Status::Error, message: message.clone() }],
-                results: vec![ResultRow { api_name: api, forward: Some(Status::Error), backward: None, message }],
-            }
-        }
+/// One call's rows, or why its input is broken: a call that cannot be read
+/// or typed, lacks the tensor files real data needs, or has an unreadable
+/// tensor file.
+fn replay_group(opts: &Options, source: &Source, g: &Group, direction: Direction) -> Result<Rows, Error> {
+    let call = source.read_call(g)?;
+    if opts.config.data_mode == DataMode::Real {
+        source.check_real_data(&call, direction)?;
     }
+    replay(&bridge::to_replay(&call, opts.framework, &opts.config, direction, source.data_dir(), !opts.emulate)).map_err(|e| Error::Input { api: g.name.to_string(), message: e.to_string() })
+}
+
+/// In a `--dump` batch, a call whose input is broken is one `skip` row
+/// naming the problem, and the rest goes on.
+fn skip_rows(g: &Group, direction: Direction, e: &Error) -> Rows {
+    let (api, message) = (g.name.to_string(), format!("cannot replay here: broken input: {e}"));
+    let row = DetailRow::uncompared(format!("{api}.{}", direction.as_str()), Status::Skip, message.clone());
+    let (forward, backward) = match direction {
+        Direction::Forward => (Some(Status::Skip), None),
+        Direction::Backward => (None, Some(Status::Skip)),
+    };
+    Rows { details: vec![row], results: vec![ResultRow { api_name: api, forward, backward, message }] }
 }
 
 /// Replays the selected calls of the config's dump and writes the CSVs.
@@ -117,12 +118,16 @@ pub fn run(opts: &Options) -> Result<ReplayReport, Error> {
     if jobs.is_empty() {
         return Err(Error::selection(file, "propagation is backward, but no selected API has a backward entry"));
     }
-    let per_api: Vec<Rows> = jobs.par_iter().map(|(g, d)| replay_group(opts, &source, g, *d)).collect();
+    let per_api: Vec<Rows> = match &opts.scope {
+        // One call: a broken input is the command's error (no CSV).
+        Scope::One(_) => vec![replay_group(opts, &source, jobs[0].0, jobs[0].1)?],
+        Scope::Many(_) => jobs.par_iter().map(|(g, d)| replay_group(opts, &source, g, *d).unwrap_or_else(|e| skip_rows(g, *d, &e))).collect(),
+    };
     let mut rows = Rows::default();
     for r in per_api {
         rows.details.extend(r.details);
         rows.results.extend(r.results);
     }
-    let files = write_report(Path::new(&opts.output_dir), &rows.details, &rows.results)?;
+    let files = write_report(Path::new(&opts.output_dir), &rows.details, &rows.results, config.standard)?;
     Ok(ReplayReport { rows, files })
 }

@@ -12,8 +12,9 @@ use crate::value::{Value, T};
 pub enum Side {
     /// High-precision reference: everything in f64, results not rounded.
     Bench,
-    /// Emulated device: computed in f32 (f64 for float64 calls), every
-    /// result rounded once to its dtype, as device kernels do.
+    /// Emulated device: floating tensors computed in f32 (f64 for float64
+    /// calls), every floating result rounded once to its dtype, as device
+    /// kernels do; integer and bool tensors computed exactly (see [`Ctx::storage`]).
     Device,
 }
 
@@ -22,7 +23,8 @@ pub enum Side {
 pub struct Ctx {
     /// Bench or device.
     pub side: Side,
-    /// Storage and compute precision of every tensor.
+    /// Storage and compute precision of floating tensors (integer and bool
+    /// tensors are always f64, see [`Ctx::storage`]).
     pub compute: DType,
     /// Seed of random ops (dropout): the same on both sides.
     pub seed: u64,
@@ -42,44 +44,73 @@ impl Ctx {
         Ctx { side: Side::Device, compute, seed, keep_mask: None }
     }
 
-    /// An op result: rounded to `dtype` on the device side.
-    pub fn out(&self, t: Tensor, dtype: TDType) -> Result<T> {
-        let t = t.to_dtype(self.compute)?;
-        let t = match (self.side, dtype.rounding()) {
-            (Side::Device, Some(r)) if r != self.compute => t.to_dtype(r)?.to_dtype(self.compute)?,
-            _ => t,
-        };
-        Ok(T { t, dtype })
+    /// The candle dtype a tensor of logical `dtype` is stored and computed
+    /// in: [`Ctx::compute`] for floating dtypes, f64 for integers and bools
+    /// on both sides (see [`storage`]).
+    pub fn storage(&self, dtype: TDType) -> DType {
+        storage(dtype, self.compute)
     }
 
-    /// An explicit cast (`.to(dtype)`, `.float()`): applied on both sides,
-    /// since the cast is the op's meaning, not a loss of precision.
+    /// `t` in the storage of `dtype`, rounded to `dtype` on the device side
+    /// (in one step from `t`'s own precision, so never rounded twice).
+    fn stored(&self, t: &Tensor, dtype: TDType) -> Result<Tensor> {
+        let storage = self.storage(dtype);
+        Ok(match (self.side, dtype.rounding()) {
+            (Side::Device, Some(r)) if r != storage => t.to_dtype(r)?.to_dtype(storage)?,
+            _ => t.to_dtype(storage)?,
+        })
+    }
+
+    /// An op result: rounded to `dtype` on the device side.
+    pub fn out(&self, t: Tensor, dtype: TDType) -> Result<T> {
+        Ok(T { t: self.stored(&t, dtype)?, dtype })
+    }
+
+    /// An explicit cast (`.to(dtype)`, `.float()`, a `dtype=` argument).
+    /// To a floating dtype it rounds on the device side only: the bench
+    /// stays float64 throughout and just relabels the tensor, so it never
+    /// computes in a lowered precision. To an integer dtype it truncates
+    /// toward zero and to bool it tests for nonzero, on both sides, since
+    /// that is the cast's meaning, not a loss of precision.
     pub fn cast(&self, x: &T, dtype: TDType) -> Result<T> {
         let t = match dtype.category() {
-            Category::Float => match dtype.rounding() {
-                Some(r) if r != self.compute => x.t.to_dtype(r)?.to_dtype(self.compute)?,
-                _ => x.t.clone(),
-            },
+            Category::Float => self.stored(&x.t, dtype)?,
             // Float to integer truncates toward zero, like torch.
             Category::Int if x.dtype.is_float() => {
                 let pos = x.t.ge(0.0)?;
-                pos.where_cond(&x.t.floor()?, &x.t.ceil()?)?
+                pos.where_cond(&x.t.floor()?, &x.t.ceil()?)?.to_dtype(self.storage(dtype))?
             }
-            Category::Int => x.t.clone(),
-            Category::Bool => x.t.ne(0.0)?.to_dtype(self.compute)?,
+            Category::Int => x.t.to_dtype(self.storage(dtype))?,
+            Category::Bool => x.t.ne(0.0)?.to_dtype(self.storage(dtype))?,
             Category::Complex => return Err(Error::Unsupported(format!("a cast to {} (the runtime computes no complex dtype)", dtype.name()))),
         };
         Ok(T { t, dtype })
     }
 
-    /// A tensor of `shape` filled with `v`.
-    pub fn full(&self, shape: &[usize], v: f64) -> Result<Tensor> {
-        Ok((Tensor::ones(shape, self.compute, &Device::Cpu)? * v)?)
+    /// A tensor of `shape` filled with `v`, in the storage of `dtype`
+    /// (not rounded: [`Ctx::out`] does that).
+    pub fn full(&self, shape: &[usize], v: f64, dtype: TDType) -> Result<Tensor> {
+        Ok((Tensor::ones(shape, self.storage(dtype), &Device::Cpu)? * v)?)
     }
 
-    /// A 0-d tensor holding `v`.
-    pub fn scalar(&self, v: f64) -> Result<Tensor> {
-        Ok(Tensor::new(v, &Device::Cpu)?.to_dtype(self.compute)?)
+    /// A 0-d tensor holding `v`, in the storage of `dtype` (not rounded to
+    /// it: torch's kernels take a Python scalar in their compute precision).
+    pub fn scalar(&self, v: f64, dtype: TDType) -> Result<Tensor> {
+        Ok(Tensor::new(v, &Device::Cpu)?.to_dtype(self.storage(dtype))?)
+    }
+}
+
+/// The candle dtype a tensor of logical `dtype` is stored in when floats
+/// compute in `compute`: `compute` for floating dtypes, f64 for integer and
+/// bool dtypes. So integer arithmetic is exact on the emulated device too
+/// (as on a real one), not done in f32: exact while every value and
+/// intermediate stays within ±2^53, f64's integer range; int64 values beyond
+/// it are rounded, and integer overflow does not wrap around as in torch.
+pub fn storage(dtype: TDType, compute: DType) -> DType {
+    if dtype.is_float() {
+        compute
+    } else {
+        DType::F64
     }
 }
 
@@ -114,12 +145,17 @@ pub fn result_type(operands: &[&Value]) -> Result<TDType> {
     })
 }
 
-/// A tensor operand in compute precision (scalars become 0-d tensors).
-pub fn operand(ctx: &Ctx, v: &Value) -> Result<Tensor> {
+/// An operand of an op that computes in `dtype` (its result type), in the
+/// storage of `dtype`. A tensor of another dtype is cast to `dtype` first,
+/// as torch casts operands to their common dtype (on the device side an
+/// int64 tensor added to a float16 one is rounded to float16 first); a
+/// Python number becomes a 0-d tensor, not rounded (see [`Ctx::scalar`]).
+pub fn operand(ctx: &Ctx, v: &Value, dtype: TDType) -> Result<Tensor> {
     match v {
-        Value::Tensor(t) => Ok(t.t.clone()),
+        Value::Tensor(t) if t.dtype == dtype => Ok(t.t.to_dtype(ctx.storage(dtype))?),
+        Value::Tensor(t) => Ok(ctx.cast(t, dtype)?.t),
         v => match v.as_f64() {
-            Some(x) => ctx.scalar(x),
+            Some(x) => ctx.scalar(x, dtype),
             None => Err(Error::Arg(format!("expected a tensor or a number, got {}", v.kind()))),
         },
     }

@@ -1,5 +1,8 @@
-//! Errors of the replay: every failure is a value, never a panic, so a bad
-//! dump ends up as a message in the CSV's Message column.
+//! Errors of the replay: every failure is a value, never a panic. Two kinds:
+//! a broken input ([`Error::is_input`]: an unreadable, truncated, hostile or
+//! mis-shaped tensor file), which the caller reports as an input error, and
+//! everything else, a call the runtime cannot replay, which becomes a `skip`
+//! row naming the reason.
 
 /// Why an op could not be replayed.
 #[derive(Debug, thiserror::Error)]
@@ -16,12 +19,24 @@ pub enum Error {
     /// candle rejected the computation (shapes, dtypes).
     #[error("candle: {0}")]
     Candle(#[from] candle_core::Error),
+    /// A tensor input is missing or does not match the dump (no data file,
+    /// another shape).
+    #[error("{0}")]
+    Input(String),
     /// Reading a tensor file failed.
     #[error(transparent)]
     Io(#[from] crate::io::IoError),
     /// A panic inside candle, caught at the op boundary.
     #[error("internal panic in the numeric backend: {0}")]
     Panic(String),
+}
+
+impl Error {
+    /// Whether the input is broken (the dump's tensor files), as opposed to
+    /// a call the runtime cannot replay.
+    pub fn is_input(&self) -> bool {
+        matches!(self, Error::Io(_) | Error::Input(_))
+    }
 }
 
 /// Result of the runtime.

@@ -99,10 +99,10 @@ pub fn master(spec: &TensorSpec, mode: DataMode, stream: (u64, u64, u64)) -> Res
     let values = match mode {
         DataMode::Random => random_values(spec, stream),
         DataMode::Real => {
-            let path = spec.data.as_ref().ok_or_else(|| Error::Arg("real data: this tensor has no data file in the dump".into()))?;
+            let path = spec.data.as_ref().ok_or_else(|| Error::Input("real data: this tensor has no data file in the dump".into()))?;
             let host = read_tensor(path)?;
             if host.shape != spec.shape {
-                return Err(Error::Arg(format!("{}: shape {:?} differs from the dumped {:?}", path.display(), host.shape, spec.shape)));
+                return Err(Error::Input(format!("{}: shape {:?} differs from the dumped {:?}", path.display(), host.shape, spec.shape)));
             }
             match host.data {
                 HostData::F64(v) => v,

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::compare::Status;
+use crate::exit;
 use crate::dtype::TDType;
 use crate::replay::replay;
 use crate::report::{ranked_table, write_report};
@@ -32,24 +32,27 @@ impl Data {
 }
 
 /// Replays `r`, prints the ranked table, writes the CSVs into
-/// `output_dir`; exit status 0 when every row passes, 3 otherwise, 1 when
-/// the CSVs cannot be written.
+/// `output_dir`; exits with the codes of [`crate::exit`]: 0 when no row is
+/// an error or a skip, 3 some error, 8 some skip, 4 a broken input (no
+/// CSV), 5 the CSVs cannot be written.
 pub fn main(r: &Replay, output_dir: &str) -> ExitCode {
-    let rows = replay(r);
+    let rows = match replay(r) {
+        Ok(rows) => rows,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(exit::INPUT);
+        }
+    };
     print!("{}", ranked_table(&rows.details, 0));
-    match write_report(Path::new(output_dir), &rows.details, &rows.results) {
+    match write_report(Path::new(output_dir), &rows.details, &rows.results, r.standard) {
         Ok((details, result)) => {
             println!("wrote {}", result.display());
             println!("wrote {}", details.display());
         }
         Err(e) => {
             eprintln!("error: {e}");
-            return ExitCode::from(1);
+            return ExitCode::from(exit::WRITE);
         }
     }
-    if rows.details.iter().all(|d| d.status == Status::Pass) {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(3)
-    }
+    ExitCode::from(exit::for_statuses(rows.details.iter().map(|d| d.status), false))
 }

@@ -5,9 +5,21 @@
 //! The generated Python scripts judge with the same rules and messages
 //! (`templates/python/_standard.py.tera`); shared cases in
 //! `runtime/tests/standard/cases.json` hold both to the same verdicts.
+//!
+//! Both languages compute every metric the same way, operation for
+//! operation, so that they agree to the bit: sums are exactly rounded
+//! ([`fsum`], Python's `math.fsum`), exponents are read from the float's
+//! bits (NumPy's `frexp`), and scaling by powers of two is exact (`ldexp`).
+//! The one exception is the msprobe rule's cosine, whose sums are ordered
+//! differently in the two languages (see `runtime/src/compare.rs`).
 
-use crate::compare::Status;
+mod fsum;
+mod rules;
+
+use crate::compare::{compare, Status};
 use crate::dtype::TDType;
+
+use rules::Outcome;
 
 /// The standard a run judges with (`--standard`, config key `standard`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -73,14 +85,221 @@ pub struct Judged {
     pub metrics: String,
 }
 
-/// Judges one output by `standard`.
-// Placeholder while the api rules are written: both standards apply the msprobe rule.
-pub fn judge(_standard: Standard, case: &Case) -> Judged {
-    match crate::compare::compare(case.tested, case.bench) {
-        Ok(m) => {
-            let (status, message) = m.status(case.cosine_threshold, case.max_abs_err_threshold);
-            Judged { status, message, rule: "cosine and max abs", metrics: String::new() }
+/// The rules a row can be judged by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rule {
+    CosineMaxAbs,
+    Binary,
+    Absolute,
+    Ulp,
+    Thousandth,
+    Benchmark,
+}
+
+impl Rule {
+    fn name(self) -> &'static str {
+        match self {
+            Rule::CosineMaxAbs => "cosine and max abs",
+            Rule::Binary => "binary equality",
+            Rule::Absolute => "absolute threshold",
+            Rule::Ulp => "ulp",
+            Rule::Thousandth => "thousandth",
+            Rule::Benchmark => "benchmark",
         }
-        Err(e) => Judged { status: Status::Error, message: e.to_string(), rule: "cosine and max abs", metrics: String::new() },
+    }
+}
+
+/// The threshold class of a float dtype: float16, bfloat16, everything else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Fp16,
+    Bf16,
+    Fp32,
+}
+
+impl Class {
+    fn of(dtype: TDType) -> Class {
+        match dtype {
+            TDType::F16 => Class::Fp16,
+            TDType::BF16 => Class::Bf16,
+            _ => Class::Fp32,
+        }
+    }
+}
+
+const ABSOLUTE: &[&str] = &[
+    "add", "sub", "mul", "div", "truediv", "true_divide", "floordiv", "floor_divide", "multiply", "subtract", "divide", "rsub",
+    "leaky_relu", "prelu", "reciprocal", "rsqrt", "square",
+];
+const BINARY: &[&str] = &[
+    "abs", "argmin", "argmax", "bitwise_and", "broadcast_to", "ceil", "equal", "eq", "fill", "flatten", "floor", "gather",
+    "greater", "greater_equal", "gt", "ge", "less", "less_equal", "lt", "le", "histc", "isfinite", "isnan", "logical_and",
+    "logical_or", "logical_not", "logical_xor", "masked_fill", "max_pool3d", "maximum", "minimum", "neg", "negative",
+    "nonzero", "not_equal", "ne", "one_hot", "pad", "relu", "reshape", "round", "select", "sign", "sort", "tile", "topk",
+    "transpose", "tril", "triu", "type_as",
+];
+const ULP: &[&str] = &[
+    "matmul", "addbmm", "addmm", "baddbmm", "bilinear", "bmm", "chain_matmul", "hspmm", "linear", "mm", "mv", "smm", "sspaddmm",
+];
+const THOUSANDTH: &[&str] = &["conv1d", "conv2d"];
+/// Benchmark level 1: (max relative, mean relative, rms) error bounds (5, 1.5, 1.5).
+const LEVEL1: &[&str] = &["embedding", "npu_fusion_attention", "npu_fusion_attention_grad", "scatter", "scatter_add"];
+/// Benchmark level 2: bounds (2, 1.2, 1.2).
+const LEVEL2: &[&str] = &[
+    "addmm", "gelu", "layer_norm", "matmul", "mm", "index", "one_hot", "sum", "npu_rms_norm", "rms_norm", "cross_entropy",
+    "npu_cross_entropy_loss", "nonzero",
+];
+
+/// The API's base name as the tables spell it: the text after the last
+/// `.`, without `__...__` and one trailing `_` (in-place); a dunder's
+/// reflected or in-place `r` / `i` prefix is dropped when the name itself
+/// is in no table (`__radd__` -> `add`, `__rsub__` stays `rsub`).
+fn base_name(api: &str) -> &str {
+    let name = api.rsplit('.').next().unwrap_or(api);
+    let dunder = name.len() > 4 && name.starts_with("__") && name.ends_with("__");
+    let name = if dunder { &name[2..name.len() - 2] } else { name };
+    let name = name.strip_suffix('_').unwrap_or(name);
+    let known = [ABSOLUTE, BINARY, ULP, THOUSANDTH, LEVEL1, LEVEL2].iter().any(|set| set.contains(&name));
+    if !known && dunder && (name.starts_with('r') || name.starts_with('i')) {
+        &name[1..]
+    } else {
+        name
+    }
+}
+
+/// Which rule judges a row.
+fn rule(standard: Standard, api: &str, backward: bool, exact_op: bool, dtype: TDType) -> Rule {
+    if exact_op || !dtype.is_float() {
+        return Rule::Binary;
+    }
+    if standard == Standard::Msprobe {
+        return Rule::CosineMaxAbs;
+    }
+    let name = base_name(api);
+    if ABSOLUTE.contains(&name) {
+        Rule::Absolute
+    } else if BINARY.contains(&name) && !backward {
+        Rule::Binary
+    } else if ULP.contains(&name) {
+        Rule::Ulp
+    } else if THOUSANDTH.contains(&name) && !backward {
+        Rule::Thousandth
+    } else {
+        Rule::Benchmark
+    }
+}
+
+/// The benchmark rule's (max relative, mean relative, rms) error bounds for the API.
+fn level_bounds(api: &str) -> [f64; 3] {
+    let name = base_name(api);
+    if LEVEL1.contains(&name) {
+        [5.0, 1.5, 1.5]
+    } else if LEVEL2.contains(&name) {
+        [2.0, 1.2, 1.2]
+    } else {
+        [10.0, 2.0, 2.0]
+    }
+}
+
+/// Judges one output by `standard`.
+pub fn judge(standard: Standard, case: &Case) -> Judged {
+    let rule = rule(standard, case.api, case.backward, case.exact_op, case.dtype);
+    let verdict = |status, message: String, metrics: String| Judged { status, message, rule: rule.name(), metrics };
+    let (t, b) = (case.tested, case.bench);
+    // `compare` also counts the NaN and Inf of both sides for every rule.
+    let m = match compare(t, b) {
+        Ok(m) => m,
+        Err(e) => return verdict(Status::Error, e.to_string(), String::new()),
+    };
+    if t.is_empty() {
+        return verdict(Status::Pass, "empty tensor".into(), String::new());
+    }
+    if rule == Rule::CosineMaxAbs {
+        let (status, message) = m.status(case.cosine_threshold, case.max_abs_err_threshold);
+        return verdict(status, message, String::new());
+    }
+    let class = Class::of(case.dtype);
+    let eps = if case.dtype == TDType::F64 { f64::EPSILON } else { f64::from(f32::EPSILON) };
+    let out = match rule {
+        Rule::Binary => rules::binary(t, b),
+        Rule::Absolute => rules::absolute(t, b, class, eps),
+        Rule::Ulp => rules::ulp(t, b, class),
+        Rule::Thousandth => rules::thousandth(t, b, eps),
+        _ => rules::benchmark(t, b, case.reference, class, eps, level_bounds(case.api)),
+    };
+    let Outcome { mut status, problems, notes, metrics } = out;
+    let mut message = Vec::new();
+    if m.nonfinite_differ {
+        status = Status::Error;
+        message.push(format!(
+            "NaN/Inf differ: tested has {} NaN and {} Inf, bench has {} NaN and {} Inf",
+            m.tested_nan, m.tested_inf, m.bench_nan, m.bench_inf
+        ));
+    }
+    message.extend(problems);
+    message.extend(notes);
+    verdict(status, message.join("; "), metrics)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_names() {
+        for (api, want) in [
+            ("Tensor.__radd__", "add"),
+            ("Tensor.__iadd__", "add"),
+            ("Tensor.__imul__", "mul"),
+            ("Tensor.__rtruediv__", "truediv"),
+            ("Tensor.__rsub__", "rsub"),
+            ("Tensor.__round__", "round"),
+            ("Tensor.__index__", "index"),
+            ("Tensor.__rshift__", "shift"),
+            ("Tensor.__and__", "and"),
+            ("Functional.conv2d", "conv2d"),
+            ("Tensor.add_", "add"),
+            ("Functional.relu_", "relu"),
+            ("Torch.rsqrt", "rsqrt"),
+            ("Torch.rsqrt_", "rsqrt"),
+            ("Torch.isfinite", "isfinite"),
+            ("NPU.npu_rms_norm", "npu_rms_norm"),
+            ("matmul", "matmul"),
+            ("Tensor.____", "___"),
+            ("Tensor._____", ""),
+        ] {
+            assert_eq!(base_name(api), want, "{api}");
+        }
+    }
+
+    #[test]
+    fn rule_choice() {
+        use Rule::*;
+        let api = |name, backward, dtype| rule(Standard::Api, name, backward, false, dtype);
+        assert_eq!(api("Tensor.__radd__", false, TDType::F16), Absolute);
+        assert_eq!(api("Tensor.__rsub__", true, TDType::F32), Absolute);
+        assert_eq!(api("Functional.relu", false, TDType::F32), Binary);
+        assert_eq!(api("Functional.relu", true, TDType::F32), Benchmark);
+        assert_eq!(api("Torch.matmul", true, TDType::BF16), Ulp);
+        assert_eq!(api("Tensor.__rmatmul__", false, TDType::F32), Ulp);
+        assert_eq!(api("Functional.conv2d", false, TDType::F32), Thousandth);
+        assert_eq!(api("Functional.conv2d", true, TDType::F32), Benchmark);
+        assert_eq!(api("Functional.conv3d", false, TDType::F32), Benchmark);
+        assert_eq!(api("Functional.silu", false, TDType::F64), Benchmark);
+        // Integer and bool outputs, and data movement, are exact under both standards.
+        assert_eq!(api("Torch.matmul", false, TDType::I64), Binary);
+        assert_eq!(api("Torch.sum", false, TDType::Bool), Binary);
+        assert_eq!(rule(Standard::Api, "Tensor.view", false, true, TDType::F32), Binary);
+        assert_eq!(rule(Standard::Msprobe, "Tensor.view", false, true, TDType::F32), Binary);
+        assert_eq!(rule(Standard::Msprobe, "Torch.add", false, false, TDType::I32), Binary);
+        assert_eq!(rule(Standard::Msprobe, "Torch.add", false, false, TDType::F32), CosineMaxAbs);
+    }
+
+    #[test]
+    fn levels() {
+        assert_eq!(level_bounds("Functional.embedding"), [5.0, 1.5, 1.5]);
+        assert_eq!(level_bounds("Tensor.__imatmul__"), [2.0, 1.2, 1.2]);
+        assert_eq!(level_bounds("Tensor.sum"), [2.0, 1.2, 1.2]);
+        assert_eq!(level_bounds("Functional.silu"), [10.0, 2.0, 2.0]);
     }
 }

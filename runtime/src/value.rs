@@ -6,11 +6,13 @@ use candle_core::{DType, Device, Tensor};
 use crate::dtype::TDType;
 use crate::error::{Error, Result};
 
-/// A tensor: its values in the run's compute precision, plus the dtype torch
-/// would give it.
+/// A tensor: its values in the run's storage precision for its dtype, plus
+/// the dtype torch would give it.
 #[derive(Debug, Clone)]
 pub struct T {
-    /// Values (F64 on the bench, F32 on the emulated device).
+    /// Values: F64 on the bench; on the emulated device F32 for floating
+    /// dtypes (F64 in float64 calls) and F64 for integers and bools
+    /// ([`crate::ctx::storage`]).
     pub t: Tensor,
     /// The logical torch dtype.
     pub dtype: TDType,
@@ -32,13 +34,16 @@ impl T {
         Ok(self.t.flatten_all()?.to_dtype(DType::F64)?.to_vec1::<f64>()?)
     }
 
-    /// Builds a tensor from f64 values in `compute` precision, rounded to `dtype`.
+    /// Builds a tensor from f64 values, rounded to `dtype`, stored as a run
+    /// whose floats compute in `compute` stores it ([`crate::ctx::storage`]:
+    /// integers and bools stay f64).
     pub fn from_f64(values: Vec<f64>, shape: &[usize], dtype: TDType, compute: DType) -> Result<T> {
         let t = Tensor::from_vec(values, shape, &Device::Cpu)?;
+        let storage = crate::ctx::storage(dtype, compute);
         // Rounded to the dtype first, so both sides start from the same numbers.
         let t = match dtype.rounding() {
-            Some(r) => t.to_dtype(r)?.to_dtype(compute)?,
-            None => t.to_dtype(compute)?,
+            Some(r) => t.to_dtype(r)?.to_dtype(storage)?,
+            None => t.to_dtype(storage)?,
         };
         Ok(T { t, dtype })
     }

@@ -29,7 +29,7 @@ pub fn run(options: Options) -> Result<u8, Error> {
         Options::Replay { opts, top } => {
             let report = replay::run(&opts)?;
             printer::replay(&report, top);
-            Ok(report.exit_code())
+            Ok(report.exit_code(opts.allow_skip))
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Everything the binary prints: results on stdout, summaries, warnings and
 //! errors on stderr, each as msprobe-rs has always printed them.
 
+use runtime::compare::Status;
 use runtime::report::ranked_table;
 
 use crate::error::Error;
@@ -68,5 +69,15 @@ pub fn batch(report: &BatchReport, check: bool, quiet: bool) {
 /// `replay`: the ranked table (the `top` worst rows) and where the CSVs went.
 pub fn replay(report: &ReplayReport, top: usize) {
     print!("{}", ranked_table(&report.rows.details, top));
-    eprintln!("{} rows, {} error; wrote {} and {}", report.rows.details.len(), report.errors(), report.files.1.display(), report.files.0.display());
+    let n = |s| report.count(s);
+    eprintln!(
+        "{} rows: {} pass, {} warning, {} skip, {} error; wrote {} and {}",
+        report.rows.details.len(),
+        n(Status::Pass),
+        n(Status::Warning),
+        n(Status::Skip),
+        n(Status::Error),
+        report.files.1.display(),
+        report.files.0.display()
+    );
 }

@@ -61,8 +61,23 @@ pub fn tested(framework: Framework, name: &ApiName) -> Callable {
     }
 }
 
+/// Tensor methods that cast to a fixed dtype, and the cast the bench makes
+/// instead: to the raised dtype (float16/bfloat16 -> float32, float32 ->
+/// float64), as the bench raises every input and dtype argument. The same
+/// method names in both frameworks.
+const RAISED_CASTS: &[(&str, &str)] = &[("half", "float"), ("bfloat16", "float"), ("float", "double")];
+
 /// The bench callable (torch on the CPU at raised precision).
 pub fn bench(framework: Framework, name: &ApiName) -> Callable {
+    if name.prefix == Prefix::Tensor {
+        if let Some(&(_, raised)) = RAISED_CASTS.iter().find(|(op, _)| *op == name.op) {
+            return Callable {
+                module: "torch.Tensor",
+                attr: raised.to_string(),
+                note: Some("the bench casts to the raised dtype, as it raises every input and dtype argument"),
+            };
+        }
+    }
     match (framework, name.prefix) {
         // mindspore.ops functions: torch.nn.functional when it has the name, else torch;
         // a few differ in signature and get a helper in the script.
@@ -110,5 +125,18 @@ mod tests {
         assert_eq!(bench(Framework::MindSpore, &n("Tensor.transpose.0")).attr, "ms_tensor_transpose");
         assert_eq!(path(bench(Framework::PyTorch, &n("Tensor.transpose.0"))), "torch.Tensor.transpose");
         assert_eq!(path(bench(Framework::MindSpore, &n("MintFunctional.linear.0"))), "torch.nn.functional.linear");
+    }
+
+    #[test]
+    fn casts_to_a_fixed_dtype_are_raised_on_the_bench() {
+        let n = |s| ApiName::parse(s).unwrap();
+        for fw in [Framework::PyTorch, Framework::MindSpore] {
+            assert_eq!(path(bench(fw, &n("Tensor.half.0"))), "torch.Tensor.float");
+            assert_eq!(path(bench(fw, &n("Tensor.bfloat16.0"))), "torch.Tensor.float");
+            assert_eq!(path(bench(fw, &n("Tensor.float.0"))), "torch.Tensor.double");
+            assert_eq!(path(bench(fw, &n("Tensor.double.0"))), "torch.Tensor.double");
+        }
+        assert_eq!(path(tested(Framework::PyTorch, &n("Tensor.half.0"))), "torch.Tensor.half");
+        assert_eq!(path(tested(Framework::MindSpore, &n("Tensor.float.0"))), "mindspore.Tensor.float");
     }
 }

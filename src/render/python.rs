@@ -3,6 +3,7 @@
 //! already as a Python literal (see [`super::literal`]); the templates only
 //! arrange literals, and the callables come from [`super::api_map`].
 
+use runtime::{exit, ops};
 use serde::Serialize;
 
 use super::api_map::{self, Callable};
@@ -87,6 +88,29 @@ pub struct KwargCtx {
     pub value: ArgCtx,
 }
 
+/// The exit codes a script uses, from `runtime::exit` (the one table).
+#[derive(Debug, Serialize)]
+pub struct ExitCodes {
+    /// No row is an error or a skip.
+    pub ok: u8,
+    /// Some row is an error.
+    pub inaccurate: u8,
+    /// A tensor file is missing, unreadable, malformed or of the wrong shape.
+    pub input: u8,
+    /// The script itself failed.
+    pub internal: u8,
+    /// No error, but some call could not be replayed here.
+    pub skipped: u8,
+}
+
+const EXIT_CODES: ExitCodes = ExitCodes {
+    ok: exit::OK,
+    inaccurate: exit::INACCURATE,
+    input: exit::INPUT,
+    internal: exit::INTERNAL,
+    skipped: exit::SKIPPED,
+};
+
 /// Everything a Python script template needs.
 #[derive(Debug, Serialize)]
 pub struct PythonContext {
@@ -98,6 +122,10 @@ pub struct PythonContext {
     pub api_name: String,
     /// `Prefix.op.N.forward|backward`, the script's file stem.
     pub api_full_name: String,
+    /// `Prefix.op` as a string literal: the API the precision standard looks up.
+    pub api_op: String,
+    /// `True` when the op table marks the op as data movement (values must be identical).
+    pub exact_op: String,
     /// `forward` / `backward`.
     pub propagation: &'static str,
     /// The callable under test.
@@ -126,6 +154,10 @@ pub struct PythonContext {
     pub data_dir_relative: bool,
     /// The dump this came from, as seen from the script, as a string literal.
     pub source: String,
+    /// The precision standard, `msprobe` or `api` (`--standard` overrides it).
+    pub standard: &'static str,
+    /// The script's exit codes.
+    pub exit: ExitCodes,
 }
 
 fn stat(s: Stat) -> String {
@@ -177,11 +209,15 @@ impl PythonContext {
     /// script's folder.
     pub fn new(call: &ApiCall, framework: Framework, cfg: &OpConfig, direction: Direction, data_dir: Option<&PathRef>, source: &str) -> PythonContext {
         let args = |list: &[Arg]| list.iter().map(|a| arg(a, framework)).collect::<Vec<_>>();
+        let api_op = format!("{}.{}", call.name.prefix.as_str(), call.name.op);
+        let exact_op = ops::lookup(framework, &api_op).is_some_and(|op| op.standard == ops::Standard::Exact);
         PythonContext {
             generator: format!("msprobe-rs {}", env!("CARGO_PKG_VERSION")),
             framework: framework.as_str(),
             api_name: call.name.to_string(),
             api_full_name: call.name.key(direction),
+            api_op: py_str(&api_op),
+            exact_op: py_bool(exact_op),
             propagation: direction.as_str(),
             tested: api_map::tested(framework, &call.name),
             bench: api_map::bench(framework, &call.name),
@@ -199,6 +235,8 @@ impl PythonContext {
             data_dir: py_opt(data_dir.map(|d| py_str(&d.text))),
             data_dir_relative: data_dir.is_some_and(|d| d.relative),
             source: py_str(source),
+            standard: cfg.standard.as_str(),
+            exit: EXIT_CODES,
         }
     }
 }

@@ -70,7 +70,7 @@ fn where_(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let cond = b.tensor("condition")?;
     let (x, y) = (b.value("input"), b.value("other"));
     let dtype = result_type(&[x, y])?;
-    let (xt, yt) = broadcast2(&operand(ctx, x)?, &operand(ctx, y)?)?;
+    let (xt, yt) = broadcast2(&operand(ctx, x, dtype)?, &operand(ctx, y, dtype)?)?;
     let (c, xt) = broadcast2(&cond.t.ne(0.0)?, &xt)?;
     let (_, yt) = broadcast2(&c, &yt)?;
     one(ctx.out(c.where_cond(&xt, &yt)?, dtype)?)

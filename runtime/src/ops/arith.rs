@@ -17,7 +17,7 @@ fn binary(ctx: &Ctx, a: &Value, b: &Value, f: impl Fn(&Tensor, &Tensor) -> candl
         Some(d) => d,
         None => result_type(&[a, b])?,
     };
-    let (x, y) = broadcast2(&operand(ctx, a)?, &operand(ctx, b)?)?;
+    let (x, y) = broadcast2(&operand(ctx, a, dtype)?, &operand(ctx, b, dtype)?)?;
     ctx.out(f(&x, &y)?, dtype)
 }
 
@@ -89,12 +89,12 @@ fn pow(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         };
         return one(ctx.out(t, dtype)?);
     }
-    let (a, e) = broadcast2(&operand(ctx, base)?, &operand(ctx, exp)?)?;
+    let (a, e) = broadcast2(&operand(ctx, base, dtype)?, &operand(ctx, exp, dtype)?)?;
     let magnitude = (e.clone() * a.abs()?.log()?)?.exp()?;
     let integral = e.eq(&e.round()?)?;
     let odd = (e.clone() - ((e.clone() * 0.5)?.floor()? * 2.0)?)?.ne(0.0)?;
     let negative = a.lt(0.0)?;
-    let nan = ctx.full(a.dims(), f64::NAN)?;
+    let nan = ctx.full(a.dims(), f64::NAN, dtype)?;
     let signed = odd.where_cond(&magnitude.neg()?, &magnitude)?;
     let neg_case = integral.where_cond(&signed, &nan)?;
     one(ctx.out(negative.where_cond(&neg_case, &magnitude)?, dtype)?)
@@ -120,7 +120,7 @@ fn reciprocal(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// clamp with scalar or tensor bounds; the gradient reaches `input` where it
 /// lies within [min, max], bounds included.
 fn clamp(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
-    let x = b.tensor("input")?;
+    b.tensor("input")?;
     let (lo, hi) = (b.value("min"), b.value("max"));
     if matches!((lo, hi), (Value::None, Value::None)) {
         return Err(Error::Arg("clamp: at least one of min and max must be given".into()));
@@ -128,13 +128,13 @@ fn clamp(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let mut operands: Vec<&Value> = vec![b.value("input")];
     operands.extend([lo, hi].into_iter().filter(|v| !matches!(v, Value::None)));
     let dtype = result_type(&operands)?;
-    let mut t = x.t.clone();
+    let mut t = operand(ctx, b.value("input"), dtype)?;
     if !matches!(lo, Value::None) {
-        let (v, m) = broadcast2(&t, &operand(ctx, lo)?)?;
+        let (v, m) = broadcast2(&t, &operand(ctx, lo, dtype)?)?;
         t = v.lt(&m)?.where_cond(&m, &v)?;
     }
     if !matches!(hi, Value::None) {
-        let (v, m) = broadcast2(&t, &operand(ctx, hi)?)?;
+        let (v, m) = broadcast2(&t, &operand(ctx, hi, dtype)?)?;
         t = v.gt(&m)?.where_cond(&m, &v)?;
     }
     one(ctx.out(t, dtype)?)

@@ -28,13 +28,13 @@ fn arange(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 fn filled_like(ctx: &Ctx, b: &Bound, v: f64) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;
     let dtype = b.opt_dtype("dtype")?.unwrap_or(x.dtype);
-    one(ctx.out(ctx.full(x.dims(), v)?, dtype)?)
+    one(ctx.out(ctx.full(x.dims(), v, dtype)?, dtype)?)
 }
 
 fn filled(ctx: &Ctx, b: &Bound, v: f64) -> Result<Vec<Value>> {
     let shape: Vec<usize> = b.ints("size")?.iter().map(|&d| d.max(0) as usize).collect();
     let dtype = b.opt_dtype("dtype")?.unwrap_or(TDType::F32);
-    one(ctx.out(ctx.full(&shape, v)?, dtype)?)
+    one(ctx.out(ctx.full(&shape, v, dtype)?, dtype)?)
 }
 
 /// `Tensor.to(...)`: only the dtype part matters for replay (device and
@@ -87,13 +87,13 @@ pub static OPS: &[Op] = &[
     },
     Op { names: &["Mint.ones", "Torch.ones"], sig: "*size, dtype=None", forward: |c, b| filled(c, b, 1.0), backward: false, standard: Standard::Exact, random: false },
     Op { names: &["Mint.zeros", "Torch.zeros"], sig: "*size, dtype=None", forward: |c, b| filled(c, b, 0.0), backward: false, standard: Standard::Exact, random: false },
-    Op { names: &["Tensor.to"], sig: "input, *args, dtype=None, non_blocking=False, copy=False, memory_format=None, device=None", forward: to, backward: true, standard: Standard::Exact, random: false },
-    Op { names: &["Tensor.float"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::F32), backward: true, standard: Standard::Exact, random: false },
-    Op { names: &["Tensor.half"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::F16), backward: true, standard: Standard::Exact, random: false },
-    Op { names: &["Tensor.bfloat16"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::BF16), backward: true, standard: Standard::Exact, random: false },
-    Op { names: &["Tensor.double"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::F64), backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Tensor.to"], sig: "input, *args, dtype=None, non_blocking=False, copy=False, memory_format=None, device=None", forward: to, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Tensor.float"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::F32), backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Tensor.half"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::F16), backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Tensor.bfloat16"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::BF16), backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Tensor.double"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::F64), backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Tensor.long"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::I64), backward: false, standard: Standard::Exact, random: false },
     Op { names: &["Tensor.int"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::I32), backward: false, standard: Standard::Exact, random: false },
     Op { names: &["Tensor.bool"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::Bool), backward: false, standard: Standard::Exact, random: false },
-    Op { names: &["Tensor.type_as"], sig: "input, other", forward: type_as, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Tensor.type_as"], sig: "input, other", forward: type_as, backward: true, standard: Standard::Accuracy, random: false },
 ];

@@ -36,12 +36,14 @@ fn float_of(d: TDType) -> TDType {
     }
 }
 
-/// How results of an op are judged.
+/// How the forward results of an op are judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Standard {
-    /// Cosine similarity and max absolute error against thresholds.
+    /// By the run's precision standard (`crate::standard`).
     Accuracy,
-    /// Values must be identical (data movement, integer results).
+    /// Values must be identical (data movement): binary equality under
+    /// every standard. Casts to a float dtype are not data movement: the
+    /// bench keeps float64 while the device rounds.
     Exact,
 }
 

@@ -196,7 +196,7 @@ fn embedding(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
             count[i as usize] += 1;
         }
         let scale: Vec<f64> = flat.iter().map(|&i| 1.0 / count[i as usize] as f64).collect();
-        let scale = Tensor::from_vec(scale, ids.dims(), out.device())?.to_dtype(ctx.compute)?;
+        let scale = Tensor::from_vec(scale, ids.dims(), out.device())?.to_dtype(out.dtype())?;
         let scale = scale.unsqueeze(D::Minus1)?.broadcast_as(out.dims())?;
         let frozen = out.detach();
         out = (&frozen + ((&out - &frozen)? * scale)?)?;
@@ -256,7 +256,7 @@ fn cross_entropy(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     }
     let dev = logits.device();
     let idx_t = Tensor::from_vec(idx, (n, 1), dev)?;
-    let keep_t = Tensor::from_vec(keep, n, dev)?.to_dtype(ctx.compute)?;
+    let keep_t = Tensor::from_vec(keep, n, dev)?.to_dtype(logits.dtype())?;
     let picked = logp.gather(&idx_t, 1)?.squeeze(1)?;
     // Per-sample weight w[target], zero where ignored.
     let w_i = match &weight {
@@ -308,7 +308,7 @@ fn dropout(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
             (0..n).map(|_| if rng.random::<f64>() >= p { 1.0 } else { 0.0 }).collect()
         }
     };
-    let mask = Tensor::from_vec(keep, x.dims(), x.t.device())?.to_dtype(ctx.compute)?;
+    let mask = Tensor::from_vec(keep, x.dims(), x.t.device())?.to_dtype(x.t.dtype())?;
     one(ctx.out(((&x.t * &mask)? / (1.0 - p))?, x.dtype)?)
 }
 
@@ -324,7 +324,7 @@ fn sdpa(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let scale = b.opt_float("scale")?.unwrap_or(1.0 / e.sqrt());
     let mut attn = (q.t.broadcast_matmul(&k.t.transpose(D::Minus2, D::Minus1)?)? * scale)?;
     let (l, s) = (attn.dims()[attn.rank() - 2], attn.dims()[attn.rank() - 1]);
-    let neg_inf = ctx.full(attn.dims(), f64::NEG_INFINITY)?;
+    let neg_inf = ctx.full(attn.dims(), f64::NEG_INFINITY, q.dtype)?;
     if b.bool("is_causal")? {
         let allowed: Vec<u8> = (0..l).flat_map(|i| (0..s).map(move |j| (j <= i) as u8)).collect();
         let allowed = Tensor::from_vec(allowed, (l, s), attn.device())?.broadcast_as(attn.dims())?;

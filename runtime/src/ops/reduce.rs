@@ -68,7 +68,7 @@ fn sum(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 
 /// ‖x‖_ord over `dims`: ord 2 as sqrt(Σx²) (exact gradient, NaN-free at 0
 /// only where torch is too), ±inf as max/min |x|, other p as (Σ|x|^p)^(1/p).
-fn norm_t(ctx: &Ctx, x: &Tensor, ord: f64, dims: &[usize], keepdim: bool) -> Result<Tensor> {
+fn norm_t(x: &Tensor, ord: f64, dims: &[usize], keepdim: bool) -> Result<Tensor> {
     Ok(if ord == 2.0 {
         sum_dims(&x.sqr()?, dims, keepdim)?.sqrt()?
     } else if ord == 1.0 {
@@ -82,7 +82,7 @@ fn norm_t(ctx: &Ctx, x: &Tensor, ord: f64, dims: &[usize], keepdim: bool) -> Res
         }
         drop_dims(x, m, dims, keepdim)?
     } else if ord == 0.0 {
-        sum_dims(&x.ne(0.0)?.to_dtype(ctx.compute)?, dims, keepdim)?
+        sum_dims(&x.ne(0.0)?.to_dtype(x.dtype())?, dims, keepdim)?
     } else {
         sum_dims(&x.abs()?.powf(ord)?, dims, keepdim)?.powf(1.0 / ord)?
     })
@@ -94,7 +94,7 @@ fn vector_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         return Err(Error::Unsupported(format!("vector_norm of a {} tensor", x.dtype.name())));
     }
     let dims = reduce_dims(b, &x)?;
-    one(ctx.out(norm_t(ctx, &x.t, b.float("ord")?, &dims, b.bool("keepdim")?)?, x.dtype)?)
+    one(ctx.out(norm_t(&x.t, b.float("ord")?, &dims, b.bool("keepdim")?)?, x.dtype)?)
 }
 
 /// torch._foreach_norm(tensors, ord=2): one 0-d norm per tensor.
@@ -104,7 +104,7 @@ fn foreach_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         .into_iter()
         .map(|x| {
             let dims: Vec<usize> = (0..x.rank()).collect();
-            Ok(Value::Tensor(ctx.out(norm_t(ctx, &x.t, ord, &dims, false)?, x.dtype)?))
+            Ok(Value::Tensor(ctx.out(norm_t(&x.t, ord, &dims, false)?, x.dtype)?))
         })
         .collect()
 }

@@ -5,7 +5,7 @@ use candle_core::Tensor;
 
 use super::{one, Op, Standard};
 use crate::bind::Bound;
-use crate::ctx::{dim, operand, Ctx};
+use crate::ctx::{dim, operand, result_type, Ctx};
 use crate::dtype::TDType;
 use crate::error::{Error, Result};
 use crate::ops::nn::indices;
@@ -134,7 +134,8 @@ fn stack(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let first = ts.first().ok_or_else(|| Error::Arg("stack: expects a non-empty list of tensors".into()))?;
     let d = dim(b.int("dim")?, first.rank() + 1)?;
     let dtype = ts.iter().map(|t| t.dtype).reduce(TDType::promote).unwrap_or(first.dtype);
-    let parts: Vec<&Tensor> = ts.iter().map(|t| &t.t).collect();
+    // Each piece is cast to the promoted dtype, as in torch.
+    let parts = ts.iter().map(|t| Ok(ctx.cast(t, dtype)?.t)).collect::<Result<Vec<Tensor>>>()?;
     one(ctx.out(Tensor::stack(&parts, d)?, dtype)?)
 }
 
@@ -143,7 +144,8 @@ fn cat(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let first = ts.first().ok_or_else(|| Error::Arg("cat: expects a non-empty list of tensors".into()))?;
     let d = dim(b.int("dim")?, first.rank())?;
     let dtype = ts.iter().map(|t| t.dtype).reduce(TDType::promote).unwrap_or(first.dtype);
-    let parts: Vec<&Tensor> = ts.iter().map(|t| &t.t).collect();
+    // Each piece is cast to the promoted dtype, as in torch.
+    let parts = ts.iter().map(|t| Ok(ctx.cast(t, dtype)?.t)).collect::<Result<Vec<Tensor>>>()?;
     one(ctx.out(Tensor::cat(&parts, d)?, dtype)?)
 }
 
@@ -162,10 +164,15 @@ fn triangle(b: &Bound, upper: bool) -> Result<Vec<Value>> {
 
 fn masked_fill(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let (x, mask) = (b.tensor("input")?, b.tensor("mask")?);
-    let value = operand(ctx, b.value("value"))?;
-    // Into an integer or bool tensor, torch casts the value to its dtype
-    // (2.7 fills as 2); the fill used to keep the float value.
-    let value = if x.dtype.is_float() { value } else { ctx.cast(&T { t: value, dtype: TDType::F64 }, x.dtype)?.t };
+    // torch casts the value to the tensor's dtype (into an integer or bool
+    // tensor 2.7 fills as 2; the fill used to keep the float value).
+    let value = match b.value("value") {
+        Value::Tensor(v) => ctx.cast(v, x.dtype)?.t,
+        v => {
+            let own = result_type(&[v])?;
+            ctx.cast(&T { t: operand(ctx, v, own)?, dtype: own }, x.dtype)?.t
+        }
+    };
     let m = mask.t.ne(0.0)?.broadcast_as(x.dims())?;
     let fill = value.broadcast_as(x.dims())?;
     one(ctx.out(m.where_cond(&fill, &x.t)?, x.dtype)?)
@@ -272,7 +279,7 @@ fn setitem(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
             // The value broadcasts to the shape of `x[index]`, as in torch
             // (x[1:, -1] = a [2] tensor), then the int-indexed dims come back as 1s.
             let indexed: Vec<usize> = sub.iter().enumerate().filter(|(d, _)| !int_dims.contains(d)).map(|(_, &n)| n).collect();
-            let v = v.t.broadcast_as(indexed)?.reshape(sub.as_slice())?;
+            let v = ctx.cast(v, x.dtype)?.t.broadcast_as(indexed)?.reshape(sub.as_slice())?;
             let mut full = x.t.zeros_like()?;
             // Place the value block at its offsets.
             let mut block = v.contiguous()?;
@@ -284,7 +291,7 @@ fn setitem(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
             full = (full + block)?;
             full
         }
-        v => operand(ctx, v)?.broadcast_as(x.dims())?,
+        v => operand(ctx, v, x.dtype)?.broadcast_as(x.dims())?,
     };
     one(ctx.out(region.where_cond(&value, &x.t)?, x.dtype)?)
 }

@@ -16,9 +16,12 @@ use std::path::{Path, PathBuf};
 
 use crate::atomic::{write_atomic, WriteOptions};
 use crate::compare::Status;
+use crate::standard::Standard;
 
 const DETAILS_HEADER: [&str; 9] =
     ["API Name", "Bench Dtype", "Tested Dtype", "Shape", "Cosine", "MaxAbsErr", "MaxRelativeErr", "Status", "Message"];
+/// The columns `--standard api` appends: the rule applied and its own metrics.
+const STANDARD_HEADER: [&str; 2] = ["Standard", "Standard Metrics"];
 const RESULT_HEADER: [&str; 4] = ["API Name", "Forward Test Success", "Backward Test Success", "Message"];
 /// Seconds tried past now before giving up on a free file name.
 const MAX_STAMP_STEPS: i64 = 100_000;
@@ -42,8 +45,19 @@ pub struct DetailRow {
     pub max_rel: Option<f64>,
     /// The verdict.
     pub status: Status,
-    /// Why it failed, a note, or empty.
+    /// Why it is not a pass, notes, and what was compared (tested and bench sides).
     pub message: String,
+    /// The standard's rule that judged it (`absolute threshold`, ...), empty when none did.
+    pub rule: String,
+    /// The rule's own metrics (`name=value; ...`), empty when none.
+    pub metrics: String,
+}
+
+impl DetailRow {
+    /// A row that compared nothing: a call that failed or was skipped.
+    pub fn uncompared(api_name: String, status: Status, message: String) -> DetailRow {
+        DetailRow { api_name, bench_dtype: None, tested_dtype: None, shape: None, cosine: None, max_abs: None, max_rel: None, status, message, rule: String::new(), metrics: String::new() }
+    }
 }
 
 /// One row of the result CSV: the verdicts of one replay of an API.
@@ -78,20 +92,33 @@ pub enum ReportError {
     },
 }
 
-/// Writes both CSVs into `dir` (created with mode 0o750 if missing) and
+/// Writes both CSVs into `dir` (with `Standard::Api`, the details carry
+/// [`STANDARD_HEADER`]'s two columns after msprobe's nine) (created with mode 0o750 if missing) and
 /// returns their paths as `(details, result)`. The stamp is the local time
 /// now, advanced a second at a time until neither name exists, so a run
 /// never overwrites an earlier report; each file is written to a temporary
 /// sibling and renamed into place (mode 0o640, synced; see [`crate::atomic`]),
 /// details first.
-pub fn write_report(dir: impl AsRef<Path>, details: &[DetailRow], results: &[ResultRow]) -> Result<(PathBuf, PathBuf), ReportError> {
+pub fn write_report(dir: impl AsRef<Path>, details: &[DetailRow], results: &[ResultRow], standard: Standard) -> Result<(PathBuf, PathBuf), ReportError> {
     let dir = dir.as_ref();
     create_dir(dir)?;
     let (details_path, result_path) = free_names(dir, stamp::now())?;
     let write = |path: &Path, bytes: Vec<u8>| {
         write_atomic(path, &bytes, WriteOptions::REPORT).map_err(|e| ReportError::Write { path: e.path, source: e.source })
     };
-    write(&details_path, csv::encode(&DETAILS_HEADER, &details.iter().map(detail_cells).collect::<Vec<_>>()))?;
+    let extended = standard == Standard::Api;
+    let mut header = DETAILS_HEADER.to_vec();
+    if extended {
+        header.extend(STANDARD_HEADER);
+    }
+    let cells = |r: &DetailRow| {
+        let mut c = detail_cells(r);
+        if extended {
+            c.extend([r.rule.clone(), r.metrics.clone()]);
+        }
+        c
+    };
+    write(&details_path, csv::encode(&header, &details.iter().map(cells).collect::<Vec<_>>()))?;
     write(&result_path, csv::encode(&RESULT_HEADER, &results.iter().map(result_cells).collect::<Vec<_>>()))?;
     Ok((details_path, result_path))
 }

@@ -5,15 +5,15 @@
 use std::fmt::Write;
 
 use super::DetailRow;
-use crate::compare::Status;
 use crate::pyfmt;
 
-/// The details rows ranked worst first: errors first, then by cosine
+/// The details rows ranked worst first: by status (error, skip, warning,
+/// pass), then by cosine
 /// (missing cosine counts as worst), then by max absolute error.
 pub fn ranked(details: &[DetailRow]) -> Vec<&DetailRow> {
     let mut v: Vec<&DetailRow> = details.iter().collect();
     v.sort_by(|a, b| {
-        let key = |r: &DetailRow| (r.status == Status::Pass, r.cosine.unwrap_or(f64::NEG_INFINITY));
+        let key = |r: &DetailRow| (std::cmp::Reverse(r.status), r.cosine.unwrap_or(f64::NEG_INFINITY));
         let (ka, kb) = (key(a), key(b));
         ka.0.cmp(&kb.0)
             .then(ka.1.partial_cmp(&kb.1).unwrap_or(std::cmp::Ordering::Equal))
@@ -45,9 +45,10 @@ pub fn ranked_table(details: &[DetailRow], top: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::Status;
 
     fn row(name: &str, status: Status, cosine: Option<f64>) -> DetailRow {
-        DetailRow { api_name: name.into(), bench_dtype: None, tested_dtype: None, shape: None, cosine, max_abs: Some(0.5), max_rel: None, status, message: String::new() }
+        DetailRow { cosine, max_abs: Some(0.5), ..DetailRow::uncompared(name.into(), status, String::new()) }
     }
 
     #[test]
@@ -55,6 +56,9 @@ mod tests {
         let rows = [row("a", Status::Pass, Some(0.9)), row("b", Status::Error, Some(1.0)), row("c", Status::Pass, Some(0.5))];
         let names: Vec<&str> = ranked(&rows).iter().map(|r| r.api_name.as_str()).collect();
         assert_eq!(names, ["b", "c", "a"]);
+        let rows = [row("p", Status::Pass, Some(0.1)), row("w", Status::Warning, Some(1.0)), row("s", Status::Skip, None), row("e", Status::Error, Some(1.0))];
+        let names: Vec<&str> = ranked(&rows).iter().map(|r| r.api_name.as_str()).collect();
+        assert_eq!(names, ["e", "s", "w", "p"]);
         let table = ranked_table(&rows, 2);
         assert_eq!(table.lines().count(), 4, "{table}");
         assert!(table.lines().nth(1).unwrap().starts_with("b ") && table.ends_with("... 1 more rows in the CSV\n"), "{table}");

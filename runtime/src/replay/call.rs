@@ -1,0 +1,154 @@
+//! One call with its inputs realized once, ready to run on the bench, on
+//! the emulated device, or (for a dropout msprobe dumped as an identity) as
+//! the identity it was recorded as.
+
+use std::sync::Arc;
+
+use crate::bind::{bind, Bound};
+use crate::ctx::Ctx;
+use crate::dtype::TDType;
+use crate::error::{Error, Result};
+use crate::exec::{run, Outcome};
+use crate::inputs::{master, realize, Realized};
+use crate::ops::{lookup, Op};
+use crate::spec::{DataMode, Replay, Spec};
+use crate::value::{Value, T};
+
+use super::quirks;
+
+/// Whether a tensor input is differentiated: float tensors the dump marks
+/// `requires_grad`, or all float tensors when it marks none.
+fn differentiate(inputs: &[&Realized]) -> Vec<bool> {
+    let any_marked = inputs.iter().any(|r| matches!(r, Realized::Tensor(_, Some(true))));
+    inputs
+        .iter()
+        .map(|r| match r {
+            Realized::Tensor(m, marked) if m.dtype.is_float() => !any_marked || *marked == Some(true),
+            _ => false,
+        })
+        .collect()
+}
+
+/// One call, inputs realized, both sides' contexts made.
+pub(super) struct Call<'a> {
+    pub r: &'a Replay,
+    pub op: &'static Op,
+    args: Vec<Realized>,
+    kwargs: Vec<(String, Realized)>,
+    grads: Option<Vec<Realized>>,
+    /// Which top-level inputs (positional, then keyword) get gradients.
+    pub differentiate: Vec<bool>,
+    pub bench: Ctx,
+    pub device: Ctx,
+    /// msprobe dumped this dropout as an identity (recorded output == input):
+    /// both sides replay it as one.
+    pub identity: bool,
+    /// Notes on how a random op's mask was recovered, for backward rows.
+    pub mask_note: Option<String>,
+}
+
+impl<'a> Call<'a> {
+    pub fn new(r: &'a Replay, iteration: u64) -> Result<Call<'a>> {
+        let op = lookup(r.framework, &r.api.op).ok_or_else(|| Error::UnknownOp(r.api.op.clone()))?;
+        // Tensors are numbered across the call (arguments, keywords, gradients):
+        // each gets its own random stream.
+        let mut ordinal = 0;
+        let mut one = |s: &Spec| realize(s, r.data_mode, r.seed, iteration, &mut ordinal);
+        let args = r.args.iter().map(&mut one).collect::<Result<Vec<_>>>()?;
+        let kwargs = r.kwargs.iter().map(|(k, s)| Ok((k.clone(), one(s)?))).collect::<Result<Vec<_>>>()?;
+        let grads = match &r.grad_outputs {
+            Some(g) => Some(g.iter().map(&mut one).collect::<Result<Vec<_>>>()?),
+            None => None,
+        };
+        let slots: Vec<&Realized> = args.iter().chain(kwargs.iter().map(|(_, v)| v)).collect();
+        let differentiate = differentiate(&slots);
+        let widest = slots.iter().filter_map(|s| s.widest_float()).max_by_key(|d| d.bits()).unwrap_or(TDType::F32);
+        let seed = r.seed ^ iteration;
+        let mut call = Call { r, op, args, kwargs, grads, differentiate, bench: Ctx::bench(seed), device: Ctx::device(widest, seed), identity: false, mask_note: None };
+        if op.random && r.use_recorded && r.data_mode == DataMode::Real {
+            call.recover_mask()?;
+        }
+        Ok(call)
+    }
+
+    /// A random op replayed against a tensor dump reuses the recorded mask:
+    /// dropout keeps exactly the elements that are non-zero in its recorded
+    /// output. Where the input itself is zero the output says nothing, and
+    /// the recorded gradient decides. An output equal to its input is
+    /// msprobe's identity dropout.
+    fn recover_mask(&mut self) -> Result<()> {
+        let (Some(Spec::Tensor(out)), Some(Realized::Tensor(input, _))) = (self.r.outputs.first(), self.args.first()) else {
+            return Ok(());
+        };
+        if !out.data.as_ref().is_some_and(|p| p.is_file()) {
+            return Ok(());
+        }
+        let recorded = master(out, DataMode::Real, (0, 0, 0))?.values;
+        if recorded.len() != input.values.len() {
+            return Ok(());
+        }
+        if quirks::dropout_is_identity(&input.values, &recorded, self.drop_probability()) {
+            self.identity = true;
+            return Ok(());
+        }
+        let grad = match self.r.grad_inputs.first() {
+            Some(Spec::Tensor(g)) if self.r.grad_outputs.is_some() && g.data.as_ref().is_some_and(|p| p.is_file()) => Some(master(g, DataMode::Real, (0, 0, 0))?.values),
+            _ => None,
+        };
+        let (mask, note) = quirks::dropout_mask(&input.values, &recorded, grad.as_deref());
+        self.bench.keep_mask = Some(Arc::new(mask));
+        self.device.keep_mask = self.bench.keep_mask.clone();
+        self.mask_note = note;
+        Ok(())
+    }
+
+    /// Dropout's `p` when it is in training mode (`None` when it does not drop).
+    fn drop_probability(&self) -> Option<f64> {
+        let b = self.bound(&self.bench).ok()?;
+        let p = b.float("p").ok()?;
+        (b.bool("training").unwrap_or(true) && p > 0.0).then_some(p)
+    }
+
+    /// The call's arguments bound to its signature on `ctx`'s side.
+    pub fn bound(&self, ctx: &Ctx) -> Result<Bound> {
+        let args = self.args.iter().map(|a| a.on(ctx)).collect::<Result<Vec<_>>>()?;
+        let kwargs = self.kwargs.iter().map(|(k, v)| Ok((k.clone(), v.on(ctx)?))).collect::<Result<Vec<_>>>()?;
+        bind(&self.r.api.op, self.op.sig, args, kwargs)
+    }
+
+    /// The dumped output gradients on `ctx`'s side (`None` where none was dumped).
+    pub fn grad_outputs(&self, ctx: &Ctx) -> Result<Option<Vec<Option<T>>>> {
+        let Some(g) = &self.grads else { return Ok(None) };
+        let one = |x: &Realized| match x.on(ctx)? {
+            Value::Tensor(t) => Ok(Some(t)),
+            _ => Ok(None),
+        };
+        Ok(Some(g.iter().map(one).collect::<Result<Vec<_>>>()?))
+    }
+
+    /// Runs the op on one side (forward, and backward when gradients were dumped).
+    pub fn run(&self, ctx: &Ctx) -> Result<Outcome> {
+        if self.identity {
+            return self.run_identity(ctx);
+        }
+        let args = self.args.iter().map(|a| a.on(ctx)).collect::<Result<Vec<_>>>()?;
+        let kwargs = self.kwargs.iter().map(|(k, v)| Ok((k.clone(), v.on(ctx)?))).collect::<Result<Vec<_>>>()?;
+        let grads = self.grad_outputs(ctx)?;
+        run(self.op, &self.r.api.op, args, kwargs, &self.differentiate, grads.as_deref(), ctx)
+    }
+
+    /// The identity msprobe recorded: the input is the output, and the
+    /// output's gradient the input's.
+    fn run_identity(&self, ctx: &Ctx) -> Result<Outcome> {
+        let input = self.args.first().ok_or_else(|| Error::Arg("dropout: no input".into()))?.on(ctx)?;
+        let grads = match self.grad_outputs(ctx)? {
+            Some(g) => {
+                let g = g.into_iter().next().flatten().ok_or_else(|| Error::Arg("backward: no dumped gradient for the output".into()))?;
+                let x = input.tensor("input")?;
+                Some(vec![T { t: g.t.reshape(x.dims())?, dtype: x.dtype }])
+            }
+            None => None,
+        };
+        Ok(Outcome { outputs: vec![input], grads })
+    }
+}

@@ -1,0 +1,295 @@
+//! One API replayed end to end: inputs realized once, the bench (f64) and
+//! the tested side run (the dump's recorded device outputs, or the device
+//! emulated in the dumped dtypes, per output and with the reason), every
+//! output and gradient judged by the run's precision standard, rows
+//! produced. Every row's Message says what was compared. Nothing here
+//! panics on input: a call the runtime cannot replay is a `skip` row, and a
+//! broken input (an unreadable tensor file) is returned as the error.
+
+mod call;
+mod quirks;
+
+use crate::compare::Status;
+use crate::error::Result;
+use crate::exec::guarded;
+use crate::inputs::master;
+use crate::ops::Standard as OpStandard;
+use crate::report::{DetailRow, ResultRow};
+use crate::spec::{DataMode, Replay, Spec};
+use crate::standard::{judge, Case, Standard};
+use crate::value::{Value, T};
+
+use call::Call;
+
+/// What the bench side is, in every compared row's Message.
+const BENCH: &str = "bench: float64 recompute on the CPU";
+
+/// The rows of one replay, all iterations.
+#[derive(Debug, Default)]
+pub struct Rows {
+    /// Details rows, one per output (and per gradient).
+    pub details: Vec<DetailRow>,
+    /// Result rows, one per iteration.
+    pub results: Vec<ResultRow>,
+}
+
+/// One tested value and what it is.
+struct Tested {
+    value: Value,
+    /// `tested: ...`, for the Message.
+    what: String,
+    /// The op run in the tested dtype on the CPU (the emulated device), for
+    /// the benchmark standard's ratios.
+    reference: Option<Value>,
+}
+
+/// Replays `r` for all its iterations and returns the report rows, or the
+/// error when an input is broken ([`crate::error::Error::is_input`]). A call the runtime
+/// cannot replay is one `skip` row.
+pub fn replay(r: &Replay) -> Result<Rows> {
+    let mut rows = Rows::default();
+    for iteration in 0..r.iterations.max(1) {
+        // Reading inputs and comparing run outside `exec`'s guard: guard them too.
+        let (forward, backward) = match guarded(|| replay_once(r, iteration as u64)) {
+            Ok(x) => x,
+            Err(e) if e.is_input() => return Err(e),
+            Err(e) => {
+                let direction = if r.grad_outputs.is_some() { "backward" } else { "forward" };
+                let first = e.to_string().lines().next().unwrap_or("").to_string();
+                let row = DetailRow::uncompared(format!("{}.{direction}", r.api), Status::Skip, format!("cannot replay here: {first}"));
+                if r.grad_outputs.is_some() { (vec![], vec![row]) } else { (vec![row], vec![]) }
+            }
+        };
+        let message: Vec<String> = forward.iter().chain(&backward).filter(|d| d.status != Status::Pass && !d.message.is_empty()).map(|d| format!("{}: {}", d.api_name, d.message)).collect();
+        rows.results.push(ResultRow { api_name: r.api.to_string(), forward: verdict(&forward), backward: verdict(&backward), message: message.join("; ") });
+        rows.details.extend(forward);
+        rows.details.extend(backward);
+        if r.data_mode == DataMode::Real {
+            break; // real data is the same every time
+        }
+    }
+    Ok(rows)
+}
+
+/// The worst status of some rows; `None` when there are none.
+fn verdict(rows: &[DetailRow]) -> Option<Status> {
+    rows.iter().map(|r| r.status).max()
+}
+
+/// The bench's dtype label: floats are computed in float64.
+fn bench_dtype(d: crate::dtype::TDType) -> crate::dtype::TDType {
+    if d.is_float() {
+        crate::dtype::TDType::F64
+    } else {
+        d
+    }
+}
+
+/// Joins the non-empty parts of a Message with `"; "`.
+fn message(parts: &[&str]) -> String {
+    parts.iter().filter(|p| !p.is_empty()).copied().collect::<Vec<_>>().join("; ")
+}
+
+/// Judges one tested value against its bench value.
+fn compare_values(call: &Call, name: String, backward: bool, tested: &Tested, bench: &Value, note: &str) -> DetailRow {
+    let r = call.r;
+    let fw = r.framework;
+    let row = |status, text: String| DetailRow::uncompared(name.clone(), status, message(&[&text, note, &tested.what, BENCH]));
+    match (&tested.value, bench) {
+        (Value::Tensor(t), Value::Tensor(b)) => {
+            let base = DetailRow {
+                bench_dtype: Some(fw.dtype_name(bench_dtype(b.dtype))),
+                tested_dtype: Some(fw.dtype_name(t.dtype)),
+                shape: Some(b.dims().to_vec()),
+                ..row(Status::Error, String::new())
+            };
+            if t.dims() != b.dims() {
+                return DetailRow { message: message(&[&format!("shape mismatch: tested {:?}, bench {:?}", t.dims(), b.dims()), &tested.what, BENCH]), ..base };
+            }
+            let values = |x: &T| x.to_f64_vec();
+            let (tv, bv) = match (values(t), values(b)) {
+                (Ok(x), Ok(y)) => (x, y),
+                (Err(e), _) | (_, Err(e)) => return DetailRow { message: message(&[&e.to_string(), &tested.what, BENCH]), ..base },
+            };
+            let reference = match &tested.reference {
+                Some(Value::Tensor(x)) if x.dims() == b.dims() => values(x).ok(),
+                _ => None,
+            };
+            let case = Case {
+                api: &r.api.op,
+                backward,
+                // Data movement is exact forward; its gradients are sums and casts.
+                exact_op: !backward && call.op.standard == OpStandard::Exact,
+                dtype: t.dtype,
+                tested: &tv,
+                bench: &bv,
+                reference: reference.as_deref(),
+                cosine_threshold: r.cosine_threshold,
+                max_abs_err_threshold: r.max_abs_err_threshold,
+            };
+            let judged = judge(r.standard, &case);
+            let (cosine, max_abs, max_rel) = match crate::compare::compare(&tv, &bv) {
+                Ok(m) if m.len > 0 => (Some(m.cosine), Some(m.max_abs), Some(m.max_rel)),
+                _ => (None, None, None),
+            };
+            DetailRow {
+                cosine,
+                max_abs,
+                max_rel,
+                status: judged.status,
+                message: message(&[&judged.message, note, &tested.what, BENCH]),
+                rule: judged.rule.to_string(),
+                metrics: judged.metrics,
+                ..base
+            }
+        }
+        (t, b) => match (t.as_f64(), b.as_f64()) {
+            (Some(x), Some(y)) => {
+                let equal = x == y || (x.is_nan() && y.is_nan());
+                let close = (x - y).abs() < r.max_abs_err_threshold;
+                let (status, text) = if equal || close { (Status::Pass, String::new()) } else { (Status::Error, format!("values differ: tested {x}, bench {y}")) };
+                DetailRow { bench_dtype: Some(b.kind().to_string()), tested_dtype: Some(t.kind().to_string()), shape: Some(vec![]), max_abs: Some((x - y).abs()), ..row(status, text) }
+            }
+            _ if matches!((t, b), (Value::None, Value::None)) => row(Status::Pass, "both None".into()),
+            _ => row(Status::Error, format!("output of type {} / {} is not comparable", t.kind(), b.kind())),
+        },
+    }
+}
+
+fn compare_lists(call: &Call, direction: &str, tested: &[Tested], bench: &[Value], note: &str) -> Vec<DetailRow> {
+    let n = tested.len().max(bench.len());
+    (0..n)
+        .map(|i| {
+            let name = format!("{}.{direction}.output.{i}", call.r.api);
+            match (tested.get(i), bench.get(i)) {
+                (Some(t), Some(b)) => compare_values(call, name, direction == "backward", t, b, note),
+                _ => DetailRow::uncompared(name, Status::Error, message(&[&format!("output count differs: tested {}, bench {}", tested.len(), bench.len()), BENCH])),
+            }
+        })
+        .collect()
+}
+
+/// A recorded tensor, or why there is none.
+fn recorded(spec: Option<&Spec>, call: &Call, what: &str) -> Result<std::result::Result<Value, String>> {
+    Ok(match spec {
+        Some(Spec::Tensor(t)) => match &t.data {
+            Some(p) if p.is_file() => {
+                let m = master(t, DataMode::Real, (0, 0, 0))?;
+                Ok(Value::Tensor(T::from_f64(m.values, &m.shape, m.dtype, call.device.compute)?))
+            }
+            Some(p) => Err(format!("no recorded {what}: {} is missing", p.display())),
+            None => Err(format!("no recorded {what}: the dump has no file for it")),
+        },
+        Some(Spec::None) => Err(format!("no recorded {what}: the dump recorded None")),
+        Some(other) => Err(format!("no recorded {what}: the dump recorded a {}", spec_kind(other))),
+        None => Err(format!("no recorded {what}: the dump lists fewer")),
+    })
+}
+
+fn spec_kind(s: &Spec) -> &'static str {
+    match s {
+        Spec::Int(_) => "int",
+        Spec::Float(_) => "float",
+        Spec::Bool(_) => "bool",
+        Spec::List(_) => "list",
+        _ => "non-tensor value",
+    }
+}
+
+/// `tested: emulated device ...` with the reason.
+fn emulated(why: &str) -> String {
+    format!("tested: emulated device in the dumped dtypes ({why})")
+}
+
+/// Why the whole call is emulated, when it is (random data, or asked to).
+fn emulated_call(r: &Replay) -> Option<&'static str> {
+    match (r.data_mode, r.use_recorded) {
+        (DataMode::Random, _) => Some("random_data has no device values"),
+        (DataMode::Real, false) => Some("emulation requested"),
+        (DataMode::Real, true) => None,
+    }
+}
+
+fn replay_once(r: &Replay, iteration: u64) -> Result<(Vec<DetailRow>, Vec<DetailRow>)> {
+    let call = Call::new(r, iteration)?;
+    let bench = call.run(&call.bench)?;
+    let whole = emulated_call(r);
+    // The recorded outputs and gradients, or why each is missing.
+    let (rec_out, rec_grads) = match whole {
+        Some(_) => (vec![], vec![]),
+        None => {
+            let outs = (0..bench.outputs.len()).map(|i| recorded(r.outputs.get(i), &call, "output")).collect::<Result<Vec<_>>>()?;
+            let grads = if r.grad_outputs.is_some() {
+                // The dump lists one gradient per positional input; keep the differentiated ones.
+                let picked: Vec<usize> = call.differentiate.iter().enumerate().filter(|(_, &d)| d).map(|(i, _)| i).collect();
+                picked.iter().map(|&i| recorded(r.grad_inputs.get(i), &call, "gradient")).collect::<Result<Vec<_>>>()?
+            } else {
+                vec![]
+            };
+            (outs, grads)
+        }
+    };
+    let grads_usable = match (&bench.grads, whole) {
+        (Some(b), None) => rec_grads.len() == b.len() && rec_grads.iter().zip(b).all(|(g, b)| matches!(g, Ok(Value::Tensor(t)) if t.dims() == b.dims())),
+        _ => false,
+    };
+    let need_device = whole.is_some() || rec_out.iter().any(|o| o.is_err()) || (bench.grads.is_some() && !grads_usable) || r.standard == Standard::Api;
+    let device = if need_device { Some(call.run(&call.device)?) } else { None };
+    let device_out = |i: usize| device.as_ref().and_then(|d| d.outputs.get(i).cloned());
+    let device_grad = |i: usize| device.as_ref().and_then(|d| d.grads.as_ref()).and_then(|g| g.get(i).cloned()).map(Value::Tensor);
+
+    let side = |recorded: Option<&std::result::Result<Value, String>>, emulated_value: Option<Value>, kind: &str| -> Tested {
+        match (recorded, whole) {
+            (Some(Ok(v)), _) => Tested { value: v.clone(), what: format!("tested: device {kind} recorded in the dump"), reference: emulated_value },
+            (Some(Err(why)), _) => Tested { value: emulated_value.clone().unwrap_or(Value::None), what: emulated(why), reference: emulated_value },
+            (None, Some(why)) => Tested { value: emulated_value.clone().unwrap_or(Value::None), what: emulated(why), reference: emulated_value },
+            (None, None) => Tested { value: emulated_value.clone().unwrap_or(Value::None), what: emulated("no recorded value"), reference: emulated_value },
+        }
+    };
+    let outputs: Vec<Tested> = (0..bench.outputs.len()).map(|i| side(rec_out.get(i), device_out(i), "output")).collect();
+    let forward_note = if call.identity { quirks::DROPOUT_IDENTITY } else { "" };
+    let forward = compare_lists(&call, "forward", &outputs, &bench.outputs, forward_note);
+
+    let Some(bench_grads) = bench.grads.as_ref() else { return Ok((forward, vec![])) };
+    let bench_grads: Vec<Value> = bench_grads.iter().cloned().map(Value::Tensor).collect();
+    let misaligned = whole.is_none() && !grads_usable && rec_grads.iter().all(|g| g.is_ok());
+    let grads: Vec<Tested> = (0..bench_grads.len())
+        .map(|i| {
+            if grads_usable || whole.is_some() {
+                side(rec_grads.get(i), device_grad(i), "gradient")
+            } else if misaligned {
+                side(Some(&Err("the dump's gradients do not line up with the inputs".into())), device_grad(i), "gradient")
+            } else {
+                let why = rec_grads.iter().find_map(|g| g.as_ref().err()).cloned().unwrap_or_default();
+                side(Some(&Err(why)), device_grad(i), "gradient")
+            }
+        })
+        .collect();
+    let note = [forward_note, call.mask_note.as_deref().unwrap_or("")].iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join("; ");
+    let mut backward = compare_lists(&call, "backward", &grads, &bench_grads, &note);
+    if grads_usable {
+        cross_entropy_quirk(&call, &grads, &mut backward)?;
+    }
+    Ok((forward, backward))
+}
+
+/// A recorded cross_entropy input gradient that fails against the op's
+/// gradient but matches the gradient w.r.t. the inner `log_softmax` output
+/// is judged against the latter, and says so.
+fn cross_entropy_quirk(call: &Call, grads: &[Tested], rows: &mut [DetailRow]) -> Result<()> {
+    let is_cross_entropy = call.r.api.op.rsplit('.').next() == Some("cross_entropy");
+    let (Some(row), Some(tested)) = (rows.first_mut(), grads.first()) else { return Ok(()) };
+    if !is_cross_entropy || row.status <= Status::Warning || !call.differentiate.first().copied().unwrap_or(false) {
+        return Ok(());
+    }
+    let (bound, g) = (call.bound(&call.bench)?, call.grad_outputs(&call.bench)?);
+    let Some(Some(g)) = g.and_then(|g| g.into_iter().next()) else { return Ok(()) };
+    let Some(inner) = quirks::cross_entropy_inner_grad(&bound, &g)? else { return Ok(()) };
+    let x = bound.tensor("input")?;
+    let inner = Value::Tensor(T::from_f64(inner, x.dims(), x.dtype, call.bench.compute)?);
+    let candidate = compare_values(call, row.api_name.clone(), true, tested, &inner, quirks::CROSS_ENTROPY_INNER);
+    if candidate.status <= Status::Warning {
+        *row = candidate;
+    }
+    Ok(())
+}

@@ -1,0 +1,134 @@
+//! How msprobe records some calls differently from what the op computes,
+//! recognised from the data so that the verdict does not blame the device
+//! for the way the dump was recorded (README, "Recording quirks"):
+//! - a dropout whose recorded output equals its input: msprobe dumped it as
+//!   an identity;
+//! - a dropout's mask is visible only where the input is non-zero: the
+//!   recorded gradient gives it elsewhere;
+//! - `cross_entropy`'s recorded input gradient is, in PyTorch dumps of
+//!   msprobe 8.3.2, the gradient w.r.t. the inner `log_softmax` output.
+
+use crate::bind::Bound;
+use crate::error::Result;
+use crate::value::T;
+
+/// Message of a dropout replayed as the identity msprobe recorded.
+pub(super) const DROPOUT_IDENTITY: &str =
+    "msprobe quirk: the recorded output equals the input (msprobe dumped this dropout as an identity); replayed as an identity";
+
+/// Message of a cross_entropy gradient compared with the inner node's.
+pub(super) const CROSS_ENTROPY_INNER: &str =
+    "msprobe quirk: the recorded gradient is the one w.r.t. cross_entropy's inner log_softmax output; compared with that gradient";
+
+/// Whether a dropout that drops with probability `p` (`None`: it does not
+/// drop) was recorded as an identity: every recorded value equals its input,
+/// and some input is non-zero (a real dropout would have scaled it).
+pub(super) fn dropout_is_identity(input: &[f64], recorded: &[f64], p: Option<f64>) -> bool {
+    p.is_some() && input.iter().any(|&x| x != 0.0) && input.iter().zip(recorded).all(|(x, y)| x == y || (x.is_nan() && y.is_nan()))
+}
+
+/// Dropout's keep mask from a recorded output: kept where the output is
+/// non-zero; where the input is zero, kept where the recorded input
+/// gradient is non-zero (or kept, when no gradient was recorded). The note
+/// says when the input had zeros.
+pub(super) fn dropout_mask(input: &[f64], recorded: &[f64], grad: Option<&[f64]>) -> (Vec<bool>, Option<String>) {
+    let grad = grad.filter(|g| g.len() == input.len());
+    let mut unknown = 0;
+    let mask = input
+        .iter()
+        .zip(recorded)
+        .enumerate()
+        .map(|(i, (&x, &y))| match (x == 0.0, grad) {
+            (false, _) => y != 0.0,
+            (true, Some(g)) => g[i] != 0.0,
+            (true, None) => {
+                unknown += 1;
+                true
+            }
+        })
+        .collect();
+    let zeros = input.iter().filter(|&&x| x == 0.0).count();
+    let note = match (zeros, unknown) {
+        (0, _) => None,
+        (z, 0) => Some(format!("dropout mask taken from the recorded output, and from the recorded gradient at the {z} zero inputs")),
+        (_, u) => Some(format!("dropout mask taken from the recorded output; unknown at {u} zero inputs with no recorded gradient (taken as kept)")),
+    };
+    (mask, note)
+}
+
+/// The gradient w.r.t. cross_entropy's inner `log_softmax` output, as f64
+/// values shaped like the input: what `nll_loss`'s backward gives for the
+/// dumped output gradient `g`. `None` when the call is outside what is
+/// recognised (label smoothing, inputs of rank above 2).
+pub(super) fn cross_entropy_inner_grad(b: &Bound, g: &T) -> Result<Option<Vec<f64>>> {
+    let (x, target) = (b.tensor("input")?, b.tensor("target")?);
+    if b.float("label_smoothing").unwrap_or(0.0) != 0.0 || x.rank() == 0 || x.rank() > 2 {
+        return Ok(None);
+    }
+    let c = *x.dims().last().unwrap_or(&1);
+    let n = x.t.elem_count() / c.max(1);
+    let weight = match b.opt_tensor("weight")? {
+        Some(w) => w.to_f64_vec()?,
+        None => vec![1.0; c],
+    };
+    let g = g.to_f64_vec()?;
+    let reduction = b.str("reduction")?;
+    let t = target.to_f64_vec()?;
+    let mut inner = vec![0.0; n * c];
+    if target.dtype.is_float() {
+        // Class probabilities: loss_i = -Σ_c w_c t_ic logp_ic, mean over N.
+        if t.len() != n * c {
+            return Ok(None);
+        }
+        for i in 0..n {
+            let s = match reduction {
+                "none" => g.get(i).copied().unwrap_or(0.0),
+                "sum" => g[0],
+                _ => g[0] / n as f64,
+            };
+            for k in 0..c {
+                inner[i * c + k] = -weight[k] * t[i * c + k] * s;
+            }
+        }
+        return Ok(Some(inner));
+    }
+    let ignore = b.int("ignore_index").unwrap_or(-100);
+    let valid = |ti: f64| ti as i64 != ignore && ti >= 0.0 && (ti as usize) < c;
+    let total: f64 = t.iter().filter(|&&ti| valid(ti)).map(|&ti| weight[ti as usize]).sum();
+    for (i, &ti) in t.iter().enumerate().take(n) {
+        if !valid(ti) {
+            continue;
+        }
+        let s = match reduction {
+            "none" => g.get(i).copied().unwrap_or(0.0),
+            "sum" => g[0],
+            _ => g[0] / total,
+        };
+        inner[i * c + ti as usize] = -weight[ti as usize] * s;
+    }
+    Ok(Some(inner))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identity_dropout_is_an_exact_copy_of_a_non_zero_input() {
+        assert!(dropout_is_identity(&[1.0, 0.0, -2.0], &[1.0, 0.0, -2.0], Some(0.1)));
+        assert!(!dropout_is_identity(&[1.0, 0.0, -2.0], &[1.0, 0.0, -2.0], None));
+        assert!(!dropout_is_identity(&[1.0, 2.0], &[1.25, 0.0], Some(0.2)));
+        assert!(!dropout_is_identity(&[0.0, 0.0], &[0.0, 0.0], Some(0.2)));
+    }
+
+    #[test]
+    fn mask_at_zero_inputs_comes_from_the_gradient() {
+        let (mask, note) = dropout_mask(&[1.0, 0.0, 0.0, 3.0], &[1.25, 0.0, 0.0, 0.0], Some(&[1.25, 0.0, 1.25, 0.0]));
+        assert_eq!(mask, [true, false, true, false]);
+        assert_eq!(note.unwrap(), "dropout mask taken from the recorded output, and from the recorded gradient at the 2 zero inputs");
+        let (mask, note) = dropout_mask(&[1.0, 0.0], &[0.0, 0.0], None);
+        assert_eq!(mask, [false, true]);
+        assert!(note.unwrap().contains("unknown at 1 zero inputs"));
+        assert_eq!(dropout_mask(&[1.0, 2.0], &[0.0, 2.5], None), (vec![false, true], None));
+    }
+}

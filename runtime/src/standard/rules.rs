@@ -1,0 +1,232 @@
+//! The api standard's rules, each over one output's values. NaN/Inf
+//! disagreement is reported by the caller; the rules measure only the
+//! elements finite on both sides (and metrics are 0 when there are none).
+
+use super::fsum::fsum;
+use super::Class;
+use crate::compare::Status;
+use crate::pyfmt::format_g6 as g;
+
+/// A rule's verdict before the NaN/Inf check is added.
+pub(super) struct Outcome {
+    pub status: Status,
+    /// Why it is not a pass.
+    pub problems: Vec<String>,
+    /// Remarks that follow the problems (also on pass rows).
+    pub notes: Vec<String>,
+    /// `name=value; ...`
+    pub metrics: String,
+}
+
+impl Outcome {
+    /// Error when there is a problem, else pass.
+    fn from_problems(problems: Vec<String>, metrics: String) -> Outcome {
+        let status = if problems.is_empty() { Status::Pass } else { Status::Error };
+        Outcome { status, problems, notes: Vec::new(), metrics }
+    }
+}
+
+/// The pairs finite on both sides, as (absolute error, bench).
+fn finite<'a>(x: &'a [f64], b: &'a [f64]) -> impl Iterator<Item = (f64, f64)> + 'a {
+    x.iter().zip(b).filter(|(x, b)| x.is_finite() && b.is_finite()).map(|(&x, &b)| ((x - b).abs(), b))
+}
+
+/// `count / total`, 0 when there is nothing to count.
+fn ratio(count: usize, total: usize) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        count as f64 / total as f64
+    }
+}
+
+/// Every element identical (NaN where the bench has NaN).
+pub(super) fn binary(t: &[f64], b: &[f64]) -> Outcome {
+    let differ = t.iter().zip(b).filter(|(x, y)| x != y && !(x.is_nan() && y.is_nan())).count();
+    let max_abs = finite(t, b).fold(0.0f64, |m, (d, _)| m.max(d));
+    let mut problems = Vec::new();
+    if differ > 0 {
+        problems.push(format!("binary equality: {differ} of {} elements differ (max absolute error {})", t.len(), g(max_abs)));
+    }
+    Outcome::from_problems(problems, format!("error_rate={}", g(ratio(differ, t.len()))))
+}
+
+/// Relative error bounded on normal values, absolute error on small ones.
+pub(super) fn absolute(t: &[f64], b: &[f64], class: Class, eps: f64) -> Outcome {
+    let (rtol, small, atol) = match class {
+        Class::Fp16 => (1e-3, 1e-3, 1e-5),
+        Class::Bf16 => (4e-3, 1e-3, 1e-5),
+        Class::Fp32 => (1e-6, 1e-6, 1e-9),
+    };
+    let (mut n_normal, mut n_small, mut n_rel, mut n_abs, mut max_rel) = (0, 0, 0, 0, 0.0f64);
+    for (d, b) in finite(t, b) {
+        if b.abs() <= small {
+            n_small += 1;
+            n_abs += usize::from(d > atol);
+        } else {
+            let rel = d / (b.abs() + eps);
+            n_normal += 1;
+            n_rel += usize::from(rel > rtol);
+            max_rel = max_rel.max(rel);
+        }
+    }
+    let mut problems = Vec::new();
+    if n_rel > 0 {
+        problems.push(format!(
+            "absolute threshold: relative error above {} at {n_rel} of {n_normal} normal values (max {})",
+            g(rtol),
+            g(max_rel)
+        ));
+    }
+    if n_abs > 0 {
+        problems.push(format!(
+            "absolute threshold: absolute error above {} at {n_abs} of {n_small} small values (|bench| <= {})",
+            g(atol),
+            g(small)
+        ));
+    }
+    let metrics = format!("rel_err_ratio={}; abs_err_ratio={}", g(ratio(n_rel, n_normal)), g(ratio(n_abs, n_small)));
+    Outcome::from_problems(problems, metrics)
+}
+
+/// `2^k`, exactly (`k` is a normal exponent).
+fn pow2(k: i32) -> f64 {
+    debug_assert!((-1022..=1023).contains(&k));
+    f64::from_bits(((k + 1023) as u64) << 52)
+}
+
+/// `floor(log2(x))` of a finite `x > 0` from its bits (NumPy's `frexp`
+/// exponent minus one); subnormals give -1023, below every rule's floor.
+fn floor_log2(x: f64) -> i32 {
+    let biased = ((x.to_bits() >> 52) & 0x7ff) as i32;
+    if biased == 0 {
+        -1023
+    } else {
+        biased - 1023
+    }
+}
+
+/// Errors in units in the last place of the bench value in the tested dtype.
+pub(super) fn ulp(t: &[f64], b: &[f64], class: Class) -> Outcome {
+    let (min_eb, mant) = match class {
+        Class::Fp16 => (-14, 10),
+        Class::Bf16 => (-126, 7),
+        Class::Fp32 => (-126, 23),
+    };
+    let over = if class == Class::Fp32 { 32.0 } else { 1.0 };
+    let ulps: Vec<f64> = finite(t, b)
+        .map(|(d, b)| {
+            let eb = if b == 0.0 { min_eb.max(0) } else { floor_log2(b.abs()).max(min_eb) };
+            d * pow2(mant - eb)
+        })
+        .collect();
+    let n = ulps.len();
+    let (max, mean, share) = if n == 0 {
+        (0.0, 0.0, 0.0)
+    } else {
+        let max = ulps.iter().fold(0.0f64, |m, &u| m.max(u));
+        (max, fsum(ulps.iter().copied()) / n as f64, ratio(ulps.iter().filter(|&&u| u > over).count(), n))
+    };
+    let (pass, bound) = if class == Class::Fp32 {
+        (mean < 64.0 || share < 0.05, "mean < 64 or share < 0.05")
+    } else {
+        (share < 0.001, "share < 0.001")
+    };
+    let mut problems = Vec::new();
+    if !pass {
+        problems.push(format!(
+            "ulp: mean {} and max {} ULP, share {} above {over} ULP (pass: {bound})",
+            g(mean),
+            g(max),
+            g(share)
+        ));
+    }
+    Outcome::from_problems(problems, format!("max_ulp={}; mean_ulp={}; ulp_error_proportion={}", g(max), g(mean), g(share)))
+}
+
+/// More than 99.9% of the values within relative error 0.001. With no
+/// value finite on both sides there is nothing to measure: a pass.
+pub(super) fn thousandth(t: &[f64], b: &[f64], eps: f64) -> Outcome {
+    let (mut n, mut within) = (0, 0);
+    for (d, b) in finite(t, b) {
+        n += 1;
+        within += usize::from(d / (b.abs() + eps) < 0.001);
+    }
+    let share = ratio(within, n);
+    let mut problems = Vec::new();
+    if n > 0 && share <= 0.999 {
+        problems.push(format!("thousandth: share {} of values within relative error 0.001 (pass: above 0.999)", g(share)));
+    }
+    Outcome::from_problems(problems, format!("thousandth_ratio={}", g(share)))
+}
+
+/// Small value error proportion, max and mean relative error and root
+/// mean squared error of `x` against the bench.
+fn benchmark_metrics(x: &[f64], b: &[f64], small: f64, atol: f64, eps: f64) -> [f64; 4] {
+    let (mut n_small, mut n_small_err) = (0, 0);
+    let (mut rel, mut sq) = (Vec::new(), Vec::new());
+    for (d, b) in finite(x, b) {
+        if b.abs() <= small {
+            n_small += 1;
+            n_small_err += usize::from(d > atol);
+        } else {
+            rel.push(d / (b.abs() + eps));
+            sq.push(d * d);
+        }
+    }
+    let n = rel.len();
+    if n == 0 {
+        return [ratio(n_small_err, n_small), 0.0, 0.0, 0.0];
+    }
+    let max_rel = rel.iter().fold(0.0f64, |m, &r| m.max(r));
+    [ratio(n_small_err, n_small), max_rel, fsum(rel) / n as f64, (fsum(sq) / n as f64).sqrt()]
+}
+
+/// The tested side's errors as multiples of the reference run's (the op
+/// on the CPU in the tested dtype), or of the dtype's floor without one.
+pub(super) fn benchmark(t: &[f64], b: &[f64], reference: Option<&[f64]>, class: Class, eps: f64, level: [f64; 3]) -> Outcome {
+    const LABELS: [&str; 4] = ["small value error proportion", "max relative error", "mean relative error", "root mean squared error"];
+    let (small, atol, min_err) = match class {
+        Class::Fp16 => (1e-3, 1e-5, 1.0 / 2048.0),
+        Class::Bf16 => (1e-3, 1e-5, 1.0 / 256.0),
+        Class::Fp32 => (1e-6, 1e-9, 1.0 / 16384.0),
+    };
+    let reference = reference.filter(|r| r.len() == b.len());
+    let tested = benchmark_metrics(t, b, small, atol, eps);
+    let refs = reference.map_or([0.0; 4], |r| benchmark_metrics(r, b, small, atol, eps));
+    let bounds = [2.0, level[0], level[1], level[2]];
+    let mut out = Outcome { status: Status::Pass, problems: Vec::new(), notes: Vec::new(), metrics: String::new() };
+    let mut ratios = [0.0; 4];
+    for i in 0..4 {
+        ratios[i] = tested[i] / refs[i].max(min_err);
+        let status = if ratios[i] <= 1.0 {
+            Status::Pass
+        } else if ratios[i] <= bounds[i] {
+            Status::Warning
+        } else {
+            Status::Error
+        };
+        if status != Status::Pass {
+            out.problems.push(format!(
+                "benchmark: {} {} is {} times the reference's {} (pass <= 1, error > {})",
+                LABELS[i],
+                g(tested[i]),
+                g(ratios[i]),
+                g(refs[i]),
+                g(bounds[i])
+            ));
+        }
+        out.status = out.status.max(status);
+    }
+    if reference.is_none() {
+        out.notes.push(format!("no reference run in the tested dtype: ratios against the dtype's floor {}", g(min_err)));
+    }
+    out.metrics = format!(
+        "small_value_err_ratio={}; max_rel_err_ratio={}; mean_rel_err_ratio={}; rmse_ratio={}",
+        g(ratios[0]),
+        g(ratios[1]),
+        g(ratios[2]),
+        g(ratios[3])
+    );
+    out
+}

@@ -1,0 +1,137 @@
+//! The precision standards agree between the runtime and the generated
+//! Python scripts: every case of tests/standard/cases.json is judged by
+//! `runtime::standard::judge` and by the Python mirror
+//! (templates/python/_standard.py.tera, run by tests/standard/check.py), and
+//! both must give the case's expected status, message, rule and metrics.
+//!
+//! The Python half needs MSPROBE_PYTHON, a Python with numpy (scripts/test.sh).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use runtime::dtype::TDType;
+use runtime::standard::{judge, Case, Judged, Standard};
+use serde_json::Value as Json;
+
+fn manifest_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn cases() -> Vec<Json> {
+    let path = manifest_dir().join("tests/standard/cases.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let cases: Vec<Json> = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(!cases.is_empty(), "{} has no cases", path.display());
+    cases
+}
+
+/// Values as cases.json encodes them: numbers, or "nan", "inf", "-inf".
+fn values(j: &Json) -> Vec<f64> {
+    j.as_array()
+        .unwrap_or_else(|| panic!("not a list: {j}"))
+        .iter()
+        .map(|v| match v {
+            Json::Number(n) => n.as_f64().unwrap(),
+            Json::String(s) if s == "nan" => f64::NAN,
+            Json::String(s) if s == "inf" => f64::INFINITY,
+            Json::String(s) if s == "-inf" => f64::NEG_INFINITY,
+            other => panic!("not a value: {other}"),
+        })
+        .collect()
+}
+
+fn text<'a>(c: &'a Json, key: &str) -> &'a str {
+    c[key].as_str().unwrap_or_else(|| panic!("case {}: {key} is not a string", c["name"]))
+}
+
+/// The case's expected verdict, as (status, message, rule, metrics).
+fn expected(c: &Json) -> [&str; 4] {
+    [text(c, "status"), text(c, "message"), text(c, "rule"), text(c, "metrics")]
+}
+
+fn rust_verdict(c: &Json) -> Judged {
+    let standard = match text(c, "standard") {
+        "msprobe" => Standard::Msprobe,
+        "api" => Standard::Api,
+        other => panic!("unknown standard {other}"),
+    };
+    let (tested, bench) = (values(&c["tested"]), values(&c["bench"]));
+    let reference = (!c["reference"].is_null()).then(|| values(&c["reference"]));
+    let case = Case {
+        api: text(c, "api"),
+        backward: c["backward"].as_bool().unwrap(),
+        exact_op: c["exact_op"].as_bool().unwrap(),
+        dtype: TDType::parse(text(c, "dtype")).unwrap_or_else(|| panic!("unknown dtype {}", c["dtype"])),
+        tested: &tested,
+        bench: &bench,
+        reference: reference.as_deref(),
+        cosine_threshold: c["cosine_threshold"].as_f64().unwrap(),
+        max_abs_err_threshold: c["max_abs_err_threshold"].as_f64().unwrap(),
+    };
+    judge(standard, &case)
+}
+
+/// One line per field that differs from the expected verdict.
+fn mismatches(name: &str, side: &str, got: [&str; 4], want: [&str; 4]) -> Vec<String> {
+    let fields = ["status", "message", "rule", "metrics"];
+    (0..4)
+        .filter(|&i| got[i] != want[i])
+        .map(|i| format!("{side} {name}: {}\n    got  {:?}\n    want {:?}", fields[i], got[i], want[i]))
+        .collect()
+}
+
+fn assert_none(side: &str, problems: Vec<String>) {
+    assert!(problems.is_empty(), "{} {side} mismatch(es):\n{}", problems.len(), problems.join("\n"));
+}
+
+#[test]
+fn rust_judges_every_case_as_expected() {
+    let mut problems = Vec::new();
+    for c in cases() {
+        let got = rust_verdict(&c);
+        let got = [got.status.as_str(), got.message.as_str(), got.rule, got.metrics.as_str()];
+        problems.extend(mismatches(text(&c, "name"), "rust", got, expected(&c)));
+    }
+    assert_none("rust", problems);
+}
+
+fn python() -> PathBuf {
+    match std::env::var_os("MSPROBE_PYTHON") {
+        Some(p) => PathBuf::from(p),
+        None => panic!(
+            "MSPROBE_PYTHON is not set: this test runs the Python mirror of the precision standards. \
+             Run it through scripts/test.sh, which creates the Python environment and sets it."
+        ),
+    }
+}
+
+#[test]
+fn python_judges_every_case_as_expected() {
+    let dir = manifest_dir();
+    let cases = cases();
+    let out = Command::new(python())
+        .arg("-B")
+        .arg(dir.join("tests/standard/check.py"))
+        .arg(dir.join("tests/standard/cases.json"))
+        .arg(dir.join("../templates/python/_standard.py.tera"))
+        .output()
+        .expect("cannot start MSPROBE_PYTHON");
+    assert!(out.status.success(), "check.py failed:\n{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let results: Vec<Json> = serde_json::from_slice(&out.stdout).expect("check.py printed no JSON list");
+    assert_eq!(results.len(), cases.len(), "check.py judged a different number of cases");
+    let mut problems = Vec::new();
+    for (c, r) in cases.iter().zip(&results) {
+        assert_eq!(r["name"], c["name"], "check.py judged the cases out of order");
+        problems.extend(mismatches(text(c, "name"), "python", expected(r), expected(c)));
+    }
+    assert_none("python", problems);
+}
+
+#[test]
+fn python_mirror_is_plain_python() {
+    let path = manifest_dir().join("../templates/python/_standard.py.tera");
+    let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    for tag in ["{{", "{%", "{#"] {
+        assert!(!source.contains(tag), "{} contains the Tera tag {tag}: check.py could not exec it", path.display());
+    }
+}
