@@ -194,3 +194,130 @@ pub fn dim(d: i64, rank: usize) -> Result<usize> {
     }
     Ok(i as usize)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::Framework;
+
+    /// Runs `api` forward on `ctx` and returns its first output.
+    fn run(ctx: &Ctx, api: &str, args: Vec<Value>, kwargs: Vec<(&str, Value)>) -> T {
+        let op = crate::ops::lookup(Framework::PyTorch, api).unwrap();
+        let kwargs = kwargs.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        let out = crate::exec::run(op, api, args, kwargs, &[], None, ctx).unwrap();
+        match out.outputs.into_iter().next() {
+            Some(Value::Tensor(t)) => t,
+            other => panic!("{api} returned {other:?}"),
+        }
+    }
+
+    fn tensor(ctx: &Ctx, values: &[f64], dtype: TDType) -> Value {
+        Value::Tensor(T::from_f64(values.to_vec(), &[values.len()], dtype, ctx.compute).unwrap())
+    }
+
+    fn values(t: &T) -> Vec<f64> {
+        t.to_f64_vec().unwrap()
+    }
+
+    const NEAR_1E9: [f64; 4] = [1_000_000_001.0, 999_999_999.0, -1_000_000_007.0, 1_073_741_823.0];
+
+    #[test]
+    fn integer_arithmetic_is_exact_on_the_device() {
+        for (widest, dtype) in [(TDType::F32, TDType::I64), (TDType::F32, TDType::I32), (TDType::F16, TDType::I64), (TDType::F64, TDType::I64)] {
+            let ctx = Ctx::device(widest, 0);
+            let other = [7.0, 1_000_000_003.0, -3.0, 1.0];
+            let (a, b) = (tensor(&ctx, &NEAR_1E9, dtype), tensor(&ctx, &other, dtype));
+            let exact = |f: fn(f64, f64) -> f64| NEAR_1E9.iter().zip(&other).map(|(&x, &y)| f(x, y)).collect::<Vec<f64>>();
+            let add = run(&ctx, "Torch.add", vec![a.clone(), b.clone()], vec![]);
+            assert_eq!((values(&add), add.dtype), (exact(|x, y| x + y), dtype), "{dtype:?} add");
+            let sub = run(&ctx, "Torch.sub", vec![a.clone(), b.clone()], vec![]);
+            assert_eq!(values(&sub), exact(|x, y| x - y), "{dtype:?} sub");
+            let mul = run(&ctx, "Torch.mul", vec![a.clone(), tensor(&ctx, &[2.0, -1.0, 1.0, 2.0], dtype)], vec![]);
+            assert_eq!(values(&mul), vec![2_000_000_002.0, -999_999_999.0, -1_000_000_007.0, 2_147_483_646.0], "{dtype:?} mul");
+            if dtype == TDType::I64 {
+                // Products up to ~9e15, within f64's exact integers.
+                let mul = run(&ctx, "Torch.mul", vec![a.clone(), tensor(&ctx, &[3.0, -5.0, 8_999_999.0, 2.0], dtype)], vec![]);
+                assert_eq!(values(&mul), vec![3_000_000_003.0, -4_999_999_995.0, -8_999_999_062_999_993.0, 2_147_483_646.0], "{dtype:?} mul");
+            }
+            let scaled = run(&ctx, "Torch.add", vec![a.clone(), Value::Int(1)], vec![("alpha", Value::Int(3))]);
+            assert_eq!(values(&scaled), NEAR_1E9.iter().map(|x| x + 3.0).collect::<Vec<_>>(), "{dtype:?} add alpha");
+            let sum = run(&ctx, "Torch.sum", vec![a.clone()], vec![]);
+            assert_eq!((values(&sum), sum.dtype), (vec![NEAR_1E9.iter().sum()], TDType::I64), "{dtype:?} sum");
+            let cumsum = run(&ctx, "Torch.cumsum", vec![a], vec![("dim", Value::Int(0))]);
+            assert_eq!(values(&cumsum)[3], NEAR_1E9.iter().sum::<f64>(), "{dtype:?} cumsum");
+        }
+    }
+
+    #[test]
+    fn float_results_are_still_rounded_to_their_dtype() {
+        let ctx = Ctx::device(TDType::F32, 0);
+        // 1 + 2^-30 is not a float32: the device gives 1, the bench keeps it.
+        let (a, b) = (tensor(&ctx, &[1.0, 3.0], TDType::F32), tensor(&ctx, &[2f64.powi(-30), 0.1], TDType::F32));
+        let sum = run(&ctx, "Torch.add", vec![a, b], vec![]);
+        assert_eq!(values(&sum), vec![1.0, (3.0f32 + 0.1f32) as f64]);
+        let bench = Ctx::bench(0);
+        let sum = run(&bench, "Torch.add", vec![tensor(&bench, &[1.0], TDType::F32), tensor(&bench, &[2f64.powi(-30)], TDType::F32)], vec![]);
+        assert_eq!(values(&sum), vec![1.0 + 2f64.powi(-30)]);
+        // float16: computed in f32, rounded once (1 + 2^-11 ties to 1).
+        let ctx = Ctx::device(TDType::F16, 0);
+        let sum = run(&ctx, "Torch.add", vec![tensor(&ctx, &[1.0, 1.0], TDType::F16), tensor(&ctx, &[2f64.powi(-11), 3.0 * 2f64.powi(-11)], TDType::F16)], vec![]);
+        assert_eq!((values(&sum), sum.dtype), (vec![1.0, 1.0 + 2.0 * 2f64.powi(-10)], TDType::F16));
+    }
+
+    #[test]
+    fn mixed_integer_and_float_operands_promote_like_torch() {
+        let ctx = Ctx::device(TDType::F16, 0);
+        // torch: int64 2049 becomes float16 2048 before the product.
+        let prod = run(&ctx, "Torch.mul", vec![tensor(&ctx, &[2049.0], TDType::I64), tensor(&ctx, &[3.0], TDType::F16)], vec![]);
+        assert_eq!((values(&prod), prod.dtype), (vec![6144.0], TDType::F16));
+        // int tensor + Python float -> float32; the int is rounded to float32.
+        let ctx = Ctx::device(TDType::F32, 0);
+        let sum = run(&ctx, "Torch.add", vec![tensor(&ctx, &[1_000_000_001.0], TDType::I64), Value::Float(0.5)], vec![]);
+        assert_eq!((values(&sum), sum.dtype), (vec![1e9], TDType::F32));
+        // int64 / int64 -> float32 on the device, exact floor division.
+        let q = run(&ctx, "Torch.div", vec![tensor(&ctx, &NEAR_1E9, TDType::I64), tensor(&ctx, &[7.0; 4], TDType::I64)], vec![("rounding_mode", Value::Str("floor".into()))]);
+        assert_eq!(values(&q), NEAR_1E9.iter().map(|x| (x / 7.0).floor()).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn float_casts_round_on_the_device_only() {
+        let third = 1.0 / 3.0;
+        let (bench, device) = (Ctx::bench(0), Ctx::device(TDType::F32, 0));
+        for api in ["Tensor.half", "Tensor.bfloat16", "Tensor.float"] {
+            let b = run(&bench, api, vec![tensor(&bench, &[third, 70000.0], TDType::F64)], vec![]);
+            assert_eq!(values(&b), vec![third, 70000.0], "{api} on the bench");
+        }
+        let d = run(&device, "Tensor.half", vec![tensor(&device, &[third, 70000.0], TDType::F32)], vec![]);
+        assert_eq!((values(&d), d.dtype), (vec![half::f16::from_f64(third).to_f64(), f64::INFINITY], TDType::F16));
+        let d = run(&device, "Tensor.to", vec![tensor(&device, &[third], TDType::F32), Value::DType(TDType::BF16)], vec![]);
+        assert_eq!((values(&d), d.dtype), (vec![half::bf16::from_f64(third).to_f64()], TDType::BF16));
+        // dtype= arguments: the bench computes in float64 and only relabels.
+        let x = [0.1, 0.2, third];
+        let exps: Vec<f64> = x.iter().map(|v: &f64| v.exp()).collect();
+        let total: f64 = exps.iter().sum();
+        for api in ["Functional.softmax", "Torch.softmax"] {
+            let s = run(&bench, api, vec![tensor(&bench, &x, TDType::F64)], vec![("dim", Value::Int(-1)), ("dtype", Value::DType(TDType::F16))]);
+            assert_eq!(s.dtype, TDType::F16);
+            for (got, e) in values(&s).iter().zip(&exps) {
+                assert!((got - e / total).abs() < 1e-15, "{api}: {got} vs {}", e / total);
+            }
+        }
+        let s = run(&bench, "Torch.sum", vec![tensor(&bench, &x, TDType::F64)], vec![("dtype", Value::DType(TDType::F16))]);
+        assert_eq!((values(&s), s.dtype), (vec![0.1 + 0.2 + third], TDType::F16));
+        let m = run(&bench, "Torch.mean", vec![tensor(&bench, &[1.0, 2.0, 1_000_000_001.0], TDType::I64)], vec![("dtype", Value::DType(TDType::BF16))]);
+        assert!((values(&m)[0] - 1_000_000_004.0 / 3.0).abs() < 1e-6, "{:?}", values(&m));
+        let c = run(&bench, "Torch.cumsum", vec![tensor(&bench, &x, TDType::F64), Value::Int(0)], vec![("dtype", Value::DType(TDType::F16))]);
+        assert_eq!(values(&c)[2], 0.1 + 0.2 + third);
+        // The device rounds the cast input and the result.
+        let s = run(&device, "Torch.sum", vec![tensor(&device, &x, TDType::F32)], vec![("dtype", Value::DType(TDType::F16))]);
+        let h = |v: f64| half::f16::from_f64(v).to_f64();
+        assert_eq!(values(&s), vec![h(h(0.1) + h(0.2) + h(third))]);
+        // Integer and bool casts are the same on both sides.
+        for ctx in [&bench, &device] {
+            let i = run(ctx, "Tensor.long", vec![tensor(ctx, &[-2.7, 2.7, 1e9], TDType::F32)], vec![]);
+            assert_eq!((values(&i), i.dtype), (vec![-2.0, 2.0, 1e9], TDType::I64));
+            let b = run(ctx, "Tensor.bool", vec![tensor(ctx, &[0.0, -0.5], TDType::F32)], vec![]);
+            assert_eq!((values(&b), b.dtype), (vec![0.0, 1.0], TDType::Bool));
+        }
+    }
+}

@@ -54,6 +54,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("python/_settings.py.tera", include_str!("../../templates/python/_settings.py.tera")),
     ("python/_inputs.py.tera", include_str!("../../templates/python/_inputs.py.tera")),
     ("python/_torch.py.tera", include_str!("../../templates/python/_torch.py.tera")),
+    ("python/_standard.py.tera", include_str!("../../templates/python/_standard.py.tera")),
     ("python/_compare.py.tera", include_str!("../../templates/python/_compare.py.tera")),
     ("rust/macros.tera", include_str!("../../templates/rust/macros.tera")),
     ("rust/Cargo.toml.tera", include_str!("../../templates/rust/Cargo.toml.tera")),

@@ -182,7 +182,7 @@ fn recorded(spec: Option<&Spec>, call: &Call, what: &str) -> Result<std::result:
         },
         Some(Spec::None) => Err(format!("no recorded {what}: the dump recorded None")),
         Some(other) => Err(format!("no recorded {what}: the dump recorded a {}", spec_kind(other))),
-        None => Err(format!("no recorded {what}: the dump lists fewer")),
+        None => Err(format!("the dump's {what}s do not line up with the call's")),
     })
 }
 
@@ -252,13 +252,13 @@ fn replay_once(r: &Replay, iteration: u64) -> Result<(Vec<DetailRow>, Vec<Detail
 
     let Some(bench_grads) = bench.grads.as_ref() else { return Ok((forward, vec![])) };
     let bench_grads: Vec<Value> = bench_grads.iter().cloned().map(Value::Tensor).collect();
-    let misaligned = whole.is_none() && !grads_usable && rec_grads.iter().all(|g| g.is_ok());
+    let misaligned = (whole.is_none() && !grads_usable && rec_grads.iter().all(|g| g.is_ok())) || rec_grads.len() != bench_grads.len();
     let grads: Vec<Tested> = (0..bench_grads.len())
         .map(|i| {
             if grads_usable || whole.is_some() {
                 side(rec_grads.get(i), device_grad(i), "gradient")
             } else if misaligned {
-                side(Some(&Err("the dump's gradients do not line up with the inputs".into())), device_grad(i), "gradient")
+                side(Some(&Err("the dump's gradients do not line up with the call's".into())), device_grad(i), "gradient")
             } else {
                 let why = rec_grads.iter().find_map(|g| g.as_ref().err()).cloned().unwrap_or_default();
                 side(Some(&Err(why)), device_grad(i), "gradient")

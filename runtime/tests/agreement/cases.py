@@ -5,7 +5,8 @@ here; the Rust test fails when one is missing. A case is one call, written as
 it appears in a dump: the dump name ("Tensor.__add__", "Mint.split",
 "MS.Functional.gather"), the positional and keyword arguments, and the torch
 function that is the reference. reference.py runs each case in torch in
-float64; the Rust test replays it with the runtime and compares.
+float64 (with floating dtype arguments raised to float64: `bench_reference`);
+the Rust test replays it with the runtime and compares.
 
 Arguments are plain Python values (ints, floats, bools, strings, lists,
 tuples, slices, Ellipsis, None, torch dtypes) and tensor specs: `T` (random
@@ -104,6 +105,31 @@ SPECIAL = {
 }
 
 
+# Explicit casts to a floating dtype on the bench: it computes in float64
+# throughout and only relabels (the runtime's Ctx::cast), so its reference
+# keeps the float64 values. The dtype recorded is still the real call's.
+BENCH_SPECIAL = {
+    "Tensor.float": torch.Tensor.double,
+    "Tensor.half": torch.Tensor.double,
+    "Tensor.bfloat16": torch.Tensor.double,
+}
+
+
+def _raised(value):
+    """A floating dtype argument raised to float64 (others unchanged)."""
+    return torch.float64 if isinstance(value, torch.dtype) and value.is_floating_point else value
+
+
+def bench_reference(name, reference):
+    """What the bench computes for `name`: the torch call with every
+    floating dtype argument (`.to(torch.float16)`, `dtype=torch.float32`)
+    raised to float64, since the bench never computes in a lowered
+    precision; integer and bool casts are kept."""
+    if name in BENCH_SPECIAL:
+        return BENCH_SPECIAL[name]
+    return lambda *args, **kwargs: reference(*map(_raised, args), **{k: _raised(v) for k, v in kwargs.items()})
+
+
 def is_inplace(name):
     """Tensor.add_, Tensor.__iadd__ ...: they modify their first argument."""
     op = name.split(".")[-1]
@@ -138,6 +164,8 @@ class Case:
         self.args = args
         self.kwargs = kwargs
         self.reference = default_reference(name)
+        # The values the bench must give (the reference gives the dtypes).
+        self.bench = bench_reference(name, self.reference)
         # The runtime replays in-place ops forward only.
         self.backward = not is_inplace(name) and name != "Tensor.__setitem__"
         # Float tensor inputs (positional indices, keyword names) left out of
@@ -259,6 +287,7 @@ case("Torch.mean", T(2, 3, 4), 1, True)
 case("Torch.mean", T(2, 3, 4), (0, -1))
 case("Tensor.mean", T(2, 3, 4), dim=-1, keepdim=True)
 case("Torch.mean", I(3, 4), dtype=torch.float64)  # int input needs dtype=
+case("Torch.mean", T(3, 4), 0, dtype=torch.float16)
 case("Mint.mean", T(2, 3, 4), dim=(1, 2), keepdim=True)
 
 each(["Torch.sum", "Tensor.sum", "Mint.sum"], T(2, 3, 4))
@@ -267,6 +296,7 @@ case("Torch.sum", T(2, 3, 4), (0, 2), keepdim=True)
 case("Torch.sum", I(3, 4, dtype="int32"))  # -> int64
 case("Torch.sum", B(3, 4), 1)  # bool -> int64
 case("Torch.sum", I(3, 4), dtype=torch.float64)
+case("Torch.sum", T(3, 4), 1, dtype=torch.bfloat16)
 case("Torch.sum", T())  # 0-d
 
 case("Torch.vector_norm", T(3, 4))
@@ -301,6 +331,7 @@ case("Functional.softmax", T(3, 4))  # implicit dim 1
 case("Functional.softmax", T(2, 3, 4))  # implicit dim 0
 case("Functional.softmax", V([[0.5, -INF, 1.0], [-INF, -INF, -INF], [2.0, 0.0, -INF]]), dim=1)  # a fully masked row is NaN
 case("Functional.softmax", I(3, 4), 1, dtype=torch.float64)
+case("Functional.softmax", T(3, 4), -1, dtype=torch.float16)  # the bench does not round to the dtype
 each(["Torch.softmax", "Tensor.softmax", "Mint.softmax"], T(2, 3, 4), 1)
 case("Tensor.softmax", T(2, 3, 4), -1)
 
@@ -310,6 +341,7 @@ each(["Functional.log_softmax", "MintFunctional.log_softmax"], T(3, 5), dim=1)
 case("Functional.log_softmax", T(2, 3, 4))  # implicit dim 0
 each(["Torch.log_softmax", "Tensor.log_softmax", "Mint.log_softmax"], T(2, 3, 4), -1)
 case("Torch.log_softmax", I(3, 4), 1, dtype=torch.float64)
+case("Torch.log_softmax", T(3, 4), 1, dtype=torch.float32)
 
 each(["Functional.gelu", "MintFunctional.gelu", "Torch.gelu"], T(3, 4, low=-4, high=4))
 case("Functional.gelu", T(3, 4, low=-4, high=4), approximate="tanh")
@@ -510,6 +542,7 @@ each(["Torch.std", "Tensor.std"], T(3, 4, 5), (0, 2))
 case("Torch.std", T(6))
 each(["Torch.cumsum", "Tensor.cumsum", "Mint.cumsum"], T(3, 4), 1)
 case("Torch.cumsum", I(5), 0)  # int -> int64
+case("Torch.cumsum", T(3, 4), 0, dtype=torch.float16)
 each(["Torch.index_select", "Tensor.index_select", "Mint.index_select"], T(5, 3), 0, V([4, 0, 2, 2], "int64"))
 case("Torch.index_select", T(2, 5, 3), -2, V([1, 3], "int64"))
 

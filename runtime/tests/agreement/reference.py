@@ -5,9 +5,11 @@ per input, output, grad_output and input gradient.
 Usage: reference.py OUT_DIR
 
 Float tensors are float64 and the values are computed with float64 as the
-default dtype, so that int -> float promotions are exact too; the dtype each
-output would have under torch's real default (float32) is recorded apart, for
-the runtime's promotion rules. Inputs come from numpy generators seeded per
+default dtype, so that int -> float promotions are exact too, and with every
+floating dtype argument raised to float64 (`Case.bench`: the bench never
+rounds to a cast's dtype); the dtype each output would have under torch's
+real default (float32), with the call as written, is recorded apart, for the
+runtime's promotion rules. Inputs come from numpy generators seeded per
 case, so the same case always gets the same numbers.
 
 cases.json holds {"cases": [...]}, one object per case:
@@ -158,7 +160,7 @@ def run_case(index, case, out_dir):
     leaves = [v for v, d in zip(slots, differentiate) if d]
 
     with default_dtype(torch.float64):
-        outputs = flatten(case.reference(*args, **kwargs))
+        outputs = flatten(case.bench(*args, **kwargs))
     assert len(outputs) == len(dtypes)
     entry = {
         "name": case.name,

@@ -17,6 +17,7 @@ use runtime::dtype::TDType;
 use runtime::repro::Data;
 #[allow(unused_imports)]
 use runtime::spec::{ApiId, DataMode, Framework, Replay, Spec};
+use runtime::standard::Standard;
 
 fn main() -> std::process::ExitCode {
     // Tensor files (real_data) are found relative to this project's folder.
@@ -50,6 +51,7 @@ fn main() -> std::process::ExitCode {
         iterations: 1,
         cosine_threshold: 0.99,
         max_abs_err_threshold: 0.0001,
+        standard: Standard::Msprobe,
         use_recorded: true,
     };
     runtime::repro::main(&replay, "./op_result_output")

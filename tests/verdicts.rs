@@ -1,0 +1,410 @@
+//! `msprobe replay` verdicts on crafted tensor dumps with planted errors:
+//! the exact status and Message of every row, and the exit code. Each dump
+//! is written here (dump.json and .npy tensor files), so every value the
+//! verdict depends on is in this file.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{json, Value};
+
+/// What every row on a recorded device output says it compared.
+const RECORDED: &str = "tested: device output recorded in the dump; bench: float64 recompute on the CPU";
+/// ... on a recorded gradient.
+const RECORDED_GRAD: &str = "tested: device gradient recorded in the dump; bench: float64 recompute on the CPU";
+
+/// The element types the crafted tensors use.
+#[derive(Clone, Copy)]
+enum Dt {
+    F32,
+    I64,
+}
+
+impl Dt {
+    fn npy(self) -> &'static str {
+        match self {
+            Dt::F32 => "<f4",
+            Dt::I64 => "<i8",
+        }
+    }
+
+    fn name(self, fw: &str) -> &'static str {
+        match (self, fw) {
+            (Dt::F32, "pytorch") => "torch.float32",
+            (Dt::I64, "pytorch") => "torch.int64",
+            (Dt::F32, _) => "Float32",
+            (Dt::I64, _) => "Int64",
+        }
+    }
+}
+
+/// A tensor dump being written into a temporary folder.
+struct Dump {
+    dir: tempfile::TempDir,
+    fw: &'static str,
+    data: serde_json::Map<String, Value>,
+}
+
+impl Dump {
+    fn new(fw: &'static str) -> Dump {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("dump_tensor_data")).unwrap();
+        Dump { dir, fw, data: serde_json::Map::new() }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn file(&self, name: &str) -> PathBuf {
+        self.path().join("dump_tensor_data").join(name)
+    }
+
+    /// Writes `values` as `<name>.npy` and returns the dump's descriptor.
+    fn tensor(&self, name: &str, dt: Dt, shape: &[usize], values: &[f64]) -> Value {
+        assert_eq!(values.len(), shape.iter().product::<usize>());
+        let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+        let shape_text = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
+        let mut header = format!("{{'descr': '{}', 'fortran_order': False, 'shape': {shape_text}, }}", dt.npy());
+        while (10 + header.len() + 1) % 64 != 0 {
+            header.push(' ');
+        }
+        header.push('\n');
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend((header.len() as u16).to_le_bytes());
+        bytes.extend(header.as_bytes());
+        for &v in values {
+            match dt {
+                Dt::F32 => bytes.extend((v as f32).to_le_bytes()),
+                Dt::I64 => bytes.extend((v as i64).to_le_bytes()),
+            }
+        }
+        let file = format!("{name}.npy");
+        std::fs::write(self.file(&file), bytes).unwrap();
+        let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+        let max = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let min = finite.iter().copied().fold(f64::INFINITY, f64::min);
+        let kind = if self.fw == "pytorch" { "torch.Tensor" } else { "mindspore.Tensor" };
+        let mut d = json!({"type": kind, "dtype": dt.name(self.fw), "shape": shape, "Max": max, "Min": min, "data_name": file});
+        if self.fw == "pytorch" {
+            d["requires_grad"] = json!(matches!(dt, Dt::F32));
+        }
+        d
+    }
+
+    /// Adds `<api>.forward` (and `.backward` when `backward` is given as
+    /// (grad_outputs, grad_inputs)).
+    fn call(&mut self, api: &str, args: Vec<Value>, kwargs: Value, outputs: Vec<Value>, backward: Option<(Vec<Value>, Vec<Value>)>) {
+        self.data.insert(format!("{api}.forward"), json!({"input_args": args, "input_kwargs": kwargs, "output": outputs}));
+        if let Some((grad_outputs, grad_inputs)) = backward {
+            self.data.insert(format!("{api}.backward"), json!({"input": grad_outputs, "output": grad_inputs}));
+        }
+    }
+
+    /// Writes dump.json and returns its path.
+    fn write(&self) -> PathBuf {
+        let dump = json!({"task": "tensor", "level": "L1", "framework": self.fw, "dump_data_dir": self.path().join("dump_tensor_data"), "data": self.data});
+        let path = self.path().join("dump.json");
+        std::fs::write(&path, dump.to_string()).unwrap();
+        path
+    }
+
+    /// `replay` of one API (real data), with extra flags; returns the output and the CSV folder.
+    fn replay(&self, api: &str, propagation: &str, extra: &[&str]) -> (Output, PathBuf) {
+        let dump = self.write();
+        let cfg = json!({"dump_json_path": dump, "api_name": api, "propagation": propagation, "data_mode": "real_data"});
+        let out = self.path().join(format!("out-{api}-{propagation}-{}", extra.join("")));
+        std::fs::write(self.path().join("c.json"), cfg.to_string()).unwrap();
+        let mut args = vec!["-f", self.fw, "replay", "-i", "c.json", "--output-dir", out.to_str().unwrap()];
+        args.extend(extra);
+        let o = Command::new(env!("CARGO_BIN_EXE_msprobe")).args(&args).current_dir(self.path()).output().unwrap();
+        (o, out)
+    }
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// The rows of the details CSV in `dir` (msprobe's nine columns, or eleven), as (name, status, message).
+fn rows(dir: &Path) -> Vec<(String, String, String)> {
+    let file = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_string_lossy().starts_with("accuracy_checking_details_")).unwrap();
+    let body = std::fs::read_to_string(file).unwrap();
+    let mut lines = body.trim_start_matches('\u{feff}').split("\r\n").filter(|l| !l.is_empty());
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let status = header.iter().position(|h| *h == "Status").unwrap();
+    lines
+        .map(|l| {
+            let mut cells = vec![String::new()];
+            let mut quoted = false;
+            for c in l.chars() {
+                match c {
+                    '"' => quoted = !quoted,
+                    ',' if !quoted => cells.push(String::new()),
+                    c => cells.last_mut().unwrap().push(c),
+                }
+            }
+            (cells[0].clone(), cells[status].clone(), cells[status + 1].clone())
+        })
+        .collect()
+}
+
+/// The one row called `name`.
+fn row(dir: &Path, name: &str) -> (String, String) {
+    let all = rows(dir);
+    let r = all.iter().find(|r| r.0 == name).unwrap_or_else(|| panic!("no row {name} in {all:#?}"));
+    (r.1.clone(), r.2.clone())
+}
+
+/// A MindSpore `Mint.mul` of [1, 2, 3, 4] × 0.5 whose recorded output is `recorded`.
+fn mul_dump(recorded: &[f64]) -> Dump {
+    let mut d = Dump::new("mindspore");
+    let a = d.tensor("Mint.mul.0.forward.input.0", Dt::F32, &[4], &[1.0, 2.0, 3.0, 4.0]);
+    let b = d.tensor("Mint.mul.0.forward.input.1", Dt::F32, &[4], &[0.5; 4]);
+    let out = d.tensor("Mint.mul.0.forward.output.0", Dt::F32, &[4], recorded);
+    d.call("Mint.mul.0", vec![a, b], json!({}), vec![out], None);
+    d
+}
+
+#[test]
+fn exact_product_passes_and_says_what_it_compared() {
+    let d = mul_dump(&[0.5, 1.0, 1.5, 2.0]);
+    let (o, out) = d.replay("Mint.mul.0", "forward", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(row(&out, "Mint.mul.0.forward.output.0"), ("pass".into(), RECORDED.into()));
+}
+
+#[test]
+fn cosine_branch_catches_a_sign_flip() {
+    let d = mul_dump(&[-0.5, -1.0, -1.5, -2.0]);
+    let (o, out) = d.replay("Mint.mul.0", "forward", &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let message = format!("cosine similarity -1 is not above the threshold 0.99; max absolute error 4 is not below the threshold 0.0001; {RECORDED}");
+    assert_eq!(row(&out, "Mint.mul.0.forward.output.0"), ("error".into(), message));
+}
+
+#[test]
+fn max_abs_branch_catches_a_shift_the_cosine_misses() {
+    let d = mul_dump(&[0.5, 1.0, 1.5, 2.0078125]);
+    let (o, out) = d.replay("Mint.mul.0", "forward", &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let message = format!("max absolute error 0.0078125 is not below the threshold 0.0001; {RECORDED}");
+    assert_eq!(row(&out, "Mint.mul.0.forward.output.0"), ("error".into(), message));
+}
+
+#[test]
+fn nan_in_different_places_is_an_error_and_in_the_same_place_a_note() {
+    let d = mul_dump(&[0.5, f64::NAN, 1.5, 2.0]);
+    let (o, out) = d.replay("Mint.mul.0", "forward", &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let message = format!("NaN/Inf differ: tested has 1 NaN and 0 Inf, bench has 0 NaN and 0 Inf; {RECORDED}");
+    assert_eq!(row(&out, "Mint.mul.0.forward.output.0"), ("error".into(), message));
+    // NaN in the input: NaN on both sides at the same place.
+    let mut d = Dump::new("mindspore");
+    let a = d.tensor("Mint.mul.0.forward.input.0", Dt::F32, &[3], &[1.0, f64::NAN, 3.0]);
+    let b = d.tensor("Mint.mul.0.forward.input.1", Dt::F32, &[3], &[0.5; 3]);
+    let out = d.tensor("Mint.mul.0.forward.output.0", Dt::F32, &[3], &[0.5, f64::NAN, 1.5]);
+    d.call("Mint.mul.0", vec![a, b], json!({}), vec![out], None);
+    let (o, out) = d.replay("Mint.mul.0", "forward", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let message = format!("NaN/Inf at the same places on both sides; metrics over the finite elements; {RECORDED}");
+    assert_eq!(row(&out, "Mint.mul.0.forward.output.0"), ("pass".into(), message));
+}
+
+#[test]
+fn small_values_twice_too_large_fail_only_under_the_api_standard() {
+    let a = [1e-3, 2e-3, 3e-3, 4e-3];
+    let product: Vec<f64> = a.iter().map(|x| 2.0 * f64::from(*x as f32) * 0.005f32 as f64).collect();
+    let mut d = Dump::new("mindspore");
+    let x = d.tensor("Mint.mul.0.forward.input.0", Dt::F32, &[4], &a);
+    let y = d.tensor("Mint.mul.0.forward.input.1", Dt::F32, &[4], &[0.005; 4]);
+    let out = d.tensor("Mint.mul.0.forward.output.0", Dt::F32, &[4], &product);
+    d.call("Mint.mul.0", vec![x, y], json!({}), vec![out], None);
+    let (o, out) = d.replay("Mint.mul.0", "forward", &[]);
+    assert_eq!(o.status.code(), Some(0), "msprobe's rule cannot see it: {}", text(&o));
+    assert_eq!(row(&out, "Mint.mul.0.forward.output.0").0, "pass");
+    let (o, out) = d.replay("Mint.mul.0", "forward", &["--standard", "api"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let (status, message) = row(&out, "Mint.mul.0.forward.output.0");
+    assert_eq!(status, "error");
+    assert!(message.starts_with("absolute threshold: relative error above 1e-06 at 4 of 4 normal values (max 0.9"), "{message}");
+    assert!(message.ends_with(RECORDED), "{message}");
+}
+
+#[test]
+fn a_missing_recorded_output_is_emulated_and_says_so() {
+    let d = mul_dump(&[0.5, 1.0, 1.5, 2.0]);
+    let file = d.file("Mint.mul.0.forward.output.0.npy");
+    std::fs::remove_file(&file).unwrap();
+    let (o, out) = d.replay("Mint.mul.0", "forward", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let message = format!("tested: emulated device in the dumped dtypes (no recorded output: {} is missing); bench: float64 recompute on the CPU", file.display());
+    assert_eq!(row(&out, "Mint.mul.0.forward.output.0"), ("pass".into(), message));
+}
+
+#[test]
+fn misaligned_gradients_are_emulated_and_say_so() {
+    let mut d = Dump::new("mindspore");
+    let a = d.tensor("Mint.mul.0.forward.input.0", Dt::F32, &[4], &[1.0, 2.0, 3.0, 4.0]);
+    let b = d.tensor("Mint.mul.0.forward.input.1", Dt::F32, &[4], &[0.5; 4]);
+    let out = d.tensor("Mint.mul.0.forward.output.0", Dt::F32, &[4], &[0.5, 1.0, 1.5, 2.0]);
+    let g = d.tensor("Mint.mul.0.backward.input.0", Dt::F32, &[4], &[1.0; 4]);
+    // One gradient of the wrong shape for two differentiated inputs.
+    let wrong = d.tensor("Mint.mul.0.backward.output.0", Dt::F32, &[2], &[0.5, 0.5]);
+    d.call("Mint.mul.0", vec![a, b], json!({}), vec![out], Some((vec![g], vec![wrong])));
+    let (o, out) = d.replay("Mint.mul.0", "backward", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let message = "tested: emulated device in the dumped dtypes (the dump's gradients do not line up with the call's); bench: float64 recompute on the CPU";
+    assert_eq!(row(&out, "Mint.mul.0.backward.output.0"), ("pass".into(), message.into()));
+    assert_eq!(row(&out, "Mint.mul.0.backward.output.1"), ("pass".into(), message.into()));
+    assert_eq!(row(&out, "Mint.mul.0.forward.output.0"), ("pass".into(), RECORDED.into()));
+}
+
+#[test]
+fn a_call_that_cannot_bind_is_a_skip_not_an_error() {
+    let mut d = mul_dump(&[0.5, 1.0, 1.5, 2.0]);
+    let entry = d.data.get_mut("Mint.mul.0.forward").unwrap();
+    entry["input_kwargs"] = json!({"rounding": {"type": "str", "value": "floor"}});
+    let (o, out) = d.replay("Mint.mul.0", "forward", &[]);
+    assert_eq!(o.status.code(), Some(8), "{}", text(&o));
+    let (status, message) = row(&out, "Mint.mul.0.forward");
+    assert_eq!(status, "skip");
+    assert!(message.starts_with("cannot replay here: ") && message.contains("rounding"), "{message}");
+    let (o, _) = d.replay("Mint.mul.0", "forward", &["--allow-skip"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+#[test]
+fn a_truncated_tensor_file_is_an_input_error_alone_and_a_skip_in_a_batch() {
+    let d = mul_dump(&[0.5, 1.0, 1.5, 2.0]);
+    let file = d.file("Mint.mul.0.forward.input.0.npy");
+    let bytes = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &bytes[..bytes.len() - 3]).unwrap();
+    let (o, out) = d.replay("Mint.mul.0", "forward", &[]);
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("msprobe: error: Mint.mul.0: ") && stderr.contains(&file.display().to_string()), "{stderr}");
+    assert!(!out.exists(), "no CSV for a broken input");
+    let dump = d.write();
+    let batch = d.path().join("batch");
+    let args = ["-f", "mindspore", "replay", "--dump", dump.to_str().unwrap(), "--data-mode", "real_data", "--output-dir", batch.to_str().unwrap()];
+    let o = Command::new(env!("CARGO_BIN_EXE_msprobe")).args(args).output().unwrap();
+    assert_eq!(o.status.code(), Some(8), "{}", text(&o));
+    let (status, message) = row(&batch, "Mint.mul.0.forward");
+    assert_eq!(status, "skip");
+    assert!(message.starts_with("cannot replay here: broken input: Mint.mul.0: ") && message.contains(&file.display().to_string()), "{message}");
+}
+
+#[test]
+fn integers_are_exact_on_the_emulated_device() {
+    let mut d = Dump::new("mindspore");
+    let x = [1_000_000_001.0, 999_999_999.0, 1_234_567_891.0];
+    let y = [7.0, -3.0, 1_000_000_000.0];
+    let a = d.tensor("Mint.add.0.forward.input.0", Dt::I64, &[3], &x);
+    let b = d.tensor("Mint.add.0.forward.input.1", Dt::I64, &[3], &y);
+    let sum: Vec<f64> = x.iter().zip(&y).map(|(a, b)| a + b).collect();
+    let out = d.tensor("Mint.add.0.forward.output.0", Dt::I64, &[3], &sum);
+    d.call("Mint.add.0", vec![a, b], json!({}), vec![out], None);
+    let (o, out) = d.replay("Mint.add.0", "forward", &["--emulate"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let message = "tested: emulated device in the dumped dtypes (emulation requested); bench: float64 recompute on the CPU";
+    assert_eq!(row(&out, "Mint.add.0.forward.output.0"), ("pass".into(), message.into()));
+}
+
+/// A PyTorch `Functional.dropout` (p = 0.2) with its recorded output and gradient.
+fn dropout_dump(input: &[f64], output: &[f64], grad_in: &[f64]) -> Dump {
+    let mut d = Dump::new("pytorch");
+    let n = input.len();
+    let x = d.tensor("Functional.dropout.0.forward.input.0", Dt::F32, &[n], input);
+    let out = d.tensor("Functional.dropout.0.forward.output.0", Dt::F32, &[n], output);
+    let g = d.tensor("Functional.dropout.0.backward.input.0", Dt::F32, &[n], &vec![1.0; n]);
+    let gi = d.tensor("Functional.dropout.0.backward.output.0", Dt::F32, &[n], grad_in);
+    let kwargs = json!({"p": {"type": "float", "value": 0.2}, "training": {"type": "bool", "value": true}});
+    d.call("Functional.dropout.0", vec![x], kwargs, vec![out], Some((vec![g], vec![gi])));
+    d
+}
+
+#[test]
+fn dropout_recorded_as_an_identity_is_replayed_as_one() {
+    let x = [1.0, -2.0, 0.5, 3.0];
+    let d = dropout_dump(&x, &x, &[1.0; 4]);
+    let (o, out) = d.replay("Functional.dropout.0", "backward", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let quirk = "msprobe quirk: the recorded output equals the input (msprobe dumped this dropout as an identity); replayed as an identity";
+    assert_eq!(row(&out, "Functional.dropout.0.forward.output.0"), ("pass".into(), format!("{quirk}; {RECORDED}")));
+    assert_eq!(row(&out, "Functional.dropout.0.backward.output.0"), ("pass".into(), format!("{quirk}; {RECORDED_GRAD}")));
+}
+
+#[test]
+fn dropout_mask_at_zero_inputs_comes_from_the_recorded_gradient() {
+    // Kept: 0, 2 (a zero input), 3; dropped: 1, 4 (a zero input). Scale 1/(1-0.2) = 1.25.
+    let x = [1.0, -2.0, 0.0, 3.0, 0.0];
+    let keep = [1.0, 0.0, 1.0, 1.0, 0.0];
+    let out: Vec<f64> = x.iter().zip(&keep).map(|(x, k)| x * k * 1.25).collect();
+    let grad: Vec<f64> = keep.iter().map(|k| k * 1.25).collect();
+    let d = dropout_dump(&x, &out, &grad);
+    let (o, dir) = d.replay("Functional.dropout.0", "backward", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let note = "dropout mask taken from the recorded output, and from the recorded gradient at the 2 zero inputs";
+    assert_eq!(row(&dir, "Functional.dropout.0.backward.output.0"), ("pass".into(), format!("{note}; {RECORDED_GRAD}")));
+    assert_eq!(row(&dir, "Functional.dropout.0.forward.output.0"), ("pass".into(), RECORDED.into()));
+}
+
+/// A PyTorch `Functional.cross_entropy` of 4 samples and 3 classes whose
+/// recorded logits gradient is `grad`.
+fn cross_entropy_dump(grad: &[f64]) -> Dump {
+    let mut d = Dump::new("pytorch");
+    let logits = [0.5, -1.0, 2.0, 1.5, 0.25, -0.5, 0.0, 1.0, -2.0, 0.75, 0.5, 1.25];
+    let x = d.tensor("Functional.cross_entropy.0.forward.input.0", Dt::F32, &[4, 3], &logits);
+    let t = d.tensor("Functional.cross_entropy.0.forward.input.1", Dt::I64, &[4], &[2.0, 0.0, 1.0, 2.0]);
+    let loss = cross_entropy(&logits, &[2, 0, 1, 2]);
+    let out = d.tensor("Functional.cross_entropy.0.forward.output.0", Dt::F32, &[], &[loss]);
+    let g = d.tensor("Functional.cross_entropy.0.backward.input.0", Dt::F32, &[], &[1.0]);
+    let gi = d.tensor("Functional.cross_entropy.0.backward.output.0", Dt::F32, &[4, 3], grad);
+    d.call("Functional.cross_entropy.0", vec![x, t], json!({}), vec![out], Some((vec![g], vec![gi])));
+    d
+}
+
+fn softmax_rows(logits: &[f64]) -> Vec<f64> {
+    logits
+        .chunks(3)
+        .flat_map(|r| {
+            let m = r.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let s: f64 = r.iter().map(|v| (v - m).exp()).sum();
+            r.iter().map(move |v| (v - m).exp() / s).collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn cross_entropy(logits: &[f64], target: &[usize]) -> f64 {
+    let p = softmax_rows(logits);
+    -target.iter().enumerate().map(|(i, &t)| p[i * 3 + t].ln()).sum::<f64>() / 4.0
+}
+
+#[test]
+fn cross_entropy_gradient_recorded_at_the_inner_node_is_recognised() {
+    let target = [2, 0, 1, 2];
+    // msprobe 8.3.2's record: -onehot / N.
+    let inner: Vec<f64> = (0..12).map(|k| if target[k / 3] == k % 3 { -0.25 } else { 0.0 }).collect();
+    let d = cross_entropy_dump(&inner);
+    let (o, out) = d.replay("Functional.cross_entropy.0", "backward", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let quirk = "msprobe quirk: the recorded gradient is the one w.r.t. cross_entropy's inner log_softmax output; compared with that gradient";
+    assert_eq!(row(&out, "Functional.cross_entropy.0.backward.output.0"), ("pass".into(), format!("{quirk}; {RECORDED_GRAD}")));
+    // The op's own gradient, (softmax - onehot) / N, passes without the quirk.
+    let p = softmax_rows(&[0.5, -1.0, 2.0, 1.5, 0.25, -0.5, 0.0, 1.0, -2.0, 0.75, 0.5, 1.25]);
+    let true_grad: Vec<f64> = (0..12).map(|k| (p[k] + inner[k] * 4.0) / 4.0).collect();
+    let d = cross_entropy_dump(&true_grad);
+    let (o, out) = d.replay("Functional.cross_entropy.0", "backward", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(row(&out, "Functional.cross_entropy.0.backward.output.0"), ("pass".into(), RECORDED_GRAD.into()));
+    // A gradient that is neither stays an error against the op's gradient.
+    let wrong: Vec<f64> = true_grad.iter().map(|g| -g).collect();
+    let d = cross_entropy_dump(&wrong);
+    let (o, out) = d.replay("Functional.cross_entropy.0", "backward", &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let (status, message) = row(&out, "Functional.cross_entropy.0.backward.output.0");
+    assert_eq!(status, "error");
+    assert!(message.starts_with("cosine similarity -1 is not above the threshold 0.99") && message.ends_with(RECORDED_GRAD), "{message}");
+}
