@@ -176,3 +176,22 @@ fn nothing_to_replay_missing_tensors_and_unwritable_report() {
     let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--dump", stats.to_str().unwrap(), "--filter", "^Torch\\.matmul\\.0$", "--output-dir", "taken"]);
     assert_eq!(o.status.code(), Some(5), "{}", text(&o));
 }
+
+/// An explicit `dtype=torch.float32` (the bundled PyTorch example's
+/// softmax) is raised on the bench like the inputs: the bench computes in
+/// float64, so the float32 result shows its rounding instead of a 0.0 that
+/// proves nothing.
+#[test]
+fn explicit_dtype_arguments_are_raised_on_the_bench() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = repo().join("examples/pytorch/config_op.json");
+    let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "-i", cfg.to_str().unwrap(), "--propagation", "forward"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let details = csv(&dir.path().join("op_result_output"), "details", DETAILS);
+    assert_eq!(details.len(), 3, "{details:?}");
+    for r in &details {
+        assert_eq!((r[0].as_str(), r[1].as_str(), r[2].as_str()), ("Functional.softmax.0.forward.output.0", "torch.float64", "torch.float32"));
+        let max_abs: f64 = r[5].parse().unwrap();
+        assert!(max_abs > 0.0 && max_abs < 1e-6, "{r:?}");
+    }
+}
