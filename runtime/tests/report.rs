@@ -7,6 +7,7 @@ use std::path::Path;
 
 use runtime::compare::Status;
 use runtime::report::{write_report, DetailRow, ResultRow};
+use runtime::standard::Standard;
 
 fn details() -> Vec<DetailRow> {
     let row = |name: &str, shape: Option<Vec<usize>>, m: [Option<f64>; 3], status, message: &str| DetailRow {
@@ -19,6 +20,8 @@ fn details() -> Vec<DetailRow> {
         max_rel: m[2],
         status,
         message: message.into(),
+        rule: String::new(),
+        metrics: String::new(),
     };
     vec![
         row("Torch.matmul.0.forward.output.0", Some(vec![2, 3]), [Some(0.9999999403953552), Some(1e-08), Some(2.5e-05)], Status::Pass, ""),
@@ -66,7 +69,7 @@ fn names(dir: &Path) -> Vec<String> {
 fn bytes_match_the_python_writer() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("a/op_result_output");
-    let (d, r) = write_report(&out, &details(), &results()).unwrap();
+    let (d, r) = write_report(&out, &details(), &results(), Standard::Msprobe).unwrap();
     assert_eq!(fs::read(&d).unwrap(), DETAILS_BYTES);
     assert_eq!(fs::read(&r).unwrap(), RESULT_BYTES);
     let (dn, rn) = (d.file_name().unwrap().to_str().unwrap(), r.file_name().unwrap().to_str().unwrap());
@@ -82,10 +85,35 @@ fn bytes_match_the_python_writer() {
     }
 }
 
+/// `--standard api`: msprobe's nine columns, then the rule and its metrics;
+/// every status spelled as msprobe spells it.
+#[test]
+fn api_standard_appends_two_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let row = |name: &str, status, message: &str, rule: &str, metrics: &str| DetailRow {
+        rule: rule.into(),
+        metrics: metrics.into(),
+        ..DetailRow::uncompared(name.into(), status, message.into())
+    };
+    let details = vec![
+        row("A.mul.0.forward.output.0", Status::Pass, "", "absolute threshold", "rel_err_ratio=0; abs_err_ratio=0"),
+        row("A.gelu.0.forward.output.0", Status::Warning, "w", "benchmark", "rmse_ratio=1.5"),
+        row("A.odd.0.forward", Status::Skip, "cannot replay here: x", "", ""),
+        row("A.mm.0.forward.output.0", Status::Error, "e", "ulp", "max_ulp=99"),
+    ];
+    let (d, _) = write_report(dir.path(), &details, &[], Standard::Api).unwrap();
+    let expected = "\u{feff}API Name,Bench Dtype,Tested Dtype,Shape,Cosine,MaxAbsErr,MaxRelativeErr,Status,Message,Standard,Standard Metrics\r\n\
+A.mul.0.forward.output.0,,,,,,,pass,,absolute threshold,rel_err_ratio=0; abs_err_ratio=0\r\n\
+A.gelu.0.forward.output.0,,,,,,,warning,w,benchmark,rmse_ratio=1.5\r\n\
+A.odd.0.forward,,,,,,,skip,cannot replay here: x,,\r\n\
+A.mm.0.forward.output.0,,,,,,,error,e,ulp,max_ulp=99\r\n";
+    assert_eq!(fs::read_to_string(d).unwrap(), expected);
+}
+
 #[test]
 fn empty_report_has_headers_only() {
     let dir = tempfile::tempdir().unwrap();
-    let (d, r) = write_report(dir.path(), &[], &[]).unwrap();
+    let (d, r) = write_report(dir.path(), &[], &[], Standard::Msprobe).unwrap();
     assert_eq!(fs::read(d).unwrap(), DETAILS_BYTES.split(|&b| b == b'\n').next().unwrap().iter().chain(b"\n").copied().collect::<Vec<_>>());
     assert!(fs::read(r).unwrap().ends_with(b"Backward Test Success,Message\r\n"));
 }
@@ -93,7 +121,7 @@ fn empty_report_has_headers_only() {
 #[test]
 fn consecutive_runs_never_overwrite_each_other() {
     let dir = tempfile::tempdir().unwrap();
-    let runs: Vec<_> = (0..3).map(|_| write_report(dir.path(), &details(), &results()).unwrap()).collect();
+    let runs: Vec<_> = (0..3).map(|_| write_report(dir.path(), &details(), &results(), Standard::Msprobe).unwrap()).collect();
     let mut details_names: Vec<_> = runs.iter().map(|(d, _)| d.clone()).collect();
     details_names.dedup();
     assert_eq!(details_names.len(), 3, "every run got its own stamp");
@@ -109,6 +137,6 @@ fn unwritable_folder_is_an_error_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("not_a_dir");
     fs::write(&file, b"x").unwrap();
-    let e = write_report(file.join("sub"), &details(), &results()).unwrap_err();
+    let e = write_report(file.join("sub"), &details(), &results(), Standard::Msprobe).unwrap_err();
     assert!(e.to_string().contains("not_a_dir"), "{e}");
 }

@@ -9,6 +9,7 @@ use crate::pyfmt::format_g6 as g;
 
 /// A rule's verdict before the NaN/Inf check is added.
 pub(super) struct Outcome {
+    /// The rule's verdict.
     pub status: Status,
     /// Why it is not a pass.
     pub problems: Vec<String>,
