@@ -15,15 +15,32 @@ use common::{python, repo, Case};
 use msprobe::model::Framework::{self, MindSpore, PyTorch};
 
 const DETAILS_HEADER: &str = "API Name,Bench Dtype,Tested Dtype,Shape,Cosine,MaxAbsErr,MaxRelativeErr,Status,Message";
+/// The details header under `--standard api`.
+const API_DETAILS_HEADER: &str =
+    "API Name,Bench Dtype,Tested Dtype,Shape,Cosine,MaxAbsErr,MaxRelativeErr,Status,Message,Standard,Standard Metrics";
 const RESULT_HEADER: &str = "API Name,Forward Test Success,Backward Test Success,Message";
+/// The end of every row's Message: what was compared.
+const TORCH_SIDES: &str = "tested: torch on cpu in the dumped dtype; bench: torch on cpu at raised precision";
+const MINDSPORE_SIDES: &str = "tested: mindspore on cpu in the dumped dtype; bench: torch on cpu at raised precision";
+const NAN_INF_NOTE: &str = "NaN/Inf at the same places on both sides; metrics over the finite elements";
+
+fn sides(framework: Framework) -> &'static str {
+    match framework {
+        PyTorch => TORCH_SIDES,
+        MindSpore => MINDSPORE_SIDES,
+    }
+}
 
 /// The outcome of one script run (`error`: the exception when the script
-/// itself failed, shown in assertion messages).
+/// itself failed, shown in assertion messages). `details` and `results`
+/// are empty when the script wrote no CSV (`wrote_csv`).
 #[derive(Debug)]
 struct Outcome {
     code: i64,
     #[allow(dead_code)]
     error: String,
+    stderr: String,
+    wrote_csv: bool,
     details: Vec<Vec<String>>,
     results: Vec<Vec<String>>,
 }
@@ -70,7 +87,8 @@ fn read_report(dir: &Path, kind: &str, header: &str) -> Vec<Vec<String>> {
     rows[1..].to_vec()
 }
 
-/// Runs scripts (with extra arguments) in one harness process.
+/// Runs scripts (with extra arguments) in one harness process; the CSVs are
+/// read with the details header the arguments' standard gives.
 fn run_harness(runs: &[(PathBuf, Vec<&str>)], out: &Path) -> Vec<Outcome> {
     let mut cmd = Command::new(python());
     cmd.arg(repo().join("tests/e2e/harness.py")).arg(out.join("csv"));
@@ -89,16 +107,17 @@ fn run_harness(runs: &[(PathBuf, Vec<&str>)], out: &Path) -> Vec<Outcome> {
     assert_eq!(lines.len(), runs.len(), "one result per script:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
     lines
         .into_iter()
-        .map(|l| {
+        .zip(runs)
+        .map(|(l, (_, args))| {
             let dir = PathBuf::from(l["output_dir"].as_str().unwrap());
             let code = l["code"].as_i64().unwrap();
             let error = l["error"].as_str().unwrap().to_string();
-            let (details, results) = if code == 0 || code == 3 {
-                (read_report(&dir, "details", DETAILS_HEADER), read_report(&dir, "result", RESULT_HEADER))
-            } else {
-                (vec![], vec![])
-            };
-            Outcome { code, error, details, results }
+            let stderr = l["stderr"].as_str().unwrap().to_string();
+            let header = if args.windows(2).any(|w| w == ["--standard", "api"]) { API_DETAILS_HEADER } else { DETAILS_HEADER };
+            let wrote_csv = dir.exists();
+            let (details, results) =
+                if wrote_csv { (read_report(&dir, "details", header), read_report(&dir, "result", RESULT_HEADER)) } else { (vec![], vec![]) };
+            Outcome { code, error, stderr, wrote_csv, details, results }
         })
         .collect()
 }
@@ -115,7 +134,8 @@ fn cases(framework: Framework, apis: &[&'static str], random_dump: &'static str,
 }
 
 /// Every case passes unperturbed (exit 0, a pass row per output and per
-/// direction) and fails perturbed (exit 3, error rows naming the max abs error).
+/// direction, each saying what was compared) and fails perturbed (exit 3,
+/// error rows naming the max abs error).
 fn check_pass_and_perturbed(cases: &[Case]) {
     let out = tempfile::tempdir().unwrap();
     let scripts: Vec<PathBuf> = cases.iter().map(|c| c.generate(&out.path().join("scripts"))).collect();
@@ -128,10 +148,17 @@ fn check_pass_and_perturbed(cases: &[Case]) {
     for (case, o) in cases.iter().zip(&outcomes) {
         let backward = case.propagation == "backward";
         let expected_result = vec![case.api.to_string(), "pass".into(), if backward { "pass" } else { "" }.to_string(), String::new()];
+        let compared = sides(case.framework);
+        let noted = format!("{NAN_INF_NOTE}; {compared}");
         let ok = o.code == 0
             && o.results == vec![expected_result]
             && !o.details.is_empty()
-            && o.details.iter().all(|r| r[7] == "pass" && r[4].parse::<f64>().is_ok_and(|c| c > 0.99) && r[5].parse::<f64>().is_ok_and(|e| e < 1e-4))
+            && o.details.iter().all(|r| {
+                r[7] == "pass"
+                    && r[4].parse::<f64>().is_ok_and(|c| c > 0.99)
+                    && r[5].parse::<f64>().is_ok_and(|e| e < 1e-4)
+                    && (r[8] == compared || r[8] == noted)
+            })
             && o.details.iter().any(|r| r[0] == format!("{}.forward.output.0", case.api))
             && (!backward || o.details.iter().any(|r| r[0].starts_with(&format!("{}.backward.output.", case.api))));
         if !ok {
@@ -139,10 +166,11 @@ fn check_pass_and_perturbed(cases: &[Case]) {
         }
     }
     for (&i, o) in perturbed.iter().zip(&outcomes[cases.len()..]) {
+        let compared = sides(cases[i].framework);
         let ok = o.code == 3
             && o.results.len() == 1
             && o.results[0][1] == "error"
-            && o.details.iter().any(|r| r[7] == "error" && r[8].contains("max absolute error"));
+            && o.details.iter().any(|r| r[7] == "error" && r[8].contains("max absolute error") && r[8].ends_with(&format!("; {compared}")));
         if !ok {
             failures.push(format!("perturbed {:?}: {o:?}", cases[i]));
         }
@@ -185,22 +213,152 @@ fn mindspore_scripts_pass_against_torch_and_catch_perturbation() {
     check_pass_and_perturbed(&cases(MindSpore, &apis, "mindspore/statistics", "mindspore/tensor"));
 }
 
+/// MindSpore 2.10's CPU build has no kernel for these: the tested call
+/// raises, which is a skip row (exit 8, or 0 with --allow-skip), not an error.
 #[test]
-fn an_api_without_a_kernel_is_an_error_row_not_a_crash() {
+fn an_api_without_a_kernel_is_a_skip_row() {
     let out = tempfile::tempdir().unwrap();
-    let apis = ["MintFunctional.embedding.0", "MintFunctional.layer_norm.0"];
-    let runs: Vec<(PathBuf, Vec<&str>)> = apis
-        .iter()
-        .map(|api| (Case::new(MindSpore, "mindspore/synthetic", api, "forward", "random_data").generate(out.path()), vec![]))
-        .collect();
-    for (api, o) in apis.iter().zip(run_harness(&runs, out.path())) {
-        assert_eq!(o.code, 3, "{o:?}");
-        assert_eq!(o.results[0][..3], [api.to_string(), "error".into(), String::new()]);
-        assert_eq!(o.details.len(), 1);
-        assert_eq!(o.details[0][0], format!("{api}.forward"));
-        // One line: the exception's first line, without MindSpore's C++ stack.
-        let message = &o.details[0][8];
-        assert!(message.starts_with("the tested call raised RuntimeError: ") && !message.contains("C++"), "{message}");
+    let apis = [
+        ("MintFunctional.embedding.0", "RuntimeError: The kernel Embedding unregistered."),
+        ("MintFunctional.layer_norm.0", "RuntimeError: Create kernelmod for op LayerNormExt failed"),
+    ];
+    let mut runs: Vec<(PathBuf, Vec<&str>)> = vec![];
+    for (api, _) in apis {
+        let script = Case::new(MindSpore, "mindspore/synthetic", api, "forward", "random_data").generate(out.path());
+        runs.push((script.clone(), vec![]));
+        runs.push((script.clone(), vec!["--allow-skip"]));
+        runs.push((script, vec!["--standard", "api"]));
+    }
+    let outcomes = run_harness(&runs, out.path());
+    for ((api, raised), o) in apis.iter().zip(outcomes.chunks(3)) {
+        let message = format!("cannot replay here: the tested call raised {raised}; {MINDSPORE_SIDES}");
+        let row = vec![format!("{api}.forward"), String::new(), String::new(), String::new(), String::new(), String::new(), String::new(), "skip".into(), message.clone()];
+        let result = vec![vec![api.to_string(), "skip".into(), String::new(), format!("{api}.forward: {message}")]];
+        let (plain, allowed, api_standard) = (&o[0], &o[1], &o[2]);
+        assert_eq!((plain.code, &plain.details, &plain.results), (8, &vec![row.clone()], &result), "{plain:?}");
+        assert_eq!((allowed.code, &allowed.details, &allowed.results), (0, &vec![row.clone()], &result), "{allowed:?}");
+        // Under --standard api a row that compared nothing has empty Standard columns.
+        let api_row = [row, vec![String::new(), String::new()]].concat();
+        assert_eq!((api_standard.code, &api_standard.details), (8, &vec![api_row]), "{api_standard:?}");
+    }
+}
+
+/// A tensor file real_data cannot use stops the script before anything is
+/// compared: one line on stderr naming the file and the problem, exit 4, no CSV.
+#[test]
+fn unusable_tensor_files_are_input_errors() {
+    let out = tempfile::tempdir().unwrap();
+    let script = Case::new(PyTorch, "pytorch/tensor", "Torch.matmul.0", "forward", "real_data").generate(&out.path().join("scripts"));
+    let file = "Torch.matmul.0.forward.input.1.pt";
+    let tensors = repo().join("tests/fixtures/pytorch/tensor/dump_tensor_data");
+    let folder = |name: &str| {
+        let dir = out.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        for entry in std::fs::read_dir(&tensors).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
+        }
+        dir
+    };
+    let [truncated, unsafe_, reshaped, missing, unreadable] = ["truncated", "unsafe", "reshaped", "missing", "unreadable"].map(folder);
+    let bytes = std::fs::read(truncated.join(file)).unwrap();
+    std::fs::write(truncated.join(file), &bytes[..bytes.len() / 2]).unwrap();
+    std::fs::remove_file(missing.join(file)).unwrap();
+    std::fs::remove_file(unreadable.join(file)).unwrap();
+    std::fs::create_dir(unreadable.join(file)).unwrap();
+    let pwned = out.path().join("PWNED");
+    let made = Command::new(python())
+        .arg("-c")
+        .arg(
+            "import os, sys, torch\n\
+             class Payload:\n    def __reduce__(self):\n        return (os.system, ('touch ' + sys.argv[3],))\n\
+             torch.save(Payload(), sys.argv[1])\n\
+             torch.save(torch.zeros(3), sys.argv[2])",
+        )
+        .arg(unsafe_.join(file))
+        .arg(reshaped.join(file))
+        .arg(&pwned)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let dirs = [&truncated, &unsafe_, &reshaped, &missing, &unreadable].map(|d| d.to_string_lossy().into_owned());
+    let runs: Vec<(PathBuf, Vec<&str>)> = dirs.iter().map(|d| (script.clone(), vec!["--data-dir", d.as_str()])).collect();
+    let outcomes = run_harness(&runs, out.path());
+    let path = |dir: &Path| dir.join(file).to_string_lossy().into_owned();
+    // The truncated file's line ends with torch's own first line, which varies with where the file ends.
+    let expected = [
+        format!("error: {}: truncated or malformed: ", path(&truncated)),
+        format!("error: {}: refused: not a plain tensor file (Trying to load unsupported GLOBAL posix.system whose module posix is blocked.)", path(&unsafe_)),
+        format!("error: {}: shape (3,) differs from the dumped (2, 4, 16, 16)", path(&reshaped)),
+        format!("error: {}: no such file (--data-dir names the dump's tensor folder)", path(&missing)),
+        format!("error: {}: cannot read it: Is a directory", path(&unreadable)),
+    ];
+    assert_eq!(outcomes.len(), expected.len());
+    for (i, (want, o)) in expected.iter().zip(&outcomes).enumerate() {
+        assert_eq!((o.code, o.wrote_csv, o.stderr.lines().count()), (4, false, 1), "{o:?}");
+        if i == 0 {
+            assert!(o.stderr.starts_with(want.as_str()), "{want}\n{o:?}");
+        } else {
+            assert_eq!(o.stderr, format!("{want}\n"));
+        }
+    }
+    assert!(!pwned.exists(), "the unsafe pickle ran");
+}
+
+/// Explicit dtype arguments are raised on the bench like the inputs: the
+/// bundled PyTorch example's softmax(x, dim=-1, dtype=torch.float32) has a
+/// float64 bench.
+#[test]
+fn the_bench_raises_dtype_arguments() {
+    let out = tempfile::tempdir().unwrap();
+    let example = repo().join("examples/pytorch/config_op.json");
+    let mut cfg: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&example).unwrap()).unwrap();
+    cfg.remove("extract_api_path"); // the test writes nothing beside the example
+    let (config, _) = msprobe::config::OpConfig::from_object(&cfg, &example, example.parent().unwrap()).unwrap();
+    let Ok(msprobe::op_generate::Outcome::Single(done)) = msprobe::op_generate::run(&common::single(PyTorch, config, out.path(), msprobe::render::Lang::Python)) else {
+        panic!("op_generate failed")
+    };
+    let o = run_harness(&[(done.files[0].clone(), vec![])], out.path()).remove(0);
+    assert_eq!(o.code, 0, "{o:?}");
+    // The example's config: backward, 3 iterations.
+    let names: Vec<&str> = o.details.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(names, ["Functional.softmax.0.forward.output.0", "Functional.softmax.0.backward.output.0"].repeat(3));
+    for r in &o.details {
+        assert_eq!(r[1..4], ["torch.float64", "torch.float32", "(2, 4, 16, 16)"], "{r:?}");
+        assert_eq!(r[7..], ["pass", TORCH_SIDES], "{r:?}");
+    }
+}
+
+/// `--standard api` adds the Standard and Standard Metrics columns to every row.
+#[test]
+fn the_api_standard_writes_eleven_columns() {
+    let out = tempfile::tempdir().unwrap();
+    let cases = [
+        Case::new(PyTorch, "pytorch/tensor", "Torch.matmul.0", "backward", "real_data"),
+        Case::new(MindSpore, "mindspore/tensor", "Mint.matmul.0", "backward", "real_data"),
+        Case::new(PyTorch, "pytorch/tensor", "Tensor.split.0", "forward", "real_data"),
+    ];
+    let runs: Vec<(PathBuf, Vec<&str>)> = cases.iter().map(|c| (c.generate(out.path()), vec!["--standard", "api"])).collect();
+    let outcomes = run_harness(&runs, out.path());
+    for (case, o) in cases.iter().zip(&outcomes) {
+        assert_eq!(o.code, 0, "{case:?}: {o:?}");
+        assert!(o.details.len() >= 2 && o.details.iter().all(|r| r.len() == 11), "{case:?}: {o:?}");
+        for r in &o.details {
+            assert_eq!(r[7..8], ["pass"], "{r:?}");
+            assert_eq!(r[8], sides(case.framework), "{r:?}");
+            if r[0].contains(".backward.") {
+                // Gradients: the benchmark rule, against the reference run (the tested run on the CPU).
+                assert_eq!(r[9], "benchmark", "{r:?}");
+                assert!(r[10].starts_with("small_value_err_ratio=") && r[10].contains("; rmse_ratio="), "{r:?}");
+            } else if case.api.ends_with("matmul.0") {
+                // float32 matmul: the ULP rule.
+                assert_eq!(r[9], "ulp", "{r:?}");
+                assert!(r[10].starts_with("max_ulp=") && r[10].contains("; mean_ulp=") && r[10].contains("; ulp_error_proportion="), "{r:?}");
+            } else {
+                // split moves data: its values must be identical.
+                assert_eq!(r[9..], ["binary equality", "error_rate=0"], "{r:?}");
+            }
+        }
     }
 }
 
@@ -209,7 +367,7 @@ fn run_plain(script: &Path) -> (i32, tempfile::TempDir) {
     let cwd = tempfile::tempdir().unwrap();
     let out = Command::new(python()).arg(script).current_dir(cwd.path()).output().unwrap();
     let code = out.status.code().unwrap_or(-1);
-    if code != 0 && code != 3 {
+    if ![0, 3, 8].contains(&code) {
         panic!("{}: exit {code}\n{}\n{}", script.display(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     }
     (code, cwd)
@@ -228,7 +386,7 @@ fn plain_runs_write_both_csvs_under_op_result_output() {
         assert_eq!(results, vec![vec![case.api.to_string(), "pass".into(), "pass".into(), String::new()]]);
         let details = read_report(&cwd.path().join("op_result_output"), "details", DETAILS_HEADER);
         let dtypes = if case.framework == PyTorch { ["torch.float64", "torch.float32"] } else { ["Float64", "Float32"] };
-        assert!(details.iter().all(|r| r[1] == dtypes[0] && r[2] == dtypes[1]), "{details:?}");
+        assert!(details.iter().all(|r| r[1] == dtypes[0] && r[2] == dtypes[1] && r[7] == "pass" && r[8] == sides(case.framework)), "{details:?}");
     }
 }
 
@@ -256,8 +414,13 @@ fn crafted_dump_cannot_inject_code() {
     assert_eq!(String::from_utf8_lossy(&check.stdout), "return torch.add(*args, **kwargs)\nFalse False\n");
     let (code, cwd) = run_plain(&script);
     assert!(!cwd.path().join("PWNED").exists() && !out.path().join("PWNED").exists());
-    // torch.add rejects the crafted keyword: recorded as an error row.
-    assert_eq!(code, 3);
+    // torch.add rejects the crafted keywords on both sides: skip rows, each
+    // quoting the exception's first line as data.
+    assert_eq!(code, 8);
     let details = read_report(&cwd.path().join("op_result_output"), "details", DETAILS_HEADER);
-    assert!(details[0][8].contains("the tested call raised TypeError"), "{details:?}");
+    let rejected = "TypeError: add() received an invalid combination of arguments - got unrecognized keyword arguments: out, note, alpha\"): 0}; __import__('os').system('touch PWNED'); x = {(\"";
+    let rows: Vec<[&str; 3]> = details.iter().map(|r| [r[0].as_str(), r[7].as_str(), r[8].as_str()]).collect();
+    let message = |side| format!("cannot replay here: the {side} call raised {rejected}; {TORCH_SIDES}");
+    let (tested, bench) = (message("tested"), message("bench"));
+    assert_eq!(rows, [["Torch.add.0.forward", "skip", tested.as_str()], ["Torch.add.0.forward", "skip", bench.as_str()]]);
 }

@@ -114,6 +114,16 @@ pub fn storage(dtype: TDType, compute: DType) -> DType {
     }
 }
 
+/// `t` widened to f64, for the inside of an elementwise function that a
+/// device computes as one kernel (sigmoid, silu, gelu, pow, the fused
+/// multiply-add of lerp): its result is then the exact value rounded once
+/// by [`Ctx::out`], as an accurate kernel gives, not a chain of float32
+/// roundings (which lose a few ulps, and every digit where gelu's
+/// 1 + erf(x) cancels). A no-op on the bench.
+pub fn precise(t: &Tensor) -> candle_core::Result<Tensor> {
+    t.to_dtype(DType::F64)
+}
+
 /// torch.result_type over operands: dimensioned tensors outrank 0-d
 /// tensors, which outrank Python scalars, unless a lower group has a
 /// higher category (int tensor + float scalar -> float32).

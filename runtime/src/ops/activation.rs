@@ -5,7 +5,7 @@ use candle_core::Tensor;
 
 use super::{one, float_of, Op, Standard};
 use crate::bind::Bound;
-use crate::ctx::{broadcast2, operand, result_type, Ctx};
+use crate::ctx::{broadcast2, operand, precise, result_type, Ctx};
 use crate::dtype::TDType;
 use crate::error::Result;
 use crate::value::Value;
@@ -80,7 +80,7 @@ fn where_(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 pub static OPS: &[Op] = &[
     Op { names: &["Functional.relu", "Torch.relu", "Tensor.relu", "Mint.relu", "MintFunctional.relu"], sig: "input, inplace=False", forward: |c, b| unary(c, b, true, relu_t), backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Functional.leaky_relu", "MintFunctional.leaky_relu"], sig: "input, negative_slope=0.01, inplace=False", forward: leaky_relu, backward: true, standard: Standard::Accuracy, random: false },
-    Op { names: &["Functional.sigmoid", "Torch.sigmoid", "Tensor.sigmoid", "Mint.sigmoid", "MintFunctional.sigmoid"], sig: "input", forward: |c, b| unary(c, b, false, sigmoid_t), backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Functional.sigmoid", "Torch.sigmoid", "Tensor.sigmoid", "Mint.sigmoid", "MintFunctional.sigmoid"], sig: "input", forward: |c, b| unary(c, b, false, |x| sigmoid_t(&precise(x)?)), backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Functional.tanh", "Torch.tanh", "Tensor.tanh", "Mint.tanh"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.tanh()), backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Torch.exp", "Tensor.exp", "Mint.exp"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.exp()), backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Torch.log", "Tensor.log", "Mint.log"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.log()), backward: true, standard: Standard::Accuracy, random: false },

@@ -5,7 +5,7 @@ use candle_core::Tensor;
 
 use super::{one, float_of, Op, Standard};
 use crate::bind::Bound;
-use crate::ctx::{broadcast2, operand, result_type, Ctx};
+use crate::ctx::{broadcast2, broadcast_shape, operand, precise, result_type, Ctx};
 use crate::dtype::{Category, TDType};
 use crate::error::{Error, Result};
 use crate::value::{Value, T};
@@ -44,11 +44,14 @@ fn div_values(ctx: &Ctx, num: &Value, den: &Value, mode: Option<&str>) -> Result
     let promoted = result_type(&[num, den])?;
     match mode {
         None => binary(ctx, num, den, |x, y| x / y, Some(float_of(promoted))),
-        Some(m @ ("trunc" | "floor")) => {
-            let q = binary(ctx, num, den, |x, y| x / y, Some(promoted))?;
-            let t = if m == "floor" { q.t.floor()? } else { q.t.ge(0.0)?.where_cond(&q.t.floor()?, &q.t.ceil()?)? };
-            ctx.out(t, promoted)
-        }
+        // Rounded toward an integer before the result is rounded to its
+        // dtype (rounding the quotient to bfloat16 first turned -9.02 into
+        // -9 where torch gives -10).
+        Some("floor") => binary(ctx, num, den, |x, y| (x / y)?.floor(), Some(promoted)),
+        Some("trunc") => binary(ctx, num, den, |x, y| {
+            let q = (x / y)?;
+            q.ge(0.0)?.where_cond(&q.floor()?, &q.ceil()?)
+        }, Some(promoted)),
         Some(m) => Err(Error::Arg(format!("div: rounding_mode must be None, 'trunc' or 'floor', got {m:?}"))),
     }
 }
@@ -85,16 +88,16 @@ fn pow(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
             e if e == 1.0 => x.t.clone(),
             e if e == 0.0 => x.t.ones_like()?,
             e if e == 0.5 => x.t.sqrt()?,
-            e => x.t.powf(e)?,
+            e => precise(&x.t)?.powf(e)?,
         };
         return one(ctx.out(t, dtype)?);
     }
-    let (a, e) = broadcast2(&operand(ctx, base, dtype)?, &operand(ctx, exp, dtype)?)?;
+    let (a, e) = broadcast2(&precise(&operand(ctx, base, dtype)?)?, &precise(&operand(ctx, exp, dtype)?)?)?;
     let magnitude = (e.clone() * a.abs()?.log()?)?.exp()?;
     let integral = e.eq(&e.round()?)?;
     let odd = (e.clone() - ((e.clone() * 0.5)?.floor()? * 2.0)?)?.ne(0.0)?;
     let negative = a.lt(0.0)?;
-    let nan = ctx.full(a.dims(), f64::NAN, dtype)?;
+    let nan = (a.ones_like()? * f64::NAN)?;
     let signed = odd.where_cond(&magnitude.neg()?, &magnitude)?;
     let neg_case = integral.where_cond(&signed, &nan)?;
     one(ctx.out(negative.where_cond(&neg_case, &magnitude)?, dtype)?)
@@ -153,22 +156,39 @@ fn inplace(ctx: &Ctx, b: &Bound, f: impl Fn(&Ctx, &Bound) -> Result<Vec<Value>>)
     }
 }
 
+/// `f(a, b, c)` with promotion and broadcasting, rounded once: a fused
+/// three-operand kernel (its steps are not rounded to the dtype).
+fn ternary(ctx: &Ctx, [a, b, c]: [&Value; 3], f: impl Fn(&Tensor, &Tensor, &Tensor) -> candle_core::Result<Tensor>) -> Result<T> {
+    let dtype = result_type(&[a, b, c])?;
+    let (x, y, z) = (operand(ctx, a, dtype)?, operand(ctx, b, dtype)?, operand(ctx, c, dtype)?);
+    let shape = broadcast_shape(&broadcast_shape(x.dims(), y.dims())?, z.dims())?;
+    let [x, y, z] = [x, y, z].map(|t| t.broadcast_as(shape.as_slice()));
+    ctx.out(f(&x?, &y?, &z?)?, dtype)
+}
+
+/// `input + value·tensor1·tensor2`, multiplied in torch's order.
 fn addcmul(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let value = b.float("value")?;
-    let prod = binary(ctx, b.value("tensor1"), b.value("tensor2"), |x, y| x * y, None)?;
-    one(binary(ctx, b.value("input"), &Value::Tensor(prod), |x, y| x + (y * value)?, None)?)
+    one(ternary(ctx, [b.value("input"), b.value("tensor1"), b.value("tensor2")], |x, t1, t2| x + ((t1 * value)? * t2)?)?)
 }
 
+/// `input + value·tensor1 / tensor2`, in torch's order.
 fn addcdiv(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let value = b.float("value")?;
-    let q = binary(ctx, b.value("tensor1"), b.value("tensor2"), |x, y| x / y, None)?;
-    one(binary(ctx, b.value("input"), &Value::Tensor(q), |x, y| x + (y * value)?, None)?)
+    one(ternary(ctx, [b.value("input"), b.value("tensor1"), b.value("tensor2")], |x, t1, t2| x + ((t1 * value)? / t2)?)?)
 }
 
+/// lerp as torch computes it: `input + weight·(end − input)` where
+/// |weight| < 0.5, else `end − (end − input)·(1 − weight)`; the difference
+/// in compute precision, the rest one fused multiply-add.
 fn lerp(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
-    let d = binary(ctx, b.value("end"), b.value("input"), |e, s| e - s, None)?;
-    let step = binary(ctx, &Value::Tensor(d), b.value("weight"), |x, w| x * w, None)?;
-    one(binary(ctx, b.value("input"), &Value::Tensor(step), |x, y| x + y, None)?)
+    one(ternary(ctx, [b.value("input"), b.value("end"), b.value("weight")], |s, e, w| {
+        let d = precise(&(e - s)?)?;
+        let (s, e, w) = (precise(s)?, precise(e)?, precise(w)?);
+        let small = (&s + (&w * &d)?)?;
+        let large = (&e - (&d * w.affine(-1.0, 1.0)?)?)?;
+        w.abs()?.lt(0.5)?.where_cond(&small, &large)
+    })?)
 }
 
 /// An in-place op that torch defines for floating tensors only.

@@ -7,7 +7,7 @@ use rand::{Rng, SeedableRng};
 
 use super::{one, Op, Standard};
 use crate::bind::Bound;
-use crate::ctx::{dim, Ctx};
+use crate::ctx::{dim, precise, Ctx};
 use crate::dtype::TDType;
 use crate::error::{Error, Result};
 use crate::value::{Value, T};
@@ -109,7 +109,7 @@ fn linear(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 fn gelu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;
     let approximate = if b.is_none("approximate") { "none" } else { b.str("approximate")? };
-    let t = &x.t;
+    let t = &precise(&x.t)?;
     let inner = match approximate {
         "none" => (t * std::f64::consts::FRAC_1_SQRT_2)?.erf()?,
         "tanh" => {
@@ -123,7 +123,7 @@ fn gelu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 
 fn silu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;
-    one(ctx.out(x.t.silu()?, x.dtype)?)
+    one(ctx.out(precise(&x.t)?.silu()?, x.dtype)?)
 }
 
 fn layer_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {

@@ -6,7 +6,11 @@
 //! - a dropout's mask is visible only where the input is non-zero: the
 //!   recorded gradient gives it elsewhere;
 //! - `cross_entropy`'s recorded input gradient is, in PyTorch dumps of
-//!   msprobe 8.3.2, the gradient w.r.t. the inner `log_softmax` output.
+//!   msprobe 8.3.2, the gradient w.r.t. the inner `log_softmax` output;
+//! - a tensor dumped in another memory layout (a non-contiguous view's raw
+//!   memory, seen in MindSpore dumps) holds the right values in another
+//!   order: a data-movement op then looks wrong (a `warning`, since a device
+//!   layout bug looks the same).
 
 use crate::bind::Bound;
 use crate::error::Result;
@@ -19,6 +23,23 @@ pub(super) const DROPOUT_IDENTITY: &str =
 /// Message of a cross_entropy gradient compared with the inner node's.
 pub(super) const CROSS_ENTROPY_INNER: &str =
     "msprobe quirk: the recorded gradient is the one w.r.t. cross_entropy's inner log_softmax output; compared with that gradient";
+
+/// Message of a data-movement row whose two sides hold the same values in
+/// another order. The data cannot tell a dump's layout from a device's
+/// layout bug, so such a row is at least a `warning`.
+pub(super) const OTHER_LAYOUT: &str =
+    "same values in another order: a tensor dumped in another memory layout (msprobe quirk, seen with non-contiguous MindSpore tensors) or a device layout bug; compared as sorted values";
+
+/// Whether `tested` and `bench` hold exactly the same values (NaN included)
+/// in a different order.
+pub(super) fn same_values_other_order(tested: &[f64], bench: &[f64]) -> bool {
+    let sorted = |x: &[f64]| {
+        let mut v = x.to_vec();
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    tested.len() == bench.len() && tested != bench && sorted(tested).iter().zip(sorted(bench)).all(|(a, b)| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()))
+}
 
 /// Whether a dropout that drops with probability `p` (`None`: it does not
 /// drop) was recorded as an identity: every recorded value equals its input,
@@ -119,6 +140,14 @@ mod tests {
         assert!(!dropout_is_identity(&[1.0, 0.0, -2.0], &[1.0, 0.0, -2.0], None));
         assert!(!dropout_is_identity(&[1.0, 2.0], &[1.25, 0.0], Some(0.2)));
         assert!(!dropout_is_identity(&[0.0, 0.0], &[0.0, 0.0], Some(0.2)));
+    }
+
+    #[test]
+    fn other_layouts_are_permutations_of_the_same_values() {
+        assert!(same_values_other_order(&[1.0, 2.0, 3.0], &[3.0, 1.0, 2.0]));
+        assert!(!same_values_other_order(&[1.0, 2.0, 3.0], &[1.0, 2.0, 3.0]));
+        assert!(!same_values_other_order(&[1.0, 2.0, 3.0], &[3.0, 1.0, 2.5]));
+        assert!(!same_values_other_order(&[0.0, 1.0], &[1.0, -0.0]));
     }
 
     #[test]
