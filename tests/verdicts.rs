@@ -17,13 +17,15 @@ const RECORDED_GRAD: &str = "tested: device gradient recorded in the dump; bench
 #[derive(Clone, Copy)]
 enum Dt {
     F32,
+    /// bfloat16 values, stored as float32 (npy has no bfloat16).
+    BF16,
     I64,
 }
 
 impl Dt {
     fn npy(self) -> &'static str {
         match self {
-            Dt::F32 => "<f4",
+            Dt::F32 | Dt::BF16 => "<f4",
             Dt::I64 => "<i8",
         }
     }
@@ -31,6 +33,8 @@ impl Dt {
     fn name(self, fw: &str) -> &'static str {
         match (self, fw) {
             (Dt::F32, "pytorch") => "torch.float32",
+            (Dt::BF16, "pytorch") => "torch.bfloat16",
+            (Dt::BF16, _) => "BFloat16",
             (Dt::I64, "pytorch") => "torch.int64",
             (Dt::F32, _) => "Float32",
             (Dt::I64, _) => "Int64",
@@ -75,7 +79,7 @@ impl Dump {
         bytes.extend(header.as_bytes());
         for &v in values {
             match dt {
-                Dt::F32 => bytes.extend((v as f32).to_le_bytes()),
+                Dt::F32 | Dt::BF16 => bytes.extend((v as f32).to_le_bytes()),
                 Dt::I64 => bytes.extend((v as i64).to_le_bytes()),
             }
         }
@@ -87,7 +91,7 @@ impl Dump {
         let kind = if self.fw == "pytorch" { "torch.Tensor" } else { "mindspore.Tensor" };
         let mut d = json!({"type": kind, "dtype": dt.name(self.fw), "shape": shape, "Max": max, "Min": min, "data_name": file});
         if self.fw == "pytorch" {
-            d["requires_grad"] = json!(matches!(dt, Dt::F32));
+            d["requires_grad"] = json!(!matches!(dt, Dt::I64));
         }
         d
     }
@@ -425,4 +429,32 @@ fn data_movement_with_the_same_values_in_another_order_is_a_warning() {
     let layout = "same values in another order: a tensor dumped in another memory layout (msprobe quirk, seen with non-contiguous MindSpore tensors) or a device layout bug; compared as sorted values";
     assert_eq!(row(&out, "Mint.split.0.backward.output.0"), ("warning".into(), format!("{layout}; {RECORDED_GRAD}")));
     assert_eq!(row(&out, "Mint.split.0.forward.output.1"), ("pass".into(), RECORDED.into()));
+}
+
+/// `x` rounded to bfloat16 (nearest, ties to even), as f64.
+fn bf16(x: f64) -> f64 {
+    let bits = (x as f32).to_bits();
+    let rounded = (bits + 0x7fff + ((bits >> 16) & 1)) & 0xffff_0000;
+    f64::from(f32::from_bits(rounded))
+}
+
+#[test]
+fn a_call_under_autocast_is_replayed_on_its_cast_inputs() {
+    // float32 inputs that bfloat16 cannot hold; the recorded bfloat16 output
+    // is what autocast computed: the product of the inputs cast to bfloat16.
+    let x = [1.00390625, 2.0078125, -3.01171875, 0.50390625, 1.75, -0.99609375];
+    let w = [0.2001953125, -1.00390625, 0.30078125, 2.00390625, 0.125, 1.0];
+    let y: Vec<f64> = (0..2)
+        .flat_map(|i| (0..2).map(move |j| (0..3).map(|k| bf16(x[i * 3 + k]) * bf16(w[j * 3 + k])).sum::<f64>()))
+        .map(bf16)
+        .collect();
+    let mut d = Dump::new("pytorch");
+    let a = d.tensor("Functional.linear.0.forward.input.0", Dt::F32, &[2, 3], &x);
+    let b = d.tensor("Functional.linear.0.forward.input.1", Dt::F32, &[2, 3], &w);
+    let out = d.tensor("Functional.linear.0.forward.output.0", Dt::BF16, &[2, 2], &y);
+    d.call("Functional.linear.0", vec![a, b], json!({}), vec![out], None);
+    let (o, out) = d.replay("Functional.linear.0", "forward", &["--standard", "api"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let quirk = "msprobe quirk: the call ran under autocast (inputs dumped as torch.float32, output torch.bfloat16); replayed on the inputs cast to torch.bfloat16";
+    assert_eq!(row(&out, "Functional.linear.0.forward.output.0"), ("pass".into(), format!("{quirk}; {RECORDED}")));
 }

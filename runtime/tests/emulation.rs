@@ -61,15 +61,38 @@ use runtime::value::{Value, T};
 use serde_json::Value as Json;
 
 /// Elementwise ops: the most units in the last place of torch's result.
-const ELEMENTWISE_ULPS: u64 = 1;
+const ELEMENTWISE_ULPS: f64 = 1.0;
 /// Reductions: the factor k of `k · eps · (|torch| + S)`.
 const K_REDUCTION: f64 = 2.0;
 /// Matmul and convolutions: the factor k of `k · eps · (|torch| + S)`.
 const K_MATMUL: f64 = 2.0;
-/// Calls (name, dtype) whose emulation is known to differ from torch beyond
-/// their class's bound, with the reason; asserted to still differ, so a fix
-/// shows up here.
-const EXCEPTIONS: &[(&str, &str, &str)] = &[];
+/// Exceptions: the factor k of `k · eps · (|torch| + S)`.
+const K_EXCEPTION: f64 = 2.0;
+
+/// Elementwise calls (as reference.py describes them, dtype included)
+/// where torch's CPU kernel is not within 1 ulp of what the runtime
+/// computes, and why. They are judged by
+/// `|runtime − torch| <= K_EXCEPTION · eps · (|torch| + S)` instead, and
+/// must still miss the 1-ulp bound, so that a change shows up here.
+const EXCEPTIONS: &[(&str, &str)] = &[
+    // torch's CPU add kernel rounds a Python scalar to the tensor's dtype
+    // before adding (0.1 becomes 0.0999755859375 in float16); its mul
+    // kernel, and the runtime, keep the scalar in float32, the compute
+    // precision. Near cancellation (x ≈ -0.1) that is several ulps.
+    ("Torch.add(float16[4, 64], 0.1)", "the scalar is rounded to float16 first by torch's CPU add kernel"),
+    ("Torch.add(bfloat16[4, 64], 0.1)", "the scalar is rounded to bfloat16 first by torch's CPU add kernel"),
+    // torch's vectorized CPU gelu evaluates 0.5·x·(1 + erf(x/√2)) (or
+    // tanh) in float32 with a polynomial erf: absolute error ~1e-7·max|x|,
+    // tens of ulps mid-range and all digits in the tail (x < -3), where
+    // 1 + erf cancels. The runtime computes gelu in f64 and rounds once,
+    // the exact result (as a fused device kernel would give).
+    ("Functional.gelu(float32[4, 64])", "torch's float32 CPU gelu is accurate to ~1e-7 absolute, not 1 ulp"),
+    ("Functional.gelu(float16[4, 64])", "torch computes float16 gelu with its float32 CPU kernel"),
+    ("Functional.gelu(bfloat16[4, 64])", "torch computes bfloat16 gelu with its float32 CPU kernel"),
+    ("Functional.gelu(float32[4, 64], approximate='tanh')", "torch's float32 CPU tanh-gelu is accurate to ~1e-7 absolute, not 1 ulp"),
+    ("Functional.gelu(float16[4, 64], approximate='tanh')", "torch computes float16 tanh-gelu with its float32 CPU kernel"),
+    ("Functional.gelu(bfloat16[4, 64], approximate='tanh')", "torch computes bfloat16 tanh-gelu with its float32 CPU kernel"),
+];
 
 fn python() -> PathBuf {
     match std::env::var_os("MSPROBE_PYTHON") {
@@ -149,53 +172,58 @@ fn eps(d: TDType) -> f64 {
     }
 }
 
-/// How far one output is from torch's, in the class's measure: ulps for
-/// elementwise ops, `|diff| / (eps · (|torch| + S))` for reductions and
-/// matmul, the max |diff| for exact classes. Errors on a shape mismatch or
-/// non-finite values in different places.
-fn distance(class: &str, got: &T, dir: &Path, file: &str) -> Result<f64, String> {
-    let (shape, want) = read(dir, file);
+/// How a distance between the runtime's result and torch's is measured.
+#[derive(Clone, Copy, PartialEq)]
+enum Measure {
+    /// The most ulps (in the output's dtype) between two elements.
+    Ulps,
+    /// The most `|diff| / (eps · (|torch| + S))`.
+    Scaled,
+    /// The most `|diff|`: 0 when identical.
+    Exact,
+}
+
+/// The measure and bound of an op class.
+fn class_bound(class: &str) -> (Measure, f64) {
+    match class {
+        "elementwise" => (Measure::Ulps, ELEMENTWISE_ULPS),
+        "reduction" => (Measure::Scaled, K_REDUCTION),
+        "matmul" => (Measure::Scaled, K_MATMUL),
+        "movement" | "integer" => (Measure::Exact, 0.0),
+        other => panic!("unknown class {other}"),
+    }
+}
+
+/// How far one output is from torch's in `measure`. Errors on a shape
+/// mismatch or non-finite values in different places.
+fn distance(measure: Measure, got: &T, want: &(Vec<usize>, Vec<f64>)) -> Result<f64, String> {
+    let (shape, want) = want;
     if got.dims() != shape.as_slice() {
         return Err(format!("shape {:?}, torch {shape:?}", got.dims()));
     }
     let values = got.to_f64_vec().map_err(|e| e.to_string())?;
     let scale = want.iter().filter(|w| w.is_finite()).fold(0f64, |m, w| m.max(w.abs()));
     let mut worst = 0f64;
-    for (i, (&g, &w)) in values.iter().zip(&want).enumerate() {
+    for (i, (&g, &w)) in values.iter().zip(want).enumerate() {
         if !w.is_finite() || !g.is_finite() {
             if !(g == w || (g.is_nan() && w.is_nan())) {
                 return Err(format!("element {i}: {g}, torch {w}"));
             }
             continue;
         }
-        let d = match class {
-            "elementwise" if got.dtype.is_float() => (ordinal(g, got.dtype) - ordinal(w, got.dtype)).unsigned_abs() as f64,
-            "reduction" | "matmul" => (g - w).abs() / (eps(got.dtype) * (w.abs() + scale)).max(f64::MIN_POSITIVE),
+        let d = match measure {
+            Measure::Ulps if got.dtype.is_float() => (ordinal(g, got.dtype) - ordinal(w, got.dtype)).unsigned_abs() as f64,
+            Measure::Scaled => (g - w).abs() / (eps(got.dtype) * (w.abs() + scale)).max(f64::MIN_POSITIVE),
             _ => (g - w).abs(),
         };
-        if std::env::var_os("EMU_DEBUG").is_some() && d > bound(class) {
-            eprintln!("DEBUG {file} [{i}] got {g:e} torch {w:e} d {d}");
-        }
         worst = worst.max(d);
     }
     Ok(worst)
 }
 
-/// The class's bound on [`distance`].
-fn bound(class: &str) -> f64 {
-    match class {
-        "elementwise" => ELEMENTWISE_ULPS as f64,
-        "reduction" => K_REDUCTION,
-        "matmul" => K_MATMUL,
-        "movement" | "integer" => 0.0,
-        other => panic!("unknown class {other}"),
-    }
-}
-
-/// Replays one run on the device side: its worst distance over the
-/// outputs, or what went wrong.
-fn check(dir: &Path, c: &Json) -> Result<f64, String> {
-    let (name, class) = (c["name"].as_str().unwrap(), c["class"].as_str().unwrap());
+/// Replays one run on the device side and returns its outputs with torch's.
+fn replay(dir: &Path, c: &Json) -> Result<Vec<(T, (Vec<usize>, Vec<f64>))>, String> {
+    let name = c["name"].as_str().unwrap();
     let fw = runtime::spec::Framework::parse(c["framework"].as_str().unwrap()).unwrap();
     let op = ops::lookup(fw, c["dump_name"].as_str().unwrap()).ok_or(format!("{name}: not in the op table"))?;
     let run_dtype = dtype(&c["dtype"]);
@@ -207,15 +235,20 @@ fn check(dir: &Path, c: &Json) -> Result<f64, String> {
     if outcome.outputs.len() != want.len() {
         return Err(format!("{} outputs, torch {}", outcome.outputs.len(), want.len()));
     }
-    let mut worst = 0f64;
-    for (i, (got, want)) in outcome.outputs.iter().zip(want).enumerate() {
+    let mut pairs = vec![];
+    for (i, (got, want)) in outcome.outputs.into_iter().zip(want).enumerate() {
         let Value::Tensor(got) = got else { return Err(format!("output {i}: a {}, torch a tensor", got.kind())) };
         if got.dtype != dtype(&want["dtype"]) {
             return Err(format!("output {i}: dtype {}, torch {}", got.dtype.name(), want["dtype"]));
         }
-        worst = worst.max(distance(class, got, dir, want["file"].as_str().unwrap()).map_err(|e| format!("output {i}: {e}"))?);
+        pairs.push((got, read(dir, want["file"].as_str().unwrap())));
     }
-    Ok(worst)
+    Ok(pairs)
+}
+
+/// The worst distance in `measure` over a run's outputs.
+fn worst(measure: Measure, pairs: &[(T, (Vec<usize>, Vec<f64>))]) -> Result<f64, String> {
+    pairs.iter().enumerate().try_fold(0f64, |w, (i, (got, want))| Ok(w.max(distance(measure, got, want).map_err(|e| format!("output {i}: {e}"))?)))
 }
 
 #[test]
@@ -224,36 +257,44 @@ fn device_emulation_agrees_with_torch() {
     let cases = torch_reference(dir.path());
     let mut failures = vec![];
     // Per (class, dtype): the worst distance and the call it came from.
-    let mut worst: BTreeMap<(String, String), (f64, String)> = BTreeMap::new();
+    let mut figures: BTreeMap<(String, String), (f64, String)> = BTreeMap::new();
     let mut excepted = vec![];
     for c in &cases {
         let (class, run_dtype, call) = (c["class"].as_str().unwrap(), c["dtype"].as_str().unwrap(), c["call"].as_str().unwrap());
-        let exception = EXCEPTIONS.iter().find(|(n, d, _)| *n == c["name"].as_str().unwrap() && *d == run_dtype);
-        match check(dir.path(), c) {
-            Err(e) => failures.push(format!("{call} in {run_dtype}: {e}")),
-            Ok(d) if exception.is_some() => {
-                excepted.push((call, run_dtype, d));
-                if d <= bound(class) {
-                    failures.push(format!("{call} in {run_dtype}: listed in EXCEPTIONS but now within the bound ({d:e})"));
-                }
-            }
-            Ok(d) => {
-                let e = worst.entry((class.to_string(), run_dtype.to_string())).or_insert((0.0, String::new()));
+        let (measure, bound) = class_bound(class);
+        let checked = replay(dir.path(), c).and_then(|pairs| {
+            let d = worst(measure, &pairs)?;
+            if !EXCEPTIONS.iter().any(|(e, _)| *e == call) {
+                let e = figures.entry((class.to_string(), run_dtype.to_string())).or_insert((0.0, String::new()));
                 if d >= e.0 {
                     *e = (d, call.to_string());
                 }
-                if d > bound(class) {
-                    failures.push(format!("{call} in {run_dtype}: {class} distance {d:e}, bound {:e}", bound(class)));
-                }
+                return if d <= bound { Ok(()) } else { Err(format!("{class} distance {d:e}, bound {bound:e}")) };
             }
+            let scaled = worst(Measure::Scaled, &pairs)?;
+            excepted.push((call, d, scaled));
+            match (d <= bound, scaled <= K_EXCEPTION) {
+                (true, _) => Err(format!("listed in EXCEPTIONS, but now within the {class} bound ({d:e})")),
+                (_, false) => Err(format!("exception distance {scaled:e}, bound {K_EXCEPTION:e}")),
+                _ => Ok(()),
+            }
+        });
+        if let Err(e) = checked {
+            failures.push(format!("{call}: {e}"));
+        }
+    }
+    for (e, _) in EXCEPTIONS {
+        if !excepted.iter().any(|(call, ..)| call == e) {
+            failures.push(format!("{e}: listed in EXCEPTIONS, but reference.py has no such call"));
         }
     }
     println!("worst distance per class and dtype (elementwise: ulps; reduction, matmul: |diff| / (eps·(|torch| + S)); movement, integer: |diff|):");
-    for ((class, d), (w, call)) in &worst {
-        println!("  {class:<12} {d:<9} {w:<10.4} {call}");
+    for ((class, d), (w, call)) in &figures {
+        println!("  {class:<12} {d:<9} {w:<8.4} {call}");
     }
-    for (call, d, w) in excepted {
-        println!("  exception    {d:<9} {w:<10.4} {call}");
+    println!("exceptions (ulps, |diff| / (eps·(|torch| + S))):");
+    for (call, ulps, scaled) in &excepted {
+        println!("  {ulps:<8} {scaled:<8.4} {call}");
     }
     assert!(failures.is_empty(), "{} disagreements with torch over {} runs:\n{}", failures.len(), cases.len(), failures.join("\n"));
 }

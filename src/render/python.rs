@@ -124,7 +124,7 @@ pub struct PythonContext {
     pub api_full_name: String,
     /// `Prefix.op` as a string literal: the API the precision standard looks up.
     pub api_op: String,
-    /// `True` when the op table marks the op as data movement (values must be identical).
+    /// `True` when the op table marks the op as data movement (forward values must be identical).
     pub exact_op: String,
     /// `forward` / `backward`.
     pub propagation: &'static str,

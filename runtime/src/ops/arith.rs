@@ -166,10 +166,11 @@ fn ternary(ctx: &Ctx, [a, b, c]: [&Value; 3], f: impl Fn(&Tensor, &Tensor, &Tens
     ctx.out(f(&x?, &y?, &z?)?, dtype)
 }
 
-/// `input + value·tensor1·tensor2`, multiplied in torch's order.
+/// `input + (value·tensor1)·tensor2`: the scaling in compute precision,
+/// the rest one fused multiply-add, as torch computes it.
 fn addcmul(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let value = b.float("value")?;
-    one(ternary(ctx, [b.value("input"), b.value("tensor1"), b.value("tensor2")], |x, t1, t2| x + ((t1 * value)? * t2)?)?)
+    one(ternary(ctx, [b.value("input"), b.value("tensor1"), b.value("tensor2")], |x, t1, t2| precise(x)? + (precise(&(t1 * value)?)? * precise(t2)?)?)?)
 }
 
 /// `input + value·tensor1 / tensor2`, in torch's order.

@@ -45,6 +45,27 @@ pub(super) struct Call<'a> {
     pub identity: bool,
     /// Notes on how a random op's mask was recovered, for backward rows.
     pub mask_note: Option<String>,
+    /// How an autocast region was recognised and replayed, for every row.
+    pub autocast_note: Option<String>,
+}
+
+/// Every floating tensor of `r` wider than `to`, recast to `to` (as
+/// autocast did before the op ran).
+fn cast_down(r: &mut Realized, to: TDType) {
+    match r {
+        Realized::Tensor(m, _) if m.dtype.is_float() && m.dtype.bits() > to.bits() => m.dtype = to,
+        Realized::List(items) => items.iter_mut().for_each(|i| cast_down(i, to)),
+        _ => {}
+    }
+}
+
+/// The dtypes of every tensor of `r`.
+fn dtypes(r: &Realized, out: &mut Vec<TDType>) {
+    match r {
+        Realized::Tensor(m, _) => out.push(m.dtype),
+        Realized::List(items) => items.iter().for_each(|i| dtypes(i, out)),
+        Realized::Value(_) => {}
+    }
 }
 
 impl<'a> Call<'a> {
@@ -60,11 +81,25 @@ impl<'a> Call<'a> {
             Some(g) => Some(g.iter().map(&mut one).collect::<Result<Vec<_>>>()?),
             None => None,
         };
+        let (mut args, mut kwargs) = (args, kwargs);
+        let mut input_dtypes = vec![];
+        args.iter().chain(kwargs.iter().map(|(_, v)| v)).for_each(|s| dtypes(s, &mut input_dtypes));
+        let output = match r.outputs.first() {
+            Some(Spec::Tensor(t)) => Some(t.dtype),
+            _ => None,
+        };
+        let autocast = quirks::autocast_dtype(&r.api.op, output, &input_dtypes);
+        let autocast_note = autocast.map(|to| {
+            args.iter_mut().chain(kwargs.iter_mut().map(|(_, v)| v)).for_each(|s| cast_down(s, to));
+            let widest = input_dtypes.iter().copied().filter(|d| d.is_float()).max_by_key(|d| d.bits()).unwrap_or(to);
+            let name = |d| r.framework.dtype_name(d);
+            format!("msprobe quirk: the call ran under autocast (inputs dumped as {}, output {}); replayed on the inputs cast to {}", name(widest), name(to), name(to))
+        });
         let slots: Vec<&Realized> = args.iter().chain(kwargs.iter().map(|(_, v)| v)).collect();
         let differentiate = differentiate(&slots);
         let widest = slots.iter().filter_map(|s| s.widest_float()).max_by_key(|d| d.bits()).unwrap_or(TDType::F32);
         let seed = r.seed ^ iteration;
-        let mut call = Call { r, op, args, kwargs, grads, differentiate, bench: Ctx::bench(seed), device: Ctx::device(widest, seed), identity: false, mask_note: None };
+        let mut call = Call { r, op, args, kwargs, grads, differentiate, bench: Ctx::bench(seed), device: Ctx::device(widest, seed), identity: false, mask_note: None, autocast_note };
         if op.random && r.use_recorded && r.data_mode == DataMode::Real {
             call.recover_mask()?;
         }

@@ -259,7 +259,8 @@ fn replay_once(r: &Replay, iteration: u64) -> Result<(Vec<DetailRow>, Vec<Detail
         }
     };
     let outputs: Vec<Tested> = (0..bench.outputs.len()).map(|i| side(rec_out.get(i), device_out(i), "output")).collect();
-    let forward_note = if call.identity { quirks::DROPOUT_IDENTITY } else { "" };
+    let forward_note = [if call.identity { quirks::DROPOUT_IDENTITY } else { "" }, call.autocast_note.as_deref().unwrap_or("")].iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join("; ");
+    let forward_note = forward_note.as_str();
     let forward = compare_lists(&call, "forward", &outputs, &bench.outputs, forward_note);
 
     let Some(bench_grads) = bench.grads.as_ref() else { return Ok((forward, vec![])) };

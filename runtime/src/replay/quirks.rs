@@ -7,12 +7,15 @@
 //!   recorded gradient gives it elsewhere;
 //! - `cross_entropy`'s recorded input gradient is, in PyTorch dumps of
 //!   msprobe 8.3.2, the gradient w.r.t. the inner `log_softmax` output;
+//! - an op that ran under autocast records its inputs before the cast
+//!   (float32) and its output after (bfloat16): replayed on the cast inputs;
 //! - a tensor dumped in another memory layout (a non-contiguous view's raw
 //!   memory, seen in MindSpore dumps) holds the right values in another
 //!   order: a data-movement op then looks wrong (a `warning`, since a device
 //!   layout bug looks the same).
 
 use crate::bind::Bound;
+use crate::dtype::TDType;
 use crate::error::Result;
 use crate::value::T;
 
@@ -29,6 +32,21 @@ pub(super) const CROSS_ENTROPY_INNER: &str =
 /// layout bug, so such a row is at least a `warning`.
 pub(super) const OTHER_LAYOUT: &str =
     "same values in another order: a tensor dumped in another memory layout (msprobe quirk, seen with non-contiguous MindSpore tensors) or a device layout bug; compared as sorted values";
+
+/// Ops PyTorch's autocast runs in the lower precision (its "lower_precision_fp" list).
+const AUTOCAST: &[&str] = &[
+    "linear", "matmul", "mm", "bmm", "addmm", "addbmm", "baddbmm", "addmv", "addr", "mv", "chain_matmul", "prelu",
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "scaled_dot_product_attention",
+];
+
+/// The dtype an autocast region ran `api` in, when the data says it did:
+/// an autocast op whose recorded output is float16 or bfloat16 while some
+/// floating input was dumped wider.
+pub(super) fn autocast_dtype(api: &str, output: Option<TDType>, inputs: &[TDType]) -> Option<TDType> {
+    let name = api.rsplit('.').next().unwrap_or(api).trim_matches('_');
+    let out = output.filter(|d| matches!(d, TDType::F16 | TDType::BF16))?;
+    (AUTOCAST.contains(&name) && inputs.iter().any(|d| d.is_float() && d.bits() > out.bits())).then_some(out)
+}
 
 /// Whether `tested` and `bench` hold exactly the same values (NaN included)
 /// in a different order.
@@ -140,6 +158,15 @@ mod tests {
         assert!(!dropout_is_identity(&[1.0, 0.0, -2.0], &[1.0, 0.0, -2.0], None));
         assert!(!dropout_is_identity(&[1.0, 2.0], &[1.25, 0.0], Some(0.2)));
         assert!(!dropout_is_identity(&[0.0, 0.0], &[0.0, 0.0], Some(0.2)));
+    }
+
+    #[test]
+    fn autocast_is_a_lower_output_than_input_on_an_autocast_op() {
+        assert_eq!(autocast_dtype("Functional.linear", Some(TDType::BF16), &[TDType::F32, TDType::F32]), Some(TDType::BF16));
+        assert_eq!(autocast_dtype("Tensor.__matmul__", Some(TDType::F16), &[TDType::F16, TDType::F32]), Some(TDType::F16));
+        assert_eq!(autocast_dtype("Functional.linear", Some(TDType::F32), &[TDType::F32]), None);
+        assert_eq!(autocast_dtype("Functional.linear", Some(TDType::BF16), &[TDType::BF16, TDType::I64]), None);
+        assert_eq!(autocast_dtype("Tensor.to", Some(TDType::BF16), &[TDType::F32]), None);
     }
 
     #[test]
