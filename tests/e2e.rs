@@ -424,3 +424,17 @@ fn crafted_dump_cannot_inject_code() {
     let (tested, bench) = (message("tested"), message("bench"));
     assert_eq!(rows, [["Torch.add.0.forward", "skip", tested.as_str()], ["Torch.add.0.forward", "skip", bench.as_str()]]);
 }
+
+/// Random data for a complex input is beyond this tool: a skip row naming
+/// why (exit 8), not a crash of the script.
+#[test]
+fn inputs_the_script_cannot_make_are_a_skip_row() {
+    let out = tempfile::tempdir().unwrap();
+    let script = Case::new(PyTorch, "complex", "Torch.abs.0", "forward", "random_data").generate(out.path());
+    let (code, cwd) = run_plain(&script);
+    assert_eq!(code, 8);
+    let details = read_report(&cwd.path().join("op_result_output"), "details", DETAILS_HEADER);
+    let rows: Vec<[&str; 3]> = details.iter().map(|r| [r[0].as_str(), r[7].as_str(), r[8].as_str()]).collect();
+    let message = format!("cannot replay here: its inputs cannot be made: ValueError: random data for torch.complex64 is not supported; use real_data; {TORCH_SIDES}");
+    assert_eq!(rows, [["Torch.abs.0.forward", "skip", message.as_str()]]);
+}

@@ -874,8 +874,10 @@ def compare_outputs(direction, tested_leaves, bench_leaves, reference_leaves, op
 
 def skip_row(direction, side, exc):
     """A side that raised: the call cannot be replayed here (no kernel on this
-    device, an argument the framework rejects), which says nothing of its accuracy."""
-    message = f"cannot replay here: the {side} call raised {type(exc).__name__}: {first_line(exc)}"
+    device, an argument the framework rejects, inputs this script cannot make),
+    which says nothing of its accuracy. side None: the inputs."""
+    what = f"the {side} call raised" if side else "its inputs cannot be made:"
+    message = f"cannot replay here: {what} {type(exc).__name__}: {first_line(exc)}"
     return [f"{API_NAME}.{direction}", None, None, None, None, None, None, SKIP, message, None, None]
 
 
@@ -973,14 +975,22 @@ def main(argv=None):
     for iteration in range(ITER_TIMES):
         args, kwargs, grad_outputs = inputs()
         realize = Realizer(iteration, DATA_MODE, opts.data_dir)
-        args, kwargs = realize(args), realize(kwargs)
-        grad_outputs = realize(grad_outputs) if PROPAGATION == "backward" else None
-        (t_out, t_grads), t_exc = run_side(run_tested, tested_leaf, args, kwargs, grad_outputs, device)
-        (b_out, b_grads), b_exc = run_side(run_bench, bench_leaf, args, kwargs, grad_outputs)
+        direction = "backward" if PROPAGATION == "backward" else "forward"
+        try:
+            args, kwargs = realize(args), realize(kwargs)
+            grad_outputs = realize(grad_outputs) if PROPAGATION == "backward" else None
+            in_exc = None
+        except InputError:
+            raise
+        except Exception as exc:  # e.g. random data for a complex dtype: this tool's coverage
+            in_exc = exc
+        if in_exc is None:
+            (t_out, t_grads), t_exc = run_side(run_tested, tested_leaf, args, kwargs, grad_outputs, device)
+            (b_out, b_grads), b_exc = run_side(run_bench, bench_leaf, args, kwargs, grad_outputs)
         forward_rows, backward_rows = [], []
-        if t_exc or b_exc:
-            direction = "backward" if PROPAGATION == "backward" else "forward"
-            rows = [skip_row(direction, side, exc) for side, exc in (("tested", t_exc), ("bench", b_exc)) if exc]
+        if in_exc or t_exc or b_exc:
+            failed = [(None, in_exc)] if in_exc else [("tested", t_exc), ("bench", b_exc)]
+            rows = [skip_row(direction, side, exc) for side, exc in failed if exc]
             forward_rows, backward_rows = (rows, []) if direction == "forward" else ([], rows)
         else:
             r_out, r_grads = (None, None)
