@@ -102,8 +102,8 @@ impl Ctx {
 
 /// The candle dtype a tensor of logical `dtype` is stored in when floats
 /// compute in `compute`: `compute` for floating dtypes, f64 for integer and
-/// bool dtypes. So integer arithmetic is exact on the emulated device too
-/// (as on a real one), not done in f32: exact while every value and
+/// bool dtypes. So integer arithmetic is exact on the emulated device too,
+/// as on a real one, not done in f32: exact while every value and
 /// intermediate stays within ±2^53, f64's integer range; int64 values beyond
 /// it are rounded, and integer overflow does not wrap around as in torch.
 pub fn storage(dtype: TDType, compute: DType) -> DType {
@@ -116,7 +116,7 @@ pub fn storage(dtype: TDType, compute: DType) -> DType {
 
 /// `t` widened to f64, for the inside of an elementwise function that a
 /// device computes as one kernel (sigmoid, silu, gelu, pow, the fused
-/// multiply-add of lerp): its result is then the exact value rounded once
+/// multiply-adds of lerp and addcmul): its result is then the exact value rounded once
 /// by [`Ctx::out`], as an accurate kernel gives, not a chain of float32
 /// roundings (which lose a few ulps, and every digit where gelu's
 /// 1 + erf(x) cancels). A no-op on the bench.

@@ -2,7 +2,9 @@
 //!
 //! tests/agreement/cases.py lists calls for every name of the op table;
 //! tests/agreement/reference.py runs them in torch in float64 (forward, and
-//! backward with random output gradients) and saves inputs and results. This
+//! backward with random output gradients; floating dtype arguments such as
+//! `.half()` or `dtype=torch.float32` raised to float64, since the bench
+//! never rounds to a cast's dtype) and saves inputs and results. This
 //! test replays each call on the runtime's bench side (f64) with the same
 //! inputs and requires the same outputs and input gradients: equal shapes,
 //! NaN and ±Inf at the same places, the output dtype torch gives (under its

@@ -4,48 +4,64 @@
 //!
 //! tests/emulation/reference.py runs a representative set of op-table
 //! entries per op class in torch on CPU, in float32, float16 and bfloat16
-//! (inputs drawn in float64, then cast to the dtype), plus integer calls in
-//! int64/int32, and saves inputs and results. This test feeds the same
-//! inputs to the runtime's device side ([`Ctx::device`] of that dtype) and
-//! requires the dtype torch gives, NaN and ±Inf at the same places, and the
-//! finite values within the bound of the op's class. With `eps` the machine
+//! (inputs drawn in float64, then cast to the dtype), plus integer calls,
+//! and saves inputs and results. This test feeds the same inputs to the
+//! runtime's device side ([`Ctx::device`] of that dtype) and requires the
+//! dtype torch gives, NaN and ±Inf at the same places, and the finite
+//! values within the bound of the op's class. With `eps` the machine
 //! epsilon of the dtype (2^-23, 2^-10, 2^-7) and `S` the largest |torch
-//! result| of the output:
+//! result| of the output, the bounds and the worst figures measured
+//! (float32 / float16 / bfloat16) are:
 //!
-//! - **elementwise** (arithmetic, activations, pow, where, clamp, lerp,
-//!   addcmul/addcdiv): within [`ELEMENTWISE_ULPS`] = 1 unit in the last
-//!   place of torch's result in that dtype. Both sides round a result
-//!   computed in float32 once to the dtype; for float32 itself both are
-//!   float32 math libraries (≤ 1 ulp each from the exact value), and
-//!   composite ops (sigmoid, silu, gelu, tanh-gelu, lerp, addcdiv) round
-//!   their float32 steps in a different order.
+//! - **elementwise** (add, sub, mul, div and floor division, neg, square,
+//!   abs, exp, log, sqrt, rsqrt, reciprocal, sin, cos, erf, pow with scalar
+//!   and tensor exponents, sigmoid, tanh, silu, relu, leaky_relu, clamp,
+//!   where, lerp, addcmul, addcdiv, int64 + float): within
+//!   [`ELEMENTWISE_ULPS`] = 1 unit in the last place of torch's result in
+//!   that dtype. Both sides round a result computed in float32 (exactly,
+//!   for the composite ones: see `runtime::ctx::precise`) once to the
+//!   dtype; for float32 both are float32 math libraries, each within about
+//!   1 ulp of the exact value. Measured: 1 / 1 / 1 ulp.
 //! - **reduction** (sum, mean, cumsum, var, std, vector_norm, softmax,
-//!   log_softmax, layer_norm, rms_norm, cross_entropy, avg_pool2d):
-//!   `|runtime − torch| <= K_REDUCTION · eps · (|torch| + S)`,
-//!   [`K_REDUCTION`] = 2. For float16 and bfloat16 both sides accumulate in
-//!   float32 and round once, so they differ by at most one rounding of the
-//!   result (≤ eps·|torch|) plus float32 accumulation noise, far below
-//!   eps(dtype); for float32 the two sides sum in different orders (torch
-//!   vectorizes and splits the sum, candle runs it linearly), and the
-//!   difference of two float32 sums of n terms of similar size is a few
-//!   eps·S for these n (≤ 256), not the worst case n·eps·Σ|x|.
-//! - **matmul** (matmul, batched matmul, linear, scaled_dot_product_attention,
-//!   conv1d, conv2d): `|runtime − torch| <= K_MATMUL · eps · (|torch| + S)`,
-//!   [`K_MATMUL`] = 2, for the same reasons: dot products of up to 72 terms
-//!   accumulated in float32 in different orders (blocked, with FMA, in
-//!   torch's BLAS and oneDNN; by the gemm crate in candle), one rounding to
-//!   float16/bfloat16.
+//!   log_softmax, softmax with `dtype=`, layer_norm, rms_norm,
+//!   cross_entropy, avg_pool2d): `|runtime − torch| <= K_REDUCTION · eps ·
+//!   (|torch| + S)`, [`K_REDUCTION`] = 2. For float16 and bfloat16 both
+//!   sides accumulate in float32 and round once, so they differ by at most
+//!   one rounding of the result (1 ulp <= eps·|torch|); for float32 they sum
+//!   in different orders (torch vectorizes and splits a sum, candle runs
+//!   it in order), and two float32 sums of n <= 256 terms of like size
+//!   differ by about √n·eps times a term, well under eps·S, not the worst
+//!   case n·eps·Σ|x|. Measured: 0.72 (softmax) / 0.42 / 0.64.
+//! - **matmul** (matmul 2-D, batched as bmm, vector-matrix; linear;
+//!   scaled_dot_product_attention; conv1d; conv2d with stride, padding and
+//!   groups): `|runtime − torch| <= K_MATMUL · eps · (|torch| + S)`,
+//!   [`K_MATMUL`] = 4: dot products of up to 72 terms accumulated in
+//!   float32 in different orders (blocked, with FMA, in torch's BLAS and
+//!   oneDNN; by the gemm crate in candle), then one rounding to float16 or
+//!   bfloat16; attention chains two of them with a softmax between, hence
+//!   twice the reduction bound. Measured: 1.53 (attention; 1.27 for conv2d)
+//!   / 0.15 / 0. The op table has no mm, bmm or addmm entry: matmul replays
+//!   them.
 //! - **movement** (transpose, permute, reshape, cat, stack, split, gather,
-//!   index_select, embedding, masked_fill, triu, amax, max_pool2d, casts):
-//!   identical values.
+//!   index_select, embedding, masked_fill, triu, amax, max_pool2d, casts to
+//!   float16, bfloat16 and int64): identical values. Measured: identical.
 //! - **integer** (add, sub, mul, floor division, neg, sum, cumsum of int64
 //!   and int32 values near 1e9): identical values, which a float32
-//!   computation would miss by tens.
+//!   computation would miss by tens. Measured: identical.
+//!
+//! Exceptions ([`EXCEPTIONS`], each asserted to still exceed its class's
+//! bound and to stay within `K_EXCEPTION · eps · (|torch| + S)`, = 2):
+//! `add` of a Python float in float16/bfloat16, which torch's CPU add
+//! kernel rounds to the dtype first (3 / 26 ulps near cancellation; 0.11 /
+//! 0.01 scaled), and `gelu` (exact and tanh) in every dtype, where torch's
+//! vectorized float32 CPU kernel is accurate to ~1e-7·max|x|, not 1 ulp
+//! (up to 0.49 scaled; in ulps 5e5 / 2 / 6 and, for tanh, 2e6 / 2 / 42,
+//! in the tail where 1 + erf cancels); the runtime's gelu is the exact
+//! value rounded once.
 //!
 //! The worst figure of every class and dtype is printed (`--nocapture`).
-//! Exceptions found: none beyond the bounds above (see [`EXCEPTIONS`]).
 //! Only forward results are compared; the backward runs through the same
-//! rounding ([`Ctx::out`]) and is covered by the agreement test's gradients.
+//! rounding ([`Ctx::out`]) and the agreement test covers its gradients.
 //!
 //! Needs MSPROBE_PYTHON, a Python with torch and numpy (scripts/test.sh).
 
@@ -65,7 +81,7 @@ const ELEMENTWISE_ULPS: f64 = 1.0;
 /// Reductions: the factor k of `k · eps · (|torch| + S)`.
 const K_REDUCTION: f64 = 2.0;
 /// Matmul and convolutions: the factor k of `k · eps · (|torch| + S)`.
-const K_MATMUL: f64 = 2.0;
+const K_MATMUL: f64 = 4.0;
 /// Exceptions: the factor k of `k · eps · (|torch| + S)`.
 const K_EXCEPTION: f64 = 2.0;
 
@@ -221,8 +237,11 @@ fn distance(measure: Measure, got: &T, want: &(Vec<usize>, Vec<f64>)) -> Result<
     Ok(worst)
 }
 
+/// One output of the runtime with torch's (shape and values).
+type Pair = (T, (Vec<usize>, Vec<f64>));
+
 /// Replays one run on the device side and returns its outputs with torch's.
-fn replay(dir: &Path, c: &Json) -> Result<Vec<(T, (Vec<usize>, Vec<f64>))>, String> {
+fn replay(dir: &Path, c: &Json) -> Result<Vec<Pair>, String> {
     let name = c["name"].as_str().unwrap();
     let fw = runtime::spec::Framework::parse(c["framework"].as_str().unwrap()).unwrap();
     let op = ops::lookup(fw, c["dump_name"].as_str().unwrap()).ok_or(format!("{name}: not in the op table"))?;
@@ -247,7 +266,7 @@ fn replay(dir: &Path, c: &Json) -> Result<Vec<(T, (Vec<usize>, Vec<f64>))>, Stri
 }
 
 /// The worst distance in `measure` over a run's outputs.
-fn worst(measure: Measure, pairs: &[(T, (Vec<usize>, Vec<f64>))]) -> Result<f64, String> {
+fn worst(measure: Measure, pairs: &[Pair]) -> Result<f64, String> {
     pairs.iter().enumerate().try_fold(0f64, |w, (i, (got, want))| Ok(w.max(distance(measure, got, want).map_err(|e| format!("output {i}: {e}"))?)))
 }
 
@@ -264,15 +283,15 @@ fn device_emulation_agrees_with_torch() {
         let (measure, bound) = class_bound(class);
         let checked = replay(dir.path(), c).and_then(|pairs| {
             let d = worst(measure, &pairs)?;
-            if !EXCEPTIONS.iter().any(|(e, _)| *e == call) {
+            let Some((_, reason)) = EXCEPTIONS.iter().find(|(e, _)| *e == call) else {
                 let e = figures.entry((class.to_string(), run_dtype.to_string())).or_insert((0.0, String::new()));
                 if d >= e.0 {
                     *e = (d, call.to_string());
                 }
                 return if d <= bound { Ok(()) } else { Err(format!("{class} distance {d:e}, bound {bound:e}")) };
-            }
+            };
             let scaled = worst(Measure::Scaled, &pairs)?;
-            excepted.push((call, d, scaled));
+            excepted.push((call, d, scaled, reason));
             match (d <= bound, scaled <= K_EXCEPTION) {
                 (true, _) => Err(format!("listed in EXCEPTIONS, but now within the {class} bound ({d:e})")),
                 (_, false) => Err(format!("exception distance {scaled:e}, bound {K_EXCEPTION:e}")),
@@ -292,9 +311,9 @@ fn device_emulation_agrees_with_torch() {
     for ((class, d), (w, call)) in &figures {
         println!("  {class:<12} {d:<9} {w:<8.4} {call}");
     }
-    println!("exceptions (ulps, |diff| / (eps·(|torch| + S))):");
-    for (call, ulps, scaled) in &excepted {
-        println!("  {ulps:<8} {scaled:<8.4} {call}");
+    println!("exceptions (ulps, |diff| / (eps·(|torch| + S)), why):");
+    for (call, ulps, scaled, reason) in &excepted {
+        println!("  {ulps:<8} {scaled:<8.4} {call}: {reason}");
     }
     assert!(failures.is_empty(), "{} disagreements with torch over {} runs:\n{}", failures.len(), cases.len(), failures.join("\n"));
 }
