@@ -84,12 +84,14 @@ fn config_errors_name_file_key_and_expectation() {
         (serde_json::json!({"dump_json_path": dump, "api_name": "Torch.matmul.0", "data_mode": "real"}), "key \"data_mode\""),
         (serde_json::json!({"dump_json_path": dump, "api_name": "Torch.matmul.0", "random_seed": -1}), "key \"random_seed\""),
         (serde_json::json!({"api_name": "Torch.matmul.0"}), "key \"dump_json_path\""),
+        (serde_json::json!({"dump_json_path": dump, "api_name": "Torch.matmul.0", "standard": "strict"}), "key \"standard\": expected \"msprobe\" or \"api\""),
     ];
+    // An invalid config has its own exit code, 7 (3 is an inaccurate result).
     for (cfg, needle) in cases {
-        assert_fails(&generate("pytorch", cfg, dir.path()), 3, &["config_op.json", needle], dir.path());
+        assert_fails(&generate("pytorch", cfg, dir.path()), 7, &["config_op.json", needle], dir.path());
     }
     let o = msprobe(&["-f", "pytorch", "op_generate", "-i", "missing.json", "-o", "out"], dir.path());
-    assert_fails(&o, 3, &["missing.json: cannot read config"], dir.path());
+    assert_fails(&o, 7, &["missing.json: cannot read config"], dir.path());
 }
 
 #[test]

@@ -56,8 +56,8 @@ mod tests {
         let rows = [row("a", Status::Pass, Some(0.9)), row("b", Status::Error, Some(1.0)), row("c", Status::Pass, Some(0.5))];
         let names: Vec<&str> = ranked(&rows).iter().map(|r| r.api_name.as_str()).collect();
         assert_eq!(names, ["b", "c", "a"]);
-        let rows = [row("p", Status::Pass, Some(0.1)), row("w", Status::Warning, Some(1.0)), row("s", Status::Skip, None), row("e", Status::Error, Some(1.0))];
-        let names: Vec<&str> = ranked(&rows).iter().map(|r| r.api_name.as_str()).collect();
+        let mixed = [row("p", Status::Pass, Some(0.1)), row("w", Status::Warning, Some(1.0)), row("s", Status::Skip, None), row("e", Status::Error, Some(1.0))];
+        let names: Vec<&str> = ranked(&mixed).iter().map(|r| r.api_name.as_str()).collect();
         assert_eq!(names, ["e", "s", "w", "p"]);
         let table = ranked_table(&rows, 2);
         assert_eq!(table.lines().count(), 4, "{table}");
