@@ -458,3 +458,30 @@ fn a_call_under_autocast_is_replayed_on_its_cast_inputs() {
     let quirk = "msprobe quirk: the call ran under autocast (inputs dumped as torch.float32, output torch.bfloat16); replayed on the inputs cast to torch.bfloat16";
     assert_eq!(row(&out, "Functional.linear.0.forward.output.0"), ("pass".into(), format!("{quirk}; {RECORDED}")));
 }
+
+/// A `.pt` whose pickle would call `os.system`: the reader refuses it, the
+/// command never calls it, and the run is an input error naming the file.
+#[test]
+fn a_hostile_pickle_is_refused_as_an_input_error() {
+    let mut d = Dump::new("pytorch");
+    let a = d.tensor("Torch.mul.0.forward.input.0", Dt::F32, &[2], &[1.0, 2.0]);
+    let b = d.tensor("Torch.mul.0.forward.input.1", Dt::F32, &[2], &[3.0, 4.0]);
+    let out = d.tensor("Torch.mul.0.forward.output.0", Dt::F32, &[2], &[3.0, 8.0]);
+    let evil = d.file("Torch.mul.0.forward.input.0.pt");
+    let make = "import sys, zipfile\n\
+                with zipfile.ZipFile(sys.argv[1], 'w') as z:\n\
+                \x20   z.writestr('archive/data.pkl', b'cposix\\nsystem\\n(Vtouch PWNED\\ntR.')\n\
+                \x20   z.writestr('archive/version', b'3\\n')\n";
+    let python = std::env::var_os("MSPROBE_PYTHON").expect("MSPROBE_PYTHON (scripts/test.sh sets it)");
+    let made = Command::new(python).arg("-c").arg(make).arg(&evil).output().unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let mut a = a;
+    a["data_name"] = json!("Torch.mul.0.forward.input.0.pt");
+    d.call("Torch.mul.0", vec![a, b], json!({}), vec![out], None);
+    let (o, out) = d.replay("Torch.mul.0", "forward", &[]);
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with(&format!("msprobe: error: Torch.mul.0: {}: ", evil.display())), "{stderr}");
+    assert!(!out.exists() && !d.path().join("PWNED").exists());
+}
