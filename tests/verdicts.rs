@@ -485,3 +485,15 @@ fn a_hostile_pickle_is_refused_as_an_input_error() {
     assert!(stderr.starts_with(&format!("msprobe: error: Torch.mul.0: {}: ", evil.display())), "{stderr}");
     assert!(!out.exists() && !d.path().join("PWNED").exists());
 }
+
+#[test]
+fn a_missing_input_file_is_an_input_error_naming_it() {
+    let d = mul_dump(&[0.5, 1.0, 1.5, 2.0]);
+    let file = d.file("Mint.mul.0.forward.input.1.npy");
+    std::fs::remove_file(&file).unwrap();
+    let (o, out) = d.replay("Mint.mul.0", "forward", &[]);
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(stderr.trim_end(), format!("msprobe: error: Mint.mul.0: {}: cannot read: No such file or directory (os error 2)", file.display()));
+    assert!(!out.exists());
+}
