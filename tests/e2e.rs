@@ -231,7 +231,8 @@ fn an_api_without_a_kernel_is_a_skip_row() {
     }
     let outcomes = run_harness(&runs, out.path());
     for ((api, raised), o) in apis.iter().zip(outcomes.chunks(3)) {
-        let message = format!("cannot replay here: the tested call raised {raised}; {MINDSPORE_SIDES}");
+        // A call that did not run compared nothing: no tested/bench suffix.
+        let message = format!("cannot replay here: the tested call raised {raised}");
         let row = vec![format!("{api}.forward"), String::new(), String::new(), String::new(), String::new(), String::new(), String::new(), "skip".into(), message.clone()];
         let result = vec![vec![api.to_string(), "skip".into(), String::new(), format!("{api}.forward: {message}")]];
         let (plain, allowed, api_standard) = (&o[0], &o[1], &o[2]);
@@ -345,17 +346,21 @@ fn the_api_standard_writes_eleven_columns() {
         assert!(o.details.len() >= 2 && o.details.iter().all(|r| r.len() == 11), "{case:?}: {o:?}");
         for r in &o.details {
             assert_eq!(r[7..8], ["pass"], "{r:?}");
-            assert_eq!(r[8], sides(case.framework), "{r:?}");
             if r[0].contains(".backward.") {
-                // Gradients: the benchmark rule, against the reference run (the tested run on the CPU).
+                // Gradients: the benchmark rule. The tested run is on the CPU, so
+                // there is no other reference run: ratios against the floor.
+                let floor = "6.10352e-05"; // float32: 2^-14
+                assert_eq!(r[8], format!("no reference run in the tested dtype: ratios against the dtype's floor {floor}; {}", sides(case.framework)), "{r:?}");
                 assert_eq!(r[9], "benchmark", "{r:?}");
                 assert!(r[10].starts_with("small_value_err_ratio=") && r[10].contains("; rmse_ratio="), "{r:?}");
             } else if case.api.ends_with("matmul.0") {
+                assert_eq!(r[8], sides(case.framework), "{r:?}");
                 // float32 matmul: the ULP rule.
                 assert_eq!(r[9], "ulp", "{r:?}");
                 assert!(r[10].starts_with("max_ulp=") && r[10].contains("; mean_ulp=") && r[10].contains("; ulp_error_proportion="), "{r:?}");
             } else {
                 // split moves data: its values must be identical.
+                assert_eq!(r[8], sides(case.framework), "{r:?}");
                 assert_eq!(r[9..], ["binary equality", "error_rate=0"], "{r:?}");
             }
         }
@@ -420,7 +425,7 @@ fn crafted_dump_cannot_inject_code() {
     let details = read_report(&cwd.path().join("op_result_output"), "details", DETAILS_HEADER);
     let rejected = "TypeError: add() received an invalid combination of arguments - got unrecognized keyword arguments: out, note, alpha\"): 0}; __import__('os').system('touch PWNED'); x = {(\"";
     let rows: Vec<[&str; 3]> = details.iter().map(|r| [r[0].as_str(), r[7].as_str(), r[8].as_str()]).collect();
-    let message = |side| format!("cannot replay here: the {side} call raised {rejected}; {TORCH_SIDES}");
+    let message = |side| format!("cannot replay here: the {side} call raised {rejected}");
     let (tested, bench) = (message("tested"), message("bench"));
     assert_eq!(rows, [["Torch.add.0.forward", "skip", tested.as_str()], ["Torch.add.0.forward", "skip", bench.as_str()]]);
 }
@@ -435,6 +440,20 @@ fn inputs_the_script_cannot_make_are_a_skip_row() {
     assert_eq!(code, 8);
     let details = read_report(&cwd.path().join("op_result_output"), "details", DETAILS_HEADER);
     let rows: Vec<[&str; 3]> = details.iter().map(|r| [r[0].as_str(), r[7].as_str(), r[8].as_str()]).collect();
-    let message = format!("cannot replay here: its inputs cannot be made: ValueError: random data for torch.complex64 is not supported; use real_data; {TORCH_SIDES}");
+    let message = "cannot replay here: its inputs cannot be made: ValueError: random data for torch.complex64 is not supported; use real_data".to_string();
     assert_eq!(rows, [["Torch.abs.0.forward", "skip", message.as_str()]]);
+}
+
+/// An op that must match bit for bit keeps its dtype argument on the bench:
+/// `arange(0, 1, 0.1, dtype=torch.float32)` makes float32 values on both
+/// sides (raising it would make a float64 ramp that differs by design).
+#[test]
+fn exact_ops_keep_their_dtype_argument() {
+    let out = tempfile::tempdir().unwrap();
+    let script = Case::new(PyTorch, "exact", "Torch.arange.0", "forward", "random_data").generate(out.path());
+    let (code, cwd) = run_plain(&script);
+    assert_eq!(code, 0);
+    let details = read_report(&cwd.path().join("op_result_output"), "details", DETAILS_HEADER);
+    let rows: Vec<[&str; 4]> = details.iter().map(|r| [r[0].as_str(), r[1].as_str(), r[7].as_str(), r[8].as_str()]).collect();
+    assert_eq!(rows, [["Torch.arange.0.forward.output.0", "torch.float32", "pass", TORCH_SIDES]]);
 }

@@ -497,3 +497,78 @@ fn a_missing_input_file_is_an_input_error_naming_it() {
     assert_eq!(stderr.trim_end(), format!("msprobe: error: Mint.mul.0: {}: cannot read: No such file or directory (os error 2)", file.display()));
     assert!(!out.exists());
 }
+
+/// `Mint.mul` backward of [1, 2, 3, 4] × 0.5 with a gradient of ones: the
+/// recorded input gradients are `grad0` and `grad1`.
+fn mul_backward_dump(grad0: &[f64], grad1: &[f64]) -> Dump {
+    let mut d = Dump::new("mindspore");
+    let a = d.tensor("Mint.mul.0.forward.input.0", Dt::F32, &[4], &[1.0, 2.0, 3.0, 4.0]);
+    let b = d.tensor("Mint.mul.0.forward.input.1", Dt::F32, &[4], &[0.5; 4]);
+    let out = d.tensor("Mint.mul.0.forward.output.0", Dt::F32, &[4], &[0.5, 1.0, 1.5, 2.0]);
+    let g = d.tensor("Mint.mul.0.backward.input.0", Dt::F32, &[4], &[1.0; 4]);
+    let g0 = d.tensor("Mint.mul.0.backward.output.0", Dt::F32, &[4], grad0);
+    let g1 = d.tensor("Mint.mul.0.backward.output.1", Dt::F32, &[4], grad1);
+    d.call("Mint.mul.0", vec![a, b], json!({}), vec![out], Some((vec![g], vec![g0, g1])));
+    d
+}
+
+#[test]
+fn one_missing_gradient_file_leaves_the_others_recorded() {
+    // Gradient 0 should be 0.5 everywhere: a planted sign flip.
+    let d = mul_backward_dump(&[-0.5; 4], &[1.0, 2.0, 3.0, 4.0]);
+    let file = d.file("Mint.mul.0.backward.output.1.npy");
+    std::fs::remove_file(&file).unwrap();
+    let (o, out) = d.replay("Mint.mul.0", "backward", &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let (status, message) = row(&out, "Mint.mul.0.backward.output.0");
+    assert_eq!(status, "error");
+    assert!(message.starts_with("cosine similarity -1 is not above the threshold 0.99") && message.ends_with(RECORDED_GRAD), "{message}");
+    let emulated = format!("tested: emulated device in the dumped dtypes (no recorded gradient: {} is missing); bench: float64 recompute on the CPU", file.display());
+    assert_eq!(row(&out, "Mint.mul.0.backward.output.1"), ("pass".into(), emulated));
+}
+
+#[test]
+fn a_transpose_that_did_not_transpose_is_an_error_not_a_layout_quirk() {
+    let mut d = Dump::new("mindspore");
+    let x = d.tensor("Tensor.transpose.0.forward.input.0", Dt::F32, &[2, 4], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]);
+    // The input's memory read as [4, 2]: the same values, not transposed.
+    let out = d.tensor("Tensor.transpose.0.forward.output.0", Dt::F32, &[4, 2], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]);
+    let int = |v: i64| json!({"type": "int", "value": v});
+    // MindSpore's Tensor.transpose takes the permutation.
+    d.call("Tensor.transpose.0", vec![x, int(1), int(0)], json!({}), vec![out], None);
+    for standard in ["msprobe", "api"] {
+        let (o, out) = d.replay("Tensor.transpose.0", "forward", &["--standard", standard]);
+        assert_eq!(o.status.code(), Some(3), "{standard}: {}", text(&o));
+        let (status, message) = row(&out, "Tensor.transpose.0.forward.output.0");
+        assert_eq!(status, "error", "{standard}");
+        assert!(message.starts_with("binary equality: 6 of 8 elements differ") && message.ends_with(RECORDED), "{message}");
+    }
+}
+
+#[test]
+fn an_emulated_tested_side_is_not_its_own_reference() {
+    let d = mul_backward_dump(&[0.5; 4], &[1.0, 2.0, 3.0, 4.0]);
+    let (o, out) = d.replay("Mint.mul.0", "backward", &["--standard", "api", "--emulate"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let message = "no reference run in the tested dtype: ratios against the dtype's floor 6.10352e-05; \
+                   tested: emulated device in the dumped dtypes (emulation requested); bench: float64 recompute on the CPU";
+    assert_eq!(row(&out, "Mint.mul.0.backward.output.0"), ("pass".into(), message.into()));
+}
+
+#[test]
+fn a_correct_cast_to_bfloat16_fails_msprobe_rule_and_passes_the_api_standard() {
+    let x = [0.1, -1.3, 2.7, 1000.1];
+    let mut d = Dump::new("pytorch");
+    let a = d.tensor("Tensor.to.0.forward.input.0", Dt::F32, &[4], &x);
+    let out = d.tensor("Tensor.to.0.forward.output.0", Dt::BF16, &[4], &x.map(bf16));
+    d.call("Tensor.to.0", vec![a, json!({"type": "torch.dtype", "value": "torch.bfloat16"})], json!({}), vec![out], None);
+    // The bench keeps float64: a correct rounding to bfloat16 is 0.1 off at 1000.1.
+    let (o, out) = d.replay("Tensor.to.0", "forward", &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let (status, message) = row(&out, "Tensor.to.0.forward.output.0");
+    assert_eq!(status, "error");
+    assert!(message.starts_with("max absolute error 0.0999756 is not below the threshold 0.0001") && message.ends_with(RECORDED), "{message}");
+    let (o, out) = d.replay("Tensor.to.0", "forward", &["--standard", "api"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(row(&out, "Tensor.to.0.forward.output.0"), ("pass".into(), RECORDED.into()));
+}

@@ -45,6 +45,9 @@ pub(super) struct Call<'a> {
     pub identity: bool,
     /// Notes on how a random op's mask was recovered, for backward rows.
     pub mask_note: Option<String>,
+    /// Whether a random op's mask is known from its recorded output (or it
+    /// was recorded as an identity).
+    pub mask_known: bool,
     /// How an autocast region was recognised and replayed, for every row.
     pub autocast_note: Option<String>,
 }
@@ -99,7 +102,7 @@ impl<'a> Call<'a> {
         let differentiate = differentiate(&slots);
         let widest = slots.iter().filter_map(|s| s.widest_float()).max_by_key(|d| d.bits()).unwrap_or(TDType::F32);
         let seed = r.seed ^ iteration;
-        let mut call = Call { r, op, args, kwargs, grads, differentiate, bench: Ctx::bench(seed), device: Ctx::device(widest, seed), identity: false, mask_note: None, autocast_note };
+        let mut call = Call { r, op, args, kwargs, grads, differentiate, bench: Ctx::bench(seed), device: Ctx::device(widest, seed), identity: false, mask_note: None, mask_known: false, autocast_note };
         if op.random && r.use_recorded && r.data_mode == DataMode::Real {
             call.recover_mask()?;
         }
@@ -115,13 +118,14 @@ impl<'a> Call<'a> {
         let (Some(Spec::Tensor(out)), Some(Realized::Tensor(input, _))) = (self.r.outputs.first(), self.args.first()) else {
             return Ok(());
         };
-        if !out.data.as_ref().is_some_and(|p| p.is_file()) {
+        if !out.data.as_ref().is_some_and(|p| p.exists()) {
             return Ok(());
         }
         let recorded = master(out, DataMode::Real, (0, 0, 0))?.values;
         if recorded.len() != input.values.len() {
             return Ok(());
         }
+        self.mask_known = true;
         if quirks::dropout_is_identity(&input.values, &recorded, self.drop_probability()) {
             self.identity = true;
             return Ok(());

@@ -10,6 +10,7 @@ mod call;
 mod quirks;
 
 use crate::compare::Status;
+use crate::dtype::TDType;
 use crate::error::Result;
 use crate::exec::guarded;
 use crate::inputs::master;
@@ -77,9 +78,9 @@ fn verdict(rows: &[DetailRow]) -> Option<Status> {
 }
 
 /// The bench's dtype label: floats are computed in float64.
-fn bench_dtype(d: crate::dtype::TDType) -> crate::dtype::TDType {
+fn bench_dtype(d: TDType) -> TDType {
     if d.is_float() {
-        crate::dtype::TDType::F64
+        TDType::F64
     } else {
         d
     }
@@ -101,15 +102,16 @@ fn compare_values(call: &Call, name: String, backward: bool, tested: &Tested, be
                 bench_dtype: Some(fw.dtype_name(bench_dtype(b.dtype))),
                 tested_dtype: Some(fw.dtype_name(t.dtype)),
                 shape: Some(b.dims().to_vec()),
-                ..row(Status::Error, String::new())
+                ..row(Status::Skip, String::new())
             };
+            // Rows that cannot be judged are the tool's coverage: skips.
             if t.dims() != b.dims() {
-                return DetailRow { message: message(&[&format!("shape mismatch: tested {:?}, bench {:?}", t.dims(), b.dims()), &tested.what, BENCH]), ..base };
+                return DetailRow { message: message(&[&format!("cannot judge: shape mismatch: tested {:?}, bench {:?}", t.dims(), b.dims()), &tested.what, BENCH]), ..base };
             }
             let values = |x: &T| x.to_f64_vec();
             let (tv, bv) = match (values(t), values(b)) {
                 (Ok(x), Ok(y)) => (x, y),
-                (Err(e), _) | (_, Err(e)) => return DetailRow { message: message(&[&e.to_string(), &tested.what, BENCH]), ..base },
+                (Err(e), _) | (_, Err(e)) => return DetailRow { message: message(&[&format!("cannot judge: {e}"), &tested.what, BENCH]), ..base },
             };
             let reference = match &tested.reference {
                 Some(Value::Tensor(x)) if x.dims() == b.dims() => values(x).ok(),
@@ -129,7 +131,8 @@ fn compare_values(call: &Call, name: String, backward: bool, tested: &Tested, be
             };
             let mut judged = judge(r.standard, &case);
             let mut quirk = "";
-            if judged.status == Status::Error && call.op.standard == OpStandard::Exact && quirks::same_values_other_order(&tv, &bv) {
+            // Seen on gradients only: on a forward output it would hide a permutation bug.
+            if backward && judged.status == Status::Error && call.op.standard == OpStandard::Exact && quirks::same_values_other_order(&tv, &bv) {
                 let sorted = |x: &[f64]| {
                     let mut v = x.to_vec();
                     v.sort_by(f64::total_cmp);
@@ -155,27 +158,54 @@ fn compare_values(call: &Call, name: String, backward: bool, tested: &Tested, be
                 ..base
             }
         }
+        // Python numbers are judged like one-element tensors of their type, as the scripts do.
         (t, b) => match (t.as_f64(), b.as_f64()) {
             (Some(x), Some(y)) => {
-                let equal = x == y || (x.is_nan() && y.is_nan());
-                let close = (x - y).abs() < r.max_abs_err_threshold;
-                let (status, text) = if equal || close { (Status::Pass, String::new()) } else { (Status::Error, format!("values differ: tested {x}, bench {y}")) };
-                DetailRow { bench_dtype: Some(b.kind().to_string()), tested_dtype: Some(t.kind().to_string()), shape: Some(vec![]), max_abs: Some((x - y).abs()), ..row(status, text) }
+                let dtype = match t {
+                    Value::Bool(_) => TDType::Bool,
+                    Value::Int(_) => TDType::I64,
+                    _ => TDType::F64,
+                };
+                let case = Case {
+                    api: &r.api.op,
+                    backward,
+                    exact_op: false,
+                    dtype,
+                    tested: &[x],
+                    bench: &[y],
+                    reference: None,
+                    cosine_threshold: r.cosine_threshold,
+                    max_abs_err_threshold: r.max_abs_err_threshold,
+                };
+                let judged = judge(r.standard, &case);
+                let m = crate::compare::compare(&[x], &[y]).ok();
+                DetailRow {
+                    bench_dtype: Some(b.kind().to_string()),
+                    tested_dtype: Some(t.kind().to_string()),
+                    shape: Some(vec![]),
+                    cosine: m.as_ref().map(|m| m.cosine),
+                    max_abs: m.as_ref().map(|m| m.max_abs),
+                    max_rel: m.as_ref().map(|m| m.max_rel),
+                    rule: judged.rule.to_string(),
+                    metrics: judged.metrics,
+                    ..row(judged.status, judged.message)
+                }
             }
-            _ if matches!((t, b), (Value::None, Value::None)) => row(Status::Pass, "both None".into()),
-            _ => row(Status::Error, format!("output of type {} / {} is not comparable", t.kind(), b.kind())),
+            _ => row(Status::Skip, format!("cannot judge: output of type {} / {} is not comparable", t.kind(), b.kind())),
         },
     }
 }
 
+/// The rows of one direction; outputs `None` on both sides have none (as in the scripts).
 fn compare_lists(call: &Call, direction: &str, tested: &[Tested], bench: &[Value], note: &str) -> Vec<DetailRow> {
     let n = tested.len().max(bench.len());
     (0..n)
-        .map(|i| {
+        .filter_map(|i| {
             let name = format!("{}.{direction}.output.{i}", call.r.api);
             match (tested.get(i), bench.get(i)) {
-                (Some(t), Some(b)) => compare_values(call, name, direction == "backward", t, b, note),
-                _ => DetailRow::uncompared(name, Status::Error, message(&[&format!("output count differs: tested {}, bench {}", tested.len(), bench.len()), BENCH])),
+                (Some(Tested { value: Value::None, .. }), Some(Value::None)) => None,
+                (Some(t), Some(b)) => Some(compare_values(call, name, direction == "backward", t, b, note)),
+                _ => Some(DetailRow::uncompared(name, Status::Skip, message(&[&format!("cannot judge: output count differs: tested {}, bench {}", tested.len(), bench.len()), BENCH]))),
             }
         })
         .collect()
@@ -185,7 +215,8 @@ fn compare_lists(call: &Call, direction: &str, tested: &[Tested], bench: &[Value
 fn recorded(spec: Option<&Spec>, call: &Call, what: &str) -> Result<std::result::Result<Value, String>> {
     Ok(match spec {
         Some(Spec::Tensor(t)) => match &t.data {
-            Some(p) if p.is_file() => {
+            // A path that exists but cannot be read (a folder) is a broken input.
+            Some(p) if p.exists() => {
                 let m = master(t, DataMode::Real, (0, 0, 0))?;
                 Ok(Value::Tensor(T::from_f64(m.values, &m.shape, m.dtype, call.device.compute)?))
             }
@@ -241,46 +272,72 @@ fn replay_once(r: &Replay, iteration: u64) -> Result<(Vec<DetailRow>, Vec<Detail
             (outs, grads)
         }
     };
-    let grads_usable = match (&bench.grads, whole) {
-        (Some(b), None) => rec_grads.len() == b.len() && rec_grads.iter().zip(b).all(|(g, b)| matches!(g, Ok(Value::Tensor(t)) if t.dims() == b.dims())),
+    // Recorded gradients line up when there is one per differentiated input
+    // and each recorded one has its input's shape (a missing file is fine:
+    // that gradient alone is emulated).
+    let aligned = match (&bench.grads, whole) {
+        (Some(b), None) => rec_grads.len() == b.len() && rec_grads.iter().zip(b).all(|(g, b)| match g {
+            Ok(Value::Tensor(t)) => t.dims() == b.dims(),
+            Ok(_) => false,
+            Err(_) => true,
+        }),
         _ => false,
     };
-    let need_device = whole.is_some() || rec_out.iter().any(|o| o.is_err()) || (bench.grads.is_some() && !grads_usable) || r.standard == Standard::Api;
+    // A random op's mask is unknown without its recorded output: the
+    // recorded gradients cannot be replayed then.
+    let mask_unknown = call.op.random && whole.is_none() && !call.mask_known;
+    let grads_recorded = aligned && !mask_unknown;
+    let need_device = whole.is_some()
+        || rec_out.iter().any(|o| o.is_err())
+        || (bench.grads.is_some() && !(grads_recorded && rec_grads.iter().all(|g| g.is_ok())))
+        || r.standard == Standard::Api;
     let device = if need_device { Some(call.run(&call.device)?) } else { None };
     let device_out = |i: usize| device.as_ref().and_then(|d| d.outputs.get(i).cloned());
     let device_grad = |i: usize| device.as_ref().and_then(|d| d.grads.as_ref()).and_then(|g| g.get(i).cloned()).map(Value::Tensor);
 
-    let side = |recorded: Option<&std::result::Result<Value, String>>, emulated_value: Option<Value>, kind: &str| -> Tested {
-        match (recorded, whole) {
-            (Some(Ok(v)), _) => Tested { value: v.clone(), what: format!("tested: device {kind} recorded in the dump"), reference: emulated_value },
-            (Some(Err(why)), _) => Tested { value: emulated_value.clone().unwrap_or(Value::None), what: emulated(why), reference: emulated_value },
-            (None, Some(why)) => Tested { value: emulated_value.clone().unwrap_or(Value::None), what: emulated(why), reference: emulated_value },
-            (None, None) => Tested { value: emulated_value.clone().unwrap_or(Value::None), what: emulated("no recorded value"), reference: emulated_value },
+    // A recorded value is judged against the emulated device as the
+    // reference run; an emulated one has no other reference (it would be
+    // judged against itself).
+    let side = |recorded: std::result::Result<&Value, &str>, emulated_value: Option<Value>, kind: &str| -> Tested {
+        match recorded {
+            Ok(v) => Tested { value: v.clone(), what: format!("tested: device {kind} recorded in the dump"), reference: emulated_value },
+            Err(why) => Tested { value: emulated_value.unwrap_or(Value::None), what: emulated(why), reference: None },
         }
     };
-    let outputs: Vec<Tested> = (0..bench.outputs.len()).map(|i| side(rec_out.get(i), device_out(i), "output")).collect();
+    let pick = |rec: Option<&std::result::Result<Value, String>>| -> std::result::Result<Value, String> {
+        match (rec, whole) {
+            (Some(r), _) => r.clone(),
+            (None, Some(why)) => Err(why.to_string()),
+            (None, None) => Err("no recorded value".to_string()),
+        }
+    };
+    let outputs: Vec<Tested> = (0..bench.outputs.len())
+        .map(|i| {
+            let rec = pick(rec_out.get(i));
+            side(rec.as_ref().map_err(String::as_str), device_out(i), "output")
+        })
+        .collect();
     let forward_note = [if call.identity { quirks::DROPOUT_IDENTITY } else { "" }, call.autocast_note.as_deref().unwrap_or("")].iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join("; ");
     let forward_note = forward_note.as_str();
     let forward = compare_lists(&call, "forward", &outputs, &bench.outputs, forward_note);
 
     let Some(bench_grads) = bench.grads.as_ref() else { return Ok((forward, vec![])) };
     let bench_grads: Vec<Value> = bench_grads.iter().cloned().map(Value::Tensor).collect();
-    let misaligned = (whole.is_none() && !grads_usable && rec_grads.iter().all(|g| g.is_ok())) || rec_grads.len() != bench_grads.len();
     let grads: Vec<Tested> = (0..bench_grads.len())
         .map(|i| {
-            if grads_usable || whole.is_some() {
-                side(rec_grads.get(i), device_grad(i), "gradient")
-            } else if misaligned {
-                side(Some(&Err("the dump's gradients do not line up with the call's".into())), device_grad(i), "gradient")
+            let rec = if whole.is_some() || grads_recorded {
+                pick(rec_grads.get(i))
+            } else if mask_unknown {
+                Err("a random op's mask is unknown without its recorded output".to_string())
             } else {
-                let why = rec_grads.iter().find_map(|g| g.as_ref().err()).cloned().unwrap_or_default();
-                side(Some(&Err(why)), device_grad(i), "gradient")
-            }
+                Err("the dump's gradients do not line up with the call's".to_string())
+            };
+            side(rec.as_ref().map_err(String::as_str), device_grad(i), "gradient")
         })
         .collect();
     let note = [forward_note, call.mask_note.as_deref().unwrap_or("")].iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join("; ");
     let mut backward = compare_lists(&call, "backward", &grads, &bench_grads, &note);
-    if grads_usable {
+    if grads_recorded && matches!(rec_grads.first(), Some(Ok(_))) {
         cross_entropy_quirk(&call, &grads, &mut backward)?;
     }
     Ok((forward, backward))

@@ -111,6 +111,10 @@ pub(super) fn cross_entropy_inner_grad(b: &Bound, g: &T) -> Result<Option<Vec<f6
         None => vec![1.0; c],
     };
     let g = g.to_f64_vec()?;
+    // Anything off the shapes torch accepts is not this quirk.
+    if weight.len() != c || g.is_empty() {
+        return Ok(None);
+    }
     let reduction = b.str("reduction")?;
     let t = target.to_f64_vec()?;
     let mut inner = vec![0.0; n * c];
