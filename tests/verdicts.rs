@@ -572,3 +572,15 @@ fn a_correct_cast_to_bfloat16_fails_msprobe_rule_and_passes_the_api_standard() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_eq!(row(&out, "Tensor.to.0.forward.output.0"), ("pass".into(), RECORDED.into()));
 }
+
+#[test]
+fn without_its_recorded_output_a_dropout_gradient_is_emulated() {
+    let x = [1.0, -2.0, 0.5, 3.0];
+    let d = dropout_dump(&x, &[1.25, 0.0, 0.625, 3.75], &[1.25, 0.0, 1.25, 1.25]);
+    let file = d.file("Functional.dropout.0.forward.output.0.npy");
+    std::fs::remove_file(&file).unwrap();
+    let (o, out) = d.replay("Functional.dropout.0", "backward", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let message = "tested: emulated device in the dumped dtypes (a random op's mask is unknown without its recorded output); bench: float64 recompute on the CPU";
+    assert_eq!(row(&out, "Functional.dropout.0.backward.output.0"), ("pass".into(), message.into()));
+}
