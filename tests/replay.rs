@@ -1,11 +1,11 @@
 //! `msprobe replay`: native replay of dumped calls without Python.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use common::repo;
 
 fn msprobe(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_msprobe")).args(args).current_dir(dir).output().unwrap()
@@ -23,20 +23,7 @@ fn csv(dir: &Path, kind: &str, header: &str) -> Vec<Vec<String>> {
     let mut lines = body.split("\r\n").filter(|l| !l.is_empty());
     assert_eq!(lines.next(), Some(header));
     // Messages may contain commas inside quotes; split on the unquoted ones.
-    lines
-        .map(|l| {
-            let mut cells = vec![String::new()];
-            let mut quoted = false;
-            for c in l.chars() {
-                match c {
-                    '"' => quoted = !quoted,
-                    ',' if !quoted => cells.push(String::new()),
-                    c => cells.last_mut().unwrap().push(c),
-                }
-            }
-            cells
-        })
-        .collect()
+    lines.map(common::csv_cells).collect()
 }
 
 const DETAILS: &str = "API Name,Bench Dtype,Tested Dtype,Shape,Cosine,MaxAbsErr,MaxRelativeErr,Status,Message";

@@ -3,6 +3,8 @@
 //! is written here (dump.json and .npy tensor files), so every value the
 //! verdict depends on is in this file.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -139,15 +141,7 @@ fn rows(dir: &Path) -> Vec<(String, String, String)> {
     let status = header.iter().position(|h| *h == "Status").unwrap();
     lines
         .map(|l| {
-            let mut cells = vec![String::new()];
-            let mut quoted = false;
-            for c in l.chars() {
-                match c {
-                    '"' => quoted = !quoted,
-                    ',' if !quoted => cells.push(String::new()),
-                    c => cells.last_mut().unwrap().push(c),
-                }
-            }
+            let cells = common::csv_cells(l);
             (cells[0].clone(), cells[status].clone(), cells[status + 1].clone())
         })
         .collect()

@@ -18,51 +18,21 @@
 //!
 //! Needs MSPROBE_PYTHON, a Python with torch and numpy (scripts/test.sh).
 
+mod common;
+
+use common::read;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use candle_core::DType;
 use runtime::ctx::Ctx;
 use runtime::dtype::TDType;
-use runtime::io::{read_tensor, HostData};
 use runtime::ops;
 use runtime::value::{Value, T};
 use serde_json::Value as Json;
 
 /// The allowed difference, relative to the size of torch's result.
 const TOLERANCE: f64 = 1e-9;
-
-fn python() -> PathBuf {
-    match std::env::var_os("MSPROBE_PYTHON") {
-        Some(p) => PathBuf::from(p),
-        None => panic!(
-            "MSPROBE_PYTHON is not set: the agreement test compares the runtime with torch. \
-             Run it through scripts/test.sh, which creates the Python environment and sets it."
-        ),
-    }
-}
-
-/// Runs reference.py into `dir` and returns its case list.
-fn torch_reference(dir: &Path) -> Vec<Json> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agreement/reference.py");
-    let out = Command::new(python()).arg("-B").arg(&script).arg(dir).output().expect("cannot start MSPROBE_PYTHON");
-    assert!(out.status.success(), "{} failed:\n{}{}", script.display(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    let index: Json = serde_json::from_str(&std::fs::read_to_string(dir.join("cases.json")).unwrap()).unwrap();
-    index["cases"].as_array().unwrap().clone()
-}
-
-/// A saved tensor's shape and values as f64.
-fn read(dir: &Path, file: &str) -> (Vec<usize>, Vec<f64>) {
-    let h = read_tensor(dir.join(file)).unwrap_or_else(|e| panic!("{e}"));
-    let values = match h.data {
-        HostData::F64(v) => v,
-        HostData::I64(v) => v.into_iter().map(|x| x as f64).collect(),
-        HostData::U64(v) => v.into_iter().map(|x| x as f64).collect(),
-        HostData::Bool(v) => v.into_iter().map(|x| x as u8 as f64).collect(),
-    };
-    (h.shape, values)
-}
 
 fn tensor(dir: &Path, file: &str, dtype: TDType) -> T {
     let (shape, values) = read(dir, file);
@@ -188,7 +158,7 @@ fn has_float_tensor_arg(c: &Json) -> bool {
 #[test]
 fn runtime_agrees_with_torch() {
     let dir = tempfile::tempdir().unwrap();
-    let cases = torch_reference(dir.path());
+    let cases = common::torch_reference("tests/agreement/reference.py", dir.path());
     let mut failures = vec![];
     // Per op-table name: (has a case, ran a backward, has a top-level float tensor).
     let mut covered: BTreeMap<&str, (bool, bool, bool)> = BTreeMap::new();

@@ -65,13 +65,14 @@
 //!
 //! Needs MSPROBE_PYTHON, a Python with torch and numpy (scripts/test.sh).
 
+mod common;
+
+use common::read;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use runtime::ctx::Ctx;
 use runtime::dtype::TDType;
-use runtime::io::{read_tensor, HostData};
 use runtime::ops;
 use runtime::value::{Value, T};
 use serde_json::Value as Json;
@@ -109,37 +110,6 @@ const EXCEPTIONS: &[(&str, &str)] = &[
     ("Functional.gelu(float16[4, 64], approximate='tanh')", "torch computes float16 tanh-gelu with its float32 CPU kernel"),
     ("Functional.gelu(bfloat16[4, 64], approximate='tanh')", "torch computes bfloat16 tanh-gelu with its float32 CPU kernel"),
 ];
-
-fn python() -> PathBuf {
-    match std::env::var_os("MSPROBE_PYTHON") {
-        Some(p) => PathBuf::from(p),
-        None => panic!(
-            "MSPROBE_PYTHON is not set: the emulation test compares the runtime with torch. \
-             Run it through scripts/test.sh, which creates the Python environment and sets it."
-        ),
-    }
-}
-
-/// Runs reference.py into `dir` and returns its case list.
-fn torch_reference(dir: &Path) -> Vec<Json> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/emulation/reference.py");
-    let out = Command::new(python()).arg("-B").arg(&script).arg(dir).output().expect("cannot start MSPROBE_PYTHON");
-    assert!(out.status.success(), "{} failed:\n{}{}", script.display(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    let index: Json = serde_json::from_str(&std::fs::read_to_string(dir.join("cases.json")).unwrap()).unwrap();
-    index["cases"].as_array().unwrap().clone()
-}
-
-/// A saved tensor's shape and values as f64.
-fn read(dir: &Path, file: &str) -> (Vec<usize>, Vec<f64>) {
-    let h = read_tensor(dir.join(file)).unwrap_or_else(|e| panic!("{e}"));
-    let values = match h.data {
-        HostData::F64(v) => v,
-        HostData::I64(v) => v.into_iter().map(|x| x as f64).collect(),
-        HostData::U64(v) => v.into_iter().map(|x| x as f64).collect(),
-        HostData::Bool(v) => v.into_iter().map(|x| x as u8 as f64).collect(),
-    };
-    (h.shape, values)
-}
 
 fn dtype(name: &Json) -> TDType {
     TDType::parse(name.as_str().unwrap()).unwrap_or_else(|| panic!("unknown dtype {name}"))
@@ -273,7 +243,7 @@ fn worst(measure: Measure, pairs: &[Pair]) -> Result<f64, String> {
 #[test]
 fn device_emulation_agrees_with_torch() {
     let dir = tempfile::tempdir().unwrap();
-    let cases = torch_reference(dir.path());
+    let cases = common::torch_reference("tests/emulation/reference.py", dir.path());
     let mut failures = vec![];
     // Per (class, dtype): the worst distance and the call it came from.
     let mut figures: BTreeMap<(String, String), (f64, String)> = BTreeMap::new();

@@ -76,3 +76,18 @@ pub fn python() -> PathBuf {
         ),
     }
 }
+
+/// The cells of one line of msprobe's CSVs (as the reports write them:
+/// quoted where a cell holds a comma; quotes dropped).
+pub fn csv_cells(line: &str) -> Vec<String> {
+    let mut cells = vec![String::new()];
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => cells.push(String::new()),
+            c => cells.last_mut().unwrap().push(c),
+        }
+    }
+    cells
+}
