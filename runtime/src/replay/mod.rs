@@ -42,7 +42,14 @@ struct Tested {
     /// The op run in the tested dtype on the CPU (the emulated device), for
     /// the benchmark standard's ratios.
     reference: Option<Value>,
+    /// The reference is this very value (the tested side is the emulated
+    /// device): rules that compare with the reference cannot fail, and the
+    /// Message says so.
+    reference_is_self: bool,
 }
+
+/// Note on rows whose reference run is the tested value itself.
+const SELF_REFERENCE: &str = "the reference run is the tested run itself, so this rule cannot fail here";
 
 /// Replays `r` for all its iterations and returns the report rows, or the
 /// error when an input is broken ([`crate::error::Error::is_input`]). A call the runtime
@@ -130,6 +137,9 @@ fn compare_values(call: &Call, name: String, backward: bool, tested: &Tested, be
                 max_abs_err_threshold: r.max_abs_err_threshold,
             };
             let mut judged = judge(r.standard, &case);
+            if tested.reference_is_self && matches!(judged.rule, "benchmark" | "ulp") {
+                judged.message = message(&[&judged.message, SELF_REFERENCE]);
+            }
             let mut quirk = "";
             // Seen on gradients only: on a forward output it would hide a permutation bug.
             if backward && judged.status == Status::Error && call.op.standard == OpStandard::Exact && quirks::same_values_other_order(&tv, &bv) {
@@ -229,6 +239,10 @@ fn recorded(spec: Option<&Spec>, call: &Call, what: &str) -> Result<std::result:
     })
 }
 
+fn is_float_tensor(s: &Spec) -> bool {
+    matches!(s, Spec::Tensor(t) if t.dtype.is_float())
+}
+
 fn spec_kind(s: &Spec) -> &'static str {
     match s {
         Spec::Int(_) => "int",
@@ -263,20 +277,27 @@ fn replay_once(r: &Replay, iteration: u64) -> Result<(Vec<DetailRow>, Vec<Detail
         None => {
             let outs = (0..bench.outputs.len()).map(|i| recorded(r.outputs.get(i), &call, "output")).collect::<Result<Vec<_>>>()?;
             let grads = if r.grad_outputs.is_some() {
-                // The dump lists one gradient per positional input; keep the differentiated ones.
-                let picked: Vec<usize> = call.differentiate.iter().enumerate().filter(|(_, &d)| d).map(|(i, _)| i).collect();
-                picked.iter().map(|&i| recorded(r.grad_inputs.get(i), &call, "gradient")).collect::<Result<Vec<_>>>()?
+                // The dump lists one gradient per positional floating tensor
+                // input (none for layer_norm's normalized_shape or
+                // cross_entropy's target); keep the differentiated ones. A
+                // differentiated keyword has none.
+                let ordinal = |i: usize| (i < r.args.len()).then(|| r.args[..i].iter().filter(|s| is_float_tensor(s)).count());
+                let picked: Vec<Option<usize>> = call.differentiate.iter().enumerate().filter(|(_, &d)| d).map(|(i, _)| ordinal(i)).collect();
+                picked.iter().map(|&k| recorded(k.and_then(|k| r.grad_inputs.get(k)), &call, "gradient")).collect::<Result<Vec<_>>>()?
             } else {
                 vec![]
             };
             (outs, grads)
         }
     };
-    // Recorded gradients line up when there is one per differentiated input
-    // and each recorded one has its input's shape (a missing file is fine:
-    // that gradient alone is emulated).
+    // Recorded gradients line up when the dump lists one per positional
+    // floating tensor input, every differentiated input is positional, and each
+    // recorded one has its input's shape (a broadcast matmul's does not). A
+    // missing file is fine: that gradient alone is emulated.
+    let tensor_args = r.args.iter().filter(|s| is_float_tensor(s)).count();
+    let one_per_input = r.grad_inputs.len() == tensor_args && call.differentiate.iter().skip(r.args.len()).all(|d| !d);
     let aligned = match (&bench.grads, whole) {
-        (Some(b), None) => rec_grads.len() == b.len() && rec_grads.iter().zip(b).all(|(g, b)| match g {
+        (Some(b), None) => one_per_input && rec_grads.len() == b.len() && rec_grads.iter().zip(b).all(|(g, b)| match g {
             Ok(Value::Tensor(t)) => t.dims() == b.dims(),
             Ok(_) => false,
             Err(_) => true,
@@ -296,12 +317,11 @@ fn replay_once(r: &Replay, iteration: u64) -> Result<(Vec<DetailRow>, Vec<Detail
     let device_grad = |i: usize| device.as_ref().and_then(|d| d.grads.as_ref()).and_then(|g| g.get(i).cloned()).map(Value::Tensor);
 
     // A recorded value is judged against the emulated device as the
-    // reference run; an emulated one has no other reference (it would be
-    // judged against itself).
+    // reference run; an emulated one is its own reference, and says so.
     let side = |recorded: std::result::Result<&Value, &str>, emulated_value: Option<Value>, kind: &str| -> Tested {
         match recorded {
-            Ok(v) => Tested { value: v.clone(), what: format!("tested: device {kind} recorded in the dump"), reference: emulated_value },
-            Err(why) => Tested { value: emulated_value.unwrap_or(Value::None), what: emulated(why), reference: None },
+            Ok(v) => Tested { value: v.clone(), what: format!("tested: device {kind} recorded in the dump"), reference: emulated_value, reference_is_self: false },
+            Err(why) => Tested { value: emulated_value.clone().unwrap_or(Value::None), what: emulated(why), reference: emulated_value, reference_is_self: true },
         }
     };
     let pick = |rec: Option<&std::result::Result<Value, String>>| -> std::result::Result<Value, String> {
