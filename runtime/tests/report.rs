@@ -140,3 +140,28 @@ fn unwritable_folder_is_an_error_naming_it() {
     let e = write_report(file.join("sub"), &details(), &results(), Standard::Msprobe).unwrap_err();
     assert!(e.to_string().contains("not_a_dir"), "{e}");
 }
+
+/// Cells a spreadsheet would run as formulas get a leading `'`, numbers keep
+/// their sign, and the scripts' `cell()` (templates/python/_compare.py.tera)
+/// decides every case the same way as this writer.
+#[test]
+fn formula_cells_are_text_in_both_writers() {
+    let cases = ["=1+1", "+cmd|' /C calc'!A0", "-x", "@SUM(A1)", "\tx", "-", "--1", "-1e", "-0.5", "+1", "-1e-08", "-inf", "-nan", "-.5", "-5.", "x=1", "plain"];
+    let dir = tempfile::tempdir().unwrap();
+    let rows: Vec<DetailRow> = cases.iter().map(|c| DetailRow::uncompared(c.to_string(), Status::Pass, String::new())).collect();
+    let (d, _) = write_report(dir.path(), &rows, &[], Standard::Msprobe).unwrap();
+    let text = fs::read_to_string(d).unwrap();
+    let rust: Vec<&str> = text.split("\r\n").skip(1).filter(|l| !l.is_empty()).map(|l| l.split(',').next().unwrap()).collect();
+    assert_eq!(rust[..4], ["'=1+1", "'+cmd|' /C calc'!A0", "'-x", "'@SUM(A1)"]);
+    assert_eq!(rust[8..], ["-0.5", "+1", "-1e-08", "-inf", "-nan", "-.5", "-5.", "x=1", "plain"]);
+    // The Python writer's own cell(), taken from the template.
+    let template = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../templates/python/_compare.py.tera")).unwrap();
+    let start = template.find("# A number as the reports print them").expect("NUMBER in _compare.py.tera");
+    let end = start + template[start..].find("\n\n\ndef write_csv").expect("cell() before write_csv");
+    let code = format!("import json, re, sys\n{}\nprint(json.dumps([cell(c) for c in json.loads(sys.argv[1])]))", &template[start..end]);
+    let python = std::env::var_os("MSPROBE_PYTHON").expect("MSPROBE_PYTHON (scripts/test.sh sets it)");
+    let out = std::process::Command::new(python).arg("-c").arg(code).arg(serde_json::to_string(&cases).unwrap()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let python: Vec<String> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(python, rust);
+}

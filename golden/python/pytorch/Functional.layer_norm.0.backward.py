@@ -22,6 +22,7 @@ import io
 import math
 import os
 import pickle
+import re
 import sys
 import tempfile
 import traceback
@@ -912,10 +913,20 @@ def exit_code(statuses, allow_skip):
     return EXIT_OK
 
 
+# A number as the reports print them (-0.5, 1e-08, -inf, nan): it keeps its sign.
+NUMBER = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)", re.IGNORECASE)
+
+
 def cell(value):
+    """A CSV cell: empty for None, repr() for floats, str() otherwise; text a
+    spreadsheet would run as a formula (starting with = + - @ tab CR, not a
+    number) gets a leading ' so it shows as text."""
     if value is None:
         return ""
-    return repr(value) if isinstance(value, float) else str(value)
+    text = repr(value) if isinstance(value, float) else str(value)
+    if text[:1] in ("=", "+", "-", "@", "\t", "\r") and not NUMBER.fullmatch(text):
+        return "'" + text
+    return text
 
 
 def write_csv(path, header, rows):

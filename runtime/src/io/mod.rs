@@ -104,6 +104,14 @@ fn element_count(shape: &[usize]) -> Option<usize> {
     shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d))
 }
 
+/// Runs the `.pt` reader's pickle interpreter alone on the bytes of a
+/// `data.pkl`: `Ok` when they describe a bare tensor, else what was expected.
+/// For the fuzz target `pickle` and its regression test (fuzz/README.md).
+#[doc(hidden)]
+pub fn check_tensor_pickle(pkl: &[u8]) -> Result<(), String> {
+    pickle::load_tensor(pkl).map(|_| ())
+}
+
 /// Reads a dumped tensor, choosing the format by extension: `.pt` (a bare
 /// tensor saved by `torch.save`, msprobe's PyTorch dumps) or `.npy`
 /// (MindSpore dumps).

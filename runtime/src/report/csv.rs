@@ -1,7 +1,9 @@
 //! The bytes of one CSV file as Python's `csv.writer` writes them to a file
 //! opened with `encoding="utf-8-sig", newline=""`: a BOM, CRLF line ends,
 //! minimal quoting. Cells are formatted like the scripts' `cell()`: empty
-//! for `None`, `repr()` for floats, `str()` for everything else.
+//! for `None`, `repr()` for floats, `str()` for everything else; a text
+//! cell a spreadsheet would take for a formula gets a leading `'`
+//! ([`spreadsheet_safe`]), as the scripts' `cell()` does.
 
 use crate::pyfmt::repr;
 
@@ -21,9 +23,46 @@ pub(super) fn encode(header: &[&str], rows: &[Vec<String>]) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// Characters that make a spreadsheet read a cell as a formula (or DDE).
+const FORMULA_STARTS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+
+/// Whether `s` is a number as the reports print them (`-0.5`, `1e-08`,
+/// `-inf`, `nan`): those keep their sign.
+fn is_number(s: &str) -> bool {
+    let s = s.strip_prefix(['+', '-']).unwrap_or(s);
+    if ["inf", "infinity", "nan"].iter().any(|w| s.eq_ignore_ascii_case(w)) {
+        return true;
+    }
+    let (mantissa, exponent) = match s.find(['e', 'E']) {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    };
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    let mantissa_ok = match mantissa.split_once('.') {
+        Some((int, frac)) => (digits(int) || int.is_empty()) && (digits(frac) || frac.is_empty()) && !(int.is_empty() && frac.is_empty()),
+        None => digits(mantissa),
+    };
+    let exponent_ok = exponent.is_none_or(|e| digits(e.strip_prefix(['+', '-']).unwrap_or(e)));
+    mantissa_ok && exponent_ok
+}
+
+/// A text cell that a spreadsheet would run as a formula (it starts with
+/// `=`, `+`, `-`, `@`, a tab or a CR and is not a number) gets a leading
+/// `'`, so spreadsheet programs show it as text: API names and messages
+/// carry dump text.
+pub(super) fn spreadsheet_safe(cell: &str) -> std::borrow::Cow<'_, str> {
+    if cell.starts_with(FORMULA_STARTS) && !is_number(cell) {
+        format!("'{cell}").into()
+    } else {
+        cell.into()
+    }
+}
+
 /// QUOTE_MINIMAL: quoted iff the cell holds the delimiter, the quote char or
-/// a line-end char; inner quotes are doubled.
+/// a line-end char; inner quotes are doubled. The cell is made
+/// [`spreadsheet_safe`] first.
 fn push_cell(out: &mut String, cell: &str) {
+    let cell = &*spreadsheet_safe(cell);
     if cell.contains([',', '"', '\r', '\n']) {
         out.push('"');
         out.push_str(&cell.replace('"', "\"\""));
@@ -60,6 +99,16 @@ mod tests {
         assert_eq!(shape(&[2, 3]), "(2, 3)");
         assert_eq!(shape(&[6]), "(6,)");
         assert_eq!(shape(&[]), "()");
+    }
+
+    #[test]
+    fn formula_cells_become_text_and_numbers_keep_their_sign() {
+        for text in ["=1+1", "+cmd|' /C calc'!A0", "-x", "@SUM(A1)", "\tx", "\rx", "-", "+", "=", "-1e", "-.e5", "--1"] {
+            assert_eq!(spreadsheet_safe(text), format!("'{text}"), "{text:?}");
+        }
+        for number in ["-0.5", "+1", "-1e-08", "-1.5E+16", "-inf", "-Infinity", "-nan", "-.5", "-5.", "1", "x=1", "plain"] {
+            assert_eq!(spreadsheet_safe(number), number, "{number:?}");
+        }
     }
 
     #[test]
