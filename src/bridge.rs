@@ -18,12 +18,15 @@ fn stat(s: Stat) -> Option<f64> {
     }
 }
 
-/// A dumped value as a runtime spec; tensor files are joined to `data_dir`.
+/// A dumped value as a runtime spec; tensor files are joined to `data_dir`
+/// (their names are bare file names, `crate::model`), and the runtime opens
+/// them only inside it (`runtime::io::open_inside`).
 fn spec(a: &Arg, data_dir: Option<&Path>) -> Spec {
     match a {
         Arg::Tensor(t) => Spec::Tensor(TensorSpec {
             dtype: t.dtype,
-            shape: t.shape.iter().map(|&d| d as usize).collect(),
+            // A dimension beyond usize (32-bit hosts) saturates: over every limit.
+            shape: t.shape.iter().map(|&d| usize::try_from(d).unwrap_or(usize::MAX)).collect(),
             low: stat(t.min),
             high: stat(t.max),
             requires_grad: t.requires_grad,

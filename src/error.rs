@@ -51,6 +51,15 @@ pub enum Error {
         /// The file and the problem.
         message: String,
     },
+    /// A tensor of a call, or the call's estimated working set, is over a
+    /// size limit (`--tensor-size-limit`, `--memory-budget`).
+    #[error("{api}: {message}")]
+    TooLarge {
+        /// The call, `Prefix.op.N`.
+        api: String,
+        /// What is too large, the limit, and the flag that sets it.
+        message: String,
+    },
     /// An output file could not be written.
     #[error(transparent)]
     Write(#[from] WriteError),
@@ -68,7 +77,7 @@ impl Error {
         match self {
             Error::Usage(_) => exit::USAGE,
             Error::Config(_) => exit::CONFIG,
-            Error::Dump(_) | Error::Model { .. } | Error::Selection { .. } | Error::Input { .. } => exit::INPUT,
+            Error::Dump(_) | Error::Model { .. } | Error::Selection { .. } | Error::Input { .. } | Error::TooLarge { .. } => exit::INPUT,
             Error::Write(_) | Error::Report(_) => exit::WRITE,
             Error::Render(_) => exit::INTERNAL,
         }

@@ -1,13 +1,22 @@
 //! The `replay` command: dumped API calls replayed natively by the runtime
 //! (no Python), with the accuracy CSVs written by the runtime's report writer.
 //! One call from a config, or many from a dump (`--dump`).
+//!
+//! Sizes are bounded before anything is allocated (`runtime::limits`): a
+//! tensor over `--tensor-size-limit`, or a call whose estimated working set
+//! is over `--memory-budget`, is an input error alone and a `skip` row in a
+//! batch; a batch runs calls in parallel only while their estimates
+//! together stay within the budget (`within_budget`).
 
 use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex, PoisonError};
 
 use rayon::prelude::*;
 use runtime::compare::Status;
-use runtime::replay::{replay, Rows};
+use runtime::limits::{Limit, Limits, TooLarge};
+use runtime::replay::{replay_within, Rows};
 use runtime::report::{write_report, DetailRow, ResultRow};
+use runtime::spec::Replay;
 
 use crate::bridge;
 use crate::config::{DataMode, OpConfig};
@@ -43,6 +52,8 @@ pub struct Options {
     pub allow_skip: bool,
     /// Where the CSVs go.
     pub output_dir: PathBuf,
+    /// `--tensor-size-limit` and `--memory-budget`.
+    pub limits: Limits,
 }
 
 /// What a replay produced.
@@ -78,27 +89,105 @@ fn direction_of(wanted: Option<Direction>, g: &Group) -> Option<Direction> {
     }
 }
 
-/// One call's rows, or why its input is broken: a call that cannot be read
-/// or typed, lacks the tensor files real data needs, or has an unreadable
-/// tensor file.
-fn replay_group(opts: &Options, source: &Source, g: &Group, direction: Direction) -> Result<Rows, Error> {
+/// One call ready to run: what the runtime replays, and its estimated
+/// working set.
+struct Prepared {
+    replay: Replay,
+    need: u64,
+}
+
+/// A size refusal as the command's error, naming the flag that sets the limit.
+fn too_large(g: &Group, e: &TooLarge) -> Error {
+    let flag = match e.limit {
+        Limit::Tensor => "--tensor-size-limit",
+        Limit::Budget => "--memory-budget",
+    };
+    Error::TooLarge { api: g.name.to_string(), message: format!("{e} ({flag})") }
+}
+
+/// Reads, types and bridges one call, and checks its sizes; or says why its
+/// input is at fault: a call that cannot be read or typed, lacks the tensor
+/// files real data needs, or is over a size limit.
+fn prepare(opts: &Options, source: &Source, g: &Group, direction: Direction) -> Result<Prepared, Error> {
     let call = source.read_call(g)?;
     if opts.config.data_mode == DataMode::Real {
         source.check_real_data(&call, direction)?;
     }
-    replay(&bridge::to_replay(&call, opts.framework, &opts.config, direction, source.data_dir(), !opts.emulate)).map_err(|e| Error::Input { api: g.name.to_string(), message: e.to_string() })
+    let replay = bridge::to_replay(&call, opts.framework, &opts.config, direction, source.data_dir(), !opts.emulate);
+    let need = opts.limits.check(&replay).map_err(|e| too_large(g, &e))?;
+    Ok(Prepared { replay, need })
 }
 
-/// In a `--dump` batch, a call whose input is broken is one `skip` row
+/// Replays a prepared call: its rows, or its broken input (an unreadable
+/// tensor file).
+fn run_prepared(opts: &Options, g: &Group, p: &Prepared) -> Result<Rows, Error> {
+    replay_within(&p.replay, &opts.limits).map_err(|e| match e {
+        runtime::error::Error::TooLarge(t) => too_large(g, &t),
+        e => Error::Input { api: g.name.to_string(), message: e.to_string() },
+    })
+}
+
+/// In a `--dump` batch, a call whose input is at fault is one `skip` row
 /// naming the problem, and the rest goes on.
 fn skip_rows(g: &Group, direction: Direction, e: &Error) -> Rows {
-    let (api, message) = (g.name.to_string(), format!("cannot replay here: broken input: {e}"));
+    let api = g.name.to_string();
+    let message = match e {
+        Error::TooLarge { .. } => format!("cannot replay here: {e}"),
+        _ => format!("cannot replay here: broken input: {e}"),
+    };
     let row = DetailRow::uncompared(format!("{api}.{}", direction.as_str()), Status::Skip, message.clone());
     let (forward, backward) = match direction {
         Direction::Forward => (Some(Status::Skip), None),
         Direction::Backward => (None, Some(Status::Skip)),
     };
     Rows { details: vec![row], results: vec![ResultRow { api_name: api, forward, backward, message }] }
+}
+
+/// Runs `work` on every item, on up to `threads` threads, admitting items
+/// in order and only while the `need`s of those running sum to at most
+/// `budget` (an item needing more than the whole budget runs alone).
+/// Returns the results in item order. The threads are plain threads, not
+/// the rayon pool's, so waiting for room never blocks work the running
+/// items hand to rayon.
+fn within_budget<T: Sync, R: Send>(items: &[T], need: impl Fn(&T) -> u64 + Sync, budget: u64, threads: usize, work: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    /// The next item to admit and the sum of the needs running.
+    struct Admission {
+        next: usize,
+        used: u64,
+    }
+    /// Gives an item's need back when it is done, even by a panic.
+    struct Release<'a>(&'a Mutex<Admission>, &'a Condvar, u64);
+    impl Drop for Release<'_> {
+        fn drop(&mut self) {
+            self.0.lock().unwrap_or_else(PoisonError::into_inner).used -= self.2;
+            self.1.notify_all();
+        }
+    }
+    let (state, room) = (Mutex::new(Admission { next: 0, used: 0 }), Condvar::new());
+    let results: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads.clamp(1, items.len().max(1)) {
+            scope.spawn(|| loop {
+                let (i, n) = {
+                    let mut s = state.lock().unwrap_or_else(PoisonError::into_inner);
+                    loop {
+                        let Some(item) = items.get(s.next) else { return };
+                        let n = need(item);
+                        if s.used == 0 || s.used.saturating_add(n) <= budget {
+                            s.used += n;
+                            s.next += 1;
+                            break (s.next - 1, n);
+                        }
+                        s = room.wait(s).unwrap_or_else(PoisonError::into_inner);
+                    }
+                };
+                let _release = Release(&state, &room, n);
+                let r = work(&items[i]);
+                *results[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(r);
+            });
+        }
+    });
+    results.into_iter().map(|r| r.into_inner().unwrap_or_else(PoisonError::into_inner).expect("every item ran")).collect()
 }
 
 /// Replays the selected calls of the config's dump and writes the CSVs.
@@ -120,8 +209,17 @@ pub fn run(opts: &Options) -> Result<ReplayReport, Error> {
     }
     let per_api: Vec<Rows> = match &opts.scope {
         // One call: a broken input is the command's error (no CSV).
-        Scope::One(_) => vec![replay_group(opts, &source, jobs[0].0, jobs[0].1)?],
-        Scope::Many(_) => jobs.par_iter().map(|(g, d)| replay_group(opts, &source, g, *d).unwrap_or_else(|e| skip_rows(g, *d, &e))).collect(),
+        Scope::One(_) => {
+            let (g, d) = jobs[0];
+            vec![run_prepared(opts, g, &prepare(opts, &source, g, d)?)?]
+        }
+        Scope::Many(_) => {
+            let prepared: Vec<_> = jobs.par_iter().map(|&(g, d)| (g, d, prepare(opts, &source, g, d))).collect();
+            let need = |(_, _, p): &(&Group, Direction, Result<Prepared, Error>)| p.as_ref().map_or(0, |p| p.need);
+            within_budget(&prepared, need, opts.limits.memory_budget, rayon::current_num_threads(), |(g, d, p)| {
+                p.as_ref().map_err(|e| skip_rows(g, *d, e)).and_then(|p| run_prepared(opts, g, p).map_err(|e| skip_rows(g, *d, &e))).unwrap_or_else(|rows| rows)
+            })
+        }
     };
     let mut rows = Rows::default();
     for r in per_api {
@@ -130,4 +228,37 @@ pub fn run(opts: &Options) -> Result<ReplayReport, Error> {
     }
     let files = write_report(Path::new(&opts.output_dir), &rows.details, &rows.results, config.standard)?;
     Ok(ReplayReport { rows, files })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    #[test]
+    fn the_running_needs_never_exceed_the_budget() {
+        let needs: Vec<u64> = vec![3, 5, 2, 8, 1, 1, 4, 6, 2, 7, 3, 3, 20, 1];
+        let (running, peak) = (AtomicU64::new(0), AtomicU64::new(0));
+        let out = within_budget(&needs, |&n| n, 10, 4, |&n| {
+            let now = running.fetch_add(n, Ordering::SeqCst) + n;
+            peak.fetch_max(now, Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            running.fetch_sub(n, Ordering::SeqCst);
+            n * 10
+        });
+        assert_eq!(out, needs.iter().map(|n| n * 10).collect::<Vec<_>>(), "results in item order");
+        // 20 is over the budget alone and runs alone; everything else fits in 10.
+        assert_eq!(peak.load(Ordering::SeqCst), 20);
+        let peak = AtomicU64::new(0);
+        let small: Vec<u64> = needs.into_iter().filter(|&n| n <= 10).collect();
+        let running = AtomicU64::new(0);
+        within_budget(&small, |&n| n, 10, 4, |&n| {
+            peak.fetch_max(running.fetch_add(n, Ordering::SeqCst) + n, Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            running.fetch_sub(n, Ordering::SeqCst);
+        });
+        let peak = peak.load(Ordering::SeqCst);
+        assert!(peak <= 10 && peak > 8, "ran concurrently within the budget: peak {peak}");
+        assert!(within_budget(&Vec::<u64>::new(), |&n| n, 10, 4, |&n| n).is_empty());
+    }
 }

@@ -261,7 +261,12 @@ fn unusable_tensor_files_are_input_errors() {
         }
         dir
     };
-    let [truncated, unsafe_, reshaped, missing, unreadable] = ["truncated", "unsafe", "reshaped", "missing", "unreadable"].map(folder);
+    let [truncated, unsafe_, reshaped, missing, unreadable, escaping] = ["truncated", "unsafe", "reshaped", "missing", "unreadable", "escaping"].map(folder);
+    // A tensor file that is a symlink out of the tensor folder.
+    let outside = out.path().join("outside.pt");
+    std::fs::copy(escaping.join(file), &outside).unwrap();
+    std::fs::remove_file(escaping.join(file)).unwrap();
+    std::os::unix::fs::symlink(&outside, escaping.join(file)).unwrap();
     let bytes = std::fs::read(truncated.join(file)).unwrap();
     std::fs::write(truncated.join(file), &bytes[..bytes.len() / 2]).unwrap();
     std::fs::remove_file(missing.join(file)).unwrap();
@@ -282,7 +287,7 @@ fn unusable_tensor_files_are_input_errors() {
         .output()
         .unwrap();
     assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
-    let dirs = [&truncated, &unsafe_, &reshaped, &missing, &unreadable].map(|d| d.to_string_lossy().into_owned());
+    let dirs = [&truncated, &unsafe_, &reshaped, &missing, &unreadable, &escaping].map(|d| d.to_string_lossy().into_owned());
     let runs: Vec<(PathBuf, Vec<&str>)> = dirs.iter().map(|d| (script.clone(), vec!["--data-dir", d.as_str()])).collect();
     let outcomes = run_harness(&runs, out.path());
     let path = |dir: &Path| dir.join(file).to_string_lossy().into_owned();
@@ -293,6 +298,12 @@ fn unusable_tensor_files_are_input_errors() {
         format!("error: {}: shape (3,) differs from the dumped (2, 4, 16, 16)", path(&reshaped)),
         format!("error: {}: no such file (--data-dir names the dump's tensor folder)", path(&missing)),
         format!("error: {}: cannot read it: Is a directory", path(&unreadable)),
+        format!(
+            "error: {}: refused: it resolves to {}, outside the tensor folder {}",
+            path(&escaping),
+            std::fs::canonicalize(&outside).unwrap().display(),
+            std::fs::canonicalize(&escaping).unwrap().display()
+        ),
     ];
     assert_eq!(outcomes.len(), expected.len());
     for (i, (want, o)) in expected.iter().zip(&outcomes).enumerate() {

@@ -578,3 +578,21 @@ fn without_its_recorded_output_a_dropout_gradient_is_emulated() {
     let message = "tested: emulated device in the dumped dtypes (a random op's mask is unknown without its recorded output); bench: float64 recompute on the CPU";
     assert_eq!(row(&out, "Functional.dropout.0.backward.output.0"), ("pass".into(), message.into()));
 }
+
+/// An op that allocates from its integer arguments (`ones(2**31, 2**31)`)
+/// is refused before allocating: a skip row naming the shape and limit.
+#[test]
+fn an_op_creating_a_huge_tensor_is_refused_before_allocating() {
+    let mut d = Dump::new("pytorch");
+    let int = |v: i64| json!({"type": "int", "value": v});
+    let out = json!({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2, 2], "Max": 1.0, "Min": 1.0, "requires_grad": false});
+    d.call("Torch.ones.0", vec![int(1 << 31), int(1 << 31)], json!({}), vec![out], None);
+    let dump = d.write();
+    let batch = d.path().join("batch");
+    let args = ["-f", "pytorch", "replay", "--dump", dump.to_str().unwrap(), "--output-dir", batch.to_str().unwrap(), "--tensor-size-limit", "1G"];
+    let o = Command::new(env!("CARGO_BIN_EXE_msprobe")).args(args).output().unwrap();
+    assert_eq!(o.status.code(), Some(8), "{}", text(&o));
+    let (status, message) = row(&batch, "Torch.ones.0.forward");
+    assert_eq!(status, "skip");
+    assert_eq!(message, "cannot replay here: a result of shape [2147483648, 2147483648] is over the tensor size limit (134217728 elements)");
+}

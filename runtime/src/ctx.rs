@@ -30,18 +30,21 @@ pub struct Ctx {
     pub seed: u64,
     /// Dropout's keep mask, when a tensor dump recorded the op's output.
     pub keep_mask: Option<std::sync::Arc<Vec<bool>>>,
+    /// The most elements an op may create from its integer arguments
+    /// (`ones(2**31, 2**31)`, `arange(1e12)`): the replay's tensor size limit.
+    pub max_elements: usize,
 }
 
 impl Ctx {
     /// The bench context.
     pub fn bench(seed: u64) -> Ctx {
-        Ctx { side: Side::Bench, compute: DType::F64, seed, keep_mask: None }
+        Ctx { side: Side::Bench, compute: DType::F64, seed, keep_mask: None, max_elements: usize::MAX }
     }
 
     /// The device context for calls whose widest float is `widest`.
     pub fn device(widest: TDType, seed: u64) -> Ctx {
         let compute = if widest == TDType::F64 { DType::F64 } else { DType::F32 };
-        Ctx { side: Side::Device, compute, seed, keep_mask: None }
+        Ctx { side: Side::Device, compute, seed, keep_mask: None, max_elements: usize::MAX }
     }
 
     /// The candle dtype a tensor of logical `dtype` is stored and computed
@@ -87,9 +90,19 @@ impl Ctx {
         Ok(T { t, dtype })
     }
 
+    /// Refuses a shape over [`Ctx::max_elements`] (or whose element count
+    /// overflows) before anything is allocated.
+    pub fn fits(&self, shape: &[usize]) -> Result<()> {
+        match crate::limits::element_count(shape) {
+            Some(n) if n <= self.max_elements => Ok(()),
+            _ => Err(Error::Unsupported(format!("a result of shape {shape:?} is over the tensor size limit ({} elements)", self.max_elements))),
+        }
+    }
+
     /// A tensor of `shape` filled with `v`, in the storage of `dtype`
     /// (not rounded: [`Ctx::out`] does that).
     pub fn full(&self, shape: &[usize], v: f64, dtype: TDType) -> Result<Tensor> {
+        self.fits(shape)?;
         Ok((Tensor::ones(shape, self.storage(dtype), &Device::Cpu)? * v)?)
     }
 

@@ -1,8 +1,8 @@
 //! Errors of the replay: every failure is a value, never a panic. Two kinds:
-//! a broken input ([`Error::is_input`]: an unreadable, truncated, hostile or
-//! mis-shaped tensor file), which the caller reports as an input error, and
-//! everything else, a call the runtime cannot replay, which becomes a `skip`
-//! row naming the reason.
+//! an input at fault ([`Error::is_input`]: an unreadable, truncated, hostile
+//! or mis-shaped tensor file, or a tensor or call over a size limit), which
+//! the caller reports as an input error, and everything else, a call the
+//! runtime cannot replay, which becomes a `skip` row naming the reason.
 
 /// Why an op could not be replayed.
 #[derive(Debug, thiserror::Error)]
@@ -26,16 +26,20 @@ pub enum Error {
     /// Reading a tensor file failed.
     #[error(transparent)]
     Io(#[from] crate::io::IoError),
+    /// A tensor, or the whole call, is over a size limit ([`crate::limits`]).
+    #[error(transparent)]
+    TooLarge(#[from] crate::limits::TooLarge),
     /// A panic inside candle, caught at the op boundary.
     #[error("internal panic in the numeric backend: {0}")]
     Panic(String),
 }
 
 impl Error {
-    /// Whether the input is broken (the dump's tensor files), as opposed to
-    /// a call the runtime cannot replay.
+    /// Whether the input is at fault (a broken tensor file, a tensor or
+    /// call over a size limit), as opposed to a call the runtime cannot
+    /// replay.
     pub fn is_input(&self) -> bool {
-        matches!(self, Error::Io(_) | Error::Input(_))
+        matches!(self, Error::Io(_) | Error::Input(_) | Error::TooLarge(_))
     }
 }
 

@@ -1,5 +1,8 @@
 //! Turning specs into values: seeded random data from the dumped range, or
 //! the dumped tensor files, rounded to the dumped dtype for both sides.
+//! Sizes are the caller's to bound ([`crate::limits`]; `replay` checks
+//! every tensor before realizing any); counts here are overflow-checked, and
+//! a tensor file is read only when its header has the dumped shape.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -7,7 +10,8 @@ use rand_chacha::ChaCha8Rng;
 use crate::ctx::Ctx;
 use crate::dtype::{Category, TDType};
 use crate::error::{Error, Result};
-use crate::io::{read_tensor, HostData};
+use crate::io::{read_tensor_shaped, HostData};
+use crate::limits::element_count;
 use crate::spec::{DataMode, Spec, TensorSpec};
 use crate::value::{Value, T};
 
@@ -38,16 +42,17 @@ fn int_range(d: TDType) -> (f64, f64) {
 /// last; non-finite statistics put that value into the tensor (an infinite
 /// Max last, an infinite Min first, a NaN in the middle), as the Python
 /// scripts do. `stream` is (seed, iteration, ordinal): every tensor and
-/// iteration gets its own reproducible stream.
-pub fn random_values(spec: &TensorSpec, stream: (u64, u64, u64)) -> Vec<f64> {
-    let n: usize = spec.shape.iter().product();
+/// iteration gets its own reproducible stream. A shape whose element count
+/// overflows is an input error.
+fn random_values(spec: &TensorSpec, stream: (u64, u64, u64)) -> Result<Vec<f64>> {
+    let n = element_count(&spec.shape).ok_or_else(|| Error::Input(format!("shape {:?}: the element count overflows", spec.shape)))?;
     let mut rng = ChaCha8Rng::seed_from_u64(stream.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ stream.1.wrapping_mul(0xC2B2_AE3D_27D4_EB4F) ^ stream.2);
     if spec.dtype == TDType::Bool {
-        return match (spec.low, spec.high) {
+        return Ok(match (spec.low, spec.high) {
             (_, Some(h)) if h == 0.0 => vec![0.0; n],
             (Some(l), _) if l == 1.0 => vec![1.0; n],
             _ => (0..n).map(|_| rng.random_range(0..2) as f64).collect(),
-        };
+        });
     }
     let is_int = spec.dtype.category() == Category::Int;
     let (mut low, mut high) = match (spec.low, spec.high) {
@@ -88,7 +93,7 @@ pub fn random_values(spec: &TensorSpec, stream: (u64, u64, u64)) -> Vec<f64> {
             values[i] = v;
         }
     }
-    values
+    Ok(values)
 }
 
 /// The values of one tensor spec.
@@ -97,14 +102,10 @@ pub fn master(spec: &TensorSpec, mode: DataMode, stream: (u64, u64, u64)) -> Res
         return Err(Error::Unsupported(format!("{} tensors are not replayed by the runtime", spec.dtype.name())));
     }
     let values = match mode {
-        DataMode::Random => random_values(spec, stream),
+        DataMode::Random => random_values(spec, stream)?,
         DataMode::Real => {
             let path = spec.data.as_ref().ok_or_else(|| Error::Input("real data: this tensor has no data file in the dump".into()))?;
-            let host = read_tensor(path)?;
-            if host.shape != spec.shape {
-                return Err(Error::Input(format!("{}: shape {:?} differs from the dumped {:?}", path.display(), host.shape, spec.shape)));
-            }
-            match host.data {
+            match read_tensor_shaped(path, &spec.shape)?.data {
                 HostData::F64(v) => v,
                 HostData::I64(v) => v.into_iter().map(|x| x as f64).collect(),
                 HostData::U64(v) => v.into_iter().map(|x| x as f64).collect(),

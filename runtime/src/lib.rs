@@ -6,7 +6,8 @@
 //! on the emulated device (the dumped dtypes) with candle -> [`compare`]
 //! (metrics) -> [`report`] (msprobe's CSVs). [`replay::replay`] ties it up.
 //!
-//! - [`io`] reads the tensors msprobe dumps (`.pt`, `.npy`).
+//! - [`io`] reads the tensors msprobe dumps (`.pt`, `.npy`), only from
+//!   inside their folder; [`limits`] bounds every size before allocation.
 //! - [`ops`] is the op table: one entry per API name, PyTorch semantics.
 //! - [`compare`] computes cosine, max absolute and relative error.
 //! - [`report`] writes the CSVs byte for byte like the Python scripts,
@@ -23,6 +24,7 @@ pub mod exit;
 pub mod exec;
 pub mod inputs;
 pub mod io;
+pub mod limits;
 pub mod ops;
 pub mod pyfmt;
 pub mod replay;

@@ -17,6 +17,7 @@ use crate::progress::Progress;
 use crate::render::Lang;
 use crate::replay::{self, Scope};
 use crate::select::{ApiSelector, Shard};
+use runtime::limits::Limits;
 use runtime::standard::Standard;
 
 /// A flag whose values are one of the library's enums, by its msprobe
@@ -107,7 +108,34 @@ enum Command {
         /// Exit 0 when no row is an error even if some are `skip` (calls the tool cannot replay).
         #[arg(long)]
         allow_skip: bool,
+        /// The largest tensor replayed, counted as float64 (elements × 8 bytes), e.g. 2G; a call with a larger one is not replayed (default: 1/8 of the available memory).
+        #[arg(long, value_name = "NUM+SUFFIX?", value_parser = byte_size)]
+        tensor_size_limit: Option<u64>,
+        /// The memory the calls replayed at once may use, by estimate (tensor bytes as float64 × 4 copies), e.g. 16G; a call estimated over it alone is not replayed (default: 1/2 of the available memory).
+        #[arg(long, value_name = "NUM+SUFFIX?", value_parser = byte_size)]
+        memory_budget: Option<u64>,
     },
+}
+
+/// A size in bytes as ripgrep spells one: a number with an optional suffix
+/// K, M, G or T (powers of 1024), e.g. `512M`, `2G`; at least 1.
+fn byte_size(text: &str) -> Result<u64, String> {
+    let (digits, shift) = match text.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => match c.to_ascii_uppercase() {
+            'K' => (&text[..i], 10),
+            'M' => (&text[..i], 20),
+            'G' => (&text[..i], 30),
+            'T' => (&text[..i], 40),
+            _ => return Err(format!("expected a number of bytes with an optional suffix K, M, G or T, got {text:?}")),
+        },
+        _ => (text, 0),
+    };
+    let n: u64 = digits.parse().map_err(|_| format!("expected a number of bytes with an optional suffix K, M, G or T, got {text:?}"))?;
+    let bytes = n.checked_mul(1 << shift).ok_or_else(|| format!("{text:?} is more bytes than 64 bits can count"))?;
+    if bytes == 0 {
+        return Err("expected a size of at least 1 byte".into());
+    }
+    Ok(bytes)
 }
 
 /// A validated command, ready to run.
@@ -180,7 +208,7 @@ fn options(cli: Cli) -> Result<Options, Error> {
             let opts = op_generate::Options { framework, config, out_dir: api_output_path, lang, check, mode };
             Ok(Options::OpGenerate { opts, config_input, unknown_keys, quiet })
         }
-        Command::Replay { config_input, dump, filter: regex, shard, propagation, emulate, data_mode, output_dir, top, standard, allow_skip } => {
+        Command::Replay { config_input, dump, filter: regex, shard, propagation, emulate, data_mode, output_dir, top, standard, allow_skip, tensor_size_limit, memory_budget } => {
             let filter = filter(regex)?;
             let mut config = match (&config_input, &dump) {
                 (Some(path), _) => OpConfig::load(path)?.0,
@@ -198,7 +226,9 @@ fn options(cli: Cli) -> Result<Options, Error> {
                 (None, Some(name), _) => Scope::One(name.clone()),
                 (None, None, path) => return Err(missing_api_name(path.as_deref().unwrap_or(Path::new("--dump")), "an API name such as Tensor.add.0 (or pass --dump)")),
             };
-            let opts = replay::Options { framework, config, scope, propagation: direction, emulate, allow_skip, output_dir };
+            let available = Limits::from_available_memory();
+            let limits = Limits { tensor_bytes: tensor_size_limit.unwrap_or(available.tensor_bytes), memory_budget: memory_budget.unwrap_or(available.memory_budget) };
+            let opts = replay::Options { framework, config, scope, propagation: direction, emulate, allow_skip, output_dir, limits };
             Ok(Options::Replay { opts, top })
         }
     }
@@ -228,6 +258,26 @@ mod tests {
         assert_eq!((opts.framework, opts.propagation, top), (Framework::MindSpore, None, 20));
         assert_eq!((opts.config.input.path(), opts.config.data_mode), (std::path::Path::new("d.json"), DataMode::Real));
         assert!(matches!(opts.scope, Scope::Many(_)));
+    }
+
+    #[test]
+    fn sizes_take_ripgrep_suffixes() {
+        assert_eq!(byte_size("4096"), Ok(4096));
+        assert_eq!(byte_size("512K"), Ok(512 << 10));
+        assert_eq!(byte_size("3m"), Ok(3 << 20));
+        assert_eq!(byte_size("2G"), Ok(2 << 30));
+        assert_eq!(byte_size("1T"), Ok(1 << 40));
+        assert_eq!(byte_size("2X"), Err("expected a number of bytes with an optional suffix K, M, G or T, got \"2X\"".into()));
+        assert_eq!(byte_size("G"), Err("expected a number of bytes with an optional suffix K, M, G or T, got \"G\"".into()));
+        assert_eq!(byte_size("-1"), Err("expected a number of bytes with an optional suffix K, M, G or T, got \"-1\"".into()));
+        assert_eq!(byte_size("0M"), Err("expected a size of at least 1 byte".into()));
+        assert_eq!(byte_size("99999999999T"), Err("\"99999999999T\" is more bytes than 64 bits can count".into()));
+        let Options::Replay { opts, .. } = parse("msprobe -f pytorch replay --dump d.json --tensor-size-limit 1G --memory-budget 3G").unwrap() else { panic!() };
+        assert_eq!(opts.limits, Limits { tensor_bytes: 1 << 30, memory_budget: 3 << 30 });
+        let Options::Replay { opts, .. } = parse("msprobe -f pytorch replay --dump d.json --memory-budget 3G").unwrap() else { panic!() };
+        assert_eq!(opts.limits.memory_budget, 3 << 30);
+        assert!(opts.limits.tensor_bytes > 0, "the default: a share of the available memory");
+        assert!(parse("msprobe -f pytorch replay --dump d.json --memory-budget 0").unwrap_err().contains("expected a size of at least 1 byte"));
     }
 
     #[test]

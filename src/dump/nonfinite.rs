@@ -32,10 +32,53 @@ pub fn value(v: &Value) -> Option<f64> {
 
 /// Pretty JSON text with the sentinels turned back into msprobe's bare
 /// `NaN` / `Infinity` / `-Infinity` tokens, so Python's json module (and
-/// msprobe) read the file as they read a dump.
+/// msprobe) read the file as they read a dump. Only a string *value* that is
+/// a sentinel becomes a token; keys and all other strings are written
+/// escaped, so no dumped text can turn into a token or break the JSON, and
+/// reading the text back gives `v` again.
 pub fn to_msprobe_json(v: &Value) -> String {
-    let text = serde_json::to_string_pretty(v).expect("a JSON value always serialises");
-    [NEG_INF_SENTINEL, INF_SENTINEL, NAN_SENTINEL].iter().fold(text, |t, s| t.replace(&format!("\"\\u0000{}\"", &s[1..]), &s[1..]))
+    let mut out = String::new();
+    write_pretty(v, 0, &mut out);
+    out
+}
+
+/// serde_json's pretty layout (two-space indent), sentinel values as tokens.
+fn write_pretty(v: &Value, indent: usize, out: &mut String) {
+    fn escaped<T: serde::Serialize + ?Sized>(x: &T) -> String {
+        serde_json::to_string(x).expect("a JSON value always serialises")
+    }
+    let newline = |out: &mut String, level: usize| {
+        out.push('\n');
+        out.push_str(&"  ".repeat(level));
+    };
+    match v {
+        Value::Array(items) if !items.is_empty() => {
+            out.push('[');
+            for (i, x) in items.iter().enumerate() {
+                out.push_str(if i == 0 { "" } else { "," });
+                newline(out, indent + 1);
+                write_pretty(x, indent + 1, out);
+            }
+            newline(out, indent);
+            out.push(']');
+        }
+        Value::Object(m) if !m.is_empty() => {
+            out.push('{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                out.push_str(if i == 0 { "" } else { "," });
+                newline(out, indent + 1);
+                out.push_str(&escaped(k));
+                out.push_str(": ");
+                write_pretty(x, indent + 1, out);
+            }
+            newline(out, indent);
+            out.push('}');
+        }
+        leaf => match (leaf.as_str(), value(leaf)) {
+            (Some(sentinel), Some(_)) => out.push_str(&sentinel[1..]),
+            _ => out.push_str(&escaped(leaf)),
+        },
+    }
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -189,6 +232,20 @@ mod tests {
         assert_eq!(value(&v["a"][3]), None);
         let back = to_msprobe_json(&v);
         assert_eq!(back.split_whitespace().collect::<String>(), r#"{"a":[NaN,-Infinity,Infinity,"NaN",1.5]}"#);
+    }
+
+    #[test]
+    fn sentinel_keys_and_strings_round_trip() {
+        // Found by fuzzing (fuzz/regressions/dump_index/): a key or a string
+        // that holds a sentinel must not become a bare token.
+        let text = r#"{"\u0000NaN": ["\"\u0000Infinity", NaN, "\u0000-Infinity\"", {}, []]}"#;
+        let v: Value = serde_json::from_str(&rewrite(text)).unwrap();
+        let back = to_msprobe_json(&v);
+        assert_eq!(serde_json::from_str::<Value>(&rewrite(&back)).unwrap(), v, "{back}");
+        assert_eq!(back.matches("NaN").count(), 2, "{back}");
+        // Without sentinels the text is serde_json's own pretty JSON.
+        let plain = serde_json::json!({"a": [1, -0.0, 1.5e-300, "x\"y", null, true, {}, [], {"b": []}], "c": {}});
+        assert_eq!(to_msprobe_json(&plain), serde_json::to_string_pretty(&plain).unwrap());
     }
 
     fn rewrite(s: &str) -> String {

@@ -1,6 +1,8 @@
 //! Argument descriptors of a dumped call: tensors by dtype, shape and
 //! statistics, and every non-tensor value msprobe serialises.
 
+use std::path::{Component, Path};
+
 use serde_json::{Map, Value};
 
 use super::TDType;
@@ -32,7 +34,8 @@ pub struct TensorDesc {
     pub min: Stat,
     /// `requires_grad` as dumped (PyTorch only).
     pub requires_grad: Option<bool>,
-    /// File name of the saved tensor (tensor dumps only): a bare file name.
+    /// File name of the saved tensor (tensor dumps only): a bare file name
+    /// (no separator, `.`, `..` or absolute path), checked when typed.
     pub data_name: Option<String>,
 }
 
@@ -103,20 +106,35 @@ fn int_list(v: Option<&Value>, path: &str) -> Result<Vec<i64>, ModelError> {
     items.iter().map(|x| x.as_i64().ok_or_else(|| err(path, "a list of integers"))).collect()
 }
 
-/// A data file name must be a bare name: it is joined to the dump's data
-/// folder, and a path in it would let a dump read files elsewhere.
+/// A data file name must be a bare file name of the dump's tensor folder:
+/// it is joined to that folder, and a separator, `.`, `..`, a drive or an
+/// absolute path in it would name a file elsewhere. Such a name is refused
+/// whatever the data mode (only tensor files use it).
 fn data_name(v: Option<&Value>, path: &str) -> Result<Option<String>, ModelError> {
     match v {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => {
-            let bare = s.rsplit(['/', '\\']).next().unwrap_or("");
-            if bare.is_empty() || bare == ".." || bare == "." || bare.contains('\0') {
-                return Err(err(path, "a tensor file name such as Tensor.add.0.forward.input.0.pt"));
+            let bare = !s.contains(['/', '\\', '\0']) && matches!(Path::new(s).components().collect::<Vec<_>>()[..], [Component::Normal(_)]);
+            if !bare {
+                return Err(err(path, format!("a bare file name in the dump's tensor folder (no '/', '\\', '.', '..' or absolute path), got {s:?}")));
             }
-            Ok(Some(bare.to_string()))
+            Ok(Some(s.clone()))
         }
         Some(_) => Err(err(path, "a string")),
     }
+}
+
+/// torch and MindSpore count a tensor's elements in an int64: a shape whose
+/// product is larger describes no tensor (and would wrap a count).
+fn check_shape(shape: &[i64], path: &str) -> Result<(), ModelError> {
+    if shape.iter().any(|&d| d < 0) {
+        return Err(err(path, "non-negative dimensions"));
+    }
+    let count = if shape.contains(&0) { Some(0) } else { shape.iter().try_fold(1i64, |acc, &d| acc.checked_mul(d)) };
+    if count.is_none() {
+        return Err(err(path, format!("dimensions whose product (the element count) fits in an int64, got {shape:?}")));
+    }
+    Ok(())
 }
 
 fn tensor(obj: &Map<String, Value>, path: &str) -> Result<TensorDesc, ModelError> {
@@ -124,9 +142,7 @@ fn tensor(obj: &Map<String, Value>, path: &str) -> Result<TensorDesc, ModelError
     let dtype = TDType::parse(dtype_str)
         .ok_or_else(|| err(&format!("{path}.dtype"), format!("a supported dtype (float16/32/64, bfloat16, int, bool, complex), got {dtype_str:?}")))?;
     let shape = int_list(obj.get("shape"), &format!("{path}.shape"))?;
-    if shape.iter().any(|&d| d < 0) {
-        return Err(err(&format!("{path}.shape"), "non-negative dimensions"));
-    }
+    check_shape(&shape, &format!("{path}.shape"))?;
     let requires_grad = match obj.get("requires_grad") {
         None | Some(Value::Null) => None,
         Some(Value::Bool(b)) => Some(*b),
@@ -230,11 +246,30 @@ mod tests {
         assert_eq!(e.to_string(), "K.input_args[0].shape: expected a list of integers");
         let e = Arg::from_json(&json!({"type": "torch.device", "value": "cuda\"); import os"}), "k").unwrap_err();
         assert!(e.to_string().starts_with("k.value: expected a device"));
-        let Arg::Tensor(t) =
-            Arg::from_json(&json!({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [1], "data_name": "../../etc/passwd"}), "k").unwrap()
-        else {
-            panic!()
-        };
-        assert_eq!(t.data_name.as_deref(), Some("passwd"));
+    }
+
+    #[test]
+    fn data_names_must_be_bare_file_names() {
+        let named = |n: &str| Arg::from_json(&json!({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [1], "data_name": n}), "K.input_args[0]");
+        let expected = |n: &str| format!("K.input_args[0].data_name: expected a bare file name in the dump's tensor folder (no '/', '\\', '.', '..' or absolute path), got {n:?}");
+        for bad in ["../../outside/secret.pt", "/etc/passwd", "sub/x.pt", "..\\x.pt", "x.pt/", "..", ".", "", "a\0b.pt"] {
+            assert_eq!(named(bad).unwrap_err().to_string(), expected(bad), "{bad:?}");
+        }
+        let Ok(Arg::Tensor(t)) = named("Tensor.add.0.forward.input.0.pt") else { panic!() };
+        assert_eq!(t.data_name.as_deref(), Some("Tensor.add.0.forward.input.0.pt"));
+        assert!(named("...pt").is_ok());
+    }
+
+    #[test]
+    fn shapes_whose_element_count_overflows_int64_are_refused() {
+        let shaped = |s: Value| Arg::from_json(&json!({"type": "torch.Tensor", "dtype": "torch.float32", "shape": s}), "K.output[0]");
+        assert_eq!(
+            shaped(json!([4294967296u64, 4294967296u64])).unwrap_err().to_string(),
+            "K.output[0].shape: expected dimensions whose product (the element count) fits in an int64, got [4294967296, 4294967296]"
+        );
+        assert!(shaped(json!([1_000_000_000_000i64, 1_000_000_000_000i64])).is_err());
+        assert_eq!(shaped(json!([-1, 2])).unwrap_err().to_string(), "K.output[0].shape: expected non-negative dimensions");
+        assert!(shaped(json!([4294967296u64, 4294967296u64, 0])).is_ok(), "an empty tensor, however wide");
+        assert!(shaped(json!([2147483648u64, 2147483648u64])).is_ok(), "2^62 elements: the memory limit's to refuse");
     }
 }

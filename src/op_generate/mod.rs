@@ -19,7 +19,7 @@ use crate::error::Error;
 use crate::model::{ApiCall, ApiName, Direction, Framework};
 use crate::paths::{self, PathRef};
 use crate::progress::Progress;
-use crate::render::{runtime_dir, Lang, PythonContext, Renderer, RustContext};
+use crate::render::{self, runtime_dir, Lang, NotExposed, PythonContext, Renderer, RustContext};
 use crate::select::ApiSelector;
 use crate::source::Source;
 
@@ -103,6 +103,10 @@ impl<'a> Generator<'a> {
     /// valid when the whole tree moves.
     fn files(&self, call: &ApiCall, direction: Direction) -> Result<Vec<(String, String)>, Error> {
         let (framework, source) = (self.opts.framework, self.source);
+        // Only an API its framework exposes under the prefix gets a script or a
+        // project: a script would call it by name.
+        let refused = |e: NotExposed| Error::selection(source.file(), format!("key {:?}: {e}", call.name.key(direction)));
+        render::exposed(framework, &call.name).map_err(refused)?;
         if self.opts.config.data_mode == DataMode::Real {
             source.check_real_data(call, direction)?;
         }
@@ -110,7 +114,7 @@ impl<'a> Generator<'a> {
         Ok(match self.opts.lang {
             Lang::Python => {
                 let data_dir = source.data_dir().map(|d| paths::refer(&self.out_abs, d));
-                let ctx = PythonContext::new(call, framework, config, direction, data_dir.as_ref(), &self.dump.text);
+                let ctx = PythonContext::new(call, framework, config, direction, data_dir.as_ref(), &self.dump.text).map_err(refused)?;
                 vec![self.renderer.python(framework, &ctx)?]
             }
             Lang::Rust => {

@@ -1,16 +1,81 @@
-//! Which Python callables replay a dumped API, per framework and prefix.
+//! Which APIs a script may call, and which Python callables replay them,
+//! per framework and prefix.
 //!
-//! Module paths are constants of this table; the op name is a validated
-//! identifier (see `model::ApiName`), so the rendered call path is plain
-//! code that a dump cannot alter.
+//! An op name reaches generated code only when the framework exposes it
+//! under the dump's prefix ([`exposed`]): it is on msprobe's hook list for
+//! that framework and prefix (`templates/api_names/`), or the runtime's op
+//! table replays `Prefix.op` for that framework. A dotted name
+//! (`linalg.vector_norm`) passes only where a list holds it. Module paths are
+//! constants of this file, so the rendered call path is made of table
+//! entries and constants, never of dump text.
+
+use runtime::ops;
 
 use crate::model::{ApiName, Framework, Prefix};
 
-const TORCH_FUNCTIONAL: &str = include_str!("../../templates/api_names/torch_functional.txt");
+const PYTORCH_FUNCTIONAL: &str = include_str!("../../templates/api_names/pytorch_functional.txt");
+const PYTORCH_TENSOR: &str = include_str!("../../templates/api_names/pytorch_tensor.txt");
+const PYTORCH_TORCH: &str = include_str!("../../templates/api_names/pytorch_torch.txt");
+const MINDSPORE_FUNCTIONAL: &str = include_str!("../../templates/api_names/mindspore_functional.txt");
+const MINDSPORE_TENSOR: &str = include_str!("../../templates/api_names/mindspore_tensor.txt");
+const MINDSPORE_MINT: &str = include_str!("../../templates/api_names/mindspore_mint.txt");
+const MINDSPORE_MINT_FUNCTIONAL: &str = include_str!("../../templates/api_names/mindspore_mint_functional.txt");
 const TORCH_LINALG_ONLY: &str = include_str!("../../templates/api_names/torch_linalg_only.txt");
 
-fn listed(list: &str, name: &str) -> bool {
-    list.lines().any(|l| l.trim() == name)
+/// The names of a list file: one a line, `#` lines are comments.
+fn names(list: &'static str) -> impl Iterator<Item = &'static str> {
+    list.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#'))
+}
+
+fn listed(list: &'static str, name: &str) -> bool {
+    names(list).any(|l| l == name)
+}
+
+/// msprobe's hook list of `framework` under `prefix` (none for a prefix
+/// its dumps are not replayed under).
+fn hook_list(framework: Framework, prefix: Prefix) -> Option<&'static str> {
+    match (framework, prefix) {
+        (Framework::PyTorch, Prefix::Functional) => Some(PYTORCH_FUNCTIONAL),
+        (Framework::PyTorch, Prefix::Tensor) => Some(PYTORCH_TENSOR),
+        (Framework::PyTorch, Prefix::Torch) => Some(PYTORCH_TORCH),
+        (Framework::MindSpore, Prefix::Functional) => Some(MINDSPORE_FUNCTIONAL),
+        (Framework::MindSpore, Prefix::Tensor) => Some(MINDSPORE_TENSOR),
+        (Framework::MindSpore, Prefix::Mint) => Some(MINDSPORE_MINT),
+        (Framework::MindSpore, Prefix::MintFunctional) => Some(MINDSPORE_MINT_FUNCTIONAL),
+        (Framework::PyTorch, Prefix::Mint | Prefix::MintFunctional) | (Framework::MindSpore, Prefix::Torch) => None,
+    }
+}
+
+/// A dumped API that its framework does not expose under its prefix; no
+/// script or project is made for it. The message is the expectation.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("expected an API that {module} exposes under {prefix} (msprobe's list or the runtime's op table)")]
+pub struct NotExposed {
+    /// `torch` or `mindspore`.
+    pub module: &'static str,
+    /// The dump's prefix.
+    pub prefix: &'static str,
+}
+
+/// Whether `framework` exposes `name` under its prefix: msprobe's hook list
+/// holds the op (for PyTorch's `Torch` prefix also as `linalg.<op>`, the
+/// torch.linalg functions msprobe dumps by their last name), or the
+/// runtime's op table replays `Prefix.op` for `framework`.
+pub fn exposed(framework: Framework, name: &ApiName) -> Result<(), NotExposed> {
+    let op = name.op.as_str();
+    let on_list = hook_list(framework, name.prefix).is_some_and(|list| {
+        listed(list, op) || (name.prefix == Prefix::Torch && !op.contains('.') && listed(list, &format!("linalg.{op}")))
+    });
+    let in_table = name.prefix.replayable_in(framework) && ops::lookup(framework, &format!("{}.{op}", name.prefix.as_str())).is_some();
+    if on_list || in_table {
+        Ok(())
+    } else {
+        let module = match framework {
+            Framework::PyTorch => "torch",
+            Framework::MindSpore => "mindspore",
+        };
+        Err(NotExposed { module, prefix: name.prefix.as_str() })
+    }
 }
 
 /// A Python callable as `module` + `attr`, with an optional note for the reader.
@@ -87,7 +152,7 @@ pub fn bench(framework: Framework, name: &ApiName) -> Callable {
                 attr: "ms_ops_gather".into(),
                 note: Some("mindspore.ops.gather(params, indices, axis) takes whole slices; torch.gather does not"),
             },
-            op if listed(TORCH_FUNCTIONAL, op) => torch_for(Prefix::Functional, op),
+            op if listed(PYTORCH_FUNCTIONAL, op) => torch_for(Prefix::Functional, op),
             op => Callable {
                 module: "torch",
                 attr: op.to_string(),
@@ -125,6 +190,55 @@ mod tests {
         assert_eq!(bench(Framework::MindSpore, &n("Tensor.transpose.0")).attr, "ms_tensor_transpose");
         assert_eq!(path(bench(Framework::PyTorch, &n("Tensor.transpose.0"))), "torch.Tensor.transpose");
         assert_eq!(path(bench(Framework::MindSpore, &n("MintFunctional.linear.0"))), "torch.nn.functional.linear");
+    }
+
+    #[test]
+    fn only_names_a_table_holds_are_exposed() {
+        let n = |s| ApiName::parse(s).unwrap();
+        let (pt, ms) = (Framework::PyTorch, Framework::MindSpore);
+        for (fw, ok) in [
+            (pt, "Torch.matmul.0"),
+            (pt, "Torch.vector_norm.0"),         // msprobe's linalg.vector_norm, dumped by its last name
+            (pt, "Torch.linalg.vector_norm.0"),  // the dotted name, where the list has it
+            (pt, "Functional.rms_norm.0"),       // the runtime's op table only
+            (pt, "Tensor.__setitem__.0"),
+            (ms, "Mint.split.0"),
+            (ms, "MintFunctional.rms_norm.0"),   // the runtime's op table only
+            (ms, "Functional.gather.0"),
+        ] {
+            assert_eq!(exposed(fw, &n(ok)), Ok(()), "{ok}");
+        }
+        let refused = |fw, s| exposed(fw, &n(s)).unwrap_err().to_string();
+        assert_eq!(refused(pt, "Torch.os.system.0"), "expected an API that torch exposes under Torch (msprobe's list or the runtime's op table)");
+        assert_eq!(refused(ms, "Mint.os.system.0"), "expected an API that mindspore exposes under Mint (msprobe's list or the runtime's op table)");
+        for (fw, bad) in [
+            (pt, "Torch.system.0"),
+            (pt, "Torch.linalg.system.0"),
+            (pt, "Functional.linalg.norm.0"),  // linalg only under Torch
+            (pt, "Tensor.vector_norm.0"),
+            (pt, "Mint.add.0"),                // a MindSpore prefix in a PyTorch dump, though the table has Mint.add
+            (ms, "Torch.matmul.0"),            // not replayed for MindSpore dumps
+            (ms, "Functional.eval.0"),
+            (pt, "Tensor.__class__.0"),
+        ] {
+            assert!(exposed(fw, &n(bad)).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn lists_hold_identifiers_only() {
+        let lists = [PYTORCH_FUNCTIONAL, PYTORCH_TENSOR, PYTORCH_TORCH, MINDSPORE_FUNCTIONAL, MINDSPORE_TENSOR, MINDSPORE_MINT, MINDSPORE_MINT_FUNCTIONAL, TORCH_LINALG_ONLY];
+        for list in lists {
+            assert!(names(list).count() > 0);
+            for name in names(list) {
+                // A name a dump key can carry: `op` or, on the Torch list, `linalg.op`.
+                let parsed = ApiName::parse(&format!("Torch.{name}.0")).unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert!(!parsed.op.contains('.') || (list == PYTORCH_TORCH && name.starts_with("linalg.")), "{name}");
+            }
+        }
+        for name in names(TORCH_LINALG_ONLY) {
+            assert!(listed(PYTORCH_TORCH, &format!("linalg.{name}")), "{name} is not linalg.{name} on the Torch list");
+        }
     }
 
     #[test]

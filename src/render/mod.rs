@@ -11,6 +11,7 @@ mod literal;
 mod python;
 mod rust;
 
+pub use api_map::{exposed, NotExposed};
 pub use python::PythonContext;
 pub use rust::{runtime_dir, RustContext};
 

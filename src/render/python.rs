@@ -6,7 +6,7 @@
 use runtime::{exit, ops};
 use serde::Serialize;
 
-use super::api_map::{self, Callable};
+use super::api_map::{self, Callable, NotExposed};
 use super::literal::{py_bool, py_float, py_int_list, py_opt, py_str};
 use crate::config::OpConfig;
 use crate::model::{ApiCall, Arg, Direction, Framework, Stat, TDType};
@@ -206,12 +206,15 @@ fn arg(a: &Arg, fw: Framework) -> ArgCtx {
 impl PythonContext {
     /// Builds the context for `call` in `direction` as configured; `data_dir`
     /// is the tensor folder and `source` the dump, both as seen from the
-    /// script's folder.
-    pub fn new(call: &ApiCall, framework: Framework, cfg: &OpConfig, direction: Direction, data_dir: Option<&PathRef>, source: &str) -> PythonContext {
+    /// script's folder. An API that `framework` does not expose under its
+    /// prefix ([`api_map::exposed`]) gets no context: its callable would
+    /// come from the dump.
+    pub fn new(call: &ApiCall, framework: Framework, cfg: &OpConfig, direction: Direction, data_dir: Option<&PathRef>, source: &str) -> Result<PythonContext, NotExposed> {
+        api_map::exposed(framework, &call.name)?;
         let args = |list: &[Arg]| list.iter().map(|a| arg(a, framework)).collect::<Vec<_>>();
         let api_op = format!("{}.{}", call.name.prefix.as_str(), call.name.op);
         let exact_op = ops::lookup(framework, &api_op).is_some_and(|op| op.standard == ops::Standard::Exact);
-        PythonContext {
+        Ok(PythonContext {
             generator: format!("msprobe-rs {}", env!("CARGO_PKG_VERSION")),
             framework: framework.as_str(),
             api_name: call.name.to_string(),
@@ -237,6 +240,6 @@ impl PythonContext {
             source: py_str(source),
             standard: cfg.standard.as_str(),
             exit: EXIT_CODES,
-        }
+        })
     }
 }

@@ -19,6 +19,7 @@ mod extract;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use runtime::io::resolve_inside;
 use serde_json::Value;
 
 use crate::config::{DataMode, DumpInput};
@@ -177,7 +178,10 @@ impl Source {
     }
 
     /// real_data needs a file for every input tensor (and, backward, every
-    /// dumped gradient).
+    /// dumped gradient) that exists and resolves inside the tensor folder
+    /// (the runtime's one check of the path rule,
+    /// `runtime::io::resolve_inside`): a missing file, or a symlink out, is
+    /// refused here, before a script or project that would read it is written.
     pub fn check_real_data(&self, call: &ApiCall, direction: Direction) -> Result<(), Error> {
         let mut values: Vec<(String, &Arg)> = vec![];
         for (i, a) in call.forward.args.iter().enumerate() {
@@ -191,13 +195,17 @@ impl Source {
                 values.push((format!("backward input[{i}]"), a));
             }
         }
-        match values.into_iter().find(|(_, a)| a.tensors().iter().any(|t| t.data_name.is_none())) {
-            None => Ok(()),
-            Some((path, _)) => Err(Error::selection(
+        if let Some((path, _)) = values.iter().find(|(_, a)| a.tensors().iter().any(|t| t.data_name.is_none())) {
+            return Err(Error::selection(
                 &self.file,
                 format!("{}: {path} has no data_name; real_data needs a dump made with task \"tensor\" (or use data_mode random_data)", call.name),
-            )),
+            ));
         }
+        let Some(dir) = &self.data_dir else { return Ok(()) };
+        for name in values.iter().flat_map(|(_, a)| a.tensors()).filter_map(|t| t.data_name.as_deref()) {
+            resolve_inside(&dir.join(name)).map_err(|e| Error::Input { api: call.name.to_string(), message: e.to_string() })?;
+        }
+        Ok(())
     }
 
     /// Saves the entries as msprobe 8.3.2's extract file: a small dump of

@@ -302,7 +302,15 @@ def load_array(spec, data_dir):
         raise InputError(API_NAME, "an input has no tensor file (data_name): real_data needs a tensor dump")
     if data_dir is None:
         raise InputError(spec.data_name, "no tensor folder is known: pass --data-dir")
-    path = os.path.join(data_dir, spec.data_name)
+    # Tensor files are read only from inside the tensor folder (msprobe-rs's
+    # rule; the dump's data_name is someone else's text).
+    name = spec.data_name
+    if name in (".", "..") or "/" in name or "\\" in name or "\0" in name or os.path.isabs(name) or os.path.splitdrive(name)[0]:
+        raise InputError(name, "refused: a tensor file name must be a bare file name in the dump's tensor folder")
+    path = os.path.join(data_dir, name)
+    folder, resolved = os.path.realpath(data_dir), os.path.realpath(path)
+    if os.path.commonpath([folder, resolved]) != folder:
+        raise InputError(path, f"refused: it resolves to {resolved}, outside the tensor folder {folder}")
     array = read_tensor_file(path)
     if tuple(array.shape) != spec.shape:
         raise InputError(path, f"shape {tuple(array.shape)} differs from the dumped {spec.shape}")

@@ -4,15 +4,22 @@
 //! of a bare tensor (`.pt`), MindSpore dumps are NumPy arrays (`.npy`). Both
 //! become a [`HostTensor`]: the stored dtype, the shape and the values in
 //! row-major order, floats widened exactly to `f64`. Every reader checks sizes
-//! against the file before allocating, so a truncated or hostile file is an
-//! [`IoError`], never a panic or a huge allocation.
+//! against the file (and, given one, the expected shape) before allocating,
+//! so a truncated or hostile file is an [`IoError`], never a panic or a huge
+//! allocation.
+//!
+//! **The path rule**: every tensor file is opened by [`open_inside`], which
+//! opens it only when it resolves (symlinks followed) inside the folder its
+//! path names, so a file of a dump's tensor folder that is a symlink to
+//! somewhere else is refused ([`IoError::Outside`]).
 
 mod decode;
 mod npy;
 mod pickle;
 mod pt;
 
-use std::path::{Path, PathBuf};
+use std::fs::File;
+use std::path::{Component, Path, PathBuf};
 
 pub use npy::read_npy;
 
@@ -79,6 +86,16 @@ pub enum IoError {
         /// The file.
         path: PathBuf,
     },
+    /// The file resolves outside the folder its path names (a symlink out).
+    #[error("{}: refused: it resolves to {}, outside the tensor folder {}", path.display(), resolved.display(), dir.display())]
+    Outside {
+        /// The file.
+        path: PathBuf,
+        /// Where it resolves to.
+        resolved: PathBuf,
+        /// The folder it must stay in, resolved.
+        dir: PathBuf,
+    },
     /// The content is not a tensor in the expected format.
     #[error("{}: {reason}", path.display())]
     Invalid {
@@ -99,11 +116,6 @@ impl IoError {
     }
 }
 
-/// Product of the dims, `None` on overflow.
-fn element_count(shape: &[usize]) -> Option<usize> {
-    shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d))
-}
-
 /// Runs the `.pt` reader's pickle interpreter alone on the bytes of a
 /// `data.pkl`: `Ok` when they describe a bare tensor, else what was expected.
 /// For the fuzz target `pickle` and its regression test (fuzz/README.md).
@@ -112,14 +124,68 @@ pub fn check_tensor_pickle(pkl: &[u8]) -> Result<(), String> {
     pickle::load_tensor(pkl).map(|_| ())
 }
 
+/// `path` resolved (symlinks followed), when it lies inside the folder its
+/// path names (`dir/name`: inside `dir`, resolved too): the one check of the
+/// path rule. A file that does not exist is an [`IoError::Read`].
+pub fn resolve_inside(path: &Path) -> Result<PathBuf, IoError> {
+    if !matches!(path.components().next_back(), Some(Component::Normal(_))) {
+        return Err(IoError::invalid(path, "expected the path of a file, ending in its name"));
+    }
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = std::fs::canonicalize(dir).map_err(|e| IoError::read(path, e))?;
+    let resolved = std::fs::canonicalize(path).map_err(|e| IoError::read(path, e))?;
+    if !resolved.starts_with(&dir) {
+        return Err(IoError::Outside { path: path.to_path_buf(), resolved, dir });
+    }
+    Ok(resolved)
+}
+
+/// Opens a tensor file under the path rule ([`resolve_inside`]): the
+/// resolved file is opened, so what was checked is what is read.
+pub fn open_inside(path: &Path) -> Result<File, IoError> {
+    File::open(resolve_inside(path)?).map_err(|e| IoError::read(path, e))
+}
+
+/// The formats, by extension.
+enum Format {
+    Pt,
+    Npy,
+}
+
+fn format(path: &Path) -> Result<Format, IoError> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("pt") => Ok(Format::Pt),
+        Some("npy") => Ok(Format::Npy),
+        _ => Err(IoError::Extension { path: path.to_path_buf() }),
+    }
+}
+
 /// Reads a dumped tensor, choosing the format by extension: `.pt` (a bare
 /// tensor saved by `torch.save`, msprobe's PyTorch dumps) or `.npy`
 /// (MindSpore dumps).
 pub fn read_tensor(path: impl AsRef<Path>) -> Result<HostTensor, IoError> {
-    let path = path.as_ref();
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("pt") => read_pt(path),
-        Some("npy") => read_npy(path),
-        _ => Err(IoError::Extension { path: path.to_path_buf() }),
+    read(path.as_ref(), None)
+}
+
+/// [`read_tensor`] of a tensor that must have `shape`: a file of another
+/// shape is refused from its header, before its data is read, so the
+/// allocation is bounded by `shape` (which the caller has checked against
+/// its limits).
+pub fn read_tensor_shaped(path: impl AsRef<Path>, shape: &[usize]) -> Result<HostTensor, IoError> {
+    read(path.as_ref(), Some(shape))
+}
+
+fn read(path: &Path, expect: Option<&[usize]>) -> Result<HostTensor, IoError> {
+    match format(path)? {
+        Format::Pt => pt::read(open_inside(path)?, path, expect),
+        Format::Npy => npy::read(open_inside(path)?, path, expect),
+    }
+}
+
+/// The refusal of a file whose shape is not the expected one.
+fn check_shape(path: &Path, found: &[usize], expect: Option<&[usize]>) -> Result<(), IoError> {
+    match expect {
+        Some(e) if e != found => Err(IoError::invalid(path, format!("shape {found:?} differs from the dumped {e:?}"))),
+        _ => Ok(()),
     }
 }

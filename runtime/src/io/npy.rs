@@ -8,8 +8,9 @@ use std::io::{BufReader, Read};
 use std::path::Path;
 
 use super::decode::Decoder;
-use super::{element_count, HostTensor, IoError};
+use super::{check_shape, open_inside, HostTensor, IoError};
 use crate::dtype::TDType;
+use crate::limits::element_count;
 
 const MAGIC: &[u8; 6] = b"\x93NUMPY";
 /// Larger headers are not NumPy's (it pads to 64 bytes and caps them far lower).
@@ -37,10 +38,16 @@ const DESCRS: &[(&str, TDType)] = &[
     ("|b1", TDType::Bool),
 ];
 
-/// Reads a `.npy` file written by `np.save` (MindSpore's tensor dumps).
+/// Reads a `.npy` file written by `np.save` (MindSpore's tensor dumps),
+/// under the path rule ([`open_inside`]).
 pub fn read_npy(path: impl AsRef<Path>) -> Result<HostTensor, IoError> {
     let path = path.as_ref();
-    let file = File::open(path).map_err(|e| IoError::read(path, e))?;
+    read(open_inside(path)?, path, None)
+}
+
+/// Reads the opened `.npy` `file` (named `path` in errors); with `expect`,
+/// a header of another shape is refused before any data is read.
+pub(super) fn read(file: File, path: &Path, expect: Option<&[usize]>) -> Result<HostTensor, IoError> {
     let file_len = file.metadata().map_err(|e| IoError::read(path, e))?.len();
     let mut reader = BufReader::new(file);
     let read_err = |e: std::io::Error| {
@@ -80,6 +87,7 @@ pub fn read_npy(path: impl AsRef<Path>) -> Result<HostTensor, IoError> {
     let mut header = vec![0u8; header_len as usize];
     reader.read_exact(&mut header).map_err(read_err)?;
     let header = parse_header(&header).map_err(|r| IoError::invalid(path, r))?;
+    check_shape(path, &header.shape, expect)?;
 
     let count = element_count(&header.shape).ok_or_else(|| IoError::invalid(path, format!("expected a shape whose element count fits in memory, got {:?}", header.shape)))?;
     let expected_bytes = count.checked_mul(header.dtype.itemsize()).and_then(|n| u64::try_from(n).ok());

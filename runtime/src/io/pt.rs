@@ -12,15 +12,23 @@ use zip::ZipArchive;
 
 use super::decode::Decoder;
 use super::pickle::{self, TensorRecord};
-use super::{element_count, HostTensor, IoError};
+use super::{check_shape, open_inside, HostTensor, IoError};
+use crate::limits::element_count;
 
 /// A bare tensor's pickle is about 150 bytes; a larger one is something else.
 const MAX_PICKLE: u64 = 1 << 20;
 
-/// Reads a `.pt` file holding one tensor saved by `torch.save(tensor)`.
+/// Reads a `.pt` file holding one tensor saved by `torch.save(tensor)`,
+/// under the path rule ([`open_inside`]).
 pub fn read_pt(path: impl AsRef<Path>) -> Result<HostTensor, IoError> {
     let path = path.as_ref();
-    let file = File::open(path).map_err(|e| IoError::read(path, e))?;
+    read(open_inside(path)?, path, None)
+}
+
+/// Reads the opened `.pt` `file` (named `path` in errors); with `expect`,
+/// a tensor of another shape is refused before its storage is read. Only
+/// the part of the storage the view addresses is read.
+pub(super) fn read(file: File, path: &Path, expect: Option<&[usize]>) -> Result<HostTensor, IoError> {
     let file_len = file.metadata().map_err(|e| IoError::read(path, e))?.len();
     let mut zip = ZipArchive::new(BufReader::new(file)).map_err(|e| {
         IoError::invalid(path, format!("expected a zip archive written by torch.save (torch >= 1.6, not the legacy format): {e}"))
@@ -49,20 +57,36 @@ pub fn read_pt(path: impl AsRef<Path>) -> Result<HostTensor, IoError> {
     let record = pickle::load_tensor(&pkl).map_err(|r| IoError::invalid(path, format!("{pkl_name}: {r}")))?;
     let storage_name = format!("{prefix}data/{}", record.key);
     let view = View::new(&record).map_err(|r| IoError::invalid(path, r))?;
-    let storage = read_entry(&mut zip, &storage_name, file_len, path)?;
+    check_shape(path, &view.size, expect)?;
     let itemsize = record.dtype.itemsize() as u64;
     let needed = record.storage_len.saturating_mul(itemsize);
-    if (storage.len() as u64) < needed {
-        return Err(IoError::invalid(
-            path,
-            format!("expected {storage_name} to hold {} elements ({needed} bytes), found {} bytes", record.storage_len, storage.len()),
-        ));
-    }
+    // The view lies inside the storage (`View::new`), so its span fits in u64.
+    let span = (view.span as u64).saturating_mul(itemsize);
+    let storage = read_prefix(&mut zip, &storage_name, (record.storage_len, needed), span, file_len, path)?;
 
     let mut decoder = Decoder::new(record.dtype, view.count);
     view.gather(&storage, record.dtype.itemsize(), &mut decoder)
         .ok_or_else(|| IoError::invalid(path, format!("expected the view to stay inside {storage_name}")))?;
     Ok(HostTensor { dtype: record.dtype, shape: view.size, data: decoder.finish() })
+}
+
+/// Reads the first `take` bytes of the storage entry `name`, which must
+/// hold `needed` (elements, bytes) and at most `limit` bytes (the file's size).
+fn read_prefix<R: Read + Seek>(zip: &mut ZipArchive<R>, name: &str, needed: (u64, u64), take: u64, limit: u64, path: &Path) -> Result<Vec<u8>, IoError> {
+    let entry = zip.by_name(name).map_err(|e| IoError::invalid(path, format!("expected an entry {name}: {e}")))?;
+    let size = entry.size();
+    if size > limit {
+        return Err(IoError::invalid(path, format!("expected {name} to be at most {limit} bytes, it claims {size}")));
+    }
+    if size < needed.1 {
+        return Err(IoError::invalid(path, format!("expected {name} to hold {} elements ({} bytes), found {size} bytes", needed.0, needed.1)));
+    }
+    let mut bytes = Vec::with_capacity(take.min(size) as usize);
+    entry.take(take).read_to_end(&mut bytes).map_err(|e| IoError::invalid(path, format!("expected a readable entry {name}: {e}")))?;
+    if (bytes.len() as u64) < take {
+        return Err(IoError::invalid(path, format!("expected {take} bytes in {name}, found {}: the file is truncated", bytes.len())));
+    }
+    Ok(bytes)
 }
 
 /// Reads a whole entry of at most `limit` bytes.
@@ -84,6 +108,8 @@ struct View {
     stride: Vec<usize>,
     offset: usize,
     count: usize,
+    /// Storage elements up to the last one addressed (0 when empty).
+    span: usize,
 }
 
 impl View {
@@ -95,13 +121,17 @@ impl View {
         let offset = usize::try_from(r.offset).map_err(|_| too_big())?;
         let count = element_count(&size).ok_or_else(too_big)?;
         let storage_len = usize::try_from(r.storage_len).map_err(|_| too_big())?;
+        let mut span = 0;
         if count > 0 {
             // Highest element addressed: offset + sum((size - 1) * stride).
             let last = size.iter().zip(&stride).try_fold(offset, |acc, (&n, &s)| acc.checked_add((n - 1).checked_mul(s)?));
-            if last.is_none_or(|l| l >= storage_len) {
-                return Err(format!(
-                    "expected the view (offset {offset}, size {size:?}, stride {stride:?}) to lie inside its storage of {storage_len} elements"
-                ));
+            match last {
+                Some(l) if l < storage_len => span = l + 1,
+                _ => {
+                    return Err(format!(
+                        "expected the view (offset {offset}, size {size:?}, stride {stride:?}) to lie inside its storage of {storage_len} elements"
+                    ))
+                }
             }
             if count > storage_len {
                 return Err(format!(
@@ -109,7 +139,7 @@ impl View {
                 ));
             }
         }
-        Ok(View { size, stride, offset, count })
+        Ok(View { size, stride, offset, count, span })
     }
 
     fn is_contiguous(&self) -> bool {

@@ -18,7 +18,12 @@ fn arange(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     if step == 0.0 {
         return Err(Error::Arg("arange: step must be nonzero".into()));
     }
-    let n = ((end - start) / step).ceil().max(0.0) as usize;
+    let n = ((end - start) / step).ceil().max(0.0);
+    if !(n <= usize::MAX as f64) {
+        return Err(Error::Arg(format!("arange: {n} elements")));
+    }
+    let n = n as usize;
+    ctx.fits(&[n])?;
     let all_int = [a, e, b.value("step")].iter().all(|v| matches!(v, Value::Int(_) | Value::None));
     let dtype = b.opt_dtype("dtype")?.unwrap_or(if all_int { TDType::I64 } else { TDType::F32 });
     let values: Vec<f64> = (0..n).map(|i| start + i as f64 * step).collect();

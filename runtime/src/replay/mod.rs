@@ -14,6 +14,7 @@ use crate::dtype::TDType;
 use crate::error::Result;
 use crate::exec::guarded;
 use crate::inputs::master;
+use crate::limits::Limits;
 use crate::ops::Standard as OpStandard;
 use crate::report::{DetailRow, ResultRow};
 use crate::spec::{DataMode, Replay, Spec};
@@ -51,14 +52,23 @@ struct Tested {
 /// Note on rows whose reference run is the tested value itself.
 const SELF_REFERENCE: &str = "the reference run is the tested run itself, so this rule cannot fail here";
 
-/// Replays `r` for all its iterations and returns the report rows, or the
-/// error when an input is broken ([`crate::error::Error::is_input`]). A call the runtime
-/// cannot replay is one `skip` row.
+/// [`replay_within`] the default limits for the memory available now
+/// ([`Limits::from_available_memory`]).
 pub fn replay(r: &Replay) -> Result<Rows> {
+    replay_within(r, &Limits::from_available_memory())
+}
+
+/// Replays `r` for all its iterations and returns the report rows, or the
+/// error when an input is at fault ([`crate::error::Error::is_input`]: a
+/// broken tensor file, or a tensor or the call over `limits`, checked
+/// before anything is allocated). A call the runtime cannot replay is one
+/// `skip` row.
+pub fn replay_within(r: &Replay, limits: &Limits) -> Result<Rows> {
+    limits.check(r)?;
     let mut rows = Rows::default();
     for iteration in 0..r.iterations.max(1) {
         // Reading inputs and comparing run outside `exec`'s guard: guard them too.
-        let (forward, backward) = match guarded(|| replay_once(r, iteration as u64)) {
+        let (forward, backward) = match guarded(|| replay_once(r, iteration as u64, limits)) {
             Ok(x) => x,
             Err(e) if e.is_input() => return Err(e),
             Err(e) => {
@@ -267,8 +277,11 @@ fn emulated_call(r: &Replay) -> Option<&'static str> {
     }
 }
 
-fn replay_once(r: &Replay, iteration: u64) -> Result<(Vec<DetailRow>, Vec<DetailRow>)> {
-    let call = Call::new(r, iteration)?;
+fn replay_once(r: &Replay, iteration: u64, limits: &Limits) -> Result<(Vec<DetailRow>, Vec<DetailRow>)> {
+    let mut call = Call::new(r, iteration)?;
+    let max_elements = usize::try_from(limits.tensor_bytes / crate::limits::BYTES_PER_ELEMENT).unwrap_or(usize::MAX);
+    call.bench.max_elements = max_elements;
+    call.device.max_elements = max_elements;
     let bench = call.run(&call.bench)?;
     let whole = emulated_call(r);
     // The recorded outputs and gradients, or why each is missing.

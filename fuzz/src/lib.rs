@@ -1,0 +1,237 @@
+//! The bodies of the fuzz targets (`fuzz_targets/*.rs` are one-line
+//! wrappers), shared with the root test `tests/fuzz_regressions.rs`, which
+//! compiles this file with `#[path]` and replays `fuzz/regressions/` and
+//! `fuzz/seeds/` through it on stable: a regression input runs exactly the
+//! code the fuzzer ran.
+//!
+//! Each body feeds the bytes to a reader's public entry point the way the
+//! commands do, and checks what the readers promise: no panic, no overflow,
+//! no huge allocation or hang (libFuzzer's limits), every error a message
+//! that names the file, and every tensor read holding as many values as its
+//! shape says. It depends only on `msprobe`, `runtime` and `serde_json`, so
+//! the root crate can compile it without the fuzz crate's dependencies.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use msprobe::config::{DataMode, OpConfig, Overrides};
+use msprobe::dump::{self, nonfinite};
+use msprobe::model::{ApiCall, ApiName, Direction, Framework};
+use msprobe::source::Source;
+use runtime::io::{read_tensor, HostTensor, IoError};
+use serde_json::Value;
+
+/// Every target: its name (`fuzz_targets/<name>.rs`, `seeds/<name>/`,
+/// `regressions/<name>/`) and its body.
+pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+    ("dump_index", dump_index),
+    ("config", config),
+    ("npy", npy),
+    ("pt", pt),
+    ("pt_archive", pt_archive),
+    ("pickle", pickle),
+];
+
+/// A file holding the input, removed when dropped; the readers take paths.
+/// Unique per process and call, so parallel tests do not share one.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(ext: &str, data: &[u8]) -> Scratch {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("msprobe-fuzz-{}-{n}.{ext}", std::process::id()));
+        std::fs::write(&path, data).expect("writing the fuzz input to the temp folder");
+        Scratch(path)
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// An error message must name the file it is about.
+fn names_file(message: &str, path: &Path) {
+    let p = path.display().to_string();
+    assert!(message.contains(&p), "the error does not name {p}: {message}");
+}
+
+/// `dump.json`: the streaming index over arbitrary bytes, every indexed
+/// entry parsed from its range and typed as the model would; then each
+/// framework's view through [`Source`], as `op_generate` and `replay` open
+/// a dump (index, pair by name, read and type each call, check real data).
+pub fn dump_index(data: &[u8]) {
+    let file = Scratch::new("json", data);
+    let path = file.path();
+    match dump::index(path, &mut |_| true) {
+        Err(e) => names_file(&e.to_string(), path),
+        Ok(idx) => {
+            for loc in &idx.entries {
+                assert!(loc.start <= loc.end && loc.end <= data.len() as u64, "entry {loc:?} outside the {}-byte file", data.len());
+                match dump::read_entry(path, loc) {
+                    Err(e) => names_file(&e.to_string(), path),
+                    Ok(v) => {
+                        // What an extract file holds must read back as the entry.
+                        let text = nonfinite::to_msprobe_json(&v);
+                        let mut back = String::new();
+                        nonfinite::NonFiniteReader::new(text.as_bytes()).read_to_string(&mut back).expect("reading a string");
+                        let again: Result<Value, _> = serde_json::from_str(&back);
+                        assert!(again.as_ref().is_ok_and(|a| *a == v), "the extract-file text does not read back as the entry: {text}");
+                        if let Ok((name, direction)) = ApiName::parse_key(&loc.key) {
+                            let _ = match direction {
+                                Direction::Forward => ApiCall::from_entries(name, &v, None),
+                                Direction::Backward => ApiCall::from_entries(name, &Value::Object(Default::default()), Some(&v)),
+                            };
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for framework in [Framework::PyTorch, Framework::MindSpore] {
+        let (source, groups) = match Source::open(path, framework, DataMode::Random, &|_| true) {
+            Ok(opened) => opened,
+            Err(e) => {
+                names_file(&e.to_string(), path);
+                continue;
+            }
+        };
+        for g in &groups {
+            match source.read_call(g) {
+                Ok(call) => {
+                    for direction in [Direction::Forward, Direction::Backward] {
+                        if let Err(e) = source.check_real_data(&call, direction) {
+                            names_file(&e.to_string(), path);
+                        }
+                    }
+                }
+                Err(e) => names_file(&e.to_string(), path),
+            }
+        }
+    }
+}
+
+/// `config_op.json`: [`OpConfig::load`] (read, JSON, every key validated),
+/// then the command line's overrides.
+pub fn config(data: &[u8]) {
+    let file = Scratch::new("json", data);
+    match OpConfig::load(file.path()) {
+        Err(e) => names_file(&e.to_string(), file.path()),
+        Ok((mut c, _unknown_keys)) => {
+            c.apply(&Overrides { data_mode: Some(DataMode::Real), ..Overrides::default() });
+            assert_eq!(c.iter_times, 1, "real_data runs once");
+        }
+    }
+}
+
+/// A tensor read must hold as many values as its shape says; an error names the file.
+fn check_tensor(result: Result<HostTensor, IoError>, path: &Path) {
+    match result {
+        Ok(t) => {
+            let count = t.shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+            assert_eq!(count, Some(t.data.len()), "shape {:?} but {} values", t.shape, t.data.len());
+            assert!(t.dtype.is_computable(), "a tensor of dtype {:?} was read", t.dtype);
+        }
+        Err(e) => {
+            let message = e.to_string();
+            assert!(message.starts_with(&path.display().to_string()), "the error does not start with the file: {message}");
+        }
+    }
+}
+
+/// A `.npy` file (MindSpore's tensor dumps), through `read_tensor` as replay reads it.
+pub fn npy(data: &[u8]) {
+    let file = Scratch::new("npy", data);
+    check_tensor(read_tensor(file.path()), file.path());
+}
+
+/// A whole `.pt` file (zip + pickle + storage), through `read_tensor`.
+pub fn pt(data: &[u8]) {
+    let file = Scratch::new("pt", data);
+    check_tensor(read_tensor(file.path()), file.path());
+}
+
+/// The `.pt` reader past the zip layer: mutating a real `.pt` mostly breaks
+/// its CRCs, so this target builds a valid archive around fuzzed parts. The
+/// input is a little-endian `u16` n, then n bytes of `data.pkl`, then the
+/// bytes of the storage `data/0`; they are stored uncompressed, as
+/// `torch.save` does, with `byteorder` = `little`.
+pub fn pt_archive(data: &[u8]) {
+    let Some((len, rest)) = data.split_first_chunk::<2>() else { return };
+    let (pkl, storage) = rest.split_at(usize::from(u16::from_le_bytes(*len)).min(rest.len()));
+    let zip = stored_zip(&[("archive/byteorder", b"little"), ("archive/data.pkl", pkl), ("archive/data/0", storage)]);
+    pt(&zip);
+}
+
+/// The pickle interpreter alone, on the bytes of a `data.pkl`.
+pub fn pickle(data: &[u8]) {
+    if let Err(e) = runtime::io::check_tensor_pickle(data) {
+        assert!(!e.is_empty(), "an empty error message");
+    }
+}
+
+/// A zip archive of uncompressed entries (the local headers, the central
+/// directory and its end record; no zip64, the entries are small).
+pub fn stored_zip(entries: &[(&str, &[u8])]) -> Vec<u8> {
+    fn u16le(out: &mut Vec<u8>, v: usize) {
+        out.extend_from_slice(&(v as u16).to_le_bytes());
+    }
+    fn u32le(out: &mut Vec<u8>, v: u32) {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    let mut out = Vec::new();
+    let mut central = Vec::new();
+    for (name, body) in entries {
+        let offset = out.len() as u32;
+        let crc = crc32(body);
+        // Local file header: version 2.0, no flags, stored, no time.
+        u32le(&mut out, 0x0403_4b50);
+        out.extend_from_slice(&[20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        u32le(&mut out, crc);
+        u32le(&mut out, body.len() as u32);
+        u32le(&mut out, body.len() as u32);
+        u16le(&mut out, name.len());
+        u16le(&mut out, 0);
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(body);
+        // Its central directory record.
+        u32le(&mut central, 0x0201_4b50);
+        central.extend_from_slice(&[20, 0, 20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        u32le(&mut central, crc);
+        u32le(&mut central, body.len() as u32);
+        u32le(&mut central, body.len() as u32);
+        u16le(&mut central, name.len());
+        central.extend_from_slice(&[0; 12]); // extra, comment, disk, attributes
+        u32le(&mut central, offset);
+        central.extend_from_slice(name.as_bytes());
+    }
+    let cd_offset = out.len() as u32;
+    out.extend_from_slice(&central);
+    u32le(&mut out, 0x0605_4b50);
+    out.extend_from_slice(&[0, 0, 0, 0]);
+    u16le(&mut out, entries.len());
+    u16le(&mut out, entries.len());
+    u32le(&mut out, central.len() as u32);
+    u32le(&mut out, cd_offset);
+    u16le(&mut out, 0);
+    out
+}
+
+/// CRC-32 (IEEE), as zip stores it.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = (crc >> 1) ^ (0xEDB8_8320 & (crc & 1).wrapping_neg());
+        }
+    }
+    !crc
+}
