@@ -189,6 +189,7 @@ fn dump_cases() -> Vec<Case> {
         case("negative shape", edited("Torch.add.0", |d| d["data"]["Torch.add.0.forward"]["input_args"][0]["shape"] = json!([2, -1])), GEN, 4, &["Torch.add.0.forward.input_args[0].shape: expected non-negative dimensions"]),
         case("shape not a list", edited("Torch.add.0", |d| d["data"]["Torch.add.0.forward"]["input_args"][0]["shape"] = json!("4")), REPLAY, 4, &["Torch.add.0.forward.input_args[0].shape"]),
         case("unknown dtype", edited("Torch.add.0", |d| d["data"]["Torch.add.0.forward"]["input_args"][0]["dtype"] = json!("torch.float7")), GEN, 4, &["Torch.add.0.forward.input_args[0]", "torch.float7"]),
+        case("kwarg key with a newline and an escape", edited("Torch.add.0", |d| d["data"]["Torch.add.0.forward"]["input_kwargs"] = json!({"a\n\u{1b}[31mb": {"type": "torch.Tensor", "dtype": "torch.float7", "shape": [1]}})), GEN, 4, &["Torch.add.0.forward.input_kwargs.\"a\\n\\u{1b}[31mb\""]),
         case("input_args not a list", edited("Torch.add.0", |d| d["data"]["Torch.add.0.forward"]["input_args"] = json!({"a": 1})), GEN, 4, &["Torch.add.0.forward.input_args"]),
         case("entry not an object", edited("Torch.add.0", |d| d["data"]["Torch.add.0.forward"] = json!(3)), REPLAY, 4, &["Torch.add.0.forward"]),
         case("real data from a statistics dump", stats("Torch.add.0", json!({"data_mode": "real_data"})), GEN, 4, &["real_data"]),

@@ -383,6 +383,11 @@ fn acceptable(e: &Error) -> Result<(), TestCaseError> {
     if matches!(e, Error::Render(_)) {
         return Err(TestCaseError::fail(format!("a template failed: {e}")));
     }
+    // Error messages quote dump text: they must stay one printable line.
+    let text = e.to_string();
+    if text.chars().any(|c| c.is_control()) {
+        return Err(TestCaseError::fail(format!("the message is not one printable line: {text:?}")));
+    }
     Ok(())
 }
 

@@ -61,7 +61,7 @@ impl ApiCall {
             None | Some(Value::Null) => vec![],
             Some(Value::Object(m)) => m
                 .iter()
-                .map(|(k, v)| Ok((k.clone(), Arg::from_json(v, &format!("{fpath}.input_kwargs.{k}"))?)))
+                .map(|(k, v)| Ok((k.clone(), Arg::from_json(v, &format!("{fpath}.input_kwargs.{}", path_key(k)))?)))
                 .collect::<Result<_, ModelError>>()?,
             Some(_) => return Err(ModelError::Arg { path: format!("{fpath}.input_kwargs"), expected: "an object".into() }),
         };
@@ -91,3 +91,15 @@ impl ApiCall {
         Ok(ApiCall { name, forward, backward })
     }
 }
+/// A dump key as a JSON path segment: itself when it is a plain
+/// identifier, else quoted and escaped, so an error message stays one line
+/// of printable text whatever the dump holds.
+fn path_key(k: &str) -> String {
+    let plain = !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if plain {
+        k.to_string()
+    } else {
+        format!("{:?}", k).chars().flat_map(|c| if c.is_ascii() && !c.is_ascii_control() { vec![c] } else { c.escape_unicode().collect() }).collect()
+    }
+}
+
