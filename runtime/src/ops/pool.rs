@@ -91,7 +91,11 @@ fn max_pool2d(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let (t, unbatched) = batched(x)?;
     let (win, oh, ow) = windows(&t, k, s, p, d, f64::NEG_INFINITY)?;
     let (n, c) = (t.dims()[0], t.dims()[1]);
-    finish(ctx, x, win.max(3)?.reshape((n, c, oh, ow))?, unbatched)
+    // The first maximum of each window (in kernel order) takes the value
+    // and the whole gradient, as in torch; candle's max would send the
+    // gradient to every tied element (ties are common after a ReLU).
+    let first = win.detach().argmax_keepdim(3)?;
+    finish(ctx, x, win.gather(&first, 3)?.reshape((n, c, oh, ow))?, unbatched)
 }
 
 fn avg_pool2d(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {

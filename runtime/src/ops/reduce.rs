@@ -109,15 +109,25 @@ fn foreach_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         .collect()
 }
 
-/// amax/amin over `dims` (ties: candle sends the gradient to every tied
-/// element, torch splits it; random inputs do not tie).
+/// amax/amin over `dims`. Ties split the gradient evenly, as torch does
+/// (candle's own max sends all of it to every tied element): the value is
+/// the extreme itself, the gradient that of the mean of the tied elements.
 fn extreme(ctx: &Ctx, b: &Bound, max: bool) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;
     let dims = reduce_dims(b, x)?;
-    let mut t = x.t.clone();
+    let mut m = x.t.detach();
     for &d in &dims {
-        t = if max { t.max_keepdim(d)? } else { t.min_keepdim(d)? };
+        m = if max { m.max_keepdim(d)? } else { m.min_keepdim(d)? };
     }
+    let tied = x.t.detach().broadcast_eq(&m)?.to_dtype(x.t.dtype())?;
+    let (mut sum, mut count) = ((&x.t * &tied)?, tied);
+    for &d in &dims {
+        sum = sum.sum_keepdim(d)?;
+        count = count.sum_keepdim(d)?;
+    }
+    let mean = (sum / count)?;
+    // Exactly the extreme forward (a sum of k copies / k can round), the mean's gradient backward.
+    let t = (&m + (&mean - mean.detach())?)?;
     one(ctx.out(drop_dims(&x.t, t, &dims, b.bool("keepdim")?)?, x.dtype)?)
 }
 

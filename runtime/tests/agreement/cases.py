@@ -532,6 +532,9 @@ each(["Torch.amax", "Tensor.amax", "Mint.amax"], T(3, 4, 5), 1)
 case("Torch.amax", T(3, 4, 5), (0, 2), keepdim=True)
 each(["Torch.amin", "Tensor.amin", "Mint.amin"], T(3, 4, 5), -1)
 case("Torch.amin", T(3, 4))
+# Ties: torch splits amax/amin gradients evenly between equal values.
+case("Torch.amax", V([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, -1.0], [0.0, 0.0, 0.0, 0.0]]), 1)
+case("Torch.amin", V([[1.0, 3.0, 3.0, 1.0], [0.0, 0.0, 5.0, 0.0]]))
 each(["Torch.argmax", "Tensor.argmax", "Mint.argmax"], T(3, 4, 5), 1)
 case("Torch.argmax", T(3, 4))
 case("Torch.argmax", V([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]]), 1, keepdim=True)  # ties: the first index
@@ -558,6 +561,9 @@ case("Functional.conv2d", T(3, 7, 7), T(2, 3, 3, 3), padding="same", dilation=2)
 each(["Functional.max_pool2d", "MintFunctional.max_pool2d"], T(2, 3, 8, 7), 2)
 case("Functional.max_pool2d", T(2, 3, 9, 9), 3, 2, 1)  # kernel != stride, padding
 case("Functional.max_pool2d", T(3, 8, 8), (2, 3), (1, 2), 0, 2)  # unbatched, dilation
+# Ties (zeros after a ReLU, repeated values): the first maximum of each window takes the gradient.
+case("Functional.max_pool2d", V([[[[0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 0.5], [2.0, 2.0, 0.0, 0.0], [2.0, 2.0, 0.0, 0.0]]]]), 2)
+case("Functional.max_pool2d", V([[[[0.0, 0.0, 0.0], [0.0, 3.0, 3.0], [0.0, 3.0, 0.0]]]]), 2, 1)  # overlapping windows
 each(["Functional.avg_pool2d", "MintFunctional.avg_pool2d"], T(2, 3, 8, 7), 2)
 case("Functional.avg_pool2d", T(2, 3, 9, 9), 3, 2, 1)  # count_include_pad=True
 case("Functional.avg_pool2d", T(2, 3, 9, 9), 3, 2, 1, count_include_pad=False)
