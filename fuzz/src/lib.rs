@@ -6,9 +6,10 @@
 //!
 //! Each body feeds the bytes to a reader's public entry point the way the
 //! commands do, and checks what the readers promise: no panic, no overflow,
-//! no huge allocation or hang (libFuzzer's limits), every error a message
-//! that names the file, and every tensor read holding as many values as its
-//! shape says. It depends only on `msprobe`, `runtime` and `serde_json`, so
+//! no huge allocation or hang (libFuzzer's limits), every error one
+//! printable line that names the file, every tensor read holding as many
+//! values as its shape says, and an extract file's text reading back as the
+//! entry it was written from. It depends only on `msprobe`, `runtime` and `serde_json`, so
 //! the root crate can compile it without the fuzz crate's dependencies.
 
 use std::io::Read;
@@ -57,14 +58,22 @@ impl Drop for Scratch {
     }
 }
 
-/// An error message must name the file it is about.
+/// An error message must be one printable line (no newline, escape or other
+/// control character, whatever the input held).
+fn one_printable_line(message: &str) {
+    assert!(!message.is_empty() && !message.chars().any(char::is_control), "the error is not one printable line: {message:?}");
+}
+
+/// An error message must be one printable line naming the file it is about.
 fn names_file(message: &str, path: &Path) {
+    one_printable_line(message);
     let p = path.display().to_string();
     assert!(message.contains(&p), "the error does not name {p}: {message}");
 }
 
 /// `dump.json`: the streaming index over arbitrary bytes, every indexed
-/// entry parsed from its range and typed as the model would; then each
+/// entry parsed from its range, written as an extract file's text and read
+/// back, and typed as the model would; then each
 /// framework's view through [`Source`], as `op_generate` and `replay` open
 /// a dump (index, pair by name, read and type each call, check real data).
 pub fn dump_index(data: &[u8]) {
@@ -85,10 +94,13 @@ pub fn dump_index(data: &[u8]) {
                         let again: Result<Value, _> = serde_json::from_str(&back);
                         assert!(again.as_ref().is_ok_and(|a| *a == v), "the extract-file text does not read back as the entry: {text}");
                         if let Ok((name, direction)) = ApiName::parse_key(&loc.key) {
-                            let _ = match direction {
+                            let typed = match direction {
                                 Direction::Forward => ApiCall::from_entries(name, &v, None),
                                 Direction::Backward => ApiCall::from_entries(name, &Value::Object(Default::default()), Some(&v)),
                             };
+                            if let Err(e) = typed {
+                                one_printable_line(&e.to_string());
+                            }
                         }
                     }
                 }
@@ -141,6 +153,7 @@ fn check_tensor(result: Result<HostTensor, IoError>, path: &Path) {
         }
         Err(e) => {
             let message = e.to_string();
+            one_printable_line(&message);
             assert!(message.starts_with(&path.display().to_string()), "the error does not start with the file: {message}");
         }
     }
@@ -173,7 +186,7 @@ pub fn pt_archive(data: &[u8]) {
 /// The pickle interpreter alone, on the bytes of a `data.pkl`.
 pub fn pickle(data: &[u8]) {
     if let Err(e) = runtime::io::check_tensor_pickle(data) {
-        assert!(!e.is_empty(), "an empty error message");
+        one_printable_line(&e);
     }
 }
 

@@ -236,8 +236,9 @@ mod tests {
 
     #[test]
     fn sentinel_keys_and_strings_round_trip() {
-        // Found by fuzzing (fuzz/regressions/dump_index/): a key or a string
-        // that holds a sentinel must not become a bare token.
+        // The dump_index fuzz target's round-trip check (regression input in
+        // fuzz/regressions/dump_index/): a key, or a string that holds a
+        // sentinel after a quote, must not become a bare token.
         let text = r#"{"\u0000NaN": ["\"\u0000Infinity", NaN, "\u0000-Infinity\"", {}, []]}"#;
         let v: Value = serde_json::from_str(&rewrite(text)).unwrap();
         let back = to_msprobe_json(&v);

@@ -112,16 +112,28 @@ impl IoError {
     }
 
     fn invalid(path: &Path, reason: impl Into<String>) -> Self {
-        IoError::Invalid { path: path.to_path_buf(), reason: reason.into() }
+        IoError::Invalid { path: path.to_path_buf(), reason: printable(reason.into()) }
     }
 }
 
+/// A reason as one printable line: text a file brings into it (a pickle's
+/// global names, zip entry names, a `.npy` descr) may hold newlines or
+/// terminal escapes, so every control character is written escaped (`\n`,
+/// `\u{1b}`). Found by the fuzz targets `pickle` and `pt_archive`.
+fn printable(reason: String) -> String {
+    if !reason.chars().any(char::is_control) {
+        return reason;
+    }
+    reason.chars().map(|c| if c.is_control() { c.escape_debug().to_string() } else { c.to_string() }).collect()
+}
+
 /// Runs the `.pt` reader's pickle interpreter alone on the bytes of a
-/// `data.pkl`: `Ok` when they describe a bare tensor, else what was expected.
-/// For the fuzz target `pickle` and its regression test (fuzz/README.md).
+/// `data.pkl`: `Ok` when they describe a bare tensor, else what was expected,
+/// as a `.pt` error would say it. For the fuzz target `pickle` and its
+/// regression test (fuzz/README.md).
 #[doc(hidden)]
 pub fn check_tensor_pickle(pkl: &[u8]) -> Result<(), String> {
-    pickle::load_tensor(pkl).map(|_| ())
+    pickle::load_tensor(pkl).map(|_| ()).map_err(printable)
 }
 
 /// `path` resolved (symlinks followed), when it lies inside the folder its
@@ -187,5 +199,19 @@ fn check_shape(path: &Path, found: &[usize], expect: Option<&[usize]>) -> Result
     match expect {
         Some(e) if e != found => Err(IoError::invalid(path, format!("shape {found:?} differs from the dumped {e:?}"))),
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_are_one_printable_line() {
+        // A pickle calling a global whose name holds a terminal escape and a NUL.
+        let e = check_tensor_pickle(b"\x80\x02cos\x1b[31m\nsys\x00\n)R.").unwrap_err();
+        assert!(e.ends_with("got a call of os\\u{1b}[31m.sys\\0"), "{e}");
+        let e = IoError::invalid(Path::new("x.npy"), "got '<f4\n\r'").to_string();
+        assert_eq!(e, "x.npy: got '<f4\\n\\r'");
     }
 }

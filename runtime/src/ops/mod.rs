@@ -8,6 +8,7 @@
 
 mod activation;
 mod arith;
+mod blas;
 mod conv;
 mod create;
 mod nn;
@@ -66,7 +67,7 @@ pub struct Op {
 
 /// Every op the runtime replays.
 pub fn table() -> impl Iterator<Item = &'static Op> {
-    arith::OPS.iter().chain(activation::OPS).chain(conv::OPS).chain(pool::OPS).chain(nn::OPS).chain(shape::OPS).chain(reduce::OPS).chain(create::OPS)
+    arith::OPS.iter().chain(blas::OPS).chain(activation::OPS).chain(conv::OPS).chain(pool::OPS).chain(nn::OPS).chain(shape::OPS).chain(reduce::OPS).chain(create::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework`.

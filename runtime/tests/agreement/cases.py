@@ -568,3 +568,20 @@ each(["Functional.avg_pool2d", "MintFunctional.avg_pool2d"], T(2, 3, 8, 7), 2)
 case("Functional.avg_pool2d", T(2, 3, 9, 9), 3, 2, 1)  # count_include_pad=True
 case("Functional.avg_pool2d", T(2, 3, 9, 9), 3, 2, 1, count_include_pad=False)
 case("Functional.avg_pool2d", T(3, 8, 8), (2, 4), divisor_override=5)
+
+# --- BLAS-style products (zoo)
+SPECIAL.update({
+    "MS.Functional.mm": torch.mm,
+    "MS.Functional.bmm": torch.bmm,
+    "MS.Functional.addmm": torch.addmm,
+    # mindspore.ops.baddbmm(input, batch1, batch2, beta=1, alpha=1): positional beta and alpha.
+    "MS.Functional.baddbmm": lambda input, b1, b2, beta=1, alpha=1: torch.baddbmm(input, b1, b2, beta=beta, alpha=alpha),
+})
+each(["Torch.mm", "Tensor.mm", "Mint.mm", "MS.Functional.mm"], T(3, 4), T(4, 5))
+each(["Torch.bmm", "Tensor.bmm", "Mint.bmm", "MS.Functional.bmm"], T(2, 3, 4), T(2, 4, 5))
+each(["Torch.addmm", "Tensor.addmm", "Mint.addmm", "MS.Functional.addmm"], T(5), T(3, 4), T(4, 5))
+case("Torch.addmm", T(3, 5), T(3, 4), T(4, 5), beta=0.5, alpha=2.0)
+case("Torch.addmm", V([[float("nan")] * 5] * 3), T(3, 4), T(4, 5), beta=0)  # beta=0 ignores input, NaN included
+each(["Torch.baddbmm", "Tensor.baddbmm", "Mint.baddbmm", "MS.Functional.baddbmm"], T(2, 3, 5), T(2, 3, 4), T(2, 4, 5))
+case("Torch.baddbmm", T(1, 3, 5), T(2, 3, 4), T(2, 4, 5), beta=-1.0, alpha=0.25)
+case("MS.Functional.baddbmm", T(2, 3, 5), T(2, 3, 4), T(2, 4, 5), 2.0, 0.5)

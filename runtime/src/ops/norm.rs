@@ -1,0 +1,116 @@
+//! Batch and group normalization, composed from candle primitives (means
+//! and biased variances over the normalized elements), so that the
+//! gradients of the input, weight and bias are autograd's, exact.
+
+use candle_core::Tensor;
+
+use super::{one, Op, Standard};
+use crate::bind::Bound;
+use crate::ctx::Ctx;
+use crate::error::{Error, Result};
+use crate::value::{Value, T};
+
+/// The shape `[1, C, 1, ...]` of a per-channel parameter of an `[N, C, *]` input.
+fn channel_shape(x: &T) -> Vec<usize> {
+    (0..x.rank()).map(|i| if i == 1 { x.dims()[1] } else { 1 }).collect()
+}
+
+/// `y * weight + bias` with per-channel (dim 1) parameters, each optional.
+fn affine(b: &Bound, x: &T, mut y: Tensor) -> Result<Tensor> {
+    let shape = channel_shape(x);
+    let c = x.dims()[1];
+    for (name, scale) in [("weight", true), ("bias", false)] {
+        let Some(p) = b.opt_tensor(name)? else { continue };
+        if p.t.elem_count() != c {
+            return Err(Error::Arg(format!("{name} of shape {:?} for {c} channels", p.dims())));
+        }
+        let p = p.t.reshape(shape.as_slice())?;
+        y = if scale { y.broadcast_mul(&p)? } else { y.broadcast_add(&p)? };
+    }
+    Ok(y)
+}
+
+/// An `[N, C, *]` input: normalization layers need the channel dim.
+fn channels_input<'a>(b: &'a Bound, what: &str) -> Result<&'a T> {
+    let x = b.tensor("input")?;
+    if x.rank() < 2 {
+        return Err(Error::Arg(format!("{what}: expected an input of at least 2 dims [N, C, *], got {:?}", x.dims())));
+    }
+    Ok(x)
+}
+
+/// torch.nn.functional.batch_norm: in training (or without running
+/// statistics) the batch's mean and biased variance per channel, else the
+/// running ones. The running statistics are never differentiated (torch
+/// refuses them as gradient inputs; MindSpore records `None` for them) and
+/// never updated: the result does not depend on the update.
+fn batch_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = channels_input(b, "batch_norm")?;
+    let eps = b.float("eps")?;
+    let shape = channel_shape(x);
+    let (rm, rv) = (b.opt_tensor("running_mean")?, b.opt_tensor("running_var")?);
+    let (mean, var) = match (b.bool("training")?, rm, rv) {
+        (false, Some(m), Some(v)) => (m.t.detach().reshape(shape.as_slice())?, v.t.detach().reshape(shape.as_slice())?),
+        (false, _, _) => return Err(Error::Arg("batch_norm: running_mean and running_var must be given in evaluation mode".into())),
+        (true, _, _) => {
+            let dims: Vec<usize> = (0..x.rank()).filter(|&d| d != 1).collect();
+            let n: usize = dims.iter().map(|&d| x.dims()[d]).product();
+            if n <= 1 {
+                return Err(Error::Arg(format!("batch_norm: expected more than 1 value per channel when training, got input of shape {:?}", x.dims())));
+            }
+            let mean = (x.t.sum_keepdim(dims.clone())? / n as f64)?;
+            let var = (x.t.broadcast_sub(&mean)?.sqr()?.sum_keepdim(dims)? / n as f64)?;
+            (mean, var)
+        }
+    };
+    let y = x.t.broadcast_sub(&mean)?.broadcast_div(&(var + eps)?.sqrt()?)?;
+    one(ctx.out(affine(b, x, y)?, x.dtype)?)
+}
+
+/// torch.nn.functional.group_norm: mean and biased variance over each
+/// group of `C / num_groups` channels (and every spatial element) of each sample.
+fn group_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = channels_input(b, "group_norm")?;
+    let groups = b.int("num_groups")?;
+    let (n, c) = (x.dims()[0], x.dims()[1]);
+    if groups <= 0 || c % groups as usize != 0 {
+        return Err(Error::Arg(format!("group_norm: {c} channels are not divisible into {groups} groups")));
+    }
+    let g = groups as usize;
+    let flat = x.t.reshape((n, g, x.t.elem_count() / (n * g).max(1)))?;
+    let mean = flat.mean_keepdim(2)?;
+    let centered = flat.broadcast_sub(&mean)?;
+    let var = centered.sqr()?.mean_keepdim(2)?;
+    let y = centered.broadcast_div(&(var + b.float("eps")?)?.sqrt()?)?.reshape(x.dims())?;
+    one(ctx.out(affine(b, x, y)?, x.dtype)?)
+}
+
+/// The normalization entries (layer_norm and rms_norm are with the other
+/// neural-network functions).
+pub static OPS: &[Op] = &[
+    Op {
+        names: &["Functional.batch_norm", "MintFunctional.batch_norm"],
+        // mindspore.ops.batch_norm binds the same (`input_x` is an alias of `input`).
+        sig: "input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-05",
+        forward: batch_norm,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["Functional.group_norm", "MintFunctional.group_norm"],
+        sig: "input, num_groups, weight=None, bias=None, eps=1e-05",
+        forward: group_norm,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["Torch.group_norm"],
+        sig: "input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True",
+        forward: group_norm,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+];

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Prints the README's native coverage table of the model zoo
+# (tests/fixtures/zoo), the skip reasons, and the measured shares that
+# tests/fixtures/zoo/coverage.json holds as floors.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ZOO_TABLE=1 cargo test --quiet --test zoo -- --nocapture 2>&1 | sed -n '/^| dump/,/^}/p'

@@ -1,0 +1,132 @@
+//! Native coverage of the model zoo (tests/fixtures/zoo, made by
+//! zoo/make/): every dump is replayed with `msprobe replay --dump`
+//! (statistics dumps with random data, tensor dumps with their real data),
+//! and each distinct case, an API (`Prefix.op`) in one direction, counts as
+//! covered when every row of every call of it is a verdict (pass, warning or
+//! error), not a skip. The test fails when a dump's coverage falls below the
+//! floor recorded in tests/fixtures/zoo/coverage.json.
+//!
+//! `ZOO_TABLE=1 cargo test --test zoo -- --nocapture` prints the README's
+//! coverage table and the skip reasons (scripts/zoo-coverage.sh does that).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+mod common;
+
+/// One zoo dump: `<framework>/<model>/<task>`.
+struct ZooDump {
+    framework: String,
+    name: String,
+    task: String,
+    path: PathBuf,
+}
+
+fn zoo_dumps() -> Vec<ZooDump> {
+    let root = common::repo().join("tests/fixtures/zoo");
+    let mut dumps = vec![];
+    for fw in ["pytorch", "mindspore"] {
+        let Ok(models) = std::fs::read_dir(root.join(fw)) else { continue };
+        let mut models: Vec<PathBuf> = models.map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
+        models.sort();
+        for model in models {
+            for task in ["statistics", "tensor"] {
+                let path = model.join(task).join("dump.json");
+                if path.is_file() {
+                    let name = model.file_name().unwrap().to_string_lossy().into_owned();
+                    dumps.push(ZooDump { framework: fw.into(), name, task: task.into(), path });
+                }
+            }
+        }
+    }
+    dumps
+}
+
+/// What one dump's replay covered.
+#[derive(Default)]
+struct Coverage {
+    /// (op, direction) → the skip reasons of its rows (empty: covered).
+    cases: BTreeMap<(String, String), BTreeSet<String>>,
+}
+
+impl Coverage {
+    fn covered(&self) -> usize {
+        self.cases.values().filter(|r| r.is_empty()).count()
+    }
+
+    fn share(&self) -> f64 {
+        if self.cases.is_empty() {
+            1.0
+        } else {
+            self.covered() as f64 / self.cases.len() as f64
+        }
+    }
+}
+
+/// `Prefix.op.N.direction[.output.I]` → (`Prefix.op`, direction).
+fn case_of(row: &str) -> Option<(String, String)> {
+    let parts: Vec<&str> = row.split('.').collect();
+    let at = parts.iter().position(|p| *p == "forward" || *p == "backward")?;
+    (at >= 3).then(|| (parts[..at - 1].join("."), parts[at].to_string()))
+}
+
+fn replay(d: &ZooDump, out: &Path) -> Coverage {
+    let mut args = vec!["-f", d.framework.as_str(), "replay", "--dump", d.path.to_str().unwrap(), "--output-dir", out.to_str().unwrap(), "--top", "1"];
+    if d.task == "tensor" {
+        args.extend(["--data-mode", "real_data"]);
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_msprobe")).args(&args).output().unwrap();
+    assert!(matches!(o.status.code(), Some(0 | 3 | 8)), "{}/{}/{}: {}", d.framework, d.name, d.task, String::from_utf8_lossy(&o.stderr));
+    let file = std::fs::read_dir(out).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().contains("accuracy_checking_details_")).unwrap();
+    let text = std::fs::read_to_string(file).unwrap();
+    let mut cov = Coverage::default();
+    for line in text.trim_start_matches('\u{feff}').split("\r\n").skip(1).filter(|l| !l.is_empty()) {
+        let cells = common::csv_cells(line);
+        let Some(case) = case_of(&cells[0]) else { continue };
+        let reasons = cov.cases.entry(case).or_default();
+        if cells[7] == "skip" {
+            reasons.insert(cells[8].clone());
+        }
+    }
+    cov
+}
+
+#[test]
+fn zoo_coverage_does_not_fall() {
+    let dumps = zoo_dumps();
+    assert!(!dumps.is_empty(), "no zoo dumps under tests/fixtures/zoo");
+    let floors: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(common::repo().join("tests/fixtures/zoo/coverage.json")).unwrap()).unwrap();
+    let table = std::env::var_os("ZOO_TABLE").is_some();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut lines = vec!["| dump | distinct cases | replayed natively with a verdict | skipped |".to_string(), "|---|---|---|---|".to_string()];
+    let mut reasons: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut falls = vec![];
+    let mut measured = serde_json::Map::new();
+    for (i, d) in dumps.iter().enumerate() {
+        let key = format!("{}/{}/{}", d.framework, d.name, d.task);
+        let cov = replay(d, &tmp.path().join(i.to_string()));
+        measured.insert(key.clone(), serde_json::json!((cov.share() * 1000.0).floor() / 1000.0));
+        let Some(floor) = floors[&key].as_f64().or(table.then_some(0.0)) else {
+            panic!("{key} has no floor in coverage.json (ZOO_TABLE=1 prints the measured ones)")
+        };
+        if cov.share() + 1e-12 < floor {
+            falls.push(format!("{key}: {}/{} = {:.3} < floor {floor}", cov.covered(), cov.cases.len(), cov.share()));
+        }
+        lines.push(format!("| {key} | {} | {} ({:.1}%) | {} |", cov.cases.len(), cov.covered(), 100.0 * cov.share(), cov.cases.len() - cov.covered()));
+        for ((op, dir), why) in &cov.cases {
+            for w in why {
+                reasons.entry(format!("{}: {op} {dir}", d.framework)).or_default().insert(w.clone());
+            }
+        }
+    }
+    if table {
+        println!("{}", lines.join("\n"));
+        println!("\nSkipped cases and their reasons:");
+        for (case, why) in &reasons {
+            println!("- {case}: {}", why.iter().cloned().collect::<Vec<_>>().join(" | "));
+        }
+        println!("\nMeasured (floors for coverage.json):\n{}", serde_json::to_string_pretty(&measured).unwrap());
+    }
+    assert!(falls.is_empty(), "coverage fell:\n{}", falls.join("\n"));
+}
