@@ -7,6 +7,7 @@ use candle_core::{Tensor, Var};
 
 use crate::bind::bind;
 use crate::ctx::Ctx;
+use crate::dtype::TDType;
 use crate::error::{Error, Result};
 use crate::ops::Op;
 use crate::value::{Value, T};
@@ -16,7 +17,8 @@ use crate::value::{Value, T};
 pub struct Outcome {
     /// Forward outputs, flattened (lists of results become separate outputs).
     pub outputs: Vec<Value>,
-    /// Gradients w.r.t. the differentiated inputs, in input order.
+    /// Gradients w.r.t. the differentiated inputs, in input order (the
+    /// tensors of a list argument in the list's order).
     pub grads: Option<Vec<T>>,
 }
 
@@ -40,10 +42,35 @@ pub(crate) fn guarded<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
     }
 }
 
+/// Makes a floating `t` a variable of the backward, recorded in `vars`.
+fn track(t: &mut T, vars: &mut Vec<(Var, TDType)>) -> Result<()> {
+    if t.dtype.is_float() {
+        let var = Var::from_tensor(&t.t)?;
+        t.t = var.as_tensor().clone();
+        vars.push((var, t.dtype));
+    }
+    Ok(())
+}
+
+/// Tracks every floating tensor of a list argument, in order, at any depth.
+fn track_list(items: &mut [Value], vars: &mut Vec<(Var, TDType)>) -> Result<()> {
+    for item in items {
+        match item {
+            Value::Tensor(t) => track(t, vars)?,
+            Value::List(inner) => track_list(inner, vars)?,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Runs `op` as `api` on `ctx`'s side. `differentiate[i]` marks which
-/// top-level inputs (positional, then keyword) get gradients; with
-/// `grad_outputs` (one per output, `None` where none was dumped) the
-/// backward runs too.
+/// top-level tensor inputs (positional, then keyword) get gradients; the
+/// floating tensors inside a list argument (`cat`, `stack`) always do, as
+/// torch.autograd.grad gives them for a list's tensors (a list carries no
+/// flag of its own). With `grad_outputs` (one per output, `None` where none
+/// was dumped) the backward runs too, and the gradients come back one per
+/// differentiated tensor, in input order (a list's tensors in its order).
 pub fn run(
     op: &Op,
     api: &str,
@@ -54,19 +81,17 @@ pub fn run(
     ctx: &Ctx,
 ) -> Result<Outcome> {
     guarded(|| {
-        let mut vars: Vec<(Var, crate::dtype::TDType)> = vec![];
+        let mut vars: Vec<(Var, TDType)> = vec![];
         if grad_outputs.is_some() {
             if !op.backward {
                 return Err(Error::Unsupported(format!("{api} has no backward in the runtime (an in-place or non-differentiable op)")));
             }
             let slots = args.iter_mut().chain(kwargs.iter_mut().map(|(_, v)| v));
             for (slot, &wanted) in slots.zip(differentiate.iter().chain(std::iter::repeat(&false))) {
-                if let (Value::Tensor(t), true) = (slot, wanted) {
-                    if t.dtype.is_float() {
-                        let var = Var::from_tensor(&t.t)?;
-                        t.t = var.as_tensor().clone();
-                        vars.push((var, t.dtype));
-                    }
+                match slot {
+                    Value::Tensor(t) if wanted => track(t, &mut vars)?,
+                    Value::List(items) => track_list(items, &mut vars)?,
+                    _ => {}
                 }
             }
             if vars.is_empty() {

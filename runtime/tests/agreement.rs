@@ -13,8 +13,10 @@
 //! Exceptions (each documented in cases.py): dropout draws its mask from
 //! its own generator, so it is compared only where no mask is drawn (p=0,
 //! training=False); [`dropout_mask_is_reproducible`] checks the runtime's
-//! mask instead. Ops whose tensors come in a list (cat, stack) run forward
-//! only: the runtime differentiates top-level tensors.
+//! mask instead. The float tensors of a list argument (cat, stack) are
+//! differentiated like top-level ones. A case may instead name the reason
+//! the runtime must refuse it with (`refusal`: torch.empty's values are
+//! undefined, so there is nothing to compare).
 //!
 //! Needs MSPROBE_PYTHON, a Python with torch and numpy (scripts/test.sh).
 
@@ -111,6 +113,13 @@ fn check(dir: &Path, c: &Json) -> Vec<String> {
     let kwargs: Vec<(String, Value)> = c["kwargs"].as_array().unwrap().iter().map(|kv| (kv[0].as_str().unwrap().to_string(), value(dir, &kv[1]))).collect();
     let differentiate: Vec<bool> = c["differentiate"].as_array().unwrap().iter().map(|d| d.as_bool().unwrap()).collect();
     let backward = c["backward"].as_bool().unwrap();
+    if let Some(reason) = c["refusal"].as_str() {
+        return match runtime::exec::run(op, dump_name, args, kwargs, &differentiate, None, &Ctx::bench(0)) {
+            Err(runtime::error::Error::Unsupported(e)) if e.contains(reason) => vec![],
+            Err(e) => vec![format!("refused with {e:?}, not for {reason:?}")],
+            Ok(_) => vec![format!("replayed; the runtime must refuse it ({reason})")],
+        };
+    }
     if backward && !op.backward {
         return vec!["torch differentiates it, but the op-table entry has backward: false".into()];
     }
@@ -150,8 +159,14 @@ fn check(dir: &Path, c: &Json) -> Vec<String> {
     problems
 }
 
+/// Whether a case has a float tensor argument, at top level or in a list.
 fn has_float_tensor_arg(c: &Json) -> bool {
-    let is_float_tensor = |v: &Json| v.get("tensor").is_some() && dtype(&v["dtype"]).is_float();
+    fn is_float_tensor(v: &Json) -> bool {
+        match v {
+            Json::Array(items) => items.iter().any(is_float_tensor),
+            v => v.get("tensor").is_some() && dtype(&v["dtype"]).is_float(),
+        }
+    }
     c["args"].as_array().unwrap().iter().any(is_float_tensor) || c["kwargs"].as_array().unwrap().iter().any(|kv| is_float_tensor(&kv[1]))
 }
 

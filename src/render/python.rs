@@ -203,6 +203,45 @@ fn arg(a: &Arg, fw: Framework) -> ArgCtx {
     }
 }
 
+fn marks_requires_grad(a: &Arg) -> bool {
+    match a {
+        Arg::Tensor(t) => t.requires_grad == Some(true),
+        Arg::List(items) => items.iter().any(marks_requires_grad),
+        _ => false,
+    }
+}
+
+/// The positional float tensor inputs whose recorded gradient is `null`
+/// (batch_norm's running statistics in a MindSpore dump): the backward
+/// script marks them `requires_grad=False` and does not differentiate them.
+/// Only where the dump marks no input `requires_grad` (MindSpore dumps mark
+/// none; a PyTorch dump's own marks already say it), and where the recorded
+/// list lines up with the inputs: one gradient per positional tensor input
+/// (MindSpore), or per positional float tensor input. When every gradient
+/// is null, nothing is marked (the backward still has something to run).
+fn null_gradients(call: &ApiCall) -> Vec<usize> {
+    let Some(backward) = &call.backward else { return vec![] };
+    let forward = &call.forward;
+    if forward.args.iter().chain(forward.kwargs.iter().map(|(_, v)| v)).any(marks_requires_grad) {
+        return vec![];
+    }
+    let tensors: Vec<usize> = (0..forward.args.len()).filter(|&i| matches!(forward.args[i], Arg::Tensor(_))).collect();
+    let floats: Vec<usize> = tensors.iter().copied().filter(|&i| matches!(&forward.args[i], Arg::Tensor(t) if t.dtype.is_float())).collect();
+    let grads = &backward.grad_inputs;
+    let slots = if grads.len() == tensors.len() {
+        tensors
+    } else if grads.len() == floats.len() {
+        floats.clone()
+    } else {
+        return vec![];
+    };
+    let null: Vec<usize> = slots.iter().zip(grads).filter(|(i, g)| floats.contains(i) && matches!(g, Arg::None)).map(|(&i, _)| i).collect();
+    if null.len() == floats.len() {
+        return vec![];
+    }
+    null
+}
+
 impl PythonContext {
     /// Builds the context for `call` in `direction` as configured; `data_dir`
     /// is the tensor folder and `source` the dump, both as seen from the
@@ -212,6 +251,14 @@ impl PythonContext {
     pub fn new(call: &ApiCall, framework: Framework, cfg: &OpConfig, direction: Direction, data_dir: Option<&PathRef>, source: &str) -> Result<PythonContext, NotExposed> {
         api_map::exposed(framework, &call.name)?;
         let args = |list: &[Arg]| list.iter().map(|a| arg(a, framework)).collect::<Vec<_>>();
+        let mut positional = args(&call.forward.args);
+        if direction == Direction::Backward {
+            for i in null_gradients(call) {
+                if let ArgCtx::Tensor { requires_grad, .. } = &mut positional[i] {
+                    *requires_grad = py_bool(false);
+                }
+            }
+        }
         let api_op = format!("{}.{}", call.name.prefix.as_str(), call.name.op);
         let exact_op = ops::lookup(framework, &api_op).is_some_and(|op| op.standard == ops::Standard::Exact);
         Ok(PythonContext {
@@ -224,7 +271,7 @@ impl PythonContext {
             propagation: direction.as_str(),
             tested: api_map::tested(framework, &call.name),
             bench: api_map::bench(framework, &call.name),
-            args: args(&call.forward.args),
+            args: positional,
             kwargs: call.forward.kwargs.iter().map(|(k, v)| KwargCtx { key: py_str(k), value: arg(v, framework) }).collect(),
             grad_outputs: match (&call.backward, direction) {
                 (Some(b), Direction::Backward) => args(&b.grad_outputs),

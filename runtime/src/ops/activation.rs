@@ -5,7 +5,7 @@ use candle_core::Tensor;
 
 use super::{one, float_of, Op, Standard};
 use crate::bind::Bound;
-use crate::ctx::{broadcast2, operand, precise, result_type, Ctx};
+use crate::ctx::{precise, Ctx};
 use crate::dtype::TDType;
 use crate::error::Result;
 use crate::value::Value;
@@ -65,15 +65,60 @@ fn rms_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(y, x.dtype)?)
 }
 
-/// torch.where(condition, input, other), broadcasting all three.
-fn where_(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
-    let cond = b.tensor("condition")?;
-    let (x, y) = (b.value("input"), b.value("other"));
-    let dtype = result_type(&[x, y])?;
-    let (xt, yt) = broadcast2(&operand(ctx, x, dtype)?, &operand(ctx, y, dtype)?)?;
-    let (c, xt) = broadcast2(&cond.t.ne(0.0)?, &xt)?;
-    let (_, yt) = broadcast2(&c, &yt)?;
-    one(ctx.out(c.where_cond(&xt, &yt)?, dtype)?)
+/// Where each edge of a piecewise activation belongs: torch puts a
+/// breakpoint in the outer piece (its derivative there is the outer
+/// one's), MindSpore in the middle piece (hardswish'(-3) = -0.5 and
+/// hardswish'(3) = 1.5, relu6'(6) = 1; measured on MindSpore 2.10's CPU kernels).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Edges {
+    /// torch.
+    Outer,
+    /// MindSpore.
+    Middle,
+}
+
+/// A piecewise function of `x` on (-3, 3): `lo(x)` below, `hi(x)` above,
+/// `mid(x)` within, each breakpoint in the piece `edges` says. The middle
+/// piece sees `x` only within (0 elsewhere), so that an infinite `x` in
+/// another piece does not turn its gradient into NaN.
+fn pieces(x: &Tensor, edges: Edges, lo: &Tensor, mid: impl Fn(&Tensor) -> candle_core::Result<Tensor>, hi: &Tensor) -> candle_core::Result<Tensor> {
+    let (below, above) = match edges {
+        Edges::Outer => (x.le(-3.0)?, x.ge(3.0)?),
+        Edges::Middle => (x.lt(-3.0)?, x.gt(3.0)?),
+    };
+    let outside = (below.to_dtype(candle_core::DType::F64)? + above.to_dtype(candle_core::DType::F64)?)?.gt(0.0)?;
+    let within = outside.where_cond(&x.zeros_like()?, x)?;
+    below.where_cond(lo, &above.where_cond(hi, &mid(&within)?)?)
+}
+
+/// hardswish as torch computes it, `x·min(max(x + 3, 0), 6) / 6`, piecewise
+/// so that the gradient is torch's (or MindSpore's at the edges): 0 below
+/// -3, (2x + 3)/6 within, 1 above 3.
+fn hardswish_t(x: &Tensor, edges: Edges) -> candle_core::Result<Tensor> {
+    pieces(x, edges, &(x * 0.0)?, |x| (x * (x + 3.0)?)? / 6.0, &((x * 6.0)? / 6.0)?)
+}
+
+/// hardsigmoid, `min(max(x + 3, 0), 6) / 6`: slope 1/6 strictly within
+/// (-3, 3), where torch's kernel multiplies by `1.0f / 6.0f`, a float32
+/// constant, in every dtype (so the bench's gradient is that too).
+fn hardsigmoid_t(x: &Tensor) -> candle_core::Result<Tensor> {
+    let sixth = (1.0f32 / 6.0) as f64;
+    let mid = |x: &Tensor| {
+        let slope = (x * sixth)?;
+        ((x + 3.0)? / 6.0)?.detach() + (&slope - slope.detach())?
+    };
+    pieces(x, Edges::Outer, &x.zeros_like()?, mid, &x.ones_like()?)
+}
+
+/// relu6, `min(max(x, 0), 6)`: slope 1 strictly within (0, 6) in torch
+/// (hardtanh), within (0, 6] in MindSpore.
+fn relu6_t(x: &Tensor, edges: Edges) -> candle_core::Result<Tensor> {
+    let upper = match edges {
+        Edges::Outer => x.ge(6.0)?,
+        Edges::Middle => x.gt(6.0)?,
+    };
+    let t = upper.where_cond(&(x.ones_like()? * 6.0)?, x)?;
+    x.le(0.0)?.where_cond(&x.zeros_like()?, &t)
 }
 
 /// The activation and elementwise-math entries.
@@ -81,13 +126,17 @@ pub static OPS: &[Op] = &[
     Op { names: &["Functional.relu", "Torch.relu", "Tensor.relu", "Mint.relu", "MintFunctional.relu"], sig: "input, inplace=False", forward: |c, b| unary(c, b, true, relu_t), backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Functional.leaky_relu", "MintFunctional.leaky_relu"], sig: "input, negative_slope=0.01, inplace=False", forward: leaky_relu, backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Functional.sigmoid", "Torch.sigmoid", "Tensor.sigmoid", "Mint.sigmoid", "MintFunctional.sigmoid"], sig: "input", forward: |c, b| unary(c, b, false, |x| sigmoid_t(&precise(x)?)), backward: true, standard: Standard::Accuracy, random: false },
-    Op { names: &["Functional.tanh", "Torch.tanh", "Tensor.tanh", "Mint.tanh"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.tanh()), backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Functional.tanh", "Torch.tanh", "Tensor.tanh", "Mint.tanh", "MintFunctional.tanh"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.tanh()), backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Torch.exp", "Tensor.exp", "Mint.exp"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.exp()), backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Torch.log", "Tensor.log", "Mint.log"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.log()), backward: true, standard: Standard::Accuracy, random: false },
-    Op { names: &["Torch.sin", "Tensor.sin", "Mint.sin"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.sin()), backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.sin", "Tensor.sin", "Mint.sin", "MS.Functional.sin"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.sin()), backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Torch.cos", "Tensor.cos", "Mint.cos"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.cos()), backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Torch.erf", "Tensor.erf", "Mint.erf"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.erf()), backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Torch.abs", "Tensor.abs", "Tensor.__abs__", "Mint.abs"], sig: "input", forward: |c, b| unary(c, b, true, abs_t), backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Functional.rms_norm", "MintFunctional.rms_norm"], sig: "input, normalized_shape, weight=None, eps=None", forward: rms_norm, backward: true, standard: Standard::Accuracy, random: false },
-    Op { names: &["Torch.where", "Mint.where"], sig: "condition, input, other", forward: where_, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Functional.hardswish"], sig: "input, inplace=False", forward: |c, b| unary(c, b, false, |x| hardswish_t(x, Edges::Outer)), backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["MS.Functional.hardswish", "MintFunctional.hardswish"], sig: "input", forward: |c, b| unary(c, b, false, |x| hardswish_t(x, Edges::Middle)), backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Functional.hardsigmoid", "MintFunctional.hardsigmoid"], sig: "input, inplace=False", forward: |c, b| unary(c, b, false, hardsigmoid_t), backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Functional.relu6", "MintFunctional.relu6"], sig: "input, inplace=False", forward: |c, b| unary(c, b, true, |x| relu6_t(x, Edges::Outer)), backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["MS.Functional.relu6"], sig: "input", forward: |c, b| unary(c, b, true, |x| relu6_t(x, Edges::Middle)), backward: true, standard: Standard::Accuracy, random: false },
 ];

@@ -76,10 +76,19 @@ fn square(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(x.t.sqr()?, dtype)?)
 }
 
-/// pow with torch's sign rules: a negative base with an integral exponent
-/// is fine (candle's `exp(b ln a)` would give NaN).
 fn pow(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
-    let (base, exp) = (b.value("input"), b.value("exponent"));
+    one(pow_values(ctx, b.value("input"), b.value("exponent"))?)
+}
+
+/// `other ** input` (`10000.0 ** t`).
+fn rpow(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    one(pow_values(ctx, b.value("other"), b.value("input"))?)
+}
+
+/// pow with torch's sign rules: a negative base with an integral exponent
+/// is fine (candle's `exp(b ln a)` would give NaN). An integer result is
+/// rounded to the integer it approximates (`2 ** t` through exp and log).
+fn pow_values(ctx: &Ctx, base: &Value, exp: &Value) -> Result<T> {
     let dtype = result_type(&[base, exp])?;
     if let Some(e) = exp.as_f64() {
         let x = base.tensor("input")?;
@@ -90,7 +99,7 @@ fn pow(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
             e if e == 0.5 => x.t.sqrt()?,
             e => precise(&x.t)?.powf(e)?,
         };
-        return one(ctx.out(t, dtype)?);
+        return ctx.out(t, dtype);
     }
     let (a, e) = broadcast2(&precise(&operand(ctx, base, dtype)?)?, &precise(&operand(ctx, exp, dtype)?)?)?;
     let magnitude = (e.clone() * a.abs()?.log()?)?.exp()?;
@@ -100,7 +109,21 @@ fn pow(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let nan = (a.ones_like()? * f64::NAN)?;
     let signed = odd.where_cond(&magnitude.neg()?, &magnitude)?;
     let neg_case = integral.where_cond(&signed, &nan)?;
-    one(ctx.out(negative.where_cond(&neg_case, &magnitude)?, dtype)?)
+    let t = negative.where_cond(&neg_case, &magnitude)?;
+    let t = if dtype.is_float() { t } else { t.round()? };
+    ctx.out(t, dtype)
+}
+
+/// outer(input, vec2): the product of every pair, of two 1-D tensors.
+fn outer(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x, y) = (b.tensor("input")?, b.tensor("vec2")?);
+    if x.rank() != 1 || y.rank() != 1 {
+        return Err(Error::Arg(format!("outer: expects two 1-D tensors, got shapes {:?} and {:?}", x.dims(), y.dims())));
+    }
+    ctx.fits(&[x.dims()[0], y.dims()[0]])?;
+    let dtype = result_type(&[b.value("input"), b.value("vec2")])?;
+    let (u, v) = (operand(ctx, b.value("input"), dtype)?.unsqueeze(1)?, operand(ctx, b.value("vec2"), dtype)?.unsqueeze(0)?);
+    one(ctx.out(u.broadcast_mul(&v)?, dtype)?)
 }
 
 fn unary_float(ctx: &Ctx, b: &Bound, f: impl Fn(&Tensor) -> candle_core::Result<Tensor>) -> Result<Vec<Value>> {
@@ -203,11 +226,12 @@ fn float_inplace(ctx: &Ctx, b: &Bound, f: impl Fn(&Ctx, &Bound) -> Result<Vec<Va
 /// The arithmetic entries.
 pub static OPS: &[Op] = &[
     Op { names: &["Torch.add", "Tensor.add", "Tensor.__add__", "Tensor.__radd__", "Mint.add"], sig: "input, other, *, alpha=1", forward: add, backward: true, standard: Standard::Accuracy, random: false },
+    // torch differentiates an in-place add of a non-leaf: as add.
     Op {
         names: &["Tensor.add_", "Tensor.__iadd__"],
         sig: "input, other, *, alpha=1",
         forward: |c, b| inplace(c, b, add),
-        backward: false,
+        backward: true,
         standard: Standard::Accuracy,
         random: false,
     },
@@ -227,8 +251,10 @@ pub static OPS: &[Op] = &[
     Op { names: &["Torch.neg", "Tensor.neg", "Tensor.__neg__", "Mint.neg"], sig: "input", forward: neg, backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Torch.square", "Tensor.square", "Mint.square"], sig: "input", forward: square, backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Torch.pow", "Tensor.pow", "Tensor.__pow__", "Mint.pow"], sig: "input, exponent", forward: pow, backward: true, standard: Standard::Accuracy, random: false },
-    Op { names: &["Torch.sqrt", "Tensor.sqrt", "Mint.sqrt"], sig: "input", forward: sqrt, backward: true, standard: Standard::Accuracy, random: false },
-    Op { names: &["Torch.rsqrt", "Tensor.rsqrt", "Mint.rsqrt"], sig: "input", forward: rsqrt, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Tensor.__rpow__"], sig: "input, other", forward: rpow, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.outer", "Tensor.outer", "Mint.outer", "MS.Functional.outer"], sig: "input, vec2", forward: outer, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.sqrt", "Tensor.sqrt", "Mint.sqrt", "MS.Functional.sqrt"], sig: "input", forward: sqrt, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.rsqrt", "Tensor.rsqrt", "Mint.rsqrt", "MS.Functional.rsqrt"], sig: "input", forward: rsqrt, backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Torch.reciprocal", "Tensor.reciprocal", "Mint.reciprocal"], sig: "input", forward: reciprocal, backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Torch.clamp", "Tensor.clamp", "Mint.clamp", "Torch.clip"], sig: "input, min=None, max=None", forward: clamp, backward: true, standard: Standard::Accuracy, random: false },
     Op {

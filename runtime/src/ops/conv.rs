@@ -1,8 +1,12 @@
-//! Convolutions. Both run through candle's conv2d, whose gradients are
+//! Convolutions. All run through candle's conv2d, whose gradients are
 //! correct (its conv1d backward is wrong for batches > 1): a 1-D
 //! convolution is a 2-D one over a height of 1. Padding is applied
-//! explicitly, so each side may differ; stride and dilation must be the same
-//! in both spatial dims (candle takes one value for both).
+//! explicitly, so each side may differ, and the padded input is cut to the
+//! extent the kernel reaches (candle's backward infers one output padding
+//! for both dims from the height, wrong when the width leaves another
+//! remainder); stride and dilation must be the same in both spatial dims
+//! (candle takes one value for both). A transposed convolution is the
+//! convolution of the stride-dilated, padded input with the flipped kernel.
 
 use candle_core::Tensor;
 
@@ -63,6 +67,124 @@ fn conv(ctx: &Ctx, b: &Bound, n: usize) -> Result<Vec<Value>> {
     conv_padded(ctx, x, w, b, &Geometry { n, pads, stride, dilation, groups })
 }
 
+/// mindspore.ops.conv2d: `pad_mode` 'valid' (no padding), 'same' (the
+/// output size is `ceil(in / stride)`, the padding split evenly with the
+/// odd one at the bottom and right, any stride) or 'pad' (`padding`: an
+/// int or a (height, width) pair).
+fn ms_conv2d(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x, w) = (b.tensor("input")?, b.tensor("weight")?);
+    let groups = b.int("groups")?.max(1) as usize;
+    let stride = per_dim(b, "stride", 2)?;
+    let dilation = per_dim(b, "dilation", 2)?;
+    let padding = per_dim(b, "padding", 2)?;
+    let mode = b.str("pad_mode")?;
+    if mode != "pad" && padding.iter().any(|&p| p != 0) {
+        return Err(Error::Arg(format!("conv2d: padding must be 0 with pad_mode {mode:?}, got {padding:?}")));
+    }
+    let pads = match mode {
+        "valid" => vec![(0, 0); 2],
+        "pad" => padding.iter().map(|&p| (p, p)).collect(),
+        "same" => {
+            if x.rank() < 2 || w.rank() != 4 {
+                return Err(Error::Arg(format!("conv2d: input of rank {} and weight of rank {}", x.rank(), w.rank())));
+            }
+            let (sizes, kernel) = (&x.dims()[x.rank() - 2..], &w.dims()[2..]);
+            (0..2)
+                .map(|i| {
+                    let out = sizes[i].div_ceil(stride[i]);
+                    let total = ((out.max(1) - 1) * stride[i] + dilation[i] * (kernel[i].max(1) - 1) + 1).saturating_sub(sizes[i]);
+                    (total / 2, total - total / 2)
+                })
+                .collect()
+        }
+        other => return Err(Error::Arg(format!("conv2d: pad_mode must be 'valid', 'same' or 'pad', got {other:?}"))),
+    };
+    conv_padded(ctx, x, w, b, &Geometry { n: 2, pads, stride, dilation, groups })
+}
+
+/// `t` with `before` and `after` elements added (zeros) or, when negative,
+/// removed at each end of dim `d`.
+fn pad_or_crop(t: &Tensor, d: usize, before: i64, after: i64) -> Result<Tensor> {
+    let len = t.dims()[d] as i64;
+    let (cut_before, cut_after) = ((-before).max(0), (-after).max(0));
+    if cut_before + cut_after > len {
+        return Err(Error::Arg(format!("conv_transpose: padding removes more than the {len} elements of a dim")));
+    }
+    let t = t.narrow(d, cut_before as usize, (len - cut_before - cut_after) as usize)?;
+    Ok(t.pad_with_zeros(d, before.max(0) as usize, after.max(0) as usize)?)
+}
+
+/// conv_transpose1d/2d over the last `n` dims: the input with `stride - 1`
+/// zeros between elements, padded by `dilation * (k - 1) - padding` on
+/// each side (plus `output_padding` after), convolved (stride 1) with the
+/// kernel flipped in space and its in/out channels swapped per group.
+fn conv_transpose(ctx: &Ctx, b: &Bound, n: usize) -> Result<Vec<Value>> {
+    let (x, w) = (b.tensor("input")?, b.tensor("weight")?);
+    let groups = b.int("groups")?.max(1) as usize;
+    let (stride, padding) = (per_dim(b, "stride", n)?, per_dim(b, "padding", n)?);
+    let (output_padding, dilation) = (per_dim(b, "output_padding", n)?, per_dim(b, "dilation", n)?);
+    let unbatched = x.rank() == n + 1;
+    if !(x.rank() == n + 2 || unbatched) || w.rank() != n + 2 {
+        return Err(Error::Arg(format!("conv_transpose{n}d: input of rank {} and weight of rank {}", x.rank(), w.rank())));
+    }
+    let (cin, per_group) = (w.dims()[0], w.dims()[1]);
+    let channels = x.dims()[if unbatched { 0 } else { 1 }];
+    if cin != channels || cin % groups != 0 {
+        return Err(Error::Arg(format!("conv_transpose{n}d: weight of shape {:?} for {channels} input channels in {groups} groups", w.dims())));
+    }
+    for i in 0..n {
+        if stride[i] == 0 || dilation[i] == 0 || output_padding[i] >= stride[i].max(dilation[i]) {
+            return Err(Error::Arg(format!("conv_transpose{n}d: output_padding {output_padding:?} must be smaller than stride {stride:?} or dilation {dilation:?}")));
+        }
+    }
+    let kernel = w.dims()[2..].to_vec();
+    let mut t = if unbatched { x.t.unsqueeze(0)? } else { x.t.clone() };
+    for i in 0..n {
+        let d = 2 + i;
+        let (len, s) = (t.dims()[d], stride[i]);
+        if s > 1 && len > 0 {
+            // [.., L, ..] -> [.., L, s, ..] (zeros after each element) -> [.., L*s, ..], cut to (L-1)*s+1.
+            let mut shape = t.dims().to_vec();
+            shape[d] = len * s;
+            t = t.unsqueeze(d + 1)?.pad_with_zeros(d + 1, 0, s - 1)?.reshape(shape)?.narrow(d, 0, (len - 1) * s + 1)?;
+        }
+        let edge = (dilation[i] * (kernel[i].max(1) - 1)) as i64 - padding[i] as i64;
+        t = pad_or_crop(&t, d, edge, edge + output_padding[i] as i64)?;
+    }
+    // [Cin, Cout/g, k..] -> [g, Cin/g, Cout/g, k..] -> [g, Cout/g, Cin/g, k..] -> [Cout, Cin/g, k..], flipped.
+    let grouped: Vec<usize> = [vec![groups, cin / groups, per_group], kernel.clone()].concat();
+    let conv_shape: Vec<usize> = [vec![groups * per_group, cin / groups], kernel].concat();
+    let k = w.t.reshape(grouped)?.transpose(1, 2)?.contiguous()?.reshape(conv_shape)?.flip(&(2..n + 2).collect::<Vec<_>>())?;
+    let mut out = conv_nd(&t, &k, n, 1, same_in_all(&dilation, "dilation")?, groups)?;
+    if let Some(bias) = b.opt_tensor("bias")? {
+        let shape: Vec<usize> = (0..out.rank()).map(|i| if i == 1 { bias.dims()[0] } else { 1 }).collect();
+        out = out.broadcast_add(&bias.t.reshape(shape)?)?;
+    }
+    if unbatched {
+        out = out.squeeze(0)?;
+    }
+    Ok(vec![Value::Tensor(ctx.out(out, x.dtype)?)])
+}
+
+/// candle's conv2d of a batched, already padded input over its last `n`
+/// (1 or 2) dims, the input cut to the extent the kernel reaches.
+fn conv_nd(t: &Tensor, k: &Tensor, n: usize, stride: usize, dilation: usize, groups: usize) -> Result<Tensor> {
+    let (mut t, mut k) = (t.clone(), k.clone());
+    if n == 1 {
+        t = t.unsqueeze(2)?;
+        k = k.unsqueeze(2)?;
+    }
+    for d in 2..4 {
+        let (len, span) = (t.dims()[d], dilation * (k.dims()[d].max(1) - 1) + 1);
+        if len < span || stride == 0 {
+            return Err(Error::Arg(format!("conv: a kernel spanning {span} does not fit the padded input of size {len} (stride {stride})")));
+        }
+        t = t.narrow(d, 0, (len - span) / stride * stride + span)?;
+    }
+    let out = t.contiguous()?.conv2d(&k.contiguous()?, 0, stride, dilation, groups)?;
+    Ok(if n == 1 { out.squeeze(2)? } else { out })
+}
+
 fn conv_padded(ctx: &Ctx, x: &T, w: &T, b: &Bound, g: &Geometry) -> Result<Vec<Value>> {
     let n = g.n;
     let unbatched = x.rank() == n + 1;
@@ -70,24 +192,14 @@ fn conv_padded(ctx: &Ctx, x: &T, w: &T, b: &Bound, g: &Geometry) -> Result<Vec<V
         return Err(Error::Arg(format!("conv{n}d: input of rank {} and weight of rank {}", x.rank(), w.rank())));
     }
     let mut t = if unbatched { x.t.unsqueeze(0)? } else { x.t.clone() };
-    let mut k = w.t.clone();
-    if n == 1 {
-        t = t.unsqueeze(2)?;
-        k = k.unsqueeze(2)?;
-    }
-    let rank = t.rank();
     for (i, &(before, after)) in g.pads.iter().enumerate() {
-        let d = rank - n + i;
-        t = t.pad_with_zeros(d, before, after)?;
+        t = t.pad_with_zeros(2 + i, before, after)?;
     }
     let (s, dl) = (same_in_all(&g.stride, "stride")?, same_in_all(&g.dilation, "dilation")?);
-    let mut out: Tensor = t.contiguous()?.conv2d(&k.contiguous()?, 0, s, dl, g.groups)?;
+    let mut out = conv_nd(&t, &w.t, n, s, dl, g.groups)?;
     if let Some(bias) = b.opt_tensor("bias")? {
         let shape: Vec<usize> = (0..out.rank()).map(|i| if i == 1 { bias.dims()[0] } else { 1 }).collect();
         out = out.broadcast_add(&bias.t.reshape(shape)?)?;
-    }
-    if n == 1 {
-        out = out.squeeze(2)?;
     }
     if unbatched {
         out = out.squeeze(0)?;
@@ -109,6 +221,30 @@ pub static OPS: &[Op] = &[
         names: &["Functional.conv2d", "Torch.conv2d", "MintFunctional.conv2d"],
         sig: "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1",
         forward: |c, b| conv(c, b, 2),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["MS.Functional.conv2d"],
+        sig: "input, weight, bias=None, stride=1, pad_mode='valid', padding=0, dilation=1, groups=1",
+        forward: ms_conv2d,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["Functional.conv_transpose1d", "Torch.conv_transpose1d"],
+        sig: "input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1",
+        forward: |c, b| conv_transpose(c, b, 1),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["Functional.conv_transpose2d", "Torch.conv_transpose2d", "MintFunctional.conv_transpose2d"],
+        sig: "input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1",
+        forward: |c, b| conv_transpose(c, b, 2),
         backward: true,
         standard: Standard::Accuracy,
         random: false,

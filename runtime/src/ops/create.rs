@@ -42,6 +42,12 @@ fn filled(ctx: &Ctx, b: &Bound, v: f64) -> Result<Vec<Value>> {
     one(ctx.out(ctx.full(&shape, v, dtype)?, dtype)?)
 }
 
+/// torch.empty: its values are whatever memory held, so a replay has
+/// nothing to compare them with; refused with that reason (a `skip` row).
+fn empty(_: &Ctx, _: &Bound) -> Result<Vec<Value>> {
+    Err(Error::Unsupported("torch.empty returns uninitialized memory: its values are undefined, so there is nothing to compare".into()))
+}
+
 /// `Tensor.to(...)`: only the dtype part matters for replay (device and
 /// memory-format arguments are accepted and ignored).
 fn to(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
@@ -74,6 +80,15 @@ fn type_as(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// The factory and cast entries.
 pub static OPS: &[Op] = &[
     Op { names: &["Torch.arange", "Mint.arange"], sig: "start, end=None, step=1, *, dtype=None, layout=None, device=None, requires_grad=False", forward: arange, backward: false, standard: Standard::Exact, random: false },
+    Op { names: &["MS.Functional.arange"], sig: "start=0, end=None, step=1, *, dtype=None", forward: arange, backward: false, standard: Standard::Exact, random: false },
+    Op {
+        names: &["Torch.empty"],
+        sig: "*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, memory_format=None",
+        forward: empty,
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+    },
     Op {
         names: &["Torch.ones_like", "Mint.ones_like"],
         sig: "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None",

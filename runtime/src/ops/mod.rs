@@ -9,9 +9,13 @@
 mod activation;
 mod arith;
 mod blas;
+mod compare;
 mod conv;
 mod create;
+mod index;
+mod loss;
 mod nn;
+mod norm;
 mod pool;
 mod reduce;
 mod shape;
@@ -67,7 +71,7 @@ pub struct Op {
 
 /// Every op the runtime replays.
 pub fn table() -> impl Iterator<Item = &'static Op> {
-    arith::OPS.iter().chain(blas::OPS).chain(activation::OPS).chain(conv::OPS).chain(pool::OPS).chain(nn::OPS).chain(shape::OPS).chain(reduce::OPS).chain(create::OPS)
+    arith::OPS.iter().chain(blas::OPS).chain(activation::OPS).chain(conv::OPS).chain(pool::OPS).chain(nn::OPS).chain(norm::OPS).chain(loss::OPS).chain(shape::OPS).chain(reduce::OPS).chain(create::OPS).chain(compare::OPS).chain(index::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework`.

@@ -30,7 +30,8 @@ pub(crate) fn softmax_t(x: &Tensor, d: usize) -> candle_core::Result<Tensor> {
     e.broadcast_div(&e.sum_keepdim(d)?)
 }
 
-fn log_softmax_t(x: &Tensor, d: usize) -> candle_core::Result<Tensor> {
+/// Log-softmax along `d`, max-shifted like [`softmax_t`].
+pub(crate) fn log_softmax_t(x: &Tensor, d: usize) -> candle_core::Result<Tensor> {
     let m = x.max_keepdim(d)?.detach();
     let shifted = x.broadcast_sub(&m)?;
     shifted.broadcast_sub(&shifted.exp()?.sum_keepdim(d)?.log()?)
@@ -204,87 +205,6 @@ fn embedding(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(out, w.dtype)?)
 }
 
-fn cross_entropy(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
-    let (x, target) = (b.tensor("input")?, b.tensor("target")?);
-    if !(b.is_none("size_average") && b.is_none("reduce")) {
-        return Err(Error::Unsupported("cross_entropy: the deprecated size_average/reduce arguments are not replayed".into()));
-    }
-    let reduction = b.str("reduction")?;
-    let smoothing = b.float("label_smoothing")?;
-    let ignore = b.int("ignore_index")?;
-    let (logits, target_t) = match x.rank() {
-        2 => (x.t.clone(), target.clone()),
-        1 => (x.t.unsqueeze(0)?, T { t: target.t.unsqueeze(0)?, dtype: target.dtype }),
-        r => return Err(Error::Unsupported(format!("cross_entropy: input of rank {r} (only [N, C] and [C] are replayed)"))),
-    };
-    let (n, c) = (logits.dims()[0], logits.dims()[1]);
-    let logp = log_softmax_t(&logits, 1)?;
-    let weight = b.opt_tensor("weight")?.map(|w| w.t.clone());
-    if target.dtype.is_float() {
-        // Class probabilities.
-        let mut per = (logp * &target_t.t)?;
-        if let Some(w) = &weight {
-            per = per.broadcast_mul(w)?;
-        }
-        let mut loss = per.sum(1)?.neg()?;
-        if smoothing > 0.0 {
-            let mut smooth = logp_all(&logits)?;
-            if let Some(w) = &weight {
-                smooth = smooth.broadcast_mul(w)?;
-            }
-            loss = ((loss * (1.0 - smoothing))? + (smooth.sum(1)?.neg()? * (smoothing / c as f64))?)?;
-        }
-        let out = match reduction {
-            "none" => if x.rank() == 1 { loss.squeeze(0)? } else { loss },
-            "sum" => loss.sum_all()?,
-            "mean" => (loss.sum_all()? / n as f64)?,
-            r => return Err(Error::Arg(format!("cross_entropy: unknown reduction {r:?}"))),
-        };
-        return one(ctx.out(out, x.dtype)?);
-    }
-    let tv = target_t.to_f64_vec()?;
-    let keep: Vec<f64> = tv.iter().map(|&t| if t as i64 == ignore { 0.0 } else { 1.0 }).collect();
-    let mut idx = Vec::with_capacity(n);
-    for &t in &tv {
-        if t as i64 == ignore {
-            idx.push(0u32);
-        } else if t < 0.0 || t >= c as f64 {
-            return Err(Error::Arg(format!("cross_entropy: target {t} is out of range for {c} classes")));
-        } else {
-            idx.push(t as u32);
-        }
-    }
-    let dev = logits.device();
-    let idx_t = Tensor::from_vec(idx, (n, 1), dev)?;
-    let keep_t = Tensor::from_vec(keep, n, dev)?.to_dtype(logits.dtype())?;
-    let picked = logp.gather(&idx_t, 1)?.squeeze(1)?;
-    // Per-sample weight w[target], zero where ignored.
-    let w_i = match &weight {
-        Some(w) => (w.index_select(&idx_t.squeeze(1)?, 0)? * &keep_t)?,
-        None => keep_t.clone(),
-    };
-    let mut loss = (picked.neg()? * &w_i)?;
-    if smoothing > 0.0 {
-        let mut smooth = logp.clone();
-        if let Some(w) = &weight {
-            smooth = smooth.broadcast_mul(w)?;
-        }
-        let smooth = (smooth.sum(1)?.neg()? * &keep_t)?;
-        loss = ((loss * (1.0 - smoothing))? + (smooth * (smoothing / c as f64))?)?;
-    }
-    let out = match reduction {
-        "none" => if x.rank() == 1 { loss.squeeze(0)? } else { loss },
-        "sum" => loss.sum_all()?,
-        "mean" => loss.sum_all()?.broadcast_div(&w_i.sum_all()?)?,
-        r => return Err(Error::Arg(format!("cross_entropy: unknown reduction {r:?}"))),
-    };
-    one(ctx.out(out, x.dtype)?)
-}
-
-fn logp_all(logits: &Tensor) -> candle_core::Result<Tensor> {
-    log_softmax_t(logits, 1)
-}
-
 /// Dropout with a mask drawn from the run's seed: the same mask on both
 /// sides, so the comparison judges the arithmetic, not the randomness.
 fn dropout(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
@@ -344,7 +264,8 @@ fn sdpa(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// The neural-network entries.
 pub static OPS: &[Op] = &[
     Op { names: &["Torch.matmul", "Tensor.matmul", "Tensor.__matmul__", "Mint.matmul"], sig: "input, other", forward: matmul, backward: true, standard: Standard::Accuracy, random: false },
-    Op { names: &["Functional.linear", "MintFunctional.linear"], sig: "input, weight, bias=None", forward: linear, backward: true, standard: Standard::Accuracy, random: false },
+    // mindspore.ops.dense is linear (`input @ weight.T + bias`).
+    Op { names: &["Functional.linear", "MintFunctional.linear", "MS.Functional.dense"], sig: "input, weight, bias=None", forward: linear, backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Functional.softmax", "MintFunctional.softmax"], sig: "input, dim=None, _stacklevel=3, dtype=None", forward: softmax, backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Torch.softmax", "Tensor.softmax", "Mint.softmax"], sig: "input, dim, dtype=None", forward: softmax, backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["MS.Functional.log_softmax"], sig: "input, dim=-1", forward: log_softmax, backward: true, standard: Standard::Accuracy, random: false },
@@ -371,14 +292,6 @@ pub static OPS: &[Op] = &[
         names: &["Functional.embedding", "MintFunctional.embedding"],
         sig: "input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False",
         forward: embedding,
-        backward: true,
-        standard: Standard::Accuracy,
-        random: false,
-    },
-    Op {
-        names: &["Functional.cross_entropy", "MintFunctional.cross_entropy"],
-        sig: "input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean', label_smoothing=0.0",
-        forward: cross_entropy,
         backward: true,
         standard: Standard::Accuracy,
         random: false,

@@ -1,5 +1,9 @@
-//! 2-D pooling, built from a gather of every window (so the gradient is the
-//! gather's: exact, and free of candle's "kernel must equal stride" limit).
+//! Pooling and resampling. Max and average pooling are built from a
+//! gather of every window (so the gradient is the gather's: exact, and free
+//! of candle's "kernel must equal stride" limit); adaptive average pooling
+//! sums windows with a 0/1 matrix per dim; interpolation selects (nearest)
+//! or blends (linear) input rows per dim with torch's indices and weights.
+//! Every gradient is autograd's through index_select, matmul and products.
 
 use candle_core::{DType, Tensor};
 
@@ -123,7 +127,227 @@ fn avg_pool2d(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     finish(ctx, x, out.reshape((n, c, oh, ow))?, unbatched)
 }
 
-/// The pooling entries.
+/// The output sizes of the last `dims.len()` dims (whose sizes are `dims`)
+/// of an adaptive pool or an interpolation: an int for every dim, or one
+/// entry per dim, `None` keeping that dim's size.
+fn output_sizes(v: &Value, dims: &[usize], what: &str) -> Result<Vec<usize>> {
+    let size = |v: &Value, keep: usize| match v {
+        Value::None => Ok(keep),
+        v => match v.as_i64() {
+            Some(n) if n >= 0 => Ok(n as usize),
+            _ => Err(Error::Arg(format!("{what}: output size must be a non-negative int or None, got {}", v.kind()))),
+        },
+    };
+    match v {
+        Value::List(items) if items.len() == dims.len() => items.iter().zip(dims).map(|(v, &d)| size(v, d)).collect(),
+        Value::List(items) => Err(Error::Arg(format!("{what}: {} output sizes for {} dims", items.len(), dims.len()))),
+        v => dims.iter().map(|&d| size(v, d)).collect(),
+    }
+}
+
+/// `t` with its dim `d` (of size L) averaged into `out` adaptive windows, as
+/// torch's adaptive pooling: window `i` covers `[floor(i*L/out), ceil((i+1)*L/out))`.
+/// The windows are summed by a 0/1 matrix and divided by their lengths.
+fn adaptive_dim(t: &Tensor, d: usize, out: usize) -> Result<Tensor> {
+    let len = t.dims()[d];
+    if len == 0 {
+        return Err(Error::Arg(format!("adaptive pooling of an empty dim (input shape {:?})", t.dims())));
+    }
+    let mut ones = vec![0f64; len * out];
+    let mut counts = Vec::with_capacity(out);
+    for i in 0..out {
+        let (start, end) = (i * len / out, ((i + 1) * len).div_ceil(out));
+        for j in start..end {
+            ones[j * out + i] = 1.0;
+        }
+        counts.push((end - start) as f64);
+    }
+    let last = t.rank() - 1;
+    let ones = Tensor::from_vec(ones, (len, out), t.device())?.to_dtype(t.dtype())?;
+    let counts = Tensor::from_vec(counts, out, t.device())?.to_dtype(t.dtype())?;
+    let moved = t.transpose(d, last)?.contiguous()?;
+    let pooled = moved.broadcast_matmul(&ones)?.broadcast_div(&counts)?;
+    Ok(pooled.transpose(d, last)?.contiguous()?)
+}
+
+/// adaptive_avg_pool1d/2d: averages over the last `n` dims of a batched
+/// or unbatched input.
+fn adaptive_avg_pool(ctx: &Ctx, b: &Bound, n: usize) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    if x.rank() != n + 1 && x.rank() != n + 2 {
+        return Err(Error::Arg(format!("adaptive_avg_pool{n}d: input of rank {} (expected {} or {})", x.rank(), n + 1, n + 2)));
+    }
+    let spatial = &x.dims()[x.rank() - n..];
+    let sizes = output_sizes(b.value("output_size"), spatial, "adaptive_avg_pool")?;
+    let mut t = x.t.clone();
+    for (i, &o) in sizes.iter().enumerate() {
+        t = adaptive_dim(&t, x.rank() - n + i, o)?;
+    }
+    Ok(vec![Value::Tensor(ctx.out(t, x.dtype)?)])
+}
+
+/// One number or a list of numbers (a `scale_factor`).
+fn floats(v: &Value, n: usize) -> Result<Vec<f64>> {
+    match v {
+        Value::List(items) if items.len() == n => items.iter().map(|v| v.as_f64().ok_or_else(|| Error::Arg(format!("interpolate: scale_factor entries must be numbers, got {}", v.kind())))).collect(),
+        Value::List(items) => Err(Error::Arg(format!("interpolate: {} scale factors for {n} spatial dims", items.len()))),
+        v => v.as_f64().map(|f| vec![f; n]).ok_or_else(|| Error::Arg(format!("interpolate: scale_factor must be a number or a list, got {}", v.kind()))),
+    }
+}
+
+/// Arithmetic in the precision a kernel computes its coordinates in:
+/// float32 (`single`) or float64.
+#[derive(Clone, Copy)]
+struct Coord {
+    single: bool,
+}
+
+impl Coord {
+    fn r(self, v: f64) -> f64 {
+        if self.single {
+            v as f32 as f64
+        } else {
+            v
+        }
+    }
+
+    /// torch's `compute_scales_value`: `1 / scale_factor` when the kernel
+    /// was given one, else `in / out`.
+    fn scale(self, given: Option<f64>, len: usize, out: usize) -> f64 {
+        match given {
+            Some(s) if s > 0.0 => self.r(1.0 / s),
+            _ => self.r(self.r(len as f64) / out as f64),
+        }
+    }
+}
+
+/// How one dim is resampled: per output position, the input positions and
+/// their weights (the second weight is zero for nearest modes).
+struct Taps {
+    first: Vec<u32>,
+    second: Vec<u32>,
+    weight: Vec<f64>,
+}
+
+/// torch's source indices of `nearest` (`floor(i * scale)`, with the exact
+/// shortcuts for equal and doubled sizes) and `nearest-exact`
+/// (`floor((i + 0.5) * scale)`), in float32 as torch's kernels compute them.
+fn nearest_taps(len: usize, out: usize, scale: Option<f64>, exact: bool) -> Taps {
+    let s = Coord { single: true }.scale(scale, len, out) as f32;
+    let first: Vec<u32> = (0..out)
+        .map(|i| {
+            let src = match (exact, out) {
+                (false, o) if o == len => i,
+                (false, o) if o == 2 * len => i >> 1,
+                (false, _) => (i as f32 * s).floor() as usize,
+                (true, _) => (((i as f64 + 0.5) * s as f64) as f32).floor() as usize,
+            };
+            src.min(len - 1) as u32
+        })
+        .collect();
+    Taps { second: first.clone(), weight: vec![0.0; out], first }
+}
+
+/// torch's linear interpolation taps (`area_pixel_compute_source_index`,
+/// `guard_index_and_lambda`): the source coordinate `i * (L-1)/(out-1)`
+/// with `align_corners`, else `scale * (i + 0.5) - 0.5` clamped at 0; the
+/// weight of the next input position is the coordinate's fraction.
+fn linear_taps(c: Coord, len: usize, out: usize, scale: Option<f64>, align_corners: bool) -> Taps {
+    let s = match (align_corners, out) {
+        (true, o) if o > 1 => c.r(c.r((len - 1) as f64) / (o - 1) as f64),
+        (true, _) => 0.0,
+        (false, _) => c.scale(scale, len, out),
+    };
+    let mut taps = Taps { first: vec![], second: vec![], weight: vec![] };
+    for i in 0..out {
+        let src = if align_corners { c.r(s * i as f64) } else { c.r(c.r(s * c.r(i as f64 + 0.5)) - 0.5).max(0.0) };
+        let idx = ((src as f32).floor() as usize).min(len - 1);
+        let lambda = c.r(src - idx as f64).clamp(0.0, 1.0);
+        taps.first.push(idx as u32);
+        taps.second.push((idx + usize::from(idx < len - 1)) as u32);
+        taps.weight.push(lambda);
+    }
+    taps
+}
+
+/// `t` resampled along dim `d` by `taps`: `t[first] * (1 - w) + t[second] * w`.
+fn resample(t: &Tensor, d: usize, taps: &Taps, linear: bool) -> Result<Tensor> {
+    let n = taps.first.len();
+    let first = t.index_select(&Tensor::from_vec(taps.first.clone(), n, t.device())?, d)?;
+    if !linear {
+        return Ok(first);
+    }
+    let second = t.index_select(&Tensor::from_vec(taps.second.clone(), n, t.device())?, d)?;
+    let shape: Vec<usize> = (0..t.rank()).map(|i| if i == d { n } else { 1 }).collect();
+    let w1 = Tensor::from_vec(taps.weight.clone(), shape.as_slice(), t.device())?.to_dtype(t.dtype())?;
+    let w0 = Tensor::from_vec(taps.weight.iter().map(|w| 1.0 - w).collect::<Vec<f64>>(), shape.as_slice(), t.device())?.to_dtype(t.dtype())?;
+    Ok((first.broadcast_mul(&w0)? + second.broadcast_mul(&w1)?)?)
+}
+
+/// torch.nn.functional.interpolate: `nearest`, `nearest-exact`, `linear` /
+/// `bilinear` / `trilinear` (with or without `align_corners`) and `area`
+/// (adaptive average pooling), by `size` or `scale_factor`, over the
+/// spatial dims of an `[N, C, *]` input. Coordinates are computed in
+/// float32 for nearest modes (as torch does for every dtype) and in the
+/// compute precision for linear ones (torch's opmath: float32 for float32
+/// inputs, float64 on the bench).
+fn interpolate(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let mode = b.str("mode")?;
+    if !(1..=3).contains(&x.rank().saturating_sub(2)) {
+        return Err(Error::Arg(format!("interpolate: expected an input of 3 to 5 dims [N, C, *], got {:?}", x.dims())));
+    }
+    let n = x.rank() - 2;
+    if b.value("antialias").as_i64().unwrap_or(0) != 0 {
+        return Err(Error::Unsupported("interpolate with antialias=True is not replayed".into()));
+    }
+    let linear = match (mode, n) {
+        ("nearest" | "nearest-exact" | "area", _) => false,
+        ("linear", 1) | ("bilinear", 2) | ("trilinear", 3) => true,
+        ("bicubic", 2) => return Err(Error::Unsupported("interpolate mode 'bicubic' is not replayed".into())),
+        (m, _) => return Err(Error::Arg(format!("interpolate: mode {m:?} does not apply to an input of {n} spatial dims"))),
+    };
+    let align_corners = match b.value("align_corners") {
+        Value::None => false,
+        v => v.as_i64().ok_or_else(|| Error::Arg(format!("interpolate: align_corners must be a bool, got {}", v.kind())))? != 0,
+    };
+    if align_corners && !linear {
+        return Err(Error::Arg("interpolate: align_corners can only be set with the linear modes".into()));
+    }
+    if linear && !x.dtype.is_float() {
+        return Err(Error::Arg(format!("interpolate: mode {mode:?} needs a floating input, got {}", x.dtype.name())));
+    }
+    let spatial = x.dims()[2..].to_vec();
+    let recompute = b.value("recompute_scale_factor").as_i64().unwrap_or(0) != 0;
+    let (sizes, scales): (Vec<usize>, Vec<Option<f64>>) = match (b.is_none("size"), b.is_none("scale_factor")) {
+        (false, true) => (output_sizes(b.value("size"), &spatial, "interpolate")?, vec![None; n]),
+        (true, false) => {
+            let f = floats(b.value("scale_factor"), n)?;
+            let sizes = spatial.iter().zip(&f).map(|(&l, &s)| (l as f64 * s).floor().max(0.0) as usize).collect();
+            // area mode, and recompute_scale_factor, give the kernel sizes only.
+            let given = !(recompute || mode == "area");
+            (sizes, f.into_iter().map(|s| given.then_some(s)).collect())
+        }
+        _ => return Err(Error::Arg("interpolate: exactly one of size and scale_factor must be given".into())),
+    };
+    ctx.fits(&[x.dims()[..2].to_vec(), sizes.clone()].concat())?;
+    let c = Coord { single: ctx.compute != DType::F64 };
+    let mut t = x.t.clone();
+    for (i, (&out, &scale)) in sizes.iter().zip(&scales).enumerate() {
+        let (d, len) = (2 + i, spatial[i]);
+        if len == 0 || out == 0 {
+            return Err(Error::Arg(format!("interpolate: input size {len} and output size {out} must be positive")));
+        }
+        t = match mode {
+            "area" => adaptive_dim(&t, d, out)?,
+            "nearest" | "nearest-exact" => resample(&t, d, &nearest_taps(len, out, scale, mode == "nearest-exact"), false)?,
+            _ => resample(&t, d, &linear_taps(c, len, out, scale, align_corners), true)?,
+        };
+    }
+    Ok(vec![Value::Tensor(ctx.out(t, x.dtype)?)])
+}
+
+/// The pooling and resampling entries.
 pub static OPS: &[Op] = &[
     Op {
         names: &["Functional.max_pool2d", "MintFunctional.max_pool2d"],
@@ -137,6 +361,32 @@ pub static OPS: &[Op] = &[
         names: &["Functional.avg_pool2d", "MintFunctional.avg_pool2d"],
         sig: "input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None",
         forward: avg_pool2d,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["Functional.adaptive_avg_pool1d", "Torch.adaptive_avg_pool1d", "MintFunctional.adaptive_avg_pool1d"],
+        sig: "input, output_size",
+        forward: |c, b| adaptive_avg_pool(c, b, 1),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        // mindspore.ops.adaptive_avg_pool2d binds and computes the same.
+        names: &["Functional.adaptive_avg_pool2d", "MintFunctional.adaptive_avg_pool2d"],
+        sig: "input, output_size",
+        forward: |c, b| adaptive_avg_pool(c, b, 2),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        // mindspore.ops.interpolate and mint's bind the same (without antialias).
+        names: &["Functional.interpolate", "MintFunctional.interpolate"],
+        sig: "input, size=None, scale_factor=None, mode='nearest', align_corners=None, recompute_scale_factor=None, antialias=False",
+        forward: interpolate,
         backward: true,
         standard: Standard::Accuracy,
         random: false,

@@ -2,7 +2,7 @@
 
 use candle_core::Tensor;
 
-use super::{one, Op, Standard};
+use super::{float_of, one, Op, Standard};
 use crate::bind::Bound;
 use crate::ctx::{dim, Ctx};
 use crate::dtype::TDType;
@@ -169,13 +169,110 @@ fn arg_extreme(ctx: &Ctx, b: &Bound, max: bool) -> Result<Vec<Value>> {
 fn var(ctx: &Ctx, b: &Bound, sqrt: bool) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;
     let dims = reduce_dims(b, x)?;
+    one(var_of(ctx, x, &dims, b.opt_float("correction")?.unwrap_or(1.0), b.bool("keepdim")?, sqrt)?)
+}
+
+/// MindSpore's Tensor.var/std(axis=None, ddof=0, keepdims=False): ddof 0
+/// by default (torch's correction is 1); its torch-style overload
+/// (`correction=`, `keepdim=`) has torch's default.
+fn ms_var(ctx: &Ctx, b: &Bound, sqrt: bool) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let dims = reduce_dims(b, x)?;
+    let (correction, keepdim) = if b.is_none("correction") && b.is_none("keepdim") {
+        (b.float("ddof")?, b.bool("keepdims")?)
+    } else {
+        (b.opt_float("correction")?.unwrap_or(1.0), !b.is_none("keepdim") && b.bool("keepdim")?)
+    };
+    one(var_of(ctx, x, &dims, correction, keepdim, sqrt)?)
+}
+
+/// The variance (or standard deviation) of `x` over `dims`, divided by n − correction.
+fn var_of(ctx: &Ctx, x: &T, dims: &[usize], correction: f64, keepdim: bool, sqrt: bool) -> Result<T> {
     let n: usize = dims.iter().map(|&d| x.dims().get(d).copied().unwrap_or(1)).product();
-    let correction = b.opt_float("correction")?.unwrap_or(1.0);
-    let mean = x.t.sum_keepdim(dims.clone())?.affine(1.0 / n as f64, 0.0)?;
-    let ss = x.t.broadcast_sub(&mean)?.sqr()?.sum_keepdim(dims.clone())?;
+    let mean = x.t.sum_keepdim(dims.to_vec())?.affine(1.0 / n as f64, 0.0)?;
+    let ss = x.t.broadcast_sub(&mean)?.sqr()?.sum_keepdim(dims.to_vec())?;
     let v = (ss / (n as f64 - correction).max(0.0))?;
     let v = if sqrt { v.sqrt()? } else { v };
-    one(ctx.out(drop_dims(&x.t, v, &dims, b.bool("keepdim")?)?, x.dtype)?)
+    ctx.out(drop_dims(&x.t, v, dims, keepdim)?, x.dtype)
+}
+
+/// MindSpore's Tensor.sum(axis=None, dtype=None, keepdims=False,
+/// initial=None), or its torch-style overload sum(dim, keepdim, *, dtype)
+/// (a bool in the second place is keepdim).
+fn ms_sum(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (dtype, keepdim) = match (b.value("dtype"), b.value("keepdims")) {
+        (Value::Bool(k), Value::DType(d)) => (Some(*d), *k),
+        (Value::Bool(k), _) => (None, *k),
+        _ => (b.opt_dtype("dtype")?, b.bool("keepdims")?),
+    };
+    let keepdim = keepdim || (!b.is_none("keepdim") && b.bool("keepdim")?);
+    let x = b.tensor("input")?;
+    let x = match dtype {
+        Some(d) => ctx.cast(x, d)?,
+        None => x.clone(),
+    };
+    let dims = reduce_dims(b, &x)?;
+    let dtype = if x.dtype.is_float() { x.dtype } else { TDType::I64 };
+    let mut t = sum_dims(&x.t, &dims, keepdim)?;
+    if let Some(initial) = b.opt_float("initial")? {
+        t = (t + initial)?;
+    }
+    one(ctx.out(t, dtype)?)
+}
+
+/// logsumexp(input, dim, keepdim=False) as torch computes it: the maximum
+/// (0 where infinite) taken out before the exponentials; -inf over no elements.
+fn logsumexp(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let dtype = float_of(x.dtype);
+    let t = if x.dtype.is_float() { x.t.clone() } else { ctx.cast(x, dtype)?.t };
+    if t.rank() == 0 {
+        return one(ctx.out(t, dtype)?);
+    }
+    let dims = reduce_dims(b, x)?;
+    let keepdim = b.bool("keepdim")?;
+    if dims.iter().any(|&d| t.dims()[d] == 0) || t.elem_count() == 0 {
+        let shape: Vec<usize> = t.dims().iter().enumerate().filter_map(|(i, &n)| if dims.contains(&i) { keepdim.then_some(1) } else { Some(n) }).collect();
+        return one(ctx.out(ctx.full(&shape, f64::NEG_INFINITY, dtype)?, dtype)?);
+    }
+    let mut m = t.detach();
+    for &d in &dims {
+        m = m.max_keepdim(d)?;
+    }
+    let m = m.abs()?.eq(f64::INFINITY)?.where_cond(&m.zeros_like()?, &m)?;
+    let s = (t.broadcast_sub(&m)?.exp()?.sum_keepdim(dims.clone())?.log()? + &m)?;
+    one(ctx.out(drop_dims(&t, s, &dims, keepdim)?, dtype)?)
+}
+
+/// mindspore.ops.clip_by_global_norm(x, clip_norm=1.0, use_norm=None): every
+/// tensor times clip_norm / max(global norm, clip_norm), the global norm
+/// from each tensor's square sum (in its dtype, then float32) as MindSpore
+/// computes it; the global norm takes the gradient where it is ≥ clip_norm.
+fn clip_by_global_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    if !b.is_none("use_norm") {
+        return Err(Error::Arg("clip_by_global_norm: use_norm must be None".into()));
+    }
+    let xs = b.tensors("input")?;
+    let mut total: Option<Tensor> = None;
+    for x in &xs {
+        let square_sum = ctx.out(x.t.sqr()?.sum_all()?, x.dtype)?;
+        let square_sum = ctx.cast(&square_sum, TDType::F32)?.t;
+        total = Some(match total {
+            Some(t) => ctx.out((t + square_sum)?, TDType::F32)?.t,
+            None => square_sum,
+        });
+    }
+    let Some(total) = total else { return Ok(vec![]) };
+    let norm = ctx.out(total.sqrt()?, TDType::F32)?.t;
+    let clip = ctx.out(ctx.scalar(b.float("clip_norm")?, TDType::F32)?, TDType::F32)?.t;
+    let norm = norm.detach().ge(&clip)?.where_cond(&norm, &clip)?;
+    xs.iter()
+        .map(|x| {
+            // x · [clip_norm] / norm: a 0-d tensor comes out of shape [1], as in MindSpore.
+            let t = if x.rank() == 0 { x.t.reshape(1)? } else { x.t.clone() };
+            Ok(Value::Tensor(ctx.out(t.broadcast_mul(&clip)?.broadcast_div(&norm)?, x.dtype)?))
+        })
+        .collect()
 }
 
 /// cumsum(input, dim, *, dtype=None).
@@ -193,6 +290,8 @@ fn cumsum(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 pub static OPS: &[Op] = &[
     Op { names: &["Torch.mean", "Tensor.mean", "Mint.mean"], sig: "input, dim=None, keepdim=False, *, dtype=None", forward: mean, backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Torch.sum", "Tensor.sum", "Mint.sum"], sig: "input, dim=None, keepdim=False, *, dtype=None", forward: sum, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["MS.Tensor.sum"], sig: "input, dim=None, dtype=None, keepdims=False, initial=None, *, keepdim=None", forward: ms_sum, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.logsumexp", "Tensor.logsumexp", "Mint.logsumexp"], sig: "input, dim, keepdim=False", forward: logsumexp, backward: true, standard: Standard::Accuracy, random: false },
     Op {
         names: &["Torch.vector_norm"],
         sig: "input, ord=2, dim=None, keepdim=False, *, dtype=None",
@@ -207,6 +306,9 @@ pub static OPS: &[Op] = &[
     Op { names: &["Torch.argmin", "Tensor.argmin", "Mint.argmin"], sig: "input, dim=None, keepdim=False", forward: |c, b| arg_extreme(c, b, false), backward: false, standard: Standard::Exact, random: false },
     Op { names: &["Torch.var", "Tensor.var"], sig: "input, dim=None, *, correction=None, keepdim=False", forward: |c, b| var(c, b, false), backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Torch.std", "Tensor.std"], sig: "input, dim=None, *, correction=None, keepdim=False", forward: |c, b| var(c, b, true), backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["MS.Tensor.var"], sig: "input, dim=None, ddof=0, keepdims=False, *, correction=None, keepdim=None", forward: |c, b| ms_var(c, b, false), backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["MS.Tensor.std"], sig: "input, dim=None, ddof=0, keepdims=False, *, correction=None, keepdim=None", forward: |c, b| ms_var(c, b, true), backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Torch.cumsum", "Tensor.cumsum", "Mint.cumsum"], sig: "input, dim, *, dtype=None", forward: cumsum, backward: true, standard: Standard::Accuracy, random: false },
-    Op { names: &["Torch._foreach_norm"], sig: "tensors, ord=2", forward: foreach_norm, backward: false, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch._foreach_norm"], sig: "tensors, ord=2", forward: foreach_norm, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["MS.Functional.clip_by_global_norm"], sig: "input, clip_norm=1.0, use_norm=None", forward: clip_by_global_norm, backward: true, standard: Standard::Accuracy, random: false },
 ];

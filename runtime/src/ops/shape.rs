@@ -45,12 +45,14 @@ fn permute(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     Ok(same(x, x.t.permute(dims)?))
 }
 
-fn transpose(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+/// transpose(input, dim0, dim1), or swapaxes(input, axis0, axis1): the
+/// two dims named by the parameters `names`.
+fn transpose(b: &Bound, names: [&str; 2]) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;
     if x.rank() < 2 {
         return Ok(same(x, x.t.clone()));
     }
-    let (d0, d1) = (dim(b.int("dim0")?, x.rank())?, dim(b.int("dim1")?, x.rank())?);
+    let (d0, d1) = (dim(b.int(names[0])?, x.rank())?, dim(b.int(names[1])?, x.rank())?);
     Ok(same(x, x.t.transpose(d0, d1)?))
 }
 
@@ -77,6 +79,45 @@ fn expand(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let offset = sizes.len() - x.rank();
     let shape: Vec<usize> = sizes.iter().enumerate().map(|(i, &s)| if s == -1 && i >= offset { x.dims()[i - offset] } else { s.max(0) as usize }).collect();
     Ok(same(x, x.t.broadcast_as(shape)?))
+}
+
+/// broadcast_to(input, shape): `expand` with the shape as one argument
+/// (-1 keeps a dim).
+fn broadcast_to(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let sizes = b.ints("shape")?;
+    if sizes.len() < x.rank() {
+        return Err(Error::Arg(format!("broadcast_to: {} sizes for a tensor of rank {}", sizes.len(), x.rank())));
+    }
+    let offset = sizes.len() - x.rank();
+    let shape: Vec<usize> = sizes.iter().enumerate().map(|(i, &s)| if s == -1 && i >= offset { x.dims()[i - offset] } else { s.max(0) as usize }).collect();
+    ctx.fits(&shape)?;
+    Ok(same(x, x.t.broadcast_as(shape)?))
+}
+
+/// narrow(input, dim, start, length): `length` elements from `start` (a
+/// negative start counts from the end; it may be a 0-d tensor).
+fn narrow(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let d = dim(b.int("dim")?, x.rank())?;
+    let start = match b.value("start") {
+        Value::Tensor(t) if t.t.elem_count() == 1 && !t.dtype.is_float() => t.to_f64_vec()?[0] as i64,
+        _ => b.int("start")?,
+    };
+    let (n, length) = (x.dims()[d] as i64, b.int("length")?);
+    let from = if start < 0 { start + n } else { start };
+    if from < 0 || length < 0 || from + length > n {
+        return Err(Error::Arg(format!("narrow: start {start} and length {length} out of range for a dim of size {n}")));
+    }
+    Ok(same(x, x.t.narrow(d, from as usize, length as usize)?))
+}
+
+/// mindspore.ops.assign(variable, value): the variable's new contents, the
+/// value in the variable's dtype and shape.
+fn assign(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (var, value) = (b.tensor("variable")?, b.tensor("value")?);
+    let t = ctx.cast(value, var.dtype)?.t.broadcast_as(var.dims())?.contiguous()?;
+    Ok(same(var, t))
 }
 
 fn split_sizes(total: usize, b: &Bound, key: &str) -> Result<Vec<usize>> {
@@ -332,17 +373,28 @@ pub static OPS: &[Op] = &[
     Op { names: &["Torch.reshape", "Mint.reshape"], sig: "input, shape", forward: reshape, backward: true, standard: Standard::Exact, random: false },
     Op { names: &["Tensor.permute"], sig: "input, *dims", forward: permute, backward: true, standard: Standard::Exact, random: false },
     Op { names: &["Torch.permute", "Mint.permute"], sig: "input, dims", forward: permute, backward: true, standard: Standard::Exact, random: false },
-    Op { names: &["Torch.transpose", "Tensor.transpose", "Mint.transpose", "Torch.swapaxes"], sig: "input, dim0, dim1", forward: transpose, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Torch.transpose", "Tensor.transpose", "Mint.transpose"], sig: "input, dim0, dim1", forward: |_, b| transpose(b, ["dim0", "dim1"]), backward: true, standard: Standard::Exact, random: false },
+    Op {
+        names: &["Torch.swapaxes", "Tensor.swapaxes"],
+        sig: "input, axis0, axis1",
+        forward: |_, b| transpose(b, ["axis0", "axis1"]),
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+    },
     Op { names: &["MS.Tensor.transpose"], sig: "input, *axes", forward: ms_transpose, backward: true, standard: Standard::Exact, random: false },
     Op { names: &["Torch.unsqueeze", "Tensor.unsqueeze", "Mint.unsqueeze"], sig: "input, dim", forward: unsqueeze, backward: true, standard: Standard::Exact, random: false },
     Op { names: &["Torch.squeeze", "Tensor.squeeze", "Mint.squeeze"], sig: "input, dim=None", forward: squeeze, backward: true, standard: Standard::Exact, random: false },
     Op { names: &["Tensor.expand"], sig: "input, *size", forward: expand, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Torch.broadcast_to", "Tensor.broadcast_to", "Mint.broadcast_to"], sig: "input, shape", forward: broadcast_to, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Torch.narrow", "Tensor.narrow", "Mint.narrow"], sig: "input, dim, start, length", forward: narrow, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["MS.Functional.assign"], sig: "variable, value", forward: assign, backward: false, standard: Standard::Exact, random: false },
     Op { names: &["Torch.split", "Tensor.split", "Mint.split"], sig: "input, split_size_or_sections, dim=0", forward: split, backward: true, standard: Standard::Exact, random: false },
     Op { names: &["Torch.chunk", "Tensor.chunk", "Mint.chunk"], sig: "input, chunks, dim=0", forward: chunk, backward: true, standard: Standard::Exact, random: false },
-    Op { names: &["Torch.stack", "Mint.stack"], sig: "tensors, dim=0", forward: stack, backward: true, standard: Standard::Exact, random: false },
-    Op { names: &["Torch.cat", "Mint.cat", "Torch.concat"], sig: "tensors, dim=0", forward: cat, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Torch.stack", "Mint.stack", "MS.Functional.stack"], sig: "tensors, dim=0", forward: stack, backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Torch.cat", "Mint.cat", "Torch.concat", "MS.Functional.cat"], sig: "tensors, dim=0", forward: cat, backward: true, standard: Standard::Exact, random: false },
     Op { names: &["Torch.triu", "Tensor.triu", "Mint.triu"], sig: "input, diagonal=0", forward: |_, b| triangle(b, true), backward: true, standard: Standard::Exact, random: false },
-    Op { names: &["Torch.tril", "Tensor.tril", "Mint.tril"], sig: "input, diagonal=0", forward: |_, b| triangle(b, false), backward: true, standard: Standard::Exact, random: false },
+    Op { names: &["Torch.tril", "Tensor.tril", "Mint.tril", "MS.Functional.tril"], sig: "input, diagonal=0", forward: |_, b| triangle(b, false), backward: true, standard: Standard::Exact, random: false },
     Op { names: &["Torch.masked_fill", "Tensor.masked_fill", "Mint.masked_fill"], sig: "input, mask, value", forward: masked_fill, backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Torch.gather", "Tensor.gather", "Mint.gather"], sig: "input, dim, index", forward: gather, backward: true, standard: Standard::Exact, random: false },
     Op { names: &["Torch.index_select", "Tensor.index_select", "Mint.index_select"], sig: "input, dim, index", forward: index_select, backward: true, standard: Standard::Exact, random: false },

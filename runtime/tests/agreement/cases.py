@@ -585,3 +585,544 @@ case("Torch.addmm", V([[float("nan")] * 5] * 3), T(3, 4), T(4, 5), beta=0)  # be
 each(["Torch.baddbmm", "Tensor.baddbmm", "Mint.baddbmm", "MS.Functional.baddbmm"], T(2, 3, 5), T(2, 3, 4), T(2, 4, 5))
 case("Torch.baddbmm", T(1, 3, 5), T(2, 3, 4), T(2, 4, 5), beta=-1.0, alpha=0.25)
 case("MS.Functional.baddbmm", T(2, 3, 5), T(2, 3, 4), T(2, 4, 5), 2.0, 0.5)
+
+# --- norms, losses, pooling, conv (zoo)
+
+
+def _ms_conv2d(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilation=1, groups=1):
+    """mindspore.ops.conv2d: pad_mode 'valid', 'same' (ceil(in / stride)
+    outputs, the odd padding at the bottom and right) or 'pad'."""
+    pair = lambda v: tuple(v) if isinstance(v, (list, tuple)) else (v, v)
+    (sh, sw), (dh, dw), (ph, pw) = pair(stride), pair(dilation), pair(padding)
+    if pad_mode == "same":
+        pads = []
+        for n, k, s, d in zip(input.shape[-2:], weight.shape[-2:], (sh, sw), (dh, dw)):
+            total = max((-(-n // s) - 1) * s + d * (k - 1) + 1 - n, 0)
+            pads.append((total // 2, total - total // 2))
+        (top, bottom), (left, right) = pads
+    else:
+        top, bottom, left, right = (ph, ph, pw, pw) if pad_mode == "pad" else (0, 0, 0, 0)
+    x = F.pad(input, (left, right, top, bottom))
+    return F.conv2d(x, weight, bias, (sh, sw), 0, (dh, dw), groups)
+
+
+def _ms_nll_loss(inputs, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    """mindspore.ops.nll_loss: torch's nll_loss mixed, by label_smoothing,
+    with cross_entropy's smoothing term on the given log-probabilities
+    (checked against MindSpore 2.10)."""
+    target = target.long()
+    nll = F.nll_loss(inputs, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing == 0:
+        return nll
+    c = inputs.shape[1] if inputs.dim() > 1 else inputs.shape[0]
+    w = weight if weight is not None else torch.ones(c, dtype=inputs.dtype)
+    shape = [1] * inputs.dim()
+    shape[1 if inputs.dim() > 1 else 0] = c
+    keep = target != ignore_index
+    smooth = -(inputs * w.view(shape)).sum(1 if inputs.dim() > 1 else 0) * keep
+    if reduction == "none":
+        s = smooth
+    elif reduction == "sum":
+        s = smooth.sum()
+    else:
+        s = smooth.sum() / (w[target.clamp(min=0)] * keep).sum()
+    return (1 - label_smoothing) * nll + s * label_smoothing / c
+
+
+def _long_target(f):
+    """A class-index loss taking MindSpore's Int32 labels (torch needs int64)."""
+    return lambda input, target, *args, **kwargs: f(input, target.long() if not target.is_floating_point() else target, *args, **kwargs)
+
+
+def _ms_cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    """mindspore.ops.cross_entropy / mint's: torch's without size_average/reduce."""
+    return _long_target(F.cross_entropy)(input, target, weight, ignore_index=ignore_index, reduction=reduction, label_smoothing=label_smoothing)
+
+
+def _ms_l1_loss(input, target, reduction="mean"):
+    return F.l1_loss(input, target, reduction=reduction)
+
+
+def _ms_mse_loss(input, target, reduction="mean"):
+    return F.mse_loss(input, target, reduction=reduction)
+
+
+SPECIAL.update({
+    "MS.Functional.conv2d": _ms_conv2d,
+    "MS.Functional.dense": F.linear,
+    "MS.Functional.cross_entropy": _ms_cross_entropy,
+    "MintFunctional.cross_entropy": _ms_cross_entropy,
+    "MS.Functional.nll_loss": _ms_nll_loss,
+    "MS.Functional.l1_loss": _ms_l1_loss,
+    "MintFunctional.l1_loss": _ms_l1_loss,
+    "MS.Functional.mse_loss": _ms_mse_loss,
+    "MintFunctional.mse_loss": _ms_mse_loss,
+    # mindspore.ops.smooth_l1_loss(input, target, beta=1.0, reduction='none').
+    "MS.Functional.smooth_l1_loss": lambda input, target, beta=1.0, reduction="none": F.smooth_l1_loss(input, target, reduction=reduction, beta=beta),
+    "MS.Functional.kl_div": lambda logits, labels, reduction="mean": F.kl_div(logits, labels, reduction=reduction),
+    "MS.Functional.binary_cross_entropy": lambda logits, labels, weight=None, reduction="mean": F.binary_cross_entropy(logits, labels, weight, reduction=reduction),
+    "MintFunctional.binary_cross_entropy": lambda input, target, weight=None, reduction="mean": F.binary_cross_entropy(input, target, weight, reduction=reduction),
+    "MS.Functional.binary_cross_entropy_with_logits": lambda input, target, weight=None, pos_weight=None, reduction="mean": F.binary_cross_entropy_with_logits(
+        input, target, weight, reduction=reduction, pos_weight=pos_weight
+    ),
+    "MintFunctional.binary_cross_entropy_with_logits": lambda input, target, weight=None, reduction="mean", pos_weight=None: F.binary_cross_entropy_with_logits(
+        input, target, weight, reduction=reduction, pos_weight=pos_weight
+    ),
+})
+
+# batch_norm: torch refuses gradients for the running statistics (MindSpore
+# records None for them): they stay constants. Training uses the batch's
+# statistics (the running ones are updated in place, not returned).
+for _name in ["Functional.batch_norm", "MintFunctional.batch_norm"]:
+    case(_name, T(4, 3, 5, 5), T(3), T(3, low=0.5), T(3), T(3), True).constant(1, 2)
+case("Functional.batch_norm", T(4, 3, 5), T(3), T(3, low=0.5), T(3), T(3), False, 0.1, 1e-3).constant(1, 2)  # evaluation: running statistics
+case("Functional.batch_norm", T(6, 4), None, None, training=True)  # [N, C], no running statistics, no affine
+case("Functional.batch_norm", T(2, 3, 4, 4), T(3), T(3, low=0.5), weight=T(3), training=True, momentum=0.1, eps=1e-5).constant(1, 2)  # MindSpore's call
+each(["Functional.group_norm", "MintFunctional.group_norm", "Torch.group_norm"], T(2, 4, 3, 3), 2, T(4), T(4))
+case("Functional.group_norm", T(2, 6, 5), 3)  # no affine
+case("Functional.group_norm", T(3, 4, 2, 2, 2), 4, weight=T(4), eps=1e-3)  # one channel per group, 3-D
+
+# Class-index losses. nll_loss defines no gradient for `weight`.
+case("Functional.nll_loss", T(4, 5), V([1, 0, 4, 2], "int64"))
+case("Functional.nll_loss", T(4, 5), V([1, -100, 4, 2], "int64"), reduction="sum")  # default ignore_index
+case("Functional.nll_loss", T(4, 5), V([1, 3, 4, 3], "int64"), T(5, low=0.1), ignore_index=3).constant(2)  # weighted mean
+case("Functional.nll_loss", T(4, 5), V([1, 3, 4, 0], "int64"), weight=T(5, low=0.1), reduction="none").constant("weight")
+case("Functional.nll_loss", T(2, 5, 3), V([[1, 4, 0], [2, 2, -100]], "int64"))  # [N, C, d]
+case("Functional.nll_loss", T(5), V(2, "int64"))  # unbatched
+case("Functional.nll_loss", T(4, 5), V([1, 0, 4, 2], "int64"), size_average=False)  # legacy: sum
+case("Functional.cross_entropy", T(2, 5, 3, 2), I(2, 3, 2, high=5), label_smoothing=0.1)  # [N, C, d1, d2]
+case("Functional.cross_entropy", T(2, 5, 3), T(2, 5, 3, low=0.0, high=1.0), reduction="sum")  # [N, C, d] probabilities
+case("Functional.cross_entropy", T(4, 5), V([1, -100, -100, -100], "int64"), reduce=False)  # legacy: none
+case("Functional.cross_entropy", T(3, 4), V([-100, -100, -100], "int64"), label_smoothing=0.2)  # all ignored: NaN, zero gradients
+case("Functional.nll_loss", T(3, 4), V([-100, -100, -100], "int64"))
+case("Functional.cross_entropy", T(3, 4), V([1, 2, 0], "int64"), V([0.0, 0.0, 0.0, 1.0])).constant(2)  # zero total weight: NaN gradients
+# MindSpore: Int32 labels, ignore_index and label_smoothing in the 4th/6th place (no size_average/reduce).
+each(["MS.Functional.cross_entropy", "MintFunctional.cross_entropy"], T(6, 7), V([1, -100, 6, 2, 0, -100], "int32"), None, -100, "mean", 0.05)
+case("MS.Functional.cross_entropy", T(4, 5), V([1, 3, 4, 3], "int32"), T(5, low=0.1), 3, "sum").constant(2)
+case("MS.Functional.nll_loss", T(2, 3), V([2, -100], "int32"), ignore_index=-100)
+case("MS.Functional.nll_loss", T(4, 5), V([1, 3, 4, 3], "int32"), T(5, low=0.1), 3, "mean", 0.2).constant(2)  # label smoothing, weights
+case("MS.Functional.nll_loss", T(2, 5, 3), V([[1, 4, 0], [2, 2, -100]], "int32"), label_smoothing=0.1, reduction="none")
+
+# Elementwise losses.
+_D0 = V([[0.5, -1.0, 2.0], [0.0, 3.0, -0.5]])  # input == target here: gradients at d = 0
+each(["Functional.l1_loss", "MS.Functional.l1_loss", "MintFunctional.l1_loss"], T(3, 4), T(3, 4))
+case("Functional.l1_loss", _D0, V([[0.5, 0.0, 2.0], [0.0, 1.0, -0.5]]), reduction="none")
+case("Functional.l1_loss", T(3, 4), T(4), reduction="sum")  # the target broadcasts
+case("Functional.l1_loss", T(3, 4), T(3, 4), weight=T(3, 4, low=0.1))  # weighted mean, weight differentiated
+case("MS.Functional.l1_loss", T(3, 4), T(3, 4), "sum")
+case("MintFunctional.l1_loss", T(3, 4), T(3, 4), "none")
+each(["Functional.mse_loss", "MS.Functional.mse_loss", "MintFunctional.mse_loss"], T(2, 3, 4), T(2, 3, 4))
+case("Functional.mse_loss", T(3, 4), T(3, 4), reduction="sum", weight=T(3, 4, low=0.1))
+case("Functional.mse_loss", T(3, 4), T(3, 4), None, False)  # legacy reduce=False: none
+case("MS.Functional.mse_loss", T(3, 4), T(3, 4), "none")
+case("MintFunctional.mse_loss", T(3, 4), T(3, 4), "sum")
+case("Functional.smooth_l1_loss", T(3, 4), T(3, 4))
+case("Functional.smooth_l1_loss", V([[0.0, 0.5, -0.5, 0.2, 3.0]]), V([[0.0, 0.0, 0.0, 0.0, 0.0]]), reduction="none", beta=0.5)  # d = 0 and |d| = beta
+case("Functional.smooth_l1_loss", T(3, 4), T(3, 4), beta=0.0, reduction="sum")  # L1
+case("MS.Functional.smooth_l1_loss", T(3, 4), T(3, 4))  # MindSpore's default reduction: none
+case("MS.Functional.smooth_l1_loss", T(3, 4), T(3, 4), 0.5, "mean")
+case("MS.Functional.smooth_l1_loss", T(3, 4), T(3, 4), beta=0.3, reduction="sum")
+case("Functional.kl_div", T(3, 4, low=-3.0, high=0.0), T(3, 4, low=0.05, high=1.0))  # mean over elements
+case("Functional.kl_div", T(3, 4, low=-3.0, high=0.0), T(3, 4, low=0.05, high=1.0), reduction="batchmean")
+case("Functional.kl_div", T(2, 3, 4), T(2, 3, 4, low=-3.0, high=0.0), reduction="sum", log_target=True)
+case("Functional.kl_div", T(2, 3), V([[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]]), reduction="none").constant(1)  # 0·log 0 = 0 (torch's target gradient is NaN there)
+case("Functional.kl_div", T(), T(low=0.1, high=1.0), reduction="batchmean")  # 0-d: the sum
+case("MS.Functional.kl_div", T(2, 3, low=-3.0, high=0.0), T(2, 3, low=0.05, high=1.0), reduction="batchmean")
+case("MS.Functional.kl_div", T(2, 3, low=-3.0, high=0.0), T(2, 3, low=0.05, high=1.0), "sum")
+each(["Functional.binary_cross_entropy", "MintFunctional.binary_cross_entropy"], T(3, 4, low=0.05, high=0.95), T(3, 4, low=0.0, high=1.0))
+case("Functional.binary_cross_entropy", T(3, 4, low=0.05, high=0.95), T(3, 4, low=0.0, high=1.0), T(4, low=0.1), reduction="sum").constant(2)  # weight broadcasts
+case("Functional.binary_cross_entropy", V([0.0, 1.0, 0.5, 1e-50, 0.999]), V([0.3, 0.3, 0.3, 1.0, 0.0]), reduction="none").constant(1)  # clamped logs; torch's finite input gradient
+case("MS.Functional.binary_cross_entropy", T(2, 3, low=0.05, high=0.95), T(2, 3, low=0.0, high=1.0), T(2, 3, low=0.1), "none").constant(2)
+case("MS.Functional.binary_cross_entropy", logits=T(2, 3, low=0.05, high=0.95), labels=T(2, 3, low=0.0, high=1.0))
+case("MintFunctional.binary_cross_entropy", T(2, 3, low=0.05, high=0.95), T(2, 3, low=0.0, high=1.0), None, "sum")
+each(["Functional.binary_cross_entropy_with_logits", "MintFunctional.binary_cross_entropy_with_logits"], T(3, 4, low=-4.0, high=4.0), T(3, 4, low=0.0, high=1.0))
+case("Functional.binary_cross_entropy_with_logits", T(2, 3), T(2, 3, low=0.0, high=1.0), pos_weight=T(3, low=0.5, high=2.0)).constant("pos_weight")
+case("Functional.binary_cross_entropy_with_logits", V([[0.0, -50.0, 50.0, -800.0, 800.0]]), V([[0.5, 1.0, 0.0, 0.3, 0.7]]), T(1, 5, low=0.1), reduction="none").constant(2)  # 0 and saturated logits
+case("MS.Functional.binary_cross_entropy_with_logits", T(2, 2), T(2, 2, low=0.0, high=1.0), T(2, 2, low=0.5), T(2, low=0.5)).constant(2, 3)  # the zoo's call
+case("MS.Functional.binary_cross_entropy_with_logits", T(2, 3), T(2, 3, low=0.0, high=1.0), None, None, "sum")
+case("MintFunctional.binary_cross_entropy_with_logits", T(2, 3), T(2, 3, low=0.0, high=1.0), None, "none", T(3, low=0.5)).constant(4)
+
+# Adaptive average pooling: window i covers [floor(i*L/out), ceil((i+1)*L/out)).
+each(["Functional.adaptive_avg_pool2d", "MintFunctional.adaptive_avg_pool2d"], T(2, 3, 5, 7), (2, 3))
+case("Functional.adaptive_avg_pool2d", T(2, 3, 5, 7), 1)
+case("Functional.adaptive_avg_pool2d", T(2, 3, 5, 7), (None, 3))  # None keeps the dim
+case("Functional.adaptive_avg_pool2d", T(3, 5, 4), (8, 3))  # unbatched; more outputs than inputs: overlapping windows
+case("Functional.adaptive_avg_pool2d", T(2, 16, 2, 2), [1, 1])
+each(["Functional.adaptive_avg_pool1d", "Torch.adaptive_avg_pool1d", "MintFunctional.adaptive_avg_pool1d"], T(2, 3, 7), 3)
+case("Functional.adaptive_avg_pool1d", T(3, 5), 5)
+
+# Interpolation: torch's source indices (float32 for nearest modes) and linear weights.
+each(["Functional.interpolate", "MintFunctional.interpolate"], T(2, 3, 4, 4), scale_factor=2.0)  # nearest
+case("Functional.interpolate", T(2, 3, 5, 7), size=(8, 11))  # nearest, non-integer ratios
+case("Functional.interpolate", T(2, 3, 5, 7), size=(3, 4))  # nearest downsampling
+case("Functional.interpolate", T(2, 3, 5, 7), scale_factor=1.7)  # the kernel uses 1/1.7
+case("Functional.interpolate", T(2, 3, 5, 7), scale_factor=1.7, recompute_scale_factor=True)  # the kernel uses in/out
+case("Functional.interpolate", T(2, 3, 5, 7), size=(8, 11), mode="nearest-exact")
+case("Functional.interpolate", T(2, 3, 4, 4), size=[8, 8], mode="bilinear", align_corners=False)  # the zoo's call
+case("Functional.interpolate", T(2, 3, 5, 7), size=(8, 11), mode="bilinear", align_corners=True)
+case("Functional.interpolate", T(2, 3, 5, 7), size=(3, 4), mode="bilinear")  # downsampling; align_corners defaults to False
+case("Functional.interpolate", T(2, 3, 5, 7), scale_factor=(1.5, 0.6), mode="bilinear")
+case("Functional.interpolate", T(2, 3, 5, 7), size=(1, 4), mode="bilinear", align_corners=True)  # one output row
+case("Functional.interpolate", T(2, 3, 7), size=12, mode="linear")
+case("Functional.interpolate", T(1, 2, 3, 4, 5), scale_factor=2, mode="trilinear", align_corners=True)
+case("Functional.interpolate", T(2, 3, 7), scale_factor=3)  # nearest 1-D
+case("Functional.interpolate", T(2, 3, 5, 7), size=(2, 3), mode="area")
+case("MintFunctional.interpolate", T(2, 3, 4, 4), None, 2.0, "nearest")  # positional
+
+# Convolutions. candle's conv2d gradient needs the input cut to the extent
+# the kernel reaches when height and width leave different remainders.
+case("Functional.conv2d", T(2, 3, 7, 6), T(4, 3, 3, 3), T(4), 2)
+case("Functional.conv2d", T(2, 3, 6, 9), T(4, 3, 2, 3), None, 3, 1)
+# mindspore.ops.conv2d: pad_mode 'valid' / 'same' (any stride) / 'pad'.
+case("MS.Functional.conv2d", T(4, 3, 12, 12), T(6, 3, 3, 3), T(6), stride=1, pad_mode="pad", padding=1)  # the zoo's call
+case("MS.Functional.conv2d", T(2, 3, 9, 8), T(4, 3, 3, 3), None, 2, "pad", (1, 2))  # positional, per-dim padding
+case("MS.Functional.conv2d", T(2, 3, 7, 6), T(4, 3, 3, 2))  # valid (the default)
+case("MS.Functional.conv2d", T(2, 3, 7, 8), T(4, 3, 3, 2), pad_mode="same")
+case("MS.Functional.conv2d", T(1, 4, 7, 6), T(4, 2, 3, 3), None, 2, "same", 0, 1, 2)  # stride 2: uneven padding, groups
+case("MS.Functional.conv2d", T(2, 2, 9, 9), T(3, 2, 3, 3), None, 1, "same", 0, 2)  # dilation
+case("MS.Functional.dense", T(4, 8), T(16, 8), T(16))
+case("MS.Functional.dense", T(2, 3, 8), T(5, 8))
+each(["Functional.conv_transpose2d", "Torch.conv_transpose2d", "MintFunctional.conv_transpose2d"], T(2, 4, 5, 6), T(4, 3, 3, 3), T(3))
+case("Functional.conv_transpose2d", T(2, 4, 5, 6), T(4, 3, 3, 3), None, 2, 1, 1)  # stride, padding, output_padding
+case("Functional.conv_transpose2d", T(2, 4, 4, 5), T(4, 2, 3, 2), T(4), (2, 3), (0, 1), (1, 2), 2, 1)  # per-dim, groups
+case("Functional.conv_transpose2d", T(1, 2, 6, 6), T(2, 2, 3, 3), stride=2, padding=3)  # padding beyond the kernel: cropped
+case("Functional.conv_transpose2d", T(4, 5, 5), T(4, 2, 3, 3), dilation=2, padding=1)  # unbatched, dilation
+each(["Functional.conv_transpose1d", "Torch.conv_transpose1d"], T(2, 4, 7), T(4, 3, 3), T(3), 2)
+case("Functional.conv_transpose1d", T(4, 7), T(4, 1, 4), None, 3, 2, 1, 2, 1)  # unbatched, groups
+
+# --- elementwise, logic, indexing, shape (zoo)
+import random as _random
+
+
+def _ms_hardswish(x):
+    """MindSpore's hardswish: torch's values; at exactly -3 and 3 the
+    gradient of the middle piece ((2x + 3)/6: -0.5 and 1.5), where torch's
+    is 0 and 1 (measured on MindSpore 2.10's CPU kernels)."""
+    return torch.where(x < -3, x * 0, torch.where(x > 3, x * 6 / 6, x * (x + 3) / 6))
+
+
+def _ms_relu6(x):
+    """MindSpore's relu6: the gradient is 1 on (0, 6], torch's on (0, 6)."""
+    return torch.where(x <= 0, torch.zeros_like(x), torch.where(x > 6, torch.full_like(x, 6), x))
+
+
+def _ms_topk(input, k, dim=None, largest=True, sorted=True):
+    """mindspore.ops.topk: int32 indices, the last dim by default (the
+    cases have no ties: MindSpore orders tied elements its own way, which
+    the runtime's unit tests check against values measured on MindSpore)."""
+    values, indices = torch.topk(input, k, -1 if dim is None else dim, largest, sorted)
+    return values, indices.to(torch.int32)
+
+
+def _ms_one_hot(indices, depth, on_value=1, off_value=0, axis=-1):
+    """mindspore.ops.one_hot: on_value / off_value (in on_value's dtype)
+    with the classes along `axis`. MindSpore's OneHot gradient is zero for
+    on_value and off_value: they enter as constants, and `0·(on + off)`
+    keeps the result differentiable with that zero gradient."""
+    hot = F.one_hot(indices.long(), depth).bool()
+    on = on_value if isinstance(on_value, torch.Tensor) else torch.tensor(on_value)
+    off = off_value if isinstance(off_value, torch.Tensor) else torch.tensor(off_value)
+    out = torch.where(hot, on.detach(), off.detach().to(on.dtype)).movedim(-1, axis)
+    return out + 0 * (on + off) if on.is_floating_point() else out
+
+
+def _ms_tensor_scatter_elements(input_x, indices, updates, axis=0, reduction="none"):
+    """mindspore.ops.tensor_scatter_elements: scatter ('none') or scatter_add ('add')."""
+    f = torch.scatter_add if reduction == "add" else torch.scatter
+    return f(input_x, axis, indices.long(), updates)
+
+
+def _ms_index_add(x, indices, y, axis, use_lock=True, check_index_bound=True):
+    """mindspore.ops.index_add: torch.index_add with MindSpore's argument order."""
+    return torch.index_add(x, axis, indices.long(), y)
+
+
+def _ms_repeat_interleave(input, repeats, axis=None):
+    """mindspore.ops.repeat_interleave: `axis` for torch's `dim`."""
+    return torch.repeat_interleave(input, repeats, dim=axis)
+
+
+def _ms_arange(start=0, end=None, step=1, dtype=None):
+    """mindspore.ops.arange: `arange(n)` counts from 0."""
+    return torch.arange(0, start, step, dtype=dtype) if end is None else torch.arange(start, end, step, dtype=dtype)
+
+
+def _ms_assign(variable, value):
+    """mindspore.ops.assign: the variable's new contents."""
+    return value.to(variable.dtype).expand_as(variable).clone()
+
+
+def _ms_clip_by_global_norm(x, clip_norm=1.0, use_norm=None):
+    """mindspore.ops.clip_by_global_norm: x·clip_norm / max(‖x‖, clip_norm)
+    over all tensors (the bench keeps MindSpore's float32 casts in float64);
+    a 0-d tensor comes out of shape [1], as `x * Tensor([clip_norm])` does."""
+    norm = torch.sqrt(sum((t * t).sum() for t in x))
+    clip = torch.tensor([clip_norm], dtype=norm.dtype)
+    g = torch.where(norm.detach() >= clip, norm, clip)
+    return tuple(t * clip / g for t in x)
+
+
+def _ms_sum(x, axis=None, dtype=None, keepdims=False, initial=None, keepdim=None):
+    """mindspore.Tensor.sum(axis, dtype, keepdims, initial), or torch-style
+    with a bool second (keepdim)."""
+    if isinstance(dtype, bool):
+        keepdims, dtype = dtype, None
+    keep = keepdims or bool(keepdim)
+    out = x.sum(dtype=dtype) if axis is None else x.sum(axis, keepdim=keep, dtype=dtype)
+    if axis is None and keep:
+        out = out.reshape([1] * x.dim())
+    return out if initial is None else out + initial
+
+
+def _ms_var(x, axis=None, ddof=0, keepdims=False, correction=None, keepdim=None):
+    """mindspore.Tensor.var: ddof 0 by default; with torch's keywords, torch's default (1)."""
+    if correction is not None or keepdim is not None:
+        ddof, keepdims = (1 if correction is None else correction), bool(keepdim)
+    return torch.var(x, axis, correction=ddof, keepdim=keepdims)
+
+
+def _ms_std(x, axis=None, ddof=0, keepdims=False, correction=None, keepdim=None):
+    """mindspore.Tensor.std: the square root of _ms_var."""
+    return torch.sqrt(_ms_var(x, axis, ddof, keepdims, correction, keepdim))
+
+
+SPECIAL.update({
+    "MS.Functional.sin": torch.sin,
+    "MS.Functional.sqrt": torch.sqrt,
+    "MS.Functional.rsqrt": torch.rsqrt,
+    "MS.Functional.hardswish": _ms_hardswish,
+    "MintFunctional.hardswish": _ms_hardswish,
+    "MS.Functional.relu6": _ms_relu6,
+    "MS.Functional.where": torch.where,
+    "MS.Functional.tril": torch.tril,
+    "MS.Functional.topk": _ms_topk,
+    "MS.Functional.one_hot": _ms_one_hot,
+    "MS.Functional.tensor_scatter_elements": _ms_tensor_scatter_elements,
+    "MS.Functional.index_add": _ms_index_add,
+    "MS.Functional.repeat_interleave": _ms_repeat_interleave,
+    "MS.Functional.outer": torch.outer,
+    "MS.Functional.arange": _ms_arange,
+    "MS.Functional.stack": torch.stack,
+    "MS.Functional.cat": torch.cat,
+    "MS.Functional.assign": _ms_assign,
+    "MS.Functional.clip_by_global_norm": _ms_clip_by_global_norm,
+    "MS.Tensor.sum": _ms_sum,
+    "MS.Tensor.var": _ms_var,
+    "MS.Tensor.std": _ms_std,
+    "Torch.empty": torch.empty,
+})
+
+
+def refused(name, reason, *args, **kwargs):
+    """A call the runtime must refuse, with `reason` in its message."""
+    c = case(name, *args, **kwargs)
+    c.refusal = reason
+    return c
+
+
+def inplace_backward(name, *args, **kwargs):
+    """An in-place call whose backward torch defines (on a non-leaf) and the runtime replays."""
+    c = case(name, *args, **kwargs)
+    c.backward = True
+    return c
+
+
+def _ties(rows, n, levels, seed):
+    """Float rows drawn from a few levels: many ties."""
+    rng = _random.Random(seed)
+    return V([[float(rng.randrange(levels)) for _ in range(n)] for _ in range(rows)])
+
+
+HARD_EDGES = V([[-4.0, -3.0, -1.5, 0.0, 3.0, 4.0], [-0.5, 2.5, -3.0, 3.0, 1.0, -2.0]])  # the breakpoints exactly
+NAN_INF = V([[math.nan, 1.0, -INF, INF, 0.0, -0.0]])
+
+# Activations. Their breakpoints take torch's (MindSpore's) one-sided derivative.
+case("Functional.hardswish", T(3, 4, low=-5, high=5))
+case("Functional.hardswish", HARD_EDGES)
+case("Functional.hardswish", V([[-INF, INF, 1e300, -1e300]]))  # x·0 is NaN at -inf, as in torch
+each(["MS.Functional.hardswish", "MintFunctional.hardswish"], T(3, 4, low=-5, high=5))
+case("MS.Functional.hardswish", HARD_EDGES)
+case("MintFunctional.hardswish", HARD_EDGES)
+each(["Functional.hardsigmoid", "MintFunctional.hardsigmoid"], T(3, 4, low=-5, high=5))
+case("Functional.hardsigmoid", HARD_EDGES)
+case("MintFunctional.hardsigmoid", HARD_EDGES)
+RELU6_EDGES = V([[-1.0, 0.0, 3.0, 6.0, 7.0, 5.5]])
+each(["Functional.relu6", "MintFunctional.relu6", "MS.Functional.relu6"], T(3, 4, low=-2, high=8))
+case("Functional.relu6", RELU6_EDGES)
+case("MS.Functional.relu6", RELU6_EDGES)
+case("Functional.relu6", I(3, 4, low=-3, high=10))  # stays int64
+case("MintFunctional.tanh", T(3, 4))
+case("MintFunctional.tanh", V(0.5))  # 0-d
+each(["MS.Functional.sin", "MS.Functional.sqrt", "MS.Functional.rsqrt"], T(2, 3, low=0.1))
+case("MS.Functional.sqrt", I(2, 3, high=9))  # int -> float32
+case("Tensor.__rpow__", T(4), 10000.0)
+case("Tensor.__rpow__", T(2, 3), 2)  # int base, float exponent
+case("Tensor.__rpow__", I(2, 3, high=6), 2)  # int ** int stays int64, exactly
+case("Tensor.__rpow__", I(2, 3, high=6), 2.5)  # -> float32
+case("Tensor.__rpow__", V([1.0, 2.0, 0.5, -3.0]), -2.0).constant(0)  # negative base: NaN off the integers (torch's gradient is NaN everywhere)
+case("Tensor.__rpow__", T(), 3.0)  # 0-d
+
+# Comparisons: promoted first (an int tensor against 2.5 compares as floats), broadcast, bool.
+CMP_A = V([[1.0, 2.0, 3.0, math.nan], [0.0, -0.0, INF, -INF]])
+CMP_B = V([[1.0, 3.0, 2.0, math.nan], [-0.0, 0.0, INF, 1.0]])  # ties, NaN, signed zeros, infinities
+for _op in ["eq", "ne", "gt", "ge", "lt", "le"]:
+    each([f"Torch.{_op}", f"Tensor.{_op}", f"Tensor.__{_op}__", f"Mint.{_op}"], CMP_A, CMP_B)
+    case(f"Torch.{_op}", I(3, 4, low=-2, high=3), 0)  # the zoo's masks
+    case(f"Torch.{_op}", I(3, 4, low=-2, high=3), 0.5)  # int vs float scalar
+    case(f"Tensor.__{_op}__", B(3, 4), B(4))  # bool, broadcast
+    case(f"Torch.{_op}", T(3, 1), T())  # 0-d other
+    case(f"Torch.{_op}", T(0, 3), T(3))  # empty
+case("Torch.eq", I(8, 1, high=8), I(1, 8, high=8))  # the zoo's broadcast
+
+LOGIC_A = V([[0.0, 1.0, math.nan, -0.0], [2.0, 0.0, 0.5, -1.0]])
+for _op in ["logical_and", "logical_or", "logical_xor"]:
+    each([f"Torch.{_op}", f"Tensor.{_op}", f"Mint.{_op}"], B(3, 4), B(4))
+    case(f"Torch.{_op}", LOGIC_A, I(2, 4, low=-1, high=2))  # truth of floats (NaN is true) and ints
+    case(f"Torch.{_op}", B(1, 1, 4, 4), B(2, 1, 1, 4))  # the zoo's masks
+    case(f"Torch.{_op}", B(0, 4), B(4))  # empty
+each(["Torch.logical_not", "Tensor.logical_not", "Mint.logical_not"], B(2, 1, 4, 4))
+case("Torch.logical_not", LOGIC_A)
+case("Torch.logical_not", I(3, 4, low=-1, high=2))
+case("Torch.logical_not", B())  # 0-d
+
+# maximum/minimum: ties split the gradient evenly, NaN propagates.
+MAX_A = V([[1.0, 2.0, 3.0, math.nan], [INF, -INF, 0.5, 1e-320]])
+MAX_B = V([[1.0, 1.0, 5.0, 2.0], [INF, -INF, math.nan, 1e-320]])  # ties (also infinite and subnormal)
+for _op in ["maximum", "minimum"]:
+    each([f"Torch.{_op}", f"Tensor.{_op}", f"Mint.{_op}"], T(3, 4), T(4))
+    case(f"Torch.{_op}", MAX_A, MAX_B)
+    case(f"Mint.{_op}", T(6, 6), T())  # the zoo's 0-d other
+    case(f"Torch.{_op}", I(3, 4, low=-3, high=3), V(0, "int64"))
+    case(f"Torch.{_op}", B(3, 4), B(3, 4))
+    case(f"Torch.{_op}", I(2, 3, high=4), T(3))  # int and float -> float64, only the float differentiated
+    case(f"Torch.{_op}", T(0, 4), T(4))  # empty
+case("Torch.maximum", V([[0.0, 0.0], [2.0, 2.0]]), V([[0.0, 1.0], [2.0, -1.0]]))  # ties after a ReLU
+
+# where: three arguments broadcast; the condition alone gives its nonzero coordinates.
+each(["Torch.where", "MS.Functional.where"], B(6, 6), I(6, 6, high=9), I(6, 6, high=9, dtype="int32"))  # the zoo's buckets
+case("MS.Functional.where", B(3, 4), T(3, 4), T(4))
+case("MS.Functional.where", B(2), 1.0, I(2, dtype="int32"))
+case("Torch.where", B(16, 2))  # the zoo's one-argument form
+case("Torch.where", V([[False, False], [False, False]], "bool"))  # nothing true
+case("Torch.where", V(True, "bool"))  # 0-d
+case("Torch.where", I(2, 3, 4, low=-1, high=2))  # nonzero ints
+case("Torch.where", B(3, 4), 1.0, 0.0)  # two Python numbers -> float32
+case("Torch.where", B(0, 4), T(4), T(0, 4))  # empty
+
+case("MS.Functional.tril", T(8, 8))
+case("MS.Functional.tril", V([[True] * 4] * 4, "bool"), 1)  # bool, diagonal
+
+# topk: values and indices; ties in torch's order (partial_sort when
+# 64·k <= n, else nth_element and std::sort of the first k-1).
+each(["Torch.topk", "Tensor.topk", "Mint.topk"], T(16, 4), 2)
+case("Torch.topk", T(16, 4), 2, dim=-1)  # the zoo's call
+case("Torch.topk", _ties(6, 8, 3, 1), 3)  # nth_element, insertion sort
+case("Torch.topk", _ties(4, 20, 4, 2), 5)
+case("Torch.topk", _ties(3, 40, 3, 3), 30)  # std::sort of 29: introsort
+case("Torch.topk", _ties(3, 200, 3, 4), 2)  # partial_sort (heap)
+case("Torch.topk", _ties(2, 700, 5, 5), 10)
+case("Torch.topk", _ties(4, 20, 3, 6), 5, largest=False)
+case("Torch.topk", _ties(4, 20, 3, 7), 6, sorted=False)
+case("Torch.topk", _ties(7, 5, 3, 8), 3, 0)  # along dim 0
+case("Torch.topk", V([[1.0, math.nan, 3.0, -INF, INF, math.nan]]), 4)  # NaN counts as the largest
+case("Torch.topk", V([[1.0, math.nan, 3.0, -INF, INF, math.nan]]), 3, largest=False)
+case("Torch.topk", V([[0.0] * 100]), 3)  # all tied
+case("Torch.topk", T(3, 5), 0)  # k = 0: empty
+case("Torch.topk", T(), 1)  # 0-d
+case("Torch.topk", I(3, 5, high=4), 2)  # int64 values
+case("MS.Functional.topk", V([[0.3, -1.0, 2.5, 0.7], [1.5, 0.1, -0.2, 0.9]]), 2)  # no ties: see _ms_topk
+case("MS.Functional.topk", V([[0.3, -1.0, 2.5, 0.7], [1.5, 0.1, -0.2, 0.9]]), 3, largest=False)
+case("MS.Functional.topk", V([[0.3, -1.0, 2.5], [1.5, 0.1, -0.2]]), 1, 0)
+
+# one_hot
+each(["Functional.one_hot", "MintFunctional.one_hot"], I(16, 2, high=4), num_classes=4)
+case("Functional.one_hot", V([0, 3, 1], "int64"))  # num_classes inferred
+case("Functional.one_hot", V([], "int64"), 4)  # empty
+case("MS.Functional.one_hot", I(12, 2, high=4, dtype="int32"), 4, V(1.0), V(0.0))  # the zoo's call: zero gradient
+case("MS.Functional.one_hot", V([0, 2], "int32"), 3)  # int on/off -> int64
+case("MS.Functional.one_hot", V([[0, 2], [1, 1]], "int32"), 3, V(2.0), V(-0.5), 0)  # classes along axis 0
+
+# scatter / scatter_add / index_add: the input's gradient is cut where an
+# element is set; every source element gets its target's gradient.
+each(["Torch.scatter", "Tensor.scatter", "Mint.scatter"], T(16, 4), 1, V([[i % 4, (i + 1) % 4] for i in range(16)], "int64"), T(16, 2))
+case("Torch.scatter", T(2, 3), 1, V([[0, 1, 1]], "int64"), T(1, 3))  # duplicates: the last write wins
+case("Torch.scatter", T(3, 4), 0, V([[2, 0, 1, 2], [0, 0, 0, 1]], "int64"), T(3, 5)).constant(3)  # src larger than the index (torch's backward fails for it)
+case("Torch.scatter", T(3, 4), 1, V([[3], [0], [1]], "int64"), 2.5)  # a Python value
+case("Torch.scatter", I(3, 4), 1, V([[3], [0], [1]], "int64"), 2.7)  # into an int tensor: cast
+case("Torch.scatter", T(3, 4), 1, V([[0, 0], [1, 3], [2, 2]], "int64"), T(3, 2), reduce="add").constant(0, 3)  # torch has no derivative for reduce=
+case("Torch.scatter", T(3, 4), 1, V([[], [], []], "int64"), T(3, 0))  # empty index
+each(["Torch.scatter_add", "Tensor.scatter_add", "Mint.scatter_add"], T(3, 4), 1, V([[0, 0, 2], [3, 1, 3], [1, 1, 1]], "int64"), T(3, 3))
+case("Tensor.scatter_add", I(4, high=3), 0, I(32, high=4), I(32, high=3))  # the zoo's int64 counts
+case("Torch.scatter_add", T(2, 3), 0, V([[1, 0, 1]], "int64"), T(1, 3))  # index smaller than the input
+case("MS.Functional.tensor_scatter_elements", T(2, 8), I(12, 8, high=2), T(12, 8), 0, "add")  # the zoo's call
+case("MS.Functional.tensor_scatter_elements", T(2, 3), V([[0, 1, 1]], "int64"), T(1, 3), 1)  # 'none': the last write wins
+each(["Torch.index_add", "Tensor.index_add", "Mint.index_add"], T(16, 16), 0, V([3, 0, 3, 15, 7], "int64"), T(5, 16))  # duplicates
+case("Torch.index_add", T(3, 5), 1, V([4, 4, 0], "int64"), T(3, 3), alpha=-2.5)
+case("Torch.index_add", I(3, 4), 0, V([2, 2], "int64"), I(2, 4))
+case("Torch.index_add", T(3, 4), 0, V([], "int64"), T(0, 4))  # empty index
+case("MS.Functional.index_add", T(2, 8), I(12, high=2, dtype="int32"), T(12, 8), 0)  # the zoo's call
+
+# repeat_interleave: int or tensor repeats, along a dim or flattened.
+each(["Torch.repeat_interleave", "Tensor.repeat_interleave", "MS.Functional.repeat_interleave"], T(2, 2, 8, 8), 2, 1)  # the zoo's GQA
+case("Torch.repeat_interleave", T(2, 3), 2)  # flattened
+case("Torch.repeat_interleave", T(3, 2), V([1, 0, 3], "int64"), dim=0)  # a zero repeat
+case("Torch.repeat_interleave", T(3, 2), V([2], "int64"), dim=-1)  # one repeat for all
+case("Tensor.repeat_interleave", I(2, 3), 3, 1)
+case("Torch.repeat_interleave", V([2, 0, 1], "int64"))  # repeats alone: the repeated positions
+case("Torch.repeat_interleave", T(), 3)  # 0-d
+case("MS.Functional.repeat_interleave", T(2, 2), V([1, 2], "int32"), 0)
+
+each(["Torch.outer", "Tensor.outer", "Mint.outer", "MS.Functional.outer"], T(8), T(4))
+case("Torch.outer", I(3), T(2))  # int x float
+case("Torch.outer", T(0), T(3))  # empty
+
+each(["Torch.narrow", "Tensor.narrow", "Mint.narrow"], T(2, 6, 8), 1, 0, 1)
+case("Torch.narrow", T(2, 6, 8), -1, -3, 2)  # negative dim and start
+case("Torch.narrow", T(4, 3), 0, V(1, "int64"), 2)  # a 0-d tensor start
+case("Torch.narrow", T(4, 3), 1, 3, 0)  # empty
+
+each(["Torch.broadcast_to", "Tensor.broadcast_to", "Mint.broadcast_to"], T(1, 2, 6, 6), [2, 2, 6, 6])
+case("Torch.broadcast_to", T(3, 1), (2, -1, 4))  # -1 keeps a dim
+case("Torch.broadcast_to", I(3), (0, 3))  # empty
+case("Tensor.swapaxes", T(2, 4, 8, 8), 2, 3)
+case("Tensor.swapaxes", T(2, 3), axis0=0, axis1=-1)
+
+each(["Torch.logsumexp", "Tensor.logsumexp", "Mint.logsumexp"], T(16, 4), -1)
+case("Torch.logsumexp", T(2, 3, 4, low=-50, high=50), (0, 2), keepdim=True)
+case("Torch.logsumexp", V([[-INF, -INF], [INF, 1.0], [1e3, 1e3]]), 1)  # masked rows, infinities, no overflow
+case("Torch.logsumexp", I(3, 4), 1)  # int -> float32
+case("Torch.logsumexp", T(3, 0), 1)  # no elements: -inf
+case("Torch.logsumexp", T(4), 0, True)
+
+refused("Torch.empty", "uninitialized", 4, 8, 8, dtype=torch.float32)  # the zoo's call: nothing to compare
+
+# MindSpore spellings of torch's ops.
+case("MS.Functional.arange", 8)
+case("MS.Functional.arange", 0.0, 2.0, 0.5)  # floats -> float32
+case("MS.Functional.arange", 1, 10, 3, dtype=torch.int32)
+case("MS.Functional.stack", [T(12, 8), T(12, 8), T(12, 8), T(12, 8)], 1)
+case("MS.Functional.stack", [T(3), T(3)], axis=-1)
+case("MS.Functional.cat", [T(8, 4), T(8, 4)], -1)
+case("MS.Functional.cat", [T(160), T(48), T(16)])
+case("MS.Functional.assign", T(20, 8), T(20, 8)).constant(0, 1)  # in place: no gradient
+case("MS.Functional.assign", I(3, dtype="int32"), I(3, dtype="int32"))
+case("MS.Functional.clip_by_global_norm", [T(4, 3), T(3), T(2, 2)], 1.0)  # clipped
+case("MS.Functional.clip_by_global_norm", [T(4, 3, low=-0.01, high=0.01), T(3, low=-0.01, high=0.01)], 1.0)  # below the norm: unchanged
+case("MS.Functional.clip_by_global_norm", [T(5), T()], clip_norm=0.5)  # a 0-d tensor comes out of shape [1]
+case("MS.Tensor.sum", T(12, 2), -1, keepdims=True)  # the zoo's call
+case("MS.Tensor.sum", T(4))
+case("MS.Tensor.sum", T(3, 4), -1, True)  # torch-style keepdim
+case("MS.Tensor.sum", T(3, 4), (0, 1), torch.float64, False, 10.0)  # dtype, initial
+case("MS.Tensor.sum", I(3, 4, dtype="int32"), 0)  # -> int64
+case("MS.Tensor.var", T(2, 6, 8), -1, keepdims=True)  # the zoo's call: ddof 0
+case("MS.Tensor.var", T(3, 4), 0, 1)  # ddof 1
+case("MS.Tensor.var", T(3, 4), -1, correction=0, keepdim=True)  # torch-style keywords
+case("MS.Tensor.var", T(3, 4), 1, keepdim=False)  # torch-style: correction 1
+case("MS.Tensor.std", T(3, 4))  # ddof 0
+case("MS.Tensor.std", T(3, 4), 1, 1, True)
+
+# Backward of in-place adds (of a non-leaf): the gradient of add.
+inplace_backward("Tensor.__iadd__", T(2, 8, 16), T(2, 8, 16))
+inplace_backward("Tensor.__iadd__", T(2, 2, 8, 8), T(1, 2, 8, 8))  # broadcast other
+inplace_backward("Tensor.add_", T(3, 4), T(4), alpha=-0.5)
+inplace_backward("Tensor.__iadd__", T(), 1)  # the zoo's counter

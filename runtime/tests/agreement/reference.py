@@ -21,7 +21,10 @@ cases.json holds {"cases": [...]}, one object per case:
                               a differentiated float tensor
   outputs                     [{"file", "dtype"}], the flattened results
   grad_outputs                per output: a file, or null for non-float outputs
-  grads                       per differentiated input, in order: a file
+  grads                       per differentiated tensor (those of a list
+                              argument too), in input order: a file
+  refusal                     null, or the reason the runtime must refuse the
+                              call with (torch.empty: nothing to compare)
 Argument values are JSON scalars, lists, null, or one-key objects:
 {"tensor": file, "dtype": name}, {"dtype": name}, {"float": "inf"},
 {"slice": [start, stop, step]}, {"ellipsis": true}.
@@ -148,16 +151,26 @@ def run_case(index, case, out_dir):
     with default_dtype(torch.float32):
         dtypes = [dtype_name(o.dtype) for o in flatten(case.reference(*args, **kwargs))]
 
-    # The float tensors at top level get gradients, unless marked constant.
+    # The float tensors at top level get gradients, unless marked constant,
+    # and so do those inside a list argument (the runtime differentiates
+    # every float tensor of a list, as it has no flag of its own).
     def leaf(key, v):
+        if isinstance(v, (list, tuple)):
+            return type(v)(leaf(key, x) for x in v)
         wanted = case.backward and isinstance(v, torch.Tensor) and v.is_floating_point() and key not in case.constants
         return v.detach().requires_grad_(True) if wanted else v
+
+    def tensors_of(v):
+        if isinstance(v, (list, tuple)):
+            return [t for x in v for t in tensors_of(x)]
+        return [v] if isinstance(v, torch.Tensor) else []
 
     args = [leaf(i, v) for i, v in enumerate(args)]
     kwargs = {k: leaf(k, v) for k, v in kwargs.items()}
     slots = args + list(kwargs.values())
     differentiate = [isinstance(v, torch.Tensor) and v.requires_grad for v in slots]
-    leaves = [v for v, d in zip(slots, differentiate) if d]
+    # The differentiated tensors in input order, a list's in its order.
+    leaves = [t for v in slots for t in tensors_of(v) if t.requires_grad]
 
     with default_dtype(torch.float64):
         outputs = flatten(case.bench(*args, **kwargs))
@@ -174,6 +187,7 @@ def run_case(index, case, out_dir):
         "backward": bool(leaves) and any(o.requires_grad for o in outputs),
         "grad_outputs": None,
         "grads": None,
+        "refusal": getattr(case, "refusal", None),
     }
     if not entry["backward"]:
         return entry

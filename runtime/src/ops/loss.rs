@@ -1,0 +1,487 @@
+//! Losses, with torch's reductions (and its legacy `size_average`/`reduce`),
+//! and MindSpore's own signatures and defaults where `mindspore.ops` or
+//! `mint.nn.functional` spell them differently (`MS.Functional.*`,
+//! `MintFunctional.*`). Gradients are autograd's through formulas whose
+//! slopes are torch's at the edges (`|x|'(0) = 0`); binary_cross_entropy's
+//! input gradient is torch's formula itself (see [`binary_cross_entropy`]).
+//! Arguments torch does not differentiate (class weights, `pos_weight`,
+//! binary cross-entropy weights) are detached, so a MindSpore dump, which
+//! differentiates every float tensor, gets zeros for them (it records `None`).
+
+use candle_core::Tensor;
+
+use super::nn::log_softmax_t;
+use super::{one, Op, Standard};
+use crate::bind::Bound;
+use crate::ctx::{broadcast2, operand, result_type, Ctx};
+use crate::dtype::TDType;
+use crate::error::{Error, Result};
+use crate::value::{Value, T};
+
+/// How a loss reduces its per-element values.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reduction {
+    None,
+    Sum,
+    Mean,
+    /// kl_div's sum divided by the batch size.
+    BatchMean,
+}
+
+/// The `reduction` argument, or torch's legacy `size_average`/`reduce`
+/// when either is given (MindSpore's signatures have neither: unbound
+/// names read as `None`).
+fn reduction(b: &Bound, what: &str) -> Result<Reduction> {
+    let legacy = |name: &str| if b.is_none(name) { Ok(true) } else { b.bool(name) };
+    let r = if b.is_none("size_average") && b.is_none("reduce") {
+        b.str("reduction")?
+    } else if !legacy("reduce")? {
+        "none"
+    } else if legacy("size_average")? {
+        "mean"
+    } else {
+        "sum"
+    };
+    match r {
+        "none" => Ok(Reduction::None),
+        "sum" => Ok(Reduction::Sum),
+        "mean" => Ok(Reduction::Mean),
+        "batchmean" if what == "kl_div" => Ok(Reduction::BatchMean),
+        other => Err(Error::Arg(format!("{what}: {other:?} is not a valid reduction"))),
+    }
+}
+
+/// Per-element losses reduced: kept, summed, or averaged over every element.
+fn reduce(loss: Tensor, r: Reduction) -> Result<Tensor> {
+    Ok(match r {
+        Reduction::None => loss,
+        Reduction::Sum => loss.sum_all()?,
+        Reduction::Mean | Reduction::BatchMean => (loss.sum_all()? / loss.elem_count() as f64)?,
+    })
+}
+
+/// `|x|` with torch's slope at 0 (0, not candle's 1).
+fn abs_t(x: &Tensor) -> candle_core::Result<Tensor> {
+    x * x.sign()?.detach()
+}
+
+/// The input and target of an elementwise loss in their common dtype,
+/// broadcast to one shape (torch warns and broadcasts), with that dtype.
+fn pair(ctx: &Ctx, b: &Bound, input: &str, target: &str) -> Result<(Tensor, Tensor, TDType)> {
+    let (x, t) = (b.value(input), b.value(target));
+    let dtype = result_type(&[x, t])?;
+    if !dtype.is_float() {
+        return Err(Error::Arg(format!("loss of {} tensors (torch needs a floating input)", dtype.name())));
+    }
+    let (x, t) = broadcast2(&operand(ctx, x, dtype)?, &operand(ctx, t, dtype)?)?;
+    Ok((x, t, dtype))
+}
+
+/// The input and target of a binary cross-entropy: same shape, as torch requires.
+fn same_shape(ctx: &Ctx, b: &Bound, input: &str, target: &str, what: &str) -> Result<(Tensor, Tensor, TDType)> {
+    let (x, t) = (b.tensor(input)?, b.tensor(target)?);
+    if x.dims() != t.dims() {
+        return Err(Error::Arg(format!("{what}: target of shape {:?} for an input of shape {:?} (they must be the same)", t.dims(), x.dims())));
+    }
+    pair(ctx, b, input, target)
+}
+
+/// A weight of an elementwise loss, broadcast to the loss's shape, detached
+/// unless `differentiated`.
+fn weight_of(ctx: &Ctx, b: &Bound, name: &str, shape: &[usize], dtype: TDType, differentiated: bool) -> Result<Option<Tensor>> {
+    let Some(w) = b.opt_tensor(name)? else { return Ok(None) };
+    let w = operand(ctx, &Value::Tensor(w.clone()), dtype)?.broadcast_as(shape)?;
+    Ok(Some(if differentiated { w } else { w.detach() }))
+}
+
+/// l1_loss and mse_loss: `|x - t|` or `(x - t)^2`, times torch's optional
+/// elementwise `weight` (differentiated; the mean is then `Σ w·e / Σ w`).
+fn distance_loss(ctx: &Ctx, b: &Bound, squared: bool) -> Result<Vec<Value>> {
+    let what = if squared { "mse_loss" } else { "l1_loss" };
+    let r = reduction(b, what)?;
+    let (x, t, dtype) = pair(ctx, b, "input", "target")?;
+    let d = (x - t)?;
+    let e = if squared { d.sqr()? } else { abs_t(&d)? };
+    let out = match weight_of(ctx, b, "weight", e.dims(), dtype, true)? {
+        None => reduce(e, r)?,
+        Some(w) => {
+            if b.tensor("weight")?.dims() != b.tensor("input")?.dims() {
+                return Err(Error::Arg(format!("{what}: weights and input must have the same size")));
+            }
+            let we = (e * &w)?;
+            match r {
+                Reduction::Mean => we.sum_all()?.broadcast_div(&w.sum_all()?)?,
+                r => reduce(we, r)?,
+            }
+        }
+    };
+    one(ctx.out(out, dtype)?)
+}
+
+/// smooth_l1_loss: `0.5 d^2 / beta` where `|d| < beta`, else `|d| - 0.5 beta`
+/// (the L1 loss for `beta = 0`).
+fn smooth_l1_loss(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let r = reduction(b, "smooth_l1_loss")?;
+    let beta = b.float("beta")?;
+    if beta < 0.0 {
+        return Err(Error::Arg(format!("smooth_l1_loss: beta must be non-negative, got {beta}")));
+    }
+    let (x, t, dtype) = pair(ctx, b, "input", "target")?;
+    let d = (x - t)?;
+    let a = abs_t(&d)?;
+    let e = if beta == 0.0 { a } else { a.detach().lt(beta)?.where_cond(&((d.sqr()? * 0.5)? / beta)?, &(&a - 0.5 * beta)?)? };
+    one(ctx.out(reduce(e, r)?, dtype)?)
+}
+
+/// `t * log(t)`, 0 where `t = 0` (torch's xlogy(t, t)); NaN for negative `t`.
+fn xlogx(t: &Tensor) -> Result<Tensor> {
+    let zero = t.detach().eq(0.0)?;
+    let safe = zero.where_cond(&t.ones_like()?, t)?;
+    Ok(zero.where_cond(&t.zeros_like()?, &(t * safe.log()?)?)?)
+}
+
+/// kl_div of log-probabilities `input` against `target` (probabilities, or
+/// log-probabilities with `log_target`): `t·(log t - x)`, reduced by
+/// none/sum/mean (over elements)/batchmean (over the first dim).
+fn kl_div(ctx: &Ctx, b: &Bound, input: &str, target: &str) -> Result<Vec<Value>> {
+    let r = reduction(b, "kl_div")?;
+    let log_target = !b.is_none("log_target") && b.bool("log_target")?;
+    let rank = b.tensor(input)?.rank();
+    let (x, t, dtype) = pair(ctx, b, input, target)?;
+    let e = if log_target { (t.exp()? * (&t - &x)?)? } else { (xlogx(&t)? - (&t * &x)?)? };
+    let out = match r {
+        Reduction::BatchMean if rank > 0 => (e.sum_all()? / e.dims()[0] as f64)?,
+        Reduction::BatchMean => e.sum_all()?,
+        r => reduce(e, r)?,
+    };
+    one(ctx.out(out, dtype)?)
+}
+
+/// binary_cross_entropy of probabilities `input`: `-w·(t·log x + (1-t)·log(1-x))`,
+/// each log clamped at -100 as in torch. The input's gradient is torch's
+/// own formula, `w·(x - t) / max(x·(1-x), ε)` (ε = 1e-12 in float32; finite at 0 and 1,
+/// where the clamped logs' slopes are not), joined to the value as
+/// `value + (x - stop(x))·stop(grad)`; the target's is autograd's, `w·(log(1-x) - log x)`.
+fn binary_cross_entropy(ctx: &Ctx, b: &Bound, input: &str, target: &str) -> Result<Vec<Value>> {
+    let r = reduction(b, "binary_cross_entropy")?;
+    let (x, t, dtype) = same_shape(ctx, b, input, target, "binary_cross_entropy")?;
+    let xd = x.detach();
+    if xd.flatten_all()?.to_dtype(candle_core::DType::F64)?.to_vec1::<f64>()?.iter().any(|v| !(0.0..=1.0).contains(v)) {
+        return Err(Error::Arg("binary_cross_entropy: all elements of input should be between 0 and 1".into()));
+    }
+    let log_x = xd.log()?.maximum(-100.0)?;
+    let log_1mx = xd.affine(-1.0, 1.0)?.log()?.maximum(-100.0)?;
+    let value = ((&t * &log_x)? + (t.affine(-1.0, 1.0)? * &log_1mx)?)?.neg()?;
+    // torch's EPSILON, 1e-12, reaches the kernel as a float32.
+    let slope = ((&xd - t.detach())? / (&xd * xd.affine(-1.0, 1.0)?)?.maximum(1e-12f32 as f64)?)?;
+    let mut e = (value + ((&x - &xd)? * slope)?)?;
+    if let Some(w) = weight_of(ctx, b, "weight", e.dims(), dtype, false)? {
+        e = (e * w)?;
+    }
+    one(ctx.out(reduce(e, r)?, dtype)?)
+}
+
+/// binary_cross_entropy_with_logits: `(1-t)·x + (1 + (p-1)·t)·softplus(-x)`
+/// (p = `pos_weight`, broadcast over the last dim), times `weight`, with
+/// softplus(-x) = `log(1 + exp(-|x|)) + max(-x, 0)`, stable and with the
+/// slope -1/2 at 0 (|x| and max are selects, so they cannot overflow or lose it).
+fn binary_cross_entropy_with_logits(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let r = reduction(b, "binary_cross_entropy_with_logits")?;
+    let (x, t, dtype) = same_shape(ctx, b, "input", "target", "binary_cross_entropy_with_logits")?;
+    let nonneg = x.detach().ge(0.0)?;
+    let abs = nonneg.where_cond(&x, &x.neg()?)?;
+    let relu_neg = nonneg.where_cond(&x.zeros_like()?, &x.neg()?)?;
+    let softplus = ((abs.neg()?.exp()? + 1.0)?.log()? + relu_neg)?;
+    let log_weight = match weight_of(ctx, b, "pos_weight", x.dims(), dtype, false)? {
+        Some(p) => ((p - 1.0)? * &t)?.affine(1.0, 1.0)?,
+        None => t.ones_like()?,
+    };
+    let mut e = ((t.affine(-1.0, 1.0)? * &x)? + (log_weight * softplus)?)?;
+    if let Some(w) = weight_of(ctx, b, "weight", e.dims(), dtype, false)? {
+        e = (e * w)?;
+    }
+    one(ctx.out(reduce(e, r)?, dtype)?)
+}
+
+/// Class scores as rows: the class dim (1, or 0 of an unbatched `[C]`
+/// input) moved last and the others flattened, `[M, C]`, with the shape
+/// of the per-sample loss (`[N, d1, ...]`, or `[]` unbatched).
+fn rows(x: &Tensor, what: &str) -> Result<(Tensor, Vec<usize>)> {
+    match x.rank() {
+        0 => Err(Error::Arg(format!("{what}: a 0-d input has no class dim"))),
+        1 => Ok((x.unsqueeze(0)?, vec![])),
+        2 => Ok((x.clone(), vec![x.dims()[0]])),
+        r => {
+            let perm: Vec<usize> = std::iter::once(0).chain(2..r).chain(std::iter::once(1)).collect();
+            let moved = x.permute(perm)?;
+            let lead = moved.dims()[..r - 1].to_vec();
+            let m = lead.iter().product::<usize>();
+            Ok((moved.reshape((m, x.dims()[1]))?, lead))
+        }
+    }
+}
+
+/// The options of a class-index loss.
+struct ClassLoss<'a> {
+    what: &'a str,
+    weight: Option<Tensor>,
+    ignore: i64,
+    reduction: Reduction,
+    smoothing: f64,
+}
+
+impl ClassLoss<'_> {
+    /// The per-sample losses (`[M]`) reduced, reshaped to `lead` for `none`.
+    fn finish(&self, loss: Tensor, lead: &[usize], mean_by: Tensor) -> Result<Tensor> {
+        Ok(match self.reduction {
+            Reduction::None => loss.reshape(lead)?,
+            Reduction::Sum => loss.sum_all()?,
+            _ => loss.sum_all()?.broadcast_div(&mean_by.sum_all()?)?,
+        })
+    }
+
+    /// torch's nll loss with label smoothing of log-probabilities `logp`
+    /// (`[M, C]`) against class indices: `-w[t]·logp[t]`, mixed with
+    /// `-Σ_c w[c]·logp[c] / C` by `smoothing`, 0 where `t = ignore_index`;
+    /// the mean divides by `Σ w[t]` over the samples not ignored.
+    fn indices(&self, logp: &Tensor, target: &T, lead: &[usize]) -> Result<Tensor> {
+        if target.dtype.is_float() {
+            return Err(Error::Arg(format!("{}: expected integer class indices as target, got {}", self.what, target.dtype.name())));
+        }
+        if target.dims() != lead {
+            return Err(Error::Arg(format!("{}: target of shape {:?} for per-sample losses of shape {lead:?}", self.what, target.dims())));
+        }
+        let (m, c) = logp.dims2()?;
+        let mut idx = Vec::with_capacity(m);
+        let mut keep = Vec::with_capacity(m);
+        for t in target.to_f64_vec()? {
+            let ignored = t as i64 == self.ignore;
+            if !ignored && !(0.0..c as f64).contains(&t) {
+                return Err(Error::Arg(format!("{}: target {t} is neither a class in [0, {c}) nor ignore_index {} (torch and MindSpore raise)", self.what, self.ignore)));
+            }
+            idx.push(if ignored { 0 } else { t as u32 });
+            keep.push(u8::from(!ignored));
+        }
+        let dev = logp.device();
+        let idx = Tensor::from_vec(idx, (m, 1), dev)?;
+        // Ignored samples are selected away, not multiplied by 0: their
+        // gradient stays 0 when every sample is ignored and the mean is
+        // 0/0 (torch: NaN, with zero gradients).
+        let keep = Tensor::from_vec(keep, m, dev)?;
+        let zeros = Tensor::zeros(m, logp.dtype(), dev)?;
+        let w_t = match &self.weight {
+            Some(w) => w.index_select(&idx.squeeze(1)?, 0)?,
+            None => zeros.ones_like()?,
+        };
+        let mut loss = (logp.gather(&idx, 1)?.squeeze(1)?.neg()? * &w_t)?;
+        if self.smoothing > 0.0 {
+            let weighted = match &self.weight {
+                Some(w) => logp.broadcast_mul(w)?,
+                None => logp.clone(),
+            };
+            let smooth = weighted.sum(1)?.neg()?;
+            loss = ((loss * (1.0 - self.smoothing))? + (smooth * (self.smoothing / c as f64))?)?;
+        }
+        let loss = keep.where_cond(&loss, &zeros)?;
+        let w_t = keep.where_cond(&w_t, &zeros)?;
+        self.finish(loss, lead, w_t)
+    }
+
+    /// cross_entropy against class probabilities (`[M, C]`, mixed with the
+    /// uniform distribution by `smoothing`): `-Σ_c w[c]·t[c]·logp[c]`; the
+    /// mean divides by the number of samples.
+    fn probabilities(&self, logp: &Tensor, target: &Tensor, lead: &[usize]) -> Result<Tensor> {
+        let c = logp.dims()[1];
+        let t = if self.smoothing > 0.0 { target.affine(1.0 - self.smoothing, self.smoothing / c as f64)? } else { target.clone() };
+        let mut per = (logp * t)?;
+        if let Some(w) = &self.weight {
+            per = per.broadcast_mul(w)?;
+        }
+        let loss = per.sum(1)?.neg()?;
+        let count = loss.ones_like()?.detach();
+        self.finish(loss, lead, count)
+    }
+}
+
+/// cross_entropy (`log_softmax` over the class dim first) and nll_loss
+/// (log-probabilities given) over `[C]`, `[N, C]` or `[N, C, d1, ...]`
+/// inputs, with class indices or (cross_entropy) class probabilities as
+/// the target. `label_smoothing` is torch's cross_entropy's and MindSpore's
+/// nll_loss's (absent from torch's nll_loss: 0).
+fn class_loss(ctx: &Ctx, b: &Bound, input: &str, what: &str) -> Result<Vec<Value>> {
+    let (x, target) = (b.tensor(input)?, b.tensor("target")?);
+    if !x.dtype.is_float() {
+        return Err(Error::Arg(format!("{what}: expected a floating input, got {}", x.dtype.name())));
+    }
+    let smoothing = b.opt_float("label_smoothing")?.unwrap_or(0.0);
+    if !(0.0..=1.0).contains(&smoothing) {
+        return Err(Error::Arg(format!("{what}: label_smoothing must be between 0.0 and 1.0, got {smoothing}")));
+    }
+    let weight = match b.opt_tensor("weight")? {
+        Some(w) => Some(operand(ctx, &Value::Tensor(w.clone()), x.dtype)?.detach()),
+        None => None,
+    };
+    let spec = ClassLoss { what, weight, ignore: b.int("ignore_index")?, reduction: reduction(b, what)?, smoothing };
+    let (scores, lead) = rows(&x.t, what)?;
+    let logp = if what == "cross_entropy" { log_softmax_t(&scores, 1)? } else { scores };
+    let loss = if target.dtype.is_float() && what == "cross_entropy" {
+        if target.dims() != x.dims() {
+            return Err(Error::Arg(format!("cross_entropy: probabilities of shape {:?} for an input of shape {:?}", target.dims(), x.dims())));
+        }
+        let (t, _) = rows(&operand(ctx, &Value::Tensor(target.clone()), x.dtype)?, what)?;
+        spec.probabilities(&logp, &t, &lead)?
+    } else {
+        spec.indices(&logp, target, &lead)?
+    };
+    one(ctx.out(loss, x.dtype)?)
+}
+
+/// The loss entries: torch's signatures under `Functional`, MindSpore's
+/// (`mindspore.ops`) under `MS.Functional`, mint's under `MintFunctional`.
+pub static OPS: &[Op] = &[
+    Op {
+        names: &["Functional.cross_entropy"],
+        sig: "input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean', label_smoothing=0.0",
+        forward: |c, b| class_loss(c, b, "input", "cross_entropy"),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["MS.Functional.cross_entropy", "MintFunctional.cross_entropy"],
+        sig: "input, target, weight=None, ignore_index=-100, reduction='mean', label_smoothing=0.0",
+        forward: |c, b| class_loss(c, b, "input", "cross_entropy"),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["Functional.nll_loss"],
+        sig: "input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'",
+        forward: |c, b| class_loss(c, b, "input", "nll_loss"),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["MS.Functional.nll_loss"],
+        sig: "inputs, target, weight=None, ignore_index=-100, reduction='mean', label_smoothing=0.0",
+        forward: |c, b| class_loss(c, b, "inputs", "nll_loss"),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["Functional.l1_loss"],
+        sig: "input, target, size_average=None, reduce=None, reduction='mean', weight=None",
+        forward: |c, b| distance_loss(c, b, false),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["MS.Functional.l1_loss", "MintFunctional.l1_loss"],
+        sig: "input, target, reduction='mean'",
+        forward: |c, b| distance_loss(c, b, false),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["Functional.mse_loss"],
+        sig: "input, target, size_average=None, reduce=None, reduction='mean', weight=None",
+        forward: |c, b| distance_loss(c, b, true),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["MS.Functional.mse_loss", "MintFunctional.mse_loss"],
+        sig: "input, target, reduction='mean'",
+        forward: |c, b| distance_loss(c, b, true),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["Functional.smooth_l1_loss"],
+        sig: "input, target, size_average=None, reduce=None, reduction='mean', beta=1.0",
+        forward: smooth_l1_loss,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        // MindSpore's default reduction is 'none'.
+        names: &["MS.Functional.smooth_l1_loss"],
+        sig: "input, target, beta=1.0, reduction='none'",
+        forward: smooth_l1_loss,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["Functional.kl_div"],
+        sig: "input, target, size_average=None, reduce=None, reduction='mean', log_target=False",
+        forward: |c, b| kl_div(c, b, "input", "target"),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["MS.Functional.kl_div"],
+        sig: "logits, labels, reduction='mean'",
+        forward: |c, b| kl_div(c, b, "logits", "labels"),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["Functional.binary_cross_entropy"],
+        sig: "input, target, weight=None, size_average=None, reduce=None, reduction='mean'",
+        forward: |c, b| binary_cross_entropy(c, b, "input", "target"),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["MS.Functional.binary_cross_entropy"],
+        sig: "logits, labels, weight=None, reduction='mean'",
+        forward: |c, b| binary_cross_entropy(c, b, "logits", "labels"),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["MintFunctional.binary_cross_entropy"],
+        sig: "input, target, weight=None, reduction='mean'",
+        forward: |c, b| binary_cross_entropy(c, b, "input", "target"),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["Functional.binary_cross_entropy_with_logits"],
+        sig: "input, target, weight=None, size_average=None, reduce=None, reduction='mean', pos_weight=None",
+        forward: binary_cross_entropy_with_logits,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["MS.Functional.binary_cross_entropy_with_logits"],
+        sig: "input, target, weight=None, pos_weight=None, reduction='mean'",
+        forward: binary_cross_entropy_with_logits,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+    Op {
+        names: &["MintFunctional.binary_cross_entropy_with_logits"],
+        sig: "input, target, weight=None, reduction='mean', pos_weight=None",
+        forward: binary_cross_entropy_with_logits,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+    },
+];
