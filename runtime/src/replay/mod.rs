@@ -249,8 +249,32 @@ fn recorded(spec: Option<&Spec>, call: &Call, what: &str) -> Result<std::result:
     })
 }
 
-fn is_float_tensor(s: &Spec) -> bool {
-    matches!(s, Spec::Tensor(t) if t.dtype.is_float())
+/// Where each positional input's gradient sits in the dump's list of input
+/// gradients (`None` for inputs without one), for the first layout whose
+/// length matches the list: PyTorch dumps list the floating tensors marked
+/// `requires_grad` (batch_norm's running statistics have none); older dumps
+/// and unmarked ones, every floating tensor (none for layer_norm's
+/// normalized_shape or cross_entropy's target); MindSpore dumps, every
+/// tensor (a `null` slot for an integer target). `None` when no layout fits.
+fn gradient_slots(r: &Replay) -> Option<Vec<Option<usize>>> {
+    let marked = |s: &Spec| matches!(s, Spec::Tensor(t) if t.dtype.is_float() && t.requires_grad == Some(true));
+    let float = |s: &Spec| matches!(s, Spec::Tensor(t) if t.dtype.is_float());
+    let tensor = |s: &Spec| matches!(s, Spec::Tensor(_));
+    let layouts: [&dyn Fn(&Spec) -> bool; 3] = [&marked, &float, &tensor];
+    layouts.iter().find_map(|keep| {
+        let mut next = 0;
+        let slots: Vec<Option<usize>> = r
+            .args
+            .iter()
+            .map(|s| {
+                keep(s).then(|| {
+                    next += 1;
+                    next - 1
+                })
+            })
+            .collect();
+        (next == r.grad_inputs.len() && next > 0).then_some(slots)
+    })
 }
 
 fn spec_kind(s: &Spec) -> &'static str {
@@ -290,12 +314,11 @@ fn replay_once(r: &Replay, iteration: u64, limits: &Limits) -> Result<(Vec<Detai
         None => {
             let outs = (0..bench.outputs.len()).map(|i| recorded(r.outputs.get(i), &call, "output")).collect::<Result<Vec<_>>>()?;
             let grads = if r.grad_outputs.is_some() {
-                // The dump lists one gradient per positional floating tensor
-                // input (none for layer_norm's normalized_shape or
-                // cross_entropy's target); keep the differentiated ones. A
-                // differentiated keyword has none.
-                let ordinal = |i: usize| (i < r.args.len()).then(|| r.args[..i].iter().filter(|s| is_float_tensor(s)).count());
-                let picked: Vec<Option<usize>> = call.differentiate.iter().enumerate().filter(|(_, &d)| d).map(|(i, _)| ordinal(i)).collect();
+                // The dump's list of input gradients, positional inputs only
+                // (a differentiated keyword has none), laid out the way the
+                // dump's length says (see `gradient_slots`).
+                let slots = gradient_slots(r);
+                let picked: Vec<Option<usize>> = call.differentiate.iter().enumerate().filter(|(_, &d)| d).map(|(i, _)| slots.as_ref().and_then(|s| s.get(i).copied().flatten())).collect();
                 picked.iter().map(|&k| recorded(k.and_then(|k| r.grad_inputs.get(k)), &call, "gradient")).collect::<Result<Vec<_>>>()?
             } else {
                 vec![]
@@ -303,12 +326,11 @@ fn replay_once(r: &Replay, iteration: u64, limits: &Limits) -> Result<(Vec<Detai
             (outs, grads)
         }
     };
-    // Recorded gradients line up when the dump lists one per positional
-    // floating tensor input, every differentiated input is positional, and each
-    // recorded one has its input's shape (a broadcast matmul's does not). A
-    // missing file is fine: that gradient alone is emulated.
-    let tensor_args = r.args.iter().filter(|s| is_float_tensor(s)).count();
-    let one_per_input = r.grad_inputs.len() == tensor_args && call.differentiate.iter().skip(r.args.len()).all(|d| !d);
+    // Recorded gradients line up when the dump's list has a known layout,
+    // every differentiated input is positional, and each recorded one has
+    // its input's shape (a broadcast matmul's does not). A missing file is
+    // fine: that gradient alone is emulated.
+    let one_per_input = gradient_slots(r).is_some() && call.differentiate.iter().skip(r.args.len()).all(|d| !d);
     let aligned = match (&bench.grads, whole) {
         (Some(b), None) => one_per_input && rec_grads.len() == b.len() && rec_grads.iter().zip(b).all(|(g, b)| match g {
             Ok(Value::Tensor(t)) => t.dims() == b.dims(),
