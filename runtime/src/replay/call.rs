@@ -62,6 +62,31 @@ fn cast_down(r: &mut Realized, to: TDType) {
     }
 }
 
+/// Random class targets of `cross_entropy`/`nll_loss` (the second
+/// positional argument, integer) drawn from a dumped range whose Min is the
+/// ignore marker (-100) land between the marker and class 0, which torch
+/// and MindSpore refuse: such values are folded into the classes
+/// (`|v| mod (Max+1)`), and the marker itself is kept.
+fn class_targets(api: &str, args: &mut [Realized], kwargs: &[(String, Realized)]) {
+    if !matches!(api.rsplit('.').next(), Some("cross_entropy" | "nll_loss")) {
+        return;
+    }
+    let ignore = kwargs.iter().find(|(k, _)| k == "ignore_index").and_then(|(_, v)| match v {
+        Realized::Value(v) => v.as_i64(),
+        _ => None,
+    });
+    let ignore = ignore.unwrap_or(-100) as f64;
+    if let Some(Realized::Tensor(t, _)) = args.get_mut(1) {
+        if t.dtype.is_float() {
+            return;
+        }
+        let max = t.values.iter().copied().fold(0.0f64, f64::max);
+        for v in t.values.iter_mut().filter(|v| **v < 0.0 && **v != ignore) {
+            *v = v.abs() % (max + 1.0);
+        }
+    }
+}
+
 /// The dtypes of every tensor of `r`.
 fn dtypes(r: &Realized, out: &mut Vec<TDType>) {
     match r {
@@ -98,6 +123,9 @@ impl<'a> Call<'a> {
             let name = |d| r.framework.dtype_name(d);
             format!("msprobe quirk: the call ran under autocast (inputs dumped as {}, output {}); replayed on the inputs cast to {}", name(widest), name(to), name(to))
         });
+        if r.data_mode == DataMode::Random {
+            class_targets(&r.api.op, &mut args, &kwargs);
+        }
         let slots: Vec<&Realized> = args.iter().chain(kwargs.iter().map(|(_, v)| v)).collect();
         let differentiate = differentiate(&slots);
         let widest = slots.iter().filter_map(|s| s.widest_float()).max_by_key(|d| d.bits()).unwrap_or(TDType::F32);
