@@ -273,6 +273,7 @@ fn path_and_size_cases() -> Vec<Case> {
         case("data_name with a separator", data_name("sub/x.npy"), REPLAY, 4, &[expected]),
         case("data_name with a backslash", data_name("..\\x.npy"), GEN, 4, &[expected]),
         case("data_name dot-dot", data_name(".."), REPLAY, 4, &[expected]),
+        case("data_name with a newline", data_name("x\n.npy"), REPLAY, 4, &[expected, "got \"x\\n.npy\""]),
         case("tensor file a symlink out of the folder", tensors(|t: &Path| {
             let outside = t.parent().unwrap().join("outside.npy");
             std::fs::write(&outside, npy_f32(&[4], &[9.0; 4])).unwrap();

@@ -156,7 +156,7 @@ fn a_data_name_that_is_a_path_is_refused_naming_the_entry() {
         d.mul(1, vec![Dump::desc(json!([4]), Some(bad)), Dump::desc(json!([4]), Some("Mint.mul.0.forward.input.1.npy"))], Dump::desc(json!([4]), None));
         let dump = d.write();
         let expected = format!(
-            "msprobe: error: {}: Mint.mul.1.forward.input_args[0].data_name: expected a bare file name in the dump's tensor folder (no '/', '\\', '.', '..' or absolute path), got {bad:?}",
+            "msprobe: error: {}: Mint.mul.1.forward.input_args[0].data_name: expected a bare file name in the dump's tensor folder (no '/', '\\', '.', '..', control character or absolute path), got {bad:?}",
             dump.display()
         );
         // Refused whatever the data mode, by both commands.

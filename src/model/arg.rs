@@ -114,9 +114,9 @@ fn data_name(v: Option<&Value>, path: &str) -> Result<Option<String>, ModelError
     match v {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => {
-            let bare = !s.contains(['/', '\\', '\0']) && matches!(Path::new(s).components().collect::<Vec<_>>()[..], [Component::Normal(_)]);
+            let bare = !s.contains(['/', '\\', '\0']) && !s.chars().any(char::is_control) && matches!(Path::new(s).components().collect::<Vec<_>>()[..], [Component::Normal(_)]);
             if !bare {
-                return Err(err(path, format!("a bare file name in the dump's tensor folder (no '/', '\\', '.', '..' or absolute path), got {s:?}")));
+                return Err(err(path, format!("a bare file name in the dump's tensor folder (no '/', '\\', '.', '..', control character or absolute path), got {s:?}")));
             }
             Ok(Some(s.clone()))
         }

@@ -12,7 +12,7 @@ runs the matching torch API on the CPU at raised precision (float16/bfloat16
 and accuracy_checking_details_<time>.csv. Exit status: 0 no row is an error
 (warnings pass), 3 some row is an error, 8 no error but some call cannot be
 replayed here (a skip row; 0 with --allow-skip), 4 a tensor file is unusable,
-6 the script itself failed.
+6 the script itself failed or cannot run in this Python (numpy 2 under MindSpore).
 """
 
 import argparse
@@ -28,6 +28,14 @@ import tempfile
 import traceback
 
 import numpy as np
+
+if int(np.__version__.split(".")[0]) >= 2:
+    # MindSpore 2.10's binaries are built against NumPy 1.x: under NumPy 2 its
+    # first call taking a Python scalar fails with a bare SystemError.
+    print(f"error: this Python has numpy {np.__version__}, but MindSpore's binaries are built against NumPy 1.x "
+          "(under NumPy 2 their calls fail with a bare SystemError): install numpy<2, e.g. pip install 'numpy<2'",
+          file=sys.stderr)
+    sys.exit(6)
 import mindspore
 import mindspore.mint
 import mindspore.mint.nn.functional
@@ -352,12 +360,14 @@ class Realizer:
 
 def wants_grad(master, any_marked):
     """Which inputs the backward pass differentiates: float tensors that were
-    marked requires_grad in the dump, or every float tensor when the dump
-    marks none (MindSpore dumps carry no requires_grad)."""
+    marked requires_grad in the dump, or, when the dump marks none (MindSpore
+    dumps carry no requires_grad), every float tensor but those marked
+    requires_grad=False (the generator marks the inputs whose recorded
+    gradient is null, such as batch_norm's running statistics)."""
     _, kind = dtype_info(master.spec.dtype)
     if kind != "float":
         return False
-    return bool(master.spec.requires_grad) if any_marked else True
+    return bool(master.spec.requires_grad) if any_marked else master.spec.requires_grad is not False
 
 
 def any_marked(values):
@@ -428,6 +438,9 @@ def torch_run(fn, args, kwargs, grad_outputs, device, raise_precision):
     leaves = []
 
     def convert(value):
+        if isinstance(value, (list, tuple)):  # tensors inside a list (cat, stack) are differentiated too
+            items = [convert(v) for v in value]
+            return items if isinstance(value, list) else tuple(items)
         tensor = to_torch(value, device, raise_precision)
         if backward and isinstance(value, Master) and wants_grad(value, marked):
             tensor.requires_grad_(True)
@@ -513,9 +526,35 @@ def ms_zeros_like(tensor):
     return mindspore.Tensor(np.zeros(tensor.shape, dtype=np.float32)).astype(tensor.dtype)
 
 
+def grad_slots(value, path, marked, slots):
+    """The paths of the tensors to differentiate in value, tensors inside
+    lists (cat, stack) included, in the order torch_run makes its leaves."""
+    if isinstance(value, Master):
+        if wants_grad(value, marked):
+            slots.append(path)
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            grad_slots(item, path + (i,), marked, slots)
+
+
+def at_path(value, path):
+    for key in path:
+        value = value[key]
+    return value
+
+
+def with_replaced(value, path, new):
+    """value with the item at path replaced (lists and tuples are copied)."""
+    if not path:
+        return new
+    items = list(value)
+    items[path[0]] = with_replaced(items[path[0]], path[1:], new)
+    return tuple(items) if isinstance(value, tuple) else items
+
+
 def ms_run(fn, args, kwargs, grad_outputs):
     """Runs fn forward and, when grad_outputs is given, backward with
-    mindspore.vjp w.r.t. the top-level float inputs."""
+    mindspore.vjp w.r.t. the float inputs (tensors inside lists too)."""
     call_args = [to_mindspore(a) for a in args]
     call_kwargs = {k: to_mindspore(v) for k, v in kwargs.items()}
     if grad_outputs is None:
@@ -524,21 +563,24 @@ def ms_run(fn, args, kwargs, grad_outputs):
             out = call_args[0]
         return flatten_outputs(out), None
     marked = any_marked(list(args) + list(kwargs.values()))
-    slots = [("arg", i) for i, a in enumerate(args) if isinstance(a, Master) and wants_grad(a, marked)]
-    slots += [("kwarg", k) for k, v in kwargs.items() if isinstance(v, Master) and wants_grad(v, marked)]
+    slots = []
+    for i, a in enumerate(args):
+        grad_slots(a, (i,), marked, slots)
+    for k, v in kwargs.items():
+        grad_slots(v, (k,), marked, slots)
     if not slots:
         raise ValueError("backward: no floating-point input to differentiate")
 
     def with_inputs(*diff):
         full_args, full_kwargs = list(call_args), dict(call_kwargs)
-        for (where, key), tensor in zip(slots, diff):
-            if where == "arg":
-                full_args[key] = tensor
+        for path, tensor in zip(slots, diff):
+            if isinstance(path[0], int):
+                full_args[path[0]] = with_replaced(full_args[path[0]], path[1:], tensor)
             else:
-                full_kwargs[key] = tensor
+                full_kwargs[path[0]] = with_replaced(full_kwargs[path[0]], path[1:], tensor)
         return fn(*full_args, **full_kwargs)
 
-    primals = [call_args[key] if where == "arg" else call_kwargs[key] for where, key in slots]
+    primals = [at_path(call_args if isinstance(path[0], int) else call_kwargs, path) for path in slots]
     out, vjp_fn = mindspore.vjp(with_inputs, *primals)
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
     sens = []

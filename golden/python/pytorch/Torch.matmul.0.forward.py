@@ -346,12 +346,14 @@ class Realizer:
 
 def wants_grad(master, any_marked):
     """Which inputs the backward pass differentiates: float tensors that were
-    marked requires_grad in the dump, or every float tensor when the dump
-    marks none (MindSpore dumps carry no requires_grad)."""
+    marked requires_grad in the dump, or, when the dump marks none (MindSpore
+    dumps carry no requires_grad), every float tensor but those marked
+    requires_grad=False (the generator marks the inputs whose recorded
+    gradient is null, such as batch_norm's running statistics)."""
     _, kind = dtype_info(master.spec.dtype)
     if kind != "float":
         return False
-    return bool(master.spec.requires_grad) if any_marked else True
+    return bool(master.spec.requires_grad) if any_marked else master.spec.requires_grad is not False
 
 
 def any_marked(values):
@@ -422,6 +424,9 @@ def torch_run(fn, args, kwargs, grad_outputs, device, raise_precision):
     leaves = []
 
     def convert(value):
+        if isinstance(value, (list, tuple)):  # tensors inside a list (cat, stack) are differentiated too
+            items = [convert(v) for v in value]
+            return items if isinstance(value, list) else tuple(items)
         tensor = to_torch(value, device, raise_precision)
         if backward and isinstance(value, Master) and wants_grad(value, marked):
             tensor.requires_grad_(True)
