@@ -257,6 +257,10 @@ pub static OPS: &[Op] = &[
     Op { names: &["Torch.rsqrt", "Tensor.rsqrt", "Mint.rsqrt", "MS.Functional.rsqrt"], sig: "input", forward: rsqrt, backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Torch.reciprocal", "Tensor.reciprocal", "Mint.reciprocal"], sig: "input", forward: reciprocal, backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Torch.clamp", "Tensor.clamp", "Mint.clamp", "Torch.clip"], sig: "input, min=None, max=None", forward: clamp, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Tensor.clamp_"], sig: "input, min=None, max=None", forward: |c, b| inplace(c, b, clamp), backward: false, standard: Standard::Accuracy, random: false },
+    Op { names: &["Tensor.div_"], sig: "input, other, *, rounding_mode=None", forward: |c, b| inplace(c, b, div), backward: false, standard: Standard::Accuracy, random: false },
+    Op { names: &["Tensor.rsqrt_"], sig: "input", forward: |c, b| inplace(c, b, rsqrt), backward: false, standard: Standard::Accuracy, random: false },
+    Op { names: &["Tensor.square_"], sig: "input", forward: |c, b| inplace(c, b, square), backward: false, standard: Standard::Accuracy, random: false },
     Op {
         names: &["Tensor.addcmul_"],
         sig: "input, tensor1, tensor2, *, value=1",

@@ -46,7 +46,7 @@ fn logical_not(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// takes the gradient, where both are equal each takes half (the value
 /// stays exactly the tied one), and NaN on either side propagates with the
 /// gradient to both.
-fn extreme(ctx: &Ctx, b: &Bound, max: bool) -> Result<Vec<Value>> {
+pub(super) fn extreme(ctx: &Ctx, b: &Bound, max: bool) -> Result<Vec<Value>> {
     let (a, o) = (b.value("input"), b.value("other"));
     if !matches!((a, o), (Value::Tensor(_), Value::Tensor(_))) {
         return Err(Error::Arg(format!("maximum/minimum: expects two tensors, got {} and {}", a.kind(), o.kind())));

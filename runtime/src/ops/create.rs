@@ -2,7 +2,7 @@
 
 use super::{one, Op, Standard};
 use crate::bind::Bound;
-use crate::ctx::Ctx;
+use crate::ctx::{operand, result_type, Ctx};
 use crate::dtype::TDType;
 use crate::error::{Error, Result};
 use crate::value::{Value, T};
@@ -34,6 +34,18 @@ fn filled_like(ctx: &Ctx, b: &Bound, v: f64) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;
     let dtype = b.opt_dtype("dtype")?.unwrap_or(x.dtype);
     one(ctx.out(ctx.full(x.dims(), v, dtype)?, dtype)?)
+}
+
+/// full_like(input, fill_value, *, dtype=None): the value cast to the
+/// result's dtype as torch casts it (2.7 into an int tensor is 2).
+fn full_like(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let dtype = b.opt_dtype("dtype")?.unwrap_or(x.dtype);
+    let v = b.value("fill_value");
+    let own = result_type(&[v])?;
+    let value = ctx.cast(&T { t: operand(ctx, v, own)?, dtype: own }, dtype)?;
+    ctx.fits(x.dims())?;
+    one(ctx.out(value.t.broadcast_as(x.dims())?.contiguous()?, dtype)?)
 }
 
 fn filled(ctx: &Ctx, b: &Bound, v: f64) -> Result<Vec<Value>> {
@@ -101,6 +113,14 @@ pub static OPS: &[Op] = &[
         names: &["Torch.zeros_like", "Mint.zeros_like"],
         sig: "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None",
         forward: |c, b| filled_like(c, b, 0.0),
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+    },
+    Op {
+        names: &["Torch.full_like"],
+        sig: "input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None",
+        forward: full_like,
         backward: false,
         standard: Standard::Exact,
         random: false,

@@ -1,9 +1,9 @@
 //! Reductions and norms.
 
-use candle_core::Tensor;
+use candle_core::{DType, Tensor};
 
 use super::{float_of, one, Op, Standard};
-use crate::bind::Bound;
+use crate::bind::{bind, Bound};
 use crate::ctx::{dim, Ctx};
 use crate::dtype::TDType;
 use crate::error::{Error, Result};
@@ -97,6 +97,23 @@ fn vector_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(norm_t(&x.t, b.float("ord")?, &dims, b.bool("keepdim")?)?, x.dtype)?)
 }
 
+/// Tensor.norm(p='fro', dim=None, keepdim=False, dtype=None): 'fro' is the
+/// 2-norm over the dims; a number p the vector p-norm.
+fn norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = input_as(ctx, b)?;
+    if !x.dtype.is_float() {
+        return Err(Error::Unsupported(format!("norm of a {} tensor", x.dtype.name())));
+    }
+    let ord = match b.value("p") {
+        Value::None => 2.0,
+        Value::Str(s) if s == "fro" => 2.0,
+        Value::Str(s) => return Err(Error::Unsupported(format!("norm: p={s:?} (only 'fro' and numbers are replayed)"))),
+        _ => b.float("p")?,
+    };
+    let dims = reduce_dims(b, &x)?;
+    one(ctx.out(norm_t(&x.t, ord, &dims, b.bool("keepdim")?)?, x.dtype)?)
+}
+
 /// torch._foreach_norm(tensors, ord=2): one 0-d norm per tensor.
 fn foreach_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let ord = b.float("ord")?;
@@ -163,6 +180,41 @@ fn arg_extreme(ctx: &Ctx, b: &Bound, max: bool) -> Result<Vec<Value>> {
         }
     };
     one(T::from_f64(out, &shape, TDType::I64, ctx.compute)?)
+}
+
+/// torch.max/min in its three forms: `max(input)`, a 0-d extreme (ties
+/// split the gradient, as amax); `max(input, dim, keepdim=False)`, the
+/// values and int64 indices (the first index of the extreme, which takes
+/// the gradient); `max(input, other)`, the elementwise maximum.
+fn max_any(ctx: &Ctx, b: &Bound, max: bool) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    match (b.value("dim"), b.value("other")) {
+        (Value::Tensor(o), Value::None) | (Value::None, Value::Tensor(o)) => {
+            let pair = bind("maximum", "input, other", vec![Value::Tensor(x.clone()), Value::Tensor(o.clone())], vec![])?;
+            super::compare::extreme(ctx, &pair, max)
+        }
+        (Value::None, Value::None) => extreme(ctx, b, max),
+        (Value::Int(d), Value::None) => max_dim(ctx, x, *d, b.bool("keepdim")?, max),
+        (d, o) => Err(Error::Arg(format!("max/min: expects (input), (input, dim, keepdim) or (input, other), got dim {} and other {}", d.kind(), o.kind()))),
+    }
+}
+
+/// max/min over one dim: (values, indices); the value is gathered at the
+/// first index of the extreme, so that index alone takes the gradient.
+fn max_dim(ctx: &Ctx, x: &T, d: i64, keepdim: bool, max: bool) -> Result<Vec<Value>> {
+    if x.rank() == 0 {
+        dim(d, 1)?;
+        let index = T::from_f64(vec![0.0], &[], TDType::I64, ctx.compute)?;
+        return Ok(vec![Value::Tensor(x.clone()), Value::Tensor(index)]);
+    }
+    let d = dim(d, x.rank())?;
+    let at = bind("argmax", "input, dim=None, keepdim=False", vec![Value::Tensor(x.clone()), Value::Int(d as i64), Value::Bool(true)], vec![])?;
+    let Some(Value::Tensor(index)) = arg_extreme(ctx, &at, max)?.into_iter().next() else {
+        return Err(Error::Arg("max/min: no indices".into()));
+    };
+    let values = x.t.gather(&index.t.to_dtype(DType::U32)?.contiguous()?, d)?;
+    let (values, index) = if keepdim { (values, index.t) } else { (values.squeeze(d)?, index.t.squeeze(d)?) };
+    Ok(vec![Value::Tensor(ctx.out(values, x.dtype)?), Value::Tensor(T { t: index, dtype: TDType::I64 })])
 }
 
 /// var/std with Bessel's `correction` (default 1).
@@ -300,8 +352,12 @@ pub static OPS: &[Op] = &[
         standard: Standard::Accuracy,
         random: false,
     },
+    Op { names: &["Tensor.norm"], sig: "input, p='fro', dim=None, keepdim=False, dtype=None", forward: norm, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.norm"], sig: "input, p='fro', dim=None, keepdim=False, out=None, dtype=None", forward: norm, backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Torch.amax", "Tensor.amax", "Mint.amax"], sig: "input, dim=None, keepdim=False", forward: |c, b| extreme(c, b, true), backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Torch.amin", "Tensor.amin", "Mint.amin"], sig: "input, dim=None, keepdim=False", forward: |c, b| extreme(c, b, false), backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.max", "Tensor.max"], sig: "input, dim=None, keepdim=False, *, other=None", forward: |c, b| max_any(c, b, true), backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.min", "Tensor.min"], sig: "input, dim=None, keepdim=False, *, other=None", forward: |c, b| max_any(c, b, false), backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Torch.argmax", "Tensor.argmax", "Mint.argmax"], sig: "input, dim=None, keepdim=False", forward: |c, b| arg_extreme(c, b, true), backward: false, standard: Standard::Exact, random: false },
     Op { names: &["Torch.argmin", "Tensor.argmin", "Mint.argmin"], sig: "input, dim=None, keepdim=False", forward: |c, b| arg_extreme(c, b, false), backward: false, standard: Standard::Exact, random: false },
     Op { names: &["Torch.var", "Tensor.var"], sig: "input, dim=None, *, correction=None, keepdim=False", forward: |c, b| var(c, b, false), backward: true, standard: Standard::Accuracy, random: false },

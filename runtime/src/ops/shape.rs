@@ -56,6 +56,16 @@ fn transpose(b: &Bound, names: [&str; 2]) -> Result<Vec<Value>> {
     Ok(same(x, x.t.transpose(d0, d1)?))
 }
 
+/// Tensor.t(): a 2-D tensor transposed; 0-D and 1-D ones as they are.
+fn t_(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    match x.rank() {
+        0 | 1 => Ok(same(x, x.t.clone())),
+        2 => Ok(same(x, x.t.t()?)),
+        r => Err(Error::Arg(format!("t: expects a tensor of at most 2 dims, got {r}"))),
+    }
+}
+
 /// mindspore.Tensor.transpose(*axes): a numpy-style permutation.
 fn ms_transpose(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;
@@ -382,6 +392,7 @@ pub static OPS: &[Op] = &[
         standard: Standard::Exact,
         random: false,
     },
+    Op { names: &["Torch.t", "Tensor.t"], sig: "input", forward: t_, backward: true, standard: Standard::Exact, random: false },
     Op { names: &["MS.Tensor.transpose"], sig: "input, *axes", forward: ms_transpose, backward: true, standard: Standard::Exact, random: false },
     Op { names: &["Torch.unsqueeze", "Tensor.unsqueeze", "Mint.unsqueeze"], sig: "input, dim", forward: unsqueeze, backward: true, standard: Standard::Exact, random: false },
     Op { names: &["Torch.squeeze", "Tensor.squeeze", "Mint.squeeze"], sig: "input, dim=None", forward: squeeze, backward: true, standard: Standard::Exact, random: false },
@@ -395,7 +406,7 @@ pub static OPS: &[Op] = &[
     Op { names: &["Torch.cat", "Mint.cat", "Torch.concat", "MS.Functional.cat"], sig: "tensors, dim=0", forward: cat, backward: true, standard: Standard::Exact, random: false },
     Op { names: &["Torch.triu", "Tensor.triu", "Mint.triu"], sig: "input, diagonal=0", forward: |_, b| triangle(b, true), backward: true, standard: Standard::Exact, random: false },
     Op { names: &["Torch.tril", "Tensor.tril", "Mint.tril", "MS.Functional.tril"], sig: "input, diagonal=0", forward: |_, b| triangle(b, false), backward: true, standard: Standard::Exact, random: false },
-    Op { names: &["Torch.masked_fill", "Tensor.masked_fill", "Mint.masked_fill"], sig: "input, mask, value", forward: masked_fill, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.masked_fill", "Tensor.masked_fill", "Mint.masked_fill", "MS.Functional.masked_fill"], sig: "input, mask, value", forward: masked_fill, backward: true, standard: Standard::Accuracy, random: false },
     Op { names: &["Torch.gather", "Tensor.gather", "Mint.gather"], sig: "input, dim, index", forward: gather, backward: true, standard: Standard::Exact, random: false },
     Op { names: &["Torch.index_select", "Tensor.index_select", "Mint.index_select"], sig: "input, dim, index", forward: index_select, backward: true, standard: Standard::Exact, random: false },
     Op { names: &["MS.Functional.gather"], sig: "input, input_indices, axis, batch_dims=0", forward: ms_gather, backward: true, standard: Standard::Exact, random: false },

@@ -421,8 +421,8 @@ each(["Torch.chunk", "Tensor.chunk", "Mint.chunk"], T(7, 2), 3)  # uneven: 3, 3,
 case("Torch.chunk", T(6, 2), 4)  # only 3 chunks of 2
 case("Tensor.chunk", T(3, 5), 2, dim=-1)
 
-# List arguments: the runtime differentiates top-level tensors only, so
-# these run forward only (their gradients are those of cat/stack's pieces).
+# List arguments: each float tensor of the list is differentiated, and its
+# gradient compared (one per tensor, in order, as torch.autograd.grad gives).
 each(["Torch.stack", "Mint.stack"], [T(3, 4), T(3, 4), T(3, 4)], 1)
 case("Torch.stack", [T(3, 4), T(3, 4)], dim=-1)
 case("Torch.stack", [T(3), I(3)])  # promotes to float64
@@ -1126,3 +1126,52 @@ inplace_backward("Tensor.__iadd__", T(2, 8, 16), T(2, 8, 16))
 inplace_backward("Tensor.__iadd__", T(2, 2, 8, 8), T(1, 2, 8, 8))  # broadcast other
 inplace_backward("Tensor.add_", T(3, 4), T(4), alpha=-0.5)
 inplace_backward("Tensor.__iadd__", T(), 1)  # the zoo's counter
+
+# --- last zoo ops
+
+each(["Torch.t", "Tensor.t"], T(3, 4))
+case("Tensor.t", T(5))  # 1-D: as is
+case("Tensor.t", T())  # 0-D: as is
+
+case("Torch.full_like", T(3, 4), 0.5)
+case("Torch.full_like", I(3, 4), 2.7)  # int tensor: the value is truncated
+case("Torch.full_like", T(3, 4), -INF, dtype=torch.float32)
+case("Torch.full_like", T(2, 3), 7, dtype=torch.int32)
+
+SPECIAL["MS.Functional.masked_fill"] = lambda input_x, mask, value: torch.masked_fill(input_x, mask, value)  # MindSpore's names
+case("MS.Functional.masked_fill", T(3, 4), B(4), -1e9)  # mask broadcasts
+case("MS.Functional.masked_fill", T(3, 4), B(3, 1), V(0.5))  # 0-d tensor value, differentiated
+case("MS.Functional.masked_fill", input_x=T(3, 4), mask=B(3, 4), value=0.0)
+
+# In place: the updated self, in self's dtype, forward only.
+case("Tensor.clamp_", T(3, 4), -0.5, 0.5)
+case("Tensor.clamp_", T(3, 4), min=0.0)
+case("Tensor.clamp_", I(3, 4), 1, 3)
+case("Tensor.div_", T(3, 4), T(4, low=0.5, high=2.0))
+case("Tensor.div_", T(3, 4), 3.0)
+case("Tensor.div_", I(3, 4, low=-5), 2, rounding_mode="floor")
+case("Tensor.rsqrt_", T(3, 4, low=0.1, high=2.0))
+case("Tensor.square_", T(3, 4))
+case("Tensor.square_", I(3, 4, low=-5))
+
+each(["Tensor.norm", "Torch.norm"], T(3, 4))  # 'fro' over everything
+case("Tensor.norm", T(3, 4), 1, 1)
+case("Tensor.norm", T(2, 3, 4), "fro", (1, 2), True)
+case("Tensor.norm", T(3, 4), INF, dim=0)
+case("Tensor.norm", T(3, 4), p=3, dim=-1, keepdim=True)
+case("Torch.norm", T(3, 4), 2, dim=1, dtype=torch.float64)
+
+# max/min: the whole tensor (ties split the gradient), over a dim (values
+# and the first index, which takes the gradient), or elementwise.
+each(["Torch.max", "Tensor.max", "Torch.min", "Tensor.min"], T(3, 4))
+case("Torch.max", V([[1.0, 3.0, 3.0], [2.0, 0.0, 3.0]]))  # ties: the gradient split three ways
+case("Tensor.min", V(1.5))  # 0-d
+each(["Torch.max", "Tensor.max", "Torch.min", "Tensor.min"], T(3, 4, 5), 1)
+case("Torch.max", T(3, 4), -1, True)
+case("Tensor.min", T(3, 4), dim=0, keepdim=True)
+case("Torch.max", V([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]]), 1)  # ties: the first index
+case("Torch.min", V([[1.0, 1.0, 3.0], [2.0, 0.0, 0.0]]), 1)
+case("Torch.max", I(3, 4), 0)  # int64 values
+case("Tensor.max", V(2.0), 0)  # 0-d over dim 0: itself, index 0
+each(["Torch.max", "Tensor.max", "Torch.min", "Tensor.min"], T(3, 4), T(4))  # elementwise
+case("Torch.max", T(3, 4), other=T(3, 4))
