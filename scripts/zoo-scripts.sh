@@ -4,7 +4,7 @@
 # dumps, real_data for the tensor dumps), every generated script run with
 # real torch (and MindSpore for MindSpore dumps), and each script's ending
 # classified from its exit status, CSV and stderr (scripts/zoo_scripts.py):
-# verdict, skip (framework limit: the tested MindSpore call has no kernel),
+# verdict, documented skip (the tested MindSpore call has no kernel; torch.empty),
 # skip (other), input error, traceback. Prints a table per dump of the
 # distinct API cases (`Prefix.op` in one direction) and lists every case that
 # is not a verdict with its first error line; WORK/summary.json has the figures.
@@ -17,7 +17,8 @@
 # made by scripts/setup-python-env.sh), ZOO_SCRIPTS_DIR (the work folder;
 # default a new temporary one, kept and printed), JOBS (parallel chunks,
 # default 2), CHUNK (scripts per Python process, default 40),
-# ZOO_SCRIPT_TIMEOUT (seconds per script, default 300), CARGO_TARGET_DIR.
+# ZOO_SCRIPT_TIMEOUT (seconds per script, default 300), FILTER (a regex:
+# only the APIs op_generate --filter selects), CARGO_TARGET_DIR.
 #
 # Each chunk is one Python process that imports the frameworks once and forks
 # a fresh child per script, which runs it as `python SCRIPT --output-dir ...`
@@ -65,11 +66,14 @@ for dump in tests/fixtures/zoo/{pytorch,mindspore}/*/{statistics,tensor}/dump.js
     rm -rf "$dir"
     mkdir -p "$dir/runs"
     printf '{"dump_json_path": "%s", "data_mode": "%s", "random_seed": 42, "iter_times": 1}\n' "$repo/$dump" "$mode" >"$dir/config_op.json"
-    if ! "$msprobe" -f "$framework" op_generate -i "$dir/config_op.json" -o "$dir/scripts" --all --propagation both -q 2>"$dir/op_generate.stderr"; then
+    select=(--all)
+    [[ -n ${FILTER:-} ]] && select=(--filter "$FILTER")
+    if ! "$msprobe" -f "$framework" op_generate -i "$dir/config_op.json" -o "$dir/scripts" "${select[@]}" --propagation both -q 2>"$dir/op_generate.stderr"; then
         echo "zoo-scripts: $key: op_generate failed (some calls may have no script):" >&2
         cat "$dir/op_generate.stderr" >&2
     fi
-    # One chunk file per CHUNK scripts: the runs folder, then the scripts.
+    [[ -d $dir/scripts ]] || continue
+    # One chunk file per CHUNK scripts, named after the dump.
     find "$dir/scripts" -name '*.py' | sort | split -l "$chunk" - "$chunks/${key//\//+}."
     n_scripts=$((n_scripts + $(find "$dir/scripts" -name '*.py' | wc -l)))
 done

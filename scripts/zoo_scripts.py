@@ -17,9 +17,10 @@ per dump, the distinct API cases (`Prefix.op` in one direction, as the native
 coverage test counts them) and how their scripts ended:
 
 - verdict: exit 0 or 3, every row pass/warning/error;
-- skip (framework limit): exit 8, every skip row says the *tested* MindSpore
-  call raised an error MindSpore gives for an op its build has no kernel for
-  (FRAMEWORK_LIMITS), and the bench ran;
+- documented skip: exit 8, every skip row is a limit the README documents:
+  the *tested* MindSpore call raised what MindSpore raises for an op its
+  build has no kernel for (FRAMEWORK_LIMITS), or the API returns
+  uninitialized memory (torch.empty: nothing to compare);
 - skip (other): any other skip row (the bench raised, inputs that cannot be
   made, rows that cannot be judged, a PyTorch tested call that raised);
 - input error: exit 4;
@@ -28,7 +29,7 @@ coverage test counts them) and how their scripts ended:
   print the traceback of the side that raised, by design).
 
 A case takes the worst outcome of its scripts (traceback > input error >
-skip (other) > skip (framework limit) > verdict). Every case that is not a
+skip (other) > documented skip > verdict). Every case that is not a
 verdict or a framework-limit skip is listed with its first script and the
 first line of its error.
 """
@@ -55,7 +56,7 @@ FRAMEWORK_LIMITS = [
     re.compile(r"Can not (?:find|select) (?:a )?(?:valid )?kernel"),
 ]
 
-OUTCOMES = ["verdict", "skip (framework limit)", "skip (other)", "input error", "traceback"]
+OUTCOMES = ["verdict", "documented skip", "skip (other)", "input error", "traceback"]
 RANK = {name: i for i, name in enumerate(OUTCOMES)}
 
 
@@ -155,8 +156,13 @@ def first_error_line(stderr):
     return lines[0] if lines else ""
 
 
-def framework_limit(message):
-    if not message.startswith("cannot replay here: the tested call raised"):
+UNDEFINED = "cannot judge: the API returns uninitialized memory"
+
+
+def documented(framework, message):
+    if message.startswith(UNDEFINED):
+        return True
+    if framework != "mindspore" or not message.startswith("cannot replay here: the tested call raised"):
         return False
     return any(p.search(message) for p in FRAMEWORK_LIMITS)
 
@@ -180,15 +186,16 @@ def classify(framework, run_dir):
         return "input error", first_error_line(stderr), seconds
     if code in (str(EXIT_OK), str(EXIT_INACCURATE), str(EXIT_SKIPPED)) and rows is not None:
         skips = [r for r in rows if r[7] == "skip"]
-        others = [r for r in skips if framework != "mindspore" or not framework_limit(r[8])]
+        others = [r for r in skips if not documented(framework, r[8])]
         if others:
             return "skip (other)", others[0][8], seconds
         if skips:
-            return "skip (framework limit)", skips[0][8], seconds
+            return "documented skip", skips[0][8], seconds
         if "Traceback (most recent call last)" in stderr:
             return "traceback", first_error_line(stderr), seconds
         if rows and all(r[7] in ("pass", "warning", "error") for r in rows):
-            return "verdict", "", seconds
+            errors = [r for r in rows if r[7] == "error"]
+            return "verdict", f"{errors[0][0]}: {errors[0][8]}" if errors else "", seconds
     line = first_error_line(stderr)
     return "traceback", f"exit {code}: {line}" if line else f"exit {code}", seconds
 
@@ -199,8 +206,9 @@ CASE = re.compile(r"^(?P<api>.+)\.(?P<n>\d+)\.(?P<dir>forward|backward)$")
 def report(work):
     summary = {}
     listed = []
+    inaccurate = {}  # verdict cases with an error row: worth a look (a genuine inaccuracy, or a bench that differs)
     total_seconds, total_scripts = 0.0, 0
-    header = "| dump | distinct cases | verdict | skip (framework limit) | skip (other) | input error | traceback | scripts |"
+    header = "| dump | distinct cases | verdict | documented skip | other skip | input error | traceback | scripts |"
     lines = [header, "|---|---|---|---|---|---|---|---|"]
     for framework in ("pytorch", "mindspore"):
         root = os.path.join(work, framework)
@@ -212,6 +220,7 @@ def report(work):
                 scripts_dir = os.path.join(dump, "scripts")
                 if not os.path.isdir(scripts_dir):
                     continue
+                key = f"{framework}/{model}/{task}"
                 cases = {}
                 script_counts = {name: 0 for name in OUTCOMES}
                 for name in sorted(os.listdir(scripts_dir)):
@@ -226,13 +235,14 @@ def report(work):
                     total_scripts += 1
                     script_counts[outcome] += 1
                     case = (m["api"], m["dir"])
+                    if outcome == "verdict" and why:
+                        inaccurate.setdefault((key, f"{m['api']} {m['dir']}"), (stem, why))
                     prev = cases.get(case)
                     if prev is None or RANK[outcome] > RANK[prev[0]]:
                         cases[case] = (outcome, stem, why)
                 counts = {name: 0 for name in OUTCOMES}
                 for outcome, _, _ in cases.values():
                     counts[outcome] += 1
-                key = f"{framework}/{model}/{task}"
                 summary[key] = {"cases": len(cases), **counts, "scripts": sum(script_counts.values()),
                                 "script_outcomes": script_counts}
                 lines.append(f"| {key} | {len(cases)} | " + " | ".join(str(counts[n]) for n in OUTCOMES)
@@ -244,14 +254,18 @@ def report(work):
     totals = {name: sum(s[name] for s in summary.values()) for name in ["cases"] + OUTCOMES}
     print(f"\ntotal: {totals['cases']} cases, " + ", ".join(f"{totals[n]} {n}" for n in OUTCOMES)
           + f"; {total_scripts} scripts, {total_seconds:.0f} s of script time")
-    for wanted in ("skip (framework limit)", "not a verdict"):
-        items = [x for x in listed if (x[2] == wanted) == (wanted == "skip (framework limit)")]
-        title = "Framework-limit skips" if wanted == "skip (framework limit)" else "Not a verdict (to fix)"
+    for wanted in ("documented skip", "not a verdict"):
+        items = [x for x in listed if (x[2] == wanted) == (wanted == "documented skip")]
+        title = "Documented skips" if wanted == "documented skip" else "Not a verdict (to fix)"
         print(f"\n{title}: {len(items)}")
         for key, case, outcome, stem, why in items:
             print(f"- {key}: {case}: {outcome}: {stem}: {why}")
+    print(f"\nVerdicts with an error row: {len(inaccurate)} cases")
+    for (key, case), (stem, why) in sorted(inaccurate.items()):
+        print(f"- {key}: {case}: {stem}: {why}")
     with open(os.path.join(work, "summary.json"), "w", encoding="utf-8") as f:
-        json.dump({"dumps": summary, "listed": listed}, f, indent=1)
+        json.dump({"dumps": summary, "listed": listed, "error_verdicts": [list(k) + list(v) for k, v in sorted(inaccurate.items())]},
+                  f, indent=1)
     return 0
 
 

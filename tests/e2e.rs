@@ -469,3 +469,90 @@ fn exact_ops_keep_their_dtype_argument() {
     let rows: Vec<[&str; 4]> = details.iter().map(|r| [r[0].as_str(), r[1].as_str(), r[7].as_str(), r[8].as_str()]).collect();
     assert_eq!(rows, [["Torch.arange.0.forward.output.0", "torch.float32", "pass", TORCH_SIDES]]);
 }
+
+/// The failure classes of the model zoo's script sweep (scripts/zoo-scripts.sh),
+/// one case each from the zoo dumps: each script now ends in a pass (exit 0,
+/// every row pass), with one backward row per differentiated input.
+#[test]
+fn zoo_failure_classes_end_in_a_verdict() {
+    let out = tempfile::tempdir().unwrap();
+    let zoo = |fw, dump, api, propagation, mode| Case::new(fw, dump, api, propagation, mode);
+    // (case, gradient rows expected for a backward case)
+    let cases = [
+        // Tensors inside a list argument get gradients (torch.stack of 4 tensors, mint.cat of 2).
+        (zoo(PyTorch, "zoo/pytorch/rnn_cells/statistics", "Torch.stack.0", "backward", "random_data"), 4),
+        (zoo(MindSpore, "zoo/mindspore/ms_llama_block/statistics", "Mint.cat.0", "backward", "random_data"), 2),
+        // mindspore.ops.conv2d's pad_mode ('same') on a bench with MindSpore's signature.
+        (zoo(MindSpore, "zoo/mindspore/ms_cnn/tensor", "Functional.conv2d.1", "backward", "real_data"), 2),
+        // Int32 class indices reach torch's cross_entropy as int64.
+        (zoo(MindSpore, "zoo/mindspore/ms_cnn/tensor", "Functional.cross_entropy.0", "backward", "real_data"), 1),
+        // batch_norm's running statistics (null recorded gradients) are not
+        // differentiated: input, weight and bias are.
+        (zoo(MindSpore, "zoo/mindspore/ms_cnn/tensor", "Functional.batch_norm.0", "backward", "real_data"), 3),
+        // Random class indices between ignore_index (-100) and class 0 are folded into the classes.
+        (zoo(MindSpore, "zoo/mindspore/ms_llama_block/statistics", "Functional.cross_entropy.0", "forward", "random_data"), 0),
+        // MindSpore's dropout: the bench keeps the elements the tested run kept.
+        (zoo(MindSpore, "zoo/mindspore/ms_cnn/statistics", "Functional.dropout.0", "backward", "random_data"), 1),
+        // mindspore.ops.one_hot(indices, depth, on_value, off_value): its gradient w.r.t. on/off is zero in both.
+        (zoo(MindSpore, "zoo/mindspore/ms_transformer_misc/statistics", "Functional.one_hot.0", "backward", "random_data"), 2),
+        // mindspore.Tensor.var divides by N (ddof=0), torch by N - 1.
+        (zoo(MindSpore, "zoo/mindspore/ms_transformer_misc/tensor", "Tensor.var.0", "forward", "real_data"), 0),
+    ];
+    let dir = |i: usize| out.path().join(format!("scripts{i}"));
+    let scripts: Vec<PathBuf> = cases.iter().enumerate().map(|(i, (c, _))| c.generate(&dir(i))).collect();
+    let batch_norm = std::fs::read_to_string(&scripts[4]).unwrap();
+    let marked = batch_norm.lines().filter(|l| l.trim_start().starts_with("TensorSpec(") && l.contains("requires_grad=False")).count();
+    assert_eq!(marked, 2, "the running statistics are marked:\n{batch_norm}");
+    let runs: Vec<(PathBuf, Vec<&str>)> = scripts.iter().map(|s| (s.clone(), vec![])).collect();
+    let outcomes = run_harness(&runs, out.path());
+    let mut failures = vec![];
+    for ((case, grads), o) in cases.iter().zip(&outcomes) {
+        let compared = sides(case.framework);
+        let backward_rows = o.details.iter().filter(|r| r[0].contains(".backward.output.")).count();
+        let ok = o.code == 0
+            && !o.details.is_empty()
+            && o.details.iter().all(|r| r[7] == "pass" && r[8].ends_with(compared))
+            && backward_rows == *grads
+            && o.details.iter().any(|r| r[0] == format!("{}.forward.output.0", case.api));
+        if !ok {
+            failures.push(format!("{case:?}: {o:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// torch.empty returns uninitialized memory: nothing to compare, a skip row
+/// saying so (as `replay` does), not an error.
+#[test]
+fn uninitialized_memory_is_a_skip_row() {
+    let out = tempfile::tempdir().unwrap();
+    let script = Case::new(PyTorch, "zoo/pytorch/gpt2_block/statistics", "Torch.empty.0", "forward", "random_data").generate(out.path());
+    let o = run_harness(&[(script, vec![])], out.path()).remove(0);
+    let message = format!("cannot judge: the API returns uninitialized memory: its values are undefined, so there is nothing to compare; {TORCH_SIDES}");
+    let rows: Vec<[&str; 4]> = o.details.iter().map(|r| [r[0].as_str(), r[3].as_str(), r[7].as_str(), r[8].as_str()]).collect();
+    assert_eq!((o.code, rows), (8, vec![["Torch.empty.0.forward.output.0", "(4, 8, 8)", "skip", message.as_str()]]), "{o:?}");
+}
+
+/// MindSpore 2.10's binaries are built against NumPy 1.x; under NumPy 2 a
+/// MindSpore script says so in one line and exits EXIT_INTERNAL (6) before
+/// importing MindSpore, writing no CSV. A stand-in `numpy` 2 package on
+/// PYTHONPATH plays the environment.
+#[test]
+fn mindspore_scripts_refuse_numpy_2_in_one_line() {
+    let out = tempfile::tempdir().unwrap();
+    let script = Case::new(MindSpore, "mindspore/statistics", "Mint.add.0", "forward", "random_data").generate(&out.path().join("scripts"));
+    let fake = out.path().join("numpy2");
+    std::fs::create_dir_all(fake.join("numpy")).unwrap();
+    std::fs::write(fake.join("numpy/__init__.py"), "__version__ = \"2.2.6\"\n").unwrap();
+    let cwd = out.path().join("run");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let o = Command::new(python()).arg(&script).env("PYTHONPATH", &fake).current_dir(&cwd).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(6), "{stderr}");
+    assert_eq!(
+        stderr,
+        "error: this Python has numpy 2.2.6, but MindSpore's binaries are built against NumPy 1.x \
+         (under NumPy 2 their calls fail with a bare SystemError): install numpy<2, e.g. pip install 'numpy<2'\n"
+    );
+    assert!(o.stdout.is_empty() && !cwd.join("op_result_output").exists());
+}

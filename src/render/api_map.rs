@@ -126,6 +126,18 @@ pub fn tested(framework: Framework, name: &ApiName) -> Callable {
     }
 }
 
+/// APIs that return uninitialized memory: their values are undefined, so a
+/// script compares nothing (a skip row per output, as `replay` refuses
+/// `torch.empty`). By op name, under any prefix.
+const UNINITIALIZED: &[&str] = &["empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"];
+
+/// Why the outputs of `name` cannot be compared, when they cannot.
+pub fn undefined_outputs(name: &ApiName) -> Option<&'static str> {
+    UNINITIALIZED
+        .contains(&name.op.as_str())
+        .then_some("the API returns uninitialized memory: its values are undefined, so there is nothing to compare")
+}
+
 /// Tensor methods that cast to a fixed dtype, and the cast the bench makes
 /// instead: to the raised dtype (float16/bfloat16 -> float32, float32 ->
 /// float64), as the bench raises every input and dtype argument. The same
@@ -143,15 +155,17 @@ pub fn bench(framework: Framework, name: &ApiName) -> Callable {
             };
         }
     }
+    if framework == Framework::MindSpore {
+        if let Some(&(_, _, attr, note)) = MINDSPORE_BENCH_HELPERS.iter().find(|(p, op, _, _)| *p == name.prefix && *op == name.op) {
+            return Callable { module: "", attr: attr.to_string(), note: Some(note) };
+        }
+        if let Some(&(_, _, module, attr, note)) = MINDSPORE_BENCH_RENAMES.iter().find(|(p, op, _, _, _)| *p == name.prefix && *op == name.op) {
+            return Callable { module, attr: attr.to_string(), note: Some(note) };
+        }
+    }
     match (framework, name.prefix) {
-        // mindspore.ops functions: torch.nn.functional when it has the name, else torch;
-        // a few differ in signature and get a helper in the script.
+        // mindspore.ops functions: torch.nn.functional when it has the name, else torch.
         (Framework::MindSpore, Prefix::Functional) => match name.op.as_str() {
-            "gather" => Callable {
-                module: "",
-                attr: "ms_ops_gather".into(),
-                note: Some("mindspore.ops.gather(params, indices, axis) takes whole slices; torch.gather does not"),
-            },
             op if listed(PYTORCH_FUNCTIONAL, op) => torch_for(Prefix::Functional, op),
             op => Callable {
                 module: "torch",
@@ -159,14 +173,50 @@ pub fn bench(framework: Framework, name: &ApiName) -> Callable {
                 note: Some("torch.nn.functional has no such name; the bench uses the torch function of the same name"),
             },
         },
-        (Framework::MindSpore, Prefix::Tensor) if name.op == "transpose" => Callable {
-            module: "",
-            attr: "ms_tensor_transpose".into(),
-            note: Some("mindspore.Tensor.transpose(*axes) permutes all axes like numpy; torch.Tensor.transpose swaps two"),
-        },
         _ => torch_for(name.prefix, &name.op),
     }
 }
+
+/// MindSpore APIs whose signature, defaults or index dtypes differ from the
+/// torch function of their name: (prefix, op, the helper
+/// `templates/python/_ms_bench.py.tera` defines with MindSpore's signature, why). A helper takes
+/// MindSpore's keyword names (the script does not rename them to torch's).
+const MINDSPORE_BENCH_HELPERS: &[(Prefix, &str, &str, &str)] = &[
+    (Prefix::Functional, "gather", "ms_ops_gather", "mindspore.ops.gather(params, indices, axis) takes whole slices; torch.gather does not"),
+    (Prefix::Functional, "conv2d", "ms_ops_conv2d", "mindspore.ops.conv2d takes pad_mode ('valid', 'same', 'pad'); torch.nn.functional.conv2d does not, and pads evenly only"),
+    (Prefix::Functional, "cross_entropy", "ms_ops_cross_entropy", "torch wants int64 class indices; MindSpore takes Int32"),
+    (Prefix::Functional, "nll_loss", "ms_ops_nll_loss", "torch wants int64 class indices, and its nll_loss has neither MindSpore's argument order nor its label_smoothing"),
+    (
+        Prefix::Functional,
+        "binary_cross_entropy_with_logits",
+        "ms_ops_binary_cross_entropy_with_logits",
+        "mindspore.ops.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction): torch's fourth argument is size_average",
+    ),
+    (Prefix::MintFunctional, "binary_cross_entropy", "ms_mint_binary_cross_entropy", "mint's binary_cross_entropy takes reduction fourth; torch's fourth argument is size_average"),
+    (Prefix::Functional, "l1_loss", "ms_ops_l1_loss", "mindspore.ops.l1_loss takes reduction third; torch's third argument is size_average"),
+    (Prefix::Functional, "mse_loss", "ms_ops_mse_loss", "mindspore.ops.mse_loss takes reduction third; torch's third argument is size_average"),
+    (Prefix::Functional, "smooth_l1_loss", "ms_ops_smooth_l1_loss", "mindspore.ops.smooth_l1_loss takes beta third and reduces with 'none' by default; torch takes size_average third and 'mean'"),
+    (Prefix::Functional, "kl_div", "ms_ops_kl_div", "mindspore.ops.kl_div takes reduction third; torch's third argument is size_average"),
+    (Prefix::Functional, "one_hot", "ms_ops_one_hot", "mindspore.ops.one_hot(indices, depth, on_value, off_value, axis); torch's one_hot takes int64 indices and a class count only"),
+    (Prefix::Functional, "index_add", "ms_ops_index_add", "mindspore.ops.index_add(x, indices, y, axis) is torch.index_add(x, axis, indices, y)"),
+    (Prefix::Functional, "tensor_scatter_elements", "ms_ops_tensor_scatter_elements", "torch.scatter or scatter_add by the reduction, with int64 indices"),
+    (Prefix::Functional, "clip_by_global_norm", "ms_ops_clip_by_global_norm", "torch has no such function: every tensor scaled by clip_norm / max(global norm, clip_norm)"),
+    (Prefix::Functional, "assign", "ms_ops_assign", "torch has no such function: the variable takes the value's values (Tensor.copy_)"),
+    (
+        Prefix::Functional,
+        "dropout",
+        "ms_ops_dropout",
+        "MindSpore and torch draw different random masks: the bench keeps the elements the tested run kept, scaled by 1 / (1 - p)",
+    ),
+    (Prefix::Tensor, "transpose", "ms_tensor_transpose", "mindspore.Tensor.transpose(*axes) permutes all axes like numpy; torch.Tensor.transpose swaps two"),
+    (Prefix::Tensor, "var", "ms_tensor_var", "mindspore.Tensor.var(axis, ddof=0, keepdims) divides by N by default; torch by N - 1"),
+    (Prefix::Tensor, "std", "ms_tensor_std", "mindspore.Tensor.std(axis, ddof=0, keepdims) divides by N by default; torch by N - 1"),
+];
+
+/// MindSpore APIs whose torch bench is a torch callable of another name:
+/// (prefix, op, module, attr, why).
+const MINDSPORE_BENCH_RENAMES: &[(Prefix, &str, &str, &str, &str)] =
+    &[(Prefix::Functional, "dense", "torch.nn.functional", "linear", "mindspore.ops.dense(input, weight, bias) is torch's linear")];
 
 #[cfg(test)]
 mod tests {
@@ -239,6 +289,24 @@ mod tests {
         for name in names(TORCH_LINALG_ONLY) {
             assert!(listed(PYTORCH_TORCH, &format!("linalg.{name}")), "{name} is not linalg.{name} on the Torch list");
         }
+    }
+
+    #[test]
+    fn every_bench_helper_is_defined_in_the_mindspore_template() {
+        let template = include_str!("../../templates/python/_ms_bench.py.tera");
+        for (prefix, op, attr, _) in MINDSPORE_BENCH_HELPERS {
+            assert!(template.contains(&format!("\ndef {attr}(")), "{attr} is not defined in _ms_bench.py.tera");
+            assert!(attr.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'), "{attr}");
+            let name = ApiName::parse(&format!("{}.{op}.0", prefix.as_str())).unwrap();
+            assert_eq!(exposed(Framework::MindSpore, &name), Ok(()), "{op}");
+            assert_eq!(bench(Framework::MindSpore, &name).attr, *attr);
+        }
+        let n = |s| ApiName::parse(s).unwrap();
+        assert_eq!(path(bench(Framework::MindSpore, &n("Functional.dense.0"))), "torch.nn.functional.linear");
+        assert_eq!(path(bench(Framework::MindSpore, &n("Functional.conv2d.0"))), ".ms_ops_conv2d");
+        // The PyTorch bench of the same names stays torch's.
+        assert_eq!(path(bench(Framework::PyTorch, &n("Functional.conv2d.0"))), "torch.nn.functional.conv2d");
+        assert_eq!(path(bench(Framework::PyTorch, &n("Tensor.var.0"))), "torch.Tensor.var");
     }
 
     #[test]

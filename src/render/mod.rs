@@ -57,6 +57,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("python/_torch.py.tera", include_str!("../../templates/python/_torch.py.tera")),
     ("python/_standard.py.tera", include_str!("../../templates/python/_standard.py.tera")),
     ("python/_compare.py.tera", include_str!("../../templates/python/_compare.py.tera")),
+    ("python/_ms_bench.py.tera", include_str!("../../templates/python/_ms_bench.py.tera")),
     ("rust/macros.tera", include_str!("../../templates/rust/macros.tera")),
     ("rust/Cargo.toml.tera", include_str!("../../templates/rust/Cargo.toml.tera")),
     ("rust/main.rs.tera", include_str!("../../templates/rust/main.rs.tera")),

@@ -126,6 +126,11 @@ pub struct PythonContext {
     pub api_op: String,
     /// `True` when the op table marks the op as data movement (forward values must be identical).
     pub exact_op: String,
+    /// Why the forward outputs cannot be compared (a string literal), or `None`.
+    pub undefined_outputs: String,
+    /// `True` for the losses whose second argument is class indices
+    /// (`cross_entropy`, `nll_loss`): random targets are folded into the classes.
+    pub class_targets: String,
     /// `forward` / `backward`.
     pub propagation: &'static str,
     /// The callable under test.
@@ -268,6 +273,8 @@ impl PythonContext {
             api_full_name: call.name.key(direction),
             api_op: py_str(&api_op),
             exact_op: py_bool(exact_op),
+            undefined_outputs: py_opt(api_map::undefined_outputs(&call.name).map(py_str)),
+            class_targets: py_bool(matches!(call.name.op.as_str(), "cross_entropy" | "nll_loss")),
             propagation: direction.as_str(),
             tested: api_map::tested(framework, &call.name),
             bench: api_map::bench(framework, &call.name),
@@ -288,5 +295,52 @@ impl PythonContext {
             standard: cfg.standard.as_str(),
             exit: EXIT_CODES,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::config::DumpInput;
+    use crate::model::ApiName;
+
+    fn tensor(dtype: &str, requires_grad: Option<bool>) -> serde_json::Value {
+        let mut t = json!({"type": "mindspore.Tensor", "dtype": dtype, "shape": [2], "Max": 1.0, "Min": 0.0});
+        if let Some(r) = requires_grad {
+            t["requires_grad"] = json!(r);
+        }
+        t
+    }
+
+    /// The requires_grad literal of each positional argument in `direction`.
+    fn marks(forward: serde_json::Value, grads: serde_json::Value, direction: Direction) -> Vec<String> {
+        let name = ApiName::parse("Functional.batch_norm.0").unwrap();
+        let backward = json!({"input": [tensor("Float32", None)], "output": grads});
+        let call = ApiCall::from_entries(name, &forward, Some(&backward)).unwrap();
+        let cfg = OpConfig::defaults(DumpInput::Extract("x.json".into()));
+        let ctx = PythonContext::new(&call, Framework::MindSpore, &cfg, direction, None, "").unwrap();
+        ctx.args.iter().map(|a| if let ArgCtx::Tensor { requires_grad, .. } = a { requires_grad.clone() } else { "-".into() }).collect()
+    }
+
+    #[test]
+    fn inputs_with_a_null_recorded_gradient_are_not_differentiated() {
+        let f = |r| tensor("Float32", r);
+        // batch_norm(x, running_mean, running_var, weight, bias): the dump records no gradient for the running statistics.
+        let forward = json!({"input_args": [f(None), f(None), f(None), f(None), f(None)], "input_kwargs": {"training": {"type": "bool", "value": true}}, "output": []});
+        let grads = json!([f(None), null, null, f(None), f(None)]);
+        assert_eq!(marks(forward.clone(), grads.clone(), Direction::Backward), ["None", "False", "False", "None", "None"]);
+        // The forward script differentiates nothing: unchanged.
+        assert_eq!(marks(forward.clone(), grads, Direction::Forward), ["None"; 5]);
+        // A list that does not line up with the inputs, or only nulls: nothing is marked.
+        assert_eq!(marks(forward.clone(), json!([f(None), null]), Direction::Backward), ["None"; 5]);
+        assert_eq!(marks(forward, json!([null, null, null, null, null]), Direction::Backward), ["None"; 5]);
+        // One gradient per tensor input, integer ones included (cross_entropy's Int32 target).
+        let forward = json!({"input_args": [f(None), tensor("Int32", None), f(None)], "input_kwargs": {}, "output": []});
+        assert_eq!(marks(forward, json!([f(None), null, null]), Direction::Backward), ["None", "None", "False"]);
+        // A dump that marks requires_grad (PyTorch) says it already.
+        let forward = json!({"input_args": [f(Some(true)), f(Some(false))], "input_kwargs": {}, "output": []});
+        assert_eq!(marks(forward, json!([f(None), null]), Direction::Backward), ["True", "False"]);
     }
 }
