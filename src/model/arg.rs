@@ -251,8 +251,8 @@ mod tests {
     #[test]
     fn data_names_must_be_bare_file_names() {
         let named = |n: &str| Arg::from_json(&json!({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [1], "data_name": n}), "K.input_args[0]");
-        let expected = |n: &str| format!("K.input_args[0].data_name: expected a bare file name in the dump's tensor folder (no '/', '\\', '.', '..' or absolute path), got {n:?}");
-        for bad in ["../../outside/secret.pt", "/etc/passwd", "sub/x.pt", "..\\x.pt", "x.pt/", "..", ".", "", "a\0b.pt"] {
+        let expected = |n: &str| format!("K.input_args[0].data_name: expected a bare file name in the dump's tensor folder (no '/', '\\', '.', '..', control character or absolute path), got {n:?}");
+        for bad in ["../../outside/secret.pt", "/etc/passwd", "sub/x.pt", "..\\x.pt", "x.pt/", "..", ".", "", "a\0b.pt", "x\n.pt", "\u{1b}[31mx.pt"] {
             assert_eq!(named(bad).unwrap_err().to_string(), expected(bad), "{bad:?}");
         }
         let Ok(Arg::Tensor(t)) = named("Tensor.add.0.forward.input.0.pt") else { panic!() };
