@@ -5,7 +5,7 @@
 # real torch (and MindSpore for MindSpore dumps), and each script's ending
 # classified from its exit status, CSV and stderr (scripts/zoo_scripts.py):
 # verdict, documented skip (the tested MindSpore call has no kernel; torch.empty),
-# skip (other), input error, traceback. Prints a table per dump of the
+# other skip, input error, traceback. Prints a table per dump of the
 # distinct API cases (`Prefix.op` in one direction) and lists every case that
 # is not a verdict with its first error line; WORK/summary.json has the figures.
 #
@@ -22,9 +22,10 @@
 #
 # Each chunk is one Python process that imports the frameworks once and forks
 # a fresh child per script, which runs it as `python SCRIPT --output-dir ...`
-# would (chunks run through `xargs -P $JOBS`). The whole zoo is about 5,600
-# scripts: about 25 minutes on 2 busy CPU cores (a fresh interpreter per
-# script would take hours, mostly importing torch and MindSpore). Not run in CI.
+# would (chunks run through `xargs -P $JOBS`). The whole zoo is 5,628
+# scripts: 14 minutes on 2 CPU cores (24 while other builds shared them); a
+# fresh interpreter per script would take hours, mostly importing torch and
+# MindSpore. Not run in CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD

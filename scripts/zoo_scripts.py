@@ -21,7 +21,7 @@ coverage test counts them) and how their scripts ended:
   the *tested* MindSpore call raised what MindSpore raises for an op its
   build has no kernel for (FRAMEWORK_LIMITS), or the API returns
   uninitialized memory (torch.empty: nothing to compare);
-- skip (other): any other skip row (the bench raised, inputs that cannot be
+- other skip: any other skip row (the bench raised, inputs that cannot be
   made, rows that cannot be judged, a PyTorch tested call that raised);
 - input error: exit 4;
 - traceback: exit 6 (EXIT_INTERNAL), any other status (a crash, a timeout),
@@ -29,8 +29,8 @@ coverage test counts them) and how their scripts ended:
   print the traceback of the side that raised, by design).
 
 A case takes the worst outcome of its scripts (traceback > input error >
-skip (other) > documented skip > verdict). Every case that is not a
-verdict or a framework-limit skip is listed with its first script and the
+other skip > documented skip > verdict). Every case that is not a
+verdict or a documented skip is listed with its first script and the
 first line of its error.
 """
 
@@ -56,7 +56,7 @@ FRAMEWORK_LIMITS = [
     re.compile(r"Can not (?:find|select) (?:a )?(?:valid )?kernel"),
 ]
 
-OUTCOMES = ["verdict", "documented skip", "skip (other)", "input error", "traceback"]
+OUTCOMES = ["verdict", "documented skip", "other skip", "input error", "traceback"]
 RANK = {name: i for i, name in enumerate(OUTCOMES)}
 
 
@@ -188,7 +188,7 @@ def classify(framework, run_dir):
         skips = [r for r in rows if r[7] == "skip"]
         others = [r for r in skips if not documented(framework, r[8])]
         if others:
-            return "skip (other)", others[0][8], seconds
+            return "other skip", others[0][8], seconds
         if skips:
             return "documented skip", skips[0][8], seconds
         if "Traceback (most recent call last)" in stderr:
@@ -240,6 +240,8 @@ def report(work):
                     prev = cases.get(case)
                     if prev is None or RANK[outcome] > RANK[prev[0]]:
                         cases[case] = (outcome, stem, why)
+                if not cases:
+                    continue
                 counts = {name: 0 for name in OUTCOMES}
                 for outcome, _, _ in cases.values():
                     counts[outcome] += 1
@@ -254,9 +256,8 @@ def report(work):
     totals = {name: sum(s[name] for s in summary.values()) for name in ["cases"] + OUTCOMES}
     print(f"\ntotal: {totals['cases']} cases, " + ", ".join(f"{totals[n]} {n}" for n in OUTCOMES)
           + f"; {total_scripts} scripts, {total_seconds:.0f} s of script time")
-    for wanted in ("documented skip", "not a verdict"):
-        items = [x for x in listed if (x[2] == wanted) == (wanted == "documented skip")]
-        title = "Documented skips" if wanted == "documented skip" else "Not a verdict (to fix)"
+    for title, documented_ in (("Documented skips", True), ("Neither a verdict nor a documented skip (to fix)", False)):
+        items = [x for x in listed if (x[2] == "documented skip") == documented_]
         print(f"\n{title}: {len(items)}")
         for key, case, outcome, stem, why in items:
             print(f"- {key}: {case}: {outcome}: {stem}: {why}")
