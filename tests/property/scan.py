@@ -25,8 +25,11 @@ MODULES = {
     "torch", "torch.nn.functional", "torch.Tensor", "torch.linalg",
     "mindspore.mint", "mindspore.mint.nn.functional", "mindspore.Tensor", "mindspore.ops",
 }
-# Helpers the MindSpore template defines for bench callables.
-HELPERS = {"ms_ops_gather", "ms_tensor_transpose"}
+# Helpers the MindSpore template defines for bench callables: the ms_*
+# functions of templates/python/_ms_bench.py.tera (read from the template).
+_MS_BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "templates", "python", "_ms_bench.py.tera")
+with open(_MS_BENCH, encoding="utf-8") as _f:
+    HELPERS = {line[4:line.index("(")] for line in _f if line.startswith("def ms_")}
 CALLABLES = ("tested", "bench")
 
 
