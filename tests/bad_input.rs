@@ -4,10 +4,13 @@
 //! that nothing in the output folder was created or changed. Commands added
 //! later extend the table.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::npy_f32;
 use serde_json::{json, Value};
 
 /// A valid PyTorch statistics dump: `Torch.matmul.0` forward and backward, `Torch.add.0` forward.
@@ -34,22 +37,6 @@ fn tensor_dump(dir: &Path) -> Value {
         "task": "tensor", "level": "L1", "framework": "pytorch", "dump_data_dir": dir.join("dump_tensor_data"),
         "data": {"Torch.add.0.forward": {"input_args": [t("Torch.add.0.forward.input.0"), t("Torch.add.0.forward.input.1")], "input_kwargs": {}, "output": [t("Torch.add.0.forward.output.0")]}}
     })
-}
-
-/// A little-endian float32 .npy file.
-fn npy_f32(shape: &[usize], values: &[f32]) -> Vec<u8> {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    let shape = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
-    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}");
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend((header.len() as u16).to_le_bytes());
-    bytes.extend(header.as_bytes());
-    values.iter().for_each(|v| bytes.extend(v.to_le_bytes()));
-    bytes
 }
 
 /// Every file under `dir` with its bytes, to see that a failed run left it alone.
@@ -210,7 +197,7 @@ fn tensor_cases() -> Vec<Case> {
         case("tensor file missing, op_generate", tensors(|t: &Path| std::fs::remove_file(t.join("Torch.add.0.forward.input.1.npy")).unwrap()), GEN, 4, &["Torch.add.0.forward.input.1.npy"]),
         case("npy truncated", tensors(|t: &Path| { let p = t.join("Torch.add.0.forward.input.0.npy"); let b = std::fs::read(&p).unwrap(); std::fs::write(&p, &b[..b.len() - 5]).unwrap() }), REPLAY, 4, &["Torch.add.0.forward.input.0.npy"]),
         case("npy header only", tensors(|t: &Path| { let p = t.join("Torch.add.0.forward.input.0.npy"); let b = std::fs::read(&p).unwrap(); std::fs::write(&p, &b[..20]).unwrap() }), REPLAY, 4, &["Torch.add.0.forward.input.0.npy"]),
-        case("npy claims a huge shape", tensors(|t: &Path| std::fs::write(t.join("Torch.add.0.forward.input.0.npy"), npy_header_only(&[1 << 40, 1 << 30])).unwrap()), REPLAY, 4, &["Torch.add.0.forward.input.0.npy"]),
+        case("npy claims a huge shape", tensors(|t: &Path| std::fs::write(t.join("Torch.add.0.forward.input.0.npy"), npy_f32(&[1 << 40, 1 << 30], &[])).unwrap()), REPLAY, 4, &["Torch.add.0.forward.input.0.npy"]),
         case("npy of another shape", tensors(|t: &Path| std::fs::write(t.join("Torch.add.0.forward.input.0.npy"), npy_f32(&[2, 2], &[1.0; 4])).unwrap()), REPLAY, 4, &["Torch.add.0.forward.input.0.npy", "differs from the dumped"]),
         case("not an npy", tensors(|t: &Path| std::fs::write(t.join("Torch.add.0.forward.input.0.npy"), "just text").unwrap()), REPLAY, 4, &["Torch.add.0.forward.input.0.npy"]),
         case("a folder where the file should be", tensors(|t: &Path| { let p = t.join("Torch.add.0.forward.input.0.npy"); std::fs::remove_file(&p).unwrap(); std::fs::create_dir(&p).unwrap() }), REPLAY, 4, &["Torch.add.0.forward.input.0.npy"]),
@@ -234,13 +221,6 @@ fn pt_with_pickle(pickle: &[u8]) -> Vec<u8> {
     z.write_all(b"3\n").unwrap();
     z.finish().unwrap();
     buf.into_inner()
-}
-
-/// A .npy header claiming `shape` of float32, with no data after it.
-fn npy_header_only(shape: &[usize]) -> Vec<u8> {
-    let mut b = npy_f32(shape, &[]);
-    b.truncate(b.len());
-    b
 }
 
 /// The tensor dump whose first input is a .pt file holding `bytes`.

@@ -36,17 +36,7 @@ impl Dump {
 
     /// Writes float32 `values` of `shape` as `<dir>/<name>`.
     fn npy(dir: &Path, name: &str, shape: &[usize], values: &[f32]) {
-        let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-        let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({},), }}", dims.join(", "));
-        while (10 + header.len() + 1) % 64 != 0 {
-            header.push(' ');
-        }
-        header.push('\n');
-        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-        bytes.extend((header.len() as u16).to_le_bytes());
-        bytes.extend(header.as_bytes());
-        values.iter().for_each(|v| bytes.extend(v.to_le_bytes()));
-        std::fs::write(dir.join(name), bytes).unwrap();
+        std::fs::write(dir.join(name), common::npy_f32(shape, values)).unwrap();
     }
 
     /// A float32 tensor descriptor of `shape` with `data_name` (no file written).
@@ -119,21 +109,6 @@ fn one_line(o: &Output) -> String {
     stderr.trim_end().to_string()
 }
 
-/// The rows of the details CSV in `dir`: (name, status, message).
-fn rows(dir: &Path) -> Vec<(String, String, String)> {
-    let file = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_string_lossy().starts_with("accuracy_checking_details_")).unwrap();
-    let body = std::fs::read_to_string(file).unwrap();
-    let mut lines = body.trim_start_matches('\u{feff}').split("\r\n").filter(|l| !l.is_empty());
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let status = header.iter().position(|h| *h == "Status").unwrap();
-    lines
-        .map(|l| {
-            let cells = common::csv_cells(l);
-            (cells[0].clone(), cells[status].clone(), cells[status + 1].clone())
-        })
-        .collect()
-}
-
 fn row(rows: &[(String, String, String)], name: &str) -> (String, String) {
     let r = rows.iter().find(|r| r.0 == name).unwrap_or_else(|| panic!("no row {name} in {rows:#?}"));
     (r.1.clone(), r.2.clone())
@@ -169,7 +144,7 @@ fn a_data_name_that_is_a_path_is_refused_naming_the_entry() {
         // In a batch: one skip row, and the other call is judged.
         let (o, out) = d.batch("real_data", &[]);
         assert_eq!(o.status.code(), Some(8), "{}", text(&o));
-        let all = rows(&out);
+        let all = common::detail_rows(&out);
         assert_eq!(all.len(), 2, "{all:#?}");
         assert_eq!(row(&all, "Mint.mul.0.forward.output.0").0, "pass");
         // (The CSV cells are read back without their quotes.)
@@ -200,7 +175,7 @@ fn a_tensor_file_that_is_a_symlink_out_of_the_tensor_folder_is_refused() {
     }
     let (o, out) = d.batch("real_data", &[]);
     assert_eq!(o.status.code(), Some(8), "{}", text(&o));
-    let all = rows(&out);
+    let all = common::detail_rows(&out);
     assert_eq!(row(&all, "Mint.mul.0.forward.output.0").0, "pass");
     assert_eq!(row(&all, "Mint.mul.1.forward"), ("skip".into(), format!("cannot replay here: broken input: Mint.mul.1: {refused}")));
 
@@ -254,7 +229,7 @@ fn an_enormous_shape_is_one_skip_row_among_verdicts() {
     let d = enormous();
     let (o, out) = d.batch("random_data", &["--tensor-size-limit", "1G"]);
     assert_eq!(o.status.code(), Some(8), "{}", text(&o));
-    let all = rows(&out);
+    let all = common::detail_rows(&out);
     assert_eq!(all.len(), 3, "{all:#?}");
     assert_eq!(row(&all, "Mint.mul.0.forward.output.0"), ("pass".into(), RANDOM.into()));
     assert_eq!(row(&all, "Mint.mul.1.forward"), ("skip".into(), format!("cannot replay here: {OVER_LIMIT}")));
@@ -266,7 +241,7 @@ fn an_enormous_shape_is_one_skip_row_among_verdicts() {
     // The default limit is a share of this machine's memory: 2 PiB is over it.
     let (o, out) = d.batch("random_data", &[]);
     assert_eq!(o.status.code(), Some(8), "{}", text(&o));
-    let (status, message) = row(&rows(&out), "Mint.mul.1.forward");
+    let (status, message) = row(&common::detail_rows(&out), "Mint.mul.1.forward");
     assert_eq!(status, "skip");
     assert!(message.starts_with("cannot replay here: Mint.mul.1: forward.input_args[0]: shape [65536, 65536, 65536] needs 2251799813685248 bytes as float64, over the tensor size limit of "), "{message}");
     assert!(message.ends_with(" bytes (--tensor-size-limit)"), "{message}");
@@ -315,7 +290,7 @@ fn calls_over_the_memory_budget_are_skipped_and_the_rest_run() {
     d.mul(1, vec![Dump::desc(json!([64]), None), Dump::desc(json!([64]), None)], Dump::desc(json!([64]), None));
     let (o, out) = d.batch("random_data", &["--memory-budget", "1K"]);
     assert_eq!(o.status.code(), Some(8), "{}", text(&o));
-    let all = rows(&out);
+    let all = common::detail_rows(&out);
     assert_eq!(all.len(), 2, "{all:#?}");
     assert_eq!(row(&all, "Mint.mul.0.forward.output.0"), ("pass".into(), RANDOM.into()));
     let message = "cannot replay here: Mint.mul.1: the call needs an estimated 6144 bytes (its tensors' 1536 bytes as float64 × 4 copies), over the memory budget of 1024 bytes (--memory-budget)";

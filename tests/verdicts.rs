@@ -69,22 +69,14 @@ impl Dump {
     /// Writes `values` as `<name>.npy` and returns the dump's descriptor.
     fn tensor(&self, name: &str, dt: Dt, shape: &[usize], values: &[f64]) -> Value {
         assert_eq!(values.len(), shape.iter().product::<usize>());
-        let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-        let shape_text = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
-        let mut header = format!("{{'descr': '{}', 'fortran_order': False, 'shape': {shape_text}, }}", dt.npy());
-        while (10 + header.len() + 1) % 64 != 0 {
-            header.push(' ');
-        }
-        header.push('\n');
-        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-        bytes.extend((header.len() as u16).to_le_bytes());
-        bytes.extend(header.as_bytes());
-        for &v in values {
-            match dt {
-                Dt::F32 | Dt::BF16 => bytes.extend((v as f32).to_le_bytes()),
-                Dt::I64 => bytes.extend((v as i64).to_le_bytes()),
-            }
-        }
+        let data: Vec<u8> = values
+            .iter()
+            .flat_map(|&v| match dt {
+                Dt::F32 | Dt::BF16 => (v as f32).to_le_bytes().to_vec(),
+                Dt::I64 => (v as i64).to_le_bytes().to_vec(),
+            })
+            .collect();
+        let bytes = common::npy_bytes(dt.npy(), shape, &data);
         let file = format!("{name}.npy");
         std::fs::write(self.file(&file), bytes).unwrap();
         let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
@@ -132,24 +124,9 @@ fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
-/// The rows of the details CSV in `dir` (msprobe's nine columns, or eleven), as (name, status, message).
-fn rows(dir: &Path) -> Vec<(String, String, String)> {
-    let file = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_string_lossy().starts_with("accuracy_checking_details_")).unwrap();
-    let body = std::fs::read_to_string(file).unwrap();
-    let mut lines = body.trim_start_matches('\u{feff}').split("\r\n").filter(|l| !l.is_empty());
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let status = header.iter().position(|h| *h == "Status").unwrap();
-    lines
-        .map(|l| {
-            let cells = common::csv_cells(l);
-            (cells[0].clone(), cells[status].clone(), cells[status + 1].clone())
-        })
-        .collect()
-}
-
 /// The one row called `name`.
 fn row(dir: &Path, name: &str) -> (String, String) {
-    let all = rows(dir);
+    let all = common::detail_rows(dir);
     let r = all.iter().find(|r| r.0 == name).unwrap_or_else(|| panic!("no row {name} in {all:#?}"));
     (r.1.clone(), r.2.clone())
 }

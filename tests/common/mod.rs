@@ -91,3 +91,41 @@ pub fn csv_cells(line: &str) -> Vec<String> {
     }
     cells
 }
+
+/// The bytes of a little-endian .npy file of `shape` (C order) holding
+/// `data`, whose elements are `descr` (`<f4`, `<i8`, ...).
+pub fn npy_bytes(descr: &str, shape: &[usize], data: &[u8]) -> Vec<u8> {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let shape = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend((header.len() as u16).to_le_bytes());
+    bytes.extend(header.as_bytes());
+    bytes.extend(data);
+    bytes
+}
+
+/// A float32 .npy file of `shape` holding `values`.
+pub fn npy_f32(shape: &[usize], values: &[f32]) -> Vec<u8> {
+    npy_bytes("<f4", shape, &values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>())
+}
+
+/// The rows of the one `accuracy_checking_details_*.csv` in `dir`, as
+/// (API Name, Status, Message), whether it has msprobe's nine columns or eleven.
+pub fn detail_rows(dir: &Path) -> Vec<(String, String, String)> {
+    let file = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_string_lossy().starts_with("accuracy_checking_details_")).unwrap();
+    let body = std::fs::read_to_string(file).unwrap();
+    let mut lines = body.trim_start_matches('\u{feff}').split("\r\n").filter(|l| !l.is_empty());
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let status = header.iter().position(|h| *h == "Status").unwrap();
+    lines
+        .map(|l| {
+            let cells = csv_cells(l);
+            (cells[0].clone(), cells[status].clone(), cells[status + 1].clone())
+        })
+        .collect()
+}

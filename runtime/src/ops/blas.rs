@@ -5,22 +5,12 @@
 
 use candle_core::Tensor;
 
+use super::nn::float_pair;
 use super::{one, Op, Standard};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
-use crate::dtype::TDType;
 use crate::error::{Error, Result};
 use crate::value::{Value, T};
-
-/// The dtype of a product of `a` and `b`: the same float dtype (autocast
-/// mixes reach dumps as the lower one).
-fn product_dtype(a: &T, b: &T, what: &str) -> Result<TDType> {
-    match (a.dtype, b.dtype) {
-        (x, y) if x == y => Ok(x),
-        (x, y) if x.is_float() && y.is_float() => Ok(if x.bits() <= y.bits() { x } else { y }),
-        (x, y) => Err(Error::Arg(format!("{what}: expected both inputs to have the same dtype, got {} and {}", x.name(), y.name()))),
-    }
-}
 
 /// `a @ b` for rank-`rank` operands (2: mm, 3: bmm).
 fn product(a: &T, b: &T, rank: usize, what: &str) -> Result<Tensor> {
@@ -32,14 +22,14 @@ fn product(a: &T, b: &T, rank: usize, what: &str) -> Result<Tensor> {
 
 fn mm(ctx: &Ctx, b: &Bound, first: &str, rank: usize, what: &str) -> Result<Vec<Value>> {
     let (x, y) = (b.tensor(first)?, b.tensor("mat2")?);
-    let dtype = product_dtype(x, y, what)?;
+    let dtype = float_pair(x, y, what)?;
     one(ctx.out(product(x, y, rank, what)?, dtype)?)
 }
 
 /// `beta * input + alpha * (a @ b)`.
 fn add_product(ctx: &Ctx, b: &Bound, names: [&str; 2], rank: usize, what: &str) -> Result<Vec<Value>> {
     let (input, x, y) = (b.tensor("input")?, b.tensor(names[0])?, b.tensor(names[1])?);
-    let dtype = product_dtype(x, y, what)?;
+    let dtype = float_pair(x, y, what)?;
     let (beta, alpha) = (b.float("beta")?, b.float("alpha")?);
     let p = product(x, y, rank, what)?;
     let p = if alpha == 1.0 { p } else { (p * alpha)? };

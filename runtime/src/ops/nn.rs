@@ -83,7 +83,7 @@ fn matmul_t(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 /// The dtype of a matmul-like op. Mixed float dtypes reach a dump only
 /// from autocast regions, which compute in the lower precision.
-fn float_pair(a: &T, b: &T, what: &str) -> Result<TDType> {
+pub(super) fn float_pair(a: &T, b: &T, what: &str) -> Result<TDType> {
     match (a.dtype, b.dtype) {
         (x, y) if x == y => Ok(x),
         (x, y) if x.is_float() && y.is_float() => Ok(if x.bits() <= y.bits() { x } else { y }),
