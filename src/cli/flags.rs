@@ -30,9 +30,9 @@ fn one_of<T: Copy + Send + Sync + 'static>(all: &'static [T], name: fn(T) -> &'s
 #[command(name = "msprobe", version, about = "Repro scripts and native replay for API calls recorded in msprobe dumps")]
 #[command(subcommand_value_name = "COMMAND", subcommand_help_heading = "Commands")]
 struct Cli {
-    /// Framework that produced the dump: pytorch or mindspore (required by every command).
+    /// Framework that produced the dump: pytorch or mindspore (required by the commands that read a dump).
     #[arg(short = 'f', long = "framework", value_parser = one_of(&Framework::ALL, Framework::as_str))]
-    framework: Framework,
+    framework: Option<Framework>,
     #[command(subcommand)]
     command: Command,
 }
@@ -175,8 +175,12 @@ fn filter(regex: Option<String>) -> Result<Option<regex::Regex>, Error> {
     regex.map(|r| regex::Regex::new(&r).map_err(|e| Error::Usage(format!("--filter: {e}")))).transpose()
 }
 
+/// `-f`, for the commands that cannot run without it.
+fn framework(given: Option<Framework>, command: &str) -> Result<Framework, Error> {
+    given.ok_or_else(|| Error::Usage(format!("{command} needs -f pytorch or -f mindspore")))
+}
+
 fn options(cli: Cli) -> Result<Options, Error> {
-    let framework = cli.framework;
     match cli.command {
         Command::OpGenerate { config_input, api_output_path, all, filter: regex, propagation, check, shard, quiet, lang, standard } => {
             let batch = all || regex.is_some();
@@ -186,6 +190,7 @@ fn options(cli: Cli) -> Result<Options, Error> {
             if !batch && propagation == Some(Propagation::Both) {
                 return Err(Error::Usage("--propagation both needs --all or --filter".into()));
             }
+            let framework = framework(cli.framework, "op_generate")?;
             let filter = filter(regex)?;
             let (mut config, unknown_keys) = OpConfig::load(&config_input)?;
             config.apply(&Overrides { propagation: propagation.and_then(Propagation::direction), standard, ..Overrides::default() });
@@ -209,6 +214,7 @@ fn options(cli: Cli) -> Result<Options, Error> {
             Ok(Options::OpGenerate { opts, config_input, unknown_keys, quiet })
         }
         Command::Replay { config_input, dump, filter: regex, shard, propagation, emulate, data_mode, output_dir, top, standard, allow_skip, tensor_size_limit, memory_budget } => {
+            let framework = framework(cli.framework, "replay")?;
             let filter = filter(regex)?;
             let mut config = match (&config_input, &dump) {
                 (Some(path), _) => OpConfig::load(path)?.0,
@@ -248,7 +254,7 @@ mod tests {
         assert_eq!(parse("msprobe -f pytorch op_generate -i c.json -o o --shard 0/2").unwrap_err(), "--shard needs --all or --filter");
         assert_eq!(parse("msprobe -f pytorch op_generate -i c.json -o o --propagation both").unwrap_err(), "--propagation both needs --all or --filter");
         assert!(parse("msprobe -f pytorch op_generate -i c.json -o o --all --filter (").unwrap_err().starts_with("--filter: "));
-        assert!(parse("msprobe op_generate -i c.json -o o").unwrap_err().contains("required arguments were not provided"));
+        assert_eq!(parse("msprobe op_generate -i c.json -o o").unwrap_err(), "op_generate needs -f pytorch or -f mindspore");
         assert!(parse("msprobe -f pytorch replay --filter x").unwrap_err().contains("--dump"));
     }
 
