@@ -4,7 +4,7 @@
 # dumps, real_data for the tensor dumps), every generated script run with
 # real torch (and MindSpore for MindSpore dumps), and each script's ending
 # classified from its exit status, CSV and stderr (scripts/zoo_scripts.py):
-# verdict, documented skip (the tested MindSpore call has no kernel; torch.empty),
+# verdict, documented skip (the tested MindSpore call has no kernel),
 # other skip, input error, traceback. Prints a table per dump of the
 # distinct API cases (`Prefix.op` in one direction) and lists every case that
 # is not a verdict with its first error line; WORK/summary.json has the figures.

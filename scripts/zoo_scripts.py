@@ -19,8 +19,7 @@ coverage test counts them) and how their scripts ended:
 - verdict: exit 0 or 3, every row pass/warning/error;
 - documented skip: exit 8, every skip row is a limit the README documents:
   the *tested* MindSpore call raised what MindSpore raises for an op its
-  build has no kernel for (FRAMEWORK_LIMITS), or the API returns
-  uninitialized memory (torch.empty: nothing to compare);
+  build has no kernel for (FRAMEWORK_LIMITS);
 - other skip: any other skip row (the bench raised, inputs that cannot be
   made, rows that cannot be judged, a PyTorch tested call that raised);
 - input error: exit 4;
@@ -156,12 +155,7 @@ def first_error_line(stderr):
     return lines[0] if lines else ""
 
 
-UNDEFINED = "cannot judge: the API returns uninitialized memory"
-
-
 def documented(framework, message):
-    if message.startswith(UNDEFINED):
-        return True
     if framework != "mindspore" or not message.startswith("cannot replay here: the tested call raised"):
         return False
     return any(p.search(message) for p in FRAMEWORK_LIMITS)

@@ -78,10 +78,16 @@ impl Ctx {
     pub fn cast(&self, x: &T, dtype: TDType) -> Result<T> {
         let t = match dtype.category() {
             Category::Float => self.stored(&x.t, dtype)?,
-            // Float to integer truncates toward zero, like torch.
+            // Float to integer truncates toward zero, like torch. Values out
+            // of range (±inf, overflow) are undefined in torch: they saturate
+            // to the dtype's bounds and NaN becomes 0, as on aarch64 hosts
+            // and in Rust (`-inf` gives int64's minimum on x86 too).
             Category::Int if x.dtype.is_float() => {
+                let (lo, hi) = dtype.int_range().expect("an integer dtype has a range");
                 let pos = x.t.ge(0.0)?;
-                pos.where_cond(&x.t.floor()?, &x.t.ceil()?)?.to_dtype(self.storage(dtype))?
+                let truncated = pos.where_cond(&x.t.floor()?, &x.t.ceil()?)?.clamp(lo, hi)?;
+                let nan = x.t.ne(&x.t)?;
+                nan.where_cond(&truncated.zeros_like()?, &truncated)?.to_dtype(self.storage(dtype))?
             }
             Category::Int => x.t.to_dtype(self.storage(dtype))?,
             Category::Bool => x.t.ne(0.0)?.to_dtype(self.storage(dtype))?,

@@ -178,6 +178,23 @@ impl TDType {
         }
     }
 
+    /// The smallest and largest values of an integer dtype (as float64,
+    /// where the 64-bit bounds round to ±2^63 and 2^64); `None` otherwise.
+    pub fn int_range(self) -> Option<(f64, f64)> {
+        use TDType::*;
+        Some(match self {
+            U8 => (0.0, u8::MAX as f64),
+            I8 => (i8::MIN as f64, i8::MAX as f64),
+            I16 => (i16::MIN as f64, i16::MAX as f64),
+            I32 => (i32::MIN as f64, i32::MAX as f64),
+            I64 => (i64::MIN as f64, i64::MAX as f64),
+            U16 => (0.0, u16::MAX as f64),
+            U32 => (0.0, u32::MAX as f64),
+            U64 => (0.0, u64::MAX as f64),
+            _ => return None,
+        })
+    }
+
     /// Bits of the type, to order dtypes within a category.
     pub fn bits(self) -> u32 {
         match self {

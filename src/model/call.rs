@@ -3,7 +3,9 @@
 
 use serde_json::Value;
 
-use super::{Arg, ModelError, ApiName};
+use super::{Arg, ApiName, ModelError, Prefix};
+#[cfg(test)]
+use super::TDType;
 
 /// The forward half: how the API was called and what it returned.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,11 +67,14 @@ impl ApiCall {
                 .collect::<Result<_, ModelError>>()?,
             Some(_) => return Err(ModelError::Arg { path: format!("{fpath}.input_kwargs"), expected: "an object".into() }),
         };
-        let forward = Forward {
+        let mut forward = Forward {
             args: list(forward, "input_args", &fpath)?.unwrap_or_default(),
             kwargs,
             outputs: list(forward, "output", &fpath)?.unwrap_or_default(),
         };
+        if name.prefix == Prefix::Tensor && name.op == "to" {
+            recover_cast_dtype(&mut forward);
+        }
         let backward = match backward {
             None => None,
             Some(b) => {
@@ -91,6 +96,20 @@ impl ApiCall {
         Ok(ApiCall { name, forward, backward })
     }
 }
+/// msprobe 8.3.2 records the `torch.dtype` (and `torch.device`) arguments
+/// of `Tensor.to` as `{}`, so `x.to(torch.long)` would replay as a no-op:
+/// each unrecorded positional argument becomes the recorded output's dtype
+/// (a cast to the same dtype, where the `{}` was a device, changes nothing).
+fn recover_cast_dtype(forward: &mut Forward) {
+    let Some(Arg::Tensor(out)) = forward.outputs.first() else { return };
+    let dtype = out.dtype;
+    for arg in forward.args.iter_mut().skip(1) {
+        if *arg == Arg::Unsupported(String::new()) {
+            *arg = Arg::DType(dtype);
+        }
+    }
+}
+
 /// A dump key as a JSON path segment: itself when it is a plain
 /// identifier, else quoted and escaped, so an error message stays one line
 /// of printable text whatever the dump holds.
@@ -103,3 +122,23 @@ fn path_key(k: &str) -> String {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn to_call(output_dtype: &str) -> ApiCall {
+        let t = |dtype: &str| json!({"type": "torch.Tensor", "dtype": dtype, "shape": [2], "Max": 1.0, "Min": 0.0, "requires_grad": false});
+        let entry = json!({"input_args": [t("torch.float32"), {}], "input_kwargs": {}, "output": [t(output_dtype)]});
+        ApiCall::from_entries(ApiName::parse("Tensor.to.1").unwrap(), &entry, None).unwrap()
+    }
+
+    #[test]
+    fn an_unrecorded_cast_argument_is_the_recorded_outputs_dtype() {
+        assert_eq!(to_call("torch.int64").forward.args[1], Arg::DType(TDType::I64));
+        assert_eq!(to_call("torch.float32").forward.args[1], Arg::DType(TDType::F32));
+        let other = ApiCall::from_entries(ApiName::parse("Tensor.add.0").unwrap(), &json!({"input_args": [{}], "input_kwargs": {}, "output": []}), None).unwrap();
+        assert_eq!(other.forward.args[0], Arg::Unsupported(String::new()));
+    }
+}

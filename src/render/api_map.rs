@@ -127,15 +127,14 @@ pub fn tested(framework: Framework, name: &ApiName) -> Callable {
 }
 
 /// APIs that return uninitialized memory: their values are undefined, so a
-/// script compares nothing (a skip row per output, as `replay` refuses
+/// script judges the shapes of their outputs only (as `replay` judges
 /// `torch.empty`). By op name, under any prefix.
 const UNINITIALIZED: &[&str] = &["empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"];
 
-/// Why the outputs of `name` cannot be compared, when they cannot.
+/// What is judged of the outputs of `name` when their values are undefined
+/// (the Message of their rows; the runtime's is the same).
 pub fn undefined_outputs(name: &ApiName) -> Option<&'static str> {
-    UNINITIALIZED
-        .contains(&name.op.as_str())
-        .then_some("the API returns uninitialized memory: its values are undefined, so there is nothing to compare")
+    UNINITIALIZED.contains(&name.op.as_str()).then_some("values undefined (uninitialized memory): only the shape is compared")
 }
 
 /// Tensor methods that cast to a fixed dtype, and the cast the bench makes

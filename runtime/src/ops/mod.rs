@@ -50,6 +50,9 @@ pub enum Standard {
     /// every standard. Casts to a float dtype are not data movement: the
     /// bench keeps float64 while the device rounds.
     Exact,
+    /// The values are undefined (uninitialized memory, `torch.empty`): only
+    /// the shapes of the forward outputs are judged.
+    Undefined,
 }
 
 /// One op-table entry.

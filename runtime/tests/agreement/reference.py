@@ -23,8 +23,8 @@ cases.json holds {"cases": [...]}, one object per case:
   grad_outputs                per output: a file, or null for non-float outputs
   grads                       per differentiated tensor (those of a list
                               argument too), in input order: a file
-  refusal                     null, or the reason the runtime must refuse the
-                              call with (torch.empty: nothing to compare)
+  values_undefined            true when only the outputs' shapes and dtypes
+                              are checked (torch.empty: uninitialized memory)
 Argument values are JSON scalars, lists, null, or one-key objects:
 {"tensor": file, "dtype": name}, {"dtype": name}, {"float": "inf"},
 {"slice": [start, stop, step]}, {"ellipsis": true}.
@@ -187,7 +187,7 @@ def run_case(index, case, out_dir):
         "backward": bool(leaves) and any(o.requires_grad for o in outputs),
         "grad_outputs": None,
         "grads": None,
-        "refusal": getattr(case, "refusal", None),
+        "values_undefined": getattr(case, "values_undefined", False),
     }
     if not entry["backward"]:
         return entry
