@@ -335,7 +335,10 @@ fn cumsum(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     if x.rank() == 0 {
         return one(ctx.out(x.t.clone(), dtype)?);
     }
-    one(ctx.out(x.t.cumsum(d)?, dtype)?)
+    // Accumulated in float64 and rounded once, as torch's CPU kernel does
+    // (its accumulator for float32 is a double): a float32 running sum would
+    // drift by up to n ulps along the dim.
+    one(ctx.out(x.t.to_dtype(DType::F64)?.cumsum(d)?, dtype)?)
 }
 
 /// The reduction entries.

@@ -113,6 +113,13 @@ case("elementwise", "Torch.lerp", X((4, 64)), X((4, 64)), 0.3)
 case("elementwise", "Torch.addcmul", X((4, 64)), X((4, 64)), X((64,)), value=0.5)
 case("elementwise", "Torch.addcdiv", X((4, 64)), X((4, 64)), X((64,), 0.5, 2.0), value=-2)
 
+case("elementwise", "Functional.hardswish", X((4, 64), -5, 5))
+case("elementwise", "Functional.hardsigmoid", X((4, 64), -5, 5))
+case("elementwise", "Functional.relu6", X((4, 64), -8, 8))
+case("elementwise", "Torch.minimum", X((4, 64)), X((64,)))
+case("elementwise", "Torch.outer", X((32,)), X((16,)))
+case("elementwise", "Functional.interpolate", X((2, 3, 4, 4)), scale_factor=2, mode="nearest")
+
 # --- reductions: one rounding of a sum accumulated in float32
 case("reduction", "Torch.sum", X((8, 256)), -1)
 case("reduction", "Torch.sum", X((16, 64)))
@@ -129,6 +136,20 @@ case("reduction", "Functional.rms_norm", X((4, 128)), [128], X((128,)))
 case("reduction", "Functional.cross_entropy", X((8, 32), -4, 4), Ints((8,), 0, 32))
 case("reduction", "Functional.avg_pool2d", X((2, 4, 8, 8)), 2)
 
+case("reduction", "Functional.batch_norm", X((4, 8, 6, 6)), X((8,)), X((8,), 0.5, 2), X((8,)), X((8,)), True)
+case("reduction", "Functional.group_norm", X((2, 8, 6, 6)), 4, X((8,)), X((8,)))
+case("reduction", "Functional.adaptive_avg_pool2d", X((2, 4, 8, 8)), (3, 3))
+case("reduction", "Functional.interpolate", X((2, 3, 5, 5)), size=(8, 8), mode="bilinear", align_corners=False)
+case("reduction", "Torch.logsumexp", X((8, 128), -6, 6), -1)
+case("reduction", "Functional.mse_loss", X((8, 64)), X((8, 64)))
+case("reduction", "Functional.l1_loss", X((8, 64)), X((8, 64)))
+case("reduction", "Functional.smooth_l1_loss", X((8, 64)), X((8, 64)))
+case("reduction", "Functional.nll_loss", X((8, 32), -4, 0), Ints((8,), 0, 32))
+case("reduction", "Functional.binary_cross_entropy_with_logits", X((8, 64), -4, 4), X((8, 64), 0, 1))
+case("reduction", "Functional.binary_cross_entropy", X((8, 64), 0.05, 0.95), X((8, 64), 0, 1))
+case("reduction", "Functional.kl_div", X((8, 64), -4, 0), X((8, 64), 0, 1), reduction="batchmean")
+case("reduction", "Functional.cross_entropy", X((8, 32), -4, 4), Ints((8,), 0, 32), label_smoothing=0.1)
+
 # --- matmul and convolution: dot products accumulated in float32
 case("matmul", "Torch.matmul", X((16, 64)), X((64, 32)))
 case("matmul", "Torch.matmul", X((4, 16, 64)), X((4, 64, 8)))  # batched (bmm)
@@ -138,6 +159,10 @@ case("matmul", "Functional.scaled_dot_product_attention", X((2, 2, 8, 32)), X((2
 case("matmul", "Functional.conv2d", X((2, 8, 10, 10)), X((16, 8, 3, 3)), X((16,)))
 case("matmul", "Functional.conv2d", X((2, 8, 10, 10)), X((8, 4, 3, 3)), None, 2, 1, 1, 2)  # stride, padding, groups
 case("matmul", "Functional.conv1d", X((2, 8, 20)), X((16, 8, 5)), X((16,)))
+
+case("matmul", "Torch.addmm", X((16, 32)), X((16, 64)), X((64, 32)))
+case("matmul", "Torch.baddbmm", X((4, 16, 8)), X((4, 16, 64)), X((4, 64, 8)), beta=0.5, alpha=0.25)
+case("matmul", "Functional.conv_transpose2d", X((2, 8, 6, 6)), X((8, 4, 3, 3)), X((4,)), 2, 1)
 
 # --- data movement and selection: the values themselves
 case("movement", "Torch.transpose", X((4, 8, 16)), 0, -1)
@@ -157,6 +182,15 @@ case("movement", "Tensor.to", X((8, 16), -1e5, 1e5), torch.float16)
 case("movement", "Tensor.to", X((8, 16), -1e5, 1e5), torch.bfloat16)
 case("movement", "Tensor.long", X((8, 16), -100, 100))
 
+case("movement", "Torch.topk", X((8, 16)), 4)
+case("movement", "Torch.max", X((8, 16)), 1)
+case("movement", "Torch.amin", X((8, 16)), 0)
+case("movement", "Torch.tril", X((8, 16)))
+case("movement", "Torch.scatter", X((8, 16)), 1, Ints((8, 4), 0, 16), X((8, 4)))
+case("movement", "Torch.repeat_interleave", X((4, 16)), 2, 0)
+case("movement", "Tensor.masked_fill", X((8, 16)), Bools((8, 16)), -1e4)
+case("movement", "Torch.lt", X((8, 16)), X((16,)))
+
 # --- integers: exact, near 1e9 (float32 would be off by tens)
 BIG = (1_000_000_001, 999_999_999, -1_000_000_007, 1_073_741_823, 123_456_789, -987_654_321)
 case("integer", "Torch.add", Ints((6,), values=BIG), Ints((6,), values=(7, 1_000_000_003, -3, 1, 2, 3)))
@@ -167,6 +201,10 @@ case("integer", "Torch.sum", Ints((6,), values=BIG))
 case("integer", "Torch.cumsum", Ints((6,), values=BIG), 0)
 case("integer", "Torch.div", Ints((6,), values=BIG), Ints((6,), 1, 1000), rounding_mode="floor")
 case("integer", "Torch.neg", Ints((6,), values=BIG))
+
+
+case("integer", "Functional.one_hot", Ints((6,), 0, 5), 5)
+case("integer", "Torch.logical_and", Bools((4, 8)), Bools((4, 8)))
 
 
 def numpy_array(t):
