@@ -384,6 +384,58 @@ fn cross_entropy_gradient_recorded_at_the_inner_node_is_recognised() {
     assert!(message.starts_with("cosine similarity -1 is not above the threshold 0.99") && message.ends_with(RECORDED_GRAD), "{message}");
 }
 
+/// A PyTorch `Functional.l1_loss` (mean) of 4 elements whose recorded input gradient is `grad`.
+fn l1_loss_dump(grad: &[f64]) -> Dump {
+    let mut d = Dump::new("pytorch");
+    let x = d.tensor("Functional.l1_loss.0.forward.input.0", Dt::F32, &[4], &[0.5, -1.0, 2.0, 0.25]);
+    let y = d.tensor("Functional.l1_loss.0.forward.input.1", Dt::F32, &[4], &[1.0, -2.0, 1.0, 0.5]);
+    let out = d.tensor("Functional.l1_loss.0.forward.output.0", Dt::F32, &[], &[0.6875]);
+    let g = d.tensor("Functional.l1_loss.0.backward.input.0", Dt::F32, &[], &[1.0]);
+    let gi = d.tensor("Functional.l1_loss.0.backward.output.0", Dt::F32, &[4], grad);
+    let mut target = y;
+    target["requires_grad"] = json!(false);
+    d.call("Functional.l1_loss.0", vec![x, target], json!({}), vec![out], Some((vec![g], vec![gi])));
+    d
+}
+
+#[test]
+fn l1_loss_gradient_recorded_at_the_inner_node_is_recognised() {
+    // msprobe 8.3.2's record: the gradient w.r.t. abs(x - y), 1/N everywhere.
+    let d = l1_loss_dump(&[0.25; 4]);
+    let (o, out) = d.replay("Functional.l1_loss.0", "backward", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let quirk = "msprobe quirk: the recorded gradient is the one w.r.t. l1_loss's inner abs output; compared with that gradient";
+    assert_eq!(row(&out, "Functional.l1_loss.0.backward.output.0"), ("pass".into(), format!("{quirk}; {RECORDED_GRAD}")));
+    // The op's own gradient, sign(x - y) / N, passes without the quirk.
+    let d = l1_loss_dump(&[-0.25, 0.25, 0.25, -0.25]);
+    let (o, out) = d.replay("Functional.l1_loss.0", "backward", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(row(&out, "Functional.l1_loss.0.backward.output.0"), ("pass".into(), RECORDED_GRAD.into()));
+    // Neither: an error against the op's gradient.
+    let d = l1_loss_dump(&[0.25, -0.25, -0.25, 0.25]);
+    let (o, out) = d.replay("Functional.l1_loss.0", "backward", &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert_eq!(row(&out, "Functional.l1_loss.0.backward.output.0").0, "error");
+}
+
+/// `x.to(torch.float32)` of a float32 tensor returns `x` itself: no autograd
+/// node of its own, so msprobe records the producing op's gradients for it.
+/// They are not judged; the emulated device is, and the row says why.
+#[test]
+fn a_cast_to_the_same_dtype_does_not_judge_the_gradients_recorded_for_it() {
+    let mut d = Dump::new("pytorch");
+    let x = d.tensor("Tensor.to.0.forward.input.0", Dt::F32, &[4], &[0.5, -1.0, 2.0, 0.25]);
+    let out = d.tensor("Tensor.to.0.forward.output.0", Dt::F32, &[4], &[0.5, -1.0, 2.0, 0.25]);
+    let g = d.tensor("Tensor.to.0.backward.input.0", Dt::F32, &[4], &[1.0, 2.0, 3.0, 4.0]);
+    // The producing op's gradient (here a softmax's): not this call's.
+    let gi = d.tensor("Tensor.to.0.backward.output.0", Dt::F32, &[4], &[0.1, -0.3, 0.05, 0.15]);
+    d.call("Tensor.to.0", vec![x, json!({})], json!({}), vec![out], Some((vec![g], vec![gi])));
+    let (o, out) = d.replay("Tensor.to.0", "backward", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let why = "tested: emulated device in the dumped dtypes (msprobe quirk: a cast to the input's own dtype returns the input itself, so the dump's gradients are those of the op that produced it); bench: float64 recompute on the CPU";
+    assert_eq!(row(&out, "Tensor.to.0.backward.output.0"), ("pass".into(), why.into()));
+}
+
 #[test]
 fn data_movement_with_the_same_values_in_another_order_is_a_warning() {
     let mut d = Dump::new("mindspore");

@@ -50,6 +50,9 @@ pub(super) struct Call<'a> {
     pub mask_known: bool,
     /// How an autocast region was recognised and replayed, for every row.
     pub autocast_note: Option<String>,
+    /// A cast to the input's own dtype ([`quirks::is_noop_cast`]): its
+    /// recorded gradients are not its own.
+    pub noop_cast: bool,
 }
 
 /// Every floating tensor of `r` wider than `to`, recast to `to` (as
@@ -117,6 +120,7 @@ impl<'a> Call<'a> {
             _ => None,
         };
         let autocast = quirks::autocast_dtype(&r.api.op, output, &input_dtypes);
+        let noop_cast = quirks::is_noop_cast(&r.api.op, input_dtypes.first().copied(), output);
         let autocast_note = autocast.map(|to| {
             args.iter_mut().chain(kwargs.iter_mut().map(|(_, v)| v)).for_each(|s| cast_down(s, to));
             let widest = input_dtypes.iter().copied().filter(|d| d.is_float()).max_by_key(|d| d.bits()).unwrap_or(to);
@@ -130,7 +134,7 @@ impl<'a> Call<'a> {
         let differentiate = differentiate(&slots);
         let widest = slots.iter().filter_map(|s| s.widest_float()).max_by_key(|d| d.bits()).unwrap_or(TDType::F32);
         let seed = r.seed ^ iteration;
-        let mut call = Call { r, op, args, kwargs, grads, differentiate, bench: Ctx::bench(seed), device: Ctx::device(widest, seed), identity: false, mask_note: None, mask_known: false, autocast_note };
+        let mut call = Call { r, op, args, kwargs, grads, differentiate, bench: Ctx::bench(seed), device: Ctx::device(widest, seed), identity: false, mask_note: None, mask_known: false, autocast_note, noop_cast };
         if op.random && r.use_recorded && r.data_mode == DataMode::Real {
             call.recover_mask()?;
         }

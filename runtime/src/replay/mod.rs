@@ -349,7 +349,7 @@ fn replay_once(r: &Replay, iteration: u64, limits: &Limits) -> Result<(Vec<Detai
     // A random op's mask is unknown without its recorded output: the
     // recorded gradients cannot be replayed then.
     let mask_unknown = call.op.random && whole.is_none() && !call.mask_known;
-    let grads_recorded = aligned && !mask_unknown;
+    let grads_recorded = aligned && !mask_unknown && !call.noop_cast;
     let need_device = whole.is_some()
         || rec_out.iter().any(|o| o.is_err())
         || (bench.grads.is_some() && !(grads_recorded && rec_grads.iter().all(|g| g.is_ok())))
@@ -391,6 +391,8 @@ fn replay_once(r: &Replay, iteration: u64, limits: &Limits) -> Result<(Vec<Detai
                 pick(rec_grads.get(i))
             } else if mask_unknown {
                 Err("a random op's mask is unknown without its recorded output".to_string())
+            } else if call.noop_cast {
+                Err(quirks::NOOP_CAST.to_string())
             } else {
                 Err("the dump's gradients do not line up with the call's".to_string())
             };
@@ -400,26 +402,31 @@ fn replay_once(r: &Replay, iteration: u64, limits: &Limits) -> Result<(Vec<Detai
     let note = [forward_note, call.mask_note.as_deref().unwrap_or("")].iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join("; ");
     let mut backward = compare_lists(&call, "backward", &grads, &bench_grads, &note);
     if grads_recorded && matches!(rec_grads.first(), Some(Ok(_))) {
-        cross_entropy_quirk(&call, &grads, &mut backward)?;
+        inner_node_quirk(&call, &grads, &mut backward)?;
     }
     Ok((forward, backward))
 }
 
-/// A recorded cross_entropy input gradient that fails against the op's
-/// gradient but matches the gradient w.r.t. the inner `log_softmax` output
-/// is judged against the latter, and says so.
-fn cross_entropy_quirk(call: &Call, grads: &[Tested], rows: &mut [DetailRow]) -> Result<()> {
-    let is_cross_entropy = call.r.api.op.rsplit('.').next() == Some("cross_entropy");
+/// A recorded cross_entropy (l1_loss) input gradient that fails against the
+/// op's gradient but matches the gradient w.r.t. the inner `log_softmax`
+/// (`abs`) output is judged against the latter, and says so.
+fn inner_node_quirk(call: &Call, grads: &[Tested], rows: &mut [DetailRow]) -> Result<()> {
+    type InnerGrad = fn(&crate::bind::Bound, &T) -> Result<Option<Vec<f64>>>;
+    let (inner_grad, note): (InnerGrad, &str) = match call.r.api.op.rsplit('.').next() {
+        Some("cross_entropy") => (quirks::cross_entropy_inner_grad, quirks::CROSS_ENTROPY_INNER),
+        Some("l1_loss") => (quirks::l1_loss_inner_grad, quirks::L1_LOSS_INNER),
+        _ => return Ok(()),
+    };
     let (Some(row), Some(tested)) = (rows.first_mut(), grads.first()) else { return Ok(()) };
-    if !is_cross_entropy || row.status <= Status::Warning || !call.differentiate.first().copied().unwrap_or(false) {
+    if row.status <= Status::Warning || !call.differentiate.first().copied().unwrap_or(false) {
         return Ok(());
     }
     let (bound, g) = (call.bound(&call.bench)?, call.grad_outputs(&call.bench)?);
     let Some(Some(g)) = g.and_then(|g| g.into_iter().next()) else { return Ok(()) };
-    let Some(inner) = quirks::cross_entropy_inner_grad(&bound, &g)? else { return Ok(()) };
+    let Some(inner) = inner_grad(&bound, &g)? else { return Ok(()) };
     let x = bound.tensor("input")?;
     let inner = Value::Tensor(T::from_f64(inner, x.dims(), x.dtype, call.bench.compute)?);
-    let candidate = compare_values(call, row.api_name.clone(), true, tested, &inner, quirks::CROSS_ENTROPY_INNER);
+    let candidate = compare_values(call, row.api_name.clone(), true, tested, &inner, note);
     if candidate.status <= Status::Warning {
         *row = candidate;
     }

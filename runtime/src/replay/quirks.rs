@@ -5,8 +5,11 @@
 //!   an identity;
 //! - a dropout's mask is visible only where the input is non-zero: the
 //!   recorded gradient gives it elsewhere;
-//! - `cross_entropy`'s recorded input gradient is, in PyTorch dumps of
-//!   msprobe 8.3.2, the gradient w.r.t. the inner `log_softmax` output;
+//! - `cross_entropy`'s and `l1_loss`'s recorded input gradients are, in
+//!   PyTorch dumps of msprobe 8.3.2, the gradients w.r.t. their inner
+//!   nodes' outputs (`log_softmax`, `abs`);
+//! - a cast to the input's own dtype returns the input itself: its recorded
+//!   gradients are those of the op that produced the input;
 //! - an op that ran under autocast records its inputs before the cast
 //!   (float32) and its output after (bfloat16): replayed on the cast inputs;
 //! - a tensor dumped in another memory layout (a non-contiguous view's raw
@@ -26,6 +29,24 @@ pub(super) const DROPOUT_IDENTITY: &str =
 /// Message of a cross_entropy gradient compared with the inner node's.
 pub(super) const CROSS_ENTROPY_INNER: &str =
     "msprobe quirk: the recorded gradient is the one w.r.t. cross_entropy's inner log_softmax output; compared with that gradient";
+
+/// Message of an l1_loss gradient compared with the inner node's.
+pub(super) const L1_LOSS_INNER: &str =
+    "msprobe quirk: the recorded gradient is the one w.r.t. l1_loss's inner abs output; compared with that gradient";
+
+/// Why the recorded gradients of a cast that changed nothing are not its own.
+pub(super) const NOOP_CAST: &str =
+    "msprobe quirk: a cast to the input's own dtype returns the input itself, so the dump's gradients are those of the op that produced it";
+
+/// Casts that return their input itself when it already has the dtype.
+const CASTS: &[&str] = &["to", "float", "half", "bfloat16", "double", "type_as"];
+
+/// Whether `api` (`Prefix.op`) is a Tensor cast whose recorded output has
+/// its input's dtype: a no-op, with no autograd node of its own.
+pub(super) fn is_noop_cast(api: &str, input: Option<TDType>, output: Option<TDType>) -> bool {
+    let is_cast = api.split_once('.').is_some_and(|(prefix, op)| prefix == "Tensor" && CASTS.contains(&op));
+    is_cast && input.is_some() && input == output
+}
 
 /// Message of a data-movement row whose two sides hold the same values in
 /// another order. The data cannot tell a dump's layout from a device's
@@ -152,6 +173,21 @@ pub(super) fn cross_entropy_inner_grad(b: &Bound, g: &T) -> Result<Option<Vec<f6
     Ok(Some(inner))
 }
 
+/// The gradient w.r.t. l1_loss's inner `abs(input - target)` output, as
+/// f64 values shaped like the input: the reduction's backward of the dumped
+/// output gradient `g`. `None` when the shapes are not the plain case.
+pub(super) fn l1_loss_inner_grad(b: &Bound, g: &T) -> Result<Option<Vec<f64>>> {
+    let x = b.tensor("input")?;
+    let n = x.t.elem_count();
+    let g = g.to_f64_vec()?;
+    Ok(match (b.str("reduction")?, g.as_slice()) {
+        ("none", g) if g.len() == n => Some(g.to_vec()),
+        ("sum", [g]) => Some(vec![*g; n]),
+        ("mean", [g]) if n > 0 => Some(vec![*g / n as f64; n]),
+        _ => None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,6 +207,15 @@ mod tests {
         assert_eq!(autocast_dtype("Functional.linear", Some(TDType::F32), &[TDType::F32]), None);
         assert_eq!(autocast_dtype("Functional.linear", Some(TDType::BF16), &[TDType::BF16, TDType::I64]), None);
         assert_eq!(autocast_dtype("Tensor.to", Some(TDType::BF16), &[TDType::F32]), None);
+    }
+
+    #[test]
+    fn a_noop_cast_has_its_inputs_dtype() {
+        assert!(is_noop_cast("Tensor.to", Some(TDType::F32), Some(TDType::F32)));
+        assert!(is_noop_cast("Tensor.type_as", Some(TDType::BF16), Some(TDType::BF16)));
+        assert!(!is_noop_cast("Tensor.to", Some(TDType::F32), Some(TDType::I64)));
+        assert!(!is_noop_cast("Tensor.add", Some(TDType::F32), Some(TDType::F32)));
+        assert!(!is_noop_cast("Tensor.float", None, Some(TDType::F32)));
     }
 
     #[test]
