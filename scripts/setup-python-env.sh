@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Creates (or reuses) the Python environment the end-to-end tests run generated
 # scripts in: pinned torch, mindspore and numpy from PyPI, CPU use, and the
-# test-only extras (openpyxl reads the xlsx files the tests write back).
+# test-only extras (openpyxl reads the xlsx files the tests write back), and
+# msprobe 8.3.2 itself from PyPI with its pure-Python dependencies, in a
+# folder of its own ($MSPROBE_832, default beside the environment) that tests
+# put on PYTHONPATH to check compatibility with packs msprobe writes.
 # The environment lives outside the clone, at $MSPROBE_RS_VENV
 # (default: $HOME/.cache/msprobe-rs/venv), and is reused when its stamp matches.
 # Prints the path of the environment's python on its last line.
@@ -12,6 +15,18 @@ PINS="torch==2.15.0 mindspore==2.10.0 numpy==1.26.4"
 EXTRAS="openpyxl==3.1.5"
 STAMP="$VENV/.msprobe-rs-pins"
 EXTRAS_STAMP="$VENV/.msprobe-rs-extras"
+
+MSPROBE_832="${MSPROBE_832:-$(dirname "$VENV")/msprobe-8.3.2}"
+MSPROBE_832_PKGS="mindstudio-probe==8.3.2 pandas==2.0.3 python-dateutil==4.0.0 pytz==2026.6 tzdata==2026.6 pyyaml==6.0.4 tqdm==4.70.1 matplotlib==3.11.2 pyparsing==3.3.3 cycler==0.12.1 kiwisolver==1.5.1 fonttools==4.68.0 openpyxl==3.1.5 et_xmlfile==2.0.0 einops==0.8.2 tensorboard==2.21.0 absl-py==2.5.1"
+
+# msprobe 8.3.2 without dependencies, so pip never brings a second torch or numpy.
+install_msprobe_832() {
+    if ! PYTHONPATH="$MSPROBE_832" "$VENV/bin/python" -c 'import msprobe.core.config_check, yaml, pandas' >/dev/null 2>&1; then
+        echo "setup-python-env: installing msprobe 8.3.2 into $MSPROBE_832" >&2
+        # shellcheck disable=SC2086
+        "$VENV/bin/python" -m pip install --quiet --no-deps --upgrade --target "$MSPROBE_832" $MSPROBE_832_PKGS >&2
+    fi
+}
 
 # The extras are small: an environment with the right frameworks only gets them added.
 install_extras() {
@@ -24,6 +39,7 @@ install_extras() {
 
 if [ -x "$VENV/bin/python" ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$PINS" ]; then
     install_extras
+    install_msprobe_832
     echo "$VENV/bin/python"
     exit 0
 fi
@@ -42,4 +58,5 @@ print("torch", torch.__version__, "mindspore", mindspore.__version__, "numpy", n
 PY
 echo "$PINS" > "$STAMP"
 install_extras
+install_msprobe_832
 echo "$VENV/bin/python"

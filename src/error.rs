@@ -6,10 +6,13 @@ use std::path::PathBuf;
 use runtime::atomic::WriteError;
 use runtime::report::ReportError;
 
+use crate::checkpoint::CheckpointError;
 use crate::config::ConfigError;
+use crate::config_check::ConfigCheckError;
 use crate::dump::DumpError;
 use crate::model::ModelError;
 use crate::render::RenderError;
+use crate::single_compare::CompareError;
 
 /// Exit codes of outcomes and of each error class: the runtime's table,
 /// shared with the generated projects and scripts.
@@ -69,6 +72,15 @@ pub enum Error {
     /// A template failed: a bug in this tool.
     #[error("internal error: {0}")]
     Render(#[from] RenderError),
+    /// `single_compare`: a run is not a SingleSave run, or an array file is broken.
+    #[error(transparent)]
+    SingleCompare(#[from] CompareError),
+    /// Checkpoint compare: a checkpoint's folders, `args` or rank files are broken or hostile.
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+    /// `config_check`: a `-d` file, a pack or the training Python is unreadable or not as expected.
+    #[error(transparent)]
+    ConfigCheck(#[from] ConfigCheckError),
 }
 
 impl Error {
@@ -80,6 +92,11 @@ impl Error {
             Error::Dump(_) | Error::Model { .. } | Error::Selection { .. } | Error::Input { .. } | Error::TooLarge { .. } => exit::INPUT,
             Error::Write(_) | Error::Report(_) => exit::WRITE,
             Error::Render(_) => exit::INTERNAL,
+            Error::SingleCompare(CompareError::Internal(_)) => exit::INTERNAL,
+            Error::SingleCompare(_) => exit::INPUT,
+            Error::Checkpoint(_) => exit::INPUT,
+            Error::ConfigCheck(ConfigCheckError::Internal(_)) => exit::INTERNAL,
+            Error::ConfigCheck(_) => exit::INPUT,
         }
     }
 

@@ -10,12 +10,15 @@
 //! [`error::Error`] with one exit code.
 
 pub mod bridge;
+pub mod checkpoint;
 pub mod cli;
 pub mod config;
+pub mod config_check;
 pub mod dump;
 pub mod error;
 pub mod manifest;
 pub mod model;
+pub mod nan_analyze;
 pub mod op_generate;
 pub mod output;
 pub mod paths;
@@ -23,4 +26,5 @@ pub mod progress;
 pub mod render;
 pub mod replay;
 pub mod select;
+pub mod single_compare;
 pub mod source;

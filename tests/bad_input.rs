@@ -344,3 +344,287 @@ fn bad_command_lines_are_usage_errors() {
         assert_eq!(snapshot(dir.path()), before, "{args:?}");
     }
 }
+
+/// Two valid SingleSave runs `a` and `b` (key `k`, step 0, rank 0,
+/// micro_step 0), then `edit` applied to the case's folder.
+fn single_runs(edit: impl Fn(&Path) + 'static) -> impl Fn(&Path) {
+    move |dir: &Path| {
+        for run in ["a", "b"] {
+            let micro = dir.join(run).join("data/k/step0/rank0/micro_step0");
+            std::fs::create_dir_all(&micro).unwrap();
+            std::fs::write(micro.join("k.npy"), npy_f32(&[4], &[1.0, 2.0, 3.0, 4.0])).unwrap();
+        }
+        edit(dir);
+    }
+}
+
+/// `single_compare` on broken, hostile and mislaid runs: exit 4 (5 for the
+/// output), one line naming the file, no workbook and no output folder.
+#[test]
+fn every_bad_single_compare_run_fails_cleanly() {
+    const SC: &[&str] = &["single_compare", "a", "b", "-o", "out"];
+    const K: &str = "b/data/k/step0/rank0/micro_step0/k.npy";
+    let cases = vec![
+        case("truncated .npy", single_runs(|d: &Path| std::fs::write(d.join(K), &npy_f32(&[4], &[1.0; 4])[..138]).unwrap()), SC, 4, &[K, "expected 16 data bytes for shape [4] and dtype '<f4', found 10"]),
+        case(".npy claiming a huge shape", single_runs(|d: &Path| std::fs::write(d.join(K), common::npy_bytes("<f4", &[1 << 20, 1 << 20], &[0; 16])).unwrap()), SC, 4, &[K, "data bytes for shape [1048576, 1048576]"]),
+        case("not a .npy", single_runs(|d: &Path| std::fs::write(d.join(K), "{\"data\": 1}").unwrap()), SC, 4, &[K, "expected the .npy magic"]),
+        case("step folder that does not parse", single_runs(|d: &Path| std::fs::create_dir_all(d.join("a/data/k/stepX/rank0")).unwrap()), SC, 4, &["a/data/k: expected a folder named step<N> (N a number), got \"stepX\""]),
+        case("rank folder that does not parse", single_runs(|d: &Path| std::fs::create_dir_all(d.join("b/data/k/step0/rank_1")).unwrap()), SC, 4, &["b/data/k/step0: expected a folder named rank<N> (N a number), got \"rank_1\""]),
+        case("micro_step folder that does not parse", single_runs(|d: &Path| std::fs::create_dir_all(d.join("a/data/k/step0/rank0/micro_step1b")).unwrap()), SC, 4, &["got \"micro_step1b\""]),
+        case("step that is a file", single_runs(|d: &Path| write(d, "a/data/k/step3", "x")), SC, 4, &["a/data/k/step3: expected step<N> to be a folder, found a file"]),
+        case(".npy a symlink out of the run", single_runs(|d: &Path| {
+            std::fs::write(d.join("outside.npy"), npy_f32(&[4], &[9.0; 4])).unwrap();
+            std::fs::remove_file(d.join(K)).unwrap();
+            std::os::unix::fs::symlink(d.join("outside.npy"), d.join(K)).unwrap();
+        }), SC, 4, &[K, "refused: it resolves to", "outside.npy"]),
+        case("key folder a symlink out of the run", single_runs(|d: &Path| {
+            std::fs::create_dir_all(d.join("elsewhere/step0/rank0")).unwrap();
+            std::os::unix::fs::symlink(d.join("elsewhere"), d.join("a/data/k2")).unwrap();
+        }), SC, 4, &["a/data/k2: refused: it resolves to", "elsewhere, outside the run folder"]),
+        case("data folder missing", single_runs(|d: &Path| std::fs::remove_dir_all(d.join("b/data")).unwrap()), SC, 4, &["b/data: expected the data folder of a SingleSave run"]),
+        case("a key name with a newline", single_runs(|d: &Path| std::fs::create_dir_all(d.join("a/data/k\nx")).unwrap()), SC, 4, &["a/data: expected printable UTF-8 names, got \"k\\nx\""]),
+        case("no arrays in either run", |d: &Path| ["a/data", "b/data"].iter().for_each(|p| std::fs::create_dir_all(d.join(p)).unwrap()), SC, 4, &["a: expected .npy files under data/<key>/step<N>/rank<R> here or in b, found none"]),
+        case("output path is a file", single_runs(|d: &Path| write(d, "taken", "x")), &["single_compare", "a", "b", "-o", "taken"], 5, &["taken: cannot write: expected a folder, found a file"]),
+    ];
+    let failures: Vec<String> = cases.iter().filter_map(check).collect();
+    assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    for c in &cases {
+        let dir = tempfile::tempdir().unwrap();
+        (c.setup)(dir.path());
+        Command::new(env!("CARGO_BIN_EXE_msprobe")).args(&c.args).current_dir(dir.path()).output().unwrap();
+        assert!(!dir.path().join("out").exists(), "{}: the output folder was created", c.name);
+    }
+}
+
+/// A step folder for `nan_analyze`, `step0/rank0` and `step0/rank1`, whose
+/// `Torch.add.0` turns NaN on both ranks (a valid run writes a report),
+/// then `edit` breaks it.
+fn nan_step(edit: impl Fn(&Path) + 'static) -> impl Fn(&Path) {
+    const DUMP: &str = r#"{"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": {
+        "Torch.add.0.forward": {"input_args": [{"type": "torch.Tensor", "Max": 1.0, "Min": 0.0}], "input_kwargs": {}, "output": [{"type": "torch.Tensor", "Max": NaN, "Min": 0.0}]},
+        "Distributed.all_reduce.0.forward": {"input_args": [{"type": "torch.Tensor", "Max": NaN, "Min": 0.0}], "input_kwargs": {}, "output": [{"type": "torch.Tensor", "Max": NaN, "Min": 0.0}]}}}"#;
+    move |d: &Path| {
+        for rank in ["rank0", "rank1"] {
+            std::fs::create_dir_all(d.join("step0").join(rank)).unwrap();
+            write(d, &format!("step0/{rank}/dump.json"), DUMP);
+            write(d, &format!("step0/{rank}/construct.json"), r#"{"Torch.add.0.forward": "Module.net.Net.forward.0", "Module.net.Net.forward.0": null}"#);
+            write(d, &format!("step0/{rank}/stack.json"), r#"{"0": [["Torch.add.0.forward"], ["File net.py, line 3, in forward, \n x + y"]]}"#);
+        }
+        edit(d);
+    }
+}
+
+/// nan_analyze: a broken rank folder, dump, construct.json or stack.json is
+/// exit 4, an output path that cannot be a folder exit 5, -f other than
+/// pytorch exit 2; one line, no panic, nothing written (no report, no
+/// output folder).
+#[test]
+fn every_bad_nan_analyze_run_fails_cleanly() {
+    const NA: &[&str] = &["-f", "pytorch", "nan_analyze", "-i", "step0", "-o", "out"];
+    let dir = tempfile::tempdir().unwrap();
+    nan_step(|_: &Path| {})(dir.path());
+    let o = Command::new(env!("CARGO_BIN_EXE_msprobe")).args(NA).current_dir(dir.path()).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "the valid step: {}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read_dir(dir.path().join("out")).unwrap().count(), 1, "the valid step writes its report");
+    let cases = vec![
+        case("rank folder without dump.json", nan_step(|d: &Path| std::fs::remove_file(d.join("step0/rank1/dump.json")).unwrap()), NA, 4, &["step0/rank1: no dump.json: a rank folder needs dump.json, construct.json and stack.json"]),
+        case("rank folder without stack.json", nan_step(|d: &Path| std::fs::remove_file(d.join("step0/rank0/stack.json")).unwrap()), NA, 4, &["step0/rank0: no stack.json"]),
+        case("truncated dump", nan_step(|d: &Path| write(d, "step0/rank1/dump.json", r#"{"task": "statistics", "data": {"Torch.add.0.forward": {"input_args": [{"Max": 1.0"#)), NA, 4, &["step0/rank1/dump.json: not a valid msprobe dump.json: the document ends early"]),
+        case("dump entry that is no object", nan_step(|d: &Path| write(d, "step0/rank1/dump.json", r#"{"data": {"Torch.add.0.forward": [1]}}"#)), NA, 4, &["step0/rank1/dump.json: not a valid msprobe dump.json: entry \"Torch.add.0.forward\": expected an object"]),
+        case("dump of another framework", nan_step(|d: &Path| write(d, "step0/rank0/dump.json", r#"{"framework": "mindspore", "data": {}}"#)), NA, 4, &["step0/rank0/dump.json: key \"framework\": the dump was made by \"mindspore\"; nan_analyze reads PyTorch dumps only"]),
+        case("stack.json of the wrong shape", nan_step(|d: &Path| write(d, "step0/rank1/stack.json", r#"{"0": {"ops": ["Torch.add.0.forward"]}}"#)), NA, 4, &["step0/rank1/stack.json: key \"0\": expected a list [[op names], [frames]]"]),
+        case("stack.json not an object", nan_step(|d: &Path| write(d, "step0/rank0/stack.json", "[]")), NA, 4, &["step0/rank0/stack.json: expected an object"]),
+        case("construct.json of the wrong shape", nan_step(|d: &Path| write(d, "step0/rank0/construct.json", r#"{"Torch.add.0.forward": 7}"#)), NA, 4, &["step0/rank0/construct.json: key \"Torch.add.0.forward\": expected a parent name, null, or [parent, micro_step]"]),
+        case("construct.json not JSON", nan_step(|d: &Path| write(d, "step0/rank0/construct.json", "{\"a\": ")), NA, 4, &["step0/rank0/construct.json: not valid JSON: EOF while parsing"]),
+        case("-i a file", |d: &Path| write(d, "step0", "x"), NA, 4, &["step0: is not a folder; -i expects a step folder holding rank folders (rank0, rank1, ...)"]),
+        case("-i missing", |_: &Path| {}, NA, 4, &["step0: does not exist; -i expects a step folder"]),
+        case("-i without rank folders", |d: &Path| std::fs::create_dir_all(d.join("step0/proc0")).unwrap(), NA, 4, &["step0: holds no rank folder (rank, rank0, rank1, ...)"]),
+        case("two folders of one rank", nan_step(|d: &Path| std::fs::create_dir(d.join("step0/rank01")).unwrap()), NA, 4, &["are both rank 1"]),
+        case("output path is a file", nan_step(|d: &Path| write(d, "out", "x")), NA, 5, &["out: cannot write: "]),
+        case("-f mindspore", nan_step(|_: &Path| {}), &["-f", "mindspore", "nan_analyze", "-i", "step0", "-o", "out"], 2, &["nan_analyze needs -f pytorch (it analyses PyTorch dumps only, as msprobe)"]),
+        case("no -f", nan_step(|_: &Path| {}), &["nan_analyze", "-i", "step0", "-o", "out"], 2, &["nan_analyze needs -f pytorch (it analyses PyTorch dumps only, as msprobe)"]),
+    ];
+    let failures: Vec<String> = cases.iter().filter_map(check).collect();
+    assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    for c in cases.iter().filter(|c| c.name != "output path is a file") {
+        let dir = tempfile::tempdir().unwrap();
+        (c.setup)(dir.path());
+        Command::new(env!("CARGO_BIN_EXE_msprobe")).args(&c.args).current_dir(dir.path()).output().unwrap();
+        assert!(!dir.path().join("out").exists(), "{}: the output folder was created", c.name);
+    }
+}
+
+/// A `model_optim_rng.pt` whose `data.pkl` is `pickle` and whose storage
+/// `data/0` holds the floats 0, 1, 2, 3.
+fn ckpt_pt(pickle: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut buf = std::io::Cursor::new(Vec::new());
+    let mut z = zip::ZipWriter::new(&mut buf);
+    let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    let storage: Vec<u8> = (0..4).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    for (name, bytes) in [("model_optim_rng/byteorder", &b"little"[..]), ("model_optim_rng/data.pkl", pickle), ("model_optim_rng/data/0", &storage)] {
+        z.start_file(name, opts).unwrap();
+        z.write_all(bytes).unwrap();
+    }
+    z.finish().unwrap();
+    buf.into_inner()
+}
+
+/// `{'args': Namespace(tensor_model_parallel_size=1, pipeline_model_parallel_size=1), 'model': {'w': tensor of 4 floats}}`.
+const CKPT_PICKLE: &[u8] = b"\x80\x02}(X\x04\x00\x00\x00argscargparse\nNamespace\n)\x81}(X\x1a\x00\x00\x00tensor_model_parallel_sizeK\x01X\x1c\x00\x00\x00pipeline_model_parallel_sizeK\x01ubX\x05\x00\x00\x00model}X\x01\x00\x00\x00wctorch._utils\n_rebuild_tensor_v2\n((X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x04tQK\x00K\x04\x85K\x01\x85\x89ccollections\nOrderedDict\n)RtRsu.";
+
+/// Two valid one-rank checkpoints `a` and `b` (iteration 1), then `edit`
+/// applied to the case's folder.
+fn checkpoints(edit: impl Fn(&Path) + 'static) -> impl Fn(&Path) {
+    move |dir: &Path| {
+        for c in ["a", "b"] {
+            std::fs::create_dir_all(dir.join(c).join("iter_0000001/mp_rank_00")).unwrap();
+            write(dir, &format!("{c}/latest_checkpointed_iteration.txt"), "1");
+            std::fs::write(dir.join(c).join("iter_0000001/mp_rank_00/model_optim_rng.pt"), ckpt_pt(CKPT_PICKLE)).unwrap();
+        }
+        edit(dir);
+    }
+}
+
+/// `b`'s rank file replaced by `bytes`.
+fn rank_file(bytes: Vec<u8>) -> impl Fn(&Path) + 'static {
+    checkpoints(move |d: &Path| std::fs::write(d.join(CK_FILE), &bytes).unwrap())
+}
+
+const CK_FILE: &str = "b/iter_0000001/mp_rank_00/model_optim_rng.pt";
+
+/// Checkpoint compare (`config_check -c` of two checkpoint folders) on
+/// hostile, broken and inconsistent checkpoints: exit 4 (5 when the output
+/// exists), one line naming the file, no panic, no result file, and no
+/// pickle ever run (the `os.system` payload would create `PWNED`).
+#[test]
+fn every_bad_checkpoint_fails_cleanly() {
+    const CC: &[&str] = &["-f", "pytorch", "config_check", "-c", "a", "b", "-o", "out.json"];
+    let dir = tempfile::tempdir().unwrap();
+    checkpoints(|_: &Path| {})(dir.path());
+    let o = Command::new(env!("CARGO_BIN_EXE_msprobe")).args(CC).current_dir(dir.path()).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "the valid pair: {}", String::from_utf8_lossy(&o.stderr));
+    let out = std::fs::read_to_string(dir.path().join("out.json")).unwrap();
+    assert_eq!(out, "{\n    \"w\": {\n        \"l2\": 0.0,\n        \"cos\": 1.0,\n        \"numel\": 4,\n        \"shape\": [\n            4\n        ]\n    }\n}");
+    let refused = |g: &str| format!("{CK_FILE}: model_optim_rng/data.pkl: refused the global {g}: not on the allowlist of data-only classes");
+    let with_pickle = |p: &[u8]| rank_file(ckpt_pt(p));
+    let cases = vec![
+        case("pickle calling os.system", with_pickle(b"cposix\nsystem\n(Vtouch PWNED\ntR."), CC, 4, &[&refused("posix.system")]),
+        case("pickle calling os.system, protocol 2", with_pickle(b"\x80\x02cos\nsystem\nX\x0b\x00\x00\x00touch PWNED\x85R."), CC, 4, &[&refused("os.system")]),
+        case("pickle calling builtins.eval", with_pickle(b"\x80\x02cbuiltins\neval\nX\x24\x00\x00\x00__import__('os').system('touch PWNED')\x85R."), CC, 4, &[&refused("builtins.eval")]),
+        case("pickle calling subprocess.Popen", with_pickle(b"\x80\x04\x8c\nsubprocess\x8c\x05Popen\x93\x8c\x05touch\x8c\x05PWNED\x86\x85R."), CC, 4, &[&refused("subprocess.Popen")]),
+        case("os.system inside the args", with_pickle(&[&CKPT_PICKLE[..37], b"X\x01\x00\x00\x00xcos\nsystem\n", &CKPT_PICKLE[37..]].concat()), CC, 4, &[&refused("os.system")]),
+        case("truncated rank file", rank_file(ckpt_pt(CKPT_PICKLE)[..200].to_vec()), CC, 4, &[CK_FILE, "expected a zip archive written by torch.save"]),
+        case("rank file not a zip", rank_file(b"\x80\x02}q\x00. not a zip".to_vec()), CC, 4, &[CK_FILE, "expected a zip archive written by torch.save"]),
+        case("truncated pickle", with_pickle(&CKPT_PICKLE[..CKPT_PICKLE.len() - 5]), CC, 4, &[CK_FILE, "data.pkl is truncated"]),
+        case("storage shorter than the tensor", with_pickle(&{
+            let mut p = CKPT_PICKLE.to_vec();
+            let at = p.windows(3).position(|w| w == b"\x04tQ").unwrap();
+            p[at] = 5;
+            p
+        }), CC, 4, &[CK_FILE, "expected model_optim_rng/data/0 to hold 5 elements (20 bytes) for model.w, found 16 bytes"]),
+        case("no model state dict", with_pickle(b"\x80\x02}X\x04\x00\x00\x00argscargparse\nNamespace\n)\x81}(X\x1a\x00\x00\x00tensor_model_parallel_sizeK\x01X\x1c\x00\x00\x00pipeline_model_parallel_sizeK\x01ubs."), CC, 4, &[CK_FILE, "expected a 'model' (or 'model0', 'model1', ...) state dict holding tensors, found none"]),
+        case("args naming a missing TP rank", checkpoints(|d: &Path| std::fs::write(d.join(CK_FILE), ckpt_pt(&CKPT_PICKLE.iter().enumerate().map(|(i, &b)| if i == 69 { 2 } else { b }).collect::<Vec<u8>>())).unwrap()), CC, 4, &["b/iter_0000001/mp_rank_01/model_optim_rng.pt: expected this rank file (args of mp_rank_00: tp 2, pp 1, ep 1), it is missing"]),
+        case("an extra rank folder", checkpoints(|d: &Path| std::fs::create_dir_all(d.join("a/iter_0000001/mp_rank_00_001")).unwrap()), CC, 4, &["a/iter_0000001: expected 1 rank folders for tp 1, pp 1, ep 1, found also [\"mp_rank_00_001\"]"]),
+        case("tracker naming a missing iteration", checkpoints(|d: &Path| write(d, "a/latest_checkpointed_iteration.txt", "20")), CC, 4, &["a/iter_0000020: expected the iteration folder that latest_checkpointed_iteration.txt names, it does not exist"]),
+        case("tracker that is no number", checkpoints(|d: &Path| write(d, "b/latest_checkpointed_iteration.txt", "last\n")), CC, 4, &["b/latest_checkpointed_iteration.txt: expected `release` or an iteration number, got \"last\""]),
+        case("release tracker without its folder", checkpoints(|d: &Path| write(d, "b/latest_checkpointed_iteration.txt", "release")), CC, 4, &["b/release: expected the iteration folder"]),
+        case("iteration folder without rank folders", checkpoints(|d: &Path| std::fs::remove_dir_all(d.join("a/iter_0000001/mp_rank_00")).unwrap()), CC, 4, &["a/iter_0000001: expected mp_rank_* folders (a Megatron iteration folder), found none"]),
+        case("rank folder without its file", checkpoints(|d: &Path| std::fs::remove_file(d.join(CK_FILE)).unwrap()), CC, 4, &[CK_FILE, "cannot read"]),
+        case("rank file a symlink out of its folder", checkpoints(|d: &Path| {
+            std::fs::rename(d.join(CK_FILE), d.join("elsewhere.pt")).unwrap();
+            std::os::unix::fs::symlink(d.join("elsewhere.pt"), d.join(CK_FILE)).unwrap();
+        }), CC, 4, &[CK_FILE, "refused: it resolves to"]),
+        case("output file exists", checkpoints(|d: &Path| write(d, "out.json", "{}")), CC, 5, &["out.json: cannot write: the output exists; it is never overwritten"]),
+    ];
+    let failures: Vec<String> = cases.iter().filter_map(check).collect();
+    assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    for c in &cases {
+        let dir = tempfile::tempdir().unwrap();
+        (c.setup)(dir.path());
+        Command::new(env!("CARGO_BIN_EXE_msprobe")).args(c.args.iter()).current_dir(dir.path()).output().unwrap();
+        assert!(!dir.path().join("PWNED").exists(), "{}: the pickle ran code", c.name);
+        if c.name != "output file exists" {
+            assert!(!dir.path().join("out.json").exists(), "{}: a result was written", c.name);
+        }
+    }
+}
+
+/// `a.zip` and `b.zip`, two valid config packs (`env` only), then `edit`
+/// applied to the case's folder.
+fn config_packs(edit: impl Fn(&Path) + 'static) -> impl Fn(&Path) {
+    move |dir: &Path| {
+        for name in ["a.zip", "b.zip"] {
+            config_pack(&dir.join(name), &[("env", b"{\"HCCL_ALGO\": \"ring\"}".to_vec())]);
+        }
+        edit(dir);
+    }
+}
+
+/// A zip of `entries` (deflated), written with the zip crate.
+fn config_pack(path: &Path, entries: &[(&str, Vec<u8>)]) {
+    use std::io::Write;
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+    for (name, bytes) in entries {
+        zip.start_file(*name, zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated)).unwrap();
+        zip.write_all(bytes).unwrap();
+    }
+    zip.finish().unwrap();
+}
+
+/// `a.zip` as a zip bomb: one `env` entry of 1 MiB of zeros (about 1 KiB
+/// compressed) whose headers declare `declared` bytes.
+fn zip_bomb(declared: u32) -> impl Fn(&Path) {
+    config_packs(move |dir: &Path| {
+        let path = dir.join("a.zip");
+        config_pack(&path, &[("env", vec![0; 1 << 20])]);
+        let mut bytes = std::fs::read(&path).unwrap();
+        assert!(bytes.len() < 8 << 10, "the bomb is small: {} bytes", bytes.len());
+        let central = bytes.windows(4).position(|w| w == b"PK\x01\x02").unwrap();
+        for at in [22, central + 24] {
+            bytes[at..at + 4].copy_from_slice(&declared.to_le_bytes());
+        }
+        std::fs::write(&path, bytes).unwrap();
+    })
+}
+
+/// config_check: hostile and broken packs (`..` and absolute entry names,
+/// zip bombs declared or understated, not a zip, bad layouts), bad `-d`
+/// files, a bad `-o`: the documented exit code, one line naming the file
+/// and the problem, no panic, nothing written (no output folder, nothing
+/// outside it).
+#[test]
+fn every_bad_config_check_input_fails_cleanly() {
+    const CC: &[&str] = &["-f", "pytorch", "config_check", "-c", "a.zip", "b.zip", "-o", "out"];
+    let entry = |name: &'static str| config_packs(move |d: &Path| config_pack(&d.join("a.zip"), &[("env", b"{}".to_vec()), (name, b"x".to_vec())]));
+    let cases = vec![
+        case("entry climbing out with ..", entry("../evil"), CC, 4, &["a.zip: entry \"../evil\": refused: an empty, `.` or `..` path segment"]),
+        case("entry climbing out mid-path", entry("weights/../../evil"), CC, 4, &["a.zip: entry \"weights/../../evil\": refused: an empty, `.` or `..` path segment"]),
+        case("absolute entry", entry("/tmp/evil"), CC, 4, &["a.zip: entry \"/tmp/evil\": refused: an absolute path"]),
+        case("entry both file and folder", entry("env/x"), CC, 4, &["a.zip: entry \"env\" is both a file and a folder"]),
+        case("zip bomb declaring its size", zip_bomb(0xF000_0000), CC, 4, &["a.zip: entry \"env\": expands to 4026531840 bytes, over the limit of 1073741824 bytes an entry"]),
+        case("zip bomb understating its size", zip_bomb(100), CC, 4, &["a.zip: entry \"env\": corrupt: File is larger than its declared uncompressed size"]),
+        case("not a zip", config_packs(|d: &Path| write(d, "b.zip", "PK but not really")), CC, 4, &["b.zip: not a zip archive"]),
+        case("pack missing", config_packs(|d: &Path| std::fs::remove_file(d.join("b.zip")).unwrap()), CC, 4, &["b.zip: cannot read"]),
+        case("a folder that is no checkpoint", config_packs(|d: &Path| std::fs::create_dir(d.join("dir")).unwrap()), &["-f", "pytorch", "config_check", "-c", "a.zip", "dir", "-o", "out"], 4, &["dir: is a folder; expected a config pack (.zip)"]),
+        case("env not JSON", config_packs(|d: &Path| config_pack(&d.join("b.zip"), &[("env", b"{\"A\": ".to_vec())])), CC, 4, &["b.zip: entry \"env\": not valid JSON: EOF while parsing"]),
+        case("weights outside step/rank", config_packs(|d: &Path| ["a.zip", "b.zip"].iter().for_each(|z| config_pack(&d.join(z), &[("weights/w.json", b"{}".to_vec())]))), CC, 4, &["a.zip: entry \"weights/w.json\": expected weights/step<N>/rank<N>/weight.json"]),
+        case("weight without its statistics", config_packs(|d: &Path| ["a.zip", "b.zip"].iter().for_each(|z| config_pack(&d.join(z), &[("weights/step0/rank0/weight.json", b"{\"w\": {\"max\": 1}}".to_vec())]))), CC, 4, &["entry \"weights/step0/rank0/weight.json\": key \"w\": expected {\"max\", \"min\", \"mean\", \"norm\"} numbers"]),
+        case("output folder is a file", config_packs(|d: &Path| write(d, "taken", "x")), &["-f", "pytorch", "config_check", "-c", "a.zip", "b.zip", "-o", "taken"], 5, &["taken: cannot write"]),
+        case("-o not ending with .zip", |_: &Path| {}, &["-f", "pytorch", "config_check", "-d", "-o", "pack.tar"], 2, &["config_check -o pack.tar: the pack's name must end with .zip"]),
+        case("-d file of another kind", |d: &Path| write(d, "notes.txt", "--lr 1"), &["-f", "pytorch", "config_check", "-d", "notes.txt", "-o", "p.zip"], 4, &["notes.txt: expected a .sh launch script or a .yaml/.yml config"]),
+        case("-d file missing", |_: &Path| {}, &["-f", "pytorch", "config_check", "-d", "train.sh", "-o", "p.zip"], 4, &["train.sh: cannot read"]),
+        case("-d YAML with an anchor", |d: &Path| write(d, "c.yaml", "base: &b 1\n"), &["-f", "pytorch", "config_check", "-d", "c.yaml", "-o", "p.zip"], 4, &["c.yaml: line 1: anchors and aliases are not supported"]),
+        case("-o an existing file that is no pack", |d: &Path| write(d, "p.zip", "not a zip"), &["-f", "pytorch", "config_check", "-d", "-o", "p.zip"], 4, &["p.zip: -o names an existing file that is not a config pack to add to: not a zip archive"]),
+        case("neither -d nor -c", |_: &Path| {}, &["-f", "pytorch", "config_check"], 2, &["config_check needs -d [FILES...] to pack this environment or -c BENCH CMP to compare two packs"]),
+        case("no -f", config_packs(|_: &Path| {}), &["config_check", "-c", "a.zip", "b.zip"], 2, &["config_check needs -f pytorch or -f mindspore"]),
+    ];
+    let failures: Vec<String> = cases.iter().filter_map(check).collect();
+    assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    for c in cases.iter().filter(|c| c.name != "output folder is a file") {
+        let dir = tempfile::tempdir().unwrap();
+        (c.setup)(dir.path());
+        Command::new(env!("CARGO_BIN_EXE_msprobe")).args(&c.args).current_dir(dir.path()).output().unwrap();
+        assert!(!dir.path().join("out").exists(), "{}: the output folder was created", c.name);
+    }
+}

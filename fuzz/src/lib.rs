@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use msprobe::config::{DataMode, OpConfig, Overrides};
 use msprobe::dump::{self, nonfinite};
 use msprobe::model::{ApiCall, ApiName, Direction, Framework};
+use msprobe::single_compare::discover::{array_id, numbered, Id};
 use msprobe::source::Source;
 use runtime::io::{read_tensor, HostTensor, IoError};
 use serde_json::Value;
@@ -32,6 +33,11 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("pt", pt),
     ("pt_archive", pt_archive),
     ("pickle", pickle),
+    ("single_save_names", single_save_names),
+    ("nan_analyze", nan_analyze),
+    ("checkpoint", checkpoint),
+    ("config_pack", config_pack),
+    ("hyperparams", hyperparams),
 ];
 
 /// A file holding the input, removed when dropped; the readers take paths.
@@ -190,6 +196,35 @@ pub fn pickle(data: &[u8]) {
     }
 }
 
+/// A Megatron `model_optim_rng.pt` past the zip layer, as the checkpoint
+/// compare reads it: the input is a little-endian `u16` n, n bytes of
+/// `data.pkl`, then storage bytes, stored as `archive/data/0` to
+/// `archive/data/31`. The pickle runs in the interpreter's checkpoint mode
+/// alone, then through `read_pt_index`, and every tensor it lists is read:
+/// as many values as its shape says, or an error naming the file.
+pub fn checkpoint(data: &[u8]) {
+    let Some((len, rest)) = data.split_first_chunk::<2>() else { return };
+    let (pkl, storage) = rest.split_at(usize::from(u16::from_le_bytes(*len)).min(rest.len()));
+    if let Err(e) = runtime::io::check_checkpoint_pickle(pkl) {
+        one_printable_line(&e);
+    }
+    let keys: Vec<String> = (0..32).map(|k| format!("archive/data/{k}")).collect();
+    let mut entries: Vec<(&str, &[u8])> = vec![("archive/byteorder", b"little"), ("archive/data.pkl", pkl)];
+    entries.extend(keys.iter().map(|k| (k.as_str(), storage)));
+    let file = Scratch::new("pt", &stored_zip(&entries));
+    match runtime::io::read_pt_index(file.path()) {
+        Err(e) => names_file(&e.to_string(), file.path()),
+        Ok(index) => {
+            for (name, t) in &index.tensors {
+                match t.read_f32() {
+                    Ok(v) => assert_eq!(Some(v.len()), t.shape().iter().try_fold(1usize, |a, &d| a.checked_mul(d)), "{name}: shape {:?}", t.shape()),
+                    Err(e) => names_file(&e.to_string(), file.path()),
+                }
+            }
+        }
+    }
+}
+
 /// A zip archive of uncompressed entries (the local headers, the central
 /// directory and its end record; no zip64, the entries are small).
 pub fn stored_zip(entries: &[(&str, &[u8])]) -> Vec<u8> {
@@ -247,4 +282,130 @@ fn crc32(bytes: &[u8]) -> u32 {
         }
     }
     !crc
+}
+
+/// SingleSave names (`single_compare`'s discovery): the first line is a key
+/// (tag), every other line a folder or file name. A `step`/`rank`/
+/// `micro_step` number parses only from `<prefix><ASCII digits>` and gives
+/// that number back, else the error is one printable line; a file's id is
+/// `None` exactly for names that are no `<stem>.npy`, spells the name back
+/// (`<tag>.npy`, `<tag>.<id>.npy` or the name itself), and no two names of one
+/// key get the same id but `<tag>.npy` and `<tag>.0.npy` (both 0).
+pub fn single_save_names(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let mut lines = text.split('\n');
+    let tag = lines.next().unwrap_or_default();
+    let mut seen: std::collections::HashMap<Id, &str> = std::collections::HashMap::new();
+    for name in lines {
+        for prefix in ["step", "rank", "micro_step"] {
+            match numbered(name, prefix) {
+                None => assert!(!name.starts_with(prefix), "{name:?}"),
+                Some(Ok(n)) => {
+                    let digits = &name[prefix.len()..];
+                    assert!(digits.bytes().all(|b| b.is_ascii_digit()) && digits.parse() == Ok(n), "{name:?} -> {n}");
+                    assert_eq!(numbered(&format!("{prefix}{n}"), prefix), Some(Ok(n)));
+                }
+                Some(Err(message)) => one_printable_line(&message),
+            }
+        }
+        let id = array_id(tag, name);
+        assert_eq!(id.is_none(), !name.ends_with(".npy") || name == ".npy", "{tag:?} {name:?}");
+        let Some(id) = id else { continue };
+        one_printable_line(&id.to_string());
+        let spelled = match &id {
+            Id::Index(0) if name == format!("{tag}.npy") => true,
+            Id::Index(n) => name == format!("{tag}.{n}.npy"),
+            Id::Name(s) => !s.is_empty() && name == format!("{tag}.{s}.npy"),
+            // Not `<tag>.npy`, nor `<tag>.<rest>.npy` with a non-empty rest.
+            Id::File(f) => f == name && name != format!("{tag}.npy") && !(name.starts_with(&format!("{tag}.")) && name.len() > tag.len() + ".x.npy".len() - 1),
+        };
+        assert!(spelled, "{tag:?} {name:?} -> {id:?}");
+        if let Some(other) = seen.insert(id.clone(), name) {
+            // A tensor and a list's first element are both id 0, as in msprobe.
+            let zero = [format!("{tag}.npy"), format!("{tag}.0.npy")];
+            assert!(other == name || (zero.contains(&other.to_string()) && zero.contains(&name.to_string())), "{other:?} and {name:?} of key {tag:?} have the id {id:?}");
+        }
+    }
+}
+
+/// A folder removed when dropped (as [`Scratch`], for the readers that take a folder).
+struct ScratchDir(PathBuf);
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `nan_analyze`'s readers: the bytes as `construct.json` and as
+/// `stack.json` (an error names the file; a chain ends, also on cycles),
+/// then as the `dump.json` of two ranks of a step analysed whole (an error
+/// names a file of the step; a report reads back as JSON with msprobe's
+/// tokens).
+pub fn nan_analyze(data: &[u8]) {
+    use msprobe::nan_analyze::{self, construct::Construct, stack::Stack};
+    let path = Path::new("fuzz/construct.json");
+    match Construct::parse(path, data) {
+        Ok(c) => {
+            let chain = c.chain("Torch.add.0.forward");
+            assert_eq!(chain.last().map(String::as_str), Some("Torch.add.0.forward"));
+        }
+        Err(e) => names_file(&e.to_string(), path),
+    }
+    let path = Path::new("fuzz/stack.json");
+    match Stack::parse(path, data) {
+        Ok(s) => _ = s.frames("Torch.add.0.forward"),
+        Err(e) => names_file(&e.to_string(), path),
+    }
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let dir = ScratchDir(std::env::temp_dir().join(format!("msprobe-fuzz-nan-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))));
+    let step = dir.0.join("step0");
+    for rank in ["rank0", "rank1"] {
+        std::fs::create_dir_all(step.join(rank)).expect("creating the scratch step");
+        std::fs::write(step.join(rank).join("dump.json"), data).expect("writing the fuzz input");
+        std::fs::write(step.join(rank).join("construct.json"), "{}").expect("writing construct.json");
+        std::fs::write(step.join(rank).join("stack.json"), "{}").expect("writing stack.json");
+    }
+    match nan_analyze::run(&nan_analyze::Options { input: step.clone(), output: dir.0.join("out") }) {
+        Ok(outcome) => {
+            if let Some(report) = outcome.report {
+                let text = std::fs::read(&report).expect("the report was written");
+                let v: Value = serde_json::from_reader(nonfinite::NonFiniteReader::new(text.as_slice())).expect("the report is msprobe JSON");
+                assert!(v.as_object().is_some_and(|o| !o.is_empty()), "the report holds ranks");
+            }
+        }
+        Err(e) => names_file(&e.to_string(), &step),
+    }
+}
+
+/// `config_check -c`: the bytes as a pack (a zip), read with every entry
+/// validated before it is decompressed, then compared with itself by
+/// every check: an error names the pack, a table's rows are as wide as its
+/// header.
+pub fn config_pack(data: &[u8]) {
+    use msprobe::config_check::{compare, pack};
+    let file = Scratch::new("zip", data);
+    match pack::read(file.path()) {
+        Err(e) => names_file(&e.to_string(), file.path()),
+        Ok(p) => match compare::checks(&p, &p) {
+            Err(e) => names_file(&e.to_string(), file.path()),
+            Ok(checks) => {
+                for c in checks {
+                    assert!(c.table.rows.iter().all(|r| r.len() == c.table.header.len()), "{}: a row is not as wide as the header", c.name);
+                }
+            }
+        },
+    }
+}
+
+/// `config_check -d`: the bytes as a launch script and as a YAML config;
+/// the shell reader never fails, the YAML reader's errors are one line.
+pub fn hyperparams(data: &[u8]) {
+    use msprobe::config_check::{shell, yaml};
+    let text = String::from_utf8_lossy(data);
+    let _ = shell::parse(&text);
+    match yaml::parse(&text) {
+        Ok(node) => _ = yaml::flatten(&node),
+        Err(e) => one_printable_line(&e),
+    }
 }

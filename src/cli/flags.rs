@@ -10,13 +10,16 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 
 use crate::config::{ConfigError, DataMode, DumpInput, OpConfig, Overrides, Propagation};
+use crate::config_check;
 use crate::error::Error;
 use crate::model::Framework;
+use crate::nan_analyze;
 use crate::op_generate::{self, BatchOptions, Mode};
 use crate::progress::Progress;
 use crate::render::Lang;
 use crate::replay::{self, Scope};
 use crate::select::{ApiSelector, Shard};
+use crate::single_compare;
 use runtime::limits::Limits;
 use runtime::standard::Standard;
 
@@ -115,6 +118,43 @@ enum Command {
         #[arg(long, value_name = "NUM+SUFFIX?", value_parser = byte_size)]
         memory_budget: Option<u64>,
     },
+    /// Compare two SingleSave runs array by array (msprobe's SingleComparator): one <key>.xlsx per key.
+    #[command(name = "single_compare")]
+    SingleCompare {
+        /// The first run: a dump_path given to SingleSave (the folder holding data/).
+        dir1: PathBuf,
+        /// The second run.
+        dir2: PathBuf,
+        /// Folder the workbooks are written to (created if missing).
+        #[arg(short = 'o', long = "output_path", visible_alias = "output-path", default_value = "./msprobe_compare_output")]
+        output_path: PathBuf,
+        /// Threads comparing arrays in parallel (msprobe's num_processes), 1 to 128.
+        #[arg(short = 'j', long = "num_processes", visible_alias = "num-processes", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=128))]
+        num_processes: u16,
+    },
+    /// Find the first op whose output turned NaN/Inf in a multi-rank step, across communication ops.
+    #[command(name = "nan_analyze")]
+    NanAnalyze {
+        /// The step folder holding the rank folders (rank0, rank1, ...; each with dump.json, construct.json, stack.json).
+        #[arg(short = 'i', long = "input_path", visible_alias = "input-path")]
+        input_path: PathBuf,
+        /// Folder the anomaly_analyze_{timestamp}.json report is written to (created if missing).
+        #[arg(short = 'o', long = "output_path", visible_alias = "output-path", default_value = "./output")]
+        output_path: PathBuf,
+    },
+    /// Pack this training environment (-d) or compare two packs (-c), as msprobe's config_check; -c of two Megatron checkpoint folders compares the checkpoints.
+    #[command(name = "config_check")]
+    ConfigCheck {
+        /// Pack: launch scripts (.sh) and configs (.yaml, .yml) to read hyperparameters from (none is allowed).
+        #[arg(short = 'd', long = "dump", num_args = 0.., value_name = "FILE", conflicts_with = "compare")]
+        dump: Option<Vec<PathBuf>>,
+        /// Compare: the bench and the cmp pack (.zip), or two Megatron checkpoint folders.
+        #[arg(short = 'c', long = "compare", num_args = 2, value_names = ["BENCH", "CMP"])]
+        compare: Option<Vec<PathBuf>>,
+        /// The pack (default ./config_check_pack.zip; must end with .zip), the result folder (default ./config_check_result), or the checkpoint JSON (default ./ckpt_similarity.json).
+        #[arg(short = 'o', long = "output")]
+        output: Option<PathBuf>,
+    },
 }
 
 /// A size in bytes as ripgrep spells one: a number with an optional suffix
@@ -159,6 +199,17 @@ pub enum Options {
         /// `--top`.
         top: usize,
     },
+    /// `single_compare` (`-f` is accepted and ignored).
+    SingleCompare(single_compare::Options),
+    /// `nan_analyze` (needs `-f pytorch`).
+    NanAnalyze(nan_analyze::Options),
+    /// `config_check -c CKPT1 CKPT2`: both paths are Megatron checkpoint folders.
+    CheckpointCompare {
+        /// The options.
+        opts: crate::checkpoint::Options,
+    },
+    /// `config_check -d` (pack) or `-c` of two packs (compare).
+    ConfigCheck(config_check::Options),
 }
 
 /// Parses the process's arguments; clap prints help, version and its own
@@ -236,6 +287,35 @@ fn options(cli: Cli) -> Result<Options, Error> {
             let limits = Limits { tensor_bytes: tensor_size_limit.unwrap_or(available.tensor_bytes), memory_budget: memory_budget.unwrap_or(available.memory_budget) };
             let opts = replay::Options { framework, config, scope, propagation: direction, emulate, allow_skip, output_dir, limits };
             Ok(Options::Replay { opts, top })
+        }
+        Command::SingleCompare { dir1, dir2, output_path, num_processes } => Ok(Options::SingleCompare(single_compare::Options { dir1, dir2, output_path, jobs: usize::from(num_processes) })),
+        Command::NanAnalyze { input_path, output_path } => match cli.framework {
+            Some(Framework::PyTorch) => Ok(Options::NanAnalyze(nan_analyze::Options { input: input_path, output: output_path })),
+            _ => Err(Error::Usage("nan_analyze needs -f pytorch (it analyses PyTorch dumps only, as msprobe)".into())),
+        },
+        Command::ConfigCheck { dump, compare, output } => {
+            framework(cli.framework, "config_check")?;
+            match (dump, compare) {
+                (Some(files), _) => {
+                    let output = output.unwrap_or_else(|| PathBuf::from("./config_check_pack.zip"));
+                    if !output.to_string_lossy().ends_with(".zip") {
+                        return Err(Error::Usage(format!("config_check -o {}: the pack's name must end with .zip", output.display())));
+                    }
+                    let python = std::env::var_os("MSPROBE_PYTHON").map_or_else(|| PathBuf::from("python3"), PathBuf::from);
+                    Ok(Options::ConfigCheck(config_check::Options::Collect { files, output, python }))
+                }
+                (None, Some(paths)) => {
+                    let (bench, cmp) = (paths[0].clone(), paths[1].clone());
+                    if paths.iter().all(|p| crate::checkpoint::is_checkpoint_dir(p)) {
+                        let output = output.unwrap_or_else(|| PathBuf::from("./ckpt_similarity.json"));
+                        Ok(Options::CheckpointCompare { opts: crate::checkpoint::Options { bench, cmp, output } })
+                    } else {
+                        let output = output.unwrap_or_else(|| PathBuf::from("./config_check_result"));
+                        Ok(Options::ConfigCheck(config_check::Options::Compare { bench, cmp, output }))
+                    }
+                }
+                (None, None) => Err(Error::Usage("config_check needs -d [FILES...] to pack this environment or -c BENCH CMP to compare two packs".into())),
+            }
         }
     }
 }

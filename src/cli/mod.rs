@@ -6,7 +6,7 @@ pub mod flags;
 pub mod printer;
 
 use crate::error::Error;
-use crate::{op_generate, replay};
+use crate::{config_check, error, nan_analyze, op_generate, replay, single_compare};
 use flags::Options;
 
 /// Runs a validated command, prints its result, and returns the exit code
@@ -30,6 +30,24 @@ pub fn run(options: Options) -> Result<u8, Error> {
             let report = replay::run(&opts)?;
             printer::replay(&report, top);
             Ok(report.exit_code(opts.allow_skip))
+        }
+        Options::SingleCompare(opts) => {
+            let outcome = single_compare::run(&opts)?;
+            printer::single_compare(&outcome);
+            Ok(error::exit::OK)
+        }
+        Options::NanAnalyze(opts) => {
+            printer::nan_analyze(&nan_analyze::run(&opts)?);
+            Ok(error::exit::OK)
+        }
+        Options::CheckpointCompare { opts } => {
+            printer::checkpoint_compared(&crate::checkpoint::run(&opts)?);
+            Ok(error::exit::OK)
+        }
+        Options::ConfigCheck(opts) => {
+            let outcome = config_check::run(&opts)?;
+            printer::config_check(&outcome);
+            Ok(outcome.exit_code())
         }
     }
 }

@@ -7,6 +7,7 @@ use runtime::report::ranked_table;
 use crate::error::Error;
 use crate::op_generate::{BatchReport, Generated};
 use crate::replay::ReplayReport;
+use crate::single_compare::Outcome;
 
 /// `msprobe: error: <message>`, one line.
 pub fn error(e: &Error) {
@@ -80,4 +81,102 @@ pub fn replay(report: &ReplayReport, top: usize) {
         report.files.1.display(),
         report.files.0.display()
     );
+}
+
+/// `single_compare`: each workbook written, the keys found in one run
+/// only, and a summary line.
+pub fn single_compare(outcome: &Outcome) {
+    for f in &outcome.files {
+        println!("wrote {}", f.display());
+    }
+    for (dir, keys) in ["dir1", "dir2"].iter().zip(&outcome.keys_only) {
+        if !keys.is_empty() {
+            eprintln!("keys only in {dir}: {}", keys.join(", "));
+        }
+    }
+    let [only1, only2] = outcome.one_sided;
+    eprintln!(
+        "{} keys, {} rows in {:.2} s: {} differ, {} with different shapes, {} only in dir1, {} only in dir2",
+        outcome.files.len(),
+        outcome.rows,
+        outcome.elapsed.as_secs_f64(),
+        outcome.differing,
+        outcome.shapes_differ,
+        only1,
+        only2
+    );
+}
+
+/// `config_check`: what a pack holds, or each check's verdict (the
+/// required checks a pack could not supply on stderr) and where the
+/// result went.
+pub fn config_check(outcome: &crate::config_check::Outcome) {
+    use crate::config_check::Outcome;
+    match outcome {
+        Outcome::Collected { zip, env_vars, packages, hyperparameters, kept } => {
+            let kept = if *kept > 0 { format!(", kept {kept} entries of the existing pack") } else { String::new() };
+            println!("packed {env_vars} environment variables, {packages} packages, {hyperparameters} hyperparameters{kept}: {}", zip.display());
+        }
+        Outcome::Compared { result, checks, not_compared } => {
+            for (name, level) in checks {
+                println!("{name}: {}", level.as_str());
+            }
+            if !not_compared.is_empty() {
+                eprintln!("msprobe: warning: not compared, a pack lacks their part: {}", not_compared.join(", "));
+            }
+            println!("config checking result saved to {}", result.display());
+        }
+    }
+}
+
+/// Checkpoint compare: msprobe's warnings on stderr (parameters in one
+/// checkpoint only, replicated parameters whose TP ranks differ, a zero
+/// norm), then a summary and where the result went on stdout.
+pub fn checkpoint_compared(outcome: &crate::checkpoint::Outcome) {
+    for (i, names) in outcome.only.iter().enumerate() {
+        if !names.is_empty() {
+            eprintln!("msprobe: warning: Parameters not in ckpt{}: {}", 2 - i, names.join(", "));
+        }
+    }
+    for (i, names) in outcome.inconsistent.iter().enumerate() {
+        for name in names {
+            eprintln!("msprobe: warning: ckpt{}: Inconsistent values for {name} across TP ranks", i + 1);
+        }
+    }
+    for name in &outcome.zero_norm {
+        eprintln!("msprobe: warning: {name}: One tensor norm is zero.");
+    }
+    println!(
+        "{} parameters compared in {:.2} s: {} differ, {} only in ckpt1, {} only in ckpt2",
+        outcome.compared,
+        outcome.elapsed.as_secs_f64(),
+        outcome.differing,
+        outcome.only[0].len(),
+        outcome.only[1].len()
+    );
+    println!("Comparison results written to {}", outcome.output.display());
+}
+
+/// `nan_analyze`: msprobe's log lines on stderr (each phase that ran, the
+/// ranks without data, the communication ops without a peer), then where
+/// the report went, or that there is none, on stdout.
+pub fn nan_analyze(outcome: &crate::nan_analyze::Outcome) {
+    use crate::nan_analyze::search::Phase;
+    eprintln!("Start searching anomaly node before communication.");
+    for rank in &outcome.without_data {
+        eprintln!("msprobe: warning: Rank {rank} has no dump data!");
+    }
+    if outcome.last_phase != Phase::Before {
+        eprintln!("Start searching anomaly node during communication.");
+        for id in &outcome.unconnected {
+            eprintln!("Cannot find connected communication node for \"{id}\".");
+        }
+    }
+    if outcome.last_phase == Phase::After {
+        eprintln!("Start searching anomaly node after communication.");
+    }
+    match &outcome.report {
+        Some(file) => println!("The analyze result is saved in: {}", file.display()),
+        None => println!("Cannot find any anomaly node, no need to generate analyze file."),
+    }
 }

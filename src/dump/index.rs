@@ -46,7 +46,11 @@ enum Keep {
 
 struct Scanner<'a> {
     want: &'a mut dyn FnMut(&str) -> bool,
-    index: DumpIndex,
+    /// Takes each selected entry's location as soon as its value ends.
+    each: &'a mut dyn FnMut(EntryLoc) -> Result<(), DumpError>,
+    /// The first error `each` returned; the scan stops at it.
+    failed: Option<DumpError>,
+    header: DumpHeader,
     /// Container kinds from the outside in: `{` or `[`.
     stack: Vec<u8>,
     /// Whether the object at each level expects a key next.
@@ -113,13 +117,17 @@ impl Scanner<'_> {
         if matches!(self.open, Some((_, _, l)) if l == level) {
             let (keep, start, _) = self.open.take().expect("checked above");
             match keep {
-                Keep::Entry(key) => self.index.entries.push(EntryLoc { key, start, end: pos }),
+                Keep::Entry(key) => {
+                    if self.failed.is_none() {
+                        self.failed = (self.each)(EntryLoc { key, start, end: pos }).err();
+                    }
+                }
                 Keep::Header(key) => {
                     // The recorded bytes end with the `,` or `}` that closed the value.
                     let bytes = self.header_bytes.trim_ascii_end();
                     let bytes = bytes.strip_suffix(b",").or_else(|| bytes.strip_suffix(b"}")).unwrap_or(bytes);
                     let v = header_value(bytes);
-                    let h = &mut self.index.header;
+                    let h = &mut self.header;
                     match key.as_str() {
                         "task" => h.task = v,
                         "level" => h.level = v,
@@ -253,12 +261,27 @@ impl Scanner<'_> {
 /// whose key `want` accepts (entries of `"data"`, or top-level API keys of
 /// an msprobe 8.3.2 extract file) and parsing the header fields.
 pub fn index(path: &Path, want: &mut dyn FnMut(&str) -> bool) -> Result<DumpIndex, DumpError> {
+    let mut entries = Vec::new();
+    let header = for_each_entry(path, want, &mut |loc| {
+        entries.push(loc);
+        Ok(())
+    })?;
+    Ok(DumpIndex { header, entries })
+}
+
+/// The same pass as [`index`], but each selected entry's location goes to
+/// `each` as soon as the entry ends, in file order, instead of into a list
+/// (memory stays flat however many entries the dump has); the scan stops at
+/// the first error `each` returns. Returns the header fields.
+pub fn for_each_entry(path: &Path, want: &mut dyn FnMut(&str) -> bool, each: &mut dyn FnMut(EntryLoc) -> Result<(), DumpError>) -> Result<DumpHeader, DumpError> {
     let io = |source| DumpError::Io { path: path.to_path_buf(), source };
     let fmt = |message: String| DumpError::Format { path: path.to_path_buf(), message };
     let mut reader = BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
     let mut s = Scanner {
         want,
-        index: DumpIndex::default(),
+        each,
+        failed: None,
+        header: DumpHeader::default(),
         stack: Vec::new(),
         expect_key: Vec::new(),
         in_string: false,
@@ -286,13 +309,16 @@ pub fn index(path: &Path, want: &mut dyn FnMut(&str) -> bool) -> Result<DumpInde
         }
         let n = chunk.len();
         s.scan(chunk, base).map_err(fmt)?;
+        if let Some(e) = s.failed.take() {
+            return Err(e);
+        }
         reader.consume(n);
         base += n as u64;
     }
     if !saw_object || !s.stack.is_empty() || s.in_string {
         return Err(fmt(format!("the document ends early (at byte {base}) or is empty")));
     }
-    Ok(s.index)
+    Ok(s.header)
 }
 
 /// Parses one entry from its byte range (msprobe's NaN/Infinity tokens allowed).
@@ -307,10 +333,70 @@ pub fn read_entry(path: &Path, loc: &EntryLoc) -> Result<Value, DumpError> {
     })
 }
 
+/// Reads entries one after another through one open file, for a pass over
+/// every entry of a large dump in file order: each range is read into a
+/// buffer the size of that entry and parsed from it (msprobe's NaN/Infinity
+/// tokens allowed), so memory stays bounded by the largest entry.
+pub struct EntryReader {
+    path: std::path::PathBuf,
+    file: BufReader<File>,
+    pos: u64,
+    raw: Vec<u8>,
+    text: Vec<u8>,
+}
+
+impl EntryReader {
+    /// Opens the dump at `path`.
+    pub fn open(path: &Path) -> Result<EntryReader, DumpError> {
+        let file = File::open(path).map_err(|source| DumpError::Io { path: path.to_path_buf(), source })?;
+        Ok(EntryReader { path: path.to_path_buf(), file: BufReader::with_capacity(1 << 20, file), pos: 0, raw: Vec::new(), text: Vec::new() })
+    }
+
+    /// Parses the entry at `loc` (a location [`index`] gave for this file).
+    pub fn read(&mut self, loc: &EntryLoc) -> Result<Value, DumpError> {
+        let io = |source| DumpError::Io { path: self.path.clone(), source };
+        let skip = loc.start.checked_sub(self.pos).and_then(|d| i64::try_from(d).ok());
+        match skip {
+            Some(d) => self.file.seek_relative(d).map_err(io)?,
+            None => {
+                self.file.seek(SeekFrom::Start(loc.start)).map_err(io)?;
+            }
+        }
+        self.raw.clear();
+        (&mut self.file).take(loc.end - loc.start).read_to_end(&mut self.raw).map_err(io)?;
+        self.pos = loc.start + self.raw.len() as u64;
+        // Without the text `NaN` or `Infinity` there is no token to rewrite.
+        let text = if memchr::memmem::find(&self.raw, b"NaN").is_some() || memchr::memmem::find(&self.raw, b"Infinity").is_some() {
+            self.text.clear();
+            NonFiniteReader::new(self.raw.as_slice()).read_to_end(&mut self.text).map_err(io)?;
+            &self.text
+        } else {
+            &self.raw
+        };
+        serde_json::from_slice(text).map_err(|e| DumpError::Format {
+            path: self.path.clone(),
+            message: format!("entry {:?} (bytes {}..{}): {e}", loc.key, loc.start, loc.end),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn entry_reader_reads_in_any_order() {
+        let f = file(DUMP);
+        let idx = index(f.path(), &mut |_| true).unwrap();
+        let mut r = EntryReader::open(f.path()).unwrap();
+        for loc in idx.entries.iter().chain(idx.entries.iter().rev()) {
+            assert_eq!(r.read(loc).unwrap(), read_entry(f.path(), loc).unwrap(), "{}", loc.key);
+        }
+        let bad = EntryLoc { key: "A.x.0.forward".into(), start: idx.entries[0].start, end: idx.entries[0].end - 2 };
+        let e = r.read(&bad).unwrap_err().to_string();
+        assert!(e.contains("not a valid msprobe dump.json: entry \"A.x.0.forward\""), "{e}");
+    }
 
     fn file(s: &str) -> tempfile::NamedTempFile {
         let mut f = tempfile::NamedTempFile::new().unwrap();

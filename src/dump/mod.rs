@@ -1,9 +1,10 @@
 //! The one reader of msprobe `dump.json` files.
 //!
 //! It streams: the document is never held in memory whole. One structural
-//! pass ([`index`]) finds the header fields and the byte range of every
-//! selected entry; each entry is then parsed from its range alone
-//! ([`read_entry`]). Memory is bounded by the largest entry parsed, not by
+//! pass ([`index`], or [`for_each_entry`] handing each location to a
+//! callback) finds the header fields and the byte range of every selected
+//! entry; each entry is then parsed from its range alone ([`read_entry`],
+//! or [`EntryReader`] for many in file order). Memory is bounded by the largest entry parsed, not by
 //! the file. Entries that are not selected are checked for structure only
 //! (balanced brackets, terminated strings), not parsed. Both msprobe's
 //! dump layout (`{"task", "level", "framework", "dump_data_dir", "data": {...}}`)
@@ -14,7 +15,7 @@ mod index;
 pub mod nonfinite;
 mod reader;
 
-pub use index::{index, read_entry, DumpIndex, EntryLoc};
+pub use index::{for_each_entry, index, read_entry, DumpIndex, EntryLoc, EntryReader};
 pub use reader::DumpHeader;
 
 use std::path::PathBuf;

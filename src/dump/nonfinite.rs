@@ -30,6 +30,21 @@ pub fn value(v: &Value) -> Option<f64> {
     }
 }
 
+/// The sentinel value of a non-finite `x` (what [`NonFiniteReader`] reads
+/// `NaN`, `Infinity` or `-Infinity` as); `None` for a finite `x`.
+pub fn sentinel(x: f64) -> Option<Value> {
+    let s = if x.is_nan() {
+        NAN_SENTINEL
+    } else if x == f64::INFINITY {
+        INF_SENTINEL
+    } else if x == f64::NEG_INFINITY {
+        NEG_INF_SENTINEL
+    } else {
+        return None;
+    };
+    Some(Value::String(s.into()))
+}
+
 /// Pretty JSON text with the sentinels turned back into msprobe's bare
 /// `NaN` / `Infinity` / `-Infinity` tokens, so Python's json module (and
 /// msprobe) read the file as they read a dump. Only a string *value* that is
@@ -37,19 +52,25 @@ pub fn value(v: &Value) -> Option<f64> {
 /// escaped, so no dumped text can turn into a token or break the JSON, and
 /// reading the text back gives `v` again.
 pub fn to_msprobe_json(v: &Value) -> String {
+    to_msprobe_json_indented(v, 2)
+}
+
+/// [`to_msprobe_json`] with `spaces` per level, as `json.dump(indent=spaces)`
+/// writes the files msprobe writes with indent 4.
+pub fn to_msprobe_json_indented(v: &Value, spaces: usize) -> String {
     let mut out = String::new();
-    write_pretty(v, 0, &mut out);
+    write_pretty(v, 0, &" ".repeat(spaces), &mut out);
     out
 }
 
-/// serde_json's pretty layout (two-space indent), sentinel values as tokens.
-fn write_pretty(v: &Value, indent: usize, out: &mut String) {
+/// serde_json's pretty layout (`unit` per level), sentinel values as tokens.
+fn write_pretty(v: &Value, indent: usize, unit: &str, out: &mut String) {
     fn escaped<T: serde::Serialize + ?Sized>(x: &T) -> String {
         serde_json::to_string(x).expect("a JSON value always serialises")
     }
     let newline = |out: &mut String, level: usize| {
         out.push('\n');
-        out.push_str(&"  ".repeat(level));
+        out.push_str(&unit.repeat(level));
     };
     match v {
         Value::Array(items) if !items.is_empty() => {
@@ -57,7 +78,7 @@ fn write_pretty(v: &Value, indent: usize, out: &mut String) {
             for (i, x) in items.iter().enumerate() {
                 out.push_str(if i == 0 { "" } else { "," });
                 newline(out, indent + 1);
-                write_pretty(x, indent + 1, out);
+                write_pretty(x, indent + 1, unit, out);
             }
             newline(out, indent);
             out.push(']');
@@ -69,7 +90,7 @@ fn write_pretty(v: &Value, indent: usize, out: &mut String) {
                 newline(out, indent + 1);
                 out.push_str(&escaped(k));
                 out.push_str(": ");
-                write_pretty(x, indent + 1, out);
+                write_pretty(x, indent + 1, unit, out);
             }
             newline(out, indent);
             out.push('}');

@@ -11,10 +11,12 @@
 //! - [`Source::read`] and [`Source::call`] turn a group into an [`ApiCall`];
 //!   [`Source::check_real_data`] says whether real data can replay it, and
 //!   [`Source::write_extract`] saves its entries as msprobe's extract file.
+//! - [`ops`] streams a dump's entries as statistics (`nan_analyze`).
 //!
 //! Raw JSON stops here: commands see [`ApiCall`]s and opaque [`Entries`].
 
 mod extract;
+pub mod ops;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

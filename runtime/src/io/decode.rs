@@ -63,6 +63,38 @@ impl Decoder {
     }
 }
 
+/// One element stored in `b` (exactly one item's bytes) as `f32`, as
+/// `tensor.float()` makes it: half types and `f32` exactly, `f64` and
+/// integers rounded to nearest, bools as 0 or 1.
+pub(super) fn to_f32(dtype: TDType, b: &[u8]) -> f32 {
+    match dtype {
+        TDType::F16 => f16::from_bits(u16::from_le_bytes(le(b))).to_f32(),
+        TDType::BF16 => bf16::from_bits(u16::from_le_bytes(le(b))).to_f32(),
+        TDType::F32 => f32::from_le_bytes(le(b)),
+        TDType::F64 => f64::from_le_bytes(le(b)) as f32,
+        TDType::I8 => f32::from(i8::from_le_bytes(le(b))),
+        TDType::I16 => f32::from(i16::from_le_bytes(le(b))),
+        TDType::I32 => i32::from_le_bytes(le(b)) as f32,
+        TDType::U8 => f32::from(u8::from_le_bytes(le(b))),
+        TDType::U16 => f32::from(u16::from_le_bytes(le(b))),
+        TDType::U32 => u32::from_le_bytes(le(b)) as f32,
+        TDType::U64 => u64::from_le_bytes(le(b)) as f32,
+        TDType::Bool => f32::from(u8::from(b.iter().any(|&x| x != 0))),
+        _ => i64::from_le_bytes(le(b)) as f32,
+    }
+}
+
+/// Appends every whole element of `bytes` to `out` as [`to_f32`] makes
+/// it, with the dtype decided once (the checkpoint reader's hot loop).
+pub(super) fn extend_f32(dtype: TDType, bytes: &[u8], out: &mut Vec<f32>) {
+    match dtype {
+        TDType::BF16 => out.extend(bytes.chunks_exact(2).map(|e| bf16::from_bits(u16::from_le_bytes([e[0], e[1]])).to_f32())),
+        TDType::F16 => out.extend(bytes.chunks_exact(2).map(|e| f16::from_bits(u16::from_le_bytes([e[0], e[1]])).to_f32())),
+        TDType::F32 => out.extend(bytes.chunks_exact(4).map(|e| f32::from_le_bytes([e[0], e[1], e[2], e[3]]))),
+        _ => out.extend(bytes.chunks_exact(dtype.itemsize()).map(|e| to_f32(dtype, e))),
+    }
+}
+
 /// The first `N` bytes of `b` as an array (callers pass exactly `N`).
 fn le<const N: usize>(b: &[u8]) -> [u8; N] {
     std::array::from_fn(|i| b.get(i).copied().unwrap_or(0))
@@ -91,6 +123,19 @@ mod tests {
         assert_eq!(decode(TDType::U32, &[0xff; 4]), HostData::I64(vec![4_294_967_295]));
         assert_eq!(decode(TDType::U64, &[0xff; 8]), HostData::U64(vec![u64::MAX]));
         assert_eq!(decode(TDType::Bool, &[0, 1, 2]), HostData::Bool(vec![false, true, true]));
+    }
+
+    #[test]
+    fn to_f32_is_what_tensor_float_gives() {
+        assert_eq!(f64::from(to_f32(TDType::BF16, &[0xab, 0x3e])), 0.333984375);
+        assert_eq!(to_f32(TDType::F64, &(1.0f64 / 3.0).to_le_bytes()), 1.0f32 / 3.0);
+        assert_eq!(to_f32(TDType::I64, &(-(1i64 << 40) - 1).to_le_bytes()), -1099511627776.0);
+        assert_eq!(to_f32(TDType::I8, &[0x80]), -128.0);
+        assert_eq!(to_f32(TDType::Bool, &[2]), 1.0);
+        let mut out = vec![];
+        extend_f32(TDType::BF16, &[0xab, 0x3e, 0x80, 0xbf, 7], &mut out);
+        extend_f32(TDType::I16, &[0xff, 0xff], &mut out);
+        assert_eq!(out, [to_f32(TDType::BF16, &[0xab, 0x3e]), -1.0, -1.0]);
     }
 
     #[test]

@@ -8,11 +8,16 @@
 //! so a truncated or hostile file is an [`IoError`], never a panic or a huge
 //! allocation.
 //!
+//! Whole checkpoints (`torch.save(dict)`, Megatron's `model_optim_rng.pt`)
+//! are read by [`read_pt_index`] with the same zip and pickle code: every
+//! tensor by key path, read one at a time ([`PtTensor::read_f32`]).
+//!
 //! **The path rule**: every tensor file is opened by [`open_inside`], which
 //! opens it only when it resolves (symlinks followed) inside the folder its
 //! path names, so a file of a dump's tensor folder that is a symlink to
 //! somewhere else is refused ([`IoError::Outside`]).
 
+mod checkpoint;
 mod decode;
 mod npy;
 mod pickle;
@@ -21,7 +26,9 @@ mod pt;
 use std::fs::File;
 use std::path::{Component, Path, PathBuf};
 
+pub use checkpoint::{read_pt_index, PtIndex, PtTensor};
 pub use npy::read_npy;
+pub use pickle::Scalar;
 
 use crate::dtype::TDType;
 pub use pt::read_pt;
@@ -134,6 +141,15 @@ fn printable(reason: String) -> String {
 #[doc(hidden)]
 pub fn check_tensor_pickle(pkl: &[u8]) -> Result<(), String> {
     pickle::load_tensor(pkl).map(|_| ()).map_err(printable)
+}
+
+/// Runs the pickle interpreter alone, in its checkpoint mode (a whole
+/// `torch.save(dict)`, globals only from its allowlist), on the bytes of a
+/// `data.pkl`: the number of tensors and scalars it holds, else what was
+/// expected. For the fuzz target `checkpoint` (fuzz/README.md).
+#[doc(hidden)]
+pub fn check_checkpoint_pickle(pkl: &[u8]) -> Result<(usize, usize), String> {
+    pickle::load_tree(pkl).map(|t| (t.tensors.len(), t.scalars.len())).map_err(printable)
 }
 
 /// `path` resolved (symlinks followed), when it lies inside the folder its

@@ -20,9 +20,14 @@ const CHUNK_ELEMENTS: usize = 1 << 16;
 /// Nesting deeper than this is no NumPy header.
 const MAX_DEPTH: usize = 8;
 
-/// The descriptions accepted, with the dtype each one stores.
+/// The descriptions accepted, with the dtype each one stores. NumPy has no
+/// bfloat16: `np.save` of an `ml_dtypes.bfloat16` array (MindSpore's
+/// `asnumpy()` of a bf16 tensor) writes the 2-byte void `<V2`, read here
+/// as bf16 since no other 2-byte void dtype holds tensors.
 const DESCRS: &[(&str, TDType)] = &[
     ("<f2", TDType::F16),
+    ("<V2", TDType::BF16),
+    ("|V2", TDType::BF16),
     ("<f4", TDType::F32),
     ("<f8", TDType::F64),
     ("|i1", TDType::I8),
@@ -299,6 +304,13 @@ mod tests {
     fn header_with_python2_longs_and_spacing() {
         let h = parse_header(b"{ 'descr' : '<f8' , 'fortran_order':False,'shape':(2L, 3L,), }\n").unwrap();
         assert_eq!((h.dtype, h.shape), (TDType::F64, vec![2, 3]));
+    }
+
+    #[test]
+    fn ml_dtypes_bfloat16_is_a_two_byte_void() {
+        let h = parse_header(b"{'descr': '<V2', 'fortran_order': False, 'shape': (2,), }").unwrap();
+        assert_eq!((h.dtype, h.shape), (TDType::BF16, vec![2]));
+        assert!(parse_header(b"{'descr': '<V4', 'fortran_order': False, 'shape': (2,), }").err().unwrap().contains("got '<V4'"));
     }
 
     #[test]

@@ -1,18 +1,46 @@
-//! A pickle interpreter for exactly what `torch.save(tensor)` writes: the
-//! call `torch._utils._rebuild_tensor_v2(storage, offset, size, stride,
-//! requires_grad, OrderedDict())` (or `_rebuild_tensor_v3(..., dtype)` for
-//! the unsigned dtypes torch 2 added), whose storage is a persistent id
-//! `('storage', StorageClass, key, location, numel)`. Anything else (other
-//! callables, classes, lists) is rejected with the opcode or name found, so
-//! no pickle can run code or build unbounded structures here.
+//! The one pickle interpreter of msprobe-rs. It never executes code: a
+//! callable found in the pickle is either one of the few it implements
+//! (building a tensor, an OrderedDict, bytes) or, where the mode allows it,
+//! an inert placeholder object; anything else is refused by name.
+//!
+//! Two modes ([`Mode`]):
+//! - **Tensor**: exactly what `torch.save(tensor)` writes: the call
+//!   `torch._utils._rebuild_tensor_v2(storage, offset, size, stride,
+//!   requires_grad, OrderedDict())` (or `_rebuild_tensor_v3(..., dtype)` for
+//!   the unsigned dtypes torch 2 added), whose storage is a persistent id
+//!   `('storage', StorageClass, key, location, numel)`. Any other callable,
+//!   and the opcodes of lists, objects and state, are rejected.
+//! - **Checkpoint**: a whole `torch.save(dict)` such as Megatron's
+//!   `model_optim_rng.pt`: dicts, lists, sets, `argparse.Namespace`, enums,
+//!   numpy RNG state and `io.BytesIO` are built as data; every global must be
+//!   on the allowlist ([`allowed`]) the moment it is named, so `os.system`,
+//!   `builtins.eval` or `subprocess.Popen` are refused before anything else.
+//!   Classes of the allowlist that are not implemented become placeholders
+//!   holding their arguments and state, which are never called.
+//!
+//! Memory is bounded by the pickle's length: every opcode creates at most a
+//! few values, and containers live in an arena indexed by number, so that
+//! self-references make no reference cycles and drops never recurse deeply.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use crate::dtype::TDType;
 
-/// Deeper nesting is not a tensor pickle (and would make drops recurse).
+/// Deeper nesting of tuples is not a tensor pickle (and would make drops recurse).
 const MAX_DEPTH: u8 = 16;
+
+/// Dict nesting followed when listing a checkpoint's tensors.
+const MAX_KEY_DEPTH: usize = 64;
+
+/// What a pickle may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Mode {
+    /// A bare tensor (`torch.save(tensor)`), nothing else.
+    Tensor,
+    /// Any data-only object tree of allowlisted classes.
+    Checkpoint,
+}
 
 /// The storage a tensor views: the archive entry `data/<key>`.
 #[derive(Debug)]
@@ -41,17 +69,48 @@ pub(super) struct TensorRecord {
     pub stride: Vec<u64>,
 }
 
+/// A scalar of a checkpoint's object tree (`args.tensor_model_parallel_size`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scalar {
+    /// `None`.
+    None,
+    /// A bool.
+    Bool(bool),
+    /// An int that fits in 64 bits.
+    Int(i64),
+    /// A float.
+    Float(f64),
+    /// A string.
+    Str(String),
+}
+
+/// What a checkpoint pickle holds, flattened: every tensor and scalar
+/// reachable from the root through dicts and the `__dict__` state of
+/// placeholder objects (an `argparse.Namespace`), by its key path joined
+/// with `.` (`model.decoder.layers.0.mlp.linear_fc1.weight`, `args.swiglu`),
+/// in pickle order. Lists and tuples are not entered.
+#[derive(Debug, Default)]
+pub(super) struct Tree {
+    /// Tensor leaves.
+    pub tensors: Vec<(String, TensorRecord)>,
+    /// Scalar leaves.
+    pub scalars: Vec<(String, Scalar)>,
+}
+
 #[derive(Debug, Clone)]
 enum Value {
     None,
-    Bool,
+    Bool(bool),
     Int(i64),
-    Float,
+    /// An int too large for 64 bits (seeds, RNG state).
+    BigInt,
+    Float(f64),
     Str(Rc<str>),
+    Bytes,
     Global(Rc<(String, String)>),
     Tuple(Rc<[Value]>, u8),
-    /// A dict or OrderedDict; only whether it holds anything matters.
-    Dict { nonempty: bool },
+    /// A list, dict or object in the arena.
+    Obj(usize),
     Storage(Rc<StorageRef>),
     Tensor(Rc<TensorRecord>),
 }
@@ -65,28 +124,59 @@ impl Value {
     }
 }
 
-/// Runs the pickle and returns the tensor it builds.
+/// A mutable container of the arena.
+#[derive(Debug)]
+enum Obj {
+    /// A list, set or frozenset.
+    List(Vec<Value>),
+    /// A dict or OrderedDict, in insertion order.
+    Dict(Vec<(Value, Value)>),
+    /// An instance of an allowlisted class that is not implemented: never
+    /// called; its `BUILD` state is kept (a Namespace's `__dict__`).
+    Placeholder { class: Rc<(String, String)>, state: Value },
+}
+
+/// Runs the pickle in [`Mode::Tensor`] and returns the tensor it builds.
 pub(super) fn load_tensor(pkl: &[u8]) -> Result<TensorRecord, String> {
-    let mut vm = Machine { pkl, pos: 0, stack: Vec::new(), marks: Vec::new(), memo: HashMap::new() };
+    let mut vm = Machine::new(pkl, Mode::Tensor);
     match vm.run()? {
         Value::Tensor(t) => Ok(Rc::unwrap_or_clone(t)),
-        other => Err(format!("expected a pickled bare tensor (torch.save(tensor)), got {}", kind(&other))),
+        other => Err(format!("expected a pickled bare tensor (torch.save(tensor)), got {}", vm.kind(&other))),
     }
+}
+
+/// Runs the pickle in [`Mode::Checkpoint`] and flattens what it builds.
+pub(super) fn load_tree(pkl: &[u8]) -> Result<Tree, String> {
+    let mut vm = Machine::new(pkl, Mode::Checkpoint);
+    let root = vm.run()?;
+    let mut tree = Tree::default();
+    let mut seen = HashSet::new();
+    vm.flatten(&root, &mut String::new(), 0, &mut seen, &mut tree);
+    Ok(tree)
 }
 
 struct Machine<'a> {
     pkl: &'a [u8],
     pos: usize,
+    mode: Mode,
     stack: Vec<Value>,
     marks: Vec<usize>,
     memo: HashMap<u32, Value>,
+    arena: Vec<Obj>,
 }
 
-impl Machine<'_> {
+impl<'a> Machine<'a> {
+    fn new(pkl: &'a [u8], mode: Mode) -> Self {
+        Machine { pkl, pos: 0, mode, stack: Vec::new(), marks: Vec::new(), memo: HashMap::new(), arena: Vec::new() }
+    }
+
     fn run(&mut self) -> Result<Value, String> {
         loop {
             let at = self.pos;
             let op = self.bytes(1)?[0];
+            if self.mode == Mode::Checkpoint && self.data_op(op, at)? {
+                continue;
+            }
             match op {
                 0x80 => {
                     self.bytes(1)?; // PROTO
@@ -97,7 +187,7 @@ impl Machine<'_> {
                 b'.' => return self.pop(), // STOP
                 b'(' => self.marks.push(self.stack.len()),
                 b'N' => self.stack.push(Value::None),
-                0x88 | 0x89 => self.stack.push(Value::Bool), // NEWTRUE, NEWFALSE: requires_grad
+                0x88 | 0x89 => self.stack.push(Value::Bool(op == 0x88)), // NEWTRUE, NEWFALSE
                 b'K' => {
                     let v = self.bytes(1)?[0];
                     self.stack.push(Value::Int(i64::from(v)));
@@ -113,11 +203,11 @@ impl Machine<'_> {
                 0x8a => {
                     let n = usize::from(self.bytes(1)?[0]);
                     let v = self.long(n)?;
-                    self.stack.push(Value::Int(v));
+                    self.stack.push(v);
                 }
                 b'G' => {
-                    self.bytes(8)?;
-                    self.stack.push(Value::Float);
+                    let v = f64::from_be_bytes(self.array()?);
+                    self.stack.push(Value::Float(v));
                 }
                 b'X' => {
                     let n = u32::from_le_bytes(self.array()?) as usize;
@@ -137,13 +227,17 @@ impl Machine<'_> {
                 b'c' => {
                     let module = self.line()?;
                     let name = self.line()?;
-                    self.stack.push(Value::Global(Rc::new((module, name))));
+                    let g = self.global(module, name)?;
+                    self.stack.push(g);
                 }
                 0x93 => {
                     let name = self.pop()?;
                     let module = self.pop()?;
                     match (module, name) {
-                        (Value::Str(m), Value::Str(n)) => self.stack.push(Value::Global(Rc::new((m.to_string(), n.to_string())))),
+                        (Value::Str(m), Value::Str(n)) => {
+                            let g = self.global(m.to_string(), n.to_string())?;
+                            self.stack.push(g);
+                        }
                         _ => return Err(format!("expected two strings for STACK_GLOBAL at pickle offset {at}")),
                     }
                 }
@@ -178,23 +272,29 @@ impl Machine<'_> {
                     let items = self.stack.split_off(start);
                     self.push_tuple(items)?;
                 }
-                b'}' => self.stack.push(Value::Dict { nonempty: false }),
+                b'}' => {
+                    let d = self.alloc(Obj::Dict(Vec::new()));
+                    self.stack.push(d);
+                }
                 b's' | b'u' => {
                     let items = if op == b's' { self.stack.split_off(self.stack.len().saturating_sub(2)) } else { self.pop_mark()? };
-                    match self.stack.last_mut() {
-                        Some(Value::Dict { nonempty }) => *nonempty |= !items.is_empty(),
-                        _ => return Err(format!("expected a dict to set items on at pickle offset {at}")),
+                    let Some(Obj::Dict(entries)) = self.top_obj() else {
+                        return Err(format!("expected a dict to set items on at pickle offset {at}"));
+                    };
+                    let mut items = items.into_iter();
+                    while let (Some(k), Some(v)) = (items.next(), items.next()) {
+                        entries.push((k, v));
                     }
                 }
                 b'Q' => {
                     let pid = self.pop()?;
-                    let storage = persistent_storage(&pid)?;
-                    self.stack.push(Value::Storage(Rc::new(storage)));
+                    let storage = self.persistent_storage(&pid)?;
+                    self.stack.push(storage);
                 }
                 b'R' => {
                     let args = self.pop()?;
                     let func = self.pop()?;
-                    let value = reduce(&func, &args)?;
+                    let value = self.reduce(&func, &args)?;
                     self.stack.push(value);
                 }
                 _ => {
@@ -204,6 +304,175 @@ impl Machine<'_> {
                 }
             }
         }
+    }
+
+    /// The opcodes only [`Mode::Checkpoint`] runs; false for the others.
+    fn data_op(&mut self, op: u8, at: usize) -> Result<bool, String> {
+        match op {
+            b']' => {
+                let l = self.alloc(Obj::List(Vec::new()));
+                self.stack.push(l);
+            }
+            0x8f => {
+                let l = self.alloc(Obj::List(Vec::new())); // EMPTY_SET
+                self.stack.push(l);
+            }
+            b'l' | 0x91 => {
+                let items = self.pop_mark()?; // LIST, FROZENSET
+                let l = self.alloc(Obj::List(items));
+                self.stack.push(l);
+            }
+            b'd' => {
+                let items = self.pop_mark()?;
+                let mut entries = Vec::with_capacity(items.len() / 2);
+                let mut items = items.into_iter();
+                while let (Some(k), Some(v)) = (items.next(), items.next()) {
+                    entries.push((k, v));
+                }
+                let d = self.alloc(Obj::Dict(entries));
+                self.stack.push(d);
+            }
+            b'a' | b'e' | 0x90 => {
+                let items = if op == b'a' { vec![self.pop()?] } else { self.pop_mark()? }; // APPEND, APPENDS, ADDITEMS
+                match self.top_obj() {
+                    Some(Obj::List(list)) => list.extend(items),
+                    // Appending to a placeholder (a deque, a custom list): dropped.
+                    Some(Obj::Placeholder { .. }) => {}
+                    _ => return Err(format!("expected a list to append to at pickle offset {at}")),
+                }
+            }
+            b'0' => {
+                self.pop()?; // POP
+            }
+            b'1' => {
+                self.pop_mark()?; // POP_MARK
+            }
+            b'2' => {
+                let top = self.stack.last().cloned().ok_or_else(|| format!("expected a value to duplicate at pickle offset {at}"))?;
+                self.stack.push(top);
+            }
+            b'I' | b'L' => {
+                let line = self.line()?; // INT, LONG as text
+                let digits = line.trim_end_matches('L');
+                self.stack.push(match digits {
+                    "00" => Value::Bool(false),
+                    "01" => Value::Bool(true),
+                    d => d.parse().map(Value::Int).unwrap_or(Value::BigInt),
+                });
+            }
+            b'F' => {
+                let line = self.line()?;
+                self.stack.push(Value::Float(line.trim().parse().unwrap_or(f64::NAN)));
+            }
+            b'V' | b'S' => {
+                let line = self.line()?; // UNICODE, STRING: text, escapes left as they are
+                self.stack.push(Value::Str(Rc::from(line)));
+            }
+            b'T' | b'B' => {
+                let n = u32::from_le_bytes(self.array()?) as usize; // BINSTRING, BINBYTES
+                self.bytes(n)?;
+                self.stack.push(Value::Bytes);
+            }
+            b'U' | b'C' => {
+                let n = usize::from(self.bytes(1)?[0]); // SHORT_BINSTRING, SHORT_BINBYTES
+                self.bytes(n)?;
+                self.stack.push(Value::Bytes);
+            }
+            0x8e | 0x96 => {
+                let n = usize::try_from(u64::from_le_bytes(self.array()?)).unwrap_or(usize::MAX); // BINBYTES8, BYTEARRAY8
+                self.bytes(n)?;
+                self.stack.push(Value::Bytes);
+            }
+            0x8b => {
+                let n = i32::from_le_bytes(self.array()?); // LONG4
+                let n = usize::try_from(n).map_err(|_| format!("expected a non-negative LONG4 length at pickle offset {at}"))?;
+                let v = self.long(n)?;
+                self.stack.push(v);
+            }
+            b'g' | b'p' => {
+                let line = self.line()?; // GET, PUT with a decimal key
+                let k = line.parse().map_err(|_| format!("expected a decimal memo key at pickle offset {at}"))?;
+                if op == b'g' {
+                    self.get(k)?;
+                } else {
+                    self.put(k)?;
+                }
+            }
+            0x81 | 0x92 => {
+                if op == 0x92 {
+                    self.pop()?; // NEWOBJ_EX's kwargs
+                }
+                let _args = self.pop()?;
+                let class = self.pop()?;
+                let obj = self.placeholder(&class, at)?;
+                self.stack.push(obj);
+            }
+            b'i' => {
+                let module = self.line()?; // INST
+                let name = self.line()?;
+                let class = self.checked(module, name)?;
+                self.pop_mark()?;
+                let obj = self.alloc(Obj::Placeholder { class, state: Value::None });
+                self.stack.push(obj);
+            }
+            b'o' => {
+                let mut items = self.pop_mark()?; // OBJ: class, args...
+                if items.is_empty() {
+                    return Err(format!("expected a class for OBJ at pickle offset {at}"));
+                }
+                let class = items.swap_remove(0);
+                let obj = self.placeholder(&class, at)?;
+                self.stack.push(obj);
+            }
+            b'b' => {
+                let state = self.pop()?;
+                let target = match self.stack.last() {
+                    Some(Value::Obj(i)) => Some(*i),
+                    Some(_) => None,
+                    None => return Err(format!("expected an object to BUILD at pickle offset {at}")),
+                };
+                // State of a tensor, storage or dict subclass is not needed.
+                if let Some(Obj::Placeholder { state: s, .. }) = target.and_then(|i| self.arena.get_mut(i)) {
+                    *s = state;
+                }
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    fn alloc(&mut self, obj: Obj) -> Value {
+        self.arena.push(obj);
+        Value::Obj(self.arena.len() - 1)
+    }
+
+    fn top_obj(&mut self) -> Option<&mut Obj> {
+        match self.stack.last() {
+            Some(Value::Obj(i)) => self.arena.get_mut(*i),
+            _ => None,
+        }
+    }
+
+    fn placeholder(&mut self, class: &Value, at: usize) -> Result<Value, String> {
+        match class {
+            Value::Global(g) => Ok(self.alloc(Obj::Placeholder { class: g.clone(), state: Value::None })),
+            other => Err(format!("expected a class to instantiate at pickle offset {at}, got {}", self.kind(other))),
+        }
+    }
+
+    /// A named global: any in [`Mode::Tensor`] (only a call can use it),
+    /// only an allowlisted one in [`Mode::Checkpoint`].
+    fn global(&self, module: String, name: String) -> Result<Value, String> {
+        self.checked(module, name).map(Value::Global)
+    }
+
+    fn checked(&self, module: String, name: String) -> Result<Rc<(String, String)>, String> {
+        if self.mode == Mode::Checkpoint && !allowed(&module, &name) {
+            return Err(format!(
+                "refused the global {module}.{name}: not on the allowlist of data-only classes (the pickle could run code; it is never executed)"
+            ));
+        }
+        Ok(Rc::new((module, name)))
     }
 
     fn bytes(&mut self, n: usize) -> Result<&[u8], String> {
@@ -218,15 +487,21 @@ impl Machine<'_> {
         Ok(std::array::from_fn(|i| b.get(i).copied().unwrap_or(0)))
     }
 
-    fn long(&mut self, n: usize) -> Result<i64, String> {
+    /// A little-endian two's-complement int of `n` bytes; wider than 8
+    /// bytes is a [`Value::BigInt`] in [`Mode::Checkpoint`], an error otherwise.
+    fn long(&mut self, n: usize) -> Result<Value, String> {
         if n > 8 {
+            if self.mode == Mode::Checkpoint {
+                self.bytes(n)?;
+                return Ok(Value::BigInt);
+            }
             return Err(format!("expected an integer of at most 8 bytes, got {n} bytes"));
         }
         let b = self.bytes(n)?;
         let negative = b.last().is_some_and(|&x| x & 0x80 != 0);
         let mut full = [if negative { 0xff } else { 0 }; 8];
         full[..n].copy_from_slice(b);
-        Ok(i64::from_le_bytes(full))
+        Ok(Value::Int(i64::from_le_bytes(full)))
     }
 
     fn text(&mut self, n: usize) -> Result<Value, String> {
@@ -275,21 +550,207 @@ impl Machine<'_> {
         self.stack.push(v);
         Ok(())
     }
+
+    fn kind(&self, v: &Value) -> String {
+        match v {
+            Value::None => "None".into(),
+            Value::Bool(_) => "a bool".into(),
+            Value::Int(_) | Value::BigInt => "an int".into(),
+            Value::Float(_) => "a float".into(),
+            Value::Str(_) => "a string".into(),
+            Value::Bytes => "bytes".into(),
+            Value::Global(g) => format!("{}.{}", g.0, g.1),
+            Value::Tuple(..) => "a tuple".into(),
+            Value::Obj(i) => match self.arena.get(*i) {
+                Some(Obj::List(_)) => "a list".into(),
+                Some(Obj::Dict(_)) => "a dict".into(),
+                Some(Obj::Placeholder { class, .. }) => format!("a {}.{} object", class.0, class.1),
+                None => "an object".into(),
+            },
+            Value::Storage(_) => "a storage".into(),
+            Value::Tensor(_) => "a tensor".into(),
+        }
+    }
+
+    fn is_dict(&self, v: &Value) -> bool {
+        matches!(v, Value::Obj(i) if matches!(self.arena.get(*i), Some(Obj::Dict(_))))
+    }
+
+    fn is_nonempty_dict(&self, v: &Value) -> bool {
+        matches!(v, Value::Obj(i) if matches!(self.arena.get(*i), Some(Obj::Dict(e)) if !e.is_empty()))
+    }
+
+    /// `('storage', StorageClass, key, location, numel)` to a storage reference.
+    fn persistent_storage(&self, pid: &Value) -> Result<Value, String> {
+        let bad = || format!("expected a persistent id ('storage', StorageClass, key, location, numel), got {}", self.kind(pid));
+        let Value::Tuple(items, _) = pid else { return Err(bad()) };
+        let [Value::Str(tag), Value::Global(class), Value::Str(key), _location, Value::Int(len)] = &items[..] else { return Err(bad()) };
+        if &**tag != "storage" {
+            return Err(bad());
+        }
+        let dtype = match (class.0.as_str(), class.1.as_str()) {
+            ("torch", name) if storage_class_dtype(name).is_some() => storage_class_dtype(name),
+            ("torch.storage" | "torch", "UntypedStorage") => None,
+            (m, n) => return Err(format!("expected a storage class of a supported dtype, got {m}.{n}")),
+        };
+        let len = u64::try_from(*len).map_err(|_| format!("expected a non-negative storage size, got {len}"))?;
+        Ok(Value::Storage(Rc::new(StorageRef { key: key.to_string(), dtype, len })))
+    }
+
+    /// Applies the few callables a pickle may use; in [`Mode::Checkpoint`]
+    /// the other (allowlisted) ones make placeholders and are never called.
+    fn reduce(&mut self, func: &Value, args: &Value) -> Result<Value, String> {
+        let Value::Global(g) = func else { return Err(format!("expected a callable, got {}", self.kind(func))) };
+        let Value::Tuple(args, _) = args else { return Err(format!("expected an argument tuple for {}.{}", g.0, g.1)) };
+        match (g.0.as_str(), g.1.as_str()) {
+            ("collections", "OrderedDict") if args.is_empty() => Ok(self.alloc(Obj::Dict(Vec::new()))),
+            ("torch._utils", "_rebuild_tensor_v2") => self.rebuild(args, None),
+            ("torch._utils", "_rebuild_tensor_v3") => match args.get(6) {
+                Some(Value::Global(d)) if d.0 == "torch" => match torch_dtype(&d.1) {
+                    Some(dtype) => self.rebuild(args, Some(dtype)),
+                    None => Err(format!("expected a tensor of a supported dtype, got torch.{}", d.1)),
+                },
+                _ => Err("expected a torch dtype as the 7th argument of _rebuild_tensor_v3".into()),
+            },
+            (m, n) if self.mode == Mode::Tensor => {
+                Err(format!("expected torch._utils._rebuild_tensor_v2 (a bare tensor saved by torch.save), got a call of {m}.{n}"))
+            }
+            // nn.Parameter(tensor, requires_grad, hooks[, state]): the tensor.
+            ("torch._utils", "_rebuild_parameter" | "_rebuild_parameter_with_state") => match args.first() {
+                Some(t @ Value::Tensor(_)) => Ok(t.clone()),
+                _ => Err("expected a tensor as the first argument of _rebuild_parameter".into()),
+            },
+            // A tensor subclass: (rebuild function, type, its arguments, state).
+            ("torch._tensor", "_rebuild_from_type_v2") => match (args.first(), args.get(2)) {
+                (Some(f), Some(inner)) => {
+                    let (f, inner) = (f.clone(), inner.clone());
+                    self.reduce(&f, &inner)
+                }
+                _ => Err("expected (function, type, args, state) for _rebuild_from_type_v2".into()),
+            },
+            ("_codecs", "encode") => Ok(Value::Bytes),
+            _ => Ok(self.alloc(Obj::Placeholder { class: g.clone(), state: Value::None })),
+        }
+    }
+
+    /// `_rebuild_tensor_v2/v3(storage, offset, size, stride, requires_grad, hooks, [dtype,] [metadata])`.
+    fn rebuild(&self, args: &[Value], v3_dtype: Option<TDType>) -> Result<Value, String> {
+        let [Value::Storage(storage), Value::Int(offset), Value::Tuple(size, _), Value::Tuple(stride, _), Value::Bool(_), hooks, rest @ ..] = args else {
+            return Err("expected the arguments (storage, storage_offset, size, stride, requires_grad, backward_hooks) for the tensor".into());
+        };
+        if !self.is_dict(hooks) {
+            return Err("expected the arguments (storage, storage_offset, size, stride, requires_grad, backward_hooks) for the tensor".into());
+        }
+        let metadata = if v3_dtype.is_some() { rest.get(1) } else { rest.first() };
+        if metadata.is_some_and(|m| self.is_nonempty_dict(m)) {
+            return Err("expected a tensor without conj/neg metadata, got tensor metadata".into());
+        }
+        let (dtype, storage_len) = match (storage.dtype, v3_dtype) {
+            (Some(d), None) => (d, storage.len),
+            (Some(d), Some(v)) if d == v => (d, storage.len),
+            (None, Some(d)) => (d, storage.len / d.itemsize() as u64),
+            _ => return Err("expected the storage class to match the tensor dtype".into()),
+        };
+        let dims = |t: &[Value], what: &str| {
+            t.iter()
+                .map(|v| match v {
+                    Value::Int(n) => u64::try_from(*n).map_err(|_| format!("expected non-negative {what}, got {n}")),
+                    other => Err(format!("expected integer {what}, got {}", self.kind(other))),
+                })
+                .collect::<Result<Vec<u64>, String>>()
+        };
+        let size = dims(size, "sizes")?;
+        let stride = dims(stride, "strides")?;
+        if size.len() != stride.len() {
+            return Err(format!("expected as many strides as dims, got size {size:?} and stride {stride:?}"));
+        }
+        let offset = u64::try_from(*offset).map_err(|_| format!("expected a non-negative storage offset, got {offset}"))?;
+        Ok(Value::Tensor(Rc::new(TensorRecord { key: storage.key.clone(), dtype, storage_len, offset, size, stride })))
+    }
+
+    /// Adds the leaves under `v` (at key path `path`) to `tree`. Each
+    /// container is entered once (`seen`), so a pickle whose dicts share
+    /// children cannot make the walk exponential.
+    fn flatten(&self, v: &Value, path: &mut String, depth: usize, seen: &mut HashSet<usize>, tree: &mut Tree) {
+        let scalar = match v {
+            Value::Tensor(t) => {
+                tree.tensors.push((path.clone(), (**t).clone()));
+                return;
+            }
+            Value::None => Scalar::None,
+            Value::Bool(b) => Scalar::Bool(*b),
+            Value::Int(i) => Scalar::Int(*i),
+            Value::Float(f) => Scalar::Float(*f),
+            Value::Str(s) => Scalar::Str(s.to_string()),
+            Value::Obj(i) if depth < MAX_KEY_DEPTH && seen.insert(*i) => {
+                match self.arena.get(*i) {
+                    Some(Obj::Dict(entries)) => {
+                        for (k, child) in entries {
+                            let key = match k {
+                                Value::Str(s) => s.to_string(),
+                                Value::Int(n) => n.to_string(),
+                                _ => continue,
+                            };
+                            let len = path.len();
+                            if !path.is_empty() {
+                                path.push('.');
+                            }
+                            path.push_str(&key);
+                            self.flatten(child, path, depth + 1, seen, tree);
+                            path.truncate(len);
+                        }
+                    }
+                    Some(Obj::Placeholder { state: state @ Value::Obj(_), .. }) => self.flatten(state, path, depth + 1, seen, tree),
+                    _ => {}
+                }
+                return;
+            }
+            _ => return,
+        };
+        if !path.is_empty() {
+            tree.scalars.push((path.clone(), scalar));
+        }
+    }
 }
 
-fn kind(v: &Value) -> String {
-    match v {
-        Value::None => "None".into(),
-        Value::Bool => "a bool".into(),
-        Value::Int(_) => "an int".into(),
-        Value::Float => "a float".into(),
-        Value::Str(_) => "a string".into(),
-        Value::Global(g) => format!("{}.{}", g.0, g.1),
-        Value::Tuple(..) => "a tuple".into(),
-        Value::Dict { .. } => "a dict".into(),
-        Value::Storage(_) => "a storage".into(),
-        Value::Tensor(_) => "a tensor".into(),
+/// The globals a checkpoint pickle may name: classes and functions that
+/// build data, and the configuration and enum classes of the frameworks
+/// that write Megatron checkpoints. None of them is ever called (see the
+/// module doc); anything else (`os`, `builtins.eval`, `subprocess`,
+/// `functools.partial`, ...) refuses the whole file.
+fn allowed(module: &str, name: &str) -> bool {
+    let under = |root: &str| module == root || module.strip_prefix(root).is_some_and(|rest| rest.starts_with('.'));
+    match module {
+        "collections" => matches!(name, "OrderedDict" | "defaultdict" | "deque" | "Counter"),
+        "argparse" => name == "Namespace",
+        "types" => name == "SimpleNamespace",
+        "io" | "_io" => name == "BytesIO",
+        "_codecs" => name == "encode",
+        "builtins" | "__builtin__" => matches!(name, "set" | "frozenset" | "bytearray" | "bytes" | "slice" | "complex" | "range"),
+        "datetime" => matches!(name, "timedelta" | "datetime" | "date" | "time" | "timezone"),
+        "pathlib" => matches!(name, "Path" | "PosixPath" | "WindowsPath" | "PurePath" | "PurePosixPath" | "PureWindowsPath"),
+        "numpy" => matches!(name, "ndarray" | "dtype") || numpy_scalar_type(name),
+        "numpy.dtypes" => name.ends_with("DType"),
+        "numpy.core.multiarray" | "numpy._core.multiarray" => matches!(name, "_reconstruct" | "scalar"),
+        "numpy.random._pickle" => matches!(name, "__randomstate_ctor" | "__bit_generator_ctor" | "__generator_ctor"),
+        "torch" => storage_class_dtype(name).is_some() || TDType::parse(name).is_some() || torch_value_class(name),
+        "torch._utils" => matches!(name, "_rebuild_tensor_v2" | "_rebuild_tensor_v3" | "_rebuild_parameter" | "_rebuild_parameter_with_state"),
+        "torch._tensor" => name == "_rebuild_from_type_v2",
+        "torch.storage" => name == "UntypedStorage",
+        "torch.nn.parameter" => name == "Parameter",
+        _ => ["megatron", "mindspeed", "mindspeed_llm", "modellink"].iter().any(|root| under(root)),
     }
+}
+
+/// numpy's scalar types (`numpy.float32`), named by dtype objects.
+fn numpy_scalar_type(name: &str) -> bool {
+    let base = name.trim_end_matches('_');
+    matches!(base, "bool" | "float16" | "float32" | "float64" | "int8" | "int16" | "int32" | "int64" | "uint8" | "uint16" | "uint32" | "uint64")
+}
+
+/// torch classes and constants an `args` object may hold as values.
+fn torch_value_class(name: &str) -> bool {
+    matches!(name, "Size" | "device" | "dtype" | "float8_e4m3fn" | "float8_e5m2" | "complex64" | "complex128" | "strided" | "contiguous_format" | "channels_last")
 }
 
 /// The dtype of a legacy typed storage class (`torch.FloatStorage`, ...).
@@ -314,73 +775,6 @@ fn torch_dtype(name: &str) -> Option<TDType> {
     TDType::parse(name).filter(|d| d.is_computable())
 }
 
-/// `('storage', StorageClass, key, location, numel)` to a storage reference.
-fn persistent_storage(pid: &Value) -> Result<StorageRef, String> {
-    let bad = || format!("expected a persistent id ('storage', StorageClass, key, location, numel), got {}", kind(pid));
-    let Value::Tuple(items, _) = pid else { return Err(bad()) };
-    let [Value::Str(tag), Value::Global(class), Value::Str(key), _location, Value::Int(len)] = &items[..] else { return Err(bad()) };
-    if &**tag != "storage" {
-        return Err(bad());
-    }
-    let dtype = match (class.0.as_str(), class.1.as_str()) {
-        ("torch", name) if storage_class_dtype(name).is_some() => storage_class_dtype(name),
-        ("torch.storage" | "torch", "UntypedStorage") => None,
-        (m, n) => return Err(format!("expected a storage class of a supported dtype, got {m}.{n}")),
-    };
-    let len = u64::try_from(*len).map_err(|_| format!("expected a non-negative storage size, got {len}"))?;
-    Ok(StorageRef { key: key.to_string(), dtype, len })
-}
-
-/// Applies the few callables a tensor pickle uses.
-fn reduce(func: &Value, args: &Value) -> Result<Value, String> {
-    let Value::Global(g) = func else { return Err(format!("expected a callable, got {}", kind(func))) };
-    let Value::Tuple(args, _) = args else { return Err(format!("expected an argument tuple for {}.{}", g.0, g.1)) };
-    match (g.0.as_str(), g.1.as_str()) {
-        ("collections", "OrderedDict") if args.is_empty() => Ok(Value::Dict { nonempty: false }),
-        ("torch._utils", "_rebuild_tensor_v2") => rebuild(args, None),
-        ("torch._utils", "_rebuild_tensor_v3") => match args.get(6) {
-            Some(Value::Global(d)) if d.0 == "torch" => match torch_dtype(&d.1) {
-                Some(dtype) => rebuild(args, Some(dtype)),
-                None => Err(format!("expected a tensor of a supported dtype, got torch.{}", d.1)),
-            },
-            _ => Err("expected a torch dtype as the 7th argument of _rebuild_tensor_v3".into()),
-        },
-        (m, n) => Err(format!("expected torch._utils._rebuild_tensor_v2 (a bare tensor saved by torch.save), got a call of {m}.{n}")),
-    }
-}
-
-/// `_rebuild_tensor_v2/v3(storage, offset, size, stride, requires_grad, hooks, [dtype,] [metadata])`.
-fn rebuild(args: &[Value], v3_dtype: Option<TDType>) -> Result<Value, String> {
-    let [Value::Storage(storage), Value::Int(offset), Value::Tuple(size, _), Value::Tuple(stride, _), Value::Bool, Value::Dict { .. }, rest @ ..] = args else {
-        return Err("expected the arguments (storage, storage_offset, size, stride, requires_grad, backward_hooks) for the tensor".into());
-    };
-    let metadata = if v3_dtype.is_some() { rest.get(1) } else { rest.first() };
-    if matches!(metadata, Some(Value::Dict { nonempty: true })) {
-        return Err("expected a tensor without conj/neg metadata, got tensor metadata".into());
-    }
-    let (dtype, storage_len) = match (storage.dtype, v3_dtype) {
-        (Some(d), None) => (d, storage.len),
-        (Some(d), Some(v)) if d == v => (d, storage.len),
-        (None, Some(d)) => (d, storage.len / d.itemsize() as u64),
-        _ => return Err("expected the storage class to match the tensor dtype".into()),
-    };
-    let dims = |t: &[Value], what: &str| {
-        t.iter()
-            .map(|v| match v {
-                Value::Int(n) => u64::try_from(*n).map_err(|_| format!("expected non-negative {what}, got {n}")),
-                other => Err(format!("expected integer {what}, got {}", kind(other))),
-            })
-            .collect::<Result<Vec<u64>, String>>()
-    };
-    let size = dims(size, "sizes")?;
-    let stride = dims(stride, "strides")?;
-    if size.len() != stride.len() {
-        return Err(format!("expected as many strides as dims, got size {size:?} and stride {stride:?}"));
-    }
-    let offset = u64::try_from(*offset).map_err(|_| format!("expected a non-negative storage offset, got {offset}"))?;
-    Ok(Value::Tensor(Rc::new(TensorRecord { key: storage.key.clone(), dtype, storage_len, offset, size, stride })))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -402,6 +796,7 @@ mod tests {
         let p = transposed();
         for n in 0..p.len() {
             assert!(load_tensor(&p[..n]).is_err(), "prefix of {n} bytes");
+            assert!(load_tree(&p[..n]).is_err(), "prefix of {n} bytes");
         }
     }
 
@@ -415,13 +810,67 @@ mod tests {
         assert!(load_tensor(&deep).unwrap_err().contains("nested"));
         assert!(load_tensor(b"\x80\x02K\x01.").unwrap_err().contains("an int"));
         assert!(load_tensor(b"\x80\x02\xff").unwrap_err().contains("0xff"));
+        // The tensor mode runs no container opcodes.
+        assert!(load_tensor(b"\x80\x02]q\x00.").unwrap_err().contains("unsupported opcode 0x5d"));
+    }
+
+    #[test]
+    fn checkpoint_mode_refuses_globals_off_the_allowlist_when_named() {
+        for (pkl, name) in [
+            (&b"\x80\x02cos\nsystem\n."[..], "os.system"),
+            (b"cposix\nsystem\n(Vtouch PWNED\ntR.", "posix.system"),
+            (b"\x80\x02cbuiltins\neval\nX\x01\x00\x00\x001\x85R.", "builtins.eval"),
+            (b"\x80\x04\x8c\nsubprocess\x8c\x05Popen\x93.", "subprocess.Popen"),
+            (b"\x80\x02}(X\x01\x00\x00\x00acfunctools\npartial\nu.", "functools.partial"),
+            (b"(ios\nsystem\nX\x02\x00\x00\x00ls.", "os.system"),
+        ] {
+            let e = load_tree(pkl).unwrap_err();
+            assert_eq!(e, format!("refused the global {name}: not on the allowlist of data-only classes (the pickle could run code; it is never executed)"));
+        }
+    }
+
+    #[test]
+    fn checkpoint_mode_flattens_dicts_and_namespaces() {
+        // {'args': Namespace(tp=2, lr=0.5, dt=torch.bfloat16, mt=ModelType(1), big=2**70),
+        //  'model': {'w': <transposed tensor>, 'x': BytesIO}, 'rng': [1, 2], 'it': 10}
+        let mut p = b"\x80\x02}q\x00(X\x04\x00\x00\x00argscargparse\nNamespace\n)\x81}(X\x02\x00\x00\x00tpK\x02X\x02\x00\x00\x00lrG?\xe0\x00\x00\x00\x00\x00\x00".to_vec();
+        p.extend(b"X\x02\x00\x00\x00dtctorch\nbfloat16\nX\x02\x00\x00\x00mtcmegatron.core.enums\nModelType\nK\x01\x85RX\x03\x00\x00\x00big\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00\x40ub");
+        p.extend(b"X\x05\x00\x00\x00model}(X\x01\x00\x00\x00w");
+        let t = transposed();
+        p.extend(&t[2..t.len() - 1]);
+        p.extend(b"X\x01\x00\x00\x00xc_io\nBytesIO\n)\x81N\x85bu");
+        p.extend(b"X\x03\x00\x00\x00rng](K\x01K\x02eX\x02\x00\x00\x00itK\nu.");
+        let tree = load_tree(&p).unwrap();
+        assert_eq!(tree.tensors.len(), 1);
+        assert_eq!(tree.tensors[0].0, "model.w");
+        assert_eq!(tree.tensors[0].1.size, vec![4, 3]);
+        assert_eq!(
+            tree.scalars,
+            vec![("args.tp".into(), Scalar::Int(2)), ("args.lr".into(), Scalar::Float(0.5)), ("it".into(), Scalar::Int(10))]
+        );
+    }
+
+    #[test]
+    fn shared_dicts_are_walked_once() {
+        // d0 = {}; d1 = {'a': d0, 'b': d0}; ... 40 levels: 2^40 paths if walked naively.
+        let mut p = b"\x80\x02}q\x00".to_vec();
+        for i in 1..=40u8 {
+            p.extend(b"}(X\x01\x00\x00\x00ah");
+            p.push(i - 1);
+            p.extend(b"X\x01\x00\x00\x00bh");
+            p.push(i - 1);
+            p.extend(b"uq");
+            p.push(i);
+        }
+        p.push(b'.');
+        assert!(load_tree(&p).unwrap().tensors.is_empty());
     }
 
     #[test]
     fn long1_is_twos_complement() {
-        let mut vm = Machine { pkl: &[0xff, 0xff, 0x7f], pos: 0, stack: vec![], marks: vec![], memo: HashMap::new() };
-        assert_eq!(vm.long(3).unwrap(), 0x7fffff);
-        let mut vm = Machine { pkl: &[0x00, 0x80], pos: 0, stack: vec![], marks: vec![], memo: HashMap::new() };
-        assert_eq!(vm.long(2).unwrap(), -32768);
+        let mut vm = Machine::new(&[0xff, 0xff, 0x7f], Mode::Tensor);
+        assert!(matches!(vm.long(3).unwrap(), Value::Int(0x7fffff)));
+        let mut vm = Machine::new(&[0x00, 0x80], Mode::Tensor);
+        assert!(matches!(vm.long(2).unwrap(), Value::Int(-32768)));
     }
 }

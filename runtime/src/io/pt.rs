@@ -29,45 +29,76 @@ pub fn read_pt(path: impl AsRef<Path>) -> Result<HostTensor, IoError> {
 /// a tensor of another shape is refused before its storage is read. Only
 /// the part of the storage the view addresses is read.
 pub(super) fn read(file: File, path: &Path, expect: Option<&[usize]>) -> Result<HostTensor, IoError> {
-    let file_len = file.metadata().map_err(|e| IoError::read(path, e))?.len();
-    let mut zip = ZipArchive::new(BufReader::new(file)).map_err(|e| {
-        IoError::invalid(path, format!("expected a zip archive written by torch.save (torch >= 1.6, not the legacy format): {e}"))
-    })?;
-
-    let prefixes: Vec<String> = zip
-        .file_names()
-        .filter_map(|n| n.ok().and_then(|n| n.strip_suffix("data.pkl").map(str::to_string)))
-        .filter(|p| p.is_empty() || (p.ends_with('/') && p.matches('/').count() == 1))
-        .collect();
-    let [prefix] = &prefixes[..] else {
-        return Err(IoError::invalid(path, format!("expected one <archive>/data.pkl entry, found {}", prefixes.len())));
-    };
-
-    // Archives from before torch 1.10 have no byteorder record: little-endian.
-    let byteorder = format!("{prefix}byteorder");
-    if zip.index_for_name(&byteorder).is_some() {
-        let order = read_entry(&mut zip, &byteorder, 16, path)?;
-        if order != b"little" {
-            return Err(IoError::invalid(path, format!("expected little-endian data, got byteorder '{}'", String::from_utf8_lossy(&order))));
-        }
-    }
-
-    let pkl_name = format!("{prefix}data.pkl");
-    let pkl = read_entry(&mut zip, &pkl_name, MAX_PICKLE, path)?;
-    let record = pickle::load_tensor(&pkl).map_err(|r| IoError::invalid(path, format!("{pkl_name}: {r}")))?;
-    let storage_name = format!("{prefix}data/{}", record.key);
+    let mut archive = Archive::open(file, path, MAX_PICKLE)?;
+    let record = pickle::load_tensor(&archive.pkl).map_err(|r| IoError::invalid(path, format!("{}: {r}", archive.pkl_name())))?;
+    let storage_name = archive.storage_name(&record.key);
     let view = View::new(&record).map_err(|r| IoError::invalid(path, r))?;
     check_shape(path, &view.size, expect)?;
     let itemsize = record.dtype.itemsize() as u64;
     let needed = record.storage_len.saturating_mul(itemsize);
     // The view lies inside the storage (`View::new`), so its span fits in u64.
     let span = (view.span as u64).saturating_mul(itemsize);
-    let storage = read_prefix(&mut zip, &storage_name, (record.storage_len, needed), span, file_len, path)?;
+    let storage = read_prefix(&mut archive.zip, &storage_name, (record.storage_len, needed), span, archive.file_len, path)?;
 
     let mut decoder = Decoder::new(record.dtype, view.count);
-    view.gather(&storage, record.dtype.itemsize(), &mut decoder)
+    view.gather(&storage, record.dtype.itemsize(), &mut |b| decoder.extend(b))
         .ok_or_else(|| IoError::invalid(path, format!("expected the view to stay inside {storage_name}")))?;
     Ok(HostTensor { dtype: record.dtype, shape: view.size, data: decoder.finish() })
+}
+
+/// An opened `torch.save` archive: its zip index and its pickle, read
+/// (at most `max_pickle` bytes) after the byteorder is checked.
+pub(super) struct Archive {
+    /// The zip, for the storages.
+    pub zip: ZipArchive<BufReader<File>>,
+    /// The folder all entries are in, with its `/` (`archive/`).
+    pub prefix: String,
+    /// The bytes of `<prefix>data.pkl`.
+    pub pkl: Vec<u8>,
+    /// The file's size: no entry is larger.
+    pub file_len: u64,
+}
+
+impl Archive {
+    /// Opens the archive `file` (named `path` in errors).
+    pub fn open(file: File, path: &Path, max_pickle: u64) -> Result<Archive, IoError> {
+        let file_len = file.metadata().map_err(|e| IoError::read(path, e))?.len();
+        let mut zip = ZipArchive::new(BufReader::new(file)).map_err(|e| {
+            IoError::invalid(path, format!("expected a zip archive written by torch.save (torch >= 1.6, not the legacy format): {e}"))
+        })?;
+
+        let prefixes: Vec<String> = zip
+            .file_names()
+            .filter_map(|n| n.ok().and_then(|n| n.strip_suffix("data.pkl").map(str::to_string)))
+            .filter(|p| p.is_empty() || (p.ends_with('/') && p.matches('/').count() == 1))
+            .collect();
+        let [prefix] = &prefixes[..] else {
+            return Err(IoError::invalid(path, format!("expected one <archive>/data.pkl entry, found {}", prefixes.len())));
+        };
+        let prefix = prefix.clone();
+
+        // Archives from before torch 1.10 have no byteorder record: little-endian.
+        let byteorder = format!("{prefix}byteorder");
+        if zip.index_for_name(&byteorder).is_some() {
+            let order = read_entry(&mut zip, &byteorder, 16, path)?;
+            if order != b"little" {
+                return Err(IoError::invalid(path, format!("expected little-endian data, got byteorder '{}'", String::from_utf8_lossy(&order))));
+            }
+        }
+
+        let pkl = read_entry(&mut zip, &format!("{prefix}data.pkl"), max_pickle, path)?;
+        Ok(Archive { zip, prefix, pkl, file_len })
+    }
+
+    /// The pickle's entry name, for messages.
+    pub fn pkl_name(&self) -> String {
+        format!("{}data.pkl", self.prefix)
+    }
+
+    /// The entry name of the storage `key`.
+    pub fn storage_name(&self, key: &str) -> String {
+        format!("{}data/{key}", self.prefix)
+    }
 }
 
 /// Reads the first `take` bytes of the storage entry `name`, which must
@@ -102,18 +133,22 @@ fn read_entry<R: Read + Seek>(zip: &mut ZipArchive<R>, name: &str, limit: u64, p
 }
 
 /// A validated strided view: every element it addresses lies inside the storage.
-#[derive(Debug)]
-struct View {
-    size: Vec<usize>,
+#[derive(Debug, Clone)]
+pub(super) struct View {
+    /// The logical shape.
+    pub size: Vec<usize>,
     stride: Vec<usize>,
-    offset: usize,
-    count: usize,
+    /// The first element's index in the storage.
+    pub offset: usize,
+    /// Elements of the view.
+    pub count: usize,
     /// Storage elements up to the last one addressed (0 when empty).
-    span: usize,
+    pub span: usize,
 }
 
 impl View {
-    fn new(r: &TensorRecord) -> Result<Self, String> {
+    /// Checks the record's view against its storage.
+    pub fn new(r: &TensorRecord) -> Result<Self, String> {
         let too_big = || format!("expected a tensor that fits in memory, got size {:?}", r.size);
         let to_usize = |v: &[u64]| v.iter().map(|&x| usize::try_from(x).map_err(|_| too_big())).collect::<Result<Vec<_>, _>>();
         let size = to_usize(&r.size)?;
@@ -142,7 +177,13 @@ impl View {
         Ok(View { size, stride, offset, count, span })
     }
 
-    fn is_contiguous(&self) -> bool {
+    /// The same view of a storage that starts at this view's first element.
+    pub fn rebased(&self) -> View {
+        View { offset: 0, span: self.span.saturating_sub(self.offset), ..self.clone() }
+    }
+
+    /// True when the elements are consecutive in row-major order.
+    pub fn is_contiguous(&self) -> bool {
         let mut expected = 1usize;
         for (&n, &s) in self.size.iter().zip(&self.stride).rev() {
             if n != 1 && s != expected {
@@ -153,21 +194,22 @@ impl View {
         true
     }
 
-    /// Decodes the elements in row-major order; `None` if one falls outside `storage`.
-    fn gather(&self, storage: &[u8], itemsize: usize, out: &mut Decoder) -> Option<()> {
+    /// Hands the elements' bytes to `out` in row-major order (runs of whole
+    /// elements); `None` if one falls outside `storage`.
+    pub fn gather(&self, storage: &[u8], itemsize: usize, out: &mut dyn FnMut(&[u8])) -> Option<()> {
         if self.count == 0 {
             return Some(());
         }
         if self.is_contiguous() {
             let start = self.offset.checked_mul(itemsize)?;
-            out.extend(storage.get(start..start.checked_add(self.count.checked_mul(itemsize)?)?)?);
+            out(storage.get(start..start.checked_add(self.count.checked_mul(itemsize)?)?)?);
             return Some(());
         }
         let mut index = vec![0usize; self.size.len()];
         let mut pos = self.offset;
         for _ in 0..self.count {
             let start = pos.checked_mul(itemsize)?;
-            out.push(storage.get(start..start.checked_add(itemsize)?)?);
+            out(storage.get(start..start.checked_add(itemsize)?)?);
             // Odometer over the dims, last dim fastest; `pos` may wrap only
             // transiently after the final element, and is checked on use.
             for d in (0..self.size.len()).rev() {
@@ -208,7 +250,7 @@ mod tests {
         let collect = |r: TensorRecord| {
             let v = View::new(&r).unwrap();
             let mut d = Decoder::new(TDType::U8, v.count);
-            v.gather(&storage, 1, &mut d).unwrap();
+            v.gather(&storage, 1, &mut |b| d.extend(b)).unwrap();
             d.finish()
         };
         assert_eq!(collect(record(&[4, 3], &[1, 4], 0, 12)), crate::io::HostData::I64(vec![0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11]));

@@ -1,0 +1,199 @@
+//! `config_check`: msprobe's static collection and comparison of two
+//! training environments.
+//!
+//! Collection (`-d`) packs this machine's environment variables ([`env`]),
+//! the training Python's installed distributions ([`pip`]) and the
+//! hyperparameters of launch scripts ([`shell`]) and YAML configs
+//! ([`yaml`]), merged by [`hyperparams`], into a zip in msprobe's layout
+//! ([`pack`]). The dynamic parts (weights, dataset, random) are collected
+//! inside training by the Python package (`msprobe_rs.config_checker`).
+//!
+//! Comparison (`-c`) reads and validates both packs fully in memory, runs
+//! the checks ([`compare`]: [`env`], [`pip`], [`stats`], [`hyperparams`],
+//! [`random`]) and renders `result.xlsx` ([`xlsx`]) before it writes
+//! anything: a broken pack fails with nothing written. Then each pack is
+//! extracted into `OUT/bench` and `OUT/cmp` (replacing earlier
+//! extractions whole) and the workbook is written atomically.
+
+pub mod compare;
+pub mod difflib;
+pub mod env;
+pub mod hyperparams;
+pub mod pack;
+pub mod pip;
+pub mod pyvalue;
+pub mod random;
+pub mod shell;
+pub mod stats;
+pub mod table;
+pub mod xlsx;
+pub mod yaml;
+
+use std::path::{Path, PathBuf};
+
+use runtime::atomic::{create_dir, write_atomic, WriteOptions};
+use serde_json::{Map, Value};
+
+use crate::dump::nonfinite::to_msprobe_json_indented;
+use crate::error::{exit, Error};
+use table::{Cell, Level, Table};
+
+/// A `-d` file is read up to this size.
+pub const MAX_SCRIPT: u64 = 16 << 20;
+
+/// What to do.
+#[derive(Debug, Clone)]
+pub enum Options {
+    /// `-d FILES... -o PACK.zip`: pack this environment.
+    Collect {
+        /// Launch scripts (`.sh`) and configs (`.yaml`, `.yml`) to read hyperparameters from.
+        files: Vec<PathBuf>,
+        /// The pack (ends with `.zip`); an existing pack is merged into.
+        output: PathBuf,
+        /// The training environment's Python, asked for its `sys.path`.
+        python: PathBuf,
+    },
+    /// `-c BENCH.zip CMP.zip -o OUT`: compare two packs.
+    Compare {
+        /// The bench pack.
+        bench: PathBuf,
+        /// The pack compared with it.
+        cmp: PathBuf,
+        /// The folder of `bench/`, `cmp/` and `result.xlsx`.
+        output: PathBuf,
+    },
+}
+
+/// Why a pack could not be made or compared (files are named).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigCheckError {
+    /// A `-d` file, a pack or the Python is unreadable or not as expected.
+    #[error("{}: {message}", path.display())]
+    Input {
+        /// The file (or program).
+        path: PathBuf,
+        /// What was expected and what was found.
+        message: String,
+    },
+    /// The zip or workbook writer failed: a bug in this tool.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// What a run did.
+#[derive(Debug)]
+pub enum Outcome {
+    /// A pack was written.
+    Collected {
+        /// The pack.
+        zip: PathBuf,
+        /// Environment variables packed.
+        env_vars: usize,
+        /// Python distributions listed.
+        packages: usize,
+        /// Hyperparameters read from the `-d` files (none: no file written).
+        hyperparameters: usize,
+        /// Entries kept from the pack that was already at `zip`.
+        kept: usize,
+    },
+    /// Two packs were compared.
+    Compared {
+        /// `result.xlsx`.
+        result: PathBuf,
+        /// Each check that ran, with its verdict, in sheet order.
+        checks: Vec<(&'static str, Level)>,
+        /// Required checks that did not run: a pack lacks their part.
+        not_compared: Vec<&'static str>,
+    },
+}
+
+impl Outcome {
+    /// 0, or 1 ([`exit::DRIFT`]) when a required check is an `error`.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Outcome::Compared { checks, .. } if checks.iter().any(|(n, l)| *l == Level::Error && compare::REQUIRED.contains(n)) => exit::DRIFT,
+            _ => exit::OK,
+        }
+    }
+}
+
+/// Runs `config_check`.
+pub fn run(options: &Options) -> Result<Outcome, Error> {
+    match options {
+        Options::Collect { files, output, python } => collect(files, output, python),
+        Options::Compare { bench, cmp, output } => compare_packs(bench, cmp, output),
+    }
+}
+
+/// The hyperparameters of the `-d` files, merged.
+fn hyperparameters(files: &[PathBuf]) -> Result<Map<String, Value>, ConfigCheckError> {
+    let mut all = Map::new();
+    for path in files {
+        let fail = |message: String| ConfigCheckError::Input { path: path.clone(), message };
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if !matches!(ext, "sh" | "yaml" | "yml") {
+            return Err(fail("expected a .sh launch script or a .yaml/.yml config".into()));
+        }
+        let meta = std::fs::metadata(path).map_err(|e| fail(format!("cannot read: {e}")))?;
+        if !meta.is_file() {
+            return Err(fail("is not a file".into()));
+        }
+        if meta.len() > MAX_SCRIPT {
+            return Err(fail(format!("is {} bytes, over the limit of {MAX_SCRIPT}", meta.len())));
+        }
+        let bytes = std::fs::read(path).map_err(|e| fail(format!("cannot read: {e}")))?;
+        let parsed = if ext == "sh" {
+            shell::parse(&String::from_utf8_lossy(&bytes))
+        } else {
+            let text = String::from_utf8(bytes).map_err(|_| fail("expected UTF-8 text".into()))?;
+            yaml::flatten(&yaml::parse(&text).map_err(fail)?)
+        };
+        hyperparams::merge(&mut all, parsed);
+    }
+    Ok(all)
+}
+
+fn collect(files: &[PathBuf], output: &Path, python: &Path) -> Result<Outcome, Error> {
+    let hyper = hyperparameters(files)?;
+    let env = env::collect(std::env::vars_os().map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned())));
+    let pip = pip::collect(python)?;
+    let mut entries = vec![("env".to_string(), to_msprobe_json_indented(&Value::Object(env.clone()), 4).into_bytes()), ("pip".to_string(), pip.clone().into_bytes())];
+    if !hyper.is_empty() {
+        entries.push(("hyperparameters/hyperparameters_static.json".to_string(), to_msprobe_json_indented(&Value::Object(hyper.clone()), 4).into_bytes()));
+    }
+    let mut kept = 0;
+    if std::fs::symlink_metadata(output).is_ok() {
+        let existing = pack::read(output).map_err(|e| match e {
+            ConfigCheckError::Input { path, message } => ConfigCheckError::Input { path, message: format!("-o names an existing file that is not a config pack to add to: {message}") },
+            other => other,
+        })?;
+        for (name, bytes) in existing.files() {
+            if !entries.iter().any(|(n, _)| n == name) {
+                entries.push((name.to_string(), bytes.to_vec()));
+                kept += 1;
+            }
+        }
+    }
+    let bytes = pack::zip_bytes(&entries).map_err(|e| ConfigCheckError::Internal(format!("writing the zip in memory: {e}")))?;
+    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
+        create_dir(parent)?;
+    }
+    write_atomic(output, &bytes, WriteOptions::REPORT)?;
+    Ok(Outcome::Collected { zip: output.to_path_buf(), env_vars: env.len(), packages: pip.lines().count(), hyperparameters: hyper.len(), kept })
+}
+
+fn compare_packs(bench: &Path, cmp: &Path, output: &Path) -> Result<Outcome, Error> {
+    let (b, c) = (pack::read(bench)?, pack::read(cmp)?);
+    let checks = compare::checks(&b, &c)?;
+    let summary = Table::new(xlsx::SUMMARY_HEADER, checks.iter().map(|k| vec![Cell::text(k.name), Cell::level(k.level)]).collect());
+    let mut sheets = vec![("summary", &summary)];
+    sheets.extend(checks.iter().map(|k| (k.name, &k.table)));
+    let book = xlsx::workbook(&sheets).map_err(|e| ConfigCheckError::Internal(format!("rendering result.xlsx: {e}")))?;
+    create_dir(output)?;
+    pack::extract(&b, &output.join("bench"))?;
+    pack::extract(&c, &output.join("cmp"))?;
+    let result = output.join("result.xlsx");
+    write_atomic(&result, &book, WriteOptions::REPORT)?;
+    let not_compared = compare::REQUIRED.into_iter().filter(|n| !checks.iter().any(|k| k.name == *n)).collect();
+    Ok(Outcome::Compared { result, checks: checks.iter().map(|k| (k.name, k.level)).collect(), not_compared })
+}

@@ -1,0 +1,94 @@
+//! `anomaly_analyze_{timestamp}.json`: per rank (`rank_N`, in the order
+//! found) the reported ops, each with its dumped data, its module chain
+//! and its call stack, written as msprobe writes it (indent 2, bare
+//! NaN/Infinity tokens, ASCII with `\u` escapes).
+
+use std::path::{Path, PathBuf};
+
+use runtime::atomic::{create_dir, write_atomic, WriteOptions};
+use serde_json::{Map, Value};
+
+use crate::dump::nonfinite;
+use crate::error::Error;
+use crate::source::ops::{data_info, RawJson};
+
+use super::construct::Construct;
+use super::graph::DataNode;
+use super::stack::Stack;
+
+/// One reported op.
+#[derive(serde::Serialize)]
+struct NodeInfo {
+    op_name: String,
+    data_info: RawJson,
+    construct_info: Vec<String>,
+    stack_info: Value,
+}
+
+/// What the report needs of a rank.
+pub struct RankFiles<'a> {
+    /// The rank number.
+    pub rank: i64,
+    /// Its dump.
+    pub dump: &'a Path,
+    /// Its construct.json.
+    pub construct: &'a Construct,
+    /// Its stack.json.
+    pub stack: &'a Stack,
+}
+
+/// The report's text: `{"rank_N": [node, ...], ...}`.
+pub fn render(nodes: &[DataNode], ranks: &[RankFiles]) -> Result<String, Error> {
+    let mut by_rank: Vec<(i64, Vec<NodeInfo>)> = vec![];
+    for n in nodes {
+        let Some(files) = ranks.iter().find(|r| r.rank == n.rank) else { continue };
+        let op = &n.loc.key;
+        let info = NodeInfo {
+            op_name: op.clone(),
+            data_info: data_info(files.dump, &n.loc, op.contains("forward"))?,
+            construct_info: files.construct.chain(op),
+            stack_info: files.stack.frames(op),
+        };
+        match by_rank.iter_mut().find(|(r, _)| *r == n.rank) {
+            Some((_, list)) => list.push(info),
+            None => by_rank.push((n.rank, vec![info])),
+        }
+    }
+    let doc: Map<String, Value> = by_rank.into_iter().map(|(r, list)| (format!("rank_{r}"), serde_json::to_value(list).unwrap_or_default())).collect();
+    Ok(ascii(&nonfinite::to_msprobe_json(&Value::Object(doc))))
+}
+
+/// Python's `ensure_ascii`: every non-ASCII character as `\uXXXX` (UTF-16).
+fn ascii(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    out
+}
+
+/// Writes `text` as `anomaly_analyze_{nanoseconds since the epoch}.json`
+/// into `dir` (created if missing), atomically; returns the file.
+pub fn write(dir: &Path, text: &str) -> Result<PathBuf, Error> {
+    create_dir(dir)?;
+    let ns = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let file = dir.join(format!("anomaly_analyze_{ns}.json"));
+    write_atomic(&file, text.as_bytes(), WriteOptions::REPORT)?;
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_ascii_is_escaped_as_python_does() {
+        assert_eq!(ascii("a\u{e9}\u{1F600}\"b"), "a\\u00e9\\ud83d\\ude00\"b");
+    }
+}

@@ -1,0 +1,140 @@
+//! `single_compare`: msprobe's `SingleComparator` (there it is a Python API
+//! only). Two SingleSave runs (`DIR/data/<key>/step<N>/rank<R>/
+//! micro_step<M>/*.npy`) are compared array by array, in parallel; each key
+//! gets `<key>.xlsx` with msprobe's columns, one row per array of either
+//! run, sorted by (step, rank, micro_step, id).
+//!
+//! Both runs are discovered ([`discover`]), then every row is read and
+//! computed ([`row`], [`metrics`]) before anything is written: a broken
+//! input (a bad folder name, a symlink out of the run, an unreadable or
+//! truncated `.npy`) fails the command with nothing written, not even the
+//! output folder. The workbooks ([`xlsx`]) are then written through the
+//! atomic writer, so each file is whole.
+
+pub mod discover;
+pub mod metrics;
+pub mod row;
+pub mod xlsx;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+use runtime::atomic::{create_dir, write_atomic, WriteError, WriteOptions};
+use runtime::io::IoError;
+
+use crate::error::Error;
+use discover::{discover, Key};
+use row::{Note, Row};
+
+/// What to compare and where the workbooks go.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The first run (its `data/` folder is read).
+    pub dir1: PathBuf,
+    /// The second run.
+    pub dir2: PathBuf,
+    /// The folder of the workbooks (created when missing).
+    pub output_path: PathBuf,
+    /// Threads (msprobe's `num_processes`, 1 to 128).
+    pub jobs: usize,
+}
+
+/// Why a run could not be compared.
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    /// A run's folders are not laid out as SingleSave lays them out.
+    #[error("{}: {message}", path.display())]
+    Layout {
+        /// The file or folder.
+        path: PathBuf,
+        /// What was expected and what was found.
+        message: String,
+    },
+    /// An array file is unreadable, truncated, hostile or outside its folder.
+    #[error(transparent)]
+    Tensor(#[from] IoError),
+    /// The thread pool or the workbook writer failed: a bug in this tool.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// What a compare found and wrote.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The workbooks written, one per key, in key order.
+    pub files: Vec<PathBuf>,
+    /// Rows written, over all keys.
+    pub rows: usize,
+    /// Compared rows that are not identical (some element differs).
+    pub differing: usize,
+    /// Rows whose shapes differ.
+    pub shapes_differ: usize,
+    /// Rows of an array found only in the first, only in the second run.
+    pub one_sided: [usize; 2],
+    /// Keys found only in the first, only in the second run.
+    pub keys_only: [Vec<String>; 2],
+    /// Wall time of the whole compare.
+    pub elapsed: Duration,
+}
+
+/// Compares the runs `opts.dir1` and `opts.dir2` and writes the workbooks.
+pub fn run(opts: &Options) -> Result<Outcome, Error> {
+    let start = Instant::now();
+    if opts.output_path.exists() && !opts.output_path.is_dir() {
+        let source = std::io::Error::new(std::io::ErrorKind::AlreadyExists, "expected a folder, found a file");
+        return Err(WriteError { path: opts.output_path.clone(), source }.into());
+    }
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(opts.jobs).build().map_err(|e| CompareError::Internal(format!("thread pool: {e}")))?;
+    pool.install(|| compare(opts, start))
+}
+
+fn compare(opts: &Options, start: Instant) -> Result<Outcome, Error> {
+    let (run1, run2) = rayon::join(|| discover(&opts.dir1), || discover(&opts.dir2));
+    let (run1, run2) = (run1?, run2?);
+    if run1.is_empty() && run2.is_empty() {
+        let message = format!("expected .npy files under data/<key>/step<N>/rank<R> here or in {}, found none", opts.dir2.display());
+        return Err(CompareError::Layout { path: opts.dir1.clone(), message }.into());
+    }
+    let empty = Default::default();
+    let tags: BTreeSet<&String> = run1.keys().chain(run2.keys()).collect();
+    let mut work: Vec<(&str, Key, Option<&Path>, Option<&Path>)> = vec![];
+    for &tag in &tags {
+        let (a, b) = (run1.get(tag).unwrap_or(&empty), run2.get(tag).unwrap_or(&empty));
+        let keys: BTreeSet<&Key> = a.keys().chain(b.keys()).collect();
+        work.extend(keys.into_iter().map(|k| (tag.as_str(), k.clone(), a.get(k).map(PathBuf::as_path), b.get(k).map(PathBuf::as_path))));
+    }
+    let rows: Vec<Result<Row, CompareError>> = work.par_iter().map(|(_, key, f1, f2)| row::row(key.clone(), *f1, *f2)).collect();
+    let rows = rows.into_iter().collect::<Result<Vec<Row>, _>>()?;
+
+    create_dir(&opts.output_path)?;
+    let mut per_tag: Vec<(&str, Vec<&Row>)> = vec![];
+    for ((tag, ..), row) in work.iter().zip(&rows) {
+        match per_tag.last_mut() {
+            Some((t, list)) if t == tag => list.push(row),
+            _ => per_tag.push((tag, vec![row])),
+        }
+    }
+    let files = per_tag
+        .par_iter()
+        .map(|(tag, list)| {
+            let bytes = xlsx::workbook(list).map_err(|e| CompareError::Internal(format!("{tag}.xlsx: {e}")))?;
+            let path = opts.output_path.join(format!("{tag}.xlsx"));
+            write_atomic(&path, &bytes, WriteOptions::REPORT)?;
+            Ok(path)
+        })
+        .collect::<Result<Vec<PathBuf>, Error>>()?;
+
+    let count = |note| rows.iter().filter(|r| r.note == note).count();
+    let only = |run: &discover::Run, other: &discover::Run| run.keys().filter(|k| !other.contains_key(*k)).cloned().collect();
+    Ok(Outcome {
+        files,
+        rows: rows.len(),
+        differing: rows.iter().filter(|r| r.metrics.is_some_and(|m| m.first_mismatch.is_some())).count(),
+        shapes_differ: count(Note::ShapesDiffer),
+        one_sided: [count(Note::OnlyInDir1), count(Note::OnlyInDir2)],
+        keys_only: [only(&run1, &run2), only(&run2, &run1)],
+        elapsed: start.elapsed(),
+    })
+}
