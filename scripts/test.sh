@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace: unit, golden, CLI, and end-to-end tests
-# that run generated scripts with real torch and MindSpore on the CPU.
+# that run generated scripts with real torch and MindSpore on the CPU; then,
+# without arguments, the wheel as users install it, beside mindstudio-probe
+# (scripts/test-wheel.sh, about a minute and a half).
 # Creates the Python environment first when it is missing (see
-# scripts/setup-python-env.sh). Extra arguments go to `cargo test`.
+# scripts/setup-python-env.sh). Extra arguments go to `cargo test` (and skip
+# the wheel).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MSPROBE_PYTHON="$(scripts/setup-python-env.sh | tail -n 1)"
 export MSPROBE_PYTHON
 cargo test --workspace "$@"
+if [ $# -eq 0 ]; then
+    scripts/test-wheel.sh
+fi

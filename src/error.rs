@@ -8,6 +8,7 @@ use runtime::report::ReportError;
 
 use crate::checkpoint::CheckpointError;
 use crate::config::ConfigError;
+use crate::cli::foreign::ForeignError;
 use crate::config_check::ConfigCheckError;
 use crate::dump::DumpError;
 use crate::model::ModelError;
@@ -81,6 +82,9 @@ pub enum Error {
     /// `config_check`: a `-d` file, a pack or the training Python is unreadable or not as expected.
     #[error(transparent)]
     ConfigCheck(#[from] ConfigCheckError),
+    /// A subcommand that is not ours could not reach mindstudio-probe's msprobe.
+    #[error(transparent)]
+    Foreign(#[from] ForeignError),
 }
 
 impl Error {
@@ -97,6 +101,7 @@ impl Error {
             Error::Checkpoint(_) => exit::INPUT,
             Error::ConfigCheck(ConfigCheckError::Internal(_)) => exit::INTERNAL,
             Error::ConfigCheck(_) => exit::INPUT,
+            Error::Foreign(_) => exit::USAGE,
         }
     }
 

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use msprobe::cli::{self, flags, printer};
 
-fn main() -> ExitCode {
+pub fn main() -> ExitCode {
     match flags::parse().and_then(cli::run) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

@@ -399,7 +399,7 @@ fn render_case(dir: &Path, framework: Framework, dump: &str, first: &str) -> Res
     std::fs::write(&path, dump).unwrap();
     for (lang, out) in [(Lang::Python, "py"), (Lang::Rust, "rs")] {
         let batch = BatchOptions { selector: ApiSelector::default(), propagation: Propagation::Both, progress: Progress::Quiet };
-        let opts = Options { framework, config: config(&path, None).unwrap(), out_dir: dir.join(out), lang, check: false, mode: Mode::Batch(batch) };
+        let opts = Options { framework, config: config(&path, None).unwrap(), out_dir: dir.join(out), lang, check: false, runtime: Some(repo().join("runtime")), mode: Mode::Batch(batch) };
         match op_generate::run(&opts) {
             Ok(Outcome::Batch(report)) => report.failed.iter().try_for_each(|(_, e)| acceptable(e))?,
             Ok(other) => return Err(TestCaseError::fail(format!("batch mode gave {other:?}"))),
@@ -515,8 +515,9 @@ fn hostile_dumps_render_no_foreign_code() {
 
 // ------------------------------------------------------- the crafted inputs
 
+/// The binary, with the workspace's runtime for Rust projects (`cargo_check` reuses its build).
 fn msprobe(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_msprobe")).args(args).current_dir(dir).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_msprobe")).args(args).env("MSPROBE_RUNTIME_PATH", repo().join("runtime")).current_dir(dir).output().unwrap()
 }
 
 fn stderr(o: &Output) -> String {

@@ -2,10 +2,13 @@
 //! on a tensor dump, then `cargo run` in the project, which replays the call
 //! natively and writes the accuracy CSVs.
 //!
-//! The project builds in its own target folder next to this test's
-//! (`<target>/generated-projects`), with this workspace's Cargo.lock copied
-//! in, so it compiles the same dependency versions, offline, and reuses its
-//! build on later runs.
+//! The project depends on the runtime crate's copy the binary writes beside
+//! it (`msprobe-runtime-<version>/`), not on this workspace. It is generated
+//! into a fixed folder (`<target>/generated-projects/work`) and builds in its
+//! own target folder next to this test's (`<target>/generated-projects`),
+//! with this workspace's Cargo.lock copied in, so it compiles the same
+//! dependency versions, offline, and reuses its build on later runs (files
+//! that did not change are not rewritten).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -22,22 +25,29 @@ fn target_dir() -> PathBuf {
 
 #[test]
 fn generated_rust_project_builds_runs_and_writes_the_report() {
-    let out = tempfile::tempdir().unwrap();
+    let work = target_dir().join("generated-projects/work");
+    std::fs::create_dir_all(&work).unwrap();
     let cfg = serde_json::json!({
         "dump_json_path": repo().join("tests/fixtures/pytorch/tensor/dump.json"),
         "api_name": "Torch.matmul.0",
         "propagation": "backward",
         "data_mode": "real_data",
     });
-    std::fs::write(out.path().join("cfg.json"), cfg.to_string()).unwrap();
+    std::fs::write(work.join("cfg.json"), cfg.to_string()).unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_msprobe"))
         .args(["-f", "pytorch", "op_generate", "-i", "cfg.json", "-o", "projects", "--lang", "rust"])
-        .current_dir(out.path())
+        .env_remove("MSPROBE_RUNTIME_PATH")
+        .current_dir(&work)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let project = out.path().join("projects/Torch.matmul.0.backward");
+    let project = work.join("projects/Torch.matmul.0.backward");
     assert!(project.join("Cargo.toml").is_file() && project.join("src/main.rs").is_file());
+    let runtime = format!("msprobe-runtime-{}", env!("CARGO_PKG_VERSION"));
+    let manifest = std::fs::read_to_string(project.join("Cargo.toml")).unwrap();
+    assert!(manifest.contains(&format!("runtime = {{ path = \"../{runtime}\" }}")), "{manifest}");
+    assert!(work.join("projects").join(&runtime).join("src/lib.rs").is_file());
+    let _ = std::fs::remove_dir_all(project.join("op_result_output"));
     std::fs::copy(repo().join("Cargo.lock"), project.join("Cargo.lock")).unwrap();
 
     let run = Command::new(env!("CARGO"))

@@ -3,6 +3,7 @@
 //! its overrides are checked here, before any command runs. Adding a flag
 //! touches this file and the code that uses the option, nothing between.
 
+use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -10,6 +11,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 
 use crate::config::{ConfigError, DataMode, DumpInput, OpConfig, Overrides, Propagation};
+use super::foreign::Forward;
 use crate::config_check;
 use crate::error::Error;
 use crate::model::Framework;
@@ -30,7 +32,8 @@ fn one_of<T: Copy + Send + Sync + 'static>(all: &'static [T], name: fn(T) -> &'s
 }
 
 #[derive(Parser)]
-#[command(name = "msprobe", version, about = "Repro scripts and native replay for API calls recorded in msprobe dumps")]
+#[command(name = "msprobe", version = concat!(env!("CARGO_PKG_VERSION"), " (msprobe-rs)"), about = "Repro scripts and native replay for API calls recorded in msprobe dumps")]
+#[command(after_help = "Other commands (compare, run_ut, parse, graph, merge_result, ...) go to mindstudio-probe's msprobe when it is installed.")]
 #[command(subcommand_value_name = "COMMAND", subcommand_help_heading = "Commands")]
 struct Cli {
     /// Framework that produced the dump: pytorch or mindspore (required by the commands that read a dump).
@@ -155,6 +158,9 @@ enum Command {
         #[arg(short = 'o', long = "output")]
         output: Option<PathBuf>,
     },
+    /// Any other subcommand (compare, run_ut, parse, ...): mindstudio-probe's msprobe, when installed.
+    #[command(external_subcommand)]
+    Foreign(Vec<OsString>),
 }
 
 /// A size in bytes as ripgrep spells one: a number with an optional suffix
@@ -210,6 +216,8 @@ pub enum Options {
     },
     /// `config_check -d` (pack) or `-c` of two packs (compare).
     ConfigCheck(config_check::Options),
+    /// A subcommand of mindstudio-probe's msprobe, not ours: forwarded.
+    Foreign(Forward),
 }
 
 /// Parses the process's arguments; clap prints help, version and its own
@@ -261,7 +269,8 @@ fn options(cli: Cli) -> Result<Options, Error> {
                 Some(name) => Mode::Single(name),
                 None => Mode::Batch(BatchOptions { selector: ApiSelector { filter, shard }, propagation: propagation.unwrap_or(config.propagation.into()), progress }),
             };
-            let opts = op_generate::Options { framework, config, out_dir: api_output_path, lang, check, mode };
+            let runtime = std::env::var_os("MSPROBE_RUNTIME_PATH").map(PathBuf::from);
+            let opts = op_generate::Options { framework, config, out_dir: api_output_path, lang, check, runtime, mode };
             Ok(Options::OpGenerate { opts, config_input, unknown_keys, quiet })
         }
         Command::Replay { config_input, dump, filter: regex, shard, propagation, emulate, data_mode, output_dir, top, standard, allow_skip, tensor_size_limit, memory_budget } => {
@@ -317,6 +326,7 @@ fn options(cli: Cli) -> Result<Options, Error> {
                 (None, None) => Err(Error::Usage("config_check needs -d [FILES...] to pack this environment or -c BENCH CMP to compare two packs".into())),
             }
         }
+        Command::Foreign(external) => Ok(Options::Foreign(Forward::from_process(&external))),
     }
 }
 

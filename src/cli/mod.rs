@@ -3,6 +3,7 @@
 //! only calls these and exits with the code they give.
 
 pub mod flags;
+pub mod foreign;
 pub mod printer;
 
 use crate::error::Error;
@@ -49,5 +50,6 @@ pub fn run(options: Options) -> Result<u8, Error> {
             printer::config_check(&outcome);
             Ok(outcome.exit_code())
         }
+        Options::Foreign(forward) => Ok(forward.run()?),
     }
 }

@@ -157,6 +157,7 @@ fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, r
             report.drifted.push(manifest_path);
         }
     } else {
+        generator.write_runtime()?;
         manifest.write(&manifest_path)?;
     }
     Ok(())

@@ -19,7 +19,8 @@ use crate::error::Error;
 use crate::model::{ApiCall, ApiName, Direction, Framework};
 use crate::paths::{self, PathRef};
 use crate::progress::Progress;
-use crate::render::{self, runtime_dir, Lang, NotExposed, PythonContext, Renderer, RustContext};
+use crate::output;
+use crate::render::{self, runtime_crate, Lang, NotExposed, PythonContext, Renderer, RustContext};
 use crate::select::ApiSelector;
 use crate::source::Source;
 
@@ -36,6 +37,9 @@ pub struct Options {
     pub lang: Lang,
     /// `--check`: compare with the files on disk instead of writing.
     pub check: bool,
+    /// The runtime crate Rust projects depend on (`MSPROBE_RUNTIME_PATH`);
+    /// `None`: the copy compiled into this binary, written beside them.
+    pub runtime: Option<PathBuf>,
     /// One API, or a batch.
     pub mode: Mode,
 }
@@ -90,11 +94,35 @@ struct Generator<'a> {
     runtime: PathBuf,
 }
 
+/// Where Rust projects find the runtime crate: `opts.runtime`, else the
+/// embedded copy's folder in the output folder (`-o`), which every rank's
+/// projects share.
+fn runtime_folder(opts: &Options) -> PathBuf {
+    match &opts.runtime {
+        Some(dir) => paths::absolute(dir),
+        None => paths::absolute(&opts.out_dir).join(runtime_crate::folder_name()),
+    }
+}
+
 impl<'a> Generator<'a> {
     fn new(opts: &'a Options, out_dir: &Path, source: &'a Source) -> Result<Generator<'a>, Error> {
         let out_abs = paths::absolute(out_dir);
         let dump = paths::refer(&out_abs, &paths::absolute(source.file()));
-        Ok(Generator { renderer: Renderer::new()?, opts, source, out_abs, dump, runtime: paths::absolute(&runtime_dir()) })
+        Ok(Generator { renderer: Renderer::new()?, opts, source, out_abs, dump, runtime: runtime_folder(opts) })
+    }
+
+    /// Writes the embedded runtime crate where the Rust projects look for
+    /// it (Rust output without `opts.runtime`, not `--check`), through the
+    /// one atomic writer: files already holding the same bytes are left
+    /// alone, so concurrent shards and reruns agree.
+    fn write_runtime(&self) -> Result<(), Error> {
+        if self.opts.lang != Lang::Rust || self.opts.runtime.is_some() || self.opts.check {
+            return Ok(());
+        }
+        for (rel, text) in runtime_crate::files() {
+            output::put(&self.runtime.join(rel), text.as_bytes(), false)?;
+        }
+        Ok(())
     }
 
     /// The files of `call` in `direction`: (path relative to the output

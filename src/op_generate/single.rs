@@ -62,6 +62,7 @@ pub(super) fn run(opts: &Options, name: &ApiName) -> Result<Generated, Error> {
     if opts.check {
         return Ok(done);
     }
+    generator.write_runtime()?;
     if let DumpInput::Dump { extract_to: Some(path), .. } = &config.input {
         source.write_extract(path, &entries)?;
         done.extract = Some(path.clone());

@@ -10,10 +10,11 @@ mod api_map;
 mod literal;
 mod python;
 mod rust;
+pub mod runtime_crate;
 
 pub use api_map::{exposed, NotExposed};
 pub use python::PythonContext;
-pub use rust::{runtime_dir, RustContext};
+pub use rust::RustContext;
 
 use serde::Serialize;
 

@@ -73,12 +73,6 @@ pub struct RustContext {
     pub runtime_path: String,
 }
 
-/// Where generated projects find the runtime crate: `MSPROBE_RUNTIME_PATH`,
-/// else the `runtime/` folder of the source tree this binary was built from.
-pub fn runtime_dir() -> std::path::PathBuf {
-    std::env::var_os("MSPROBE_RUNTIME_PATH").map(Into::into).unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/runtime").into())
-}
-
 impl RustContext {
     /// The context of `replay` in `direction`; `runtime` is the runtime
     /// crate's folder as seen from the project.

@@ -62,7 +62,7 @@ impl Case {
 /// Options of msprobe's one-API mode for `config`'s api_name, writing into `out`.
 pub fn single(framework: Framework, config: OpConfig, out: &Path, lang: Lang) -> op_generate::Options {
     let name = config.api_name.clone().expect("the test config names an API");
-    op_generate::Options { framework, config, out_dir: out.to_path_buf(), lang, check: false, mode: op_generate::Mode::Single(name) }
+    op_generate::Options { framework, config, out_dir: out.to_path_buf(), lang, check: false, runtime: None, mode: op_generate::Mode::Single(name) }
 }
 
 /// The Python with torch, MindSpore and numpy that scripts/setup-python-env.sh

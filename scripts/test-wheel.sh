@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# The wheel as users install it (README, "Installation"): builds it from this
+# checkout with maturin (debug profile, the shared cargo build), installs it
+# into fresh virtual environments, alone, after mindstudio-probe 8.3.2 and
+# before it, and checks in each: which file holds the `msprobe` script slot,
+# that msprobe-rs's commands run msprobe-rs, that mindstudio-probe's commands
+# answer exactly as mindstudio-probe's own script does (output and exit code),
+# `import msprobe_rs`, a generated script that runs, a generated Rust project
+# that builds and runs with no path of this clone in it, and `pip uninstall`.
+# Any failed step stops the script with exit 1 and says which.
+#
+# Run by scripts/test.sh after `cargo test`. Needs MSPROBE_PYTHON (the
+# environment of scripts/setup-python-env.sh: it runs the generated script,
+# and lends torch to mindstudio-probe's `-f pytorch` commands). Caches under
+# ~/.cache/msprobe-rs: maturin (wheel-tools/), the generated Rust project
+# (wheel-test/, so its build is reused); packages come from PyPI through
+# pip's cache.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO="$(pwd -P)"
+CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/msprobe-rs"
+: "${MSPROBE_PYTHON:?set MSPROBE_PYTHON (scripts/setup-python-env.sh prints it)}"
+: "${CARGO_TARGET_DIR:=$REPO/target}"
+export CARGO_TARGET_DIR
+MATURIN="maturin==1.16.0"
+PROBE="mindstudio-probe==8.3.2"
+# What mindstudio-probe's CLI imports beyond MSPROBE_PYTHON's environment
+# (its full requirements are ~430 MB: twisted, pyopenssl, ...), installed
+# once into a cached folder; both are lent to the environments by a .pth file.
+PROBE_DEPS="numpy==1.26.4 pandas==2.0.3 PyYAML==6.0.4 tqdm==4.70.1 matplotlib==3.11.2 einops==0.8.2 tensorboard==2.21.0"
+PY="${PYTHON:-python3}"
+VERSION="$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)"
+unset MSPROBE_BIN MSPROBE_RUNTIME_PATH PYTHONPATH VIRTUAL_ENV
+
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+
+step() { echo "test-wheel: [${SECONDS}s] $*" >&2; }
+fail() { echo "test-wheel: FAILED: $*" >&2; exit 1; }
+# `expect_same WHAT EXPECTED_FILE ACTUAL_FILE`: the two outputs are equal,
+# but for the time and process id of mindstudio-probe's log lines.
+unstamp() { sed -E 's/^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} \([0-9]+\) //' "$1"; }
+expect_same() { diff <(unstamp "$2") <(unstamp "$3") > "$WORK/diff" || { head -20 "$WORK/diff" >&2; fail "$1"; }; }
+# `is_ours FILE`: FILE is the msprobe-rs binary, not a Python script.
+is_ours() { [ "$(head -c 2 "$1")" != "#!" ]; }
+# `logged WHAT CMD...`: runs CMD, its output kept in a log shown only when it fails.
+logged() { "${@:2}" > "$WORK/log" 2>&1 || { tail -n 30 "$WORK/log" >&2; fail "$1"; }; }
+pip_q() { logged "pip install ${*:2}" "$1/bin/python" -m pip install --quiet --disable-pip-version-check "${@:2}"; }
+
+# ---- maturin, cached ----
+TOOLS="$CACHE/wheel-tools"
+if [ "$(cat "$TOOLS/.pins" 2>/dev/null)" != "$MATURIN" ]; then
+    step "installing $MATURIN into $TOOLS"
+    rm -rf "$TOOLS"
+    "$PY" -m venv "$TOOLS"
+    pip_q "$TOOLS" "$MATURIN"
+    echo "$MATURIN" > "$TOOLS/.pins"
+fi
+
+# ---- the wheel ----
+step "building the wheel (debug profile)"
+logged "maturin build" "$TOOLS/bin/maturin" build --profile dev --strip --compatibility pypi --auditwheel check -o "$WORK/dist"
+WHEEL="$(ls "$WORK"/dist/msprobe_rs-*.whl)"
+case "$(basename "$WHEEL")" in
+    *-py3-none-manylinux_*_x86_64.whl | *-py3-none-manylinux_*_aarch64.whl) ;;
+    *) fail "the wheel's platform tag is not a manylinux one: $WHEEL" ;;
+esac
+"$PY" -m zipfile -l "$WHEEL" > "$WORK/listing"
+for f in msprobe_rs/__init__.py "msprobe_rs-$VERSION.data/scripts/msprobe" "msprobe_rs-$VERSION.data/scripts/msprobe-rs"; do
+    grep -q "^$f " "$WORK/listing" || fail "the wheel lacks $f"
+done
+
+TORCH_SITE="$("$MSPROBE_PYTHON" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"
+DEPS="$CACHE/wheel-test/probe-deps"
+if [ "$(cat "$DEPS/.pins" 2>/dev/null)" != "$PROBE_DEPS" ]; then
+    step "installing mindstudio-probe's requirements into $DEPS"
+    rm -rf "$DEPS"
+    # shellcheck disable=SC2086
+    logged "pip install --target $DEPS" "$MSPROBE_PYTHON" -m pip install --quiet --disable-pip-version-check --target "$DEPS" $PROBE_DEPS
+    echo "$PROBE_DEPS" > "$DEPS/.pins"
+fi
+# `fresh NAME`: a new virtual environment.
+fresh() { "$PY" -m venv "$WORK/$1" && echo "$WORK/$1"; }
+# `lend ENV`: mindstudio-probe's requirements lent to ENV from $DEPS and
+# MSPROBE_PYTHON's environment (pip sees them too, so msprobe-rs's numpy
+# requirement is met by their numpy 1.26).
+lend() {
+    "$1/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))' > "$WORK/site"
+    printf '%s\n%s\n' "$DEPS" "$TORCH_SITE" > "$(cat "$WORK/site")/zz-lent-requirements.pth"
+}
+# `probe ENV`: mindstudio-probe as pip installs it, its `msprobe` script included.
+probe() { pip_q "$1" --no-deps "$PROBE"; }
+# `answers ENV CMD OUT`: CMD's stdout, stderr and exit code in OUT.*.
+answers() {
+    local env="$1" cmd="$2" out="$3"; shift 3
+    set +e
+    (cd "$WORK" && "$env/bin/$cmd" "$@" > "$out.stdout" 2> "$out.stderr"; echo $? > "$out.code")
+    set -e
+}
+# The command lines put to mindstudio-probe: `-f pytorch compare --help`
+# (its compare options; 7 s of imports, so asked once), `compare` (its
+# usage, exit 0), `compare -x -y` (no -f: exit 2).
+ask() {
+    case "$4" in
+        help) answers "$1" "$2" "$3" -f pytorch compare --help ;;
+        top) answers "$1" "$2" "$3" compare ;;
+        bad) answers "$1" "$2" "$3" compare -x -y ;;
+    esac
+}
+# `their_answers ENV`: mindstudio-probe's own script's answers, before msprobe-rs is installed.
+their_answers() {
+    for k in help top bad; do ask "$1" msprobe "$WORK/theirs-$k" "$k"; done
+    [ "$(cat "$WORK/theirs-help.code")" = 0 ] && grep -q -- "--input_path" "$WORK/theirs-help.stdout" || fail "mindstudio-probe's own compare --help did not answer: $(tail -3 "$WORK/theirs-help.stderr")"
+    [ "$(cat "$WORK/theirs-top.code")" = 0 ] && grep -q "mindstudio probe" "$WORK/theirs-top.stdout" || fail "mindstudio-probe's own usage: $(tail -3 "$WORK/theirs-top.stderr")"
+    [ "$(cat "$WORK/theirs-bad.code")" = 2 ] || fail "mindstudio-probe's own compare without -f: exit $(cat "$WORK/theirs-bad.code")"
+}
+# `forwards ENV CMD KIND...`: CMD answers these command lines (help, top,
+# bad) as mindstudio-probe's own script did: stdout, stderr, exit code.
+forwards() {
+    local env="$1" cmd="$2"; shift 2
+    for k in "$@"; do ask "$env" "$cmd" "$WORK/ours-$k" "$k"; done
+    for k in "$@"; do
+        for s in stdout stderr code; do
+            expect_same "$cmd ($k): $s differs from mindstudio-probe's own" "$WORK/theirs-$k.$s" "$WORK/ours-$k.$s"
+        done
+    done
+}
+# `ours_work ENV CMD`: CMD is msprobe-rs: version, op_generate, import.
+ours_work() {
+    "$1/bin/$2" --version | grep -qx "msprobe $VERSION (msprobe-rs)" || fail "$2 --version in $1 does not name msprobe-rs"
+    (cd "$WORK" && logged "$2 op_generate in $1" "$1/bin/$2" -f mindspore op_generate -q -i "$REPO/examples/mindspore/config_op.json" -o "$WORK/gen-$2")
+    [ -f "$WORK/gen-$2/Mint.matmul.0.backward.py" ] || fail "$2 op_generate wrote no script"
+    "$1/bin/python" -c 'import msprobe_rs, sys; b = msprobe_rs.find_binary(); sys.exit(b.split("/")[-1] not in ("msprobe", "msprobe-rs"))' || fail "import msprobe_rs / find_binary in $1"
+}
+# `uninstalled ENV`: pip uninstall removed every file of msprobe-rs.
+uninstalled() {
+    logged "pip uninstall in $1" "$1/bin/python" -m pip uninstall --yes msprobe-rs
+    [ ! -e "$1/bin/msprobe-rs" ] || fail "msprobe-rs survived pip uninstall in $1"
+    ! "$1/bin/python" -c 'import msprobe_rs' 2>/dev/null || fail "msprobe_rs importable after pip uninstall in $1"
+    ! ls -d "$(cat "$WORK/site" 2>/dev/null || echo /nonexistent)"/msprobe_rs* 2>/dev/null || fail "msprobe_rs files left in $1"
+}
+
+# ---- alone ----
+step "alone: install, commands, script, Rust project, uninstall"
+ENV="$(fresh alone)"
+pip_q "$ENV" "$WHEEL"
+"$ENV/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))' > "$WORK/site"
+is_ours "$ENV/bin/msprobe" || fail "alone: msprobe is not the binary"
+ours_work "$ENV" msprobe
+ours_work "$ENV" msprobe-rs
+answers "$ENV" msprobe "$WORK/missing" -f pytorch compare --help
+[ "$(cat "$WORK/missing.code")" = 2 ] && grep -q "is not an msprobe-rs command, and mindstudio-probe .* is not installed" "$WORK/missing.stderr" \
+    || fail "alone: compare without mindstudio-probe: exit $(cat "$WORK/missing.code"): $(cat "$WORK/missing.stderr")"
+# A generated script runs (with the frameworks of MSPROBE_PYTHON).
+(cd "$WORK" && logged "alone: pytorch op_generate" "$ENV/bin/msprobe" -f pytorch op_generate -q -i "$REPO/examples/pytorch/config_op.json" -o "$WORK/py")
+(cd "$WORK/py" && logged "alone: the generated script did not run" "$MSPROBE_PYTHON" Functional.softmax.0.backward.py)
+ls "$WORK"/py/op_result_output/accuracy_checking_result_*.csv > /dev/null || fail "alone: the generated script wrote no CSV"
+# A Rust project built away from this clone: the dump copied out, the
+# project generated beside it by the installed command (in a stable folder,
+# so cargo reuses its build), no path of the clone anywhere in it.
+OUT="$CACHE/wheel-test"
+rm -rf "$OUT/dump" "$OUT"/rust/*/op_result_output
+mkdir -p "$OUT" && cp -r "$REPO/examples/mindspore" "$OUT/dump"
+(cd "$OUT" && logged "alone: --lang rust" "$ENV/bin/msprobe" -f mindspore op_generate -q -i dump/config_op.json -o rust --lang rust)
+PROJECT="$OUT/rust/Mint.matmul.0.backward"
+[ -f "$OUT/rust/msprobe-runtime-$VERSION/src/lib.rs" ] || fail "alone: no runtime crate beside the project"
+! grep -rlF "$REPO" "$OUT" || fail "alone: the generated project names this clone"
+cp "$REPO/Cargo.lock" "$PROJECT/Cargo.lock"
+(cd "$PROJECT" && cargo metadata --offline --format-version 1 > "$WORK/metadata.json") || fail "alone: cargo metadata of the project"
+"$PY" - "$WORK/metadata.json" "$REPO" <<'PYEOF' || fail "alone: the project's build reaches into this clone"
+import json, sys
+meta, repo = json.load(open(sys.argv[1])), sys.argv[2] + "/"
+inside = [p["manifest_path"] for p in meta["packages"] if p["manifest_path"].startswith(repo)]
+sys.exit(f"packages from the clone: {inside}" if inside else 0)
+PYEOF
+(cd "$PROJECT" && CARGO_TARGET_DIR="$CARGO_TARGET_DIR/generated-projects" logged "alone: the generated Rust project did not build and run" cargo run --offline --quiet)
+ls "$PROJECT"/op_result_output/accuracy_checking_result_*.csv > /dev/null || fail "alone: the Rust project wrote no CSV"
+uninstalled "$ENV"
+[ ! -e "$ENV/bin/msprobe" ] || fail "alone: msprobe survived pip uninstall"
+
+# ---- mindstudio-probe first, msprobe-rs second: msprobe-rs takes the slot ----
+step "mindstudio-probe, then msprobe-rs"
+ENV="$(fresh probe-first)"
+lend "$ENV"
+probe "$ENV"
+their_answers "$ENV"
+pip_q "$ENV" "$WHEEL"
+is_ours "$ENV/bin/msprobe" || fail "probe-first: msprobe is not msprobe-rs after installing it last"
+ours_work "$ENV" msprobe
+forwards "$ENV" msprobe help top bad
+forwards "$ENV" msprobe-rs top bad
+uninstalled "$ENV"
+[ ! -e "$ENV/bin/msprobe" ] || fail "probe-first: pip uninstall msprobe-rs should remove the msprobe file it wrote"
+"$ENV/bin/python" -c 'import msprobe.msprobe' || fail "probe-first: mindstudio-probe broken by uninstalling msprobe-rs"
+
+# ---- msprobe-rs first, mindstudio-probe second: mindstudio-probe takes the slot ----
+step "msprobe-rs, then mindstudio-probe"
+ENV="$(fresh probe-after)"
+lend "$ENV"
+pip_q "$ENV" "$WHEEL"
+probe "$ENV"
+! is_ours "$ENV/bin/msprobe" || fail "probe-after: msprobe should be mindstudio-probe's script after installing it last"
+"$ENV/bin/msprobe" --version | grep -q "msprobe(mindstudio probe)" || fail "probe-after: msprobe --version is not mindstudio-probe's answer"
+ours_work "$ENV" msprobe-rs
+forwards "$ENV" msprobe-rs top bad
+pip_q "$ENV" --force-reinstall --no-deps "$WHEEL"
+is_ours "$ENV/bin/msprobe" || fail "probe-after: reinstalling msprobe-rs did not give msprobe back to it"
+forwards "$ENV" msprobe top
+uninstalled "$ENV"
+step "ok"

@@ -1,0 +1,153 @@
+//! The runtime crate's source, compiled into the binary, so a generated Rust
+//! project builds wherever the binary came from (a wheel, `cargo install`,
+//! a clone since deleted): `op_generate --lang rust` writes this copy once
+//! beside the projects, as `msprobe-runtime-<version>/`, and the projects
+//! depend on it by relative path (`MSPROBE_RUNTIME_PATH` names another
+//! runtime instead). A test lists `runtime/src` so no file is left out.
+
+use std::path::Path;
+
+/// `(path relative to runtime/, text)` of each embedded file.
+macro_rules! embed {
+    ($($file:literal),* $(,)?) => {
+        &[$(($file, include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/runtime/", $file)))),*]
+    };
+}
+
+/// Every source file of the runtime crate.
+const SOURCES: &[(&str, &str)] = embed![
+    "src/atomic.rs",
+    "src/bind.rs",
+    "src/compare.rs",
+    "src/ctx.rs",
+    "src/dtype.rs",
+    "src/error.rs",
+    "src/exec.rs",
+    "src/exit.rs",
+    "src/inputs.rs",
+    "src/io/checkpoint.rs",
+    "src/io/decode.rs",
+    "src/io/mod.rs",
+    "src/io/npy.rs",
+    "src/io/pickle.rs",
+    "src/io/pt.rs",
+    "src/lib.rs",
+    "src/limits.rs",
+    "src/ops/activation.rs",
+    "src/ops/arith.rs",
+    "src/ops/blas.rs",
+    "src/ops/compare.rs",
+    "src/ops/conv.rs",
+    "src/ops/create.rs",
+    "src/ops/index.rs",
+    "src/ops/loss.rs",
+    "src/ops/mod.rs",
+    "src/ops/nn.rs",
+    "src/ops/norm.rs",
+    "src/ops/pool.rs",
+    "src/ops/reduce.rs",
+    "src/ops/shape.rs",
+    "src/pyfmt.rs",
+    "src/replay/call.rs",
+    "src/replay/mod.rs",
+    "src/replay/quirks.rs",
+    "src/report/csv.rs",
+    "src/report/mod.rs",
+    "src/report/stamp.rs",
+    "src/report/table.rs",
+    "src/repro.rs",
+    "src/spec.rs",
+    "src/standard.rs",
+    "src/standard/fsum.rs",
+    "src/standard/rules.rs",
+    "src/value.rs",
+];
+
+/// The runtime's own manifest, made standalone by [`standalone_manifest`].
+const MANIFEST: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/runtime/Cargo.toml"));
+
+/// The manifest sections a build of the library needs; the rest (dev
+/// dependencies, benches, workspace settings) refer to files and a
+/// workspace the copy does not have.
+const KEPT_SECTIONS: &[&str] = &["[package]", "[dependencies]", "[features]"];
+
+/// The folder the copy is written to, beside the projects:
+/// `msprobe-runtime-<version of this generator>`.
+pub fn folder_name() -> String {
+    format!("msprobe-runtime-{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// The files of the copy: `(path relative to its folder, text)`, the
+/// manifest first.
+pub fn files() -> Vec<(&'static str, String)> {
+    let mut files = vec![("Cargo.toml", standalone_manifest(MANIFEST))];
+    files.extend(SOURCES.iter().map(|&(path, text)| (path, text.to_string())));
+    files
+}
+
+/// `manifest` with only the sections a dependent build reads (the package,
+/// its dependencies, per-target dependencies, features), under a comment
+/// saying where it came from.
+fn standalone_manifest(manifest: &str) -> String {
+    let mut out = format!("# The msprobe runtime crate, written by msprobe-rs {} for the generated projects beside it.\n", env!("CARGO_PKG_VERSION"));
+    let mut keep = false;
+    for line in manifest.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            keep = KEPT_SECTIONS.contains(&trimmed) || (trimmed.starts_with("[target.") && trimmed.ends_with(".dependencies]"));
+        }
+        if keep {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Whether `path` (relative to the runtime's folder) is a file of the copy.
+pub fn holds(path: &Path) -> bool {
+    path == Path::new("Cargo.toml") || SOURCES.iter().any(|(p, _)| Path::new(p) == path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn sources_on_disk(dir: &Path, root: &Path, found: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                sources_on_disk(&path, root, found);
+            } else {
+                found.push(path.strip_prefix(root).unwrap().to_path_buf());
+            }
+        }
+    }
+
+    #[test]
+    fn every_file_of_runtime_src_is_embedded() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime");
+        let mut found = vec![];
+        sources_on_disk(&root.join("src"), &root, &mut found);
+        let missing: Vec<_> = found.iter().filter(|p| !holds(p)).collect();
+        assert!(missing.is_empty(), "add these to SOURCES in src/render/runtime_crate.rs: {missing:?}");
+        assert_eq!(found.len(), SOURCES.len(), "SOURCES names a file runtime/src no longer has");
+    }
+
+    #[test]
+    fn the_manifest_is_standalone() {
+        let manifest = standalone_manifest(MANIFEST);
+        assert!(manifest.contains("[package]\nname = \"runtime\"") && manifest.contains("[dependencies]\ncandle-core"), "{manifest}");
+        assert!(manifest.contains("[target.'cfg(unix)'.dependencies]"), "{manifest}");
+        for gone in ["[dev-dependencies]", "[[bench]]", "workspace", "benches/"] {
+            assert!(!manifest.contains(gone), "{gone} in {manifest}");
+        }
+    }
+
+    #[test]
+    fn the_folder_is_named_by_the_generator_version() {
+        assert_eq!(folder_name(), format!("msprobe-runtime-{}", env!("CARGO_PKG_VERSION")));
+        assert_eq!(files()[0].0, "Cargo.toml");
+    }
+}
