@@ -7,7 +7,8 @@
 //! the `runtime` crate. The commands, [`op_generate`] and [`replay`], wire
 //! those stages and never import each other; [`cli`] turns arguments into
 //! their options and prints their results; every failure is one
-//! [`error::Error`] with one exit code.
+//! [`error::Error`] with one exit code. Every workbook a command writes
+//! goes through the one [`xlsx`] writer.
 
 pub mod bridge;
 pub mod checkpoint;
@@ -28,3 +29,4 @@ pub mod replay;
 pub mod select;
 pub mod single_compare;
 pub mod source;
+pub mod xlsx;

@@ -5,8 +5,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::xlsx::{Level, Table};
 use super::pack::Pack;
-use super::table::{Level, Table};
 use super::{env, hyperparams, pip, random, stats, ConfigCheckError};
 
 /// The checks that must pass for two runs to count as configured alike

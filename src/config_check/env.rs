@@ -16,7 +16,7 @@
 
 use serde_json::{Map, Value};
 
-use super::table::{Cell, Level, Table};
+use crate::xlsx::{Cell, Level, Table};
 
 /// One variable of the table: its name on an NPU and on a GPU (when the
 /// device type has one), each with its default.

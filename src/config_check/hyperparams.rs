@@ -23,9 +23,9 @@
 
 use serde_json::{Map, Value};
 
+use crate::xlsx::{Cell, Level, Table};
 use super::difflib;
 use super::pyvalue;
-use super::table::{Cell, Level, Table};
 
 /// msprobe's alias table (`hyperparameter.yaml`), less `bf16`/`fp32`.
 const ALIASES: [(&str, &[&str]); 8] = [

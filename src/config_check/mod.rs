@@ -10,7 +10,7 @@
 //!
 //! Comparison (`-c`) reads and validates both packs fully in memory, runs
 //! the checks ([`compare`]: [`env`], [`pip`], [`stats`], [`hyperparams`],
-//! [`random`]) and renders `result.xlsx` ([`xlsx`]) before it writes
+//! [`random`]) and renders `result.xlsx` ([`crate::xlsx`]) before it writes
 //! anything: a broken pack fails with nothing written. Then each pack is
 //! extracted into `OUT/bench` and `OUT/cmp` (replacing earlier
 //! extractions whole) and the workbook is written atomically.
@@ -25,8 +25,6 @@ pub mod pyvalue;
 pub mod random;
 pub mod shell;
 pub mod stats;
-pub mod table;
-pub mod xlsx;
 pub mod yaml;
 
 use std::path::{Path, PathBuf};
@@ -36,7 +34,10 @@ use serde_json::{Map, Value};
 
 use crate::dump::nonfinite::to_msprobe_json_indented;
 use crate::error::{exit, Error};
-use table::{Cell, Level, Table};
+use crate::xlsx::{self, Cell, Level, Table};
+
+/// The summary sheet's columns (msprobe's).
+pub const SUMMARY_HEADER: &[&str] = &["filename", "pass_check"];
 
 /// A `-d` file is read up to this size.
 pub const MAX_SCRIPT: u64 = 16 << 20;
@@ -185,9 +186,9 @@ fn collect(files: &[PathBuf], output: &Path, python: &Path) -> Result<Outcome, E
 fn compare_packs(bench: &Path, cmp: &Path, output: &Path) -> Result<Outcome, Error> {
     let (b, c) = (pack::read(bench)?, pack::read(cmp)?);
     let checks = compare::checks(&b, &c)?;
-    let summary = Table::new(xlsx::SUMMARY_HEADER, checks.iter().map(|k| vec![Cell::text(k.name), Cell::level(k.level)]).collect());
-    let mut sheets = vec![("summary", &summary)];
-    sheets.extend(checks.iter().map(|k| (k.name, &k.table)));
+    let summary = Table::new(SUMMARY_HEADER, checks.iter().map(|k| vec![Cell::text(k.name), Cell::level(k.level)]).collect());
+    let mut sheets = vec![(Some("summary"), &summary)];
+    sheets.extend(checks.iter().map(|k| (Some(k.name), &k.table)));
     let book = xlsx::workbook(&sheets).map_err(|e| ConfigCheckError::Internal(format!("rendering result.xlsx: {e}")))?;
     create_dir(output)?;
     pack::extract(&b, &output.join("bench"))?;

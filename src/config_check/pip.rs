@@ -20,7 +20,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::table::{Cell, Level, Table};
+use crate::xlsx::{Cell, Level, Table};
 use super::ConfigCheckError;
 
 /// The distributions compared, in row order.

@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::xlsx::{Cell, Level, Table};
 use super::difflib;
 use super::pack::Pack;
-use super::table::{Cell, Level, Table};
 use super::ConfigCheckError;
 
 /// The sheet's columns (msprobe's).

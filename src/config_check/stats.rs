@@ -16,8 +16,8 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
+use crate::xlsx::{Cell, Level, Table};
 use super::pack::Pack;
-use super::table::{Cell, Level, Table};
 use super::ConfigCheckError;
 use crate::dump::nonfinite;
 

@@ -8,13 +8,13 @@
 //! computed ([`row`], [`metrics`]) before anything is written: a broken
 //! input (a bad folder name, a symlink out of the run, an unreadable or
 //! truncated `.npy`) fails the command with nothing written, not even the
-//! output folder. The workbooks ([`xlsx`]) are then written through the
-//! atomic writer, so each file is whole.
+//! output folder. The workbooks ([`crate::xlsx`], one per key, its rows'
+//! cells in one unnamed sheet) are then written through the atomic writer,
+//! so each file is whole.
 
 pub mod discover;
 pub mod metrics;
 pub mod row;
-pub mod xlsx;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -25,6 +25,7 @@ use runtime::atomic::{create_dir, write_atomic, WriteError, WriteOptions};
 use runtime::io::IoError;
 
 use crate::error::Error;
+use crate::xlsx::{self, Table};
 use discover::{discover, Key};
 use row::{Note, Row};
 
@@ -119,7 +120,8 @@ fn compare(opts: &Options, start: Instant) -> Result<Outcome, Error> {
     let files = per_tag
         .par_iter()
         .map(|(tag, list)| {
-            let bytes = xlsx::workbook(list).map_err(|e| CompareError::Internal(format!("{tag}.xlsx: {e}")))?;
+            let table = Table::new(&row::HEADER, list.iter().map(|r| r.cells()).collect());
+            let bytes = xlsx::workbook(&[(None, &table)]).map_err(|e| CompareError::Internal(format!("{tag}.xlsx: {e}")))?;
             let path = opts.output_path.join(format!("{tag}.xlsx"));
             write_atomic(&path, &bytes, WriteOptions::REPORT)?;
             Ok(path)

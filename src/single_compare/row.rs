@@ -1,15 +1,36 @@
 //! One row of a key's workbook: the arrays a [`Key`] names in each run,
 //! read (under the path rule) and compared when both exist with the same
-//! shape; otherwise the row says why it holds no figures.
+//! shape; otherwise the row says why it holds no figures. Its cells are
+//! msprobe's (`save_excel`): numbers as numbers, shapes as `"[4, 8]"`, an
+//! infinite error as the string `inf`, a missing value as an empty cell;
+//! plus a `note` column.
 
 use std::path::Path;
 
 use runtime::dtype::TDType;
 use runtime::io::{read_tensor, HostTensor};
 
-use super::discover::Key;
+use crate::xlsx::Cell;
+use super::discover::{Id, Key};
 use super::metrics::{compare, Metrics};
 use super::CompareError;
+
+/// msprobe's twelve columns, then `note` (why a row has no figures).
+pub const HEADER: [&str; 13] = [
+    "step",
+    "rank",
+    "micro_step",
+    "id",
+    "shape1",
+    "shape2",
+    "相同元素百分比(%)",
+    "首个不匹配元素索引",
+    "最大绝对误差",
+    "最大相对误差",
+    "误差在千分之一内元素占比(%)",
+    "误差在百分之一内元素占比(%)",
+    "note",
+];
 
 /// Why a row has no figures, written in its `note` cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,4 +96,43 @@ pub fn row(key: Key, file1: Option<&Path>, file2: Option<&Path>) -> Result<Row, 
         (None, _) => (None, Note::OnlyInDir2),
     };
     Ok(Row { key, shape1, shape2, metrics, note })
+}
+
+impl Row {
+    /// The row's cells under [`HEADER`].
+    pub fn cells(&self) -> Vec<Cell> {
+        let k = &self.key;
+        let int = |n: u64| Cell::Number(n as f64);
+        let id = match &k.id {
+            Id::Index(n) => int(*n),
+            Id::Name(s) | Id::File(s) => Cell::text(s),
+        };
+        let shape = |s: &Option<Vec<usize>>| s.as_deref().map_or(Cell::Empty, |s| Cell::Text(shape_text(s)));
+        let mut cells = vec![int(k.step), int(k.rank), int(k.micro_step), id, shape(&self.shape1), shape(&self.shape2)];
+        match &self.metrics {
+            Some(m) => cells.extend([Cell::Number(m.same_percent), m.first_mismatch.map_or(Cell::Empty, int), Cell::Number(m.max_abs), Cell::Number(m.max_rel), Cell::Number(m.within_thousandth), Cell::Number(m.within_hundredth)]),
+            None => cells.extend([(); 6].map(|_| Cell::Empty)),
+        }
+        let note = self.note.text();
+        cells.push(if note.is_empty() { Cell::Empty } else { Cell::text(note) });
+        cells
+    }
+}
+
+/// A shape as Python prints a list: `[4, 8]`, `[]`.
+fn shape_text(shape: &[usize]) -> String {
+    let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
+    format!("[{}]", dims.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_read_like_python_lists() {
+        assert_eq!(shape_text(&[4, 8]), "[4, 8]");
+        assert_eq!(shape_text(&[3]), "[3]");
+        assert_eq!(shape_text(&[]), "[]");
+    }
 }

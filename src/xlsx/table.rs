@@ -1,5 +1,5 @@
-//! A check's result as a table of cells (one sheet of `result.xlsx`) and
-//! its verdict.
+//! One sheet's table of cells, and the verdict levels config_check writes
+//! in its cells.
 
 /// A check's verdict, worst last (msprobe's `pass`, `warning`, `error`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -66,10 +66,10 @@ impl Cell {
     }
 }
 
-/// One check's rows under its columns.
+/// One sheet's rows under its columns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table {
-    /// The column names (msprobe's).
+    /// The column names, written in pandas' header style.
     pub header: &'static [&'static str],
     /// The rows, each as long as the header.
     pub rows: Vec<Vec<Cell>>,
