@@ -40,7 +40,8 @@ def find_binary():
     """The msprobe-rs binary: env MSPROBE_BIN (taken as it is), else `msprobe`
     inside this package (msprobe_rs/bin/), else `msprobe` or its alias
     `msprobe-rs` in this Python's scripts folder (where the wheel puts both),
-    else on PATH; "#!" scripts (Huawei's msprobe) are passed over.
+    else `msprobe` or `msprobe-rs` on PATH; "#!" scripts (Huawei's msprobe)
+    are passed over.
     Raises FileNotFoundError with one line saying what to do."""
     env = os.environ.get("MSPROBE_BIN")
     if env:
@@ -52,6 +53,9 @@ def find_binary():
         os.path.join(sysconfig.get_path("scripts"), _EXE),
         os.path.join(sysconfig.get_path("scripts"), _EXE.replace("msprobe", "msprobe-rs")),
         shutil.which("msprobe"),
+        # cargo install puts the alias beside `msprobe`; mindstudio-probe's
+        # script may hold `msprobe` earlier on PATH.
+        shutil.which("msprobe-rs"),
     ]
     skipped = []
     for c in candidates:

@@ -167,16 +167,16 @@ fn layer_offsets(locals: &[Local], pp: usize) -> HashMap<usize, usize> {
         let chunk = l.vpp * pp + l.pp;
         let count = counts.entry(chunk).or_default();
         if let Some(i) = local_index(&l.name, &LAYER, true) {
-            *count = (*count).max(i + 1);
+            *count = (*count).max(i.saturating_add(1));
         }
     }
     let mut chunks: Vec<usize> = counts.keys().copied().collect();
     chunks.sort_unstable();
     let mut offsets = HashMap::new();
-    let mut total = 0;
+    let mut total = 0usize;
     for c in chunks {
         offsets.insert(c, total);
-        total += counts[&c];
+        total = total.saturating_add(counts[&c]);
     }
     offsets
 }
@@ -196,7 +196,7 @@ fn local_index(name: &str, re: &Regex, skip_mtp: bool) -> Option<usize> {
 fn reindex(name: &str, re: &Regex, offset: usize, skip_mtp: bool) -> String {
     let Some(local) = local_index(name, re, skip_mtp) else { return name.to_string() };
     let Some(digits) = re.captures(name).and_then(|c| c.get(1)) else { return name.to_string() };
-    format!("{}{}{}", &name[..digits.start()], local + offset, &name[digits.end()..])
+    format!("{}{}{}", &name[..digits.start()], local.saturating_add(offset), &name[digits.end()..])
 }
 
 /// msprobe's TP rule by name, except that Transformer Engine's fused norm
@@ -245,9 +245,14 @@ pub fn materialize(p: &Param) -> Result<Merged, CheckpointError> {
                 return Err(shape_error("with an even dim 0 (SwiGLU gate and up halves)"));
             }
             let mut shape = base.to_vec();
-            shape[axis] = shapes.iter().map(|s| s[axis]).sum();
+            shape[axis] = shapes.iter().try_fold(0usize, |n, s| n.checked_add(s[axis])).ok_or_else(|| shape_error("whose joined dim fits in 64 bits"))?;
             let outer: usize = base[..axis].iter().product();
             let shards = p.shards.iter().map(|s| s.read_f32()).collect::<Result<Vec<_>, _>>()?;
+            // Shards without values (a 0 in the shape) join into nothing,
+            // however many outer runs the other dims claim.
+            if shards.iter().all(Vec::is_empty) {
+                return Ok(Merged { shape, values: vec![], inconsistent: false });
+            }
             let mut values = Vec::with_capacity(shards.iter().map(Vec::len).sum());
             if p.join == Join::Swiglu {
                 for half in 0..2 {

@@ -191,9 +191,15 @@ fn compare_packs(bench: &Path, cmp: &Path, output: &Path) -> Result<Outcome, Err
     sheets.extend(checks.iter().map(|k| (Some(k.name), &k.table)));
     let book = xlsx::workbook(&sheets).map_err(|e| ConfigCheckError::Internal(format!("rendering result.xlsx: {e}")))?;
     create_dir(output)?;
+    // An earlier result must never sit beside newly extracted packs, should
+    // an extraction or the write below fail.
+    let result = output.join("result.xlsx");
+    match std::fs::remove_file(&result) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(runtime::atomic::WriteError { path: result, source: e }.into()),
+        _ => {}
+    }
     pack::extract(&b, &output.join("bench"))?;
     pack::extract(&c, &output.join("cmp"))?;
-    let result = output.join("result.xlsx");
     write_atomic(&result, &book, WriteOptions::REPORT)?;
     let not_compared = compare::REQUIRED.into_iter().filter(|n| !checks.iter().any(|k| k.name == *n)).collect();
     Ok(Outcome::Compared { result, checks: checks.iter().map(|k| (k.name, k.level)).collect(), not_compared })

@@ -44,7 +44,9 @@ fn ranks(pack: &Pack) -> Result<BTreeMap<i64, Ops>, ConfigCheckError> {
                 .collect();
             ops.push((op, sites.ok_or_else(bad)?));
         }
-        out.insert(rank, ops);
+        if out.insert(rank, ops).is_some() {
+            return Err(pack.error(name, format!("a second file for rank {rank}")));
+        }
     }
     Ok(out)
 }

@@ -58,9 +58,10 @@ impl Construct {
     /// chain before its first repeated node.
     pub fn chain(&self, op: &str) -> Vec<String> {
         let mut chain = vec![op.to_string()];
+        let mut seen = std::collections::HashSet::from([op]);
         let mut node = op;
         while let Some(p) = self.0.get(node) {
-            if chain.contains(p) {
+            if !seen.insert(p.as_str()) {
                 break;
             }
             chain.push(p.clone());

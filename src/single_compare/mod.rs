@@ -109,7 +109,6 @@ fn compare(opts: &Options, start: Instant) -> Result<Outcome, Error> {
     let rows: Vec<Result<Row, CompareError>> = work.par_iter().map(|(_, key, f1, f2)| row::row(key.clone(), *f1, *f2)).collect();
     let rows = rows.into_iter().collect::<Result<Vec<Row>, _>>()?;
 
-    create_dir(&opts.output_path)?;
     let mut per_tag: Vec<(&str, Vec<&Row>)> = vec![];
     for ((tag, ..), row) in work.iter().zip(&rows) {
         match per_tag.last_mut() {
@@ -117,16 +116,22 @@ fn compare(opts: &Options, start: Instant) -> Result<Outcome, Error> {
             _ => per_tag.push((tag, vec![row])),
         }
     }
-    let files = per_tag
+    // Every workbook is rendered before the first is written, so a failure
+    // leaves nothing behind but whole files.
+    let books = per_tag
         .par_iter()
         .map(|(tag, list)| {
             let table = Table::new(&row::HEADER, list.iter().map(|r| r.cells()).collect());
             let bytes = xlsx::workbook(&[(None, &table)]).map_err(|e| CompareError::Internal(format!("{tag}.xlsx: {e}")))?;
-            let path = opts.output_path.join(format!("{tag}.xlsx"));
-            write_atomic(&path, &bytes, WriteOptions::REPORT)?;
-            Ok(path)
+            Ok((opts.output_path.join(format!("{tag}.xlsx")), bytes))
         })
-        .collect::<Result<Vec<PathBuf>, Error>>()?;
+        .collect::<Result<Vec<(PathBuf, Vec<u8>)>, Error>>()?;
+    create_dir(&opts.output_path)?;
+    let mut files = Vec::with_capacity(books.len());
+    for (path, bytes) in books {
+        write_atomic(&path, &bytes, WriteOptions::REPORT)?;
+        files.push(path);
+    }
 
     let count = |note| rows.iter().filter(|r| r.note == note).count();
     let only = |run: &discover::Run, other: &discover::Run| run.keys().filter(|k| !other.contains_key(*k)).cloned().collect();

@@ -35,6 +35,25 @@ pub fn workbook(sheets: &[(Option<&str>, &Table)]) -> Result<Vec<u8>, XlsxError>
     book.save_to_buffer()
 }
 
+/// The most characters an xlsx cell holds.
+const CELL_CHARS: usize = 32_767;
+
+/// Marks a text cut to fit a cell.
+const CUT: &str = "… [cut: over 32767 characters]";
+
+/// `s`, cut to fit a cell when longer (a pack's value or a joined stack
+/// can be), with a marker saying so, instead of failing the whole workbook.
+fn fitted(s: &str) -> std::borrow::Cow<'_, str> {
+    match s.char_indices().nth(CELL_CHARS) {
+        None => s.into(),
+        Some(_) => {
+            let keep = CELL_CHARS - CUT.chars().count();
+            let end = s.char_indices().nth(keep).map_or(s.len(), |(i, _)| i);
+            format!("{}{CUT}", &s[..end]).into()
+        }
+    }
+}
+
 fn sheet(ws: &mut Worksheet, format: &Format, header: &[&str], rows: &[Vec<Cell>]) -> Result<(), XlsxError> {
     for (col, name) in (0u16..).zip(header) {
         ws.write_string_with_format(0, col, *name, format)?;
@@ -44,7 +63,7 @@ fn sheet(ws: &mut Worksheet, format: &Format, header: &[&str], rows: &[Vec<Cell>
             match cell {
                 Cell::Empty => {}
                 Cell::Text(s) => {
-                    ws.write_string(r, col, s)?;
+                    ws.write_string(r, col, fitted(s))?;
                 }
                 Cell::Int(n) => {
                     ws.write_number(r, col, *n as f64)?;
@@ -87,5 +106,16 @@ mod tests {
         let sheet = entry(&book, "xl/worksheets/sheet1.xml");
         assert!(!sheet.contains("<f>"), "{sheet}");
         assert!(entry(&book, "xl/sharedStrings.xml").contains("=1+1"));
+    }
+
+    #[test]
+    fn text_over_a_cells_limit_is_cut_and_marked() {
+        assert_eq!(fitted("short"), "short");
+        let long = "é".repeat(40_000);
+        let cut = fitted(&long);
+        assert_eq!(cut.chars().count(), CELL_CHARS);
+        assert!(cut.ends_with(CUT));
+        let table = Table::new(&["a"], vec![vec![Cell::text(&long)]]);
+        assert!(workbook(&[(None, &table)]).is_ok());
     }
 }

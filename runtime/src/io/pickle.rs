@@ -278,8 +278,12 @@ impl<'a> Machine<'a> {
                 }
                 b's' | b'u' => {
                     let items = if op == b's' { self.stack.split_off(self.stack.len().saturating_sub(2)) } else { self.pop_mark()? };
-                    let Some(Obj::Dict(entries)) = self.top_obj() else {
-                        return Err(format!("expected a dict to set items on at pickle offset {at}"));
+                    let entries = match self.top_obj() {
+                        Some(Obj::Dict(entries)) => entries,
+                        // A dict subclass built by REDUCE (a defaultdict, a
+                        // framework's own mapping): its items are dropped.
+                        Some(Obj::Placeholder { .. }) => continue,
+                        _ => return Err(format!("expected a dict to set items on at pickle offset {at}")),
                     };
                     let mut items = items.into_iter();
                     while let (Some(k), Some(v)) = (items.next(), items.next()) {
@@ -726,7 +730,8 @@ fn allowed(module: &str, name: &str) -> bool {
         "types" => name == "SimpleNamespace",
         "io" | "_io" => name == "BytesIO",
         "_codecs" => name == "encode",
-        "builtins" | "__builtin__" => matches!(name, "set" | "frozenset" | "bytearray" | "bytes" | "slice" | "complex" | "range"),
+        // Types only, named as a defaultdict's factory or a REDUCE's class.
+        "builtins" | "__builtin__" => matches!(name, "set" | "frozenset" | "bytearray" | "bytes" | "slice" | "complex" | "range" | "list" | "dict" | "int" | "float" | "str" | "tuple" | "bool" | "object"),
         "datetime" => matches!(name, "timedelta" | "datetime" | "date" | "time" | "timezone"),
         "pathlib" => matches!(name, "Path" | "PosixPath" | "WindowsPath" | "PurePath" | "PurePosixPath" | "PureWindowsPath"),
         "numpy" => matches!(name, "ndarray" | "dtype") || numpy_scalar_type(name),
@@ -848,6 +853,13 @@ mod tests {
             tree.scalars,
             vec![("args.tp".into(), Scalar::Int(2)), ("args.lr".into(), Scalar::Float(0.5)), ("it".into(), Scalar::Int(10))]
         );
+    }
+
+    #[test]
+    fn checkpoint_mode_reads_past_a_defaultdict() {
+        // pickle.dumps({'d': defaultdict(list, x=[1]), 'it': 3}, protocol=2): REDUCE(defaultdict, (list,)), then SETITEM on it.
+        let p = b"\x80\x02}q\x00(X\x01\x00\x00\x00dq\x01ccollections\ndefaultdict\nq\x02c__builtin__\nlist\nq\x03\x85q\x04Rq\x05X\x01\x00\x00\x00xq\x06]q\x07K\x01asX\x02\x00\x00\x00itq\x08K\x03u.";
+        assert_eq!(load_tree(p).unwrap().scalars, vec![("it".into(), Scalar::Int(3))]);
     }
 
     #[test]
