@@ -10,6 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 MSPROBE_PYTHON="$(scripts/setup-python-env.sh | tail -n 1)"
 export MSPROBE_PYTHON
+# The HTML report's browser test needs headless Chromium.
+scripts/setup-browser.sh >/dev/null
 cargo test --workspace "$@"
 if [ $# -eq 0 ]; then
     scripts/test-wheel.sh

@@ -15,13 +15,13 @@ use rayon::prelude::*;
 use runtime::compare::Status;
 use runtime::limits::{Limit, Limits, TooLarge};
 use runtime::replay::{replay_within, Rows};
-use runtime::report::{write_report, DetailRow, ResultRow};
+use runtime::report::{write_html, write_report, DetailRow, HtmlArg, HtmlCall, HtmlFrame, HtmlReport, ResultRow};
 use runtime::spec::Replay;
 
 use crate::bridge;
 use crate::config::{DataMode, OpConfig};
 use crate::error::{exit, Error};
-use crate::model::{ApiName, Direction, Framework};
+use crate::model::{ApiCall, ApiName, Arg, Direction, Framework, Stat};
 use crate::select::ApiSelector;
 use crate::source::{self, Group, Source};
 
@@ -54,6 +54,9 @@ pub struct Options {
     pub output_dir: PathBuf,
     /// `--tensor-size-limit` and `--memory-budget`.
     pub limits: Limits,
+    /// `--html [FILE]`: also write the HTML report, to FILE or (`Some(None)`)
+    /// to `replay_report_<stamp>.html` in the output folder.
+    pub html: Option<Option<PathBuf>>,
 }
 
 /// What a replay produced.
@@ -62,6 +65,8 @@ pub struct ReplayReport {
     pub rows: Rows,
     /// The CSVs written: (details, result).
     pub files: (PathBuf, PathBuf),
+    /// The HTML report written, with `--html`.
+    pub html: Option<PathBuf>,
 }
 
 impl ReplayReport {
@@ -94,6 +99,8 @@ fn direction_of(wanted: Option<Direction>, g: &Group) -> Option<Direction> {
 struct Prepared {
     replay: Replay,
     need: u64,
+    /// The call's arguments as the HTML report shows them (only with `--html`).
+    args: Vec<HtmlArg>,
 }
 
 /// A size refusal as the command's error, naming the flag that sets the limit.
@@ -115,7 +122,8 @@ fn prepare(opts: &Options, source: &Source, g: &Group, direction: Direction) -> 
     }
     let replay = bridge::to_replay(&call, opts.framework, &opts.config, direction, source.data_dir(), !opts.emulate);
     let need = opts.limits.check(&replay).map_err(|e| too_large(g, &e))?;
-    Ok(Prepared { replay, need })
+    let args = if opts.html.is_some() { html_args(&call, opts.framework) } else { vec![] };
+    Ok(Prepared { replay, need, args })
 }
 
 /// Replays a prepared call: its rows, or its broken input (an unreadable
@@ -207,27 +215,122 @@ pub fn run(opts: &Options) -> Result<ReplayReport, Error> {
     if jobs.is_empty() {
         return Err(Error::selection(file, "propagation is backward, but no selected API has a backward entry"));
     }
-    let per_api: Vec<Rows> = match &opts.scope {
+    let (per_api, mut args): (Vec<Rows>, Vec<Vec<HtmlArg>>) = match &opts.scope {
         // One call: a broken input is the command's error (no CSV).
         Scope::One(_) => {
             let (g, d) = jobs[0];
-            vec![run_prepared(opts, g, &prepare(opts, &source, g, d)?)?]
+            let p = prepare(opts, &source, g, d)?;
+            (vec![run_prepared(opts, g, &p)?], vec![p.args])
         }
         Scope::Many(_) => {
             let prepared: Vec<_> = jobs.par_iter().map(|&(g, d)| (g, d, prepare(opts, &source, g, d))).collect();
             let need = |(_, _, p): &(&Group, Direction, Result<Prepared, Error>)| p.as_ref().map_or(0, |p| p.need);
-            within_budget(&prepared, need, opts.limits.memory_budget, rayon::current_num_threads(), |(g, d, p)| {
+            let rows = within_budget(&prepared, need, opts.limits.memory_budget, rayon::current_num_threads(), |(g, d, p)| {
                 p.as_ref().map_err(|e| skip_rows(g, *d, e)).and_then(|p| run_prepared(opts, g, p).map_err(|e| skip_rows(g, *d, &e))).unwrap_or_else(|rows| rows)
-            })
+            });
+            (rows, prepared.into_iter().map(|(_, _, p)| p.map(|p| p.args).unwrap_or_default()).collect())
         }
     };
     let mut rows = Rows::default();
+    let mut ranges = Vec::with_capacity(per_api.len());
     for r in per_api {
+        let start = rows.details.len();
         rows.details.extend(r.details);
+        ranges.push(start..rows.details.len());
         rows.results.extend(r.results);
     }
     let files = write_report(Path::new(&opts.output_dir), &rows.details, &rows.results, config.standard)?;
-    Ok(ReplayReport { rows, files })
+    let html = match &opts.html {
+        None => None,
+        Some(target) => {
+            let path = target.clone().unwrap_or_else(|| runtime::report::default_html_path(&opts.output_dir));
+            let (stacks, stack_note) = match source::stack::read_stacks(&file) {
+                Ok(s) => (s, String::new()),
+                Err(note) => (source::stack::Stacks::default(), note),
+            };
+            let calls = jobs
+                .iter()
+                .zip(ranges)
+                .zip(args.iter_mut())
+                .map(|((&(g, _), rows), args)| HtmlCall {
+                    api: g.name.to_string(),
+                    rows,
+                    args: std::mem::take(args),
+                    stack: stacks
+                        .frames(&g.name.key(Direction::Forward))
+                        .into_iter()
+                        .map(|f| HtmlFrame { file: f.file, line: f.line, function: f.function, code: f.code, user: f.user })
+                        .collect(),
+                })
+                .collect();
+            let report = HtmlReport {
+                title: file.display().to_string(),
+                framework: opts.framework.as_str().to_string(),
+                standard: config.standard.as_str().to_string(),
+                tested: if opts.emulate { "emulated device (--emulate)".into() } else { "the dump's recorded outputs where present, else the emulated device (see each Message)".into() },
+                command: std::env::args().map(|a| if a.contains(' ') { format!("'{a}'") } else { a }).collect::<Vec<_>>().join(" "),
+                generated: runtime::report::stamp_now(),
+                stack_note,
+                repro: repro_command(opts.framework, &file),
+                details: &rows.details,
+                calls,
+            };
+            write_html(&path, &report)?;
+            Some(path)
+        }
+    };
+    Ok(ReplayReport { rows, files, html })
+}
+
+/// The command that writes a call's repro script from this dump, with
+/// `{API_RE}` where the page puts the call's name as a regex (`^Torch\.matmul\.0$`).
+fn repro_command(framework: Framework, dump: &Path) -> String {
+    format!(
+        "msprobe -f {} op_generate -i config_op.json -o ./op_repro --filter '{{API_RE}}'   # config_op.json: {{\"dump_json_path\": \"{}\"}}",
+        framework.as_str(),
+        dump.display()
+    )
+}
+
+/// A recorded statistic as text.
+fn stat_text(s: &Stat) -> String {
+    match s {
+        Stat::Num(x) => runtime::pyfmt::format_g6(*x),
+        Stat::Bool(b) => if *b { "True" } else { "False" }.into(),
+        Stat::Missing => "-".into(),
+    }
+}
+
+/// One argument (a list flattened as `name[i]`) as the report shows it.
+fn push_arg(out: &mut Vec<HtmlArg>, name: String, a: &Arg, framework: Framework) {
+    match a {
+        Arg::Tensor(t) => out.push(HtmlArg { name, dtype: framework.dtype_name(t.dtype), shape: format!("{:?}", t.shape), min: stat_text(&t.min), max: stat_text(&t.max) }),
+        Arg::List(items) if items.iter().any(|i| matches!(i, Arg::Tensor(_))) && items.len() <= 64 => {
+            for (i, x) in items.iter().enumerate() {
+                push_arg(out, format!("{name}[{i}]"), x, framework);
+            }
+        }
+        other => {
+            let text = format!("{other:?}");
+            let text = if text.len() > 120 { format!("{}...", &text[..text.char_indices().nth(117).map_or(text.len(), |(i, _)| i)]) } else { text };
+            out.push(HtmlArg { name, dtype: "value".into(), shape: String::new(), min: text, max: String::new() })
+        }
+    }
+}
+
+/// The arguments and recorded outputs of a call.
+fn html_args(call: &ApiCall, framework: Framework) -> Vec<HtmlArg> {
+    let mut out = vec![];
+    for (i, a) in call.forward.args.iter().enumerate() {
+        push_arg(&mut out, format!("args[{i}]"), a, framework);
+    }
+    for (k, a) in &call.forward.kwargs {
+        push_arg(&mut out, format!("kwargs.{k}"), a, framework);
+    }
+    for (i, a) in call.forward.outputs.iter().enumerate() {
+        push_arg(&mut out, format!("output[{i}]"), a, framework);
+    }
+    out
 }
 
 #[cfg(test)]

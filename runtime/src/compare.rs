@@ -28,6 +28,43 @@ const PARALLEL_MIN: usize = 1 << 17;
 /// is recomputed on values divided by their max-abs, as NumPy's code does.
 const SAFE_MAGNITUDE: std::ops::RangeInclusive<f64> = 1e-100..=1e100;
 
+/// Bins of [`Metrics::rel_hist`], the histogram of the element-wise relative
+/// errors `|t - b| / (|b| + 1e-8 * [b == 0])` over the pairs finite on both
+/// sides, counted in the metric pass itself: bin 0 holds exact matches,
+/// bin 1 errors below `2^HIST_MIN_EXP`, bin `i` in `2..HIST_BINS - 1` errors
+/// in `[2^(HIST_MIN_EXP + 3(i-2)), 2^(HIST_MIN_EXP + 3(i-1)))` (log-spaced,
+/// about 0.9 decade each), the last bin errors of `2^(HIST_MIN_EXP + 3(HIST_BINS-3))`
+/// (512) and more. The bin is read off the float's exponent bits: no log.
+pub const HIST_BINS: usize = 18;
+/// The binary exponent of the lower edge of bin 2 (2^-36 ≈ 1.5e-11).
+pub const HIST_MIN_EXP: i32 = -36;
+
+/// The lower edge of histogram bin `i` (0 for bins 0 and 1).
+pub fn hist_lower_edge(i: usize) -> f64 {
+    if i < 2 { 0.0 } else { 2f64.powi(HIST_MIN_EXP + 3 * (i as i32 - 2)) }
+}
+
+/// The histogram bin of a nonzero relative error by its biased exponent
+/// (0 for subnormals, which fall in bin 1).
+static BIN_OF_EXP: [u8; 2048] = {
+    let mut t = [0u8; 2048];
+    let mut e = 0;
+    while e < 2048 {
+        let k = e as i32 - 1023 - HIST_MIN_EXP;
+        let bin = if k < 0 { 1 } else { 2 + k as usize / 3 };
+        t[e] = if bin > HIST_BINS - 1 { (HIST_BINS - 1) as u8 } else { bin as u8 };
+        e += 1;
+    }
+    t
+};
+
+/// The histogram bin of a finite, non-negative relative error.
+#[inline(always)]
+fn rel_bin(r: f64) -> usize {
+    let bits = r.to_bits();
+    usize::from(BIN_OF_EXP[(bits >> 52) as usize & 0x7ff]) * usize::from(bits << 1 != 0)
+}
+
 /// The verdict of one details row, as the report writes it. The order is
 /// the severity a result row and the exit code take the worst of:
 /// `Pass < Warning < Skip < Error`.
@@ -96,6 +133,8 @@ pub struct Metrics {
     pub bench_inf: usize,
     /// True when NaN positions, Inf positions or Inf signs differ.
     pub nonfinite_differ: bool,
+    /// Element-wise relative errors over the finite pairs, binned (see [`HIST_BINS`]).
+    pub rel_hist: [u64; HIST_BINS],
 }
 
 /// Compares `tested` against `bench`, element by element.
@@ -185,6 +224,7 @@ struct Partial {
     b_nan: usize,
     b_inf: usize,
     differ: bool,
+    hist: [u64; HIST_BINS],
 }
 
 /// Lanes of the fast pass: independent accumulators the compiler can keep
@@ -206,7 +246,8 @@ impl Partial {
     /// makes a sum of squares non-finite, and then `None` is returned.
     fn fast<T: Element>(tested: &[T], bench: &[T]) -> Option<Self> {
         let mut acc = [[0.0f64; LANES]; 7]; // dot, tt, bb, max_t, max_b, max_abs, max_rel
-        let lane = |k: usize, t: f64, b: f64, acc: &mut [[f64; LANES]; 7]| {
+        let mut hist = [0u64; HIST_BINS];
+        let lane = |k: usize, t: f64, b: f64, acc: &mut [[f64; LANES]; 7]| -> f64 {
             let d = (t - b).abs();
             let den = b.abs() + if b == 0.0 { 1e-8 } else { 0.0 };
             acc[0][k] += t * b;
@@ -215,18 +256,34 @@ impl Partial {
             acc[3][k] = fmax(acc[3][k], t.abs());
             acc[4][k] = fmax(acc[4][k], b.abs());
             acc[5][k] = fmax(acc[5][k], d);
-            acc[6][k] = fmax(acc[6][k], d / den);
+            let rel = d / den;
+            acc[6][k] = fmax(acc[6][k], rel);
+            rel
+        };
+        // The bins of a block's relative errors, counted after its
+        // arithmetic so that stays vectorized: a table lookup on the
+        // exponent bits, no branch. (A NaN or Inf makes the pass invalid
+        // anyway, checked below; its bin is then discarded.)
+        let mut count = |rels: &[f64]| {
+            for &r in rels {
+                let bits = r.to_bits();
+                hist[usize::from(BIN_OF_EXP[(bits >> 52) as usize & 0x7ff]) * usize::from(bits << 1 != 0)] += 1;
+            }
         };
         let (tc, bc) = (tested.chunks_exact(LANES), bench.chunks_exact(LANES));
         let (tr, br) = (tc.remainder(), bc.remainder());
         for (t, b) in tc.zip(bc) {
+            let mut rels = [0.0f64; LANES];
             for k in 0..LANES {
-                lane(k, t[k].widen(), b[k].widen(), &mut acc);
+                rels[k] = lane(k, t[k].widen(), b[k].widen(), &mut acc);
             }
+            count(&rels);
         }
+        let mut rels = [0.0f64; LANES];
         for (k, (&t, &b)) in tr.iter().zip(br).enumerate() {
-            lane(k, t.widen(), b.widen(), &mut acc);
+            rels[k] = lane(k, t.widen(), b.widen(), &mut acc);
         }
+        count(&rels[..tr.len()]);
         let sum = |a: &[f64; LANES]| a.iter().sum::<f64>();
         let max = |a: &[f64; LANES]| a.iter().fold(0.0f64, |m, &x| fmax(m, x));
         let p = Partial {
@@ -238,6 +295,7 @@ impl Partial {
             max_b: max(&acc[4]),
             max_abs: max(&acc[5]),
             max_rel: max(&acc[6]),
+            hist,
             ..Partial::default()
         };
         (p.tt.is_finite() && p.bb.is_finite() && p.dot.is_finite() && p.max_abs.is_finite() && p.max_rel.is_finite()).then_some(p)
@@ -264,7 +322,11 @@ impl Partial {
             p.max_b = fmax(p.max_b, b.abs());
             let diff = (t - b).abs();
             p.max_abs = fmax(p.max_abs, diff);
-            p.max_rel = fmax(p.max_rel, diff / if b == 0.0 { 1e-8 } else { b.abs() });
+            let rel = diff / if b == 0.0 { 1e-8 } else { b.abs() };
+            p.max_rel = fmax(p.max_rel, rel);
+            if finite && rel.is_finite() {
+                p.hist[rel_bin(rel)] += 1;
+            }
         }
         p
     }
@@ -283,6 +345,9 @@ impl Partial {
         self.b_nan += o.b_nan;
         self.b_inf += o.b_inf;
         self.differ |= o.differ;
+        for (h, o) in self.hist.iter_mut().zip(&o.hist) {
+            *h += o;
+        }
         self
     }
 }
@@ -329,6 +394,7 @@ fn compare_with<T: Element>(tested: &[T], bench: &[T], parallel: bool) -> Result
         bench_nan: p.b_nan,
         bench_inf: p.b_inf,
         nonfinite_differ: p.differ,
+        rel_hist: p.hist,
     })
 }
 
@@ -425,6 +491,7 @@ mod tests {
             bench_nan: 1,
             bench_inf: 0,
             nonfinite_differ: true,
+            rel_hist: [0; HIST_BINS],
         };
         assert_eq!(
             r.status(0.99, 0.0001),
@@ -455,6 +522,26 @@ mod tests {
         assert!((tiny.cosine - 1.0).abs() < 1e-15);
         let mixed = m(&[1e-200, 0.0], &[0.0, 1e-200]);
         assert_eq!(mixed.cosine, 0.0);
+    }
+
+    #[test]
+    fn relative_error_histogram_counts_finite_pairs_by_log_bin() {
+        // rel errors: 0, 0.25, 1e-12 (below 2^-36), 1000 (overflow bin); NaN pair not counted.
+        let r = m(&[1.0, 5.0, 1.0 + 1e-12, 1001.0, NAN], &[1.0, 4.0, 1.0, 1.0, NAN]);
+        assert_eq!(r.rel_hist.iter().sum::<u64>(), 4);
+        assert_eq!((r.rel_hist[0], r.rel_hist[1], r.rel_hist[HIST_BINS - 1]), (1, 1, 1));
+        // 0.25 = 2^-2: k = 34, bin 2 + 11 = 13, whose range [2^-3, 2^0) holds it.
+        assert_eq!(r.rel_hist[13], 1);
+        assert!(hist_lower_edge(13) <= 0.25 && 0.25 < hist_lower_edge(14));
+        // The fast pass (all finite, more than one block of lanes) bins the same.
+        let b: Vec<f64> = (1..=20).map(f64::from).collect();
+        let mut t = b.clone();
+        t[3] *= 1.25; // rel 0.25
+        t[17] += 1e-12 * t[17]; // rel ~1e-12: bin 1
+        let f = m(&t, &b);
+        assert_eq!(f.rel_hist.iter().sum::<u64>(), 20);
+        assert_eq!((f.rel_hist[0], f.rel_hist[1], f.rel_hist[13]), (18, 1, 1));
+        assert_eq!(compare_f32(&[1.0, 0.0], &[1.0, 0.0]).unwrap().rel_hist[0], 2);
     }
 
     #[test]

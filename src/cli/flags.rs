@@ -120,6 +120,9 @@ enum Command {
         /// The memory the calls replayed at once may use, by estimate (tensor bytes as float64 × 4 copies), e.g. 16G; a call estimated over it alone is not replayed (default: 1/2 of the available memory).
         #[arg(long, value_name = "NUM+SUFFIX?", value_parser = byte_size)]
         memory_budget: Option<u64>,
+        /// Also write a self-contained HTML report (summary, the step as a chart, a sortable table, per-call details) to FILE (default: replay_report_<stamp>.html in the output folder).
+        #[arg(long, value_name = "FILE", num_args = 0..=1)]
+        html: Option<Option<PathBuf>>,
     },
     /// Compare two SingleSave runs array by array (msprobe's SingleComparator): one <key>.xlsx per key.
     #[command(name = "single_compare")]
@@ -273,7 +276,7 @@ fn options(cli: Cli) -> Result<Options, Error> {
             let opts = op_generate::Options { framework, config, out_dir: api_output_path, lang, check, runtime, mode };
             Ok(Options::OpGenerate { opts, config_input, unknown_keys, quiet })
         }
-        Command::Replay { config_input, dump, filter: regex, shard, propagation, emulate, data_mode, output_dir, top, standard, allow_skip, tensor_size_limit, memory_budget } => {
+        Command::Replay { config_input, dump, filter: regex, shard, propagation, emulate, data_mode, output_dir, top, standard, allow_skip, tensor_size_limit, memory_budget, html } => {
             let framework = framework(cli.framework, "replay")?;
             let filter = filter(regex)?;
             let mut config = match (&config_input, &dump) {
@@ -294,7 +297,7 @@ fn options(cli: Cli) -> Result<Options, Error> {
             };
             let available = Limits::from_available_memory();
             let limits = Limits { tensor_bytes: tensor_size_limit.unwrap_or(available.tensor_bytes), memory_budget: memory_budget.unwrap_or(available.memory_budget) };
-            let opts = replay::Options { framework, config, scope, propagation: direction, emulate, allow_skip, output_dir, limits };
+            let opts = replay::Options { framework, config, scope, propagation: direction, emulate, allow_skip, output_dir, limits, html };
             Ok(Options::Replay { opts, top })
         }
         Command::SingleCompare { dir1, dir2, output_path, num_processes } => Ok(Options::SingleCompare(single_compare::Options { dir1, dir2, output_path, jobs: usize::from(num_processes) })),

@@ -81,6 +81,9 @@ pub fn replay(report: &ReplayReport, top: usize) {
         report.files.1.display(),
         report.files.0.display()
     );
+    if let Some(html) = &report.html {
+        eprintln!("wrote {}", html.display());
+    }
 }
 
 /// `single_compare`: each workbook written, the keys found in one run

@@ -17,6 +17,7 @@
 
 mod extract;
 pub mod ops;
+pub mod stack;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -170,12 +170,13 @@ fn compare_values(call: &Call, name: String, backward: bool, tested: &Tested, be
                 judged.status = judged.status.max(Status::Warning);
                 quirk = quirks::OTHER_LAYOUT;
             }
-            let (cosine, max_abs, max_rel) = match crate::compare::compare(&tv, &bv) {
-                Ok(m) if m.len > 0 => (Some(m.cosine), Some(m.max_abs), Some(m.max_rel)),
-                _ => (None, None, None),
+            let (cosine, max_abs, max_rel, hist) = match crate::compare::compare(&tv, &bv) {
+                Ok(m) if m.len > 0 => (Some(m.cosine), Some(m.max_abs), Some(m.max_rel), Some(m.rel_hist.to_vec())),
+                _ => (None, None, None, None),
             };
             DetailRow {
                 cosine,
+                hist,
                 max_abs,
                 max_rel,
                 status: judged.status,
@@ -213,6 +214,7 @@ fn compare_values(call: &Call, name: String, backward: bool, tested: &Tested, be
                     cosine: m.as_ref().map(|m| m.cosine),
                     max_abs: m.as_ref().map(|m| m.max_abs),
                     max_rel: m.as_ref().map(|m| m.max_rel),
+                    hist: m.as_ref().map(|m| m.rel_hist.to_vec()),
                     rule: judged.rule.to_string(),
                     metrics: judged.metrics,
                     ..row(judged.status, judged.message)

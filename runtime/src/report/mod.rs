@@ -6,9 +6,11 @@
 //! line ends, file names and permissions, and the same atomic write.
 
 mod csv;
+mod html;
 mod stamp;
 mod table;
 
+pub use html::{render_html, write_html, HtmlArg, HtmlCall, HtmlFrame, HtmlReport};
 pub use table::{ranked, ranked_table};
 
 use std::fs;
@@ -51,12 +53,15 @@ pub struct DetailRow {
     pub rule: String,
     /// The rule's own metrics (`name=value; ...`), empty when none.
     pub metrics: String,
+    /// The element-wise relative errors binned by the metric pass
+    /// ([`crate::compare::Metrics::rel_hist`]); not in the CSVs (the HTML report shows it).
+    pub hist: Option<Vec<u64>>,
 }
 
 impl DetailRow {
     /// A row that compared nothing: a call that failed or was skipped.
     pub fn uncompared(api_name: String, status: Status, message: String) -> DetailRow {
-        DetailRow { api_name, bench_dtype: None, tested_dtype: None, shape: None, cosine: None, max_abs: None, max_rel: None, status, message, rule: String::new(), metrics: String::new() }
+        DetailRow { api_name, bench_dtype: None, tested_dtype: None, shape: None, cosine: None, max_abs: None, max_rel: None, status, message, rule: String::new(), metrics: String::new(), hist: None }
     }
 }
 
@@ -121,6 +126,17 @@ pub fn write_report(dir: impl AsRef<Path>, details: &[DetailRow], results: &[Res
     write(&details_path, csv::encode(&header, &details.iter().map(cells).collect::<Vec<_>>()))?;
     write(&result_path, csv::encode(&RESULT_HEADER, &results.iter().map(result_cells).collect::<Vec<_>>()))?;
     Ok((details_path, result_path))
+}
+
+/// The default HTML report path in `dir`: `replay_report_<stamp>.html`,
+/// stamped with the local time now as the CSVs are.
+pub fn default_html_path(dir: &Path) -> PathBuf {
+    dir.join(format!("replay_report_{}.html", stamp::local_stamp(stamp::now())))
+}
+
+/// The local time now as the reports stamp it (`YYYYMMDDHHMMSS`).
+pub fn stamp_now() -> String {
+    stamp::local_stamp(stamp::now())
 }
 
 /// The first pair of names, from the stamp of `now` on, of which neither exists.
