@@ -337,13 +337,15 @@ impl Drop for ScratchDir {
     }
 }
 
-/// `nan_analyze`'s readers: the bytes as `construct.json` and as
-/// `stack.json` (an error names the file; a chain ends, also on cycles),
+/// `nan_analyze`'s readers: the bytes as `construct.json` (an error names
+/// the file; a chain ends, also on cycles) and as `stack.json` (both views:
+/// msprobe's lookup and the typed frames; an error is one line),
 /// then as the `dump.json` of two ranks of a step analysed whole (an error
 /// names a file of the step; a report reads back as JSON with msprobe's
 /// tokens).
 pub fn nan_analyze(data: &[u8]) {
-    use msprobe::nan_analyze::{self, construct::Construct, stack::Stack};
+    use msprobe::nan_analyze::{self, construct::Construct};
+    use msprobe::source::stack::{StackFile, Stacks};
     let path = Path::new("fuzz/construct.json");
     match Construct::parse(path, data) {
         Ok(c) => {
@@ -352,10 +354,12 @@ pub fn nan_analyze(data: &[u8]) {
         }
         Err(e) => names_file(&e.to_string(), path),
     }
-    let path = Path::new("fuzz/stack.json");
-    match Stack::parse(path, data) {
-        Ok(s) => _ = s.frames("Torch.add.0.forward"),
-        Err(e) => names_file(&e.to_string(), path),
+    match StackFile::parse(data) {
+        Ok(s) => {
+            _ = s.frames_of("Torch.add.0.forward");
+            _ = Stacks::from_file(&s).frames("Torch.add.0.forward");
+        }
+        Err(e) => assert!(!e.contains('\n'), "{e}"),
     }
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let dir = ScratchDir(std::env::temp_dir().join(format!("msprobe-fuzz-nan-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))));

@@ -6,14 +6,13 @@
 //! (through [`crate::source::ops`]) into the ops the phases need; [`graph`]
 //! connects the communication ops across ranks; [`search`] runs the three
 //! phases; [`report`] writes what was found, with [`construct`] and
-//! [`stack`] read from each rank's folder.
+//! `stack.json` ([`crate::source::stack`]) read from each rank's folder.
 
 pub mod construct;
 pub mod graph;
 pub mod ranks;
 pub mod report;
 pub mod search;
-pub mod stack;
 pub mod walk;
 
 use std::path::PathBuf;
@@ -24,7 +23,7 @@ use crate::error::Error;
 use construct::Construct;
 use report::RankFiles;
 use search::Phase;
-use stack::Stack;
+use crate::source::stack::StackFile;
 
 /// What to analyse and where the report goes.
 #[derive(Debug, Clone)]
@@ -55,11 +54,11 @@ pub struct Outcome {
 /// and checked before anything is written.
 pub fn run(opts: &Options) -> Result<Outcome, Error> {
     let dirs = ranks::discover(&opts.input)?;
-    let read: Vec<(walk::RankOps, Construct, Stack)> = dirs
+    let read: Vec<(walk::RankOps, Construct, StackFile)> = dirs
         .par_iter()
         .map(|d| {
             let ops = walk::walk(d.rank, &d.dump)?;
-            Ok((ops, Construct::read(&d.construct)?, Stack::read(&d.stack)?))
+            Ok((ops, Construct::read(&d.construct)?, StackFile::read(&d.stack).map_err(|e| Error::selection(&d.stack, e))?))
         })
         .collect::<Result<_, Error>>()?;
     let ranks: Vec<i64> = dirs.iter().map(|d| d.rank).collect();

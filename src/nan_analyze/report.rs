@@ -14,7 +14,7 @@ use crate::source::ops::{data_info, RawJson};
 
 use super::construct::Construct;
 use super::graph::DataNode;
-use super::stack::Stack;
+use crate::source::stack::StackFile;
 
 /// One reported op.
 #[derive(serde::Serialize)]
@@ -22,7 +22,7 @@ struct NodeInfo {
     op_name: String,
     data_info: RawJson,
     construct_info: Vec<String>,
-    stack_info: Value,
+    stack_info: RawJson,
 }
 
 /// What the report needs of a rank.
@@ -34,7 +34,7 @@ pub struct RankFiles<'a> {
     /// Its construct.json.
     pub construct: &'a Construct,
     /// Its stack.json.
-    pub stack: &'a Stack,
+    pub stack: &'a StackFile,
 }
 
 /// The report's text: `{"rank_N": [node, ...], ...}`.
@@ -47,7 +47,7 @@ pub fn render(nodes: &[DataNode], ranks: &[RankFiles]) -> Result<String, Error> 
             op_name: op.clone(),
             data_info: data_info(files.dump, &n.loc, op.contains("forward"))?,
             construct_info: files.construct.chain(op),
-            stack_info: files.stack.frames(op),
+            stack_info: files.stack.frames_of(op),
         };
         match by_rank.iter_mut().find(|(r, _)| *r == n.rank) {
             Some((_, list)) => list.push(info),

@@ -65,7 +65,7 @@ pub struct OpStats {
 /// [`nonfinite::to_msprobe_json`]).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(transparent)]
-pub struct RawJson(Value);
+pub struct RawJson(pub(super) Value);
 
 /// Python's truth value of a JSON value.
 fn truthy(v: &Value) -> bool {

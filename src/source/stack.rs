@@ -1,14 +1,61 @@
-//! `stack.json` beside a dump, read for reports: the Python call stack
-//! msprobe recorded for each API call, as typed frames. Two layouts are
-//! read: `{"0": [[op names], [frames]], ...}` (msprobe 8) and
+//! `stack.json` beside a dump: the Python call stack msprobe recorded for
+//! each API call. The one reader of the file: [`StackFile`] is its items as
+//! msprobe reads them (`nan_analyze` copies their frames unchanged, looked
+//! up by msprobe's rule), [`Stacks`] the typed frames reports show. Two
+//! layouts: `{"0": [[op names], [frames]], ...}` (msprobe 8) and
 //! `{"<Prefix.op.N.direction>": [frames], ...}` (older dumps). A frame is
 //! msprobe's text `File <path>, line <n>, in <function>, \n <code>`.
-//! Raw JSON stops here: callers get [`Frame`]s.
+//! Raw JSON stops here: callers get [`Frame`]s or opaque [`RawJson`].
 
 use std::collections::HashMap;
 use std::path::Path;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
+
+use super::ops::RawJson;
+
+/// The items of a `stack.json`, in file order: (key, the list it holds).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct StackFile(Vec<(String, Vec<Value>)>);
+
+impl StackFile {
+    /// Parses the file's text: an object whose values are lists (msprobe
+    /// refuses other values too).
+    pub fn parse(text: &[u8]) -> Result<StackFile, String> {
+        let v: Value = serde_json::from_slice(text).map_err(|e| format!("not valid JSON: {e}"))?;
+        let Value::Object(map) = v else {
+            return Err("expected an object {\"0\": [[op names], [frames]], ...}".into());
+        };
+        map.into_iter()
+            .map(|(k, v)| match v {
+                Value::Array(item) => Ok((k, item)),
+                _ => Err(format!("key {k:?}: expected a list [[op names], [frames]]")),
+            })
+            .collect::<Result<_, _>>()
+            .map(StackFile)
+    }
+
+    /// Reads the file at `path`; the error says why, without the path.
+    pub fn read(path: &Path) -> Result<StackFile, String> {
+        let text = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
+        StackFile::parse(&text)
+    }
+
+    /// msprobe's lookup (`nan_analyze`): the second element of the first
+    /// item of two or more whose first element holds `op` (Python's `in`:
+    /// an element of a list, a substring of a string, a key of an object),
+    /// or `{}` as msprobe writes when there is none.
+    pub fn frames_of(&self, op: &str) -> RawJson {
+        let holds = |names: &Value| match names {
+            Value::Array(a) => a.iter().any(|n| n.as_str() == Some(op)),
+            Value::String(s) => s.contains(op),
+            Value::Object(o) => o.contains_key(op),
+            _ => false,
+        };
+        let found = self.0.iter().find(|(_, item)| item.len() >= 2 && holds(&item[0])).map(|(_, item)| item[1].clone());
+        RawJson(found.unwrap_or(Value::Object(Map::new())))
+    }
+}
 
 /// One Python frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,18 +82,19 @@ pub struct Stacks {
 /// why there are none: a missing or malformed file is a note, never an error.
 pub fn read_stacks(dump_file: &Path) -> Result<Stacks, String> {
     let path = dump_file.parent().unwrap_or(Path::new(".")).join("stack.json");
-    let text = std::fs::read(&path).map_err(|e| format!("no call stacks: {}: {e}", path.display()))?;
-    Stacks::parse(&text).map_err(|e| format!("no call stacks: {}: {e}", path.display()))
+    StackFile::read(&path).map(|f| Stacks::from_file(&f)).map_err(|e| format!("no call stacks: {}: {e}", path.display()))
 }
 
 impl Stacks {
     /// Parses `stack.json`'s text.
     pub fn parse(text: &[u8]) -> Result<Stacks, String> {
-        let v: Value = serde_json::from_slice(text).map_err(|e| format!("not valid JSON: {e}"))?;
-        let Value::Object(map) = v else { return Err("expected an object".into()) };
+        StackFile::parse(text).map(|f| Stacks::from_file(&f))
+    }
+
+    /// The typed frames of a file's items, by op key.
+    pub fn from_file(file: &StackFile) -> Stacks {
         let mut by_key = HashMap::new();
-        for (k, v) in map {
-            let Value::Array(item) = v else { continue };
+        for (k, item) in &file.0 {
             match item.as_slice() {
                 // msprobe 8: [[names], [frames]]
                 [Value::Array(names), Value::Array(frames), ..] if names.iter().all(Value::is_string) => {
@@ -57,12 +105,12 @@ impl Stacks {
                 }
                 // older: key -> [frames]
                 frames if frames.iter().all(Value::is_string) => {
-                    by_key.entry(k).or_insert_with(|| frames.iter().filter_map(Value::as_str).map(parse_frame).collect());
+                    by_key.entry(k.clone()).or_insert_with(|| frames.iter().filter_map(Value::as_str).map(parse_frame).collect());
                 }
                 _ => {}
             }
         }
-        Ok(Stacks { by_key })
+        Stacks { by_key }
     }
 
     /// The frames of `key` (`Prefix.op.N.forward`), user frames first (each
@@ -115,5 +163,22 @@ mod tests {
         assert_eq!(s.frames("B.b.0.backward")[0].function, "g");
         assert!(s.frames("C.c.0.forward").is_empty());
         assert!(Stacks::parse(b"[1]").is_err() && Stacks::parse(b"{").is_err());
+    }
+
+    #[test]
+    fn msprobes_lookup_takes_the_first_item_naming_the_op() {
+        let text = br#"{"0": [["A.a.0.forward"], ["f0"]], "1": [["B.b.0.forward", "A.a.0.forward"], ["f1"]], "2": [["C"]], "3": ["xD.d.0.forwardx", "f3"]}"#;
+        let s = StackFile::parse(text).unwrap();
+        let json = |op: &str| serde_json::to_value(s.frames_of(op)).unwrap();
+        assert_eq!(json("A.a.0.forward"), serde_json::json!(["f0"]));
+        assert_eq!(json("B.b.0.forward"), serde_json::json!(["f1"]));
+        assert_eq!(json("D.d.0.forward"), serde_json::json!("f3"));
+        assert_eq!(json("C"), serde_json::json!({}));
+    }
+
+    #[test]
+    fn values_must_be_lists() {
+        assert_eq!(StackFile::parse(br#"{"0": [[], []], "1": {"a": 1}}"#).unwrap_err(), "key \"1\": expected a list [[op names], [frames]]");
+        assert_eq!(StackFile::parse(b"[1]").unwrap_err(), "expected an object {\"0\": [[op names], [frames]], ...}");
     }
 }
