@@ -4,6 +4,7 @@ name. Modes follow msprobe: folders 0o750, files 0o640."""
 
 import json
 import os
+import shutil
 import tempfile
 import threading
 
@@ -32,13 +33,14 @@ def make_dirs(path):
 
 
 def write_atomic(path, write):
-    """Calls `write(binary_file)` on a temporary file next to `path`, then
-    renames it to `path` (replacing an existing file)."""
+    """Calls `write(binary_file)` on a temporary file next to `path` (open
+    for reading too, so a zip can be appended to), then renames it to `path`
+    (replacing an existing file)."""
     folder, name = os.path.split(path)
     # A leading dot and a .tmp suffix: never taken for a .npy/.json by a reader.
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder or ".")
     try:
-        with os.fdopen(fd, "wb") as f:
+        with os.fdopen(fd, "w+b") as f:
             write(f)
         os.chmod(tmp, FILE_MODE)
         os.replace(tmp, path)
@@ -114,7 +116,9 @@ def update_zip(zip_path, entries):
     entries), but atomically and without duplicates: under the lock, the zip
     is rewritten to a temporary file (existing entries first, in their order,
     an entry with the same name replaced in place, new names appended) and
-    renamed over the old one. A reader never sees a half-written zip."""
+    renamed over the old one. A reader never sees a half-written zip. When
+    every name is new (each forward's dataset and weights), the old zip's
+    bytes are copied and the entries appended, without recompressing it."""
     import zipfile
 
     new = {}
@@ -140,6 +144,14 @@ def update_zip(zip_path, entries):
             except zipfile.BadZipFile as e:
                 raise RuntimeError(f"{zip_path} exists but is not a zip file ({e}); remove it or choose another output_zip_path") from None
 
+            def append(f):
+                with open(zip_path, "rb") as src:
+                    shutil.copyfileobj(src, f)
+                f.seek(0)
+                with zipfile.ZipFile(f, "a") as out:
+                    for name, data in new.items():
+                        out.writestr(info_for(name), data)
+
             def write(f):
                 written = set()
                 with zipfile.ZipFile(f, "w") as out:
@@ -158,7 +170,9 @@ def update_zip(zip_path, entries):
                             written.add(name)
                             out.writestr(info_for(name), data)
 
-            write_atomic(zip_path, write)
+            old_names = old_zip.namelist() if old_zip is not None else []
+            all_new = old_zip is not None and len(set(old_names)) == len(old_names) and not any(n in new for n in old_names)
+            write_atomic(zip_path, append if all_new else write)
         finally:
             if old_zip is not None:
                 old_zip.close()
