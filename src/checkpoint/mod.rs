@@ -16,12 +16,13 @@ pub mod merge;
 pub mod metrics;
 pub mod report;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use runtime::atomic::{write_atomic, WriteError, WriteOptions};
+use runtime::limits::Limits;
 use runtime::io::IoError;
 
 use crate::error::Error;
@@ -88,16 +89,21 @@ pub fn run(opts: &Options) -> Result<Outcome, Error> {
     let (bench, cmp) = (bench?, cmp?);
     let names = |params: &[merge::Param]| params.iter().map(|p| p.name.clone()).collect::<HashSet<String>>();
     let (in_bench, in_cmp) = (names(&bench), names(&cmp));
-    let pairs: Vec<(&merge::Param, &merge::Param)> =
-        bench.iter().filter_map(|b| cmp.iter().find(|c| c.name == b.name).map(|c| (b, c))).collect();
-    let rows = pairs
-        .par_iter()
-        .map(|(b, c)| {
-            let (mb, mc) = (merge::materialize(b)?, merge::materialize(c)?);
-            let m = metrics::metrics(&mb.shape, &mb.values, &mc.shape, &mc.values);
-            Ok((b.name.clone(), m, [mb.inconsistent, mc.inconsistent]))
-        })
-        .collect::<Result<Vec<(String, Metrics, [bool; 2])>, CheckpointError>>()?;
+    let by_name: HashMap<&str, &merge::Param> = cmp.iter().map(|c| (c.name.as_str(), c)).collect();
+    let pairs: Vec<(&merge::Param, &merge::Param)> = bench.iter().filter_map(|b| by_name.get(b.name.as_str()).map(|&c| (b, c))).collect();
+    let budget = Limits::from_available_memory().memory_budget;
+    let mut rows = Vec::with_capacity(pairs.len());
+    for batch in within_budget(&pairs, pair_bytes, budget) {
+        let done = batch
+            .par_iter()
+            .map(|(b, c)| {
+                let (mb, mc) = (merge::materialize(b)?, merge::materialize(c)?);
+                let m = metrics::metrics(&mb.shape, &mb.values, &mc.shape, &mc.values);
+                Ok((b.name.clone(), m, [mb.inconsistent, mc.inconsistent]))
+            })
+            .collect::<Result<Vec<(String, Metrics, [bool; 2])>, CheckpointError>>()?;
+        rows.extend(done);
+    }
 
     let only = [
         bench.iter().filter(|p| !in_cmp.contains(&p.name)).map(|p| p.name.clone()).collect(),
@@ -111,6 +117,45 @@ pub fn run(opts: &Options) -> Result<Outcome, Error> {
     refuse_existing(&opts.output)?;
     write_atomic(&opts.output, text.as_bytes(), WriteOptions::REPORT)?;
     Ok(Outcome { output: opts.output.clone(), compared: rows.len(), differing, only, inconsistent, zero_norm, elapsed: start.elapsed() })
+}
+
+/// The bytes comparing a pair holds at its peak, by estimate: each side's
+/// shards and their merged copy, as float32.
+fn pair_bytes((b, c): &(&merge::Param, &merge::Param)) -> u64 {
+    let side = |p: &merge::Param| p.shards.iter().map(|s| s.shape().iter().fold(1u64, |n, &d| n.saturating_mul(d as u64))).fold(0u64, u64::saturating_add);
+    side(b).saturating_add(side(c)).saturating_mul(4 * 2)
+}
+
+/// The items in order, in consecutive batches compared at once whose
+/// estimates fit `budget` together (an item over it alone is a batch of
+/// its own), so the parallel compare stays within the memory budget.
+fn within_budget<T>(items: &[T], estimate: impl Fn(&T) -> u64, budget: u64) -> Vec<&[T]> {
+    let mut batches = vec![];
+    let (mut start, mut used) = (0, 0u64);
+    for (i, item) in items.iter().enumerate() {
+        let bytes = estimate(item);
+        if i > start && used.saturating_add(bytes) > budget {
+            batches.push(&items[start..i]);
+            (start, used) = (i, 0);
+        }
+        used = used.saturating_add(bytes);
+    }
+    if start < items.len() {
+        batches.push(&items[start..]);
+    }
+    batches
+}
+
+#[cfg(test)]
+mod tests {
+    use super::within_budget;
+
+    #[test]
+    fn batches_fit_the_budget_and_an_oversized_item_stands_alone() {
+        let b = within_budget(&[3u64, 4, 2, 9, 1, 1], |&x| x, 7);
+        assert_eq!(b, vec![&[3u64, 4][..], &[2][..], &[9][..], &[1, 1][..]]);
+        assert!(within_budget(&[] as &[u64], |&x| x, 7).is_empty());
+    }
 }
 
 /// The parameters of one checkpoint.
