@@ -46,6 +46,10 @@ fn other_subcommands_reach_mindstudio_probe_unchanged_with_their_exit_code() {
     let o = run(env!("CARGO_BIN_EXE_msprobe"), probe.path(), &["--framework=mindspore", "run_ut", "--help"]);
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(stdout_json(&o)["argv"], serde_json::json!(["msprobe", "--framework=mindspore", "run_ut", "--help"]));
+    // Their own 117 is theirs, not "mindstudio-probe is not installed".
+    let o = run(env!("CARGO_BIN_EXE_msprobe"), probe.path(), &["-f", "pytorch", "compare", "117"]);
+    assert_eq!(o.status.code(), Some(117), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
 #[test]

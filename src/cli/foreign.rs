@@ -10,8 +10,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 
 /// The exit code of [`LAUNCHER`] when mindstudio-probe (or its `msprobe`
-/// console script) is not installed for the Python that ran it.
+/// console script) is not installed for the Python that ran it. It also
+/// creates the file [`MISSING_ENV`] names, so that mindstudio-probe's own
+/// exit 117 is never taken for "not installed".
 const NOT_INSTALLED: i32 = 117;
+
+/// The environment variable naming the file the launcher creates when
+/// mindstudio-probe is not installed.
+const MISSING_ENV: &str = "MSPROBE_RS_FOREIGN_MISSING";
 
 /// Runs mindstudio-probe's `msprobe` console-script entry (8.3.2:
 /// `msprobe.msprobe:main`, read from its metadata) as pip's script does:
@@ -26,6 +32,8 @@ try:
 except metadata.PackageNotFoundError:
     eps = []
 if not eps:
+    import os
+    open(os.environ["MSPROBE_RS_FOREIGN_MISSING"], "x").close()
     sys.exit(117)
 sys.argv[0] = "msprobe"
 sys.exit(eps[0].load()())
@@ -76,9 +84,12 @@ impl Forward {
     /// stdout and stderr inherited) and returns its exit code.
     pub fn run(&self) -> Result<u8, ForeignError> {
         let python = python();
-        let status = Command::new(&python).arg("-c").arg(LAUNCHER).args(&self.args).status();
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let missing = std::env::temp_dir().join(format!("msprobe-rs-foreign-{}-{nanos}", std::process::id()));
+        let status = Command::new(&python).arg("-c").arg(LAUNCHER).args(&self.args).env(MISSING_ENV, &missing).status();
+        let not_installed = std::fs::remove_file(&missing).is_ok();
         match status {
-            Ok(s) if s.code() == Some(NOT_INSTALLED) => Err(ForeignError::NotInstalled { command: self.command.clone(), python }),
+            Ok(s) if s.code() == Some(NOT_INSTALLED) && not_installed => Err(ForeignError::NotInstalled { command: self.command.clone(), python }),
             Ok(s) => Ok(exit_code(s)),
             Err(source) => Err(ForeignError::NoPython { command: self.command.clone(), python, source }),
         }
