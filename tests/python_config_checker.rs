@@ -12,33 +12,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-use common::{python, repo};
+use common::{python, repo, run_ok};
 use serde_json::{json, Value};
-
-/// Runs `code` as `test_script.py` in `dir` with the package on PYTHONPATH and
-/// no rank or binary variables from the caller's environment, then `env`.
-fn python_in(dir: &Path, code: &str, env: &[(&str, &str)]) -> Output {
-    let script = dir.join("test_script.py");
-    std::fs::write(&script, code).unwrap();
-    let mut cmd = Command::new(python());
-    cmd.arg(&script).current_dir(dir).env("PYTHONPATH", repo().join("python")).env("PYTHONDONTWRITEBYTECODE", "1");
-    for var in ["RANK", "RANK_ID", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "MSPROBE_BIN"] {
-        cmd.env_remove(var);
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.output().unwrap()
-}
-
-fn run_ok(dir: &Path, code: &str, env: &[(&str, &str)]) -> String {
-    let o = python_in(dir, code, env);
-    let (out, err) = (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned());
-    assert!(o.status.success(), "python failed ({:?})\nstdout:\n{out}\nstderr:\n{err}", o.status);
-    out
-}
 
 /// The JSON printed on the line starting with `tag `.
 fn tagged(out: &str, tag: &str) -> Value {

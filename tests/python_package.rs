@@ -10,34 +10,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-use common::{python, repo};
+use common::{python_in, run_ok};
 use serde_json::{json, Value};
-
-/// Runs `code` as a script in `dir` with the package on PYTHONPATH and no
-/// rank or binary variables from the caller's environment, then `env`.
-fn python_in(dir: &Path, code: &str, env: &[(&str, &str)]) -> Output {
-    let script = dir.join("test_script.py");
-    std::fs::write(&script, code).unwrap();
-    let mut cmd = Command::new(python());
-    cmd.arg(&script).current_dir(dir).env("PYTHONPATH", repo().join("python")).env("PYTHONDONTWRITEBYTECODE", "1");
-    for var in ["RANK", "RANK_ID", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "MSPROBE_BIN"] {
-        cmd.env_remove(var);
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.output().unwrap()
-}
-
-/// `python_in`, which must succeed; its stdout.
-fn run_ok(dir: &Path, code: &str, env: &[(&str, &str)]) -> String {
-    let o = python_in(dir, code, env);
-    let (out, err) = (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned());
-    assert!(o.status.success(), "python failed ({:?})\nstdout:\n{out}\nstderr:\n{err}", o.status);
-    out
-}
 
 /// Every path under `root`, relative, folders with a trailing '/', sorted.
 fn tree(root: &Path) -> Vec<String> {
