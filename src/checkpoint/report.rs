@@ -5,6 +5,8 @@
 
 use runtime::pyfmt::repr;
 
+use crate::render::literal::json_str;
+
 use super::metrics::{Metrics, Pair};
 
 /// The JSON text of the rows, in order.
@@ -15,7 +17,7 @@ pub fn render(rows: &[(String, Metrics)]) -> String {
     let mut out = String::from("{");
     for (i, (name, m)) in rows.iter().enumerate() {
         out.push_str(if i == 0 { "\n" } else { ",\n" });
-        out.push_str(&format!("    {}: {{\n", quoted(name)));
+        out.push_str(&format!("    {}: {{\n", json_str(name)));
         out.push_str(&format!("        \"l2\": {},\n", float(m.l2)));
         out.push_str(&format!("        \"cos\": {},\n", float(m.cos)));
         let numel = match &m.numel {
@@ -51,28 +53,6 @@ fn float(x: Option<f64>) -> String {
         Some(v) if v.is_infinite() => if v > 0.0 { "Infinity" } else { "-Infinity" }.into(),
         Some(v) => repr(v),
     }
-}
-
-/// A JSON string with Python's `ensure_ascii` escapes.
-fn quoted(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_ascii() && !c.is_ascii_control() => out.push(c),
-            c => {
-                for unit in c.encode_utf16(&mut [0; 2]) {
-                    out.push_str(&format!("\\u{unit:04x}"));
-                }
-            }
-        }
-    }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]

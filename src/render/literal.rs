@@ -43,6 +43,17 @@ pub fn py_str(s: &str) -> String {
     })
 }
 
+/// A JSON string as Python's `json.dump` writes it (`ensure_ascii`: other
+/// characters as `\uXXXX` UTF-16 units), for the files msprobe's formats
+/// hold.
+pub fn json_str(s: &str) -> String {
+    quoted(s, |out, c| {
+        for unit in c.encode_utf16(&mut [0; 2]) {
+            write!(out, "\\u{unit:04x}").unwrap();
+        }
+    })
+}
+
 /// A Python float literal that round-trips the value, non-finite ones included.
 pub fn py_float(x: f64) -> String {
     if x.is_nan() {
@@ -149,6 +160,11 @@ mod tests {
     fn strings_cannot_escape_their_quotes() {
         assert_eq!(py_str("a\"b\\c\n\"\"\"__import__('os')"), r#""a\"b\\c\n\"\"\"__import__('os')""#);
         assert_eq!(py_str("é\u{2028}😀\0"), r#""\xe9\u2028\U0001f600\x00""#);
+    }
+
+    #[test]
+    fn json_strings_are_pythons_ensure_ascii() {
+        assert_eq!(json_str("a\"b\\\t\u{e9}😀\u{1}"), r#""a\"b\\\t\u00e9\ud83d\ude00\u0001""#);
     }
 
     #[test]

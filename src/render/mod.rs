@@ -7,7 +7,7 @@
 //! the code; [`literal`] makes every value they place.
 
 mod api_map;
-mod literal;
+pub mod literal;
 mod python;
 mod rust;
 pub mod runtime_crate;
