@@ -41,6 +41,18 @@ pub struct Manifest {
     pub shard: Option<String>,
     /// Every script, sorted by file name.
     pub scripts: Vec<ManifestEntry>,
+    /// The shared module the scripts import (`--shared-module`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modules: Vec<ModuleEntry>,
+}
+
+/// A module the scripts import (`op_generate --shared-module`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModuleEntry {
+    /// File name inside the output folder.
+    pub file: String,
+    /// SHA-256 of the file's bytes, hex.
+    pub sha256: String,
 }
 
 /// Hex SHA-256 of `bytes`.

@@ -1,9 +1,15 @@
 //! Golden tests: generated scripts must match the files under golden/ byte
-//! for byte. `UPDATE_GOLDEN=1 cargo test --test golden` rewrites them; review
-//! the diff before committing.
+//! for byte. A standalone Python script is its head (golden/python/<framework>/,
+//! one per case) followed by the framework's machinery (golden/python/machinery/,
+//! once per framework); the package's generated tables
+//! (python/msprobe_rs/repro/_tables.py) must be what the renderer writes.
+//! `UPDATE_GOLDEN=1 cargo test --test golden` rewrites them all; review the
+//! diff before committing.
 
 mod common;
 
+
+use std::path::Path;
 
 use common::{repo, Case};
 use msprobe::model::Framework::{MindSpore, PyTorch};
@@ -35,38 +41,87 @@ fn normalise(text: &str) -> String {
     text.replace(&root.to_string_lossy().into_owned(), "<repo>")
 }
 
-#[test]
-fn generated_scripts_match_golden_files() {
+/// Writes `text` to `golden` under UPDATE_GOLDEN, else says how it differs (None: it does not).
+fn check_golden(golden: &Path, text: &str) -> Option<String> {
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
+        std::fs::write(golden, text).unwrap();
+        return None;
+    }
+    match std::fs::read_to_string(golden) {
+        Ok(expected) if expected == text => None,
+        Ok(expected) => Some(format!("{} differs at {}", golden.display(), first_difference(&expected, text))),
+        Err(e) => Some(format!("{}: {e}", golden.display())),
+    }
+}
+
+fn assert_none(mismatched: Vec<String>) {
+    assert!(mismatched.is_empty(), "{}\n(rerun with UPDATE_GOLDEN=1 to rewrite, then review the diff)", mismatched.join("\n"));
+}
+
+fn scratch() -> tempfile::TempDir {
     // Inside the repo, so the tensor folder is written relative to the script
     // (`../../../tests/fixtures/...`) the same way on every machine.
     let scratch = repo().join("target");
     std::fs::create_dir_all(&scratch).unwrap();
-    let out = tempfile::tempdir_in(scratch).unwrap();
-    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    tempfile::tempdir_in(scratch).unwrap()
+}
+
+#[test]
+fn generated_scripts_are_golden_heads_followed_by_the_golden_machinery() {
+    let out = scratch();
     let mut mismatched = vec![];
+    for fw in [PyTorch, MindSpore] {
+        let machinery = msprobe::render::machinery::machinery(fw);
+        mismatched.extend(check_golden(&repo().join("golden/python/machinery").join(format!("{}.py", fw.as_str())), &machinery));
+    }
     for case in CASES {
         let script = normalise(&std::fs::read_to_string(case.generate(out.path())).unwrap());
-        let golden = repo().join("golden/python").join(case.framework.as_str()).join(case.file_name());
-        if update {
-            std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
-            std::fs::write(&golden, &script).unwrap();
+        let machinery = msprobe::render::machinery::machinery(case.framework);
+        // A standalone script is exactly its head followed by the machinery.
+        let Some(head) = script.strip_suffix(&machinery) else {
+            mismatched.push(format!("{} {}: the script does not end with the machinery", case.framework.as_str(), case.file_name()));
             continue;
-        }
-        match std::fs::read_to_string(&golden) {
-            Ok(expected) if expected == script => {}
-            Ok(expected) => mismatched.push(format!("{} differs at {}", golden.display(), first_difference(&expected, &script))),
-            Err(e) => mismatched.push(format!("{}: {e}", golden.display())),
-        }
+        };
+        let golden = repo().join("golden/python").join(case.framework.as_str()).join(case.file_name());
+        mismatched.extend(check_golden(&golden, head));
     }
-    assert!(mismatched.is_empty(), "{}\n(rerun with UPDATE_GOLDEN=1 to rewrite, then review the diff)", mismatched.join("\n"));
+    assert_none(mismatched);
+}
+
+/// The package's tables are exactly what the renderer writes from the Rust tables.
+#[test]
+fn the_packages_tables_are_rendered_from_the_rust_tables() {
+    let path = repo().join("python/msprobe_rs/repro/_tables.py");
+    assert_none(check_golden(&path, &msprobe::render::machinery::tables_file()).into_iter().collect());
+}
+
+/// With --shared-module a script is its head, the import of the shared
+/// module and the entry point; the module is its imports and the machinery.
+#[test]
+fn shared_module_scripts_match_golden_files() {
+    let out = scratch();
+    let mut mismatched = vec![];
+    for case in [CASES[0], CASES[8]] {
+        let dir = out.path().join(case.framework.as_str());
+        let (script, module) = case.generate_shared(&dir);
+        let text = normalise(&std::fs::read_to_string(&script).unwrap());
+        mismatched.extend(check_golden(&repo().join("golden/python/shared").join(case.framework.as_str()).join(case.file_name()), &text));
+        let module_text = std::fs::read_to_string(&module).unwrap();
+        let machinery = msprobe::render::machinery::machinery(case.framework);
+        let Some(imports) = module_text.strip_suffix(&machinery) else {
+            mismatched.push(format!("{}: the module does not end with the machinery", module.display()));
+            continue;
+        };
+        mismatched.extend(check_golden(&repo().join("golden/python/shared").join(case.framework.as_str()).join("module_imports.py"), imports));
+    }
+    assert_none(mismatched);
 }
 
 /// The generated Rust project of one call, against golden/rust/.
 #[test]
 fn rust_project_matches_golden_files() {
-    let scratch = repo().join("target");
-    std::fs::create_dir_all(&scratch).unwrap();
-    let out = tempfile::tempdir_in(scratch).unwrap();
+    let out = scratch();
     let cfg = serde_json::json!({
         "dump_json_path": "tests/fixtures/pytorch/tensor/dump.json",
         "api_name": "Functional.softmax.0",

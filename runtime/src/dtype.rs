@@ -269,6 +269,34 @@ impl TDType {
     }
 }
 
+/// Accessors for rendering the dtype table into the generated scripts.
+impl TDType {
+    /// Every dtype, by category and width, as the scripts' tables list them.
+    pub const ALL: [TDType; 15] = [
+        TDType::Bool,
+        TDType::U8,
+        TDType::I8,
+        TDType::I16,
+        TDType::U16,
+        TDType::I32,
+        TDType::U32,
+        TDType::I64,
+        TDType::U64,
+        TDType::F16,
+        TDType::BF16,
+        TDType::F32,
+        TDType::F64,
+        TDType::C64,
+        TDType::C128,
+    ];
+
+    /// Every name torch gives the dtype after `torch.`, the canonical one
+    /// first (`float32`, `float`).
+    pub fn torch_names(self) -> impl Iterator<Item = &'static str> {
+        NAMES.iter().filter(move |(_, d)| *d == self).map(|(n, _)| *n)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,6 +22,7 @@ pub mod dtype;
 pub mod error;
 pub mod exit;
 pub mod exec;
+pub mod grad_layout;
 pub mod inputs;
 pub mod io;
 pub mod limits;

@@ -310,3 +310,5 @@ mod tests {
         assert_eq!(level_bounds("Functional.silu"), [10.0, 2.0, 2.0]);
     }
 }
+/// msprobe's API sets of the api standard by rule, for rendering into the scripts.
+pub fn api_sets() -> &'static [(&'static str, &'static [&'static str])] { &[("absolute", ABSOLUTE), ("binary", BINARY), ("ulp", ULP), ("thousandth", THOUSANDTH), ("level1", LEVEL1), ("level2", LEVEL2)] }

@@ -78,6 +78,9 @@ enum Command {
         /// Overrides the config's precision standard baked into the scripts: msprobe (cosine and max abs) or api (per API and dtype).
         #[arg(long, value_parser = one_of(&Standard::ALL, Standard::as_str))]
         standard: Option<Standard>,
+        /// Python: write the scripts' machinery once, as a module of this version beside them that they import, instead of into every script.
+        #[arg(long)]
+        shared_module: bool,
     },
     /// Replay API calls natively (no Python) and write the accuracy CSVs.
     Replay {
@@ -244,13 +247,16 @@ fn framework(given: Option<Framework>, command: &str) -> Result<Framework, Error
 
 fn options(cli: Cli) -> Result<Options, Error> {
     match cli.command {
-        Command::OpGenerate { config_input, api_output_path, all, filter: regex, propagation, check, shard, quiet, lang, standard } => {
+        Command::OpGenerate { config_input, api_output_path, all, filter: regex, propagation, check, shard, quiet, lang, standard, shared_module } => {
             let batch = all || regex.is_some();
             if !batch && shard.is_some() {
                 return Err(Error::Usage("--shard needs --all or --filter".into()));
             }
             if !batch && propagation == Some(Propagation::Both) {
                 return Err(Error::Usage("--propagation both needs --all or --filter".into()));
+            }
+            if shared_module && lang != Lang::Python {
+                return Err(Error::Usage("--shared-module needs --lang python".into()));
             }
             let framework = framework(cli.framework, "op_generate")?;
             let filter = filter(regex)?;
@@ -273,7 +279,7 @@ fn options(cli: Cli) -> Result<Options, Error> {
                 None => Mode::Batch(BatchOptions { selector: ApiSelector { filter, shard }, propagation: propagation.unwrap_or(config.propagation.into()), progress }),
             };
             let runtime = std::env::var_os("MSPROBE_RUNTIME_PATH").map(PathBuf::from);
-            let opts = op_generate::Options { framework, config, out_dir: api_output_path, lang, check, runtime, mode };
+            let opts = op_generate::Options { framework, config, out_dir: api_output_path, lang, check, shared_module, runtime, mode };
             Ok(Options::OpGenerate { opts, config_input, unknown_keys, quiet })
         }
         Command::Replay { config_input, dump, filter: regex, shard, propagation, emulate, data_mode, output_dir, top, standard, allow_skip, tensor_size_limit, memory_budget, html } => {

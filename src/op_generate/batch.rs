@@ -133,6 +133,17 @@ fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, r
     }
     report.scripts += entries.len();
     entries.sort_by(|a, b| a.file.cmp(&b.file));
+    let mut modules = vec![];
+    if let Some((module, status)) = generator.put_shared_module(out_dir)? {
+        let path = out_dir.join(&module.file);
+        match status {
+            FileStatus::Written => report.written += 1,
+            FileStatus::Unchanged => {}
+            FileStatus::Drifted => report.drifted.push(path),
+            FileStatus::Missing => report.missing.push(path),
+        }
+        modules.push(module);
+    }
     let manifest = Manifest {
         generator: format!("msprobe-rs {}", env!("CARGO_PKG_VERSION")),
         framework: opts.framework.as_str().into(),
@@ -142,6 +153,7 @@ fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, r
         filter: selector.filter.as_ref().map(|r| r.as_str().to_string()),
         shard: selector.shard.map(|s| s.to_string()),
         scripts: entries,
+        modules,
     };
     let manifest_path = out_dir.join(manifest::file_name(selector.shard));
     if opts.check {
@@ -150,6 +162,11 @@ fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, r
             for e in &old.scripts {
                 if !manifest.scripts.iter().any(|n| n.file == e.file) {
                     report.extra.push(out_dir.join(&e.file));
+                }
+            }
+            for m in &old.modules {
+                if !manifest.modules.iter().any(|n| n.file == m.file) {
+                    report.extra.push(out_dir.join(&m.file));
                 }
             }
         }

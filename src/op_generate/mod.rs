@@ -20,7 +20,9 @@ use crate::model::{ApiCall, ApiName, Direction, Framework};
 use crate::paths::{self, PathRef};
 use crate::progress::Progress;
 use crate::output;
-use crate::render::{self, runtime_crate, Lang, NotExposed, PythonContext, Renderer, RustContext};
+use crate::manifest::{self, ModuleEntry};
+use crate::output::FileStatus;
+use crate::render::{self, runtime_crate, Lang, NotExposed, PythonContext, Renderer, RustContext, SharedModule};
 use crate::select::ApiSelector;
 use crate::source::Source;
 
@@ -37,6 +39,10 @@ pub struct Options {
     pub lang: Lang,
     /// `--check`: compare with the files on disk instead of writing.
     pub check: bool,
+    /// `--shared-module` (Python): the machinery goes once into each folder
+    /// of scripts as a versioned module the scripts import, instead of
+    /// being inlined into every script.
+    pub shared_module: bool,
     /// The runtime crate Rust projects depend on (`MSPROBE_RUNTIME_PATH`);
     /// `None`: the copy compiled into this binary, written beside them.
     pub runtime: Option<PathBuf>,
@@ -125,6 +131,19 @@ impl<'a> Generator<'a> {
         Ok(())
     }
 
+    /// With `--shared-module`: writes (or with `--check`, compares) the
+    /// shared module into `out_dir`, the folder of this dump's scripts,
+    /// through the one atomic writer (same bytes: left alone, so shards and
+    /// reruns agree); its manifest entry and what became of it.
+    fn put_shared_module(&self, out_dir: &Path) -> Result<Option<(ModuleEntry, FileStatus)>, Error> {
+        if !self.opts.shared_module || self.opts.lang != Lang::Python {
+            return Ok(None);
+        }
+        let (file, text) = self.renderer.shared_module(self.opts.framework)?;
+        let status = output::put(&out_dir.join(&file), text.as_bytes(), self.opts.check)?;
+        Ok(Some((ModuleEntry { sha256: manifest::sha256_hex(text.as_bytes()), file }, status)))
+    }
+
     /// The files of `call` in `direction`: (path relative to the output
     /// folder, text). Paths inside them (dump, tensor folder, runtime crate)
     /// are relative to the file when they share a tree, so the output stays
@@ -142,7 +161,10 @@ impl<'a> Generator<'a> {
         Ok(match self.opts.lang {
             Lang::Python => {
                 let data_dir = source.data_dir().map(|d| paths::refer(&self.out_abs, d));
-                let ctx = PythonContext::new(call, framework, config, direction, data_dir.as_ref(), &self.dump.text).map_err(refused)?;
+                let mut ctx = PythonContext::new(call, framework, config, direction, data_dir.as_ref(), &self.dump.text).map_err(refused)?;
+                if self.opts.shared_module {
+                    ctx.shared = Some(SharedModule::new(framework, "."));
+                }
                 vec![self.renderer.python(framework, &ctx)?]
             }
             Lang::Rust => {

@@ -12,7 +12,8 @@ use crate::source::{self, Group, Source};
 /// What a successful run wrote (or, with `--check`, compared).
 #[derive(Debug)]
 pub struct Generated {
-    /// The files: the script, or a Rust project's Cargo.toml and src/main.rs.
+    /// The files: the script (and with `--shared-module` the module it
+    /// imports), or a Rust project's Cargo.toml and src/main.rs.
     pub files: Vec<PathBuf>,
     /// The extract file, when the config names one.
     pub extract: Option<PathBuf>,
@@ -58,6 +59,13 @@ pub(super) fn run(opts: &Options, name: &ApiName) -> Result<Generated, Error> {
         if matches!(output::put(path, text.as_bytes(), opts.check)?, FileStatus::Drifted | FileStatus::Missing) {
             done.drifted.push(path.clone());
         }
+    }
+    if let Some((module, status)) = generator.put_shared_module(&opts.out_dir)? {
+        let path = opts.out_dir.join(&module.file);
+        if matches!(status, FileStatus::Drifted | FileStatus::Missing) {
+            done.drifted.push(path.clone());
+        }
+        done.files.push(path);
     }
     if opts.check {
         return Ok(done);

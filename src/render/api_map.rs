@@ -3,48 +3,23 @@
 //!
 //! An op name reaches generated code only when the framework exposes it
 //! under the dump's prefix ([`exposed`]): it is on msprobe's hook list for
-//! that framework and prefix (`templates/api_names/`), or the runtime's op
+//! that framework and prefix (`runtime/src/ops/hooks.rs`), or the runtime's op
 //! table replays `Prefix.op` for that framework. A dotted name
 //! (`linalg.vector_norm`) passes only where a list holds it. Module paths are
 //! constants of this file, so the rendered call path is made of table
 //! entries and constants, never of dump text.
 
+use runtime::ops::hooks::{self, HookList};
 use runtime::ops;
 
 use crate::model::{ApiName, Framework, Prefix};
 
-const PYTORCH_FUNCTIONAL: &str = include_str!("../../templates/api_names/pytorch_functional.txt");
-const PYTORCH_TENSOR: &str = include_str!("../../templates/api_names/pytorch_tensor.txt");
-const PYTORCH_TORCH: &str = include_str!("../../templates/api_names/pytorch_torch.txt");
-const MINDSPORE_FUNCTIONAL: &str = include_str!("../../templates/api_names/mindspore_functional.txt");
-const MINDSPORE_TENSOR: &str = include_str!("../../templates/api_names/mindspore_tensor.txt");
-const MINDSPORE_MINT: &str = include_str!("../../templates/api_names/mindspore_mint.txt");
-const MINDSPORE_MINT_FUNCTIONAL: &str = include_str!("../../templates/api_names/mindspore_mint_functional.txt");
-const TORCH_LINALG_ONLY: &str = include_str!("../../templates/api_names/torch_linalg_only.txt");
-
-/// The names of a list file: one a line, `#` lines are comments.
-fn names(list: &'static str) -> impl Iterator<Item = &'static str> {
-    list.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#'))
-}
-
-fn listed(list: &'static str, name: &str) -> bool {
-    names(list).any(|l| l == name)
-}
-
 /// msprobe's hook list of `framework` under `prefix` (none for a prefix
 /// its dumps are not replayed under).
-fn hook_list(framework: Framework, prefix: Prefix) -> Option<&'static str> {
-    match (framework, prefix) {
-        (Framework::PyTorch, Prefix::Functional) => Some(PYTORCH_FUNCTIONAL),
-        (Framework::PyTorch, Prefix::Tensor) => Some(PYTORCH_TENSOR),
-        (Framework::PyTorch, Prefix::Torch) => Some(PYTORCH_TORCH),
-        (Framework::MindSpore, Prefix::Functional) => Some(MINDSPORE_FUNCTIONAL),
-        (Framework::MindSpore, Prefix::Tensor) => Some(MINDSPORE_TENSOR),
-        (Framework::MindSpore, Prefix::Mint) => Some(MINDSPORE_MINT),
-        (Framework::MindSpore, Prefix::MintFunctional) => Some(MINDSPORE_MINT_FUNCTIONAL),
-        (Framework::PyTorch, Prefix::Mint | Prefix::MintFunctional) | (Framework::MindSpore, Prefix::Torch) => None,
-    }
+fn hook_list(framework: Framework, prefix: Prefix) -> Option<&'static HookList> {
+    hooks::hook_list(framework, prefix.as_str())
 }
+
 
 /// A dumped API that its framework does not expose under its prefix; no
 /// script or project is made for it. The message is the expectation.
@@ -64,7 +39,7 @@ pub struct NotExposed {
 pub fn exposed(framework: Framework, name: &ApiName) -> Result<(), NotExposed> {
     let op = name.op.as_str();
     let on_list = hook_list(framework, name.prefix).is_some_and(|list| {
-        listed(list, op) || (name.prefix == Prefix::Torch && !op.contains('.') && listed(list, &format!("linalg.{op}")))
+        list.contains(op) || (name.prefix == Prefix::Torch && !op.contains('.') && list.contains(&format!("linalg.{op}")))
     });
     let in_table = name.prefix.replayable_in(framework) && ops::lookup(framework, &format!("{}.{op}", name.prefix.as_str())).is_some();
     if on_list || in_table {
@@ -97,7 +72,7 @@ fn torch_for(prefix: Prefix, op: &str) -> Callable {
         Prefix::Torch | Prefix::Mint => {
             if let Some(rest) = op.strip_prefix("linalg.") {
                 Callable { module: "torch.linalg", attr: rest.to_string(), note: None }
-            } else if listed(TORCH_LINALG_ONLY, op) {
+            } else if hooks::TORCH_LINALG_ONLY.contains(op) {
                 Callable {
                     module: "torch.linalg",
                     attr: op.to_string(),
@@ -126,15 +101,12 @@ pub fn tested(framework: Framework, name: &ApiName) -> Callable {
     }
 }
 
-/// APIs that return uninitialized memory: their values are undefined, so a
-/// script judges the shapes of their outputs only (as `replay` judges
-/// `torch.empty`). By op name, under any prefix.
-const UNINITIALIZED: &[&str] = &["empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"];
-
-/// What is judged of the outputs of `name` when their values are undefined
-/// (the Message of their rows; the runtime's is the same).
-pub fn undefined_outputs(name: &ApiName) -> Option<&'static str> {
-    UNINITIALIZED.contains(&name.op.as_str()).then_some("values undefined (uninitialized memory): only the shape is compared")
+/// What is judged of the outputs of `name` when the op table says their
+/// values are undefined (uninitialized memory, [`ops::Standard::Undefined`]):
+/// the Message of their rows (the runtime's is the same).
+pub fn undefined_outputs(framework: Framework, name: &ApiName) -> Option<&'static str> {
+    let undefined = ops::lookup(framework, &format!("{}.{}", name.prefix.as_str(), name.op)).is_some_and(|op| op.standard == ops::Standard::Undefined);
+    undefined.then_some("values undefined (uninitialized memory): only the shape is compared")
 }
 
 /// Tensor methods that cast to a fixed dtype, and the cast the bench makes
@@ -165,7 +137,7 @@ pub fn bench(framework: Framework, name: &ApiName) -> Callable {
     match (framework, name.prefix) {
         // mindspore.ops functions: torch.nn.functional when it has the name, else torch.
         (Framework::MindSpore, Prefix::Functional) => match name.op.as_str() {
-            op if listed(PYTORCH_FUNCTIONAL, op) => torch_for(Prefix::Functional, op),
+            op if hook_list(Framework::PyTorch, Prefix::Functional).is_some_and(|l| l.contains(op)) => torch_for(Prefix::Functional, op),
             op => Callable {
                 module: "torch",
                 attr: op.to_string(),
@@ -176,9 +148,15 @@ pub fn bench(framework: Framework, name: &ApiName) -> Callable {
     }
 }
 
+/// The names of the bench helpers `python/msprobe_rs/repro/ms_bench.py`
+/// defines that the bench table names (rendered into the scripts' tables).
+pub fn ms_bench_helpers() -> impl Iterator<Item = &'static str> {
+    MINDSPORE_BENCH_HELPERS.iter().map(|&(_, _, attr, _)| attr)
+}
+
 /// MindSpore APIs whose signature, defaults or index dtypes differ from the
 /// torch function of their name: (prefix, op, the helper
-/// `templates/python/_ms_bench.py.tera` defines with MindSpore's signature, why). A helper takes
+/// `python/msprobe_rs/repro/ms_bench.py` defines with MindSpore's signature, why). A helper takes
 /// MindSpore's keyword names (the script does not rename them to torch's).
 const MINDSPORE_BENCH_HELPERS: &[(Prefix, &str, &str, &str)] = &[
     (Prefix::Functional, "gather", "ms_ops_gather", "mindspore.ops.gather(params, indices, axis) takes whole slices; torch.gather does not"),
@@ -276,25 +254,20 @@ mod tests {
 
     #[test]
     fn lists_hold_identifiers_only() {
-        let lists = [PYTORCH_FUNCTIONAL, PYTORCH_TENSOR, PYTORCH_TORCH, MINDSPORE_FUNCTIONAL, MINDSPORE_TENSOR, MINDSPORE_MINT, MINDSPORE_MINT_FUNCTIONAL, TORCH_LINALG_ONLY];
-        for list in lists {
-            assert!(names(list).count() > 0);
-            for name in names(list) {
+        for list in hooks::LISTS.iter().chain([&hooks::TORCH_LINALG_ONLY]) {
+            for name in list.names() {
                 // A name a dump key can carry: `op` or, on the Torch list, `linalg.op`.
                 let parsed = ApiName::parse(&format!("Torch.{name}.0")).unwrap_or_else(|e| panic!("{name}: {e}"));
-                assert!(!parsed.op.contains('.') || (list == PYTORCH_TORCH && name.starts_with("linalg.")), "{name}");
+                assert!(!parsed.op.contains('.') || (list.prefix == "Torch" && name.starts_with("linalg.")), "{name}");
             }
-        }
-        for name in names(TORCH_LINALG_ONLY) {
-            assert!(listed(PYTORCH_TORCH, &format!("linalg.{name}")), "{name} is not linalg.{name} on the Torch list");
         }
     }
 
     #[test]
-    fn every_bench_helper_is_defined_in_the_mindspore_template() {
-        let template = include_str!("../../templates/python/_ms_bench.py.tera");
+    fn every_bench_helper_is_defined_in_the_package() {
+        let helpers = include_str!("../../python/msprobe_rs/repro/ms_bench.py");
         for (prefix, op, attr, _) in MINDSPORE_BENCH_HELPERS {
-            assert!(template.contains(&format!("\ndef {attr}(")), "{attr} is not defined in _ms_bench.py.tera");
+            assert!(helpers.contains(&format!("\ndef {attr}(")), "{attr} is not defined in python/msprobe_rs/repro/ms_bench.py");
             assert!(attr.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'), "{attr}");
             let name = ApiName::parse(&format!("{}.{op}.0", prefix.as_str())).unwrap();
             assert_eq!(exposed(Framework::MindSpore, &name), Ok(()), "{op}");

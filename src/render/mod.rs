@@ -8,12 +8,13 @@
 
 mod api_map;
 pub mod literal;
+pub mod machinery;
 mod python;
 mod rust;
 pub mod runtime_crate;
 
 pub use api_map::{exposed, NotExposed};
-pub use python::PythonContext;
+pub use python::{PythonContext, SharedModule};
 pub use rust::RustContext;
 
 use serde::Serialize;
@@ -54,11 +55,8 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("python/pytorch.py.tera", include_str!("../../templates/python/pytorch.py.tera")),
     ("python/mindspore.py.tera", include_str!("../../templates/python/mindspore.py.tera")),
     ("python/_settings.py.tera", include_str!("../../templates/python/_settings.py.tera")),
-    ("python/_inputs.py.tera", include_str!("../../templates/python/_inputs.py.tera")),
-    ("python/_torch.py.tera", include_str!("../../templates/python/_torch.py.tera")),
-    ("python/_standard.py.tera", include_str!("../../templates/python/_standard.py.tera")),
-    ("python/_compare.py.tera", include_str!("../../templates/python/_compare.py.tera")),
-    ("python/_ms_bench.py.tera", include_str!("../../templates/python/_ms_bench.py.tera")),
+    ("python/_shared.py.tera", include_str!("../../templates/python/_shared.py.tera")),
+    ("python/shared_module.py.tera", include_str!("../../templates/python/shared_module.py.tera")),
     ("rust/macros.tera", include_str!("../../templates/rust/macros.tera")),
     ("rust/Cargo.toml.tera", include_str!("../../templates/rust/Cargo.toml.tera")),
     ("rust/main.rs.tera", include_str!("../../templates/rust/main.rs.tera")),
@@ -95,13 +93,35 @@ impl Renderer {
         self.tera.render(template, &context).map_err(|e| RenderError { template, message: error_chain(&e) })
     }
 
-    /// The standalone Python script of one call, `(Prefix.op.N.dir.py, text)`.
+    /// The Python script of one call, `(Prefix.op.N.dir.py, text)`: its head
+    /// followed by the framework's [`machinery`] (standalone), or the head
+    /// alone when it imports the shared module (`ctx.shared`).
     pub fn python(&self, framework: Framework, ctx: &PythonContext) -> Result<(String, String), RenderError> {
+        let mut text = self.python_head(framework, ctx)?;
+        if ctx.shared.is_none() {
+            text.push_str(&machinery::machinery(framework));
+        }
+        Ok((format!("{}.py", ctx.api_full_name), text))
+    }
+
+    /// The head of one call's script: docstring, imports, `tested`, `bench`,
+    /// `inputs()` and the settings (and, with `ctx.shared`, the import of
+    /// the shared module and the entry point).
+    pub fn python_head(&self, framework: Framework, ctx: &PythonContext) -> Result<String, RenderError> {
         let template = match framework {
             Framework::PyTorch => "python/pytorch.py.tera",
             Framework::MindSpore => "python/mindspore.py.tera",
         };
-        Ok((format!("{}.py", ctx.api_full_name), self.render(template, ctx)?))
+        self.render(template, ctx)
+    }
+
+    /// The shared module of `framework`'s scripts (`--shared-module`):
+    /// `(file name, text)`, its imports followed by the machinery.
+    pub fn shared_module(&self, framework: Framework) -> Result<(String, String), RenderError> {
+        let ctx = serde_json::json!({"generator": format!("msprobe-rs {}", env!("CARGO_PKG_VERSION")), "framework": framework.as_str()});
+        let mut text = self.render("python/shared_module.py.tera", &ctx)?;
+        text.push_str(&machinery::machinery(framework));
+        Ok((machinery::shared_module_file(framework), text))
     }
 
     /// The cargo project of one call: `Prefix.op.N.dir/Cargo.toml` and

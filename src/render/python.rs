@@ -3,6 +3,7 @@
 //! already as a Python literal (see [`super::literal`]); the templates only
 //! arrange literals, and the callables come from [`super::api_map`].
 
+use runtime::grad_layout::{self, GradInput};
 use runtime::{exit, ops};
 use serde::Serialize;
 
@@ -163,6 +164,25 @@ pub struct PythonContext {
     pub standard: &'static str,
     /// The script's exit codes.
     pub exit: ExitCodes,
+    /// The shared module the script imports its machinery from
+    /// (`--shared-module`); `None`: the machinery is inlined.
+    pub shared: Option<SharedModule>,
+}
+
+/// Where a script finds the shared module (`--shared-module`).
+#[derive(Debug, Clone, Serialize)]
+pub struct SharedModule {
+    /// Its import name (`msprobe_repro_<version>_<framework>`).
+    pub module: String,
+    /// Its folder relative to the script's, as a string literal (`"."`, `".."`).
+    pub folder: String,
+}
+
+impl SharedModule {
+    /// The shared module of `framework`'s scripts in `folder` (relative to the scripts' folder).
+    pub fn new(framework: Framework, folder: &str) -> SharedModule {
+        SharedModule { module: super::machinery::shared_module_name(framework), folder: py_str(folder) }
+    }
 }
 
 fn stat(s: Stat) -> String {
@@ -221,8 +241,9 @@ fn marks_requires_grad(a: &Arg) -> bool {
 /// script marks them `requires_grad=False` and does not differentiate them.
 /// Only where the dump marks no input `requires_grad` (MindSpore dumps mark
 /// none; a PyTorch dump's own marks already say it), and where the recorded
-/// list lines up with the inputs: one gradient per positional tensor input
-/// (MindSpore), or per positional float tensor input. When every gradient
+/// list lines up with the inputs by one of msprobe's layouts
+/// ([`grad_layout::gradient_slots`]): one gradient per positional float
+/// tensor input, or per positional tensor input (MindSpore). When every gradient
 /// is null, nothing is marked (the backward still has something to run).
 fn null_gradients(call: &ApiCall) -> Vec<usize> {
     let Some(backward) = &call.backward else { return vec![] };
@@ -230,18 +251,12 @@ fn null_gradients(call: &ApiCall) -> Vec<usize> {
     if forward.args.iter().chain(forward.kwargs.iter().map(|(_, v)| v)).any(marks_requires_grad) {
         return vec![];
     }
-    let tensors: Vec<usize> = (0..forward.args.len()).filter(|&i| matches!(forward.args[i], Arg::Tensor(_))).collect();
-    let floats: Vec<usize> = tensors.iter().copied().filter(|&i| matches!(&forward.args[i], Arg::Tensor(t) if t.dtype.is_float())).collect();
+    let float = |a: &Arg| matches!(a, Arg::Tensor(t) if t.dtype.is_float());
+    let inputs: Vec<GradInput> = forward.args.iter().map(|a| GradInput { tensor: matches!(a, Arg::Tensor(_)), float: float(a), marked: false }).collect();
     let grads = &backward.grad_inputs;
-    let slots = if grads.len() == tensors.len() {
-        tensors
-    } else if grads.len() == floats.len() {
-        floats.clone()
-    } else {
-        return vec![];
-    };
-    let null: Vec<usize> = slots.iter().zip(grads).filter(|(i, g)| floats.contains(i) && matches!(g, Arg::None)).map(|(&i, _)| i).collect();
-    if null.len() == floats.len() {
+    let Some(slots) = grad_layout::gradient_slots(&inputs, grads.len()) else { return vec![] };
+    let null: Vec<usize> = (0..inputs.len()).filter(|&i| inputs[i].float && slots[i].is_some_and(|g| matches!(grads[g], Arg::None))).collect();
+    if null.len() == inputs.iter().filter(|i| i.float).count() {
         return vec![];
     }
     null
@@ -265,7 +280,8 @@ impl PythonContext {
             }
         }
         let api_op = format!("{}.{}", call.name.prefix.as_str(), call.name.op);
-        let exact_op = ops::lookup(framework, &api_op).is_some_and(|op| op.standard == ops::Standard::Exact);
+        let op = ops::lookup(framework, &api_op);
+        let exact_op = op.is_some_and(|op| op.standard == ops::Standard::Exact);
         Ok(PythonContext {
             generator: format!("msprobe-rs {}", env!("CARGO_PKG_VERSION")),
             framework: framework.as_str(),
@@ -273,8 +289,8 @@ impl PythonContext {
             api_full_name: call.name.key(direction),
             api_op: py_str(&api_op),
             exact_op: py_bool(exact_op),
-            undefined_outputs: py_opt(api_map::undefined_outputs(&call.name).map(py_str)),
-            class_targets: py_bool(matches!(call.name.op.as_str(), "cross_entropy" | "nll_loss")),
+            undefined_outputs: py_opt(api_map::undefined_outputs(framework, &call.name).map(py_str)),
+            class_targets: py_bool(op.is_some_and(|op| op.class_targets())),
             propagation: direction.as_str(),
             tested: api_map::tested(framework, &call.name),
             bench: api_map::bench(framework, &call.name),
@@ -294,6 +310,7 @@ impl PythonContext {
             source: py_str(source),
             standard: cfg.standard.as_str(),
             exit: EXIT_CODES,
+            shared: None,
         })
     }
 }

@@ -39,6 +39,20 @@ impl Case {
 
     /// Generates the script into `out` and returns its path.
     pub fn generate(&self, out: &Path) -> PathBuf {
+        let files = self.generate_with(out, false);
+        assert_eq!(files, vec![out.join(self.file_name())]);
+        files.into_iter().next().unwrap()
+    }
+
+    /// Generates the script with `--shared-module` into `out`: (the script, the module it imports).
+    pub fn generate_shared(&self, out: &Path) -> (PathBuf, PathBuf) {
+        let files = self.generate_with(out, true);
+        assert_eq!(files.len(), 2, "{files:?}");
+        assert_eq!(files[0], out.join(self.file_name()));
+        (files[0].clone(), files[1].clone())
+    }
+
+    fn generate_with(&self, out: &Path, shared_module: bool) -> Vec<PathBuf> {
         let dump = format!("tests/fixtures/{}/dump.json", self.dump);
         let cfg = serde_json::json!({
             "dump_json_path": dump,
@@ -50,20 +64,19 @@ impl Case {
         });
         let (config, unknown) = OpConfig::from_object(cfg.as_object().unwrap(), Path::new("config_op.json"), &repo()).unwrap();
         assert!(unknown.is_empty());
-        let done = match op_generate::run(&single(self.framework, config, out, Lang::Python)) {
-            Ok(op_generate::Outcome::Single(done)) => done,
+        let opts = op_generate::Options { shared_module, ..single(self.framework, config, out, Lang::Python) };
+        match op_generate::run(&opts) {
+            Ok(op_generate::Outcome::Single(done)) => done.files,
             Ok(other) => panic!("{self:?}: {other:?}"),
             Err(e) => panic!("{self:?}: {e}"),
-        };
-        assert_eq!(done.files, vec![out.join(self.file_name())]);
-        done.files.into_iter().next().unwrap()
+        }
     }
 }
 
 /// Options of msprobe's one-API mode for `config`'s api_name, writing into `out`.
 pub fn single(framework: Framework, config: OpConfig, out: &Path, lang: Lang) -> op_generate::Options {
     let name = config.api_name.clone().expect("the test config names an API");
-    op_generate::Options { framework, config, out_dir: out.to_path_buf(), lang, check: false, runtime: None, mode: op_generate::Mode::Single(name) }
+    op_generate::Options { framework, config, out_dir: out.to_path_buf(), lang, check: false, shared_module: false, runtime: None, mode: op_generate::Mode::Single(name) }
 }
 
 /// The Python with torch, MindSpore and numpy that scripts/setup-python-env.sh

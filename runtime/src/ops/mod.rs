@@ -12,6 +12,7 @@ mod blas;
 mod compare;
 mod conv;
 mod create;
+pub mod hooks;
 mod index;
 mod loss;
 mod nn;
@@ -70,6 +71,15 @@ pub struct Op {
     /// Whether the op draws random numbers (dropout): replayed with the same
     /// draws on both sides, or with the mask a tensor dump recorded.
     pub random: bool,
+}
+
+impl Op {
+    /// Whether the op's second argument is class indices (cross_entropy,
+    /// nll_loss): random targets drawn between the ignore marker and class 0
+    /// are folded into the classes.
+    pub fn class_targets(&self) -> bool {
+        self.names.iter().any(|n| n.ends_with(".cross_entropy") || n.ends_with(".nll_loss"))
+    }
 }
 
 /// Every op the runtime replays.

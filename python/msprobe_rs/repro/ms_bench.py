@@ -1,8 +1,17 @@
-{#- The torch equivalents of MindSpore signatures: the bench table
-    (src/render/api_map.rs, MINDSPORE_BENCH_HELPERS) names one of these
-    where a MindSpore API's signature, defaults or index dtypes differ from
-    the torch function of its name. A script holds the one its bench calls
-    (and what that one uses). Each takes MindSpore's argument names. -#}{% if bench.attr == "ms_ops_gather" -%}
+"""torch equivalents of MindSpore signatures for the bench: the bench table
+(src/render/api_map.rs, MINDSPORE_BENCH_HELPERS; rendered into
+_tables.MS_BENCH_HELPERS) names one of these where a MindSpore API's
+signature, defaults or index dtypes differ from the torch function of its
+name. Each takes MindSpore's argument names.
+"""
+
+import torch
+
+from .data_generate import Master
+
+# --- msprobe-rs: the scripts inline this file from here ---
+
+
 def ms_ops_gather(input_params, input_indices, axis, batch_dims=0):
     """torch equivalent of mindspore.ops.gather: whole slices along `axis`."""
     if batch_dims:
@@ -13,8 +22,6 @@ def ms_ops_gather(input_params, input_indices, axis, batch_dims=0):
     return picked.reshape(shape)
 
 
-{% endif -%}
-{% if bench.attr == "ms_tensor_transpose" -%}
 def ms_tensor_transpose(tensor, *axes):
     """torch equivalent of mindspore.Tensor.transpose(*axes), a numpy-style permutation."""
     if len(axes) == 1 and isinstance(axes[0], (list, tuple)):
@@ -24,15 +31,11 @@ def ms_tensor_transpose(tensor, *axes):
     return tensor.permute(*axes)
 
 
-{% endif -%}
-{% if bench.attr == "ms_ops_cross_entropy" or bench.attr == "ms_ops_nll_loss" or bench.attr == "ms_ops_one_hot" or bench.attr == "ms_ops_index_add" or bench.attr == "ms_ops_tensor_scatter_elements" -%}
 def as_int64(tensor):
     """Integer indices as torch's index and loss kernels want them (MindSpore takes Int32)."""
     return tensor.long() if isinstance(tensor, torch.Tensor) and not tensor.is_floating_point() else tensor
 
 
-{% endif -%}
-{% if bench.attr == "ms_ops_conv2d" -%}
 def pair_of(value):
     """An int or a sequence as two per-dim values (a 4-value NCHW stride or dilation keeps its last two)."""
     if isinstance(value, int):
@@ -41,8 +44,6 @@ def pair_of(value):
     return value[-2:] if len(value) == 4 else (value * 2 if len(value) == 1 else value)
 
 
-{% endif -%}
-{% if bench.attr == "ms_ops_conv2d" -%}
 def ms_ops_conv2d(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilation=1, groups=1):
     """torch equivalent of mindspore.ops.conv2d: pad_mode 'valid' (no padding),
     'same' (output size ceil(in / stride), the odd padding at the bottom and
@@ -65,16 +66,12 @@ def ms_ops_conv2d(input, weight, bias=None, stride=1, pad_mode="valid", padding=
     return torch.nn.functional.conv2d(padded, weight, bias, stride, 0, dilation, groups)
 
 
-{% endif -%}
-{% if bench.attr == "ms_ops_cross_entropy" -%}
 def ms_ops_cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
     """torch equivalent of mindspore.ops.cross_entropy: class indices as int64."""
     return torch.nn.functional.cross_entropy(input, as_int64(target), weight, ignore_index=ignore_index,
                                              reduction=reduction, label_smoothing=label_smoothing)
 
 
-{% endif -%}
-{% if bench.attr == "ms_ops_nll_loss" -%}
 def ms_ops_nll_loss(inputs, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
     """torch equivalent of mindspore.ops.nll_loss: class indices as int64, and
     MindSpore's label_smoothing, which torch's nll_loss lacks (mixes in
@@ -100,8 +97,6 @@ def ms_ops_nll_loss(inputs, target, weight=None, ignore_index=-100, reduction="m
     return (1 - label_smoothing) * nll + label_smoothing * smooth / classes
 
 
-{% endif -%}
-{% if bench.attr == "ms_ops_binary_cross_entropy_with_logits" -%}
 def ms_ops_binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction="mean"):
     """torch equivalent of mindspore.ops.binary_cross_entropy_with_logits, whose
     third and fourth positional arguments are weight and pos_weight."""
@@ -109,43 +104,31 @@ def ms_ops_binary_cross_entropy_with_logits(input, target, weight=None, pos_weig
                                                                 pos_weight=pos_weight)
 
 
-{% endif -%}
-{% if bench.attr == "ms_mint_binary_cross_entropy" -%}
 def ms_mint_binary_cross_entropy(input, target, weight=None, reduction="mean"):
     """torch equivalent of mindspore.mint.nn.functional.binary_cross_entropy (reduction third after weight)."""
     return torch.nn.functional.binary_cross_entropy(input, target, weight, reduction=reduction)
 
 
-{% endif -%}
-{% if bench.attr == "ms_ops_l1_loss" -%}
 def ms_ops_l1_loss(input, target, reduction="mean"):
     """torch equivalent of mindspore.ops.l1_loss (reduction third)."""
     return torch.nn.functional.l1_loss(input, target, reduction=reduction)
 
 
-{% endif -%}
-{% if bench.attr == "ms_ops_mse_loss" -%}
 def ms_ops_mse_loss(input, target, reduction="mean"):
     """torch equivalent of mindspore.ops.mse_loss (reduction third)."""
     return torch.nn.functional.mse_loss(input, target, reduction=reduction)
 
 
-{% endif -%}
-{% if bench.attr == "ms_ops_smooth_l1_loss" -%}
 def ms_ops_smooth_l1_loss(input, target, beta=1.0, reduction="none"):
     """torch equivalent of mindspore.ops.smooth_l1_loss: beta third, reduction 'none' by default."""
     return torch.nn.functional.smooth_l1_loss(input, target, reduction=reduction, beta=beta)
 
 
-{% endif -%}
-{% if bench.attr == "ms_ops_kl_div" -%}
 def ms_ops_kl_div(logits, labels, reduction="mean"):
     """torch equivalent of mindspore.ops.kl_div (reduction third)."""
     return torch.nn.functional.kl_div(logits, labels, reduction=reduction)
 
 
-{% endif -%}
-{% if bench.attr == "ms_ops_one_hot" -%}
 def ms_ops_one_hot(indices, depth, on_value=1, off_value=0, axis=-1):
     """torch equivalent of mindspore.ops.one_hot: on and off values (tensors
     or numbers, their dtype is the output's) and the axis of the new dim.
@@ -158,15 +141,11 @@ def ms_ops_one_hot(indices, depth, on_value=1, off_value=0, axis=-1):
     return out.movedim(-1, axis) if axis != -1 else out
 
 
-{% endif -%}
-{% if bench.attr == "ms_ops_index_add" -%}
 def ms_ops_index_add(x, indices, y, axis, use_lock=True, check_index_bound=True):
     """torch equivalent of mindspore.ops.index_add(x, indices, y, axis): torch.index_add(x, axis, indices, y)."""
     return torch.index_add(x, axis, as_int64(indices), y)
 
 
-{% endif -%}
-{% if bench.attr == "ms_ops_tensor_scatter_elements" -%}
 def ms_ops_tensor_scatter_elements(input_x, indices, updates, axis=0, reduction="none"):
     """torch equivalent of mindspore.ops.tensor_scatter_elements: scatter
     ('none') or scatter-add ('add') of updates along axis."""
@@ -177,8 +156,6 @@ def ms_ops_tensor_scatter_elements(input_x, indices, updates, axis=0, reduction=
     raise ValueError(f"ms_ops_tensor_scatter_elements: reduction must be 'none' or 'add', got {reduction!r}")
 
 
-{% endif -%}
-{% if bench.attr == "ms_ops_clip_by_global_norm" -%}
 def ms_ops_clip_by_global_norm(x, clip_norm=1.0, use_norm=None):
     """torch equivalent of mindspore.ops.clip_by_global_norm: every tensor
     scaled by clip_norm / max(global norm, clip_norm)."""
@@ -189,15 +166,11 @@ def ms_ops_clip_by_global_norm(x, clip_norm=1.0, use_norm=None):
     return clipped if isinstance(x, (list, tuple)) else clipped[0]
 
 
-{% endif -%}
-{% if bench.attr == "ms_ops_assign" -%}
 def ms_ops_assign(variable, value):
     """torch equivalent of mindspore.ops.assign: variable takes value's values and is returned."""
     return variable.copy_(value)
 
 
-{% endif -%}
-{% if bench.attr == "ms_tensor_var" or bench.attr == "ms_tensor_std" -%}
 def ms_tensor_variance(fn, input, args, kwargs):
     """torch.var or torch.std as mindspore.Tensor.var/std computes them:
     (axis=None, ddof=0, keepdims=False), also spelled with dim, correction
@@ -213,47 +186,42 @@ def ms_tensor_variance(fn, input, args, kwargs):
     return fn(input, dim=dim, correction=bound.get("ddof", 0), keepdim=bool(bound.get("keepdims", False)))
 
 
-{% endif -%}
-{% if bench.attr == "ms_tensor_var" -%}
 def ms_tensor_var(input, *args, **kwargs):
     """torch equivalent of mindspore.Tensor.var (see ms_tensor_variance)."""
     return ms_tensor_variance(torch.var, input, args, kwargs)
 
 
-{% endif -%}
-{% if bench.attr == "ms_tensor_std" -%}
 def ms_tensor_std(input, *args, **kwargs):
     """torch equivalent of mindspore.Tensor.std (see ms_tensor_variance)."""
     return ms_tensor_variance(torch.std, input, args, kwargs)
 
 
-{% endif -%}
-{% if bench.attr == "ms_ops_dropout" -%}
-# The elements the tested dropout kept (a bool array): set by remember_kept
-# after the tested run, read by the bench.
-TESTED_KEPT = None
+# What the last tested run did (args, kwargs, outputs, grads), set by the
+# MindSpore side after each tested run, for the helpers that follow it.
+TESTED_RUN = {}
 
 
 def ms_ops_dropout(input, p=0.5, training=True, seed=None):
     """torch equivalent of mindspore.ops.dropout with the tested call's mask:
     MindSpore and torch draw different random masks, so the bench keeps the
-    elements the tested run kept (TESTED_KEPT) and scales them by 1 / (1 - p)."""
+    elements the tested run kept (tested_kept) and scales them by 1 / (1 - p)."""
     if not training or p == 0:
         return input
-    if TESTED_KEPT is None or tuple(TESTED_KEPT.shape) != tuple(input.shape):
+    kept = tested_kept()
+    if kept is None or tuple(kept.shape) != tuple(input.shape):
         raise ValueError("ms_ops_dropout: the tested run's mask is unknown")
-    return input * torch.from_numpy(TESTED_KEPT).to(input.dtype) / (1 - p)
+    return input * torch.from_numpy(kept).to(input.dtype) / (1 - p)
 
 
-def remember_kept(args, kwargs, outputs, grads):
-    """The tested dropout's mask: kept where its output is non-zero, and
-    where the input is zero, where its gradient is non-zero."""
-    global TESTED_KEPT
+def tested_kept():
+    """The tested dropout's mask (a bool array, None before a tested run):
+    kept where its output is non-zero, and where the input is zero, where its
+    gradient is non-zero."""
+    if "outputs" not in TESTED_RUN:
+        return None
+    args, kwargs, outputs, grads = (TESTED_RUN[k] for k in ("args", "kwargs", "outputs", "grads"))
     source = args[0] if args else kwargs.get("input")
     kept = outputs[0].asnumpy() != 0
     if grads and isinstance(source, Master):
         kept |= (source.array == 0) & (grads[0].asnumpy() != 0)
-    TESTED_KEPT = kept
-
-
-{% endif -%}
+    return kept

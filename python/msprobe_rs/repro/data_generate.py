@@ -1,6 +1,21 @@
-# ---------------------------------------------------------------------------
-# Machinery below: input construction, execution, comparison, CSV output.
-# ---------------------------------------------------------------------------
+"""The inputs of a repro script: the dumped values as specs (``TensorSpec``,
+``DType``, ...), and the values made from them (``Master``): random data in
+the dumped range (``random_array``), or the dump's tensor files (real_data),
+read so that no pickle runs (``read_tensor_file``). msprobe's own checker
+makes its inputs in run_ut/data_generate.py.
+"""
+
+import io
+import math
+import os
+import pickle
+
+import numpy as np
+import torch
+
+from ._tables import DTYPE_TABLE, INT_RANGES
+
+# --- msprobe-rs: the scripts inline this file from here ---
 
 
 class TensorSpec:
@@ -60,30 +75,7 @@ class Master:
 
 
 # dtype name (both frameworks' spellings) -> (canonical name, kind)
-DTYPES = {}
-for _canon, _kind, _names in [
-    ("bool", "bool", ["torch.bool", "Bool"]),
-    ("uint8", "int", ["torch.uint8", "UInt8"]),
-    ("int8", "int", ["torch.int8", "Int8"]),
-    ("int16", "int", ["torch.int16", "torch.short", "Int16"]),
-    ("uint16", "int", ["torch.uint16", "UInt16"]),
-    ("int32", "int", ["torch.int32", "torch.int", "Int32"]),
-    ("uint32", "int", ["torch.uint32", "UInt32"]),
-    ("int64", "int", ["torch.int64", "torch.long", "Int64"]),
-    ("uint64", "int", ["torch.uint64", "UInt64"]),
-    ("float16", "float", ["torch.float16", "torch.half", "Float16"]),
-    ("bfloat16", "float", ["torch.bfloat16", "BFloat16"]),
-    ("float32", "float", ["torch.float32", "torch.float", "Float32"]),
-    ("float64", "float", ["torch.float64", "torch.double", "Float64"]),
-    ("complex64", "complex", ["torch.complex64", "torch.cfloat", "Complex64"]),
-    ("complex128", "complex", ["torch.complex128", "torch.cdouble", "Complex128"]),
-]:
-    for _n in _names:
-        DTYPES[_n] = (_canon, _kind)
-
-INT_RANGES = {"uint8": (0, 2**8 - 1), "int8": (-2**7, 2**7 - 1), "int16": (-2**15, 2**15 - 1),
-              "uint16": (0, 2**16 - 1), "int32": (-2**31, 2**31 - 1), "uint32": (0, 2**32 - 1),
-              "int64": (-2**63, 2**63 - 1), "uint64": (0, 2**63 - 1)}
+DTYPES = {name: (canon, kind) for canon, kind, names in DTYPE_TABLE for name in names}
 
 
 def dtype_info(name):
@@ -132,6 +124,7 @@ def random_array(spec, rng):
         low, high = high, low
     if kind == "int":
         lo_lim, hi_lim = INT_RANGES[canon]
+        hi_lim = min(hi_lim, 2**63 - 1)  # drawn as int64
         lo, hi = max(int(math.ceil(low)), lo_lim), min(int(math.floor(high)), hi_lim)
         if lo > hi:
             lo = hi = min(max(int(round(low)), lo_lim), hi_lim)
@@ -203,10 +196,11 @@ def read_tensor_file(path):
     return array
 
 
-def load_array(spec, data_dir):
-    """The dumped tensor from its .pt (PyTorch) or .npy (MindSpore) file."""
+def load_array(spec, data_dir, api_name):
+    """The dumped tensor from its .pt (PyTorch) or .npy (MindSpore) file;
+    api_name names the call when the spec has no file."""
     if not spec.data_name:
-        raise InputError(API_NAME, "an input has no tensor file (data_name): real_data needs a tensor dump")
+        raise InputError(api_name, "an input has no tensor file (data_name): real_data needs a tensor dump")
     if data_dir is None:
         raise InputError(spec.data_name, "no tensor folder is known: pass --data-dir")
     # Tensor files are read only from inside the tensor folder (msprobe-rs's
@@ -231,12 +225,15 @@ def load_array(spec, data_dir):
 
 class Realizer:
     """Turns spec trees into Master values. In random_data mode each tensor
-    gets its own random stream, seeded by (RANDOM_SEED, iteration, ordinal):
-    every tensor and every iteration differs, and a rerun reproduces them."""
+    gets its own random stream, seeded by (the script's RANDOM_SEED,
+    iteration, ordinal): every tensor and every iteration differs, and a
+    rerun reproduces them. call is the script (DATA_MODE, RANDOM_SEED, API_NAME)."""
 
-    def __init__(self, iteration, data_mode, data_dir):
+    def __init__(self, call, iteration, data_dir):
         self.iteration = iteration
-        self.data_mode = data_mode
+        self.data_mode = call.DATA_MODE
+        self.seed = call.RANDOM_SEED
+        self.api_name = call.API_NAME
         self.data_dir = data_dir
         self.ordinal = 0
 
@@ -244,8 +241,8 @@ class Realizer:
         if isinstance(value, TensorSpec):
             self.ordinal += 1
             if self.data_mode == "real_data":
-                return Master(value, load_array(value, self.data_dir))
-            rng = np.random.default_rng([RANDOM_SEED, self.iteration, self.ordinal])
+                return Master(value, load_array(value, self.data_dir, self.api_name))
+            rng = np.random.default_rng([self.seed, self.iteration, self.ordinal])
             return Master(value, random_array(value, rng))
         if isinstance(value, list):
             return [self(v) for v in value]

@@ -1,31 +1,30 @@
+"""The precision standards: how one compared output is judged.
+
+The mirror of runtime/src/standard.rs: same rules, thresholds, messages and
+metrics, computed the same way operation for operation (exactly rounded sums
+with math.fsum, exponents with np.frexp, powers of two with np.ldexp) so that
+a native replay and a script agree to the bit. Shared cases in
+runtime/tests/standard/cases.json hold both to the same verdicts
+(runtime/tests/standard.rs runs ``judge`` through tests/standard/check.py).
+"""
+
+import math
+
+import numpy as np
+
+from ._tables import STANDARD_API_SETS
+
+# --- msprobe-rs: the scripts inline this file from here ---
 
 
-# --- precision standards -----------------------------------------------------
-# The mirror of runtime/src/standard.rs: same rules, thresholds, messages and
-# metrics, computed the same way operation for operation (exactly rounded sums
-# with math.fsum, exponents with np.frexp, powers of two with np.ldexp) so that
-# a native replay and this script agree to the bit. Shared cases in
-# runtime/tests/standard/cases.json hold both to the same verdicts. Uses only
-# np and math from the enclosing script.
-
-_STD_ABSOLUTE = frozenset([
-    "add", "sub", "mul", "div", "truediv", "true_divide", "floordiv", "floor_divide", "multiply", "subtract", "divide",
-    "rsub", "leaky_relu", "prelu", "reciprocal", "rsqrt", "square"])
-_STD_BINARY = frozenset([
-    "abs", "argmin", "argmax", "bitwise_and", "broadcast_to", "ceil", "equal", "eq", "fill", "flatten", "floor", "gather",
-    "greater", "greater_equal", "gt", "ge", "less", "less_equal", "lt", "le", "histc", "isfinite", "isnan", "logical_and",
-    "logical_or", "logical_not", "logical_xor", "masked_fill", "max_pool3d", "maximum", "minimum", "neg", "negative",
-    "nonzero", "not_equal", "ne", "one_hot", "pad", "relu", "reshape", "round", "select", "sign", "sort", "tile", "topk",
-    "transpose", "tril", "triu", "type_as"])
-_STD_ULP = frozenset([
-    "matmul", "addbmm", "addmm", "baddbmm", "bilinear", "bmm", "chain_matmul", "hspmm", "linear", "mm", "mv", "smm",
-    "sspaddmm"])
-_STD_THOUSANDTH = frozenset(["conv1d", "conv2d"])
+# msprobe's API sets by rule (runtime/src/standard.rs, rendered into _tables).
+_STD_ABSOLUTE = STANDARD_API_SETS["absolute"]
+_STD_BINARY = STANDARD_API_SETS["binary"]
+_STD_ULP = STANDARD_API_SETS["ulp"]
+_STD_THOUSANDTH = STANDARD_API_SETS["thousandth"]
 # Benchmark levels: (max relative, mean relative, rms) error bounds.
-_STD_LEVEL1 = frozenset(["embedding", "npu_fusion_attention", "npu_fusion_attention_grad", "scatter", "scatter_add"])
-_STD_LEVEL2 = frozenset([
-    "addmm", "gelu", "layer_norm", "matmul", "mm", "index", "one_hot", "sum", "npu_rms_norm", "rms_norm", "cross_entropy",
-    "npu_cross_entropy_loss", "nonzero"])
+_STD_LEVEL1 = STANDARD_API_SETS["level1"]
+_STD_LEVEL2 = STANDARD_API_SETS["level2"]
 _STD_KNOWN = _STD_ABSOLUTE | _STD_BINARY | _STD_ULP | _STD_THOUSANDTH | _STD_LEVEL1 | _STD_LEVEL2
 _STD_FLOATS = frozenset(["float16", "bfloat16", "float32", "float64"])
 _STD_SEVERITY = {"pass": 0, "warning": 1, "error": 3}

@@ -1,6 +1,24 @@
+"""Comparison and report: one details row per output (dtypes, shape, metrics,
+verdict, what was compared), one result row per iteration, the exit code,
+and the CSV writer (msprobe's accuracy_checking_details/result files: a
+UTF-8 BOM, CRLF lines, cells a spreadsheet shows as text).
+"""
 
+import csv
+import datetime
+import os
+import re
+import tempfile
+import traceback
 
-# --- comparison and report ---------------------------------------------------
+import numpy as np
+
+from ._tables import EXIT_INACCURATE, EXIT_OK, EXIT_SKIPPED
+from .data_generate import DTYPES, dtype_info, first_line
+from .standard import judge, metrics
+
+# --- msprobe-rs: the scripts inline this file from here ---
+
 
 DETAILS_HEADER = ["API Name", "Bench Dtype", "Tested Dtype", "Shape", "Cosine", "MaxAbsErr", "MaxRelativeErr", "Status", "Message"]
 # Appended under --standard api: the rule applied and its own metrics.
@@ -29,9 +47,10 @@ def leaf_dtype(label, values):
     return dtype_info(label)[0] if label in DTYPES else values.dtype.name
 
 
-def compare_leaf(tested_leaf_, bench_leaf_, reference, backward, opts):
+def compare_leaf(call, tested_leaf_, bench_leaf_, reference, backward, opts):
     """One details row after the name: dtypes, shape, metrics, status, message,
-    and the standard's rule and metrics (None where nothing was compared)."""
+    and the standard's rule and metrics (None where nothing was compared).
+    call is the script: UNDEFINED_OUTPUTS, EXACT_OP, API_OP and the thresholds."""
     (t_dtype, t), (b_dtype, b) = tested_leaf_, bench_leaf_
     shape = str(tuple(b.shape)) if b is not None else "()"
 
@@ -47,27 +66,27 @@ def compare_leaf(tested_leaf_, bench_leaf_, reference, backward, opts):
         t = t + opts.perturb * (1.0 + np.abs(t))
     if t.shape != b.shape:
         return uncompared(SKIP, f"cannot judge: shape mismatch: tested {tuple(t.shape)}, bench {tuple(b.shape)}")
-    if UNDEFINED_OUTPUTS and not backward:
-        return [b_dtype, t_dtype, shape, None, None, None, PASS, UNDEFINED_OUTPUTS, "shape", None]
+    if call.UNDEFINED_OUTPUTS and not backward:
+        return [b_dtype, t_dtype, shape, None, None, None, PASS, call.UNDEFINED_OUTPUTS, "shape", None]
     if reference is not None:
         reference = reference.astype(np.float64).reshape(-1) if reference.shape == b.shape else None
     t, b = t.reshape(-1), b.reshape(-1)
     cosine, max_abs, max_rel = metrics(t, b) if t.size else (None, None, None)
     # Data movement is exact forward; its gradients are sums and casts.
-    exact = EXACT_OP and not backward
-    status, message, rule, metrics_text = judge(opts.standard, API_OP, backward, exact, dtype, t, b, reference,
-                                                COSINE_THRESHOLD, MAX_ABS_ERR_THRESHOLD)
+    exact = call.EXACT_OP and not backward
+    status, message, rule, metrics_text = judge(opts.standard, call.API_OP, backward, exact, dtype, t, b, reference,
+                                                call.COSINE_THRESHOLD, call.MAX_ABS_ERR_THRESHOLD)
     if opts.reference_is_tested and rule in ("benchmark", "ulp"):
         message = "; ".join(part for part in (message, SELF_REFERENCE) if part)
     return [b_dtype, t_dtype, shape, cosine, max_abs, max_rel, status, message, rule, metrics_text]
 
 
-def compare_outputs(direction, tested_leaves, bench_leaves, reference_leaves, opts):
+def compare_outputs(call, direction, tested_leaves, bench_leaves, reference_leaves, opts):
     """One row per output; reference_leaves (the api standard's CPU run in
     the dumped dtype) may be None."""
     rows = []
     for i in range(max(len(tested_leaves), len(bench_leaves))):
-        name = f"{API_NAME}.{direction}.output.{i}"
+        name = f"{call.API_NAME}.{direction}.output.{i}"
         if i >= len(tested_leaves) or i >= len(bench_leaves):
             message = f"cannot judge: output count differs: tested {len(tested_leaves)}, bench {len(bench_leaves)}"
             rows.append([name, None, None, None, None, None, None, SKIP, message, None, None])
@@ -75,26 +94,26 @@ def compare_outputs(direction, tested_leaves, bench_leaves, reference_leaves, op
         if tested_leaves[i][0] == "NoneType" and bench_leaves[i][0] == "NoneType":
             continue
         reference = reference_leaves[i][1] if reference_leaves is not None and i < len(reference_leaves) else None
-        rows.append([name] + compare_leaf(tested_leaves[i], bench_leaves[i], reference, direction == "backward", opts))
+        rows.append([name] + compare_leaf(call, tested_leaves[i], bench_leaves[i], reference, direction == "backward", opts))
     return rows
 
 
-def skip_row(direction, side, exc):
+def skip_row(api_name, direction, side, exc):
     """A side that raised: the call cannot be replayed here (no kernel on this
     device, an argument the framework rejects, inputs this script cannot make),
     which says nothing of its accuracy. side None: the inputs."""
     what = f"the {side} call raised" if side else "its inputs cannot be made:"
     message = f"cannot replay here: {what} {type(exc).__name__}: {first_line(exc)}"
-    return [f"{API_NAME}.{direction}", None, None, None, None, None, None, SKIP, message, None, None]
+    return [f"{api_name}.{direction}", None, None, None, None, None, None, SKIP, message, None, None]
 
 
 def worst(statuses):
     return max(statuses, key=SEVERITY.__getitem__, default=None)
 
 
-def result_row(forward_rows, backward_rows):
+def result_row(api_name, forward_rows, backward_rows):
     messages = [f"{r[0]}: {r[8]}" for r in forward_rows + backward_rows if r[7] != PASS]
-    return [API_NAME, worst(r[7] for r in forward_rows), worst(r[7] for r in backward_rows), "; ".join(messages)]
+    return [api_name, worst(r[7] for r in forward_rows), worst(r[7] for r in backward_rows), "; ".join(messages)]
 
 
 def exit_code(statuses, allow_skip):
@@ -156,96 +175,15 @@ def write_report(output_dir, details_header, details, results):
     return result_path, details_path
 
 
-def run_side(runner, leaf, *call):
+def run_side(reseed, runner, leaf, *call):
     """Runs one side and converts its results for comparison. Frameworks that
     execute lazily (MindSpore) raise only when results are read, so both steps
-    sit under the same guard; a failure becomes a skip row."""
-    seed_frameworks(RANDOM_SEED)  # same seed for both sides: random APIs (dropout) can then agree on one device
+    sit under the same guard; a failure becomes a skip row. reseed() seeds
+    the frameworks first."""
+    reseed()  # same seed for both sides: random APIs (dropout) can then agree on one device
     try:
         outputs, grads = runner(*call)
         return ([leaf(x) for x in outputs], None if grads is None else [leaf(x) for x in grads]), None
     except Exception as exc:  # recorded as a skip row; the traceback helps whoever edits the script
         traceback.print_exc()
         return (None, None), exc
-
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=f"Replay {API_NAME} ({PROPAGATION}) and compare tested against bench.")
-    parser.add_argument("--device", help="device of the tested run (default: the best available)")
-    parser.add_argument("--output-dir", default="./op_result_output", help="where the CSVs go (default: %(default)s)")
-    parser.add_argument("--data-dir", default=DATA_DIR, help="folder of the dumped tensor files (real_data)")
-    parser.add_argument("--perturb", type=float, default=0.0, metavar="EPS",
-                        help="add EPS*(1+|x|) to every tested output before comparing: checks that errors are caught")
-    parser.add_argument("--standard", choices=["msprobe", "api"], default=STANDARD,
-                        help="precision standard: msprobe (cosine and max abs) or api (per API and dtype; "
-                             "adds the Standard and Standard Metrics columns) (default: %(default)s)")
-    parser.add_argument("--allow-skip", action="store_true",
-                        help=f"exit {EXIT_OK} instead of {EXIT_SKIPPED} when calls that cannot be replayed here are the only problem")
-    opts = parser.parse_args(argv)
-    device = select_device(opts.device)
-    opts.reference_is_tested = reference_is_tested(device)
-    # One casing for both frameworks (MindSpore says "CPU" / "Ascend", torch "cpu" / "npu").
-    device_name = str(device).lower()
-    print(f"{API_NAME} {PROPAGATION}: tested on {device_name}, bench on cpu, {DATA_MODE}, {ITER_TIMES} iteration(s), standard {opts.standard}")
-    compared = (f"tested: {TESTED_FRAMEWORK} on {device_name} in the dumped dtype; "
-                f"bench: {BENCH_FRAMEWORK} on cpu at raised precision")
-    details, results = [], []
-    for iteration in range(ITER_TIMES):
-        args, kwargs, grad_outputs = inputs()
-        realize = Realizer(iteration, DATA_MODE, opts.data_dir)
-        direction = "backward" if PROPAGATION == "backward" else "forward"
-        try:
-            args, kwargs = realize(args), realize(kwargs)
-            grad_outputs = realize(grad_outputs) if PROPAGATION == "backward" else None
-            if CLASS_TARGETS and DATA_MODE == "random_data":
-                fold_class_targets(args, kwargs)
-            in_exc = None
-        except InputError:
-            raise
-        except Exception as exc:  # e.g. random data for a complex dtype: this tool's coverage
-            in_exc = exc
-        if in_exc is None:
-            (t_out, t_grads), t_exc = run_side(run_tested, tested_leaf, args, kwargs, grad_outputs, device)
-            (b_out, b_grads), b_exc = run_side(run_bench, bench_leaf, args, kwargs, grad_outputs)
-        forward_rows, backward_rows = [], []
-        if in_exc or t_exc or b_exc:
-            failed = [(None, in_exc)] if in_exc else [("tested", t_exc), ("bench", b_exc)]
-            rows = [skip_row(direction, side, exc) for side, exc in failed if exc]
-            forward_rows, backward_rows = (rows, []) if direction == "forward" else ([], rows)
-        else:
-            r_out, r_grads = (None, None)
-            if opts.standard == "api":
-                r_out, r_grads = reference_leaves(args, kwargs, grad_outputs, device, (t_out, t_grads))
-            forward_rows = compare_outputs("forward", t_out, b_out, r_out, opts)
-            if PROPAGATION == "backward":
-                backward_rows = compare_outputs("backward", t_grads, b_grads, r_grads, opts)
-        for row in forward_rows + backward_rows:  # every row that ran says what was compared
-            if not row[8].startswith("cannot replay here:"):
-                row[8] = "; ".join(part for part in (row[8], compared) if part)
-        details += forward_rows + backward_rows
-        results.append(result_row(forward_rows, backward_rows))
-        for row in forward_rows + backward_rows:
-            print(f"  {row[0]}: {row[7]}  cosine={cell(row[4]) or '-'}  max_abs_err={cell(row[5]) or '-'}  ({row[8]})")
-    details_header = DETAILS_HEADER + (STANDARD_COLUMNS if opts.standard == "api" else [])
-    result_path, details_path = write_report(opts.output_dir, details_header, details, results)
-    print(f"wrote {result_path}")
-    print(f"wrote {details_path}")
-    return exit_code([r[7] for r in details], opts.allow_skip)
-
-
-def run(argv=None):
-    """main() with its failures as exit codes: an unusable tensor file is one
-    line and EXIT_INPUT (no CSV is written), anything else a bug in this
-    script, EXIT_INTERNAL with the traceback."""
-    try:
-        return main(argv)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_INPUT
-    except Exception:
-        traceback.print_exc()
-        return EXIT_INTERNAL
-
-
-if __name__ == "__main__":
-    sys.exit(run())

@@ -1,6 +1,17 @@
+"""torch execution: the PyTorch tested side and every bench. A Master tree
+becomes torch values (tensors rounded to the dumped dtype, then raised for
+the bench), the call runs forward and, for a backward script, backward with
+torch.autograd.grad w.r.t. the float inputs.
+"""
 
+import numpy as np
+import torch
 
-# --- torch side ------------------------------------------------------------
+from .compare import scalar_leaf
+from .data_generate import Device, DType, Master, MemoryFormat, Size, Unsupported, any_marked, dtype_info, wants_grad
+
+# --- msprobe-rs: the scripts inline this file from here ---
+
 
 RAISE_PRECISION = {torch.float16: torch.float32, torch.bfloat16: torch.float32, torch.float32: torch.float64}
 MEMORY_FORMATS = {"contiguous_format": torch.contiguous_format, "channels_last": torch.channels_last,
@@ -11,12 +22,13 @@ def torch_dtype(name):
     return getattr(torch, dtype_info(name)[0])
 
 
-def to_torch(value, device, raise_precision):
+def to_torch(value, device, raise_precision, exact_op=False):
     """A torch value from a Master tree: tensors rounded to the dumped dtype
     first (so both sides start from the same numbers), then raised for the
     bench, and dtype arguments raised the same way (softmax(x, dtype=float32)
     computes in float64 on the bench), except for ops that must match bit for
-    bit (EXACT_OP: arange(0, 1, 0.1, dtype=float32) makes float32 values)."""
+    bit (exact_op, the script's EXACT_OP: arange(0, 1, 0.1, dtype=float32)
+    makes float32 values)."""
     if isinstance(value, Master):
         dtype = torch_dtype(value.spec.dtype)
         tensor = torch.from_numpy(np.array(value.array, order="C")).to(dtype)  # np.array keeps 0-d shapes
@@ -25,7 +37,7 @@ def to_torch(value, device, raise_precision):
         return tensor.to(device)
     if isinstance(value, DType):
         dtype = torch_dtype(value.name)
-        return RAISE_PRECISION.get(dtype, dtype) if raise_precision and not EXACT_OP else dtype
+        return RAISE_PRECISION.get(dtype, dtype) if raise_precision and not exact_op else dtype
     if isinstance(value, Device):
         return torch.device(device)
     if isinstance(value, Size):
@@ -35,11 +47,11 @@ def to_torch(value, device, raise_precision):
     if isinstance(value, Unsupported):
         return None
     if isinstance(value, list):
-        return [to_torch(v, device, raise_precision) for v in value]
+        return [to_torch(v, device, raise_precision, exact_op) for v in value]
     if isinstance(value, tuple):
-        return tuple(to_torch(v, device, raise_precision) for v in value)
+        return tuple(to_torch(v, device, raise_precision, exact_op) for v in value)
     if isinstance(value, dict):
-        return {k: to_torch(v, device, raise_precision) for k, v in value.items()}
+        return {k: to_torch(v, device, raise_precision, exact_op) for k, v in value.items()}
     return value
 
 
@@ -49,7 +61,7 @@ def flatten_outputs(out):
     return [out]
 
 
-def torch_run(fn, args, kwargs, grad_outputs, device, raise_precision):
+def torch_run(fn, args, kwargs, grad_outputs, device, raise_precision, exact_op=False):
     """Runs fn forward and, when grad_outputs is given, backward with
     torch.autograd.grad. Returns (outputs, gradients w.r.t. the inputs or None)."""
     backward = grad_outputs is not None
@@ -60,7 +72,7 @@ def torch_run(fn, args, kwargs, grad_outputs, device, raise_precision):
         if isinstance(value, (list, tuple)):  # tensors inside a list (cat, stack) are differentiated too
             items = [convert(v) for v in value]
             return items if isinstance(value, list) else tuple(items)
-        tensor = to_torch(value, device, raise_precision)
+        tensor = to_torch(value, device, raise_precision, exact_op)
         if backward and isinstance(value, Master) and wants_grad(value, marked):
             tensor.requires_grad_(True)
             leaves.append(tensor)
@@ -82,7 +94,7 @@ def torch_run(fn, args, kwargs, grad_outputs, device, raise_precision):
     for i, o in enumerate(outputs):
         g = grad_outputs[i] if i < len(grad_outputs) else None
         if isinstance(o, torch.Tensor) and o.requires_grad and isinstance(g, Master):
-            grad = to_torch(g, device, raise_precision).to(o.dtype)
+            grad = to_torch(g, device, raise_precision, exact_op).to(o.dtype)
             if grad.shape != o.shape:
                 if grad.numel() != o.numel():
                     raise ValueError(f"backward: dumped gradient {i} has shape {tuple(grad.shape)}, output has {tuple(o.shape)}")

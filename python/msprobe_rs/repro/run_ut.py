@@ -1,0 +1,100 @@
+"""The command line of a repro script and its loop: each iteration makes the
+inputs, runs the tested and the bench side, compares, and the report is
+written once (msprobe's run_ut does this for its checker).
+"""
+
+import argparse
+import sys
+import traceback
+
+from ._tables import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_SKIPPED
+from .compare import (DETAILS_HEADER, STANDARD_COLUMNS, cell, compare_outputs, exit_code, result_row, run_side,
+                      skip_row, write_report)
+from .data_generate import InputError, Realizer, fold_class_targets
+
+# --- msprobe-rs: the scripts inline this file from here ---
+
+
+def main(call, side, argv=None):
+    """Replays the script's call (call: the script's module, the head's names)
+    on the framework side side (select_device, run_tested, run_bench, ...)
+    ITER_TIMES times, writes the CSVs and returns the exit code."""
+    parser = argparse.ArgumentParser(description=f"Replay {call.API_NAME} ({call.PROPAGATION}) and compare tested against bench.")
+    parser.add_argument("--device", help="device of the tested run (default: the best available)")
+    parser.add_argument("--output-dir", default="./op_result_output", help="where the CSVs go (default: %(default)s)")
+    parser.add_argument("--data-dir", default=call.DATA_DIR, help="folder of the dumped tensor files (real_data)")
+    parser.add_argument("--perturb", type=float, default=0.0, metavar="EPS",
+                        help="add EPS*(1+|x|) to every tested output before comparing: checks that errors are caught")
+    parser.add_argument("--standard", choices=["msprobe", "api"], default=call.STANDARD,
+                        help="precision standard: msprobe (cosine and max abs) or api (per API and dtype; "
+                             "adds the Standard and Standard Metrics columns) (default: %(default)s)")
+    parser.add_argument("--allow-skip", action="store_true",
+                        help=f"exit {EXIT_OK} instead of {EXIT_SKIPPED} when calls that cannot be replayed here are the only problem")
+    opts = parser.parse_args(argv)
+    device = side.select_device(opts.device)
+    opts.reference_is_tested = side.reference_is_tested(device)
+    # One casing for both frameworks (MindSpore says "CPU" / "Ascend", torch "cpu" / "npu").
+    device_name = str(device).lower()
+    print(f"{call.API_NAME} {call.PROPAGATION}: tested on {device_name}, bench on cpu, {call.DATA_MODE}, {call.ITER_TIMES} iteration(s), standard {opts.standard}")
+    compared = (f"tested: {side.TESTED_FRAMEWORK} on {device_name} in the dumped dtype; "
+                f"bench: {side.BENCH_FRAMEWORK} on cpu at raised precision")
+
+    def reseed():
+        side.seed_frameworks(call.RANDOM_SEED)
+
+    details, results = [], []
+    for iteration in range(call.ITER_TIMES):
+        args, kwargs, grad_outputs = call.inputs()
+        realize = Realizer(call, iteration, opts.data_dir)
+        direction = "backward" if call.PROPAGATION == "backward" else "forward"
+        try:
+            args, kwargs = realize(args), realize(kwargs)
+            grad_outputs = realize(grad_outputs) if call.PROPAGATION == "backward" else None
+            if call.CLASS_TARGETS and call.DATA_MODE == "random_data":
+                fold_class_targets(args, kwargs)
+            in_exc = None
+        except InputError:
+            raise
+        except Exception as exc:  # e.g. random data for a complex dtype: this tool's coverage
+            in_exc = exc
+        if in_exc is None:
+            (t_out, t_grads), t_exc = run_side(reseed, side.run_tested, side.tested_leaf, call, args, kwargs, grad_outputs, device)
+            (b_out, b_grads), b_exc = run_side(reseed, side.run_bench, side.bench_leaf, call, args, kwargs, grad_outputs)
+        forward_rows, backward_rows = [], []
+        if in_exc or t_exc or b_exc:
+            failed = [(None, in_exc)] if in_exc else [("tested", t_exc), ("bench", b_exc)]
+            rows = [skip_row(call.API_NAME, direction, which, exc) for which, exc in failed if exc]
+            forward_rows, backward_rows = (rows, []) if direction == "forward" else ([], rows)
+        else:
+            r_out, r_grads = (None, None)
+            if opts.standard == "api":
+                r_out, r_grads = side.reference_leaves(call, args, kwargs, grad_outputs, device, (t_out, t_grads))
+            forward_rows = compare_outputs(call, "forward", t_out, b_out, r_out, opts)
+            if call.PROPAGATION == "backward":
+                backward_rows = compare_outputs(call, "backward", t_grads, b_grads, r_grads, opts)
+        for row in forward_rows + backward_rows:  # every row that ran says what was compared
+            if not row[8].startswith("cannot replay here:"):
+                row[8] = "; ".join(part for part in (row[8], compared) if part)
+        details += forward_rows + backward_rows
+        results.append(result_row(call.API_NAME, forward_rows, backward_rows))
+        for row in forward_rows + backward_rows:
+            print(f"  {row[0]}: {row[7]}  cosine={cell(row[4]) or '-'}  max_abs_err={cell(row[5]) or '-'}  ({row[8]})")
+    details_header = DETAILS_HEADER + (STANDARD_COLUMNS if opts.standard == "api" else [])
+    result_path, details_path = write_report(opts.output_dir, details_header, details, results)
+    print(f"wrote {result_path}")
+    print(f"wrote {details_path}")
+    return exit_code([r[7] for r in details], opts.allow_skip)
+
+
+def run_script(call, side, argv=None):
+    """main() with its failures as exit codes: an unusable tensor file is one
+    line and EXIT_INPUT (no CSV is written), anything else a bug in the
+    script, EXIT_INTERNAL with the traceback."""
+    try:
+        return main(call, side, argv)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except Exception:
+        traceback.print_exc()
+        return EXIT_INTERNAL

@@ -1,0 +1,185 @@
+//! The scripts' machinery: the Python package `python/msprobe_rs/repro/`,
+//! compiled into the binary, plus its data tables rendered from the Rust
+//! tables (`_tables.py`).
+//!
+//! A standalone script is its head (rendered per call from
+//! `templates/python/<framework>.py.tera`) followed by [`machinery`]: the
+//! tables, then each file of the framework's list ([`files`]) from the line
+//! after its [`MARKER`] line to its end, verbatim (what is above the marker,
+//! the module docstring and the package's imports, is dropped: the head
+//! imports what the machinery uses). With `--shared-module` the same text
+//! goes once into [`shared_module_file`] beside the scripts, which import it.
+//! The machinery reads the head's names through the `call` argument (the
+//! script's module), so it runs the same inlined and imported.
+
+use std::fmt::Write;
+
+use runtime::dtype::{Category, TDType};
+use runtime::{bind, exit, standard};
+
+use super::api_map;
+use super::literal::py_str;
+use crate::model::Framework;
+
+/// The line after which a package file is inlined into the scripts (the
+/// package's `msprobe_rs.repro.MARKER`).
+pub const MARKER: &str = "# --- msprobe-rs: the scripts inline this file from here ---";
+
+macro_rules! repro {
+    ($($file:literal),* $(,)?) => {
+        &[$(($file, include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/python/msprobe_rs/repro/", $file)))),*]
+    };
+}
+
+/// The PyTorch scripts' files, in inlining order (`_tables.py` comes first, rendered).
+const PYTORCH: &[(&str, &str)] = repro!["data_generate.py", "torch_exec.py", "standard.py", "compare.py", "run_ut.py", "pytorch_side.py"];
+
+/// The MindSpore scripts' files, in inlining order (`_tables.py` comes first, rendered).
+const MINDSPORE: &[(&str, &str)] =
+    repro!["data_generate.py", "torch_exec.py", "ms_bench.py", "standard.py", "compare.py", "run_ut.py", "mindspore_side.py"];
+
+/// The package files of `framework`'s machinery, `(file name, text)`, in inlining order.
+pub fn files(framework: Framework) -> &'static [(&'static str, &'static str)] {
+    match framework {
+        Framework::PyTorch => PYTORCH,
+        Framework::MindSpore => MINDSPORE,
+    }
+}
+
+/// What a script inlines of a package file: the text after its marker line.
+/// Every file has the marker (a unit test reads them all).
+fn inlined(text: &'static str) -> &'static str {
+    let marker = format!("\n{MARKER}\n");
+    text.find(&marker).map_or("", |i| &text[i + marker.len()..])
+}
+
+/// The whole machinery of `framework`'s scripts, as inlined after the head.
+pub fn machinery(framework: Framework) -> String {
+    let mut out = tables_body();
+    for (_, text) in files(framework) {
+        out.push_str(inlined(text));
+    }
+    out
+}
+
+/// `python/msprobe_rs/repro/_tables.py` as the renderer writes it (the
+/// committed file must be exactly this; `tests/golden.rs` checks it).
+pub fn tables_file() -> String {
+    let mut out = String::from(
+        "\"\"\"The data tables of the repro machinery, rendered from msprobe-rs's Rust tables\n\
+         by src/render/machinery.rs. Generated: do not edit (`UPDATE_GOLDEN=1 cargo test\n\
+         --test golden` rewrites it; tests/golden.rs fails when it differs).\n\"\"\"\n\n",
+    );
+    out.push_str(MARKER);
+    out.push('\n');
+    out.push_str(&tables_body());
+    out
+}
+
+fn py_list<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
+    let items: Vec<String> = items.into_iter().map(py_str).collect();
+    format!("[{}]", items.join(", "))
+}
+
+fn kind(d: TDType) -> &'static str {
+    match d.category() {
+        Category::Bool => "bool",
+        Category::Int => "int",
+        Category::Float => "float",
+        Category::Complex => "complex",
+    }
+}
+
+/// The value range of an integer dtype, exactly.
+fn int_range(d: TDType) -> Option<(i128, i128)> {
+    let (low, _) = d.int_range()?;
+    let bits = d.bits();
+    Some(if low < 0.0 { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) })
+}
+
+/// The tables' Python text (what the scripts inline).
+fn tables_body() -> String {
+    let mut out = String::new();
+    let o = &mut out;
+    o.push_str(
+        "\n\n# Exit codes (runtime/src/exit.rs): every row passes (warnings included) / some\n\
+         # row is an error / a tensor file is unusable / the script failed / some call\n\
+         # could not be replayed here and nothing is an error (--allow-skip makes that EXIT_OK).\n",
+    );
+    for (name, code) in [("OK", exit::OK), ("INACCURATE", exit::INACCURATE), ("INPUT", exit::INPUT), ("INTERNAL", exit::INTERNAL), ("SKIPPED", exit::SKIPPED)] {
+        writeln!(o, "EXIT_{name} = {code}").unwrap();
+    }
+    o.push_str("# Every dtype (runtime/src/dtype.rs): (canonical name, kind, every name a dump spells it by).\nDTYPE_TABLE = [\n");
+    for d in TDType::ALL {
+        let names: Vec<String> = d.torch_names().map(|n| format!("torch.{n}")).chain([d.mindspore_name().to_string()]).collect();
+        writeln!(o, "    ({}, {}, {}),", py_str(d.name()), py_str(kind(d)), py_list(names.iter().map(String::as_str))).unwrap();
+    }
+    o.push_str("]\n# The values of each integer dtype: (min, max).\nINT_RANGES = {\n");
+    for d in TDType::ALL {
+        if let Some((low, high)) = int_range(d) {
+            writeln!(o, "    {}: ({low}, {high}),", py_str(d.name())).unwrap();
+        }
+    }
+    o.push_str("}\n# MindSpore's name of each dtype, by canonical name.\nMS_NAMES = {\n");
+    for d in TDType::ALL {
+        writeln!(o, "    {}: {},", py_str(d.name()), py_str(d.mindspore_name())).unwrap();
+    }
+    o.push_str(
+        "}\n# MindSpore keyword names that torch spells differently (runtime/src/bind.rs); a\n\
+         # bench helper of ms_bench takes MindSpore's own names.\nKEYWORD_ALIASES = {\n",
+    );
+    for (alias, name) in bind::KEYWORD_ALIASES {
+        writeln!(o, "    {}: {},", py_str(alias), py_str(name)).unwrap();
+    }
+    o.push_str("}\n# msprobe's API sets of the api standard by rule (runtime/src/standard.rs).\nSTANDARD_API_SETS = {\n");
+    for (rule, names) in standard::api_sets() {
+        writeln!(o, "    {}: frozenset({}),", py_str(rule), py_list(names.iter().copied())).unwrap();
+    }
+    o.push_str("}\n# The bench helpers of ms_bench that the bench table names (src/render/api_map.rs).\n");
+    let mut helpers: Vec<&str> = api_map::ms_bench_helpers().collect();
+    helpers.sort_unstable();
+    helpers.dedup();
+    writeln!(o, "MS_BENCH_HELPERS = frozenset({})", py_list(helpers)).unwrap();
+    out
+}
+
+/// The file name of the shared module of `framework`'s scripts, versioned
+/// by the generator: `msprobe_repro_<version, dots as _>_<framework>.py`.
+pub fn shared_module_file(framework: Framework) -> String {
+    format!("{}.py", shared_module_name(framework))
+}
+
+/// The shared module's import name (its file name without `.py`).
+pub fn shared_module_name(framework: Framework) -> String {
+    format!("msprobe_repro_{}_{}", env!("CARGO_PKG_VERSION").replace(['.', '-', '+'], "_"), framework.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_file_has_one_marker_and_the_package_says_the_same() {
+        for fw in [Framework::PyTorch, Framework::MindSpore] {
+            for (name, text) in files(fw) {
+                assert_eq!(text.matches(&format!("\n{MARKER}\n")).count(), 1, "{name}: one marker line");
+                assert!(inlined(text).starts_with("\n\n") && !inlined(text).starts_with("\n\n\n"), "{name}: two blank lines after the marker");
+                assert!(text.ends_with('\n') && !text.ends_with("\n\n"), "{name}: one newline at the end");
+            }
+        }
+        let init = include_str!("../../python/msprobe_rs/repro/__init__.py");
+        assert!(init.contains(&format!("MARKER = {}\n", py_str(MARKER))), "msprobe_rs.repro.MARKER differs");
+    }
+
+    #[test]
+    fn tables_hold_the_rust_tables() {
+        let body = tables_body();
+        assert!(body.contains("    (\"int16\", \"int\", [\"torch.int16\", \"torch.short\", \"Int16\"]),\n"), "{body}");
+        assert!(body.contains("    \"uint64\": (0, 18446744073709551615),\n    (") || body.contains("    \"uint64\": (0, 18446744073709551615),\n}"), "{body}");
+        assert!(body.contains("    \"int8\": (-128, 127),\n"), "{body}");
+        assert!(body.contains("    \"keep_dims\": \"keepdim\",\n"), "{body}");
+        assert!(body.contains("EXIT_SKIPPED = 8\n"), "{body}");
+        assert!(body.contains("\"ms_ops_conv2d\""), "{body}");
+        assert_eq!(shared_module_file(Framework::MindSpore), format!("msprobe_repro_{}_mindspore.py", env!("CARGO_PKG_VERSION").replace('.', "_")));
+    }
+}
