@@ -256,3 +256,56 @@ fn unwritable_script_is_exit_5_and_the_rest_is_written() {
     assert!(text(&o).contains("Torch.matmul.0.forward.py: cannot write"), "{}", text(&o));
     assert!(dir.path().join("out/Torch.matmul.1.forward.py").is_file());
 }
+
+/// Every file under `dir` and its bytes.
+fn folder_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().metadata().unwrap().len()).sum()
+}
+
+/// `--shared-module` writes the machinery once, as a versioned module the
+/// scripts import, listed in the manifest and compared by `--check`: the
+/// bundled fixture's batch is at most a fifth of the standalone batch.
+#[test]
+fn a_shared_module_batch_is_at_most_a_fifth_of_the_standalone_batch() {
+    let dir = setup(&statistics_dump());
+    let args = |out: &'static str| ["-f", "pytorch", "op_generate", "-i", "cfg.json", "-o", out, "--all", "--propagation", "both", "-q"];
+    let o = msprobe(dir.path(), &args("standalone"));
+    assert!(o.status.success(), "{}", text(&o));
+    let shared_args = [&args("shared")[..], &["--shared-module"]].concat();
+    let o = msprobe(dir.path(), &shared_args);
+    assert!(o.status.success(), "{}", text(&o));
+    let (standalone, shared) = (dir.path().join("standalone"), dir.path().join("shared"));
+    let module = format!("msprobe_repro_{}_pytorch.py", env!("CARGO_PKG_VERSION").replace('.', "_"));
+    // The same scripts, plus the module.
+    let mut expected = scripts_in(&standalone);
+    assert_eq!(expected.len(), 410);
+    expected.insert(module.clone());
+    assert_eq!(scripts_in(&shared), expected);
+    let (big, small) = (folder_bytes(&standalone), folder_bytes(&shared));
+    assert!(small * 5 <= big, "shared {small} bytes, standalone {big} bytes");
+    // Every script imports the module; none holds the machinery.
+    let script = std::fs::read_to_string(shared.join("Torch.matmul.0.forward.py")).unwrap();
+    assert!(script.contains(&format!("from {} import ", module.trim_end_matches(".py"))) && !script.contains("def judge("), "{script}");
+    // The manifest lists it with its hash; --check compares it like any file.
+    let m = manifest(&shared.join("manifest.json"));
+    assert_eq!(m["modules"][0]["file"], module.as_str());
+    let bytes = std::fs::read(shared.join(&module)).unwrap();
+    assert_eq!(m["modules"][0]["sha256"].as_str().unwrap(), msprobe::manifest::sha256_hex(&bytes));
+    let check = [&shared_args[..], &["--check"]].concat();
+    let o = msprobe(dir.path(), &check);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    std::fs::write(shared.join(&module), "edited").unwrap();
+    let o = msprobe(dir.path(), &check);
+    assert_eq!((o.status.code(), String::from_utf8_lossy(&o.stdout).trim()), (Some(1), format!("drifted: shared/{module}").as_str()), "{}", text(&o));
+    std::fs::remove_file(shared.join(&module)).unwrap();
+    let o = msprobe(dir.path(), &check);
+    assert_eq!((o.status.code(), String::from_utf8_lossy(&o.stdout).trim()), (Some(1), format!("missing: shared/{module}").as_str()), "{}", text(&o));
+    // Standalone scripts in the same folder: the manifest's module is extra.
+    let o = msprobe(dir.path(), &[&args("shared")[..], &["--check"]].concat());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains(&format!("extra: shared/{module}")), "{}", text(&o));
+    // Rust projects have no such module.
+    let o = msprobe(dir.path(), &[&args("rust")[..], &["--lang", "rust", "--shared-module"]].concat());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--shared-module needs --lang python"), "{}", text(&o));
+}

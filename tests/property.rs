@@ -399,7 +399,7 @@ fn render_case(dir: &Path, framework: Framework, dump: &str, first: &str) -> Res
     std::fs::write(&path, dump).unwrap();
     for (lang, out) in [(Lang::Python, "py"), (Lang::Rust, "rs")] {
         let batch = BatchOptions { selector: ApiSelector::default(), propagation: Propagation::Both, progress: Progress::Quiet };
-        let opts = Options { framework, config: config(&path, None).unwrap(), out_dir: dir.join(out), lang, check: false, runtime: Some(repo().join("runtime")), mode: Mode::Batch(batch) };
+        let opts = Options { framework, config: config(&path, None).unwrap(), out_dir: dir.join(out), lang, check: false, shared_module: false, runtime: Some(repo().join("runtime")), mode: Mode::Batch(batch) };
         match op_generate::run(&opts) {
             Ok(Outcome::Batch(report)) => report.failed.iter().try_for_each(|(_, e)| acceptable(e))?,
             Ok(other) => return Err(TestCaseError::fail(format!("batch mode gave {other:?}"))),
@@ -428,9 +428,8 @@ fn python() -> PathBuf {
 /// Every op name a table holds (the last part of dotted ones), for scan.py.
 fn table_names(out: &Path) -> PathBuf {
     let mut names = BTreeSet::new();
-    for e in std::fs::read_dir(repo().join("templates/api_names")).unwrap() {
-        let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
-        names.extend(text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(|l| l.rsplit('.').next().unwrap().to_string()));
+    for list in runtime::ops::hooks::LISTS.iter().chain([&runtime::ops::hooks::TORCH_LINALG_ONLY]) {
+        names.extend(list.names().map(|l| l.rsplit('.').next().unwrap().to_string()));
     }
     names.extend(runtime::ops::table().flat_map(|op| op.names.iter().map(|n| n.rsplit('.').next().unwrap().to_string())));
     let path = out.join("table_names.txt");
@@ -643,4 +642,70 @@ fn the_checks_catch_planted_code() {
         assert!(report.lines().any(|l| l.contains(name)), "{name} not caught: {report}");
     }
     assert!(!report.contains("good.py"), "{report}");
+}
+
+/// Identifier tokens of a template's code: Tera comments, the language's
+/// comments and string literals (docstrings included) are left out.
+fn code_tokens(text: &str, python_like: bool) -> BTreeSet<String> {
+    let b = text.as_bytes();
+    let at = |i: usize, s: &str| b[i..].starts_with(s.as_bytes());
+    let past = |i: usize, open: &str, close: &str| text[i + open.len()..].find(close).map_or(b.len(), |n| i + open.len() + n + close.len());
+    let (mut code, mut i) = (Vec::new(), 0);
+    while i < b.len() {
+        i = if at(i, "{#") {
+            past(i, "{#", "#}")
+        } else if python_like && at(i, "\"\"\"") {
+            past(i, "\"\"\"", "\"\"\"")
+        } else if b[i] == b'"' || (python_like && b[i] == b'\'') {
+            let mut j = i + 1;
+            while j < b.len() && b[j] != b[i] && b[j] != b'\n' {
+                j += if b[j] == b'\\' { 2 } else { 1 };
+            }
+            j + 1
+        } else if (python_like && b[i] == b'#') || (!python_like && at(i, "//")) {
+            text[i..].find('\n').map_or(b.len(), |n| i + n)
+        } else {
+            code.push(if b[i].is_ascii() { b[i] } else { b' ' });
+            i + 1
+        };
+    }
+    String::from_utf8(code)
+        .unwrap()
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|t| t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// No template holds an API name: the op a script calls, and every fact
+/// about it, come from the tables (src/render/api_map.rs, the runtime's op
+/// table and hook lists, the package's generated tables) as data. An API
+/// name is the op part of an op-table name or a hook-list name, as an
+/// identifier token of the template's code.
+#[test]
+fn templates_hold_no_api_name() {
+    // Words the templates cannot do without that happen to be API names:
+    // Python's builtins int() and slice(), the numpy module, Rust's std.
+    const UNAVOIDABLE: &[&str] = &["int", "slice", "numpy", "std"];
+    let mut names = BTreeSet::new();
+    for list in runtime::ops::hooks::LISTS.iter().chain([&runtime::ops::hooks::TORCH_LINALG_ONLY]) {
+        names.extend(list.names().map(|l| l.rsplit('.').next().unwrap().to_string()));
+    }
+    names.extend(runtime::ops::table().flat_map(|op| op.names.iter().map(|n| n.rsplit('.').next().unwrap().to_string())));
+    assert!(names.contains("matmul") && names.contains("dropout"));
+    let mut found = vec![];
+    for path in files_under(&repo().join("templates"), ".tera") {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let name = path.to_string_lossy();
+        let python_like = !(name.ends_with(".rs.tera") || name.ends_with("rust/macros.tera"));
+        for token in code_tokens(&text, python_like) {
+            if names.contains(&token) && !UNAVOIDABLE.contains(&token.as_str()) {
+                found.push(format!("{}: {token}", path.strip_prefix(repo()).unwrap().display()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "API names in templates (take them from the tables): {found:?}");
+    // The check finds one where it is planted.
+    assert!(code_tokens("x = torch.matmul(a) # dropout\n\"\"\"softmax\"\"\" {# gelu #}", true).contains("matmul"));
+    assert!(!code_tokens("# dropout\n\"softmax\" {# gelu #} 'relu'", true).iter().any(|t| names.contains(t)));
 }

@@ -143,7 +143,7 @@ fn unwritable_folder_is_an_error_naming_it() {
 }
 
 /// Cells a spreadsheet would run as formulas get a leading `'`, numbers keep
-/// their sign, and the scripts' `cell()` (templates/python/_compare.py.tera)
+/// their sign, and the scripts' `cell()` (python/msprobe_rs/repro/compare.py)
 /// decides every case the same way as this writer.
 #[test]
 fn formula_cells_are_text_in_both_writers() {
@@ -155,9 +155,9 @@ fn formula_cells_are_text_in_both_writers() {
     let rust: Vec<&str> = text.split("\r\n").skip(1).filter(|l| !l.is_empty()).map(|l| l.split(',').next().unwrap()).collect();
     assert_eq!(rust[..4], ["'=1+1", "'+cmd|' /C calc'!A0", "'-x", "'@SUM(A1)"]);
     assert_eq!(rust[8..], ["-0.5", "+1", "-1e-08", "-inf", "-nan", "-.5", "-5.", "x=1", "plain"]);
-    // The Python writer's own cell(), taken from the template.
-    let template = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../templates/python/_compare.py.tera")).unwrap();
-    let start = template.find("# A number as the reports print them").expect("NUMBER in _compare.py.tera");
+    // The Python writer's own cell(), taken from the scripts' machinery.
+    let template = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../python/msprobe_rs/repro/compare.py")).unwrap();
+    let start = template.find("# A number as the reports print them").expect("NUMBER in compare.py");
     let end = start + template[start..].find("\n\n\ndef write_csv").expect("cell() before write_csv");
     let code = format!("import json, re, sys\n{}\nprint(json.dumps([cell(c) for c in json.loads(sys.argv[1])]))", &template[start..end]);
     let python = std::env::var_os("MSPROBE_PYTHON").expect("MSPROBE_PYTHON (scripts/test.sh sets it)");

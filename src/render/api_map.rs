@@ -53,6 +53,15 @@ pub fn exposed(framework: Framework, name: &ApiName) -> Result<(), NotExposed> {
     }
 }
 
+/// The modules a script of `framework` imports for its `tested` callable
+/// (the bench's torch modules come with `import torch`).
+pub fn modules(framework: Framework) -> &'static [&'static str] {
+    match framework {
+        Framework::PyTorch => &["torch"],
+        Framework::MindSpore => &["mindspore", "mindspore.mint", "mindspore.mint.nn.functional", "mindspore.ops"],
+    }
+}
+
 /// A Python callable as `module` + `attr`, with an optional note for the reader.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Callable {

@@ -22,7 +22,7 @@ pub enum ArgCtx {
         /// dtype string literal in the framework's spelling (`torch.float32`, `Float32`).
         dtype: String,
         /// Shape as a Python list literal.
-        shape: String,
+        dims: String,
         /// Dumped Min (literal or `None`).
         low: String,
         /// Dumped Max (literal or `None`).
@@ -138,6 +138,8 @@ pub struct PythonContext {
     pub tested: Callable,
     /// The bench callable.
     pub bench: Callable,
+    /// The modules the script imports for its callables (api_map's module paths).
+    pub modules: &'static [&'static str],
     /// Positional arguments.
     pub args: Vec<ArgCtx>,
     /// Keyword arguments.
@@ -203,7 +205,7 @@ fn arg(a: &Arg, fw: Framework) -> ArgCtx {
     match a {
         Arg::Tensor(t) => ArgCtx::Tensor {
             dtype: dtype_lit(t.dtype, fw),
-            shape: py_int_list(t.shape.iter().map(|&d| d as i128)),
+            dims: py_int_list(t.shape.iter().map(|&d| d as i128)),
             low: stat(t.min),
             high: stat(t.max),
             requires_grad: py_opt(t.requires_grad.map(py_bool)),
@@ -294,6 +296,7 @@ impl PythonContext {
             propagation: direction.as_str(),
             tested: api_map::tested(framework, &call.name),
             bench: api_map::bench(framework, &call.name),
+            modules: api_map::modules(framework),
             args: positional,
             kwargs: call.forward.kwargs.iter().map(|(k, v)| KwargCtx { key: py_str(k), value: arg(v, framework) }).collect(),
             grad_outputs: match (&call.backward, direction) {

@@ -1,14 +1,15 @@
 """Checks generated Python scripts for code that the templates do not write.
 
 Each script must be ASCII, compile (py_compile), and, parsed with `ast`, use
-only the names the templates use: every Name, Attribute, import, function,
-argument and keyword name must occur in the golden scripts (golden/python/,
-rendered from the same templates). The one exception is the callable of
+only the names the templates and the machinery use: every Name, Attribute,
+import, function, argument and keyword name must occur in the golden files
+(golden/python/: the heads, the machinery, the shared-module scripts). The one exception is the callable of
 `tested` and `bench`: their body must be a docstring and
 `return MODULE.ATTR(*args, **kwargs)` (or `return HELPER(*args, **kwargs)`)
 with MODULE one of api_map's module constants and ATTR a name of the tables
-(templates/api_names/ and the runtime's op table, given in NAMES_FILE), and
-HELPER one of the helpers the templates define.
+(msprobe's hook lists and the runtime's op table, given in NAMES_FILE), and
+HELPER one of the bench helpers of the machinery (MS_BENCH_HELPERS, rendered
+into python/msprobe_rs/repro/_tables.py from src/render/api_map.rs).
 
 usage: python scan.py GOLDEN_DIR NAMES_FILE SCRIPT_DIR
 Prints one line per problem (`path: problem`) and exits 1 when there is any.
@@ -25,11 +26,12 @@ MODULES = {
     "torch", "torch.nn.functional", "torch.Tensor", "torch.linalg",
     "mindspore.mint", "mindspore.mint.nn.functional", "mindspore.Tensor", "mindspore.ops",
 }
-# Helpers the MindSpore template defines for bench callables: the ms_*
-# functions of templates/python/_ms_bench.py.tera (read from the template).
-_MS_BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "templates", "python", "_ms_bench.py.tera")
-with open(_MS_BENCH, encoding="utf-8") as _f:
-    HELPERS = {line[4:line.index("(")] for line in _f if line.startswith("def ms_")}
+# The bench helpers of the MindSpore machinery, from its generated tables.
+_TABLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "msprobe_rs", "repro", "_tables.py")
+_NAMESPACE = {}
+with open(_TABLES, encoding="utf-8") as _f:
+    exec(compile(_f.read(), _TABLES, "exec"), _NAMESPACE)
+HELPERS = set(_NAMESPACE["MS_BENCH_HELPERS"])
 CALLABLES = ("tested", "bench")
 
 

@@ -1,8 +1,8 @@
 """Runs the Python mirror of the precision standards on every shared case.
 
-Usage: check.py CASES_JSON STANDARD_PY_TERA. Execs the template (plain Python,
-no Tera syntax) with np and math in its namespace, as the generated scripts
-provide them, and prints a JSON list of {name, status, message, rule, metrics}.
+Usage: check.py CASES_JSON PYTHON_DIR. Imports judge from the scripts'
+machinery (msprobe_rs.repro.standard, under PYTHON_DIR: the repository's
+python/ folder) and prints a JSON list of {name, status, message, rule, metrics}.
 """
 import json
 import math
@@ -17,16 +17,16 @@ def array(values):
     return np.array([NONFINITE[v] if isinstance(v, str) else float(v) for v in values], dtype=np.float64)
 
 
-def main(cases_path, template_path):
-    namespace = {"np": np, "math": math}
-    with open(template_path, encoding="utf-8") as f:
-        exec(compile(f.read(), template_path, "exec"), namespace)
+def main(cases_path, python_dir):
+    sys.path.insert(0, python_dir)
+    from msprobe_rs.repro.standard import judge
+
     with open(cases_path, encoding="utf-8") as f:
         cases = json.load(f)
     results = []
     for c in cases:
         reference = None if c["reference"] is None else array(c["reference"])
-        status, message, rule, metrics = namespace["judge"](
+        status, message, rule, metrics = judge(
             c["standard"], c["api"], c["backward"], c["exact_op"], c["dtype"], array(c["tested"]), array(c["bench"]),
             reference, c["cosine_threshold"], c["max_abs_err_threshold"])
         results.append({"name": c["name"], "status": status, "message": message, "rule": rule, "metrics": metrics})
