@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Creates (or reuses) the Python environment the end-to-end tests run generated
 # scripts in: pinned torch, mindspore and numpy from PyPI, CPU use, and the
-# test-only extras (openpyxl reads the xlsx files the tests write back), and
+# test-only extras (openpyxl reads the xlsx files the tests write back; ruff
+# lints and pytest tests the Python package, with their dependencies), and
 # msprobe 8.3.2 itself from PyPI with its pure-Python dependencies, in a
 # folder of its own ($MSPROBE_832, default beside the environment) that tests
 # put on PYTHONPATH to check compatibility with packs msprobe writes.
@@ -12,7 +13,7 @@ set -euo pipefail
 
 VENV="${MSPROBE_RS_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/msprobe-rs/venv}"
 PINS="torch==2.15.0 mindspore==2.10.0 numpy==1.26.4"
-EXTRAS="openpyxl==3.1.5"
+EXTRAS="openpyxl==3.1.5 ruff==0.15.0 pytest==9.2.0 pluggy==1.7.0 iniconfig==2.3.1 packaging==26.4 pygments==2.21.0"
 STAMP="$VENV/.msprobe-rs-pins"
 EXTRAS_STAMP="$VENV/.msprobe-rs-extras"
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs every test of the workspace: unit, golden, CLI, and end-to-end tests
-# that run generated scripts with real torch and MindSpore on the CPU; then,
+# Runs every test of the workspace: the Python package's linter (ruff) and
+# unit tests (pytest, python/tests), then cargo's unit, golden, CLI, and
+# end-to-end tests that run generated scripts with real torch and MindSpore
+# on the CPU; then,
 # without arguments, the wheel as users install it, beside mindstudio-probe
 # (scripts/test-wheel.sh, about a minute and a half).
 # Creates the Python environment first when it is missing (see
@@ -12,6 +14,8 @@ MSPROBE_PYTHON="$(scripts/setup-python-env.sh | tail -n 1)"
 export MSPROBE_PYTHON
 # The HTML report's browser test needs headless Chromium.
 scripts/setup-browser.sh >/dev/null
+"$MSPROBE_PYTHON" -m ruff check --no-cache python/
+"$MSPROBE_PYTHON" -m pytest -q -p no:cacheprovider python/tests
 cargo test --workspace "$@"
 if [ $# -eq 0 ]; then
     scripts/test-wheel.sh

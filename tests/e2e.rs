@@ -556,3 +556,52 @@ fn mindspore_scripts_refuse_numpy_2_in_one_line() {
     );
     assert!(o.stdout.is_empty() && !cwd.join("op_result_output").exists());
 }
+
+/// Scripts of a `--shared-module` batch import the machinery from the
+/// module beside them and run to the same verdicts: from the harness, and as
+/// a plain `python SCRIPT` from another folder.
+#[test]
+fn shared_module_scripts_run_to_a_verdict() {
+    let out = tempfile::tempdir().unwrap();
+    let batch = |framework: &str, dump: &str, filter: &str| {
+        let cfg = out.path().join(format!("{framework}.json"));
+        let dump = repo().join("tests/fixtures").join(dump).join("dump.json");
+        std::fs::write(&cfg, serde_json::json!({"dump_json_path": dump, "propagation": "forward", "random_seed": 42, "iter_times": 1}).to_string()).unwrap();
+        let dir = out.path().join(framework);
+        let o = Command::new(env!("CARGO_BIN_EXE_msprobe"))
+            .args(["-f", framework, "op_generate", "-i"])
+            .arg(&cfg)
+            .arg("-o")
+            .arg(&dir)
+            .args(["--filter", filter, "--propagation", "both", "--shared-module", "-q"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        dir
+    };
+    let pytorch = batch("pytorch", "pytorch/statistics", "^(Torch\\.matmul|Functional\\.softmax)\\.0$");
+    let mindspore = batch("mindspore", "mindspore/statistics", "^Functional\\.gather\\.0$");
+    let scripts = [
+        pytorch.join("Torch.matmul.0.forward.py"),
+        pytorch.join("Functional.softmax.0.backward.py"),
+        mindspore.join("Functional.gather.0.forward.py"),
+    ];
+    for s in &scripts {
+        let text = std::fs::read_to_string(s).unwrap();
+        assert!(text.contains("from msprobe_repro_") && !text.contains("def judge("), "{}: imports the machinery", s.display());
+    }
+    let runs: Vec<(PathBuf, Vec<&str>)> = scripts.iter().map(|s| (s.clone(), vec![])).collect();
+    let outcomes = run_harness(&runs, out.path());
+    for (script, o) in scripts.iter().zip(&outcomes) {
+        let api = script.file_name().unwrap().to_string_lossy().split(".forward").next().unwrap().split(".backward").next().unwrap().to_string();
+        assert_eq!(o.code, 0, "{}: {o:?}", script.display());
+        assert_eq!(o.results.len(), 1, "{o:?}");
+        assert_eq!(o.results[0][0], api, "{o:?}");
+        assert!(!o.details.is_empty() && o.details.iter().all(|r| r[7] == "pass"), "{o:?}");
+    }
+    assert!(outcomes[1].details.iter().any(|r| r[0] == "Functional.softmax.0.backward.output.0"), "{:?}", outcomes[1]);
+    let (code, cwd) = run_plain(&scripts[0]);
+    assert_eq!(code, 0);
+    let results = read_report(&cwd.path().join("op_result_output"), "result", RESULT_HEADER);
+    assert_eq!(results, vec![vec!["Torch.matmul.0".to_string(), "pass".into(), String::new(), String::new()]]);
+}

@@ -80,10 +80,10 @@ def _arg_path(p):
 
 
 def _error_line(stderr):
-    lines = [l.strip() for l in stderr.splitlines() if l.strip()]
-    for l in lines:
-        if l.startswith("msprobe: error:") or l.startswith("error:"):
-            return l
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith("msprobe: error:") or line.startswith("error:"):
+            return line
     return lines[-1] if lines else ""
 
 

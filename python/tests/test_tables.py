@@ -1,0 +1,51 @@
+"""The generated tables (rendered from the Rust tables) as the machinery uses them."""
+
+import ast
+import os
+
+from msprobe_rs.repro import _tables, ms_bench
+from msprobe_rs.repro.data_generate import DTYPES, dtype_info
+
+
+def test_every_spelling_maps_to_its_canonical_dtype():
+    assert dtype_info("torch.float32") == ("float32", "float")
+    assert dtype_info("torch.half") == ("float16", "float")
+    assert dtype_info("BFloat16") == ("bfloat16", "float")
+    assert dtype_info("Int32") == dtype_info("torch.int") == ("int32", "int")
+    assert dtype_info("torch.cdouble") == ("complex128", "complex")
+    assert len({canon for canon, _ in DTYPES.values()}) == 15
+    assert _tables.MS_NAMES["bfloat16"] == "BFloat16" and _tables.MS_NAMES["uint64"] == "UInt64"
+    assert _tables.INT_RANGES["int8"] == (-128, 127) and _tables.INT_RANGES["uint64"] == (0, 2**64 - 1)
+
+
+def test_unknown_dtypes_are_refused():
+    try:
+        dtype_info("Int4")
+    except ValueError as exc:
+        assert str(exc) == "unsupported dtype 'Int4'"
+    else:
+        raise AssertionError("Int4 was accepted")
+
+
+def test_keyword_aliases_and_exit_codes():
+    assert _tables.KEYWORD_ALIASES == {"axis": "dim", "keep_dims": "keepdim", "input_x": "input", "x": "input"}
+    assert (_tables.EXIT_OK, _tables.EXIT_INACCURATE, _tables.EXIT_INPUT, _tables.EXIT_INTERNAL, _tables.EXIT_SKIPPED) == (
+        0, 3, 4, 6, 8)
+
+
+def test_the_bench_helpers_the_table_names_are_the_ones_ms_bench_defines():
+    with open(ms_bench.__file__, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    helpers = {n for n in defined if n.startswith(("ms_ops_", "ms_mint_", "ms_tensor_")) and n != "ms_tensor_variance"}
+    assert set(_tables.MS_BENCH_HELPERS) == helpers
+
+
+def test_the_standards_sets_are_the_rust_ones():
+    sets = _tables.STANDARD_API_SETS
+    assert sorted(sets) == ["absolute", "binary", "level1", "level2", "thousandth", "ulp"]
+    assert "matmul" in sets["ulp"] and "add" in sets["absolute"] and sets["thousandth"] == frozenset(["conv1d", "conv2d"])
+    standard_rs = os.path.join(os.path.dirname(__file__), "..", "..", "runtime", "src", "standard.rs")
+    with open(standard_rs, encoding="utf-8") as f:
+        text = f.read()
+    assert '"npu_fusion_attention_grad"' in text and "npu_fusion_attention_grad" in sets["level1"]
