@@ -1,6 +1,6 @@
 //! Accuracy metrics of a tested result against its bench, computed exactly
 //! as the generated Python scripts do (`metrics` and `compare_leaf` in
-//! `templates/python/_compare.py.tera`), so that a native replay and a
+//! `python/msprobe_rs/repro/`, the scripts' machinery), so that a native replay and a
 //! script give the same verdicts and messages.
 //!
 //! Over the elements finite on both sides: cosine similarity (1.0 when both

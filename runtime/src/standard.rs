@@ -3,7 +3,7 @@
 //! `api` is msprobe's precision checker's per-API, per-dtype standard
 //! (binary equality, absolute threshold, ULP, thousandth, benchmark ratio).
 //! The generated Python scripts judge with the same rules and messages
-//! (`templates/python/_standard.py.tera`); shared cases in
+//! (`python/msprobe_rs/repro/standard.py`); shared cases in
 //! `runtime/tests/standard/cases.json` hold both to the same verdicts.
 //!
 //! Both languages compute every metric the same way, operation for

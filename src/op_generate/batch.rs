@@ -58,6 +58,20 @@ impl BatchReport {
     }
 }
 
+impl BatchReport {
+    /// Notes what became of the file at `path`: with `--check`, drifted or
+    /// missing. Whether it was written.
+    fn note(&mut self, path: PathBuf, status: FileStatus) -> bool {
+        match status {
+            FileStatus::Written => return true,
+            FileStatus::Unchanged => {}
+            FileStatus::Drifted => self.drifted.push(path),
+            FileStatus::Missing => self.missing.push(path),
+        }
+        false
+    }
+}
+
 /// One script (or project) to render.
 struct Job<'a> {
     group: &'a Group,
@@ -118,13 +132,7 @@ fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, r
         match r {
             Ok(files) => {
                 for (entry, status) in files {
-                    let path = out_dir.join(&entry.file);
-                    match status {
-                        FileStatus::Written => report.written += 1,
-                        FileStatus::Unchanged => {}
-                        FileStatus::Drifted => report.drifted.push(path),
-                        FileStatus::Missing => report.missing.push(path),
-                    }
+                    report.written += usize::from(report.note(out_dir.join(&entry.file), status));
                     entries.push(entry);
                 }
             }
@@ -135,13 +143,8 @@ fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, r
     entries.sort_by(|a, b| a.file.cmp(&b.file));
     let mut modules = vec![];
     if let Some((module, status)) = generator.put_shared_module(out_dir)? {
-        let path = out_dir.join(&module.file);
-        match status {
-            FileStatus::Written => report.written += 1,
-            FileStatus::Unchanged => {}
-            FileStatus::Drifted => report.drifted.push(path),
-            FileStatus::Missing => report.missing.push(path),
-        }
+        // Not a script: its writing is not counted, its drift is.
+        report.note(out_dir.join(&module.file), status);
         modules.push(module);
     }
     let manifest = Manifest {

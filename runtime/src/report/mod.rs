@@ -2,7 +2,7 @@
 //! `accuracy_checking_details_<stamp>.csv` and
 //! `accuracy_checking_result_<stamp>.csv`, byte for byte as the generated
 //! Python scripts write them (`write_report` in
-//! `templates/python/_compare.py.tera`): same headers, cells, quoting, BOM,
+//! `python/msprobe_rs/repro/compare.py`): same headers, cells, quoting, BOM,
 //! line ends, file names and permissions, and the same atomic write.
 
 mod csv;
