@@ -68,6 +68,11 @@ fn empty(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     filled(ctx, b, 0.0)
 }
 
+/// `torch.empty_like`: [`empty`] of the input's shape and dtype.
+fn empty_like(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    filled_like(ctx, b, 0.0)
+}
+
 /// `Tensor.new_empty(_strided)`: [`empty`] of the input's dtype by default.
 fn new_empty(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     filled_as(ctx, b, 0.0, b.tensor("input")?.dtype)
@@ -102,55 +107,21 @@ fn type_as(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.cast(b.tensor("input")?, other.dtype)?)
 }
 
+/// The entry of an uninitialized-memory factory (torch.empty and kin):
+/// values undefined, no gradient.
+const fn uninitialized(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>) -> Op {
+    Op { names, sig, forward, backward: false, standard: Standard::Undefined, random: false, facts: &[] }
+}
+
 /// The factory and cast entries.
 pub static OPS: &[Op] = &[
     Op { names: &["Torch.arange", "Mint.arange"], sig: "start, end=None, step=1, *, dtype=None, layout=None, device=None, requires_grad=False", forward: arange, backward: false, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["MS.Functional.arange"], sig: "start=0, end=None, step=1, *, dtype=None", forward: arange, backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op {
-        names: &["Torch.empty"],
-        sig: "*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, memory_format=None",
-        forward: empty,
-        backward: false,
-        standard: Standard::Undefined,
-        random: false,
-        facts: &[],
-    },
-    Op {
-        names: &["Torch.empty_like"],
-        sig: "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None",
-        forward: |c, b| filled_like(c, b, 0.0),
-        backward: false,
-        standard: Standard::Undefined,
-        random: false,
-        facts: &[],
-    },
-    Op {
-        names: &["Torch.empty_strided"],
-        sig: "size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False",
-        forward: empty,
-        backward: false,
-        standard: Standard::Undefined,
-        random: false,
-        facts: &[],
-    },
-    Op {
-        names: &["Tensor.new_empty"],
-        sig: "input, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False",
-        forward: new_empty,
-        backward: false,
-        standard: Standard::Undefined,
-        random: false,
-        facts: &[],
-    },
-    Op {
-        names: &["Tensor.new_empty_strided"],
-        sig: "input, size, stride, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False",
-        forward: new_empty,
-        backward: false,
-        standard: Standard::Undefined,
-        random: false,
-        facts: &[],
-    },
+    uninitialized(&["Torch.empty"], "*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, memory_format=None", empty),
+    uninitialized(&["Torch.empty_like"], "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None", empty_like),
+    uninitialized(&["Torch.empty_strided"], "size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False", empty),
+    uninitialized(&["Tensor.new_empty"], "input, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False", new_empty),
+    uninitialized(&["Tensor.new_empty_strided"], "input, size, stride, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False", new_empty),
     Op {
         names: &["Torch.ones_like", "Mint.ones_like"],
         sig: "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None",

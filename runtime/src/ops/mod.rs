@@ -1,6 +1,10 @@
 //! The op table: one entry per API, saying how its arguments bind, how its
-//! forward runs (with torch's semantics, built from candle primitives), and
-//! whether a backward exists. Adding an op is adding an entry here.
+//! forward runs (with torch's semantics, built from candle primitives),
+//! whether a backward exists, how its results are judged ([`Standard`]),
+//! and what else the replay must know about it ([`Fact`]: a cast that may
+//! be a no-op, autocast's lower precision, class targets, an inner node's
+//! recorded gradient). The replay dispatches on these, never on API names.
+//! Adding an op is adding an entry here (and its agreement cases).
 //!
 //! Names are prefix-qualified (`Torch.add`, `Tensor.__add__`, `Mint.add`,
 //! `Functional.gather`), because the same op name can mean different things
@@ -162,6 +166,24 @@ mod tests {
                 let parts: Vec<&str> = n.split('.').collect();
                 assert!(parts.len() == 2 || (parts.len() == 3 && parts[0] == "MS"), "{n}");
             }
+        }
+    }
+
+    #[test]
+    fn facts_are_on_their_entries() {
+        let op = |fw, name| lookup(fw, name).unwrap();
+        for name in ["Functional.cross_entropy", "Functional.nll_loss", "MintFunctional.cross_entropy"] {
+            assert!(op(Framework::PyTorch, name).class_targets(), "{name}");
+        }
+        assert!(op(Framework::MindSpore, "Functional.nll_loss").class_targets());
+        assert!(!op(Framework::PyTorch, "Functional.l1_loss").class_targets());
+        assert!(op(Framework::PyTorch, "Functional.l1_loss").inner_gradient().is_some());
+        assert!(op(Framework::MindSpore, "Functional.cross_entropy").inner_gradient().is_some());
+        assert!(op(Framework::PyTorch, "Functional.nll_loss").inner_gradient().is_none());
+        assert!(op(Framework::PyTorch, "Tensor.type_as").noop_cast() && !op(Framework::PyTorch, "Tensor.long").noop_cast());
+        assert!(op(Framework::PyTorch, "Tensor.__matmul__").autocast() && !op(Framework::PyTorch, "Torch.add").autocast());
+        for name in ["Torch.empty", "Torch.empty_like", "Torch.empty_strided", "Tensor.new_empty", "Tensor.new_empty_strided"] {
+            assert!(op(Framework::PyTorch, name).values_undefined(), "{name}");
         }
     }
 }

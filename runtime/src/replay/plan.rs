@@ -171,3 +171,23 @@ pub(super) fn gradient_slots(inputs: &[GradInput], recorded: usize) -> Option<Ve
         (next == recorded && next > 0).then_some(slots)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_layout_of_the_dumps_length_wins() {
+        let input = |tensor, float, marked| GradInput { tensor, float, marked };
+        // batch_norm: input and weight marked, running statistics not.
+        let bn = [input(true, true, true), input(true, true, false), input(true, true, true)];
+        assert_eq!(gradient_slots(&bn, 2), Some(vec![Some(0), None, Some(1)]));
+        assert_eq!(gradient_slots(&bn, 3), Some(vec![Some(0), Some(1), Some(2)]));
+        // cross_entropy from MindSpore: a null slot for the integer target.
+        let ce = [input(true, true, false), input(true, false, false)];
+        assert_eq!(gradient_slots(&ce, 1), Some(vec![Some(0), None]));
+        assert_eq!(gradient_slots(&ce, 2), Some(vec![Some(0), Some(1)]));
+        assert_eq!(gradient_slots(&ce, 3), None);
+        assert_eq!(gradient_slots(&[input(false, false, false)], 0), None);
+    }
+}

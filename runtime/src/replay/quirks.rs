@@ -1,6 +1,8 @@
 //! How msprobe records some calls differently from what the op computes,
 //! recognised from the data so that the verdict does not blame the device
-//! for the way the dump was recorded (README, "Recording quirks"):
+//! for the way the dump was recorded (README, "Recording quirks"). Which
+//! ops can show which quirk is the op table's ([`crate::ops::Fact`]); how
+//! each is recognised is here:
 //! - a dropout whose recorded output equals its input: msprobe dumped it as
 //!   an identity;
 //! - a dropout's mask is visible only where the input is non-zero: the

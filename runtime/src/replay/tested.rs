@@ -137,3 +137,17 @@ impl Tested {
         matches!(self.source, TestedSource::Emulated(_))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_write_the_messages_tested_part() {
+        assert_eq!(TestedSource::Recorded(Direction::Backward).to_string(), "tested: device gradient recorded in the dump; bench: float64 recompute on the CPU");
+        let missing = TestedSource::Emulated(Reason::FileMissing(Direction::Forward, PathBuf::from("x.pt")));
+        assert_eq!(missing.to_string(), "tested: emulated device in the dumped dtypes (no recorded output: x.pt is missing); bench: float64 recompute on the CPU");
+        assert_eq!(Reason::NotLinedUp(Direction::Backward).to_string(), "the dump's gradients do not line up with the call's");
+        assert_eq!(Reason::RecordedKind(Direction::Forward, "int").to_string(), "no recorded output: the dump recorded a int");
+    }
+}
