@@ -39,11 +39,11 @@ impl T {
     /// integers and bools stay f64).
     pub fn from_f64(values: Vec<f64>, shape: &[usize], dtype: TDType, compute: DType) -> Result<T> {
         let t = Tensor::from_vec(values, shape, &Device::Cpu)?;
-        let storage = storage(dtype, compute);
+        let stored = storage(dtype, compute);
         // Rounded to the dtype first, so both sides start from the same numbers.
         let t = match dtype.rounding() {
-            Some(r) => t.to_dtype(r)?.to_dtype(storage)?,
-            None => t.to_dtype(storage)?,
+            Some(r) => t.to_dtype(r)?.to_dtype(stored)?,
+            None => t.to_dtype(stored)?,
         };
         Ok(T { t, dtype })
     }
