@@ -14,7 +14,8 @@ use crate::dtype::TDType;
 use crate::error::{Error, Result};
 use crate::value::{Value, T};
 
-/// Keyword spellings of MindSpore that name the same torch parameter.
+/// Keyword spellings of MindSpore that name the same torch parameter: the
+/// binder maps them, and the scripts' renderer takes them from here.
 pub const KEYWORD_ALIASES: &[(&str, &str)] = &[("axis", "dim"), ("keep_dims", "keepdim"), ("input_x", "input"), ("x", "input")];
 
 struct Param {

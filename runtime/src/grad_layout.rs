@@ -15,7 +15,8 @@ pub struct GradInput {
     pub tensor: bool,
     /// The input is a floating-point tensor.
     pub float: bool,
-    /// The input is a floating-point tensor the dump marks `requires_grad`.
+    /// The input is a tensor the dump marks `requires_grad` (the first
+    /// layout counts the floating ones).
     pub marked: bool,
 }
 
@@ -25,7 +26,7 @@ pub struct GradInput {
 /// floating tensors, then every floating tensor, then every tensor. `None`
 /// when no layout fits.
 pub fn gradient_slots(inputs: &[GradInput], recorded: usize) -> Option<Vec<Option<usize>>> {
-    let layouts: [fn(&GradInput) -> bool; 3] = [|i| i.marked, |i| i.float, |i| i.tensor];
+    let layouts: [fn(&GradInput) -> bool; 3] = [|i| i.float && i.marked, |i| i.float, |i| i.tensor];
     layouts.iter().find_map(|keep| {
         let mut next = 0;
         let slots: Vec<Option<usize>> = inputs

@@ -111,10 +111,10 @@ pub fn tested(framework: Framework, name: &ApiName) -> Callable {
 }
 
 /// What is judged of the outputs of `name` when the op table says their
-/// values are undefined (uninitialized memory, [`ops::Standard::Undefined`]):
+/// values are undefined (uninitialized memory, [`ops::Op::values_undefined`]):
 /// the Message of their rows (the runtime's is the same).
 pub fn undefined_outputs(framework: Framework, name: &ApiName) -> Option<&'static str> {
-    let undefined = ops::lookup(framework, &format!("{}.{}", name.prefix.as_str(), name.op)).is_some_and(|op| op.standard == ops::Standard::Undefined);
+    let undefined = ops::lookup(framework, &format!("{}.{}", name.prefix.as_str(), name.op)).is_some_and(|op| op.values_undefined());
     undefined.then_some("values undefined (uninitialized memory): only the shape is compared")
 }
 
