@@ -72,7 +72,7 @@ def seed_frameworks(seed):
 
 def run(call, argv=None):
     """Runs the script call (its module: the head's inputs(), tested, bench
-    and settings) with this side; returns the exit code."""
+    and settings) on the PyTorch side (torch tested on the device); returns the exit code."""
     return run_script(call, sys.modules[__name__], argv)
 
 
