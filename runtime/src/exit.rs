@@ -25,6 +25,9 @@ pub const CONFIG: u8 = 7;
 /// No row is an `error`, but some are `skip`: calls the tool could not
 /// replay (`--allow-skip` makes this 0).
 pub const SKIPPED: u8 = 8;
+/// `config_check -c`: the packs differ in a required check (env, pip,
+/// hyperparameters, weights, dataset is an `error`).
+pub const PACKS_DIFFER: u8 = 9;
 
 /// The exit code of a run whose rows have these statuses: an `error`
 /// anywhere wins, then a `skip` (unless `allow_skip`), else [`OK`].

@@ -9,7 +9,7 @@ use runtime::atomic::{create_dir, write_atomic, WriteOptions};
 use serde_json::{Map, Value};
 
 use crate::dump::nonfinite;
-use crate::error::Error;
+use super::AnalyzeError;
 use crate::source::ops::{data_info, RawJson};
 
 use super::construct::Construct;
@@ -38,7 +38,7 @@ pub struct RankFiles<'a> {
 }
 
 /// The report's text: `{"rank_N": [node, ...], ...}`.
-pub fn render(nodes: &[DataNode], ranks: &[RankFiles]) -> Result<String, Error> {
+pub fn render(nodes: &[DataNode], ranks: &[RankFiles]) -> Result<String, AnalyzeError> {
     let mut by_rank: Vec<(i64, Vec<NodeInfo>)> = vec![];
     for n in nodes {
         let Some(files) = ranks.iter().find(|r| r.rank == n.rank) else { continue };
@@ -75,7 +75,7 @@ fn ascii(text: &str) -> String {
 
 /// Writes `text` as `anomaly_analyze_{nanoseconds since the epoch}.json`
 /// into `dir` (created if missing), atomically; returns the file.
-pub fn write(dir: &Path, text: &str) -> Result<PathBuf, Error> {
+pub fn write(dir: &Path, text: &str) -> Result<PathBuf, AnalyzeError> {
     create_dir(dir)?;
     let ns = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let file = dir.join(format!("anomaly_analyze_{ns}.json"));
