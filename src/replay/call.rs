@@ -12,7 +12,7 @@ use runtime::report::{DetailRow, HtmlArg, ResultRow};
 use runtime::spec::Replay;
 
 use super::select::Job;
-use super::{html, Options, ReplayError, Scope};
+use super::{args, Options, ReplayError, Scope};
 use crate::bridge;
 use crate::config::DataMode;
 use crate::model::Direction;
@@ -60,7 +60,7 @@ fn prepare(opts: &Options, source: &Source, g: &Group, direction: Direction) -> 
     // The estimate schedules the batch; the runtime checks the limits again
     // before it allocates (`replay_within`).
     let need = opts.limits.check(&replay).map_err(|e| too_large(g, e))?;
-    let args = if opts.html.is_some() { html::args(&call, opts.framework) } else { vec![] };
+    let args = if opts.html.is_some() { args::of(&call, opts.framework) } else { vec![] };
     Ok(Prepared { replay, need, args })
 }
 

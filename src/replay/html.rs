@@ -1,15 +1,15 @@
 //! The HTML view of a replay (`--html`): each call's record (its rows, its
-//! arguments) and its call stack from the source layer become one
-//! [`HtmlCall`]; the runtime's [`write_html`] renders the page.
+//! arguments, [`super::args`]) and its call stack from the source layer
+//! become one [`HtmlCall`]; the runtime's [`write_html`] renders the page.
 
 use std::path::{Path, PathBuf};
 
 use runtime::replay::Rows;
-use runtime::report::{write_html, HtmlArg, HtmlCall, HtmlFrame, HtmlReport, ReportError};
+use runtime::report::{write_html, HtmlCall, HtmlFrame, HtmlReport, ReportError};
 
 use super::call::Record;
 use super::Options;
-use crate::model::{ApiCall, Arg, Direction, Framework, Stat};
+use crate::model::{Direction, Framework};
 use crate::source::stack::Stacks;
 
 /// The call stacks the page shows, and a note saying why there are none.
@@ -75,45 +75,4 @@ fn repro_command(framework: Framework, dump: &Path) -> String {
         framework.as_str(),
         dump.display()
     )
-}
-
-/// A recorded statistic as text.
-fn stat_text(s: &Stat) -> String {
-    match s {
-        Stat::Num(x) => runtime::pyfmt::format_g6(*x),
-        Stat::Bool(b) => if *b { "True" } else { "False" }.into(),
-        Stat::Missing => "-".into(),
-    }
-}
-
-/// One argument (a list flattened as `name[i]`) as the report shows it.
-fn push_arg(out: &mut Vec<HtmlArg>, name: String, a: &Arg, framework: Framework) {
-    match a {
-        Arg::Tensor(t) => out.push(HtmlArg { name, dtype: framework.dtype_name(t.dtype), shape: format!("{:?}", t.shape), min: stat_text(&t.min), max: stat_text(&t.max) }),
-        Arg::List(items) if items.iter().any(|i| matches!(i, Arg::Tensor(_))) && items.len() <= 64 => {
-            for (i, x) in items.iter().enumerate() {
-                push_arg(out, format!("{name}[{i}]"), x, framework);
-            }
-        }
-        other => {
-            let text = format!("{other:?}");
-            let text = if text.len() > 120 { format!("{}...", &text[..text.char_indices().nth(117).map_or(text.len(), |(i, _)| i)]) } else { text };
-            out.push(HtmlArg { name, dtype: "value".into(), shape: String::new(), min: text, max: String::new() })
-        }
-    }
-}
-
-/// The arguments and recorded outputs of a call.
-pub(super) fn args(call: &ApiCall, framework: Framework) -> Vec<HtmlArg> {
-    let mut out = vec![];
-    for (i, a) in call.forward.args.iter().enumerate() {
-        push_arg(&mut out, format!("args[{i}]"), a, framework);
-    }
-    for (k, a) in &call.forward.kwargs {
-        push_arg(&mut out, format!("kwargs.{k}"), a, framework);
-    }
-    for (i, a) in call.forward.outputs.iter().enumerate() {
-        push_arg(&mut out, format!("output[{i}]"), a, framework);
-    }
-    out
 }

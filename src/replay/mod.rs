@@ -13,6 +13,7 @@
 //! batch; a batch runs calls in parallel only while their estimates
 //! together stay within the budget ([`crate::schedule`]).
 
+mod args;
 mod call;
 mod html;
 mod select;
