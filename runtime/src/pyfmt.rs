@@ -185,26 +185,28 @@ pub enum Escape {
 /// writes it: `\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`, every other
 /// control character (and, as `escape` says, other characters) as `\uxxxx`.
 pub fn json_str(out: &mut String, s: &str, escape: Escape) {
+    let as_unicode = |c: char| match escape {
+        Escape::Utf8 => (c as u32) < 0x20,
+        Escape::Ascii => !(' '..='~').contains(&c),
+        Escape::Html => !(' '..='~').contains(&c) || matches!(c, '<' | '>' | '&'),
+    };
     out.push('"');
     for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 || (escape != Escape::Utf8 && !(' '..='~').contains(&c)) || (escape == Escape::Html && matches!(c, '<' | '>' | '&')) => {
-                for unit in c.encode_utf16(&mut [0; 2]) {
-                    let _ = write!(out, "\\u{unit:04x}");
-                }
+        if let Some(short) = JSON_SHORT_ESCAPES.iter().find_map(|&(k, e)| (k == c).then_some(e)) {
+            out.push_str(short);
+        } else if as_unicode(c) {
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                let _ = write!(out, "\\u{unit:04x}");
             }
-            c => out.push(c),
+        } else {
+            out.push(c);
         }
     }
     out.push('"');
 }
+
+/// The characters Python's `json` module escapes with a backslash and a letter.
+const JSON_SHORT_ESCAPES: [(char, &str); 7] = [('"', "\\\""), ('\\', "\\\\"), ('\n', "\\n"), ('\r', "\\r"), ('\t', "\\t"), ('\u{8}', "\\b"), ('\u{c}', "\\f")];
 
 /// [`json_str`] as a new string.
 pub fn json_string(s: &str, escape: Escape) -> String {

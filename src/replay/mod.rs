@@ -69,18 +69,10 @@ pub struct Options {
 /// `skip` row instead).
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
-    /// The dump is unreadable or malformed, or a call of it is (its entries,
-    /// its tensor files).
+    /// The dump is unreadable or malformed, a call of it is (its entries,
+    /// its tensor files), or it holds no call to replay as asked.
     #[error(transparent)]
     Source(#[from] SourceError),
-    /// The dump does not hold a call to replay as asked.
-    #[error("{}: {message}", file.display())]
-    Selection {
-        /// The dump file.
-        file: PathBuf,
-        /// What is missing.
-        message: String,
-    },
     /// A tensor of a call, or the call's estimated working set, is over a
     /// size limit.
     #[error("{api}: {source} ({flag})")]
@@ -106,17 +98,13 @@ pub enum ReplayError {
 }
 
 impl ReplayError {
-    fn selection(file: &Path, message: &str) -> ReplayError {
-        ReplayError::Selection { file: file.to_path_buf(), message: message.into() }
-    }
-
     /// [`exit::WRITE`] for an output, else [`exit::INPUT`]: the input is
     /// at fault.
     pub fn exit_code(&self) -> u8 {
         match self {
             ReplayError::Source(e) => e.exit_code(),
             ReplayError::Report(_) => exit::WRITE,
-            ReplayError::Selection { .. } | ReplayError::TooLarge { .. } | ReplayError::Input { .. } => exit::INPUT,
+            ReplayError::TooLarge { .. } | ReplayError::Input { .. } => exit::INPUT,
         }
     }
 }

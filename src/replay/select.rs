@@ -5,7 +5,7 @@ use std::path::Path;
 use super::ReplayError;
 use crate::model::Direction;
 use crate::select::ApiSelector;
-use crate::source::Group;
+use crate::source::{Group, SourceError};
 
 /// One call to replay: where its entries lie and its direction.
 pub(super) type Job<'a> = (&'a Group, Direction);
@@ -28,11 +28,11 @@ fn direction_of(wanted: Option<Direction>, g: &Group) -> Option<Direction> {
 pub(super) fn jobs<'a>(file: &Path, groups: &'a [Group], selector: &ApiSelector, propagation: Option<Direction>) -> Result<Vec<Job<'a>>, ReplayError> {
     let selected: Vec<&Group> = groups.iter().filter(|g| g.forward.is_some() && selector.in_shard(&g.name)).collect();
     if selected.is_empty() {
-        return Err(ReplayError::selection(file, "no API selected (check api_name / --filter)"));
+        return Err(SourceError::selection(file, "no API selected (check api_name / --filter)").into());
     }
     let jobs: Vec<Job> = selected.into_iter().filter_map(|g| direction_of(propagation, g).map(|d| (g, d))).collect();
     if jobs.is_empty() {
-        return Err(ReplayError::selection(file, "propagation is backward, but no selected API has a backward entry"));
+        return Err(SourceError::selection(file, "propagation is backward, but no selected API has a backward entry").into());
     }
     Ok(jobs)
 }
