@@ -104,7 +104,7 @@ fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, r
     }
     let generator = Generator::new(opts, out_dir, &source)?;
     let reporter = Reporter::new(batch.progress, jobs.len(), &file.display().to_string(), "op_generate", "scripts");
-    let results: Vec<Result<Vec<(ManifestEntry, FileStatus)>, (String, GenerateError)>> = jobs
+    let results: Vec<_> = jobs
         .par_iter()
         .map(|job| {
             let result = render_job(job, &source, &generator, out_dir, opts.check);
