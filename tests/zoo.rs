@@ -4,7 +4,12 @@
 //! and each distinct case, an API (`Prefix.op`) in one direction, counts as
 //! covered when every row of every call of it is a verdict (pass, warning or
 //! error), not a skip. The test fails when a dump's coverage falls below the
-//! floor recorded in tests/fixtures/zoo/coverage.json.
+//! floor recorded in tests/fixtures/zoo/coverage.json, and when a dump's
+//! exit code or exact set of `error` and `skip` rows (row name and status),
+//! under the `msprobe` and under the `api` standard, differs from
+//! tests/fixtures/zoo/verdicts.json: a change in the numerics
+//! that turns a pass into an error, or an error into a skip, fails here.
+//! `UPDATE_GOLDEN=1` rewrites verdicts.json (review its diff; never set in CI).
 //!
 //! `ZOO_TABLE=1 cargo test --test zoo -- --nocapture` prints the README's
 //! coverage table and the skip reasons (scripts/zoo-coverage.sh does that).
@@ -48,6 +53,10 @@ fn zoo_dumps() -> Vec<ZooDump> {
 struct Coverage {
     /// (op, direction) → the skip reasons of its rows (empty: covered).
     cases: BTreeMap<(String, String), BTreeSet<String>>,
+    /// Every row that is not a pass or warning: row name → status.
+    verdicts: BTreeMap<String, String>,
+    /// The replay's exit code.
+    exit: i32,
 }
 
 impl Coverage {
@@ -71,8 +80,8 @@ fn case_of(row: &str) -> Option<(String, String)> {
     (at >= 3).then(|| (parts[..at - 1].join("."), parts[at].to_string()))
 }
 
-fn replay(d: &ZooDump, out: &Path) -> Coverage {
-    let mut args = vec!["-f", d.framework.as_str(), "replay", "--dump", d.path.to_str().unwrap(), "--output-dir", out.to_str().unwrap(), "--top", "1"];
+fn replay(d: &ZooDump, out: &Path, standard: &str) -> Coverage {
+    let mut args = vec!["-f", d.framework.as_str(), "replay", "--dump", d.path.to_str().unwrap(), "--output-dir", out.to_str().unwrap(), "--top", "1", "--standard", standard];
     if d.task == "tensor" {
         args.extend(["--data-mode", "real_data"]);
     }
@@ -80,9 +89,12 @@ fn replay(d: &ZooDump, out: &Path) -> Coverage {
     assert!(matches!(o.status.code(), Some(0 | 3 | 8)), "{}/{}/{}: {}", d.framework, d.name, d.task, String::from_utf8_lossy(&o.stderr));
     let file = std::fs::read_dir(out).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().contains("accuracy_checking_details_")).unwrap();
     let text = std::fs::read_to_string(file).unwrap();
-    let mut cov = Coverage::default();
+    let mut cov = Coverage { exit: o.status.code().unwrap_or(-1), ..Coverage::default() };
     for line in text.trim_start_matches('\u{feff}').split("\r\n").skip(1).filter(|l| !l.is_empty()) {
         let cells = common::csv_cells(line);
+        if cells[7] == "error" || cells[7] == "skip" {
+            cov.verdicts.insert(cells[0].clone(), cells[7].clone());
+        }
         let Some(case) = case_of(&cells[0]) else { continue };
         let reasons = cov.cases.entry(case).or_default();
         if cells[7] == "skip" {
@@ -102,11 +114,24 @@ fn zoo_coverage_does_not_fall() {
     let mut lines = vec!["| dump | distinct cases | replayed natively with a verdict | skipped |".to_string(), "|---|---|---|---|".to_string()];
     let mut reasons: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut falls = vec![];
+    let mut changed = vec![];
     let mut measured = serde_json::Map::new();
+    let pinned_path = common::repo().join("tests/fixtures/zoo/verdicts.json");
+    let pinned: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&pinned_path).unwrap()).unwrap();
+    let mut verdicts = serde_json::Map::new();
     for (i, d) in dumps.iter().enumerate() {
         let key = format!("{}/{}/{}", d.framework, d.name, d.task);
-        let cov = replay(d, &tmp.path().join(i.to_string()));
+        let cov = replay(d, &tmp.path().join(i.to_string()), "msprobe");
+        let api = replay(d, &tmp.path().join(format!("{i}-api")), "api");
         measured.insert(key.clone(), serde_json::json!((cov.share() * 1000.0).floor() / 1000.0));
+        let got = serde_json::json!({
+            "msprobe": {"exit": cov.exit, "rows": cov.verdicts},
+            "api": {"exit": api.exit, "rows": api.verdicts},
+        });
+        if pinned[&key] != got {
+            changed.push(format!("{key}: pinned {}\n  now {got}", pinned[&key]));
+        }
+        verdicts.insert(key.clone(), got);
         let Some(floor) = floors[&key].as_f64().or(table.then_some(0.0)) else {
             panic!("{key} has no floor in coverage.json (ZOO_TABLE=1 prints the measured ones)")
         };
@@ -129,4 +154,9 @@ fn zoo_coverage_does_not_fall() {
         println!("\nMeasured (floors for coverage.json):\n{}", serde_json::to_string_pretty(&measured).unwrap());
     }
     assert!(falls.is_empty(), "coverage fell:\n{}", falls.join("\n"));
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&pinned_path, serde_json::to_string_pretty(&verdicts).unwrap() + "\n").unwrap();
+    } else {
+        assert!(changed.is_empty(), "verdicts differ from tests/fixtures/zoo/verdicts.json:\n{}", changed.join("\n"));
+    }
 }

@@ -14,8 +14,9 @@ use crate::dtype::TDType;
 use crate::error::{Error, Result};
 use crate::value::{Value, T};
 
-/// Keyword spellings of MindSpore that name the same torch parameter.
-const ALIASES: &[(&str, &str)] = &[("axis", "dim"), ("keep_dims", "keepdim"), ("input_x", "input"), ("x", "input")];
+/// Keyword spellings of MindSpore that name the same torch parameter: the
+/// binder maps them, and the scripts' renderer takes them from here.
+pub const KEYWORD_ALIASES: &[(&str, &str)] = &[("axis", "dim"), ("keep_dims", "keepdim"), ("input_x", "input"), ("x", "input")];
 
 struct Param {
     name: &'static str,
@@ -89,7 +90,7 @@ pub fn bind(api: &str, sig: &'static str, args: Vec<Value>, kwargs: Vec<(String,
         return Err(Error::Arg(format!("{api}: {extra} positional argument(s) too many for ({sig})")));
     }
     for (key, v) in kwargs {
-        let name = ALIASES.iter().find(|(a, _)| *a == key).map(|(_, n)| *n).unwrap_or(key.as_str());
+        let name = KEYWORD_ALIASES.iter().find(|(a, _)| *a == key).map(|(_, n)| *n).unwrap_or(key.as_str());
         let Some(p) = params.iter().find(|p| p.name == name) else {
             return Err(Error::Arg(format!("{api}: unexpected keyword argument {key:?} for ({sig})")));
         };

@@ -5,7 +5,7 @@ use candle_core::{DType, Device, Tensor};
 
 use crate::dtype::{Category, TDType};
 use crate::error::{Error, Result};
-use crate::value::{Value, T};
+use crate::value::{storage, Value, T};
 
 /// Which side of the comparison a run is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,20 +116,6 @@ impl Ctx {
     /// it: torch's kernels take a Python scalar in their compute precision).
     pub fn scalar(&self, v: f64, dtype: TDType) -> Result<Tensor> {
         Ok(Tensor::new(v, &Device::Cpu)?.to_dtype(self.storage(dtype))?)
-    }
-}
-
-/// The candle dtype a tensor of logical `dtype` is stored in when floats
-/// compute in `compute`: `compute` for floating dtypes, f64 for integer and
-/// bool dtypes. So integer arithmetic is exact on the emulated device too,
-/// as on a real one, not done in f32: exact while every value and
-/// intermediate stays within ±2^53, f64's integer range; int64 values beyond
-/// it are rounded, and integer overflow does not wrap around as in torch.
-pub fn storage(dtype: TDType, compute: DType) -> DType {
-    if dtype.is_float() {
-        compute
-    } else {
-        DType::F64
     }
 }
 

@@ -218,7 +218,7 @@ mod tests {
             None => (None, vec![]),
         };
         Replay {
-            api: ApiId { op: "Torch.mul".into(), call: "0".into() },
+            api: ApiId { prefix: "Torch".into(), op: "mul".into(), call: "0".into() },
             framework: Framework::PyTorch,
             args,
             kwargs: vec![],

@@ -46,19 +46,29 @@ impl Framework {
     }
 }
 
-/// The API call a replay runs, `Prefix.op.N` split in two: `op`
-/// (`Prefix.op`) picks the op-table entry, `call` is the dump's call counter.
+/// The API call a replay runs, `Prefix.op.N` in its three parts, split
+/// once where the dump's name is parsed: `Prefix.op` ([`ApiId::name`])
+/// picks the op-table entry, `call` is the dump's call counter.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ApiId {
-    /// `Prefix.op`, e.g. `Torch.matmul`.
+    /// The hooked namespace, e.g. `Torch`, `Tensor`, `Functional`.
+    pub prefix: String,
+    /// The op within it, e.g. `matmul`, `__add__`.
     pub op: String,
     /// The call counter, e.g. `0`.
     pub call: String,
 }
 
+impl ApiId {
+    /// `Prefix.op`, the op table's name of the API (`Torch.matmul`).
+    pub fn name(&self) -> String {
+        format!("{}.{}", self.prefix, self.op)
+    }
+}
+
 impl fmt::Display for ApiId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{}", self.op, self.call)
+        write!(f, "{}.{}.{}", self.prefix, self.op, self.call)
     }
 }
 
@@ -129,7 +139,7 @@ impl DataMode {
 /// Everything one replay needs.
 #[derive(Debug, Clone)]
 pub struct Replay {
-    /// The call: `Prefix.op` and its counter.
+    /// The call: `Prefix`, `op` and its counter.
     pub api: ApiId,
     /// Decides MindSpore-specific semantics and dtype names.
     pub framework: Framework,

@@ -16,7 +16,7 @@
 mod fsum;
 mod rules;
 
-use crate::compare::{compare, Status};
+use crate::compare::{compare, Metrics, Status};
 use crate::dtype::TDType;
 
 use rules::Outcome;
@@ -49,7 +49,8 @@ impl Standard {
 /// run, for the benchmark standard) as f64, element for element.
 #[derive(Debug, Clone, Copy)]
 pub struct Case<'a> {
-    /// The dump's API name without the call counter (`Torch.matmul`, `Tensor.__add__`).
+    /// The API: `Prefix.op` (`Torch.matmul`, `Tensor.__add__`) or the op
+    /// alone; the standard reads its base name.
     pub api: &'a str,
     /// Whether the output is a gradient (a backward row).
     pub backward: bool,
@@ -77,27 +78,42 @@ pub struct Judged {
     pub status: Status,
     /// Why it is not a pass (problems joined by `"; "`), or a note, or empty.
     pub message: String,
-    /// The rule applied: `cosine and max abs`, `binary equality`,
-    /// `absolute threshold`, `ulp`, `thousandth`, `benchmark`.
-    pub rule: &'static str,
+    /// The rule applied.
+    pub rule: Rule,
     /// The rule's own metrics, `name=value` joined by `"; "` (the
     /// `Standard Metrics` column of `--standard api` reports).
     pub metrics: String,
+    /// The metric pass over both sides (cosine, max errors, NaN/Inf
+    /// counts: a details row's columns); `None` when the sides could not
+    /// be compared.
+    pub measured: Option<Metrics>,
 }
 
-/// The rules a row can be judged by.
+/// The rules a row can be judged by; [`Rule::name`] is the report's
+/// `Standard` column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Rule {
+pub enum Rule {
+    /// Cosine above a threshold and max absolute error below one (`--standard msprobe`).
     CosineMaxAbs,
+    /// Every element identical (data movement, integers, bools; some APIs).
     Binary,
+    /// Relative error within a dtype's threshold, absolute near zero.
     Absolute,
+    /// Units in the last place against the reference run.
     Ulp,
+    /// Relative error within a thousandth.
     Thousandth,
+    /// Error ratios against the reference run, per level.
     Benchmark,
+    /// Only the shapes are compared: the values are undefined (chosen by
+    /// the replay for such ops, never by a standard).
+    Shape,
 }
 
 impl Rule {
-    fn name(self) -> &'static str {
+    /// The report's spelling: `cosine and max abs`, `binary equality`,
+    /// `absolute threshold`, `ulp`, `thousandth`, `benchmark`, `shape`.
+    pub fn name(self) -> &'static str {
         match self {
             Rule::CosineMaxAbs => "cosine and max abs",
             Rule::Binary => "binary equality",
@@ -105,6 +121,7 @@ impl Rule {
             Rule::Ulp => "ulp",
             Rule::Thousandth => "thousandth",
             Rule::Benchmark => "benchmark",
+            Rule::Shape => "shape",
         }
     }
 }
@@ -209,13 +226,13 @@ fn level_bounds(api: &str) -> [f64; 3] {
 /// Judges one output by `standard`.
 pub fn judge(standard: Standard, case: &Case) -> Judged {
     let rule = rule(standard, case.api, case.backward, case.exact_op, case.dtype);
-    let verdict = |status, message: String, metrics: String| Judged { status, message, rule: rule.name(), metrics };
     let (t, b) = (case.tested, case.bench);
     // `compare` also counts the NaN and Inf of both sides for every rule.
     let m = match compare(t, b) {
         Ok(m) => m,
-        Err(e) => return verdict(Status::Error, e.to_string(), String::new()),
+        Err(e) => return Judged { status: Status::Error, message: e.to_string(), rule, metrics: String::new(), measured: None },
     };
+    let verdict = |status, message: String, metrics: String| Judged { status, message, rule, metrics, measured: Some(m.clone()) };
     if t.is_empty() {
         return verdict(Status::Pass, "empty tensor".into(), String::new());
     }
@@ -310,3 +327,6 @@ mod tests {
         assert_eq!(level_bounds("Functional.silu"), [10.0, 2.0, 2.0]);
     }
 }
+
+/// msprobe's API sets of the api standard by rule, for rendering into the scripts.
+pub fn api_sets() -> &'static [(&'static str, &'static [&'static str])] { &[("absolute", ABSOLUTE), ("binary", BINARY), ("ulp", ULP), ("thousandth", THOUSANDTH), ("level1", LEVEL1), ("level2", LEVEL2)] }

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 pub struct T {
     /// Values: F64 on the bench; on the emulated device F32 for floating
     /// dtypes (F64 in float64 calls) and F64 for integers and bools
-    /// ([`crate::ctx::storage`]).
+    /// ([`storage`]).
     pub t: Tensor,
     /// The logical torch dtype.
     pub dtype: TDType,
@@ -35,15 +35,15 @@ impl T {
     }
 
     /// Builds a tensor from f64 values, rounded to `dtype`, stored as a run
-    /// whose floats compute in `compute` stores it ([`crate::ctx::storage`]:
+    /// whose floats compute in `compute` stores it ([`storage`]:
     /// integers and bools stay f64).
     pub fn from_f64(values: Vec<f64>, shape: &[usize], dtype: TDType, compute: DType) -> Result<T> {
         let t = Tensor::from_vec(values, shape, &Device::Cpu)?;
-        let storage = crate::ctx::storage(dtype, compute);
+        let stored = storage(dtype, compute);
         // Rounded to the dtype first, so both sides start from the same numbers.
         let t = match dtype.rounding() {
-            Some(r) => t.to_dtype(r)?.to_dtype(storage)?,
-            None => t.to_dtype(storage)?,
+            Some(r) => t.to_dtype(r)?.to_dtype(stored)?,
+            None => t.to_dtype(stored)?,
         };
         Ok(T { t, dtype })
     }
@@ -116,5 +116,19 @@ impl Value {
             Value::Bool(b) => Some(*b as i64),
             _ => None,
         }
+    }
+}
+
+/// The candle dtype a tensor of logical `dtype` is stored in when floats
+/// compute in `compute`: `compute` for floating dtypes, f64 for integer and
+/// bool dtypes. So integer arithmetic is exact on the emulated device too,
+/// as on a real one, not done in f32: exact while every value and
+/// intermediate stays within ±2^53, f64's integer range; int64 values beyond
+/// it are rounded, and integer overflow does not wrap around as in torch.
+pub fn storage(dtype: TDType, compute: DType) -> DType {
+    if dtype.is_float() {
+        compute
+    } else {
+        DType::F64
     }
 }

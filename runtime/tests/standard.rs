@@ -89,7 +89,7 @@ fn rust_judges_every_case_as_expected() {
     let mut problems = Vec::new();
     for c in cases() {
         let got = rust_verdict(&c);
-        let got = [got.status.as_str(), got.message.as_str(), got.rule, got.metrics.as_str()];
+        let got = [got.status.as_str(), got.message.as_str(), got.rule.name(), got.metrics.as_str()];
         problems.extend(mismatches(text(&c, "name"), "rust", got, expected(&c)));
     }
     assert_none("rust", problems);

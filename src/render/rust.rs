@@ -36,7 +36,9 @@ pub struct RustContext {
     pub api_full_name: String,
     /// `forward` / `backward`.
     pub propagation: &'static str,
-    /// `Prefix.op` as a string literal.
+    /// The API's prefix (`Torch`) as a string literal.
+    pub api_prefix: String,
+    /// The op within the prefix (`matmul`) as a string literal.
     pub api_op: String,
     /// The call counter as a string literal.
     pub api_call: String,
@@ -90,6 +92,7 @@ impl RustContext {
             api_name: replay.api.to_string(),
             api_full_name,
             propagation: direction.as_str(),
+            api_prefix: rs_str(&replay.api.prefix),
             api_op: rs_str(&replay.api.op),
             api_call: rs_str(&replay.api.call),
             args: specs(&replay.args),

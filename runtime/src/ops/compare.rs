@@ -116,7 +116,7 @@ fn nonzero(ctx: &Ctx, cond: &T) -> Result<Vec<Value>> {
 
 /// A comparison entry: `names` with the signature `input, other`.
 const fn cmp_op(names: &'static [&'static str], forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>) -> Op {
-    Op { names, sig: "input, other", forward, backward: false, standard: Standard::Exact, random: false }
+    Op { names, sig: "input, other", forward, backward: false, standard: Standard::Exact, random: false, facts: &[] }
 }
 
 /// The comparison, logical, maximum/minimum and where entries.
@@ -130,8 +130,8 @@ pub static OPS: &[Op] = &[
     cmp_op(&["Torch.logical_and", "Tensor.logical_and", "Mint.logical_and"], |c, b| logical(c, b, |x, y| x * y)),
     cmp_op(&["Torch.logical_or", "Tensor.logical_or", "Mint.logical_or"], |c, b| logical(c, b, |x, y| x.maximum(y))),
     cmp_op(&["Torch.logical_xor", "Tensor.logical_xor", "Mint.logical_xor"], |c, b| logical(c, b, |x, y| x.ne(y)?.to_dtype(DType::F64))),
-    Op { names: &["Torch.logical_not", "Tensor.logical_not", "Mint.logical_not"], sig: "input", forward: logical_not, backward: false, standard: Standard::Exact, random: false },
-    Op { names: &["Torch.maximum", "Tensor.maximum", "Mint.maximum"], sig: "input, other", forward: |c, b| extreme(c, b, true), backward: true, standard: Standard::Accuracy, random: false },
-    Op { names: &["Torch.minimum", "Tensor.minimum", "Mint.minimum"], sig: "input, other", forward: |c, b| extreme(c, b, false), backward: true, standard: Standard::Accuracy, random: false },
-    Op { names: &["Torch.where", "Mint.where", "MS.Functional.where"], sig: "condition, input=None, other=None", forward: where_, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.logical_not", "Tensor.logical_not", "Mint.logical_not"], sig: "input", forward: logical_not, backward: false, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.maximum", "Tensor.maximum", "Mint.maximum"], sig: "input, other", forward: |c, b| extreme(c, b, true), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op { names: &["Torch.minimum", "Tensor.minimum", "Mint.minimum"], sig: "input, other", forward: |c, b| extreme(c, b, false), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op { names: &["Torch.where", "Mint.where", "MS.Functional.where"], sig: "condition, input=None, other=None", forward: where_, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
 ];

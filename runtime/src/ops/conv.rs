@@ -10,7 +10,7 @@
 
 use candle_core::Tensor;
 
-use super::{Op, Standard};
+use super::{Fact, Op, Standard};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
@@ -216,6 +216,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[Fact::Autocast],
     },
     Op {
         names: &["Functional.conv2d", "Torch.conv2d", "MintFunctional.conv2d"],
@@ -224,6 +225,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[Fact::Autocast],
     },
     Op {
         names: &["MS.Functional.conv2d"],
@@ -232,6 +234,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[Fact::Autocast],
     },
     Op {
         names: &["Functional.conv_transpose1d", "Torch.conv_transpose1d"],
@@ -240,6 +243,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[Fact::Autocast],
     },
     Op {
         names: &["Functional.conv_transpose2d", "Torch.conv_transpose2d", "MintFunctional.conv_transpose2d"],
@@ -248,5 +252,6 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[Fact::Autocast],
     },
 ];

@@ -1,6 +1,6 @@
 //! Factories and casts.
 
-use super::{one, Op, Standard};
+use super::{one, Fact, Op, Standard};
 use crate::bind::Bound;
 use crate::ctx::{operand, result_type, Ctx};
 use crate::dtype::TDType;
@@ -49,16 +49,33 @@ fn full_like(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 }
 
 fn filled(ctx: &Ctx, b: &Bound, v: f64) -> Result<Vec<Value>> {
+    filled_as(ctx, b, v, TDType::F32)
+}
+
+/// A tensor of the argument `size` filled with `v`, of the argument
+/// `dtype` or else `default`.
+fn filled_as(ctx: &Ctx, b: &Bound, v: f64, default: TDType) -> Result<Vec<Value>> {
     let shape: Vec<usize> = b.ints("size")?.iter().map(|&d| d.max(0) as usize).collect();
-    let dtype = b.opt_dtype("dtype")?.unwrap_or(TDType::F32);
+    let dtype = b.opt_dtype("dtype")?.unwrap_or(default);
     one(ctx.out(ctx.full(&shape, v, dtype)?, dtype)?)
 }
 
-/// torch.empty: its values are whatever memory held, so the replay makes
-/// zeros of the shape and dtype, and only the shape is judged
-/// ([`Standard::Undefined`]).
+/// torch.empty and kin (`empty_strided`): their values are whatever memory
+/// held, so the replay makes zeros of the shape and dtype, and only the
+/// shape is judged ([`Standard::Undefined`]). Strides do not change the
+/// shape.
 fn empty(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     filled(ctx, b, 0.0)
+}
+
+/// `torch.empty_like`: [`empty`] of the input's shape and dtype.
+fn empty_like(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    filled_like(ctx, b, 0.0)
+}
+
+/// `Tensor.new_empty(_strided)`: [`empty`] of the input's dtype by default.
+fn new_empty(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    filled_as(ctx, b, 0.0, b.tensor("input")?.dtype)
 }
 
 /// `Tensor.to(...)`: only the dtype part matters for replay (device and
@@ -90,18 +107,21 @@ fn type_as(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.cast(b.tensor("input")?, other.dtype)?)
 }
 
+/// The entry of an uninitialized-memory factory (torch.empty and kin):
+/// values undefined, no gradient.
+const fn uninitialized(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>) -> Op {
+    Op { names, sig, forward, backward: false, standard: Standard::Undefined, random: false, facts: &[] }
+}
+
 /// The factory and cast entries.
 pub static OPS: &[Op] = &[
-    Op { names: &["Torch.arange", "Mint.arange"], sig: "start, end=None, step=1, *, dtype=None, layout=None, device=None, requires_grad=False", forward: arange, backward: false, standard: Standard::Exact, random: false },
-    Op { names: &["MS.Functional.arange"], sig: "start=0, end=None, step=1, *, dtype=None", forward: arange, backward: false, standard: Standard::Exact, random: false },
-    Op {
-        names: &["Torch.empty"],
-        sig: "*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, memory_format=None",
-        forward: empty,
-        backward: false,
-        standard: Standard::Undefined,
-        random: false,
-    },
+    Op { names: &["Torch.arange", "Mint.arange"], sig: "start, end=None, step=1, *, dtype=None, layout=None, device=None, requires_grad=False", forward: arange, backward: false, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["MS.Functional.arange"], sig: "start=0, end=None, step=1, *, dtype=None", forward: arange, backward: false, standard: Standard::Exact, random: false, facts: &[] },
+    uninitialized(&["Torch.empty"], "*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, memory_format=None", empty),
+    uninitialized(&["Torch.empty_like"], "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None", empty_like),
+    uninitialized(&["Torch.empty_strided"], "size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False", empty),
+    uninitialized(&["Tensor.new_empty"], "input, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False", new_empty),
+    uninitialized(&["Tensor.new_empty_strided"], "input, size, stride, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False", new_empty),
     Op {
         names: &["Torch.ones_like", "Mint.ones_like"],
         sig: "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None",
@@ -109,6 +129,7 @@ pub static OPS: &[Op] = &[
         backward: false,
         standard: Standard::Exact,
         random: false,
+        facts: &[],
     },
     Op {
         names: &["Torch.zeros_like", "Mint.zeros_like"],
@@ -117,6 +138,7 @@ pub static OPS: &[Op] = &[
         backward: false,
         standard: Standard::Exact,
         random: false,
+        facts: &[],
     },
     Op {
         names: &["Torch.full_like"],
@@ -125,16 +147,17 @@ pub static OPS: &[Op] = &[
         backward: false,
         standard: Standard::Exact,
         random: false,
+        facts: &[],
     },
-    Op { names: &["Mint.ones", "Torch.ones"], sig: "*size, dtype=None", forward: |c, b| filled(c, b, 1.0), backward: false, standard: Standard::Exact, random: false },
-    Op { names: &["Mint.zeros", "Torch.zeros"], sig: "*size, dtype=None", forward: |c, b| filled(c, b, 0.0), backward: false, standard: Standard::Exact, random: false },
-    Op { names: &["Tensor.to"], sig: "input, *args, dtype=None, non_blocking=False, copy=False, memory_format=None, device=None", forward: to, backward: true, standard: Standard::Accuracy, random: false },
-    Op { names: &["Tensor.float"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::F32), backward: true, standard: Standard::Accuracy, random: false },
-    Op { names: &["Tensor.half"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::F16), backward: true, standard: Standard::Accuracy, random: false },
-    Op { names: &["Tensor.bfloat16"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::BF16), backward: true, standard: Standard::Accuracy, random: false },
-    Op { names: &["Tensor.double"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::F64), backward: true, standard: Standard::Accuracy, random: false },
-    Op { names: &["Tensor.long"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::I64), backward: false, standard: Standard::Exact, random: false },
-    Op { names: &["Tensor.int"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::I32), backward: false, standard: Standard::Exact, random: false },
-    Op { names: &["Tensor.bool"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::Bool), backward: false, standard: Standard::Exact, random: false },
-    Op { names: &["Tensor.type_as"], sig: "input, other", forward: type_as, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Mint.ones", "Torch.ones"], sig: "*size, dtype=None", forward: |c, b| filled(c, b, 1.0), backward: false, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Mint.zeros", "Torch.zeros"], sig: "*size, dtype=None", forward: |c, b| filled(c, b, 0.0), backward: false, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Tensor.to"], sig: "input, *args, dtype=None, non_blocking=False, copy=False, memory_format=None, device=None", forward: to, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::NoopCast] },
+    Op { names: &["Tensor.float"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::F32), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::NoopCast] },
+    Op { names: &["Tensor.half"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::F16), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::NoopCast] },
+    Op { names: &["Tensor.bfloat16"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::BF16), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::NoopCast] },
+    Op { names: &["Tensor.double"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::F64), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::NoopCast] },
+    Op { names: &["Tensor.long"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::I64), backward: false, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Tensor.int"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::I32), backward: false, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Tensor.bool"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::Bool), backward: false, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Tensor.type_as"], sig: "input, other", forward: type_as, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::NoopCast] },
 ];

@@ -605,12 +605,12 @@ fn repeat_interleave(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 
 /// The indexing entries.
 pub static OPS: &[Op] = &[
-    Op { names: &["Torch.topk", "Tensor.topk", "Mint.topk"], sig: "input, k, dim=-1, largest=True, sorted=True", forward: |c, b| topk(c, b, Kernel::Torch), backward: true, standard: Standard::Exact, random: false },
-    Op { names: &["MS.Functional.topk"], sig: "input, k, dim=None, largest=True, sorted=True", forward: |c, b| topk(c, b, Kernel::MindSpore), backward: true, standard: Standard::Exact, random: false },
-    Op { names: &["Functional.one_hot", "MintFunctional.one_hot"], sig: "tensor, num_classes=-1", forward: one_hot, backward: false, standard: Standard::Exact, random: false },
-    Op { names: &["MS.Functional.one_hot"], sig: "indices, depth, on_value=1, off_value=0, dim=-1", forward: ms_one_hot, backward: true, standard: Standard::Exact, random: false },
-    Op { names: &["Torch.scatter", "Tensor.scatter", "Mint.scatter"], sig: "input, dim, index, src=None, *, value=None, reduce=None", forward: |c, b| scatter(c, b, false), backward: true, standard: Standard::Exact, random: false },
-    Op { names: &["Torch.scatter_add", "Tensor.scatter_add", "Mint.scatter_add"], sig: "input, dim, index, src", forward: |c, b| scatter(c, b, true), backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.topk", "Tensor.topk", "Mint.topk"], sig: "input, k, dim=-1, largest=True, sorted=True", forward: |c, b| topk(c, b, Kernel::Torch), backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["MS.Functional.topk"], sig: "input, k, dim=None, largest=True, sorted=True", forward: |c, b| topk(c, b, Kernel::MindSpore), backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Functional.one_hot", "MintFunctional.one_hot"], sig: "tensor, num_classes=-1", forward: one_hot, backward: false, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["MS.Functional.one_hot"], sig: "indices, depth, on_value=1, off_value=0, dim=-1", forward: ms_one_hot, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.scatter", "Tensor.scatter", "Mint.scatter"], sig: "input, dim, index, src=None, *, value=None, reduce=None", forward: |c, b| scatter(c, b, false), backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.scatter_add", "Tensor.scatter_add", "Mint.scatter_add"], sig: "input, dim, index, src", forward: |c, b| scatter(c, b, true), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
     Op {
         names: &["MS.Functional.tensor_scatter_elements"],
         sig: "input, indices, updates, dim=0, reduction='none'",
@@ -618,8 +618,9 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
-    Op { names: &["Torch.index_add", "Tensor.index_add", "Mint.index_add"], sig: "input, dim, index, source, *, alpha=1", forward: |c, b| index_add(c, b, ["index", "source"]), backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.index_add", "Tensor.index_add", "Mint.index_add"], sig: "input, dim, index, source, *, alpha=1", forward: |c, b| index_add(c, b, ["index", "source"]), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
     Op {
         names: &["MS.Functional.index_add"],
         sig: "input, indices, y, dim, use_lock=True, check_index_bound=True, *, alpha=1",
@@ -627,6 +628,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
     Op {
         names: &["Torch.repeat_interleave", "Tensor.repeat_interleave", "MS.Functional.repeat_interleave"],
@@ -635,6 +637,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Exact,
         random: false,
+        facts: &[],
     },
 ];
 

@@ -11,7 +11,7 @@
 use candle_core::Tensor;
 
 use super::nn::log_softmax_t;
-use super::{one, Op, Standard};
+use super::{inner_grad, one, Fact, Op, Standard};
 use crate::bind::Bound;
 use crate::ctx::{broadcast2, operand, result_type, Ctx};
 use crate::dtype::TDType;
@@ -346,6 +346,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[Fact::ClassTargets, Fact::InnerGradient(inner_grad::CROSS_ENTROPY)],
     },
     Op {
         names: &["MS.Functional.cross_entropy", "MintFunctional.cross_entropy"],
@@ -354,6 +355,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[Fact::ClassTargets, Fact::InnerGradient(inner_grad::CROSS_ENTROPY)],
     },
     Op {
         names: &["Functional.nll_loss"],
@@ -362,6 +364,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[Fact::ClassTargets],
     },
     Op {
         names: &["MS.Functional.nll_loss"],
@@ -370,6 +373,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[Fact::ClassTargets],
     },
     Op {
         names: &["Functional.l1_loss"],
@@ -378,6 +382,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[Fact::InnerGradient(inner_grad::L1_LOSS)],
     },
     Op {
         names: &["MS.Functional.l1_loss", "MintFunctional.l1_loss"],
@@ -386,6 +391,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[Fact::InnerGradient(inner_grad::L1_LOSS)],
     },
     Op {
         names: &["Functional.mse_loss"],
@@ -394,6 +400,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
     Op {
         names: &["MS.Functional.mse_loss", "MintFunctional.mse_loss"],
@@ -402,6 +409,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
     Op {
         names: &["Functional.smooth_l1_loss"],
@@ -410,6 +418,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
     Op {
         // MindSpore's default reduction is 'none'.
@@ -419,6 +428,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
     Op {
         names: &["Functional.kl_div"],
@@ -427,6 +437,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
     Op {
         names: &["MS.Functional.kl_div"],
@@ -435,6 +446,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
     Op {
         names: &["Functional.binary_cross_entropy"],
@@ -443,6 +455,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
     Op {
         names: &["MS.Functional.binary_cross_entropy"],
@@ -451,6 +464,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
     Op {
         names: &["MintFunctional.binary_cross_entropy"],
@@ -459,6 +473,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
     Op {
         names: &["Functional.binary_cross_entropy_with_logits"],
@@ -467,6 +482,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
     Op {
         names: &["MS.Functional.binary_cross_entropy_with_logits"],
@@ -475,6 +491,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
     Op {
         names: &["MintFunctional.binary_cross_entropy_with_logits"],
@@ -483,5 +500,6 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
 ];

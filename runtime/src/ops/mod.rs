@@ -1,6 +1,10 @@
 //! The op table: one entry per API, saying how its arguments bind, how its
-//! forward runs (with torch's semantics, built from candle primitives), and
-//! whether a backward exists. Adding an op is adding an entry here.
+//! forward runs (with torch's semantics, built from candle primitives),
+//! whether a backward exists, how its results are judged ([`Standard`]),
+//! and what else the replay must know about it ([`Fact`]: a cast that may
+//! be a no-op, autocast's lower precision, class targets, an inner node's
+//! recorded gradient). The replay dispatches on these, never on API names.
+//! Adding an op is adding an entry here (and its agreement cases).
 //!
 //! Names are prefix-qualified (`Torch.add`, `Tensor.__add__`, `Mint.add`,
 //! `Functional.gather`), because the same op name can mean different things
@@ -13,6 +17,7 @@ mod compare;
 mod conv;
 mod create;
 mod index;
+mod inner_grad;
 mod loss;
 mod nn;
 mod norm;
@@ -55,6 +60,37 @@ pub enum Standard {
     Undefined,
 }
 
+/// What the replay knows about an op beyond its semantics: how PyTorch
+/// runs it and how msprobe records it. Each is recognised from the data
+/// before it changes a verdict (`crate::replay`'s quirks).
+#[derive(Debug, Clone, Copy)]
+pub enum Fact {
+    /// A cast (`Tensor.to`, `.float()`, ...) that returns its input itself
+    /// when the input already has the dtype: no autograd node of its own, so
+    /// the dump's gradients are those of the op that produced the input.
+    NoopCast,
+    /// In PyTorch autocast's lower-precision list ("lower_precision_fp"):
+    /// under autocast it runs on its floating inputs cast down.
+    Autocast,
+    /// The second positional argument is class indices (`cross_entropy`,
+    /// `nll_loss`): random ones stay valid classes.
+    ClassTargets,
+    /// msprobe (8.3.2, PyTorch) records the input gradient w.r.t. an inner
+    /// node's output, not the op's input.
+    InnerGradient(InnerGradient),
+}
+
+/// An inner node whose output's gradient msprobe records as the op's input gradient.
+#[derive(Debug, Clone, Copy)]
+pub struct InnerGradient {
+    /// The gradient w.r.t. the inner node's output for the output gradient
+    /// `g`, as f64 values shaped like the input; `None` outside the case
+    /// recognised.
+    pub grad: fn(&Bound, &T) -> Result<Option<Vec<f64>>>,
+    /// The note of a row judged against it.
+    pub note: &'static str,
+}
+
 /// One op-table entry.
 pub struct Op {
     /// The dump names this entry replays (`Prefix.op`).
@@ -70,6 +106,38 @@ pub struct Op {
     /// Whether the op draws random numbers (dropout): replayed with the same
     /// draws on both sides, or with the mask a tensor dump recorded.
     pub random: bool,
+    /// What else is known about it (see [`Fact`]).
+    pub facts: &'static [Fact],
+}
+
+impl Op {
+    /// Whether it is a cast that may be a no-op ([`Fact::NoopCast`]).
+    pub fn noop_cast(&self) -> bool {
+        self.facts.iter().any(|f| matches!(f, Fact::NoopCast))
+    }
+
+    /// Whether autocast runs it in the lower precision ([`Fact::Autocast`]).
+    pub fn autocast(&self) -> bool {
+        self.facts.iter().any(|f| matches!(f, Fact::Autocast))
+    }
+
+    /// Whether the second positional argument is class indices ([`Fact::ClassTargets`]).
+    pub fn class_targets(&self) -> bool {
+        self.facts.iter().any(|f| matches!(f, Fact::ClassTargets))
+    }
+
+    /// The inner node whose gradient msprobe may record as the input's ([`Fact::InnerGradient`]).
+    pub fn inner_gradient(&self) -> Option<&InnerGradient> {
+        self.facts.iter().find_map(|f| match f {
+            Fact::InnerGradient(g) => Some(g),
+            _ => None,
+        })
+    }
+
+    /// Whether its forward values are undefined (uninitialized memory): only shapes are judged.
+    pub fn values_undefined(&self) -> bool {
+        self.standard == Standard::Undefined
+    }
 }
 
 /// Every op the runtime replays.
@@ -98,6 +166,24 @@ mod tests {
                 let parts: Vec<&str> = n.split('.').collect();
                 assert!(parts.len() == 2 || (parts.len() == 3 && parts[0] == "MS"), "{n}");
             }
+        }
+    }
+
+    #[test]
+    fn facts_are_on_their_entries() {
+        let op = |fw, name| lookup(fw, name).unwrap();
+        for name in ["Functional.cross_entropy", "Functional.nll_loss", "MintFunctional.cross_entropy"] {
+            assert!(op(Framework::PyTorch, name).class_targets(), "{name}");
+        }
+        assert!(op(Framework::MindSpore, "Functional.nll_loss").class_targets());
+        assert!(!op(Framework::PyTorch, "Functional.l1_loss").class_targets());
+        assert!(op(Framework::PyTorch, "Functional.l1_loss").inner_gradient().is_some());
+        assert!(op(Framework::MindSpore, "Functional.cross_entropy").inner_gradient().is_some());
+        assert!(op(Framework::PyTorch, "Functional.nll_loss").inner_gradient().is_none());
+        assert!(op(Framework::PyTorch, "Tensor.type_as").noop_cast() && !op(Framework::PyTorch, "Tensor.long").noop_cast());
+        assert!(op(Framework::PyTorch, "Tensor.__matmul__").autocast() && !op(Framework::PyTorch, "Torch.add").autocast());
+        for name in ["Torch.empty", "Torch.empty_like", "Torch.empty_strided", "Tensor.new_empty", "Tensor.new_empty_strided"] {
+            assert!(op(Framework::PyTorch, name).values_undefined(), "{name}");
         }
     }
 }

@@ -5,7 +5,7 @@
 use candle_core::{Tensor, D};
 use rand::{Rng, SeedableRng};
 
-use super::{one, Op, Standard};
+use super::{one, Fact, Op, Standard};
 use crate::bind::Bound;
 use crate::ctx::{dim, precise, Ctx};
 use crate::dtype::TDType;
@@ -263,12 +263,12 @@ fn sdpa(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 
 /// The neural-network entries.
 pub static OPS: &[Op] = &[
-    Op { names: &["Torch.matmul", "Tensor.matmul", "Tensor.__matmul__", "Mint.matmul"], sig: "input, other", forward: matmul, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.matmul", "Tensor.matmul", "Tensor.__matmul__", "Mint.matmul"], sig: "input, other", forward: matmul, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Autocast] },
     // mindspore.ops.dense is linear (`input @ weight.T + bias`).
-    Op { names: &["Functional.linear", "MintFunctional.linear", "MS.Functional.dense"], sig: "input, weight, bias=None", forward: linear, backward: true, standard: Standard::Accuracy, random: false },
-    Op { names: &["Functional.softmax", "MintFunctional.softmax"], sig: "input, dim=None, _stacklevel=3, dtype=None", forward: softmax, backward: true, standard: Standard::Accuracy, random: false },
-    Op { names: &["Torch.softmax", "Tensor.softmax", "Mint.softmax"], sig: "input, dim, dtype=None", forward: softmax, backward: true, standard: Standard::Accuracy, random: false },
-    Op { names: &["MS.Functional.log_softmax"], sig: "input, dim=-1", forward: log_softmax, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Functional.linear", "MintFunctional.linear", "MS.Functional.dense"], sig: "input, weight, bias=None", forward: linear, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Autocast] },
+    Op { names: &["Functional.softmax", "MintFunctional.softmax"], sig: "input, dim=None, _stacklevel=3, dtype=None", forward: softmax, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op { names: &["Torch.softmax", "Tensor.softmax", "Mint.softmax"], sig: "input, dim, dtype=None", forward: softmax, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op { names: &["MS.Functional.log_softmax"], sig: "input, dim=-1", forward: log_softmax, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
     Op {
         names: &["Functional.log_softmax", "MintFunctional.log_softmax"],
         sig: "input, dim=None, _stacklevel=3, dtype=None",
@@ -276,10 +276,11 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
-    Op { names: &["Torch.log_softmax", "Tensor.log_softmax", "Mint.log_softmax"], sig: "input, dim, dtype=None", forward: log_softmax, backward: true, standard: Standard::Accuracy, random: false },
-    Op { names: &["Functional.gelu", "MintFunctional.gelu", "Torch.gelu"], sig: "input, approximate='none'", forward: gelu, backward: true, standard: Standard::Accuracy, random: false },
-    Op { names: &["Functional.silu", "MintFunctional.silu", "Torch.silu"], sig: "input, inplace=False", forward: silu, backward: true, standard: Standard::Accuracy, random: false },
+    Op { names: &["Torch.log_softmax", "Tensor.log_softmax", "Mint.log_softmax"], sig: "input, dim, dtype=None", forward: log_softmax, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op { names: &["Functional.gelu", "MintFunctional.gelu", "Torch.gelu"], sig: "input, approximate='none'", forward: gelu, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op { names: &["Functional.silu", "MintFunctional.silu", "Torch.silu"], sig: "input, inplace=False", forward: silu, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
     Op {
         names: &["Functional.layer_norm", "MintFunctional.layer_norm", "Torch.layer_norm"],
         sig: "input, normalized_shape, weight=None, bias=None, eps=1e-05",
@@ -287,6 +288,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
     Op {
         names: &["Functional.embedding", "MintFunctional.embedding"],
@@ -295,6 +297,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
     Op {
         names: &["Functional.dropout", "MintFunctional.dropout"],
@@ -303,6 +306,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: true,
+        facts: &[],
     },
     Op {
         names: &["Functional.scaled_dot_product_attention"],
@@ -311,5 +315,6 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[Fact::Autocast],
     },
 ];

@@ -96,6 +96,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
     Op {
         names: &["Functional.group_norm", "MintFunctional.group_norm"],
@@ -104,6 +105,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
     Op {
         names: &["Torch.group_norm"],
@@ -112,5 +114,6 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
 ];

@@ -356,6 +356,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
     Op {
         names: &["Functional.avg_pool2d", "MintFunctional.avg_pool2d"],
@@ -364,6 +365,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
     Op {
         names: &["Functional.adaptive_avg_pool1d", "Torch.adaptive_avg_pool1d", "MintFunctional.adaptive_avg_pool1d"],
@@ -372,6 +374,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
     Op {
         // mindspore.ops.adaptive_avg_pool2d binds and computes the same.
@@ -381,6 +384,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
     Op {
         // mindspore.ops.interpolate and mint's bind the same (without antialias).
@@ -390,5 +394,6 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
+        facts: &[],
     },
 ];

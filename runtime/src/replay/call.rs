@@ -32,6 +32,8 @@ fn differentiate(inputs: &[&Realized]) -> Vec<bool> {
 /// One call, inputs realized, both sides' contexts made.
 pub(super) struct Call<'a> {
     pub r: &'a Replay,
+    /// `Prefix.op`, the op table's name of the API.
+    name: String,
     pub op: &'static Op,
     args: Vec<Realized>,
     kwargs: Vec<(String, Realized)>,
@@ -65,15 +67,12 @@ fn cast_down(r: &mut Realized, to: TDType) {
     }
 }
 
-/// Random class targets of `cross_entropy`/`nll_loss` (the second
-/// positional argument, integer) drawn from a dumped range whose Min is the
-/// ignore marker (-100) land between the marker and class 0, which torch
-/// and MindSpore refuse: such values are folded into the classes
+/// Random class targets ([`Op::class_targets`]: the second positional
+/// argument, integer) drawn from a dumped range whose Min is the ignore
+/// marker (-100) land between the marker and class 0, which torch and
+/// MindSpore refuse: such values are folded into the classes
 /// (`|v| mod (Max+1)`), and the marker itself is kept.
-fn class_targets(api: &str, args: &mut [Realized], kwargs: &[(String, Realized)]) {
-    if !matches!(api.rsplit('.').next(), Some("cross_entropy" | "nll_loss")) {
-        return;
-    }
+fn fold_class_targets(args: &mut [Realized], kwargs: &[(String, Realized)]) {
     let ignore = kwargs.iter().find(|(k, _)| k == "ignore_index").and_then(|(_, v)| match v {
         Realized::Value(v) => v.as_i64(),
         _ => None,
@@ -101,7 +100,8 @@ fn dtypes(r: &Realized, out: &mut Vec<TDType>) {
 
 impl<'a> Call<'a> {
     pub fn new(r: &'a Replay, iteration: u64) -> Result<Call<'a>> {
-        let op = lookup(r.framework, &r.api.op).ok_or_else(|| Error::UnknownOp(r.api.op.clone()))?;
+        let name = r.api.name();
+        let op = lookup(r.framework, &name).ok_or_else(|| Error::UnknownOp(name.clone()))?;
         // Tensors are numbered across the call (arguments, keywords, gradients):
         // each gets its own random stream.
         let mut ordinal = 0;
@@ -119,22 +119,22 @@ impl<'a> Call<'a> {
             Some(Spec::Tensor(t)) => Some(t.dtype),
             _ => None,
         };
-        let autocast = quirks::autocast_dtype(&r.api.op, output, &input_dtypes);
-        let noop_cast = quirks::is_noop_cast(&r.api.op, input_dtypes.first().copied(), output);
+        let autocast = quirks::autocast_dtype(op, output, &input_dtypes);
+        let noop_cast = quirks::is_noop_cast(op, input_dtypes.first().copied(), output);
         let autocast_note = autocast.map(|to| {
             args.iter_mut().chain(kwargs.iter_mut().map(|(_, v)| v)).for_each(|s| cast_down(s, to));
             let widest = input_dtypes.iter().copied().filter(|d| d.is_float()).max_by_key(|d| d.bits()).unwrap_or(to);
             let name = |d| r.framework.dtype_name(d);
             format!("msprobe quirk: the call ran under autocast (inputs dumped as {}, output {}); replayed on the inputs cast to {}", name(widest), name(to), name(to))
         });
-        if r.data_mode == DataMode::Random {
-            class_targets(&r.api.op, &mut args, &kwargs);
+        if r.data_mode == DataMode::Random && op.class_targets() {
+            fold_class_targets(&mut args, &kwargs);
         }
         let slots: Vec<&Realized> = args.iter().chain(kwargs.iter().map(|(_, v)| v)).collect();
         let differentiate = differentiate(&slots);
         let widest = slots.iter().filter_map(|s| s.widest_float()).max_by_key(|d| d.bits()).unwrap_or(TDType::F32);
         let seed = r.seed ^ iteration;
-        let mut call = Call { r, op, args, kwargs, grads, differentiate, bench: Ctx::bench(seed), device: Ctx::device(widest, seed), identity: false, mask_note: None, mask_known: false, autocast_note, noop_cast };
+        let mut call = Call { r, name, op, args, kwargs, grads, differentiate, bench: Ctx::bench(seed), device: Ctx::device(widest, seed), identity: false, mask_note: None, mask_known: false, autocast_note, noop_cast };
         if op.random && r.use_recorded && r.data_mode == DataMode::Real {
             call.recover_mask()?;
         }
@@ -184,7 +184,7 @@ impl<'a> Call<'a> {
     pub fn bound(&self, ctx: &Ctx) -> Result<Bound> {
         let args = self.args.iter().map(|a| a.on(ctx)).collect::<Result<Vec<_>>>()?;
         let kwargs = self.kwargs.iter().map(|(k, v)| Ok((k.clone(), v.on(ctx)?))).collect::<Result<Vec<_>>>()?;
-        bind(&self.r.api.op, self.op.sig, args, kwargs)
+        bind(&self.name, self.op.sig, args, kwargs)
     }
 
     /// The dumped output gradients on `ctx`'s side (`None` where none was dumped).
@@ -205,7 +205,7 @@ impl<'a> Call<'a> {
         let args = self.args.iter().map(|a| a.on(ctx)).collect::<Result<Vec<_>>>()?;
         let kwargs = self.kwargs.iter().map(|(k, v)| Ok((k.clone(), v.on(ctx)?))).collect::<Result<Vec<_>>>()?;
         let grads = self.grad_outputs(ctx)?;
-        run(self.op, &self.r.api.op, args, kwargs, &self.differentiate, grads.as_deref(), ctx)
+        run(self.op, &self.name, args, kwargs, &self.differentiate, grads.as_deref(), ctx)
     }
 
     /// The identity msprobe recorded: the input is the output, and the

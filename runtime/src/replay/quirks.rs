@@ -1,6 +1,8 @@
 //! How msprobe records some calls differently from what the op computes,
 //! recognised from the data so that the verdict does not blame the device
-//! for the way the dump was recorded (README, "Recording quirks"):
+//! for the way the dump was recorded (README, "Recording quirks"). Which
+//! ops can show which quirk is the op table's ([`crate::ops::Fact`]); how
+//! each is recognised is here:
 //! - a dropout whose recorded output equals its input: msprobe dumped it as
 //!   an identity;
 //! - a dropout's mask is visible only where the input is non-zero: the
@@ -17,35 +19,21 @@
 //!   order: a data-movement op then looks wrong (a `warning`, since a device
 //!   layout bug looks the same).
 
-use crate::bind::Bound;
 use crate::dtype::TDType;
-use crate::error::Result;
-use crate::value::T;
+use crate::ops::Op;
 
 /// Message of a dropout replayed as the identity msprobe recorded.
 pub(super) const DROPOUT_IDENTITY: &str =
     "msprobe quirk: the recorded output equals the input (msprobe dumped this dropout as an identity); replayed as an identity";
 
-/// Message of a cross_entropy gradient compared with the inner node's.
-pub(super) const CROSS_ENTROPY_INNER: &str =
-    "msprobe quirk: the recorded gradient is the one w.r.t. cross_entropy's inner log_softmax output; compared with that gradient";
-
-/// Message of an l1_loss gradient compared with the inner node's.
-pub(super) const L1_LOSS_INNER: &str =
-    "msprobe quirk: the recorded gradient is the one w.r.t. l1_loss's inner abs output; compared with that gradient";
-
 /// Why the recorded gradients of a cast that changed nothing are not its own.
 pub(super) const NOOP_CAST: &str =
     "msprobe quirk: a cast to the input's own dtype returns the input itself, so the dump's gradients are those of the op that produced it";
 
-/// Casts that return their input itself when it already has the dtype.
-const CASTS: &[&str] = &["to", "float", "half", "bfloat16", "double", "type_as"];
-
-/// Whether `api` (`Prefix.op`) is a Tensor cast whose recorded output has
+/// Whether `op` is a cast ([`Op::noop_cast`]) whose recorded output has
 /// its input's dtype: a no-op, with no autograd node of its own.
-pub(super) fn is_noop_cast(api: &str, input: Option<TDType>, output: Option<TDType>) -> bool {
-    let is_cast = api.split_once('.').is_some_and(|(prefix, op)| prefix == "Tensor" && CASTS.contains(&op));
-    is_cast && input.is_some() && input == output
+pub(super) fn is_noop_cast(op: &Op, input: Option<TDType>, output: Option<TDType>) -> bool {
+    op.noop_cast() && input.is_some() && input == output
 }
 
 /// Message of a data-movement row whose two sides hold the same values in
@@ -54,19 +42,12 @@ pub(super) fn is_noop_cast(api: &str, input: Option<TDType>, output: Option<TDTy
 pub(super) const OTHER_LAYOUT: &str =
     "same values in another order: a tensor dumped in another memory layout (msprobe quirk, seen with non-contiguous MindSpore tensors) or a device layout bug; compared as sorted values";
 
-/// Ops PyTorch's autocast runs in the lower precision (its "lower_precision_fp" list).
-const AUTOCAST: &[&str] = &[
-    "linear", "matmul", "mm", "bmm", "addmm", "addbmm", "baddbmm", "addmv", "addr", "mv", "chain_matmul", "prelu",
-    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "scaled_dot_product_attention",
-];
-
-/// The dtype an autocast region ran `api` in, when the data says it did:
-/// an autocast op whose recorded output is float16 or bfloat16 while some
-/// floating input was dumped wider.
-pub(super) fn autocast_dtype(api: &str, output: Option<TDType>, inputs: &[TDType]) -> Option<TDType> {
-    let name = api.rsplit('.').next().unwrap_or(api).trim_matches('_');
+/// The dtype an autocast region ran `op` in, when the data says it did:
+/// an autocast op ([`Op::autocast`]) whose recorded output is float16 or
+/// bfloat16 while some floating input was dumped wider.
+pub(super) fn autocast_dtype(op: &Op, output: Option<TDType>, inputs: &[TDType]) -> Option<TDType> {
     let out = output.filter(|d| matches!(d, TDType::F16 | TDType::BF16))?;
-    (AUTOCAST.contains(&name) && inputs.iter().any(|d| d.is_float() && d.bits() > out.bits())).then_some(out)
+    (op.autocast() && inputs.iter().any(|d| d.is_float() && d.bits() > out.bits())).then_some(out)
 }
 
 /// Whether `tested` and `bench` hold exactly the same values (NaN included)
@@ -116,81 +97,11 @@ pub(super) fn dropout_mask(input: &[f64], recorded: &[f64], grad: Option<&[f64]>
     (mask, note)
 }
 
-/// The gradient w.r.t. cross_entropy's inner `log_softmax` output, as f64
-/// values shaped like the input: what `nll_loss`'s backward gives for the
-/// dumped output gradient `g`. `None` when the call is outside what is
-/// recognised (label smoothing, inputs of rank above 2).
-pub(super) fn cross_entropy_inner_grad(b: &Bound, g: &T) -> Result<Option<Vec<f64>>> {
-    let (x, target) = (b.tensor("input")?, b.tensor("target")?);
-    if b.float("label_smoothing").unwrap_or(0.0) != 0.0 || x.rank() == 0 || x.rank() > 2 {
-        return Ok(None);
-    }
-    let c = *x.dims().last().unwrap_or(&1);
-    let n = x.t.elem_count() / c.max(1);
-    let weight = match b.opt_tensor("weight")? {
-        Some(w) => w.to_f64_vec()?,
-        None => vec![1.0; c],
-    };
-    let g = g.to_f64_vec()?;
-    // Anything off the shapes torch accepts is not this quirk.
-    if weight.len() != c || g.is_empty() {
-        return Ok(None);
-    }
-    let reduction = b.str("reduction")?;
-    let t = target.to_f64_vec()?;
-    let mut inner = vec![0.0; n * c];
-    if target.dtype.is_float() {
-        // Class probabilities: loss_i = -Σ_c w_c t_ic logp_ic, mean over N.
-        if t.len() != n * c {
-            return Ok(None);
-        }
-        for i in 0..n {
-            let s = match reduction {
-                "none" => g.get(i).copied().unwrap_or(0.0),
-                "sum" => g[0],
-                _ => g[0] / n as f64,
-            };
-            for k in 0..c {
-                inner[i * c + k] = -weight[k] * t[i * c + k] * s;
-            }
-        }
-        return Ok(Some(inner));
-    }
-    let ignore = b.int("ignore_index").unwrap_or(-100);
-    let valid = |ti: f64| ti as i64 != ignore && ti >= 0.0 && (ti as usize) < c;
-    let total: f64 = t.iter().filter(|&&ti| valid(ti)).map(|&ti| weight[ti as usize]).sum();
-    for (i, &ti) in t.iter().enumerate().take(n) {
-        if !valid(ti) {
-            continue;
-        }
-        let s = match reduction {
-            "none" => g.get(i).copied().unwrap_or(0.0),
-            "sum" => g[0],
-            _ => g[0] / total,
-        };
-        inner[i * c + ti as usize] = -weight[ti as usize] * s;
-    }
-    Ok(Some(inner))
-}
-
-/// The gradient w.r.t. l1_loss's inner `abs(input - target)` output, as
-/// f64 values shaped like the input: the reduction's backward of the dumped
-/// output gradient `g`. `None` when the shapes are not the plain case.
-pub(super) fn l1_loss_inner_grad(b: &Bound, g: &T) -> Result<Option<Vec<f64>>> {
-    let x = b.tensor("input")?;
-    let n = x.t.elem_count();
-    let g = g.to_f64_vec()?;
-    Ok(match (b.str("reduction")?, g.as_slice()) {
-        ("none", g) if g.len() == n => Some(g.to_vec()),
-        ("sum", [g]) => Some(vec![*g; n]),
-        ("mean", [g]) if n > 0 => Some(vec![*g / n as f64; n]),
-        _ => None,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::lookup;
+    use crate::spec::Framework;
 
     #[test]
     fn identity_dropout_is_an_exact_copy_of_a_non_zero_input() {
@@ -202,20 +113,22 @@ mod tests {
 
     #[test]
     fn autocast_is_a_lower_output_than_input_on_an_autocast_op() {
-        assert_eq!(autocast_dtype("Functional.linear", Some(TDType::BF16), &[TDType::F32, TDType::F32]), Some(TDType::BF16));
-        assert_eq!(autocast_dtype("Tensor.__matmul__", Some(TDType::F16), &[TDType::F16, TDType::F32]), Some(TDType::F16));
-        assert_eq!(autocast_dtype("Functional.linear", Some(TDType::F32), &[TDType::F32]), None);
-        assert_eq!(autocast_dtype("Functional.linear", Some(TDType::BF16), &[TDType::BF16, TDType::I64]), None);
-        assert_eq!(autocast_dtype("Tensor.to", Some(TDType::BF16), &[TDType::F32]), None);
+        let op = |name| lookup(Framework::PyTorch, name).unwrap();
+        assert_eq!(autocast_dtype(op("Functional.linear"), Some(TDType::BF16), &[TDType::F32, TDType::F32]), Some(TDType::BF16));
+        assert_eq!(autocast_dtype(op("Tensor.__matmul__"), Some(TDType::F16), &[TDType::F16, TDType::F32]), Some(TDType::F16));
+        assert_eq!(autocast_dtype(op("Functional.linear"), Some(TDType::F32), &[TDType::F32]), None);
+        assert_eq!(autocast_dtype(op("Functional.linear"), Some(TDType::BF16), &[TDType::BF16, TDType::I64]), None);
+        assert_eq!(autocast_dtype(op("Tensor.to"), Some(TDType::BF16), &[TDType::F32]), None);
     }
 
     #[test]
     fn a_noop_cast_has_its_inputs_dtype() {
-        assert!(is_noop_cast("Tensor.to", Some(TDType::F32), Some(TDType::F32)));
-        assert!(is_noop_cast("Tensor.type_as", Some(TDType::BF16), Some(TDType::BF16)));
-        assert!(!is_noop_cast("Tensor.to", Some(TDType::F32), Some(TDType::I64)));
-        assert!(!is_noop_cast("Tensor.add", Some(TDType::F32), Some(TDType::F32)));
-        assert!(!is_noop_cast("Tensor.float", None, Some(TDType::F32)));
+        let op = |name| lookup(Framework::PyTorch, name).unwrap();
+        assert!(is_noop_cast(op("Tensor.to"), Some(TDType::F32), Some(TDType::F32)));
+        assert!(is_noop_cast(op("Tensor.type_as"), Some(TDType::BF16), Some(TDType::BF16)));
+        assert!(!is_noop_cast(op("Tensor.to"), Some(TDType::F32), Some(TDType::I64)));
+        assert!(!is_noop_cast(op("Tensor.add"), Some(TDType::F32), Some(TDType::F32)));
+        assert!(!is_noop_cast(op("Tensor.float"), None, Some(TDType::F32)));
     }
 
     #[test]

@@ -1097,6 +1097,12 @@ case("Torch.logsumexp", T(3, 0), 1)  # no elements: -inf
 case("Torch.logsumexp", T(4), 0, True)
 
 undefined_values("Torch.empty", 4, 8, 8, dtype=torch.float32)  # the zoo's call
+undefined_values("Torch.empty_like", T(3, 4))
+undefined_values("Torch.empty_like", T(2, 3), dtype=torch.float16)
+undefined_values("Torch.empty_strided", (2, 3), (3, 1), dtype=torch.float32)
+undefined_values("Tensor.new_empty", T(3, 4), (2, 5))
+undefined_values("Tensor.new_empty", I(2, 3), 4, 1, dtype=torch.bfloat16)
+undefined_values("Tensor.new_empty_strided", T(3, 4), (2, 3), (1, 2))
 undefined_values("Torch.empty", (2, 0), dtype=torch.int64)
 
 # MindSpore spellings of torch's ops.

@@ -1,0 +1,180 @@
+//! Judging: one planned tested value against its bench value, by the run's
+//! precision standard, into a details row whose Message says what was
+//! compared. Rows that cannot be judged (shapes or kinds that differ) are
+//! the tool's coverage: `skip`s.
+
+use crate::compare::{Metrics, Status};
+use crate::dtype::TDType;
+use crate::report::DetailRow;
+use crate::standard::{judge, Case, Judged, Rule};
+use crate::value::{Value, T};
+
+use super::call::Call;
+use super::quirks;
+use super::tested::{Direction, Tested, BENCH};
+
+/// The Message of an output whose values are undefined (`torch.empty`):
+/// what was judged instead. The scripts say the same.
+const UNDEFINED_VALUES: &str = "values undefined (uninitialized memory): only the shape is compared";
+
+/// Note on rows whose reference run is the tested value itself.
+const SELF_REFERENCE: &str = "the reference run is the tested run itself, so this rule cannot fail here";
+
+/// Joins the non-empty parts of a Message with `"; "`.
+pub(super) fn message(parts: &[&str]) -> String {
+    parts.iter().filter(|p| !p.is_empty()).copied().collect::<Vec<_>>().join("; ")
+}
+
+/// The bench's dtype label: floats are computed in float64.
+fn bench_dtype(d: TDType) -> TDType {
+    if d.is_float() {
+        TDType::F64
+    } else {
+        d
+    }
+}
+
+/// The rows of one direction; outputs `None` on both sides have none (as in the scripts).
+pub(super) fn judge_list(call: &Call, direction: Direction, tested: &[Tested], bench: &[Value], note: &str) -> Vec<DetailRow> {
+    let n = tested.len().max(bench.len());
+    (0..n)
+        .filter_map(|i| {
+            let name = format!("{}.{}.output.{i}", call.r.api, direction.as_str());
+            match (tested.get(i), bench.get(i)) {
+                (Some(Tested { value: Value::None, .. }), Some(Value::None)) => None,
+                (Some(t), Some(b)) => Some(judge_value(call, name, direction, t, b, note)),
+                _ => Some(DetailRow::uncompared(name, Status::Skip, message(&[&format!("cannot judge: output count differs: tested {}, bench {}", tested.len(), bench.len()), BENCH]))),
+            }
+        })
+        .collect()
+}
+
+/// Judges one tested value against its bench value.
+pub(super) fn judge_value(call: &Call, name: String, direction: Direction, tested: &Tested, bench: &Value, note: &str) -> DetailRow {
+    match (&tested.value, bench) {
+        (Value::Tensor(t), Value::Tensor(b)) => judge_tensor(call, name, direction, tested, (t, b), note),
+        // Python numbers are judged like one-element tensors of their type, as the scripts do.
+        (t, b) => match (t.as_f64(), b.as_f64()) {
+            (Some(x), Some(y)) => {
+                let dtype = match t {
+                    Value::Bool(_) => TDType::Bool,
+                    Value::Int(_) => TDType::I64,
+                    _ => TDType::F64,
+                };
+                let judged = judge(call.r.standard, &case(call, direction, false, dtype, &[x], &[y], None));
+                let row = DetailRow { bench_dtype: Some(b.kind().to_string()), tested_dtype: Some(t.kind().to_string()), shape: Some(vec![]), ..DetailRow::uncompared(name, Status::Skip, String::new()) };
+                judged_row(row, &judged, judged.measured.as_ref(), &[note, &tested.source.to_string()])
+            }
+            _ => DetailRow::uncompared(name, Status::Skip, message(&[&format!("cannot judge: output of type {} / {} is not comparable", t.kind(), b.kind()), note, &tested.source.to_string()])),
+        },
+    }
+}
+
+/// The case of one value for the standard.
+fn case<'a>(call: &'a Call, direction: Direction, exact_op: bool, dtype: TDType, tested: &'a [f64], bench: &'a [f64], reference: Option<&'a [f64]>) -> Case<'a> {
+    let r = call.r;
+    Case {
+        api: &r.api.op,
+        backward: direction == Direction::Backward,
+        exact_op,
+        dtype,
+        tested,
+        bench,
+        reference,
+        cosine_threshold: r.cosine_threshold,
+        max_abs_err_threshold: r.max_abs_err_threshold,
+    }
+}
+
+/// `row` with the verdict of `judged`, the columns of `measured`, and the
+/// Message's parts after the verdict's own.
+fn judged_row(row: DetailRow, judged: &Judged, measured: Option<&Metrics>, after: &[&str]) -> DetailRow {
+    let parts: Vec<&str> = std::iter::once(judged.message.as_str()).chain(after.iter().copied()).collect();
+    DetailRow {
+        cosine: measured.map(|m| m.cosine),
+        max_abs: measured.map(|m| m.max_abs),
+        max_rel: measured.map(|m| m.max_rel),
+        hist: measured.map(|m| m.rel_hist.to_vec()),
+        status: judged.status,
+        message: message(&parts),
+        rule: judged.rule.name().to_string(),
+        metrics: judged.metrics.clone(),
+        ..row
+    }
+}
+
+/// Judges two tensors.
+fn judge_tensor(call: &Call, name: String, direction: Direction, tested: &Tested, (t, b): (&T, &T), note: &str) -> DetailRow {
+    let fw = call.r.framework;
+    let source = tested.source.to_string();
+    let base = DetailRow { bench_dtype: Some(fw.dtype_name(bench_dtype(b.dtype))), tested_dtype: Some(fw.dtype_name(t.dtype)), shape: Some(b.dims().to_vec()), ..DetailRow::uncompared(name, Status::Skip, String::new()) };
+    let skip = |why: String| DetailRow { message: message(&[&why, &source]), ..base.clone() };
+    if t.dims() != b.dims() {
+        return skip(format!("cannot judge: shape mismatch: tested {:?}, bench {:?}", t.dims(), b.dims()));
+    }
+    if direction == Direction::Forward && call.op.values_undefined() {
+        return DetailRow { status: Status::Pass, rule: Rule::Shape.name().into(), message: message(&[UNDEFINED_VALUES, &source]), ..base };
+    }
+    let (tv, bv) = match (t.to_f64_vec(), b.to_f64_vec()) {
+        (Ok(x), Ok(y)) => (x, y),
+        (Err(e), _) | (_, Err(e)) => return skip(format!("cannot judge: {e}")),
+    };
+    let reference = match &tested.reference {
+        Some(Value::Tensor(x)) if x.dims() == b.dims() => x.to_f64_vec().ok(),
+        _ => None,
+    };
+    // Data movement is exact forward; its gradients are sums and casts.
+    let exact = direction == Direction::Forward && call.op.standard == crate::ops::Standard::Exact;
+    let case = case(call, direction, exact, t.dtype, &tv, &bv, reference.as_deref());
+    let first = judge(call.r.standard, &case);
+    let mut judged = first.clone();
+    if tested.reference_is_self() && matches!(judged.rule, Rule::Benchmark | Rule::Ulp) {
+        judged.message = message(&[&judged.message, SELF_REFERENCE]);
+    }
+    let mut quirk = "";
+    // Seen on gradients only: on a forward output it would hide a permutation bug.
+    let movement = call.op.standard == crate::ops::Standard::Exact;
+    if direction == Direction::Backward && judged.status == Status::Error && movement && quirks::same_values_other_order(&tv, &bv) {
+        judged = judge_sorted(call, &case);
+        quirk = quirks::OTHER_LAYOUT;
+    }
+    // The columns are the metrics of the values as they are.
+    let measured = first.measured.as_ref().filter(|m| m.len > 0);
+    judged_row(base, &judged, measured, &[quirk, note, &source])
+}
+
+/// [`OTHER_LAYOUT`](quirks::OTHER_LAYOUT): the case judged on sorted
+/// values, at least a `warning` (a device layout bug looks the same).
+fn judge_sorted(call: &Call, case: &Case) -> Judged {
+    let sorted = |x: &[f64]| {
+        let mut v = x.to_vec();
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    let (ts, bs, rs) = (sorted(case.tested), sorted(case.bench), case.reference.map(sorted));
+    let mut judged = judge(call.r.standard, &Case { tested: &ts, bench: &bs, reference: rs.as_deref(), ..*case });
+    judged.status = judged.status.max(Status::Warning);
+    judged
+}
+
+/// A recorded cross_entropy (l1_loss) input gradient that fails against the
+/// op's gradient but matches the gradient w.r.t. the op's inner node
+/// ([`crate::ops::Op::inner_gradient`]: `log_softmax`, `abs`) is judged
+/// against the latter, and says so.
+pub(super) fn inner_node_quirk(call: &Call, grads: &[Tested], rows: &mut [DetailRow]) -> crate::error::Result<()> {
+    let Some(inner) = call.op.inner_gradient() else { return Ok(()) };
+    let (Some(row), Some(tested)) = (rows.first_mut(), grads.first()) else { return Ok(()) };
+    if row.status <= Status::Warning || !call.differentiate.first().copied().unwrap_or(false) {
+        return Ok(());
+    }
+    let (bound, g) = (call.bound(&call.bench)?, call.grad_outputs(&call.bench)?);
+    let Some(Some(g)) = g.and_then(|g| g.into_iter().next()) else { return Ok(()) };
+    let Some(values) = (inner.grad)(&bound, &g)? else { return Ok(()) };
+    let x = bound.tensor("input")?;
+    let bench = Value::Tensor(T::from_f64(values, x.dims(), x.dtype, call.bench.compute)?);
+    let candidate = judge_value(call, row.api_name.clone(), Direction::Backward, tested, &bench, inner.note);
+    if candidate.status <= Status::Warning {
+        *row = candidate;
+    }
+    Ok(())
+}

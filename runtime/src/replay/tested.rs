@@ -1,0 +1,153 @@
+//! What a compared value is: the pass it belongs to ([`Direction`]), and
+//! where its tested side comes from ([`TestedSource`]: the dump's recorded
+//! device value, or the emulated device, with the [`Reason`]). Their
+//! `Display`s are the Message's texts.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::value::Value;
+
+use super::quirks;
+
+/// What the bench side is, in every compared row's Message.
+pub(super) const BENCH: &str = "bench: float64 recompute on the CPU";
+
+/// The pass a row judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Direction {
+    /// The outputs.
+    Forward,
+    /// The gradients w.r.t. the inputs.
+    Backward,
+}
+
+impl Direction {
+    /// `forward` / `backward`, as row names spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Forward => "forward",
+            Direction::Backward => "backward",
+        }
+    }
+
+    /// What the pass yields: `output` / `gradient`.
+    fn noun(self) -> &'static str {
+        match self {
+            Direction::Forward => "output",
+            Direction::Backward => "gradient",
+        }
+    }
+}
+
+/// Why a tested value is the emulated device's rather than the recorded one.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Reason {
+    /// random_data: a dump of statistics has no device values.
+    RandomData,
+    /// Real data, with emulation asked for.
+    Requested,
+    /// The dump names a tensor file that does not exist.
+    FileMissing(Direction, PathBuf),
+    /// The dump has no file for the value.
+    NoFile(Direction),
+    /// The dump recorded None.
+    RecordedNone(Direction),
+    /// The dump recorded a value of this non-tensor kind.
+    RecordedKind(Direction, &'static str),
+    /// The dump's list of values does not line up with the call's.
+    NotLinedUp(Direction),
+    /// A random op's mask is unknown without its recorded output.
+    MaskUnknown,
+    /// A cast to the input's own dtype ([`quirks::NOOP_CAST`]).
+    NoopCast,
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::RandomData => f.write_str("random_data has no device values"),
+            Reason::Requested => f.write_str("emulation requested"),
+            Reason::FileMissing(d, p) => write!(f, "no recorded {}: {} is missing", d.noun(), p.display()),
+            Reason::NoFile(d) => write!(f, "no recorded {}: the dump has no file for it", d.noun()),
+            Reason::RecordedNone(d) => write!(f, "no recorded {}: the dump recorded None", d.noun()),
+            Reason::RecordedKind(d, kind) => write!(f, "no recorded {}: the dump recorded a {kind}", d.noun()),
+            Reason::NotLinedUp(d) => write!(f, "the dump's {}s do not line up with the call's", d.noun()),
+            Reason::MaskUnknown => f.write_str("a random op's mask is unknown without its recorded output"),
+            Reason::NoopCast => f.write_str(quirks::NOOP_CAST),
+        }
+    }
+}
+
+/// Where a tested value comes from. `Display` is the Message's
+/// `tested: ...; bench: ...` part.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum TestedSource {
+    /// The device's value recorded in the dump (an output or a gradient).
+    Recorded(Direction),
+    /// The emulated device in the dumped dtypes, and why.
+    Emulated(Reason),
+}
+
+impl fmt::Display for TestedSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TestedSource::Recorded(d) => write!(f, "tested: device {} recorded in the dump; {BENCH}", d.noun()),
+            TestedSource::Emulated(why) => write!(f, "tested: emulated device in the dumped dtypes ({why}); {BENCH}"),
+        }
+    }
+}
+
+/// A tested value as planned: the recorded value, or why the emulated
+/// device's is taken.
+#[derive(Debug, Clone)]
+pub(super) enum Source {
+    /// The dump's device value.
+    Recorded(Value),
+    /// The emulated device's value, for this reason.
+    Emulated(Reason),
+}
+
+/// One tested value, ready to judge.
+pub(super) struct Tested {
+    /// The value (`None` when the side has none).
+    pub value: Value,
+    /// Where it comes from.
+    pub source: TestedSource,
+    /// The op run in the tested dtype on the CPU (the emulated device), for
+    /// the rules that compare with a reference run.
+    pub reference: Option<Value>,
+}
+
+impl Tested {
+    /// The planned `source` of a value of `direction`, with the emulated
+    /// device's value `device` (`None` when it did not run): a recorded value
+    /// is judged against the emulated device as the reference run; an
+    /// emulated one is its own reference.
+    pub fn new(source: &Source, device: Option<Value>, direction: Direction) -> Tested {
+        match source {
+            Source::Recorded(v) => Tested { value: v.clone(), source: TestedSource::Recorded(direction), reference: device },
+            Source::Emulated(why) => Tested { value: device.clone().unwrap_or(Value::None), source: TestedSource::Emulated(why.clone()), reference: device },
+        }
+    }
+
+    /// Whether the reference run is this very value (the tested side is
+    /// the emulated device): rules that compare with it cannot fail.
+    pub fn reference_is_self(&self) -> bool {
+        matches!(self.source, TestedSource::Emulated(_))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_write_the_messages_tested_part() {
+        assert_eq!(TestedSource::Recorded(Direction::Backward).to_string(), "tested: device gradient recorded in the dump; bench: float64 recompute on the CPU");
+        let missing = TestedSource::Emulated(Reason::FileMissing(Direction::Forward, PathBuf::from("x.pt")));
+        assert_eq!(missing.to_string(), "tested: emulated device in the dumped dtypes (no recorded output: x.pt is missing); bench: float64 recompute on the CPU");
+        assert_eq!(Reason::NotLinedUp(Direction::Backward).to_string(), "the dump's gradients do not line up with the call's");
+        assert_eq!(Reason::RecordedKind(Direction::Forward, "int").to_string(), "no recorded output: the dump recorded a int");
+    }
+}
