@@ -44,6 +44,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn each_code_means_one_thing() {
+        let mut codes = [OK, DRIFT, USAGE, INACCURATE, INPUT, WRITE, INTERNAL, CONFIG, SKIPPED, PACKS_DIFFER];
+        codes.sort_unstable();
+        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    }
+
+    #[test]
     fn error_beats_skip_beats_warning() {
         use Status::*;
         assert_eq!(for_statuses([Pass, Warning], false), OK);
