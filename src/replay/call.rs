@@ -6,10 +6,9 @@
 
 use rayon::prelude::*;
 use runtime::compare::Status;
-use runtime::limits::{Limit, TooLarge};
-use runtime::replay::{replay_within, Rows};
+use runtime::limits::{Admitted, Limit, TooLarge};
+use runtime::replay::{replay_admitted, Rows};
 use runtime::report::{DetailRow, HtmlArg, ResultRow};
-use runtime::spec::Replay;
 
 use super::select::Job;
 use super::{args, Options, ReplayError, Scope};
@@ -30,11 +29,10 @@ pub(super) struct Record<'a> {
     pub args: Vec<HtmlArg>,
 }
 
-/// One call ready to run: what the runtime replays, and its estimated
-/// working set.
+/// One call ready to run: what the runtime replays, admitted under the
+/// limits with its estimated working set.
 struct Prepared {
-    replay: Replay,
-    need: u64,
+    admitted: Admitted,
     /// The call's arguments as the HTML report shows them (only with `--html`).
     args: Vec<HtmlArg>,
 }
@@ -57,17 +55,17 @@ fn prepare(opts: &Options, source: &Source, g: &Group, direction: Direction) -> 
         source.check_real_data(&call, direction)?;
     }
     let replay = bridge::to_replay(&call, opts.framework, &opts.config, direction, source.data_dir(), !opts.emulate);
-    // The estimate schedules the batch; the runtime checks the limits again
-    // before it allocates (`replay_within`).
-    let need = opts.limits.check(&replay).map_err(|e| too_large(g, e))?;
+    // Checked once: the estimate schedules the batch, and the runtime runs
+    // the admitted call without checking again.
+    let admitted = opts.limits.admit(replay).map_err(|e| too_large(g, e))?;
     let args = if opts.html.is_some() { args::of(&call, opts.framework) } else { vec![] };
-    Ok(Prepared { replay, need, args })
+    Ok(Prepared { admitted, args })
 }
 
 /// Replays a prepared call: its rows, or its broken input (an unreadable
 /// tensor file).
-fn run_prepared(opts: &Options, g: &Group, p: &Prepared) -> Result<Rows, ReplayError> {
-    replay_within(&p.replay, &opts.limits).map_err(|e| match e {
+fn run_prepared(g: &Group, p: &Prepared) -> Result<Rows, ReplayError> {
+    replay_admitted(&p.admitted).map_err(|e| match e {
         runtime::error::Error::TooLarge(t) => too_large(g, t),
         source => ReplayError::Input { api: g.name.to_string(), source },
     })
@@ -96,12 +94,12 @@ pub(super) fn replay_jobs<'a>(opts: &Options, source: &Source, jobs: &[Job<'a>])
     if let Scope::One(_) = opts.scope {
         let (g, d) = jobs[0];
         let p = prepare(opts, source, g, d)?;
-        return Ok(vec![Record { group: g, rows: run_prepared(opts, g, &p)?, args: p.args }]);
+        return Ok(vec![Record { group: g, rows: run_prepared(g, &p)?, args: p.args }]);
     }
     let prepared: Vec<_> = jobs.par_iter().map(|&(g, d)| (g, d, prepare(opts, source, g, d))).collect();
-    let need = |(_, _, p): &(&Group, Direction, Result<Prepared, ReplayError>)| p.as_ref().map_or(0, |p| p.need);
+    let need = |(_, _, p): &(&Group, Direction, Result<Prepared, ReplayError>)| p.as_ref().map_or(0, |p| p.admitted.need());
     let rows = within_budget(&prepared, need, opts.limits.memory_budget, rayon::current_num_threads(), |(g, d, p)| {
-        p.as_ref().map_err(|e| skip_rows(g, *d, e)).and_then(|p| run_prepared(opts, g, p).map_err(|e| skip_rows(g, *d, &e))).unwrap_or_else(|rows| rows)
+        p.as_ref().map_err(|e| skip_rows(g, *d, e)).and_then(|p| run_prepared(g, p).map_err(|e| skip_rows(g, *d, &e))).unwrap_or_else(|rows| rows)
     });
     Ok(prepared.into_iter().zip(rows).map(|((group, _, p), rows)| Record { group, rows, args: p.map(|p| p.args).unwrap_or_default() }).collect())
 }
