@@ -1,14 +1,26 @@
 //! msprobe-rs: turns API calls recorded in an msprobe `dump.json` into
-//! standalone repro scripts, and replays them natively.
+//! standalone repro scripts, replays them natively, and reimplements
+//! msprobe's other offline commands without Python.
 //!
-//! Data flows one way: [`dump`] (streaming reader) -> [`source`] (dump
-//! resolution, framework and tensor-folder checks, typed calls) -> [`model`]
-//! -> [`render`] (templates; files written by [`output`]) or [`bridge`] ->
-//! the `runtime` crate. The commands, [`op_generate`] and [`replay`], wire
-//! those stages and never import each other; [`cli`] turns arguments into
-//! their options and prints their results; every failure is one
-//! [`error::Error`] with one exit code. Every workbook a command writes
-//! goes through the one [`xlsx`] writer.
+//! The layers, from the bottom up; data flows one way and no module reaches
+//! back up:
+//! - [`dump`] (the streaming reader of `dump.json`, msprobe's non-finite
+//!   tokens), [`config`] (`config_op.json`), [`output`] (atomic writes),
+//!   [`paths`], [`xlsx`] (the one workbook writer), [`schedule`] (the one
+//!   memory-budget scheduler), [`progress`], [`select`], [`manifest`];
+//! - [`source`]: dump resolution, framework and tensor-folder checks,
+//!   `stack.json`, and typed calls of the [`model`];
+//! - [`render`] (templates) and [`bridge`] (to the `runtime` crate's specs);
+//! - the commands, each with its own error type and exit codes, none
+//!   importing another: [`op_generate`] (repro scripts or Rust projects),
+//!   [`replay`] (native replay, accuracy CSVs, HTML report),
+//!   [`single_compare`] (two SingleSave runs), [`nan_analyze`] (the first
+//!   NaN/Inf across ranks), [`config_check`] (pack and compare training
+//!   environments) and [`checkpoint`] (`config_check -c` of two Megatron
+//!   checkpoints);
+//! - [`cli`]: arguments to validated options, printing, and the binary's
+//!   [`cli::Error`], which maps each command's error to its exit code
+//!   (`runtime::exit`). Nothing below imports it.
 
 pub mod bridge;
 pub mod checkpoint;
@@ -16,7 +28,6 @@ pub mod cli;
 pub mod config;
 pub mod config_check;
 pub mod dump;
-pub mod error;
 pub mod manifest;
 pub mod model;
 pub mod nan_analyze;
@@ -25,6 +36,7 @@ pub mod output;
 pub mod paths;
 pub mod progress;
 pub mod render;
+pub mod schedule;
 pub mod replay;
 pub mod select;
 pub mod single_compare;

@@ -135,6 +135,20 @@ fn usage_errors_are_exit_2() {
 }
 
 #[test]
+fn help_shows_the_framework_flag_the_commands_require() {
+    let dir = tempfile::tempdir().unwrap();
+    for (command, usage) in [
+        ("op_generate", "Usage: msprobe -f <FRAMEWORK> op_generate [OPTIONS] --config_input <CONFIG_INPUT> --api_output_path <API_OUTPUT_PATH>"),
+        ("replay", "Usage: msprobe -f <FRAMEWORK> replay [OPTIONS]"),
+    ] {
+        let o = msprobe(&[command, "--help"], dir.path());
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let help = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert_eq!(help.lines().find(|l| l.starts_with("Usage: ")), Some(usage), "{help}");
+    }
+}
+
+#[test]
 fn unwritable_output_is_exit_5() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("out"), "a file where the folder should be").unwrap();

@@ -95,7 +95,7 @@ fn packs_differing_in_one_of_each_part_say_exactly_that() {
     assert_eq!(read_entry(&bench, "pip"), "numpy=1.26.4\ntorch=2.1.0\n");
 
     let o = msprobe(d, &["-f", "pytorch", "config_check", "-c", "bench/pack.zip", "cmp/pack.zip", "-o", "out"], &[]);
-    assert_eq!(o.status.code(), Some(1), "a required check failed: {}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(9), "a required check failed: {}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(String::from_utf8_lossy(&o.stdout), "env: error\npip: error\nweights: error\nhyperparameters: error\nconfig checking result saved to out/result.xlsx\n");
     assert_eq!(String::from_utf8_lossy(&o.stderr), "msprobe: warning: not compared, a pack lacks their part: dataset\n");
     assert_eq!(std::fs::read_to_string(d.join("out/cmp/env")).unwrap(), read_entry(&d.join("cmp/pack.zip"), "env"), "the packs are extracted");

@@ -38,7 +38,7 @@ use serde_json::{json, Map, Value};
 
 use common::repo;
 use msprobe::config::{OpConfig, Propagation};
-use msprobe::error::Error;
+use msprobe::op_generate::GenerateError as Error;
 use msprobe::model::Framework;
 use msprobe::op_generate::{self, BatchOptions, Mode, Options, Outcome};
 use msprobe::progress::Progress;

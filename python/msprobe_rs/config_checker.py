@@ -300,7 +300,7 @@ def _shell_paths(shell_path):
     return paths
 
 
-_DRIFT = 1  # the binary's exit code when a required check is an error (its result is written)
+_PACKS_DIFFER = 9  # the binary's exit code when a required check is an error (its result is written)
 
 
 def _run_binary(args, ok_codes=(0,)):
@@ -400,7 +400,7 @@ class ConfigChecker:
         _check_fmk(fmk)
         stdout, stderr, code = _run_binary(
             ["-f", fmk, "config_check", "-c", _arg_path(bench_zip_path), _arg_path(cmp_zip_path), "-o", _arg_path(output_path)],
-            ok_codes=(0, _DRIFT),
+            ok_codes=(0, _PACKS_DIFFER),
         )
         sys.stdout.write(stdout)
         if stderr:

@@ -25,6 +25,9 @@ pub const CONFIG: u8 = 7;
 /// No row is an `error`, but some are `skip`: calls the tool could not
 /// replay (`--allow-skip` makes this 0).
 pub const SKIPPED: u8 = 8;
+/// `config_check -c`: the packs differ in a required check (env, pip,
+/// hyperparameters, weights, dataset is an `error`).
+pub const PACKS_DIFFER: u8 = 9;
 
 /// The exit code of a run whose rows have these statuses: an `error`
 /// anywhere wins, then a `skip` (unless `allow_skip`), else [`OK`].
@@ -39,6 +42,13 @@ pub fn for_statuses(statuses: impl IntoIterator<Item = Status>, allow_skip: bool
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_code_means_one_thing() {
+        let mut codes = [OK, DRIFT, USAGE, INACCURATE, INPUT, WRITE, INTERNAL, CONFIG, SKIPPED, PACKS_DIFFER];
+        codes.sort_unstable();
+        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    }
 
     #[test]
     fn error_beats_skip_beats_warning() {

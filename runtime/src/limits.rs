@@ -47,6 +47,33 @@ pub struct Limits {
     pub memory_budget: u64,
 }
 
+/// A call whose sizes passed [`Limits::admit`], with its estimated working
+/// set: what [`crate::replay::replay_admitted`] runs, so a caller that
+/// schedules by the estimate does not make the runtime check twice.
+#[derive(Debug)]
+pub struct Admitted {
+    replay: Replay,
+    need: u64,
+    limits: Limits,
+}
+
+impl Admitted {
+    /// The call.
+    pub fn replay(&self) -> &Replay {
+        &self.replay
+    }
+
+    /// Its estimated working set in bytes ([`Limits::check`]).
+    pub fn need(&self) -> u64 {
+        self.need
+    }
+
+    /// The limits it was admitted under (the run bounds its tensors by them).
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+}
+
 /// Which limit a call is over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Limit {
@@ -84,6 +111,12 @@ impl Limits {
     /// [`FALLBACK_AVAILABLE`] when the system does not say).
     pub fn from_available_memory() -> Limits {
         Limits::for_available(available_memory().unwrap_or(FALLBACK_AVAILABLE))
+    }
+
+    /// [`Limits::check`]s `r` once and keeps the estimate with it.
+    pub fn admit(&self, r: Replay) -> Result<Admitted, TooLarge> {
+        let need = self.check(&r)?;
+        Ok(Admitted { replay: r, need, limits: *self })
     }
 
     /// Checks every tensor of the entries `r` replays against
@@ -257,6 +290,14 @@ mod tests {
         );
         let r = call(vec![tensor(&[usize::MAX; 3])], vec![], None);
         assert!(limits.check(&r).unwrap_err().to_string().contains("needs more than 2^128 bytes"));
+    }
+
+    #[test]
+    fn admitting_keeps_the_estimate_and_refuses_as_check_does() {
+        let limits = Limits { tensor_bytes: 64, memory_budget: 1 << 20 };
+        let a = limits.admit(call(vec![tensor(&[8])], vec![tensor(&[8])], None)).unwrap();
+        assert_eq!((a.need(), *a.limits()), (2 * 64 * COPIES, limits));
+        assert_eq!(limits.admit(call(vec![tensor(&[100])], vec![], None)).unwrap_err().limit, Limit::Tensor);
     }
 
     #[test]

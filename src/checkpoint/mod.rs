@@ -22,11 +22,12 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use runtime::atomic::{write_atomic, WriteError, WriteOptions};
-use runtime::limits::Limits;
+use runtime::exit;
 use runtime::io::IoError;
+use runtime::limits::Limits;
 
-use crate::error::Error;
 pub use layout::is_checkpoint_dir;
+use crate::schedule;
 use metrics::Metrics;
 
 /// The two checkpoints and the result file.
@@ -40,7 +41,7 @@ pub struct Options {
     pub output: PathBuf,
 }
 
-/// Why a checkpoint could not be read.
+/// Why a checkpoint compare failed.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {
     /// The folders or the `args` are not a Megatron checkpoint's.
@@ -54,11 +55,22 @@ pub enum CheckpointError {
     /// A rank file is unreadable, truncated, hostile or not a checkpoint.
     #[error(transparent)]
     File(#[from] IoError),
+    /// The result file exists, or could not be written.
+    #[error(transparent)]
+    Write(#[from] WriteError),
 }
 
 impl CheckpointError {
     fn layout(path: &Path, message: impl Into<String>) -> Self {
         CheckpointError::Layout { path: path.to_path_buf(), message: message.into() }
+    }
+
+    /// [`exit::WRITE`] for the result file, else [`exit::INPUT`].
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CheckpointError::Write(_) => exit::WRITE,
+            _ => exit::INPUT,
+        }
     }
 }
 
@@ -82,7 +94,7 @@ pub struct Outcome {
 }
 
 /// Compares the checkpoints `opts.bench` and `opts.cmp` and writes `opts.output`.
-pub fn run(opts: &Options) -> Result<Outcome, Error> {
+pub fn run(opts: &Options) -> Result<Outcome, CheckpointError> {
     let start = Instant::now();
     refuse_existing(&opts.output)?;
     let (bench, cmp) = rayon::join(|| plan(&opts.bench), || plan(&opts.cmp));
@@ -93,7 +105,7 @@ pub fn run(opts: &Options) -> Result<Outcome, Error> {
     let pairs: Vec<(&merge::Param, &merge::Param)> = bench.iter().filter_map(|b| by_name.get(b.name.as_str()).map(|&c| (b, c))).collect();
     let budget = Limits::from_available_memory().memory_budget;
     let mut rows = Vec::with_capacity(pairs.len());
-    for batch in within_budget(&pairs, pair_bytes, budget) {
+    for batch in schedule::batches(&pairs, pair_bytes, budget) {
         let done = batch
             .par_iter()
             .map(|(b, c)| {
@@ -124,38 +136,6 @@ pub fn run(opts: &Options) -> Result<Outcome, Error> {
 fn pair_bytes((b, c): &(&merge::Param, &merge::Param)) -> u64 {
     let side = |p: &merge::Param| p.shards.iter().map(|s| s.shape().iter().fold(1u64, |n, &d| n.saturating_mul(d as u64))).fold(0u64, u64::saturating_add);
     side(b).saturating_add(side(c)).saturating_mul(4 * 2)
-}
-
-/// The items in order, in consecutive batches compared at once whose
-/// estimates fit `budget` together (an item over it alone is a batch of
-/// its own), so the parallel compare stays within the memory budget.
-fn within_budget<T>(items: &[T], estimate: impl Fn(&T) -> u64, budget: u64) -> Vec<&[T]> {
-    let mut batches = vec![];
-    let (mut start, mut used) = (0, 0u64);
-    for (i, item) in items.iter().enumerate() {
-        let bytes = estimate(item);
-        if i > start && used.saturating_add(bytes) > budget {
-            batches.push(&items[start..i]);
-            (start, used) = (i, 0);
-        }
-        used = used.saturating_add(bytes);
-    }
-    if start < items.len() {
-        batches.push(&items[start..]);
-    }
-    batches
-}
-
-#[cfg(test)]
-mod tests {
-    use super::within_budget;
-
-    #[test]
-    fn batches_fit_the_budget_and_an_oversized_item_stands_alone() {
-        let b = within_budget(&[3u64, 4, 2, 9, 1, 1], |&x| x, 7);
-        assert_eq!(b, vec![&[3u64, 4][..], &[2][..], &[9][..], &[1, 1][..]]);
-        assert!(within_budget(&[] as &[u64], |&x| x, 7).is_empty());
-    }
 }
 
 /// The parameters of one checkpoint.

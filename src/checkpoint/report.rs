@@ -3,55 +3,48 @@
 //! floats as Python's `repr`, non-finite ones as bare `NaN`/`Infinity`
 //! tokens, `None` as `null`, no trailing newline.
 
-use runtime::pyfmt::repr;
-
-use crate::render::literal::json_str;
+use runtime::pyfmt::{Escape, JsonWriter};
 
 use super::metrics::{Metrics, Pair};
 
 /// The JSON text of the rows, in order.
 pub fn render(rows: &[(String, Metrics)]) -> String {
-    if rows.is_empty() {
-        return "{}".into();
+    let mut w = JsonWriter::new(4, Escape::Ascii);
+    w.begin('{');
+    for (name, m) in rows {
+        w.key(name);
+        w.begin('{');
+        for (key, x) in [("l2", m.l2), ("cos", m.cos)] {
+            w.key(key);
+            match x {
+                Some(x) => w.float(x),
+                None => w.plain("null"),
+            }
+        }
+        w.key("numel");
+        pair(&mut w, &m.numel, |w, n| w.plain(n));
+        w.key("shape");
+        pair(&mut w, &m.shape, |w, dims| {
+            w.begin('[');
+            dims.iter().for_each(|d| w.plain(d));
+            w.end(']');
+        });
+        w.end('}');
     }
-    let mut out = String::from("{");
-    for (i, (name, m)) in rows.iter().enumerate() {
-        out.push_str(if i == 0 { "\n" } else { ",\n" });
-        out.push_str(&format!("    {}: {{\n", json_str(name)));
-        out.push_str(&format!("        \"l2\": {},\n", float(m.l2)));
-        out.push_str(&format!("        \"cos\": {},\n", float(m.cos)));
-        let numel = match &m.numel {
-            Pair::Same(n) => n.to_string(),
-            Pair::Differ(a, b) => list(&[a.to_string(), b.to_string()], 2),
-        };
-        out.push_str(&format!("        \"numel\": {numel},\n"));
-        let dims = |s: &[usize]| s.iter().map(usize::to_string).collect::<Vec<_>>();
-        let shape = match &m.shape {
-            Pair::Same(s) => list(&dims(s), 2),
-            Pair::Differ(a, b) => list(&[list(&dims(a), 3), list(&dims(b), 3)], 2),
-        };
-        out.push_str(&format!("        \"shape\": {shape}\n    }}"));
-    }
-    out.push_str("\n}");
-    out
+    w.end('}');
+    w.finish()
 }
 
-/// A JSON list of rendered items at nesting `level` (4 spaces each).
-fn list(items: &[String], level: usize) -> String {
-    if items.is_empty() {
-        return "[]".into();
-    }
-    let pad = "    ".repeat(level + 1);
-    let body: Vec<String> = items.iter().map(|i| format!("{pad}{i}")).collect();
-    format!("[\n{}\n{}]", body.join(",\n"), "    ".repeat(level))
-}
-
-fn float(x: Option<f64>) -> String {
-    match x {
-        None => "null".into(),
-        Some(v) if v.is_nan() => "NaN".into(),
-        Some(v) if v.is_infinite() => if v > 0.0 { "Infinity" } else { "-Infinity" }.into(),
-        Some(v) => repr(v),
+/// The one value both sides agree on, else `[bench, compared]`.
+fn pair<T>(w: &mut JsonWriter, p: &Pair<T>, item: impl Fn(&mut JsonWriter, &T)) {
+    match p {
+        Pair::Same(v) => item(w, v),
+        Pair::Differ(a, b) => {
+            w.begin('[');
+            item(w, a);
+            item(w, b);
+            w.end(']');
+        }
     }
 }
 

@@ -12,8 +12,8 @@ use clap::{Parser, Subcommand};
 
 use crate::config::{ConfigError, DataMode, DumpInput, OpConfig, Overrides, Propagation};
 use super::foreign::Forward;
+use super::Error;
 use crate::config_check;
-use crate::error::Error;
 use crate::model::Framework;
 use crate::nan_analyze;
 use crate::op_generate::{self, BatchOptions, Mode};
@@ -46,7 +46,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Extract API calls from a dump and write standalone repro scripts.
-    #[command(name = "op_generate")]
+    #[command(name = "op_generate", override_usage = "msprobe -f <FRAMEWORK> op_generate [OPTIONS] --config_input <CONFIG_INPUT> --api_output_path <API_OUTPUT_PATH>")]
     OpGenerate {
         /// Path of config_op.json.
         #[arg(short = 'i', long = "config_input", visible_alias = "config-input")]
@@ -83,6 +83,7 @@ enum Command {
         shared_module: bool,
     },
     /// Replay API calls natively (no Python) and write the accuracy CSVs.
+    #[command(override_usage = "msprobe -f <FRAMEWORK> replay [OPTIONS]")]
     Replay {
         /// Path of config_op.json (api_name, data_mode, seed, thresholds).
         #[arg(short = 'i', long = "config_input", visible_alias = "config-input", required_unless_present = "dump")]
@@ -319,8 +320,7 @@ fn options(cli: Cli) -> Result<Options, Error> {
                     if !output.to_string_lossy().ends_with(".zip") {
                         return Err(Error::Usage(format!("config_check -o {}: the pack's name must end with .zip", output.display())));
                     }
-                    let python = std::env::var_os("MSPROBE_PYTHON").map_or_else(|| PathBuf::from("python3"), PathBuf::from);
-                    Ok(Options::ConfigCheck(config_check::Options::Collect { files, output, python }))
+                    Ok(Options::ConfigCheck(config_check::Options::Collect { files, output, python: super::python::python() }))
                 }
                 (None, Some(paths)) => {
                     let (bench, cmp) = (paths[0].clone(), paths[1].clone());

@@ -6,8 +6,10 @@
 //! exit code becomes ours (README, "Installation").
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, ExitStatus};
+
+use super::python::python;
 
 /// The exit code of [`LAUNCHER`] when mindstudio-probe (or its `msprobe`
 /// console script) is not installed for the Python that ran it. It also
@@ -96,25 +98,13 @@ impl Forward {
     }
 }
 
-/// The Python that runs mindstudio-probe: `python3` (or `python`) beside
-/// this binary, where pip put both; else `MSPROBE_PYTHON`; else `python3`
-/// on the PATH.
-pub fn python() -> PathBuf {
-    let beside = std::env::current_exe().ok().and_then(|exe| exe.parent().and_then(python_in));
-    beside.or_else(|| std::env::var_os("MSPROBE_PYTHON").map(PathBuf::from)).unwrap_or_else(|| PathBuf::from("python3"))
-}
-
-fn python_in(dir: &Path) -> Option<PathBuf> {
-    ["python3", "python"].iter().map(|name| dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX))).find(|p| p.is_file())
-}
-
 /// The child's exit code; a signal `n` is `128 + n`, as shells report it.
 fn exit_code(status: ExitStatus) -> u8 {
     #[cfg(unix)]
     if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&status) {
         return (128 + signal).clamp(0, 255) as u8;
     }
-    status.code().map_or(crate::error::exit::INTERNAL, |c| c.clamp(0, 255) as u8)
+    status.code().map_or(runtime::exit::INTERNAL, |c| c.clamp(0, 255) as u8)
 }
 
 #[cfg(test)]
@@ -124,13 +114,5 @@ mod tests {
     #[test]
     fn the_launcher_exits_with_the_not_installed_code() {
         assert!(LAUNCHER.contains(&format!("sys.exit({NOT_INSTALLED})")));
-    }
-
-    #[test]
-    fn a_python_is_found_only_beside_the_binary() {
-        let dir = tempfile::tempdir().unwrap();
-        assert_eq!(python_in(dir.path()), None);
-        std::fs::write(dir.path().join(format!("python{}", std::env::consts::EXE_SUFFIX)), "").unwrap();
-        assert_eq!(python_in(dir.path()), Some(dir.path().join(format!("python{}", std::env::consts::EXE_SUFFIX))));
     }
 }

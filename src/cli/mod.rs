@@ -1,14 +1,19 @@
 //! The binary's half of the library: [`flags`] turns arguments into
-//! validated options, [`run`] runs the command, [`printer`] prints. `main`
-//! only calls these and exits with the code they give.
+//! validated options, [`run`] runs the command, [`printer`] prints, and
+//! [`Error`] maps the command's error to the exit code. `main` only calls
+//! these and exits with the code they give. No other module imports this one.
 
+pub mod error;
 pub mod flags;
 pub mod foreign;
 pub mod printer;
+pub mod python;
 
-use crate::error::Error;
-use crate::{config_check, error, nan_analyze, op_generate, replay, single_compare};
+pub use error::Error;
 use flags::Options;
+use runtime::exit;
+
+use crate::{checkpoint, config_check, nan_analyze, op_generate, replay, single_compare};
 
 /// Runs a validated command, prints its result, and returns the exit code
 /// of its outcome (errors are the caller's to print).
@@ -35,15 +40,15 @@ pub fn run(options: Options) -> Result<u8, Error> {
         Options::SingleCompare(opts) => {
             let outcome = single_compare::run(&opts)?;
             printer::single_compare(&outcome);
-            Ok(error::exit::OK)
+            Ok(exit::OK)
         }
         Options::NanAnalyze(opts) => {
             printer::nan_analyze(&nan_analyze::run(&opts)?);
-            Ok(error::exit::OK)
+            Ok(exit::OK)
         }
         Options::CheckpointCompare { opts } => {
-            printer::checkpoint_compared(&crate::checkpoint::run(&opts)?);
-            Ok(error::exit::OK)
+            printer::checkpoint_compared(&checkpoint::run(&opts)?);
+            Ok(exit::OK)
         }
         Options::ConfigCheck(opts) => {
             let outcome = config_check::run(&opts)?;

@@ -4,7 +4,7 @@
 use runtime::compare::Status;
 use runtime::report::ranked_table;
 
-use crate::error::Error;
+use super::Error;
 use crate::op_generate::{BatchReport, Generated};
 use crate::replay::ReplayReport;
 use crate::single_compare::Outcome;

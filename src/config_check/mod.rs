@@ -29,11 +29,11 @@ pub mod yaml;
 
 use std::path::{Path, PathBuf};
 
-use runtime::atomic::{create_dir, write_atomic, WriteOptions};
+use runtime::atomic::{create_dir, write_atomic, WriteError, WriteOptions};
+use runtime::exit;
 use serde_json::{Map, Value};
 
 use crate::dump::nonfinite::to_msprobe_json_indented;
-use crate::error::{exit, Error};
 use crate::xlsx::{self, Cell, Level, Table};
 
 /// The summary sheet's columns (msprobe's).
@@ -79,6 +79,21 @@ pub enum ConfigCheckError {
     /// The zip or workbook writer failed: a bug in this tool.
     #[error("internal error: {0}")]
     Internal(String),
+    /// The pack, an extraction or the result could not be written.
+    #[error(transparent)]
+    Write(#[from] WriteError),
+}
+
+impl ConfigCheckError {
+    /// [`exit::INPUT`] for an input's fault, [`exit::WRITE`] for an
+    /// output's, [`exit::INTERNAL`] for this tool's.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            ConfigCheckError::Input { .. } => exit::INPUT,
+            ConfigCheckError::Internal(_) => exit::INTERNAL,
+            ConfigCheckError::Write(_) => exit::WRITE,
+        }
+    }
 }
 
 /// What a run did.
@@ -109,17 +124,17 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// 0, or 1 ([`exit::DRIFT`]) when a required check is an `error`.
+    /// 0, or [`exit::PACKS_DIFFER`] when a required check is an `error`.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Outcome::Compared { checks, .. } if checks.iter().any(|(n, l)| *l == Level::Error && compare::REQUIRED.contains(n)) => exit::DRIFT,
+            Outcome::Compared { checks, .. } if checks.iter().any(|(n, l)| *l == Level::Error && compare::REQUIRED.contains(n)) => exit::PACKS_DIFFER,
             _ => exit::OK,
         }
     }
 }
 
 /// Runs `config_check`.
-pub fn run(options: &Options) -> Result<Outcome, Error> {
+pub fn run(options: &Options) -> Result<Outcome, ConfigCheckError> {
     match options {
         Options::Collect { files, output, python } => collect(files, output, python),
         Options::Compare { bench, cmp, output } => compare_packs(bench, cmp, output),
@@ -154,7 +169,7 @@ fn hyperparameters(files: &[PathBuf]) -> Result<Map<String, Value>, ConfigCheckE
     Ok(all)
 }
 
-fn collect(files: &[PathBuf], output: &Path, python: &Path) -> Result<Outcome, Error> {
+fn collect(files: &[PathBuf], output: &Path, python: &Path) -> Result<Outcome, ConfigCheckError> {
     let hyper = hyperparameters(files)?;
     let env = env::collect(std::env::vars_os().map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned())));
     let pip = pip::collect(python)?;
@@ -183,7 +198,7 @@ fn collect(files: &[PathBuf], output: &Path, python: &Path) -> Result<Outcome, E
     Ok(Outcome::Collected { zip: output.to_path_buf(), env_vars: env.len(), packages: pip.lines().count(), hyperparameters: hyper.len(), kept })
 }
 
-fn compare_packs(bench: &Path, cmp: &Path, output: &Path) -> Result<Outcome, Error> {
+fn compare_packs(bench: &Path, cmp: &Path, output: &Path) -> Result<Outcome, ConfigCheckError> {
     let (b, c) = (pack::read(bench)?, pack::read(cmp)?);
     let checks = compare::checks(&b, &c)?;
     let summary = Table::new(SUMMARY_HEADER, checks.iter().map(|k| vec![Cell::text(k.name), Cell::level(k.level)]).collect());
@@ -195,7 +210,7 @@ fn compare_packs(bench: &Path, cmp: &Path, output: &Path) -> Result<Outcome, Err
     // an extraction or the write below fail.
     let result = output.join("result.xlsx");
     match std::fs::remove_file(&result) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(runtime::atomic::WriteError { path: result, source: e }.into()),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(WriteError { path: result, source: e }.into()),
         _ => {}
     }
     pack::extract(&b, &output.join("bench"))?;

@@ -3,6 +3,7 @@
 //! msprobe's non-finite tokens arrive as the sentinels of
 //! [`crate::dump::nonfinite`] and count as floats.
 
+use runtime::pyfmt;
 use serde_json::Value;
 
 use crate::dump::nonfinite;
@@ -40,39 +41,15 @@ pub fn repr(v: &Value) -> String {
         Value::Number(n) => match (n.as_i64(), n.as_u64()) {
             (Some(i), _) => i.to_string(),
             (None, Some(u)) => u.to_string(),
-            _ => runtime::pyfmt::repr(n.as_f64().unwrap_or(f64::NAN)),
+            _ => pyfmt::repr(n.as_f64().unwrap_or(f64::NAN)),
         },
         Value::String(s) => match nonfinite::value(v) {
-            Some(x) => runtime::pyfmt::repr(x),
-            None => repr_str(s),
+            Some(x) => pyfmt::repr(x),
+            None => pyfmt::str_repr(s),
         },
-        Value::Array(items) => format!("[{}]", items.iter().map(repr).collect::<Vec<_>>().join(", ")),
-        Value::Object(m) => format!("{{{}}}", m.iter().map(|(k, x)| format!("{}: {}", repr_str(k), repr(x))).collect::<Vec<_>>().join(", ")),
+        Value::Array(items) => pyfmt::list(items.iter().map(repr)),
+        Value::Object(m) => pyfmt::dict(m.iter().map(|(k, x)| (pyfmt::str_repr(k), repr(x)))),
     }
-}
-
-/// Python's `repr` of a string: single quotes unless the text holds a
-/// single quote and no double quote; control characters escaped.
-fn repr_str(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || (0x7f..0xa0).contains(&(c as u32)) => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
 }
 
 /// Python's `a == b` on loaded JSON: numbers (and bools) by value, NaN

@@ -11,6 +11,7 @@
 
 use std::io::{self, BufRead, Read};
 
+use runtime::pyfmt::{Escape, JsonWriter};
 use serde_json::Value;
 
 /// Sentinel strings that stand for the three non-finite JSON tokens.
@@ -46,58 +47,56 @@ pub fn sentinel(x: f64) -> Option<Value> {
 }
 
 /// Pretty JSON text with the sentinels turned back into msprobe's bare
-/// `NaN` / `Infinity` / `-Infinity` tokens, so Python's json module (and
-/// msprobe) read the file as they read a dump. Only a string *value* that is
-/// a sentinel becomes a token; keys and all other strings are written
+/// `NaN` / `Infinity` / `-Infinity` tokens, as Python's `json.dump(indent=2,
+/// ensure_ascii=False)` writes it, so Python's json module (and msprobe)
+/// read the file as they read a dump. Only a string *value* that is a
+/// sentinel becomes a token; keys and all other strings are written
 /// escaped, so no dumped text can turn into a token or break the JSON, and
 /// reading the text back gives `v` again.
 pub fn to_msprobe_json(v: &Value) -> String {
-    to_msprobe_json_indented(v, 2)
+    to_python_json(v, 2, Escape::Utf8)
 }
 
 /// [`to_msprobe_json`] with `spaces` per level, as `json.dump(indent=spaces)`
 /// writes the files msprobe writes with indent 4.
 pub fn to_msprobe_json_indented(v: &Value, spaces: usize) -> String {
-    let mut out = String::new();
-    write_pretty(v, 0, &" ".repeat(spaces), &mut out);
-    out
+    to_python_json(v, spaces, Escape::Utf8)
 }
 
-/// serde_json's pretty layout (`unit` per level), sentinel values as tokens.
-fn write_pretty(v: &Value, indent: usize, unit: &str, out: &mut String) {
-    fn escaped<T: serde::Serialize + ?Sized>(x: &T) -> String {
-        serde_json::to_string(x).expect("a JSON value always serialises")
-    }
-    let newline = |out: &mut String, level: usize| {
-        out.push('\n');
-        out.push_str(&unit.repeat(level));
-    };
+/// [`to_msprobe_json`] with `indent` spaces per level and `escape`'s
+/// strings (`Escape::Ascii`: `json.dump`'s default `ensure_ascii`), through
+/// the one writer of Python's JSON ([`JsonWriter`]).
+pub fn to_python_json(v: &Value, indent: usize, escape: Escape) -> String {
+    let mut w = JsonWriter::new(indent, escape);
+    write_value(&mut w, v);
+    w.finish()
+}
+
+fn write_value(w: &mut JsonWriter, v: &Value) {
     match v {
-        Value::Array(items) if !items.is_empty() => {
-            out.push('[');
-            for (i, x) in items.iter().enumerate() {
-                out.push_str(if i == 0 { "" } else { "," });
-                newline(out, indent + 1);
-                write_pretty(x, indent + 1, unit, out);
-            }
-            newline(out, indent);
-            out.push(']');
+        Value::Array(items) => {
+            w.begin('[');
+            items.iter().for_each(|x| write_value(w, x));
+            w.end(']');
         }
-        Value::Object(m) if !m.is_empty() => {
-            out.push('{');
-            for (i, (k, x)) in m.iter().enumerate() {
-                out.push_str(if i == 0 { "" } else { "," });
-                newline(out, indent + 1);
-                out.push_str(&escaped(k));
-                out.push_str(": ");
-                write_pretty(x, indent + 1, unit, out);
+        Value::Object(m) => {
+            w.begin('{');
+            for (k, x) in m {
+                w.key(k);
+                write_value(w, x);
             }
-            newline(out, indent);
-            out.push('}');
+            w.end('}');
         }
-        leaf => match (leaf.as_str(), value(leaf)) {
-            (Some(sentinel), Some(_)) => out.push_str(&sentinel[1..]),
-            _ => out.push_str(&escaped(leaf)),
+        Value::Null => w.plain("null"),
+        Value::Bool(b) => w.plain(b),
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => w.plain(i),
+            (None, Some(u), _) => w.plain(u),
+            (None, None, x) => w.float(x.unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => match value(v) {
+            Some(x) => w.float(x),
+            None => w.str(s),
         },
     }
 }
@@ -265,9 +264,11 @@ mod tests {
         let back = to_msprobe_json(&v);
         assert_eq!(serde_json::from_str::<Value>(&rewrite(&back)).unwrap(), v, "{back}");
         assert_eq!(back.matches("NaN").count(), 2, "{back}");
-        // Without sentinels the text is serde_json's own pretty JSON.
-        let plain = serde_json::json!({"a": [1, -0.0, 1.5e-300, "x\"y", null, true, {}, [], {"b": []}], "c": {}});
+        // Without sentinels (and floats whose repr is also serde_json's) the
+        // text is serde_json's own pretty JSON; floats are Python's repr.
+        let plain = serde_json::json!({"a": [1, -0.0, 1.5e-300, "x\"y\u{e9}", null, true, {}, [], {"b": []}], "c": {}});
         assert_eq!(to_msprobe_json(&plain), serde_json::to_string_pretty(&plain).unwrap());
+        assert_eq!(to_msprobe_json(&serde_json::json!([1e-05, 1e16])), "[\n  1e-05,\n  1e+16\n]");
     }
 
     fn rewrite(s: &str) -> String {

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::error::Error;
+use super::AnalyzeError;
 
 /// The parent of every node of one rank.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -30,10 +30,10 @@ fn parent(v: &Value) -> Option<Option<String>> {
 
 impl Construct {
     /// Parses the text of `construct.json` at `path`.
-    pub fn parse(path: &Path, text: &[u8]) -> Result<Construct, Error> {
-        let v: Value = serde_json::from_slice(text).map_err(|e| Error::selection(path, format!("not valid JSON: {e}")))?;
+    pub fn parse(path: &Path, text: &[u8]) -> Result<Construct, AnalyzeError> {
+        let v: Value = serde_json::from_slice(text).map_err(|e| AnalyzeError::input(path, format!("not valid JSON: {e}")))?;
         let Value::Object(map) = v else {
-            return Err(Error::selection(path, "expected an object {node: parent}"));
+            return Err(AnalyzeError::input(path, "expected an object {node: parent}"));
         };
         let mut parents = HashMap::new();
         for (node, v) in map {
@@ -42,15 +42,15 @@ impl Construct {
                     parents.insert(node, p);
                 }
                 Some(None) => {}
-                None => return Err(Error::selection(path, format!("key {node:?}: expected a parent name, null, or [parent, micro_step]"))),
+                None => return Err(AnalyzeError::input(path, format!("key {node:?}: expected a parent name, null, or [parent, micro_step]"))),
             }
         }
         Ok(Construct(parents))
     }
 
     /// Reads `construct.json` at `path`.
-    pub fn read(path: &Path) -> Result<Construct, Error> {
-        let text = std::fs::read(path).map_err(|e| Error::selection(path, format!("cannot read: {e}")))?;
+    pub fn read(path: &Path) -> Result<Construct, AnalyzeError> {
+        let text = std::fs::read(path).map_err(|e| AnalyzeError::input(path, format!("cannot read: {e}")))?;
         Construct::parse(path, &text)
     }
 

@@ -86,6 +86,12 @@ pub fn is_ignored(name: &str) -> bool {
     name.contains("Torch.empty") || name.contains("Torch.fill")
 }
 
+/// msprobe's anomaly of a compute op: not an ignored op, every input
+/// finite, some output not.
+pub fn is_anomaly(op: &OpStats) -> bool {
+    op.output && !(is_ignored(&op.loc.key) || op.input || op.input_args || op.input_kwargs)
+}
+
 /// An op the search may report.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DataNode {
@@ -131,7 +137,7 @@ impl CommNode {
         let api = comm_api(&op.loc.key).unwrap_or_default().to_string();
         let kind = kind(&op.peers, &api, rank);
         CommNode {
-            anomaly: super::walk::is_anomaly(&op),
+            anomaly: is_anomaly(&op),
             input_bad: op.input_args || op.input_kwargs,
             output_bad: op.output,
             data: DataNode { rank, loc: op.loc, layer, sub_layer },

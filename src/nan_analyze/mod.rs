@@ -18,8 +18,10 @@ pub mod walk;
 use std::path::PathBuf;
 
 use rayon::prelude::*;
+use runtime::atomic::WriteError;
+use runtime::exit;
 
-use crate::error::Error;
+use crate::dump::DumpError;
 use construct::Construct;
 use report::RankFiles;
 use search::Phase;
@@ -32,6 +34,41 @@ pub struct Options {
     pub input: PathBuf,
     /// The report's folder (`-o`, default `./output`), created if missing.
     pub output: PathBuf,
+}
+
+/// Why `nan_analyze` failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalyzeError {
+    /// A rank's dump is unreadable or malformed.
+    #[error(transparent)]
+    Dump(#[from] DumpError),
+    /// The step folder, a rank folder, a `construct.json` or a `stack.json`
+    /// is not as msprobe lays them out, or a dump is not PyTorch's.
+    #[error("{}: {message}", path.display())]
+    Input {
+        /// The file or folder.
+        path: PathBuf,
+        /// What was expected and what was found.
+        message: String,
+    },
+    /// The report could not be written.
+    #[error(transparent)]
+    Write(#[from] WriteError),
+}
+
+impl AnalyzeError {
+    /// An input error about `path`.
+    pub fn input(path: impl Into<PathBuf>, message: impl Into<String>) -> AnalyzeError {
+        AnalyzeError::Input { path: path.into(), message: message.into() }
+    }
+
+    /// [`exit::WRITE`] for the report, else [`exit::INPUT`].
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            AnalyzeError::Write(_) => exit::WRITE,
+            _ => exit::INPUT,
+        }
+    }
 }
 
 /// What a run found.
@@ -52,15 +89,15 @@ pub struct Outcome {
 /// Reads every rank (dumps streamed, in parallel), runs the phases, and
 /// writes the report when one finds an anomalous op. Every input is read
 /// and checked before anything is written.
-pub fn run(opts: &Options) -> Result<Outcome, Error> {
+pub fn run(opts: &Options) -> Result<Outcome, AnalyzeError> {
     let dirs = ranks::discover(&opts.input)?;
     let read: Vec<(walk::RankOps, Construct, StackFile)> = dirs
         .par_iter()
         .map(|d| {
             let ops = walk::walk(d.rank, &d.dump)?;
-            Ok((ops, Construct::read(&d.construct)?, StackFile::read(&d.stack).map_err(|e| Error::selection(&d.stack, e))?))
+            Ok((ops, Construct::read(&d.construct)?, StackFile::read(&d.stack).map_err(|e| AnalyzeError::input(&d.stack, e))?))
         })
-        .collect::<Result<_, Error>>()?;
+        .collect::<Result<_, AnalyzeError>>()?;
     let ranks: Vec<i64> = dirs.iter().map(|d| d.rank).collect();
     let without_data = dirs.iter().zip(&read).filter(|(_, (ops, _, _))| ops.empty).map(|(d, _)| d.rank).collect();
     let (ops, files): (Vec<_>, Vec<_>) = read.into_iter().map(|(o, c, s)| (o, (c, s))).unzip();

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::Error;
+use super::AnalyzeError;
 
 /// One rank's folder and its three files.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,15 +37,15 @@ pub fn rank_number(name: &str) -> Option<i64> {
 /// The rank folders of the step folder `step`, sorted by rank; an error when
 /// `step` is no folder, holds no rank folder, two folders are the same
 /// rank, or a rank folder lacks one of its files.
-pub fn discover(step: &Path) -> Result<Vec<RankDir>, Error> {
+pub fn discover(step: &Path) -> Result<Vec<RankDir>, AnalyzeError> {
     if !step.is_dir() {
         let what = if step.exists() { "is not a folder" } else { "does not exist" };
-        return Err(Error::selection(step, format!("{what}; -i expects a step folder holding rank folders (rank0, rank1, ...)")));
+        return Err(AnalyzeError::input(step, format!("{what}; -i expects a step folder holding rank folders (rank0, rank1, ...)")));
     }
-    let entries = std::fs::read_dir(step).map_err(|e| Error::selection(step, format!("cannot list the folder: {e}")))?;
+    let entries = std::fs::read_dir(step).map_err(|e| AnalyzeError::input(step, format!("cannot list the folder: {e}")))?;
     let mut found: Vec<(i64, PathBuf)> = vec![];
     for entry in entries {
-        let entry = entry.map_err(|e| Error::selection(step, format!("cannot list the folder: {e}")))?;
+        let entry = entry.map_err(|e| AnalyzeError::input(step, format!("cannot list the folder: {e}")))?;
         let Some(rank) = entry.file_name().to_str().and_then(rank_number) else { continue };
         if entry.path().is_dir() {
             found.push((rank, entry.path()));
@@ -53,10 +53,10 @@ pub fn discover(step: &Path) -> Result<Vec<RankDir>, Error> {
     }
     found.sort();
     if let Some(w) = found.windows(2).find(|w| w[0].0 == w[1].0) {
-        return Err(Error::selection(step, format!("{} and {} are both rank {}", w[0].1.display(), w[1].1.display(), w[0].0)));
+        return Err(AnalyzeError::input(step, format!("{} and {} are both rank {}", w[0].1.display(), w[1].1.display(), w[0].0)));
     }
     if found.is_empty() {
-        return Err(Error::selection(step, "holds no rank folder (rank, rank0, rank1, ...); -i expects a step folder"));
+        return Err(AnalyzeError::input(step, "holds no rank folder (rank, rank0, rank1, ...); -i expects a step folder"));
     }
     found
         .into_iter()
@@ -66,7 +66,7 @@ pub fn discover(step: &Path) -> Result<Vec<RankDir>, Error> {
                 if p.is_file() {
                     Ok(p)
                 } else {
-                    Err(Error::selection(&dir, format!("no {name}: a rank folder needs dump.json, construct.json and stack.json")))
+                    Err(AnalyzeError::input(&dir, format!("no {name}: a rank folder needs dump.json, construct.json and stack.json")))
                 }
             };
             Ok(RankDir { rank, dump: file("dump.json")?, construct: file("construct.json")?, stack: file("stack.json")? })

@@ -6,10 +6,11 @@
 use std::path::{Path, PathBuf};
 
 use runtime::atomic::{create_dir, write_atomic, WriteOptions};
+use runtime::pyfmt::Escape;
 use serde_json::{Map, Value};
 
 use crate::dump::nonfinite;
-use crate::error::Error;
+use super::AnalyzeError;
 use crate::source::ops::{data_info, RawJson};
 
 use super::construct::Construct;
@@ -38,7 +39,7 @@ pub struct RankFiles<'a> {
 }
 
 /// The report's text: `{"rank_N": [node, ...], ...}`.
-pub fn render(nodes: &[DataNode], ranks: &[RankFiles]) -> Result<String, Error> {
+pub fn render(nodes: &[DataNode], ranks: &[RankFiles]) -> Result<String, AnalyzeError> {
     let mut by_rank: Vec<(i64, Vec<NodeInfo>)> = vec![];
     for n in nodes {
         let Some(files) = ranks.iter().find(|r| r.rank == n.rank) else { continue };
@@ -55,40 +56,15 @@ pub fn render(nodes: &[DataNode], ranks: &[RankFiles]) -> Result<String, Error> 
         }
     }
     let doc: Map<String, Value> = by_rank.into_iter().map(|(r, list)| (format!("rank_{r}"), serde_json::to_value(list).unwrap_or_default())).collect();
-    Ok(ascii(&nonfinite::to_msprobe_json(&Value::Object(doc))))
-}
-
-/// Python's `ensure_ascii`: every non-ASCII character as `\uXXXX` (UTF-16).
-fn ascii(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_ascii() {
-            out.push(c);
-        } else {
-            for unit in c.encode_utf16(&mut [0; 2]) {
-                out.push_str(&format!("\\u{unit:04x}"));
-            }
-        }
-    }
-    out
+    Ok(nonfinite::to_python_json(&Value::Object(doc), 2, Escape::Ascii))
 }
 
 /// Writes `text` as `anomaly_analyze_{nanoseconds since the epoch}.json`
 /// into `dir` (created if missing), atomically; returns the file.
-pub fn write(dir: &Path, text: &str) -> Result<PathBuf, Error> {
+pub fn write(dir: &Path, text: &str) -> Result<PathBuf, AnalyzeError> {
     create_dir(dir)?;
     let ns = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let file = dir.join(format!("anomaly_analyze_{ns}.json"));
     write_atomic(&file, text.as_bytes(), WriteOptions::REPORT)?;
     Ok(file)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn non_ascii_is_escaped_as_python_does() {
-        assert_eq!(ascii("a\u{e9}\u{1F600}\"b"), "a\\u00e9\\ud83d\\ude00\"b");
-    }
 }

@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
-use crate::error::Error;
-use crate::source::ops::{scan_ops, OpStats};
+use super::AnalyzeError;
+use crate::source::ops::scan_ops;
 
-use super::graph::{self, CommNode, DataNode};
+use super::graph::{self, is_anomaly, CommNode, DataNode};
 
 /// What the search needs of one rank.
 #[derive(Debug, Default)]
@@ -24,14 +24,8 @@ pub struct RankOps {
     pub after: Vec<DataNode>,
 }
 
-/// msprobe's anomaly of a compute op: not an ignored op, every input
-/// finite, some output not.
-pub fn is_anomaly(op: &OpStats) -> bool {
-    op.output && !(graph::is_ignored(&op.loc.key) || op.input || op.input_args || op.input_kwargs)
-}
-
 /// Streams the dump of `rank` at `file` into [`RankOps`].
-pub fn walk(rank: i64, file: &Path) -> Result<RankOps, Error> {
+pub fn walk(rank: i64, file: &Path) -> Result<RankOps, AnalyzeError> {
     let mut ops = RankOps { empty: true, ..RankOps::default() };
     // The anomalous compute ops since the last communication op, and how
     // many compute ops (ignored ones aside) came since.
@@ -64,7 +58,7 @@ pub fn walk(rank: i64, file: &Path) -> Result<RankOps, Error> {
         }
     })?;
     if let Some(f) = header.framework.filter(|f| f != "pytorch") {
-        return Err(Error::selection(file, format!("key \"framework\": the dump was made by {f:?}; nan_analyze reads PyTorch dumps only, as msprobe")));
+        return Err(AnalyzeError::input(file, format!("key \"framework\": the dump was made by {f:?}; nan_analyze reads PyTorch dumps only, as msprobe")));
     }
     ops.after = pending;
     Ok(ops)

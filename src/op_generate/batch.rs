@@ -13,7 +13,8 @@ use rayon::prelude::*;
 
 use super::{BatchOptions, Generator, Options};
 use crate::config::Propagation;
-use crate::error::{exit, Error};
+use super::GenerateError;
+use runtime::exit;
 use crate::manifest::{self, Manifest, ManifestEntry};
 use crate::model::{ApiName, Direction};
 use crate::output::{self, FileStatus};
@@ -39,7 +40,7 @@ pub struct BatchReport {
     /// `--check`: files the manifest lists that would no longer be generated.
     pub extra: Vec<PathBuf>,
     /// Scripts that could not be rendered or written: `Prefix.op.N.direction` and why.
-    pub failed: Vec<(String, Error)>,
+    pub failed: Vec<(String, GenerateError)>,
     /// Wall time.
     pub elapsed: Duration,
 }
@@ -81,7 +82,7 @@ struct Job<'a> {
 /// Generates (or with `--check`, compares) the scripts of every selected
 /// API of the config's dump. A folder holding several rank dumps gets one
 /// subfolder per rank in the output folder.
-pub(super) fn run(opts: &Options, batch: &BatchOptions) -> Result<BatchReport, Error> {
+pub(super) fn run(opts: &Options, batch: &BatchOptions) -> Result<BatchReport, GenerateError> {
     let started = Instant::now();
     let files = source::dump_files(opts.config.input.path());
     let mut report = BatchReport::default();
@@ -96,7 +97,7 @@ pub(super) fn run(opts: &Options, batch: &BatchOptions) -> Result<BatchReport, E
     Ok(report)
 }
 
-fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, report: &mut BatchReport) -> Result<(), Error> {
+fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, report: &mut BatchReport) -> Result<(), GenerateError> {
     let selector = &batch.selector;
     let (source, groups) = Source::open(file, opts.framework, opts.config.data_mode, &|n: &ApiName| selector.matches(n))?;
     let mut jobs: Vec<Job> = vec![];
@@ -117,7 +118,7 @@ fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, r
     }
     let generator = Generator::new(opts, out_dir, &source)?;
     let reporter = Reporter::new(batch.progress, jobs.len(), &file.display().to_string(), "op_generate", "scripts");
-    let results: Vec<Result<Vec<(ManifestEntry, FileStatus)>, (String, Error)>> = jobs
+    let results: Vec<_> = jobs
         .par_iter()
         .map(|job| {
             let result = render_job(job, &source, &generator, out_dir, opts.check);
@@ -183,10 +184,10 @@ fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, r
     Ok(())
 }
 
-fn render_job(job: &Job, source: &Source, generator: &Generator, out_dir: &Path, check: bool) -> Result<Vec<(ManifestEntry, FileStatus)>, (String, Error)> {
+fn render_job(job: &Job, source: &Source, generator: &Generator, out_dir: &Path, check: bool) -> Result<Vec<(ManifestEntry, FileStatus)>, (String, GenerateError)> {
     let name = &job.group.name;
-    let fail = |e: Error| (format!("{name}.{}", job.direction.as_str()), e);
-    let call = source.read_call(job.group).map_err(fail)?;
+    let fail = |e: GenerateError| (format!("{name}.{}", job.direction.as_str()), e);
+    let call = source.read_call(job.group).map_err(|e| fail(e.into()))?;
     let files = generator.files(&call, job.direction).map_err(fail)?;
     files
         .into_iter()

@@ -6,16 +6,17 @@
 //! and write through [`crate::output::put`].
 
 mod batch;
+mod error;
 mod single;
 
 pub use batch::BatchReport;
+pub use error::GenerateError;
 pub use single::Generated;
 
 use std::path::{Path, PathBuf};
 
 use crate::bridge;
 use crate::config::{DataMode, OpConfig, Propagation};
-use crate::error::Error;
 use crate::model::{ApiCall, ApiName, Direction, Framework};
 use crate::paths::{self, PathRef};
 use crate::progress::Progress;
@@ -80,7 +81,7 @@ pub enum Outcome {
 }
 
 /// Runs `op_generate`.
-pub fn run(opts: &Options) -> Result<Outcome, Error> {
+pub fn run(opts: &Options) -> Result<Outcome, GenerateError> {
     match &opts.mode {
         Mode::Single(name) => single::run(opts, name).map(Outcome::Single),
         Mode::Batch(b) => batch::run(opts, b).map(Outcome::Batch),
@@ -111,7 +112,7 @@ fn runtime_folder(opts: &Options) -> PathBuf {
 }
 
 impl<'a> Generator<'a> {
-    fn new(opts: &'a Options, out_dir: &Path, source: &'a Source) -> Result<Generator<'a>, Error> {
+    fn new(opts: &'a Options, out_dir: &Path, source: &'a Source) -> Result<Generator<'a>, GenerateError> {
         let out_abs = paths::absolute(out_dir);
         let dump = paths::refer(&out_abs, &paths::absolute(source.file()));
         Ok(Generator { renderer: Renderer::new()?, opts, source, out_abs, dump, runtime: runtime_folder(opts) })
@@ -121,7 +122,7 @@ impl<'a> Generator<'a> {
     /// it (Rust output without `opts.runtime`, not `--check`), through the
     /// one atomic writer: files already holding the same bytes are left
     /// alone, so concurrent shards and reruns agree.
-    fn write_runtime(&self) -> Result<(), Error> {
+    fn write_runtime(&self) -> Result<(), GenerateError> {
         if self.opts.lang != Lang::Rust || self.opts.runtime.is_some() || self.opts.check {
             return Ok(());
         }
@@ -148,11 +149,11 @@ impl<'a> Generator<'a> {
     /// folder, text). Paths inside them (dump, tensor folder, runtime crate)
     /// are relative to the file when they share a tree, so the output stays
     /// valid when the whole tree moves.
-    fn files(&self, call: &ApiCall, direction: Direction) -> Result<Vec<(String, String)>, Error> {
+    fn files(&self, call: &ApiCall, direction: Direction) -> Result<Vec<(String, String)>, GenerateError> {
         let (framework, source) = (self.opts.framework, self.source);
         // Only an API its framework exposes under the prefix gets a script or a
         // project: a script would call it by name.
-        let refused = |e: NotExposed| Error::selection(source.file(), format!("key {:?}: {e}", call.name.key(direction)));
+        let refused = |e: NotExposed| GenerateError::selection(source.file(), format!("key {:?}: {e}", call.name.key(direction)));
         render::exposed(framework, &call.name).map_err(refused)?;
         if self.opts.config.data_mode == DataMode::Real {
             source.check_real_data(call, direction)?;

@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use super::{Generator, Options};
 use crate::config::DumpInput;
-use crate::error::{exit, Error};
+use super::GenerateError;
+use runtime::exit;
 use crate::model::{ApiName, Direction};
 use crate::output::{self, FileStatus};
 use crate::source::{self, Group, Source};
@@ -35,18 +36,18 @@ impl Generated {
 /// Extracts the config's API from the dump, writes the extract file (when
 /// configured) and the script into the output folder; with `--check`,
 /// nothing is written.
-pub(super) fn run(opts: &Options, name: &ApiName) -> Result<Generated, Error> {
+pub(super) fn run(opts: &Options, name: &ApiName) -> Result<Generated, GenerateError> {
     let (framework, config) = (opts.framework, &opts.config);
     let file = source::one_file(&config.input, "point dump_json_path at one, or use --all")?;
     if !name.prefix.replayable_in(framework) {
-        return Err(Error::selection(file, format!("{name}: prefix {} is not replayable for {} dumps", name.prefix.as_str(), framework.as_str())));
+        return Err(GenerateError::selection(file, format!("{name}: prefix {} is not replayable for {} dumps", name.prefix.as_str(), framework.as_str())));
     }
     let (source, groups) = Source::open(&file, framework, config.data_mode, &|n| n == name)?;
     let group = groups.into_iter().next().unwrap_or(Group { name: name.clone(), forward: None, backward: None });
     let entries = source.read(&group)?;
     if config.propagation == Direction::Backward && !entries.has_backward() {
         let key = name.key(Direction::Backward);
-        return Err(Error::selection(file, format!("propagation is backward, but the dump has no {key:?} entry")));
+        return Err(GenerateError::selection(file, format!("propagation is backward, but the dump has no {key:?} entry")));
     }
     let call = source.call(&entries)?;
     if !opts.check {

@@ -47,11 +47,7 @@ pub fn py_str(s: &str) -> String {
 /// characters as `\uXXXX` UTF-16 units), for the files msprobe's formats
 /// hold.
 pub fn json_str(s: &str) -> String {
-    quoted(s, |out, c| {
-        for unit in c.encode_utf16(&mut [0; 2]) {
-            write!(out, "\\u{unit:04x}").unwrap();
-        }
-    })
+    runtime::pyfmt::json_string(s, runtime::pyfmt::Escape::Ascii)
 }
 
 /// A Python float literal that round-trips the value, non-finite ones included.

@@ -22,9 +22,9 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use runtime::atomic::{create_dir, write_atomic, WriteError, WriteOptions};
+use runtime::exit;
 use runtime::io::IoError;
 
-use crate::error::Error;
 use crate::xlsx::{self, Table};
 use discover::{discover, Key};
 use row::{Note, Row};
@@ -59,6 +59,21 @@ pub enum CompareError {
     /// The thread pool or the workbook writer failed: a bug in this tool.
     #[error("internal error: {0}")]
     Internal(String),
+    /// The output folder or a workbook could not be written.
+    #[error(transparent)]
+    Write(#[from] WriteError),
+}
+
+impl CompareError {
+    /// [`exit::INPUT`] for a run's fault, [`exit::WRITE`] for an output's,
+    /// [`exit::INTERNAL`] for this tool's.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CompareError::Layout { .. } | CompareError::Tensor(_) => exit::INPUT,
+            CompareError::Internal(_) => exit::INTERNAL,
+            CompareError::Write(_) => exit::WRITE,
+        }
+    }
 }
 
 /// What a compare found and wrote.
@@ -81,7 +96,7 @@ pub struct Outcome {
 }
 
 /// Compares the runs `opts.dir1` and `opts.dir2` and writes the workbooks.
-pub fn run(opts: &Options) -> Result<Outcome, Error> {
+pub fn run(opts: &Options) -> Result<Outcome, CompareError> {
     let start = Instant::now();
     if opts.output_path.exists() && !opts.output_path.is_dir() {
         let source = std::io::Error::new(std::io::ErrorKind::AlreadyExists, "expected a folder, found a file");
@@ -91,12 +106,12 @@ pub fn run(opts: &Options) -> Result<Outcome, Error> {
     pool.install(|| compare(opts, start))
 }
 
-fn compare(opts: &Options, start: Instant) -> Result<Outcome, Error> {
+fn compare(opts: &Options, start: Instant) -> Result<Outcome, CompareError> {
     let (run1, run2) = rayon::join(|| discover(&opts.dir1), || discover(&opts.dir2));
     let (run1, run2) = (run1?, run2?);
     if run1.is_empty() && run2.is_empty() {
         let message = format!("expected .npy files under data/<key>/step<N>/rank<R> here or in {}, found none", opts.dir2.display());
-        return Err(CompareError::Layout { path: opts.dir1.clone(), message }.into());
+        return Err(CompareError::Layout { path: opts.dir1.clone(), message });
     }
     let empty = Default::default();
     let tags: BTreeSet<&String> = run1.keys().chain(run2.keys()).collect();
@@ -125,7 +140,7 @@ fn compare(opts: &Options, start: Instant) -> Result<Outcome, Error> {
             let bytes = xlsx::workbook(&[(None, &table)]).map_err(|e| CompareError::Internal(format!("{tag}.xlsx: {e}")))?;
             Ok((opts.output_path.join(format!("{tag}.xlsx")), bytes))
         })
-        .collect::<Result<Vec<(PathBuf, Vec<u8>)>, Error>>()?;
+        .collect::<Result<Vec<(PathBuf, Vec<u8>)>, CompareError>>()?;
     create_dir(&opts.output_path)?;
     let mut files = Vec::with_capacity(books.len());
     for (path, bytes) in books {

@@ -121,8 +121,7 @@ impl Row {
 
 /// A shape as Python prints a list: `[4, 8]`, `[]`.
 fn shape_text(shape: &[usize]) -> String {
-    let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
-    format!("[{}]", dims.join(", "))
+    runtime::pyfmt::list(shape)
 }
 
 #[cfg(test)]

@@ -10,12 +10,11 @@ use serde_json::Value;
 
 use super::Entries;
 use crate::dump::{nonfinite, DumpHeader};
-use crate::error::Error;
 use crate::model::{Direction, Framework};
-use crate::output;
+use crate::output::{self, WriteError};
 
 /// Writes `e` as an extract file at `path` (atomically, folders created).
-pub(super) fn write(path: &Path, header: &DumpHeader, framework: Framework, e: &Entries) -> Result<(), Error> {
+pub(super) fn write(path: &Path, header: &DumpHeader, framework: Framework, e: &Entries) -> Result<(), WriteError> {
     let mut data = serde_json::Map::new();
     data.insert(e.name.key(Direction::Forward), e.forward.clone());
     if let Some(b) = &e.backward {

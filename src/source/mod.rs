@@ -11,9 +11,12 @@
 //! - [`Source::read`] and [`Source::call`] turn a group into an [`ApiCall`];
 //!   [`Source::check_real_data`] says whether real data can replay it, and
 //!   [`Source::write_extract`] saves its entries as msprobe's extract file.
+//! - [`Source::stacks`] reads the dump's `stack.json` ([`stack`]).
 //! - [`ops`] streams a dump's entries as statistics (`nan_analyze`).
 //!
 //! Raw JSON stops here: commands see [`ApiCall`]s and opaque [`Entries`].
+//! Every failure is a [`SourceError`], the lower layers' typed errors kept
+//! as its sources.
 
 mod extract;
 pub mod ops;
@@ -22,13 +25,65 @@ pub mod stack;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use runtime::io::resolve_inside;
+use runtime::atomic::WriteError;
+use runtime::io::{resolve_inside, IoError};
 use serde_json::Value;
 
 use crate::config::{DataMode, DumpInput};
-use crate::dump::{self, DumpHeader, EntryLoc};
-use crate::error::Error;
-use crate::model::{ApiCall, ApiName, Arg, Direction, Framework};
+use crate::dump::{self, DumpError, DumpHeader, EntryLoc};
+use crate::model::{ApiCall, ApiName, Arg, Direction, Framework, ModelError};
+
+/// Why the source layer could not hand a command its calls.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// The dump is unreadable or malformed.
+    #[error(transparent)]
+    Dump(#[from] DumpError),
+    /// An entry of the dump has an unexpected shape.
+    #[error("{}: {source}", file.display())]
+    Model {
+        /// The dump file.
+        file: PathBuf,
+        /// What is wrong, with the JSON path.
+        source: ModelError,
+    },
+    /// The dump does not hold what was asked for (or was made by another
+    /// framework, or lacks its tensor folder).
+    #[error("{}: {message}", file.display())]
+    Selection {
+        /// The dump file (or folder).
+        file: PathBuf,
+        /// What is missing or unsupported.
+        message: String,
+    },
+    /// A tensor file of a call is missing or resolves outside its folder.
+    #[error("{api}: {source}")]
+    Tensor {
+        /// The call, `Prefix.op.N`.
+        api: String,
+        /// The file and the problem.
+        source: IoError,
+    },
+    /// The extract file could not be written.
+    #[error(transparent)]
+    Write(#[from] WriteError),
+}
+
+impl SourceError {
+    /// A selection error about `file`.
+    pub fn selection(file: impl Into<PathBuf>, message: impl Into<String>) -> SourceError {
+        SourceError::Selection { file: file.into(), message: message.into() }
+    }
+
+    /// [`runtime::exit::WRITE`] for a file not written, else
+    /// [`runtime::exit::INPUT`]: the input is at fault.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            SourceError::Write(_) => runtime::exit::WRITE,
+            _ => runtime::exit::INPUT,
+        }
+    }
+}
 
 /// Where the entries of one API call lie in the dump.
 #[derive(Debug, Clone)]
@@ -89,24 +144,24 @@ pub fn dump_files(path: &Path) -> Vec<PathBuf> {
 
 /// The one dump file a command reads; `hint` says what to do when the
 /// path holds several (one per rank).
-pub fn one_file(input: &DumpInput, hint: &str) -> Result<PathBuf, Error> {
+pub fn one_file(input: &DumpInput, hint: &str) -> Result<PathBuf, SourceError> {
     let mut files = dump_files(input.path());
     if files.len() > 1 {
         let list: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-        return Err(Error::selection(input.path(), format!("holds several dumps ({}); {hint}", list.join(", "))));
+        return Err(SourceError::selection(input.path(), format!("holds several dumps ({}); {hint}", list.join(", "))));
     }
     Ok(files.remove(0))
 }
 
 /// Checks that the dump was made by the framework given with `-f`.
-fn check_framework(file: &Path, header: &DumpHeader, requested: Framework) -> Result<(), Error> {
+fn check_framework(file: &Path, header: &DumpHeader, requested: Framework) -> Result<(), SourceError> {
     let message = match header.framework.as_deref() {
         None => return Ok(()),
         Some(f) if Framework::parse(f) == Some(requested) => return Ok(()),
         Some("mindtorch") => "key \"framework\": mindtorch (MSAdapter) dumps are not supported yet; expected pytorch or mindspore".to_string(),
         Some(f) => format!("key \"framework\": the dump was made by {f:?}, but -f {} was given", requested.as_str()),
     };
-    Err(Error::selection(file, message))
+    Err(SourceError::selection(file, message))
 }
 
 /// The folder holding the dump's tensor files: `dump_data_dir` when it
@@ -121,7 +176,7 @@ impl Source {
     /// Indexes `file` and pairs the entries of the calls `framework` can
     /// replay and `want` selects, in the order the calls first appear;
     /// checks the framework and, for `data_mode` real_data, the tensor folder.
-    pub fn open(file: &Path, framework: Framework, data_mode: DataMode, want: &dyn Fn(&ApiName) -> bool) -> Result<(Source, Vec<Group>), Error> {
+    pub fn open(file: &Path, framework: Framework, data_mode: DataMode, want: &dyn Fn(&ApiName) -> bool) -> Result<(Source, Vec<Group>), SourceError> {
         let mut keep = |key: &str| match ApiName::parse_key(key) {
             Ok((name, _)) => name.prefix.replayable_in(framework) && want(&name),
             Err(_) => false,
@@ -130,7 +185,7 @@ impl Source {
         check_framework(file, &index.header, framework)?;
         let data_dir = find_data_dir(file, &index.header);
         if data_mode == DataMode::Real && data_dir.is_none() {
-            return Err(Error::selection(file, "real_data: no tensor folder found (neither dump_data_dir nor dump_tensor_data/ beside the dump exists)"));
+            return Err(SourceError::selection(file, "real_data: no tensor folder found (neither dump_data_dir nor dump_tensor_data/ beside the dump exists)"));
         }
         let mut order: HashMap<ApiName, usize> = HashMap::new();
         let mut groups: Vec<Group> = vec![];
@@ -159,9 +214,9 @@ impl Source {
     }
 
     /// Reads the entries of a group; it must have a forward entry.
-    pub fn read(&self, g: &Group) -> Result<Entries, Error> {
+    pub fn read(&self, g: &Group) -> Result<Entries, SourceError> {
         let Some(forward) = &g.forward else {
-            return Err(Error::selection(&self.file, format!("API {} not found (no key {:?})", g.name, g.name.key(Direction::Forward))));
+            return Err(SourceError::selection(&self.file, format!("API {} not found (no key {:?})", g.name, g.name.key(Direction::Forward))));
         };
         Ok(Entries {
             name: g.name.clone(),
@@ -171,12 +226,12 @@ impl Source {
     }
 
     /// Types the entries of one call.
-    pub fn call(&self, e: &Entries) -> Result<ApiCall, Error> {
-        ApiCall::from_entries(e.name.clone(), &e.forward, e.backward.as_ref()).map_err(|source| Error::Model { file: self.file.clone(), source })
+    pub fn call(&self, e: &Entries) -> Result<ApiCall, SourceError> {
+        ApiCall::from_entries(e.name.clone(), &e.forward, e.backward.as_ref()).map_err(|source| SourceError::Model { file: self.file.clone(), source })
     }
 
     /// Reads and types the call of a group.
-    pub fn read_call(&self, g: &Group) -> Result<ApiCall, Error> {
+    pub fn read_call(&self, g: &Group) -> Result<ApiCall, SourceError> {
         self.call(&self.read(g)?)
     }
 
@@ -185,7 +240,7 @@ impl Source {
     /// (the runtime's one check of the path rule,
     /// `runtime::io::resolve_inside`): a missing file, or a symlink out, is
     /// refused here, before a script or project that would read it is written.
-    pub fn check_real_data(&self, call: &ApiCall, direction: Direction) -> Result<(), Error> {
+    pub fn check_real_data(&self, call: &ApiCall, direction: Direction) -> Result<(), SourceError> {
         let mut values: Vec<(String, &Arg)> = vec![];
         for (i, a) in call.forward.args.iter().enumerate() {
             values.push((format!("input_args[{i}]"), a));
@@ -199,22 +254,29 @@ impl Source {
             }
         }
         if let Some((path, _)) = values.iter().find(|(_, a)| a.tensors().iter().any(|t| t.data_name.is_none())) {
-            return Err(Error::selection(
+            return Err(SourceError::selection(
                 &self.file,
                 format!("{}: {path} has no data_name; real_data needs a dump made with task \"tensor\" (or use data_mode random_data)", call.name),
             ));
         }
         let Some(dir) = &self.data_dir else { return Ok(()) };
         for name in values.iter().flat_map(|(_, a)| a.tensors()).filter_map(|t| t.data_name.as_deref()) {
-            resolve_inside(&dir.join(name)).map_err(|e| Error::Input { api: call.name.to_string(), message: e.to_string() })?;
+            resolve_inside(&dir.join(name)).map_err(|source| SourceError::Tensor { api: call.name.to_string(), source })?;
         }
         Ok(())
     }
 
     /// Saves the entries as msprobe 8.3.2's extract file: a small dump of
     /// this call, readable by msprobe and by this tool (`extract_api_path`).
-    pub fn write_extract(&self, path: &Path, e: &Entries) -> Result<(), Error> {
-        extract::write(path, &self.header, self.framework, e)
+    pub fn write_extract(&self, path: &Path, e: &Entries) -> Result<(), SourceError> {
+        Ok(extract::write(path, &self.header, self.framework, e)?)
+    }
+
+    /// The call stacks msprobe recorded beside the dump (`stack.json`), or
+    /// why there are none: a missing or malformed file is a note, never an
+    /// error.
+    pub fn stacks(&self) -> Result<stack::Stacks, String> {
+        stack::read_stacks(&self.file)
     }
 }
 

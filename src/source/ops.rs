@@ -10,7 +10,6 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::dump::{self, nonfinite, DumpError, DumpHeader, EntryLoc, EntryReader};
-use crate::error::Error;
 
 /// A rank argument of a communication op (`src`, `src_group`, `dst`,
 /// `dst_group` in `input_kwargs`), as msprobe tests it.
@@ -132,7 +131,7 @@ fn not_an_op(file: &Path, key: &str) -> DumpError {
 /// Streams every entry of the dump at `file` in order, handing each one's
 /// statistics to `each`; returns the header. An entry that is not an
 /// object is an error naming its key.
-pub fn scan_ops(file: &Path, each: &mut dyn FnMut(OpStats)) -> Result<DumpHeader, Error> {
+pub fn scan_ops(file: &Path, each: &mut dyn FnMut(OpStats)) -> Result<DumpHeader, DumpError> {
     let mut reader = EntryReader::open(file)?;
     let header = dump::for_each_entry(file, &mut |_| true, &mut |loc| {
         let v = reader.read(&loc)?;
@@ -154,7 +153,7 @@ pub fn scan_ops(file: &Path, each: &mut dyn FnMut(OpStats)) -> Result<DumpHeader
 /// msprobe's `data_info` of the entry at `loc`: `input_args`,
 /// `input_kwargs` and `output` when `forward`, else `input` and `output`;
 /// a missing field is `[]` (`{}` for `input_kwargs` and `output`).
-pub fn data_info(file: &Path, loc: &EntryLoc, forward: bool) -> Result<RawJson, Error> {
+pub fn data_info(file: &Path, loc: &EntryLoc, forward: bool) -> Result<RawJson, DumpError> {
     let v = EntryReader::open(file)?.read(loc)?;
     let op = v.as_object().ok_or_else(|| not_an_op(file, &loc.key))?;
     let field = |k: &str, default: Value| op.get(k).cloned().unwrap_or(default);

@@ -17,7 +17,7 @@ mod tested;
 use crate::compare::Status;
 use crate::error::Result;
 use crate::exec::{guarded, Outcome};
-use crate::limits::Limits;
+use crate::limits::{Admitted, Limits};
 use crate::report::{DetailRow, ResultRow};
 use crate::spec::{DataMode, Replay};
 use crate::value::Value;
@@ -48,6 +48,17 @@ pub fn replay(r: &Replay) -> Result<Rows> {
 /// `skip` row.
 pub fn replay_within(r: &Replay, limits: &Limits) -> Result<Rows> {
     limits.check(r)?;
+    replay_checked(r, limits)
+}
+
+/// Replays a call its caller already admitted ([`Limits::admit`]): the
+/// limits are not checked again.
+pub fn replay_admitted(a: &Admitted) -> Result<Rows> {
+    replay_checked(a.replay(), a.limits())
+}
+
+/// [`replay_within`] after the check.
+fn replay_checked(r: &Replay, limits: &Limits) -> Result<Rows> {
     let mut rows = Rows::default();
     for iteration in 0..r.iterations.max(1) {
         // Reading inputs and comparing run outside `exec`'s guard: guard them too.

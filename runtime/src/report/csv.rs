@@ -84,10 +84,7 @@ pub(super) fn text(s: Option<&str>) -> String {
 
 /// A shape as Python's `str(tuple)`: `(2, 3)`, `(6,)`, `()`.
 pub(super) fn shape(dims: &[usize]) -> String {
-    match dims {
-        [d] => format!("({d},)"),
-        _ => format!("({})", dims.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")),
-    }
+    crate::pyfmt::tuple(dims)
 }
 
 #[cfg(test)]

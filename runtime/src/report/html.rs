@@ -11,6 +11,7 @@ use std::path::Path;
 use super::{DetailRow, ReportError};
 use crate::atomic::{write_atomic, WriteOptions};
 use crate::compare::{hist_lower_edge, HIST_BINS};
+use crate::pyfmt::{self, Escape};
 
 /// The page; `/*__DATA__*/` is replaced by the JSON.
 const TEMPLATE: &str = include_str!("report.html");
@@ -88,33 +89,16 @@ pub struct HtmlReport<'a> {
 /// A JSON string literal, ASCII-only, with `<`, `>` and `&` escaped so
 /// that nothing in it can end the `<script>` block.
 fn jstr(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c == '<' || c == '>' || c == '&' || (c as u32) > 0x7e => {
-                let mut buf = [0u16; 2];
-                for u in c.encode_utf16(&mut buf) {
-                    let _ = write!(out, "\\u{:04x}", u);
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    pyfmt::json_str(out, s, Escape::Html);
 }
 
 /// A JSON number, or `null` for none; non-finite values as strings.
 fn jnum(out: &mut String, x: Option<f64>) {
     match x {
         Some(v) if v.is_finite() => {
-            let _ = write!(out, "{}", crate::pyfmt::repr(v));
+            let _ = write!(out, "{}", pyfmt::repr(v));
         }
-        Some(v) => jstr(out, &crate::pyfmt::repr(v)),
+        Some(v) => jstr(out, &pyfmt::repr(v)),
         None => out.push_str("null"),
     }
 }

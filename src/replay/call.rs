@@ -1,0 +1,105 @@
+//! Replaying the selected calls: each call read, typed, bridged and
+//! size-checked ([`prepare`]), then run by the runtime; one call's broken
+//! input is the command's error, a batch's is that call's `skip` row, and
+//! a batch runs calls in parallel within the memory budget
+//! ([`crate::schedule::within_budget`]).
+
+use rayon::prelude::*;
+use runtime::compare::Status;
+use runtime::limits::{Admitted, Limit, TooLarge};
+use runtime::replay::{replay_admitted, Rows};
+use runtime::report::{DetailRow, HtmlArg, ResultRow};
+
+use super::select::Job;
+use super::{args, Options, ReplayError, Scope};
+use crate::bridge;
+use crate::config::DataMode;
+use crate::model::Direction;
+use crate::schedule::within_budget;
+use crate::source::{Group, Source};
+
+/// What one call's replay produced: its rows and, for the HTML report,
+/// the call and its arguments.
+pub(super) struct Record<'a> {
+    /// Where the call's entries lie (its name).
+    pub group: &'a Group,
+    /// Its rows.
+    pub rows: Rows,
+    /// Its arguments as the HTML report shows them (only with `--html`).
+    pub args: Vec<HtmlArg>,
+}
+
+/// One call ready to run: what the runtime replays, admitted under the
+/// limits with its estimated working set.
+struct Prepared {
+    admitted: Admitted,
+    /// The call's arguments as the HTML report shows them (only with `--html`).
+    args: Vec<HtmlArg>,
+}
+
+/// A size refusal as the command's error, naming the flag that sets the limit.
+fn too_large(g: &Group, source: TooLarge) -> ReplayError {
+    let flag = match source.limit {
+        Limit::Tensor => "--tensor-size-limit",
+        Limit::Budget => "--memory-budget",
+    };
+    ReplayError::TooLarge { api: g.name.to_string(), source, flag }
+}
+
+/// Reads, types and bridges one call, and checks its sizes; or says why its
+/// input is at fault: a call that cannot be read or typed, lacks the tensor
+/// files real data needs, or is over a size limit.
+fn prepare(opts: &Options, source: &Source, g: &Group, direction: Direction) -> Result<Prepared, ReplayError> {
+    let call = source.read_call(g)?;
+    if opts.config.data_mode == DataMode::Real {
+        source.check_real_data(&call, direction)?;
+    }
+    let replay = bridge::to_replay(&call, opts.framework, &opts.config, direction, source.data_dir(), !opts.emulate);
+    // Checked once: the estimate schedules the batch, and the runtime runs
+    // the admitted call without checking again.
+    let admitted = opts.limits.admit(replay).map_err(|e| too_large(g, e))?;
+    let args = if opts.html.is_some() { args::of(&call, opts.framework) } else { vec![] };
+    Ok(Prepared { admitted, args })
+}
+
+/// Replays a prepared call: its rows, or its broken input (an unreadable
+/// tensor file).
+fn run_prepared(g: &Group, p: &Prepared) -> Result<Rows, ReplayError> {
+    replay_admitted(&p.admitted).map_err(|e| match e {
+        runtime::error::Error::TooLarge(t) => too_large(g, t),
+        source => ReplayError::Input { api: g.name.to_string(), source },
+    })
+}
+
+/// In a `--dump` batch, a call whose input is at fault is one `skip` row
+/// naming the problem, and the rest goes on.
+fn skip_rows(g: &Group, direction: Direction, e: &ReplayError) -> Rows {
+    let api = g.name.to_string();
+    let message = match e {
+        ReplayError::TooLarge { .. } => format!("cannot replay here: {e}"),
+        _ => format!("cannot replay here: broken input: {e}"),
+    };
+    let row = DetailRow::uncompared(format!("{api}.{}", direction.as_str()), Status::Skip, message.clone());
+    let (forward, backward) = match direction {
+        Direction::Forward => (Some(Status::Skip), None),
+        Direction::Backward => (None, Some(Status::Skip)),
+    };
+    Rows { details: vec![row], results: vec![ResultRow { api_name: api, forward, backward, message }] }
+}
+
+/// Replays every job, in job order: one call (a broken input is the
+/// command's error, no CSV) or a `--dump` batch (a broken input is a `skip`
+/// row; calls run in parallel within `--memory-budget`).
+pub(super) fn replay_jobs<'a>(opts: &Options, source: &Source, jobs: &[Job<'a>]) -> Result<Vec<Record<'a>>, ReplayError> {
+    if let Scope::One(_) = opts.scope {
+        let (g, d) = jobs[0];
+        let p = prepare(opts, source, g, d)?;
+        return Ok(vec![Record { group: g, rows: run_prepared(g, &p)?, args: p.args }]);
+    }
+    let prepared: Vec<_> = jobs.par_iter().map(|&(g, d)| (g, d, prepare(opts, source, g, d))).collect();
+    let need = |(_, _, p): &(&Group, Direction, Result<Prepared, ReplayError>)| p.as_ref().map_or(0, |p| p.admitted.need());
+    let rows = within_budget(&prepared, need, opts.limits.memory_budget, rayon::current_num_threads(), |(g, d, p)| {
+        p.as_ref().map_err(|e| skip_rows(g, *d, e)).and_then(|p| run_prepared(g, p).map_err(|e| skip_rows(g, *d, &e))).unwrap_or_else(|rows| rows)
+    });
+    Ok(prepared.into_iter().zip(rows).map(|((group, _, p), rows)| Record { group, rows, args: p.map(|p| p.args).unwrap_or_default() }).collect())
+}
