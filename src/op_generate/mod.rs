@@ -136,7 +136,7 @@ impl<'a> Generator<'a> {
     /// shared module into `out_dir`, the folder of this dump's scripts,
     /// through the one atomic writer (same bytes: left alone, so shards and
     /// reruns agree); its manifest entry and what became of it.
-    fn put_shared_module(&self, out_dir: &Path) -> Result<Option<(ModuleEntry, FileStatus)>, Error> {
+    fn put_shared_module(&self, out_dir: &Path) -> Result<Option<(ModuleEntry, FileStatus)>, GenerateError> {
         if !self.opts.shared_module || self.opts.lang != Lang::Python {
             return Ok(None);
         }
