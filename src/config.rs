@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::model::{ApiName, Direction};
+use crate::model::{ApiName, Direction, NameError};
 use runtime::standard::Standard;
 /// random_data / real_data: the runtime's type, shared by config, flags and scripts.
 pub use runtime::spec::DataMode;
@@ -123,13 +123,19 @@ pub enum ConfigError {
         /// The OS error.
         source: std::io::Error,
     },
-    /// The file is not a JSON object.
-    #[error("{}: not a JSON object: {message}", path.display())]
+    /// The file is not JSON.
+    #[error("{}: not a JSON object: {source}", path.display())]
     Json {
         /// The config file.
         path: PathBuf,
         /// What the parser said.
-        message: String,
+        source: serde_json::Error,
+    },
+    /// The file is JSON, but not an object.
+    #[error("{}: not a JSON object: the top level must be an object", path.display())]
+    NotAnObject {
+        /// The config file.
+        path: PathBuf,
     },
     /// A key has a bad value.
     #[error("{}: key \"{key}\": expected {expected}", path.display())]
@@ -141,6 +147,14 @@ pub enum ConfigError {
         /// What was expected.
         expected: String,
     },
+    /// `api_name` is not an API name.
+    #[error("{}: key \"api_name\": expected {source}", path.display())]
+    ApiName {
+        /// The config file.
+        path: PathBuf,
+        /// Why the name is not one.
+        source: NameError,
+    },
 }
 
 /// msprobe's documented default seed.
@@ -151,7 +165,7 @@ const DEFAULT_COSINE: f64 = 0.99;
 const DEFAULT_MAX_ABS_ERR: f64 = 0.0001;
 
 /// Keys this tool reads; others are reported as warnings.
-pub const KNOWN_KEYS: &[&str] = &[
+const KNOWN_KEYS: &[&str] = &[
     "dump_json_path",
     "api_name",
     "extract_api_path",
@@ -168,8 +182,8 @@ impl OpConfig {
     /// Reads and validates the config at `path`; returns it with the unknown keys.
     pub fn load(path: &Path) -> Result<(OpConfig, Vec<String>), ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: path.to_path_buf(), source })?;
-        let v: Value = serde_json::from_str(&text).map_err(|e| ConfigError::Json { path: path.to_path_buf(), message: e.to_string() })?;
-        let obj = v.as_object().ok_or_else(|| ConfigError::Json { path: path.to_path_buf(), message: "the top level must be an object".into() })?;
+        let v: Value = serde_json::from_str(&text).map_err(|source| ConfigError::Json { path: path.to_path_buf(), source })?;
+        let obj = v.as_object().ok_or_else(|| ConfigError::NotAnObject { path: path.to_path_buf() })?;
         let base = path.parent().unwrap_or(Path::new(""));
         OpConfig::from_object(obj, path, base)
     }
@@ -202,7 +216,7 @@ impl OpConfig {
             Some(s) => {
                 // A full key (`...forward`) names the same call: accept it.
                 let base_name = s.strip_suffix(".forward").or_else(|| s.strip_suffix(".backward")).unwrap_or(&s);
-                Some(ApiName::parse(base_name).map_err(|e| bad("api_name", &e.to_string()))?)
+                Some(ApiName::parse(base_name).map_err(|source| ConfigError::ApiName { path: path.to_path_buf(), source })?)
             }
         };
         let extract_api_path = string("extract_api_path")?;

@@ -5,11 +5,14 @@
 //! The layers, from the bottom up; data flows one way and no module reaches
 //! back up:
 //! - [`dump`] (the streaming reader of `dump.json`, msprobe's non-finite
-//!   tokens), [`config`] (`config_op.json`), [`output`] (atomic writes),
-//!   [`paths`], [`xlsx`] (the one workbook writer), [`schedule`] (the one
-//!   memory-budget scheduler), [`progress`], [`select`], [`manifest`];
+//!   tokens), [`output`] (atomic writes), [`paths`], [`xlsx`] (the one
+//!   workbook writer), [`schedule`] (the one memory-budget scheduler),
+//!   [`progress`];
+//! - [`model`]: the typed calls, names and arguments of a dump;
+//! - [`config`] (`config_op.json`), [`select`] (which calls a batch takes)
+//!   and [`manifest`], which speak of the model's names;
 //! - [`source`]: dump resolution, framework and tensor-folder checks,
-//!   `stack.json`, and typed calls of the [`model`];
+//!   `stack.json`, and the dump's calls as the [`model`] types them;
 //! - [`render`] (templates) and [`bridge`] (to the `runtime` crate's specs);
 //! - the commands, each with its own error type and exit codes, none
 //!   importing another: [`op_generate`] (repro scripts or Rust projects),

@@ -76,7 +76,7 @@ impl Manifest {
     }
 
     /// Serialised form (pretty JSON, trailing newline).
-    pub fn to_bytes(&self) -> Vec<u8> {
+    fn to_bytes(&self) -> Vec<u8> {
         let mut text = serde_json::to_string_pretty(self).expect("a manifest always serialises");
         text.push('\n');
         text.into_bytes()

@@ -166,4 +166,8 @@ fn a_single_api_replay_writes_the_report_too() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("wrote"), "{}", String::from_utf8_lossy(&out.stderr));
     let html = std::fs::read_to_string(tmp.path().join("one.html")).unwrap();
     assert!(html.contains("\"api\":\"Functional.embedding.0\"") && html.contains("pt_tiny_gpt.py"));
+    // Non-tensor arguments as Python writes them (None, 2.0, False), not Rust's Debug forms.
+    for arg in [r#"["args[2]","value","","None",""]"#, r#"["args[4]","value","","2.0",""]"#, r#"["args[5]","value","","False",""]"#] {
+        assert!(html.contains(arg), "{arg}");
+    }
 }

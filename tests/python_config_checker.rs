@@ -109,6 +109,16 @@ print("MODES", json.dumps([oct(os.stat("out").st_mode & 0o777), oct(os.stat("out
 print("OUT_DIR", json.dumps(sorted(os.listdir("out"))))
 "#;
 
+/// The package accepts the binary's "packs differ" exit code as a result
+/// (its `_PACKS_DIFFER`): it must be the code the binary exits with.
+#[test]
+fn the_packages_packs_differ_code_is_the_binarys() {
+    let source = std::fs::read_to_string(repo().join("python/msprobe_rs/config_checker.py")).unwrap();
+    let line = source.lines().find_map(|l| l.strip_prefix("_PACKS_DIFFER = ")).expect("config_checker.py assigns _PACKS_DIFFER");
+    let code: u8 = line.split('#').next().unwrap().trim().parse().unwrap_or_else(|e| panic!("_PACKS_DIFFER = {line}: {e}"));
+    assert_eq!(code, runtime::exit::PACKS_DIFFER);
+}
+
 /// A torch model, two steps: the zip's entries and order, weights and
 /// dataset features against numpy's, the random-op stacks.
 #[test]

@@ -359,7 +359,7 @@ pub fn nan_analyze(data: &[u8]) {
             _ = s.frames_of("Torch.add.0.forward");
             _ = Stacks::from_file(&s).frames("Torch.add.0.forward");
         }
-        Err(e) => assert!(!e.contains('\n'), "{e}"),
+        Err(e) => assert!(!e.to_string().contains('\n'), "{e}"),
     }
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let dir = ScratchDir(std::env::temp_dir().join(format!("msprobe-fuzz-nan-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))));

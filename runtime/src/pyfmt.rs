@@ -315,6 +315,16 @@ impl JsonWriter {
     }
 }
 
+/// `repr(b)` of a Python `bool`: `True`, `False`.
+pub fn bool(b: bool) -> &'static str {
+    if b { "True" } else { "False" }
+}
+
+/// `repr(None)`.
+pub fn none() -> &'static str {
+    "None"
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -380,6 +390,7 @@ mod tests {
         assert_eq!((list([4, 8]), list(Vec::<u8>::new())), ("[4, 8]".to_string(), "[]".to_string()));
         assert_eq!((tuple([2, 3]), tuple([6]), tuple(Vec::<u8>::new())), ("(2, 3)".to_string(), "(6,)".to_string(), "()".to_string()));
         assert_eq!(dict([("'k'", 1)]), "{'k': 1}");
+        assert_eq!((bool(true), bool(false), none()), ("True", "False", "None"));
     }
 
     #[test]

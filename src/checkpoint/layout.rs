@@ -11,10 +11,10 @@ use runtime::io::{read_pt_index, Scalar};
 use super::CheckpointError;
 
 /// The file that names the latest iteration.
-pub const TRACKER: &str = "latest_checkpointed_iteration.txt";
+const TRACKER: &str = "latest_checkpointed_iteration.txt";
 
 /// The file of each rank folder.
-pub const RANK_FILE: &str = "model_optim_rng.pt";
+const RANK_FILE: &str = "model_optim_rng.pt";
 
 /// One rank's file and its place in the model-parallel grid.
 #[derive(Debug, Clone)]

@@ -202,7 +202,7 @@ fn reindex(name: &str, re: &Regex, offset: usize, skip_mtp: bool) -> String {
 /// msprobe's TP rule by name, except that Transformer Engine's fused norm
 /// weights (`mlp.linear_fc1.layer_norm_weight`) are replicated, and that
 /// SwiGLU `linear_fc1` shards are split into their gate and up halves.
-pub fn join_for(name: &str, swiglu: bool) -> Join {
+fn join_for(name: &str, swiglu: bool) -> Join {
     if name.contains("layer_norm_") {
         Join::Replicated
     } else if AXIS0.iter().any(|k| name.contains(k)) {

@@ -320,7 +320,7 @@ fn options(cli: Cli) -> Result<Options, Error> {
                     if !output.to_string_lossy().ends_with(".zip") {
                         return Err(Error::Usage(format!("config_check -o {}: the pack's name must end with .zip", output.display())));
                     }
-                    Ok(Options::ConfigCheck(config_check::Options::Collect { files, output, python: super::python::python() }))
+                    Ok(Options::ConfigCheck(config_check::Options::Collect { files, output, python: super::python::training_python() }))
                 }
                 (None, Some(paths)) => {
                     let (bench, cmp) = (paths[0].clone(), paths[1].clone());

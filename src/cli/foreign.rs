@@ -9,7 +9,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus};
 
-use super::python::python;
+use super::python::probe_python;
 
 /// The exit code of [`LAUNCHER`] when mindstudio-probe (or its `msprobe`
 /// console script) is not installed for the Python that ran it. It also
@@ -85,7 +85,7 @@ impl Forward {
     /// Runs mindstudio-probe's `msprobe` with these arguments (stdin,
     /// stdout and stderr inherited) and returns its exit code.
     pub fn run(&self) -> Result<u8, ForeignError> {
-        let python = python();
+        let python = probe_python();
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let missing = std::env::temp_dir().join(format!("msprobe-rs-foreign-{}-{nanos}", std::process::id()));
         let status = Command::new(&python).arg("-c").arg(LAUNCHER).args(&self.args).env(MISSING_ENV, &missing).status();

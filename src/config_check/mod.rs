@@ -37,10 +37,10 @@ use crate::dump::nonfinite::to_msprobe_json_indented;
 use crate::xlsx::{self, Cell, Level, Table};
 
 /// The summary sheet's columns (msprobe's).
-pub const SUMMARY_HEADER: &[&str] = &["filename", "pass_check"];
+const SUMMARY_HEADER: &[&str] = &["filename", "pass_check"];
 
 /// A `-d` file is read up to this size.
-pub const MAX_SCRIPT: u64 = 16 << 20;
+const MAX_SCRIPT: u64 = 16 << 20;
 
 /// What to do.
 #[derive(Debug, Clone)]

@@ -36,8 +36,8 @@ pub fn str(v: &Value) -> String {
 /// `[1, 'a']`, `{'k': 1}`.
 pub fn repr(v: &Value) -> String {
     match v {
-        Value::Null => "None".into(),
-        Value::Bool(b) => (if *b { "True" } else { "False" }).into(),
+        Value::Null => pyfmt::none().into(),
+        Value::Bool(b) => pyfmt::bool(*b).into(),
         Value::Number(n) => match (n.as_i64(), n.as_u64()) {
             (Some(i), _) => i.to_string(),
             (None, Some(u)) => u.to_string(),

@@ -25,9 +25,9 @@ use crate::dump::nonfinite;
 const STATS: [&str; 4] = ["max", "min", "mean", "norm"];
 
 /// The weights sheet's columns (msprobe's).
-pub const WEIGHTS_HEADER: &[&str] = &["step", "rank", "weight_name", "equal", "max_relative_diff", "min_relative_diff", "mean_relative_diff", "norm_relative_diff"];
+const WEIGHTS_HEADER: &[&str] = &["step", "rank", "weight_name", "equal", "max_relative_diff", "min_relative_diff", "mean_relative_diff", "norm_relative_diff"];
 /// The dataset sheet's columns (msprobe's, and `status`).
-pub const DATASET_HEADER: &[&str] = &["step", "rank", "tag", "equal", "max_relative_diff", "min_relative_diff", "mean_relative_diff", "norm_relative_diff", "status"];
+const DATASET_HEADER: &[&str] = &["step", "rank", "tag", "equal", "max_relative_diff", "min_relative_diff", "mean_relative_diff", "norm_relative_diff", "status"];
 
 /// A statistics file: its step, rank and name below `step<S>/rank<R>/`.
 type Loc = (i64, i64, String);

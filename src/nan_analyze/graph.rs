@@ -82,6 +82,10 @@ pub fn comm_api(name: &str) -> Option<&str> {
 }
 
 /// Ops whose output msprobe does not judge (`Torch.empty*`, `Torch.fill*`).
+/// A substring match anywhere in the name, as msprobe 8.3.2's own rule
+/// (`is_ignore_op` in `msprobe/nan_analyze/utils.py`: `any(keyword in
+/// op_name for keyword in ['Torch.empty', 'Torch.fill'])`), so that the
+/// same ops are ignored.
 pub fn is_ignored(name: &str) -> bool {
     name.contains("Torch.empty") || name.contains("Torch.fill")
 }

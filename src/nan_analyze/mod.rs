@@ -25,7 +25,7 @@ use crate::dump::DumpError;
 use construct::Construct;
 use report::RankFiles;
 use search::Phase;
-use crate::source::stack::StackFile;
+use crate::source::stack::{StackError, StackFile};
 
 /// What to analyse and where the report goes.
 #[derive(Debug, Clone)]
@@ -42,8 +42,11 @@ pub enum AnalyzeError {
     /// A rank's dump is unreadable or malformed.
     #[error(transparent)]
     Dump(#[from] DumpError),
-    /// The step folder, a rank folder, a `construct.json` or a `stack.json`
-    /// is not as msprobe lays them out, or a dump is not PyTorch's.
+    /// A rank's `stack.json` is unreadable or malformed.
+    #[error("{0}")]
+    Stack(#[from] StackError),
+    /// The step folder, a rank folder or a `construct.json` is not as
+    /// msprobe lays them out, or a dump is not PyTorch's.
     #[error("{}: {message}", path.display())]
     Input {
         /// The file or folder.
@@ -95,7 +98,7 @@ pub fn run(opts: &Options) -> Result<Outcome, AnalyzeError> {
         .par_iter()
         .map(|d| {
             let ops = walk::walk(d.rank, &d.dump)?;
-            Ok((ops, Construct::read(&d.construct)?, StackFile::read(&d.stack).map_err(|e| AnalyzeError::input(&d.stack, e))?))
+            Ok((ops, Construct::read(&d.construct)?, StackFile::read(&d.stack)?))
         })
         .collect::<Result<_, AnalyzeError>>()?;
     let ranks: Vec<i64> = dirs.iter().map(|d| d.rank).collect();

@@ -23,7 +23,7 @@ pub struct RankDir {
 /// is the number; anything else is no rank folder. (msprobe 8.3.2 strips
 /// the letters r, a, n, k from both ends, so `rankk1` or `rank1a` count as
 /// rank 1 there.)
-pub fn rank_number(name: &str) -> Option<i64> {
+fn rank_number(name: &str) -> Option<i64> {
     let digits = name.strip_prefix("rank")?;
     if digits.is_empty() {
         return Some(0);

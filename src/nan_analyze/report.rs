@@ -44,6 +44,11 @@ pub fn render(nodes: &[DataNode], ranks: &[RankFiles]) -> Result<String, Analyze
     for n in nodes {
         let Some(files) = ranks.iter().find(|r| r.rank == n.rank) else { continue };
         let op = &n.loc.key;
+        // A forward op's data info is its input_args, input_kwargs and
+        // output, any other op's its input and output; "forward" is found
+        // anywhere in the name, as msprobe 8.3.2's own rule
+        // (`DataNode.gen_node_info` in `msprobe/nan_analyze/graph.py`:
+        // `if Const.FORWARD in self.op_name`), so the reports agree.
         let info = NodeInfo {
             op_name: op.clone(),
             data_info: data_info(files.dump, &n.loc, op.contains("forward"))?,

@@ -11,6 +11,7 @@
 use std::fmt::Write;
 
 use runtime::dtype::TDType;
+use runtime::pyfmt;
 use runtime::spec::Spec;
 
 /// A double-quoted ASCII literal: quotes, backslashes and `\n \r \t` get
@@ -43,13 +44,6 @@ pub fn py_str(s: &str) -> String {
     })
 }
 
-/// A JSON string as Python's `json.dump` writes it (`ensure_ascii`: other
-/// characters as `\uXXXX` UTF-16 units), for the files msprobe's formats
-/// hold.
-pub fn json_str(s: &str) -> String {
-    runtime::pyfmt::json_string(s, runtime::pyfmt::Escape::Ascii)
-}
-
 /// A Python float literal that round-trips the value, non-finite ones included.
 pub fn py_float(x: f64) -> String {
     if x.is_nan() {
@@ -64,17 +58,17 @@ pub fn py_float(x: f64) -> String {
 
 /// `True` / `False`.
 pub fn py_bool(b: bool) -> String {
-    if b { "True" } else { "False" }.into()
+    pyfmt::bool(b).into()
 }
 
 /// An optional literal: the value, or `None`.
 pub fn py_opt(v: Option<String>) -> String {
-    v.unwrap_or_else(|| "None".into())
+    v.unwrap_or_else(|| pyfmt::none().into())
 }
 
-/// A Python list of integers: `[2, 3]`.
+/// A Python list of integers: `[2, 3]` ([`pyfmt::list`]).
 pub fn py_int_list(v: impl IntoIterator<Item = i128>) -> String {
-    format!("[{}]", v.into_iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))
+    pyfmt::list(v)
 }
 
 /// A Rust string literal (ASCII only, `\u{..}` escapes).
@@ -109,7 +103,7 @@ pub fn toml_str(s: &str) -> String {
 }
 
 /// A Rust `Option` literal: `Some(v)` or `None`.
-pub fn rs_opt(v: Option<String>) -> String {
+fn rs_opt(v: Option<String>) -> String {
     match v {
         Some(v) => format!("Some({v})"),
         None => "None".into(),
@@ -117,7 +111,7 @@ pub fn rs_opt(v: Option<String>) -> String {
 }
 
 /// A runtime dtype in Rust source: `TDType::F32`.
-pub fn rs_dtype(d: TDType) -> String {
+fn rs_dtype(d: TDType) -> String {
     format!("TDType::{}", d.variant())
 }
 
@@ -156,11 +150,6 @@ mod tests {
     fn strings_cannot_escape_their_quotes() {
         assert_eq!(py_str("a\"b\\c\n\"\"\"__import__('os')"), r#""a\"b\\c\n\"\"\"__import__('os')""#);
         assert_eq!(py_str("é\u{2028}😀\0"), r#""\xe9\u2028\U0001f600\x00""#);
-    }
-
-    #[test]
-    fn json_strings_are_pythons_ensure_ascii() {
-        assert_eq!(json_str("a\"b\\\t\u{e9}😀\u{1}"), r#""a\"b\\\t\u00e9\ud83d\ude00\u0001""#);
     }
 
     #[test]

@@ -107,7 +107,7 @@ impl Renderer {
     /// The head of one call's script: docstring, imports, `tested`, `bench`,
     /// `inputs()` and the settings (and, with `ctx.shared`, the import of
     /// the shared module and the entry point).
-    pub fn python_head(&self, framework: Framework, ctx: &PythonContext) -> Result<String, RenderError> {
+    fn python_head(&self, framework: Framework, ctx: &PythonContext) -> Result<String, RenderError> {
         let template = match framework {
             Framework::PyTorch => "python/pytorch.py.tera",
             Framework::MindSpore => "python/mindspore.py.tera",

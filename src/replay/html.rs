@@ -10,7 +10,7 @@ use runtime::report::{write_html, HtmlCall, HtmlFrame, HtmlReport, ReportError};
 use super::call::Record;
 use super::Options;
 use crate::model::{Direction, Framework};
-use crate::source::stack::Stacks;
+use crate::source::stack::{StackError, Stacks};
 
 /// The call stacks the page shows, and a note saying why there are none.
 pub(super) struct StackView {
@@ -20,10 +20,10 @@ pub(super) struct StackView {
 
 impl StackView {
     /// The stacks the source layer read, or its note on why it read none.
-    pub fn new(read: Result<Stacks, String>) -> StackView {
+    pub fn new(read: Result<Stacks, StackError>) -> StackView {
         match read {
             Ok(stacks) => StackView { stacks, note: String::new() },
-            Err(note) => StackView { stacks: Stacks::default(), note },
+            Err(e) => StackView { stacks: Stacks::default(), note: format!("no call stacks: {e}") },
         }
     }
 }

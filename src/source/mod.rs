@@ -273,9 +273,9 @@ impl Source {
     }
 
     /// The call stacks msprobe recorded beside the dump (`stack.json`), or
-    /// why there are none: a missing or malformed file is a note, never an
-    /// error.
-    pub fn stacks(&self) -> Result<stack::Stacks, String> {
+    /// why there are none (for a note: a missing or malformed file is never
+    /// an error).
+    pub fn stacks(&self) -> Result<stack::Stacks, stack::StackError> {
         stack::read_stacks(&self.file)
     }
 }

@@ -8,11 +8,39 @@
 //! Raw JSON stops here: callers get [`Frame`]s or opaque [`RawJson`].
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 use super::ops::RawJson;
+
+/// What is wrong with a `stack.json`.
+#[derive(Debug, thiserror::Error)]
+pub enum StackProblem {
+    /// The file could not be read.
+    #[error("cannot read: {0}")]
+    Read(#[source] std::io::Error),
+    /// The text is not JSON.
+    #[error("not valid JSON: {0}")]
+    Json(#[source] serde_json::Error),
+    /// The JSON is not an object.
+    #[error("expected an object {{\"0\": [[op names], [frames]], ...}}")]
+    NotAnObject,
+    /// The value of this key is not a list.
+    #[error("key {0:?}: expected a list [[op names], [frames]]")]
+    NotAList(String),
+}
+
+/// Why a `stack.json` could not be read: the file and what is wrong.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {problem}", path.display())]
+pub struct StackError {
+    /// The `stack.json`.
+    pub path: PathBuf,
+    /// What is wrong with it.
+    #[source]
+    pub problem: StackProblem,
+}
 
 /// The items of a `stack.json`, in file order: (key, the list it holds).
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -21,24 +49,25 @@ pub struct StackFile(Vec<(String, Vec<Value>)>);
 impl StackFile {
     /// Parses the file's text: an object whose values are lists (msprobe
     /// refuses other values too).
-    pub fn parse(text: &[u8]) -> Result<StackFile, String> {
-        let v: Value = serde_json::from_slice(text).map_err(|e| format!("not valid JSON: {e}"))?;
+    pub fn parse(text: &[u8]) -> Result<StackFile, StackProblem> {
+        let v: Value = serde_json::from_slice(text).map_err(StackProblem::Json)?;
         let Value::Object(map) = v else {
-            return Err("expected an object {\"0\": [[op names], [frames]], ...}".into());
+            return Err(StackProblem::NotAnObject);
         };
         map.into_iter()
             .map(|(k, v)| match v {
                 Value::Array(item) => Ok((k, item)),
-                _ => Err(format!("key {k:?}: expected a list [[op names], [frames]]")),
+                _ => Err(StackProblem::NotAList(k)),
             })
             .collect::<Result<_, _>>()
             .map(StackFile)
     }
 
-    /// Reads the file at `path`; the error says why, without the path.
-    pub fn read(path: &Path) -> Result<StackFile, String> {
-        let text = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
-        StackFile::parse(&text)
+    /// Reads the file at `path`.
+    pub fn read(path: &Path) -> Result<StackFile, StackError> {
+        let fail = |problem| StackError { path: path.to_path_buf(), problem };
+        let text = std::fs::read(path).map_err(|e| fail(StackProblem::Read(e)))?;
+        StackFile::parse(&text).map_err(fail)
     }
 
     /// msprobe's lookup (`nan_analyze`): the second element of the first
@@ -79,18 +108,14 @@ pub struct Stacks {
 }
 
 /// The stacks of the dump at `dump_file` (its sibling `stack.json`), or
-/// why there are none: a missing or malformed file is a note, never an error.
-pub fn read_stacks(dump_file: &Path) -> Result<Stacks, String> {
+/// why there are none (for the caller's note: a missing or malformed file
+/// is never an error).
+pub fn read_stacks(dump_file: &Path) -> Result<Stacks, StackError> {
     let path = dump_file.parent().unwrap_or(Path::new(".")).join("stack.json");
-    StackFile::read(&path).map(|f| Stacks::from_file(&f)).map_err(|e| format!("no call stacks: {}: {e}", path.display()))
+    StackFile::read(&path).map(|f| Stacks::from_file(&f))
 }
 
 impl Stacks {
-    /// Parses `stack.json`'s text.
-    pub fn parse(text: &[u8]) -> Result<Stacks, String> {
-        StackFile::parse(text).map(|f| Stacks::from_file(&f))
-    }
-
     /// The typed frames of a file's items, by op key.
     pub fn from_file(file: &StackFile) -> Stacks {
         let mut by_key = HashMap::new();
@@ -120,16 +145,6 @@ impl Stacks {
         f.sort_by_key(|fr| !fr.user);
         f
     }
-
-    /// How many keys have a stack.
-    pub fn len(&self) -> usize {
-        self.by_key.len()
-    }
-
-    /// Whether no key has a stack.
-    pub fn is_empty(&self) -> bool {
-        self.by_key.is_empty()
-    }
 }
 
 /// `File <path>, line <n>, in <function>, \n <code>`; anything else is kept
@@ -151,18 +166,22 @@ fn parse_frame(s: &str) -> Frame {
 mod tests {
     use super::*;
 
+    fn stacks(text: &[u8]) -> Result<Stacks, StackProblem> {
+        StackFile::parse(text).map(|f| Stacks::from_file(&f))
+    }
+
     #[test]
     fn both_layouts_user_frames_first() {
         let t = br#"{"0": [["A.a.0.forward"], ["File /x/site-packages/torch/m.py, line 3, in f, \n y()", "File /home/u/train.py, line 12, in step, \n out = model(x)"]]}"#;
-        let s = Stacks::parse(t).unwrap();
+        let s = stacks(t).unwrap();
         let f = s.frames("A.a.0.forward");
         assert_eq!((f[0].file.as_str(), f[0].line, f[0].function.as_str(), f[0].user), ("/home/u/train.py", 12, "step", true));
         assert_eq!(f[0].code, "out = model(x)");
         assert!(!f[1].user);
-        let s = Stacks::parse(br#"{"B.b.0.backward": ["File a.py, line 1, in g, \n z"]}"#).unwrap();
+        let s = stacks(br#"{"B.b.0.backward": ["File a.py, line 1, in g, \n z"]}"#).unwrap();
         assert_eq!(s.frames("B.b.0.backward")[0].function, "g");
         assert!(s.frames("C.c.0.forward").is_empty());
-        assert!(Stacks::parse(b"[1]").is_err() && Stacks::parse(b"{").is_err());
+        assert!(stacks(b"[1]").is_err() && stacks(b"{").is_err());
     }
 
     #[test]
@@ -178,7 +197,7 @@ mod tests {
 
     #[test]
     fn values_must_be_lists() {
-        assert_eq!(StackFile::parse(br#"{"0": [[], []], "1": {"a": 1}}"#).unwrap_err(), "key \"1\": expected a list [[op names], [frames]]");
-        assert_eq!(StackFile::parse(b"[1]").unwrap_err(), "expected an object {\"0\": [[op names], [frames]], ...}");
+        assert_eq!(StackFile::parse(br#"{"0": [[], []], "1": {"a": 1}}"#).unwrap_err().to_string(), "key \"1\": expected a list [[op names], [frames]]");
+        assert_eq!(StackFile::parse(b"[1]").unwrap_err().to_string(), "expected an object {\"0\": [[op names], [frames]], ...}");
     }
 }
