@@ -175,6 +175,31 @@ torchrun $DISTRIBUTED_ARGS pretrain_gpt.py \
     assert_eq!(got.as_object().unwrap().keys().collect::<Vec<_>>(), expected.as_object().unwrap().keys().collect::<Vec<_>>(), "file order");
 }
 
+/// `-d` asks the Python `MSPROBE_PYTHON` names, even when msprobe-rs is
+/// installed in a venv of its own whose `python3` sits beside the binary.
+#[test]
+fn collection_asks_msprobe_python_not_the_python_beside_the_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let training = fake_python(&d.join("training"), "2.1.0");
+    let bin = d.join("tool/bin");
+    let beside = fake_python(&d.join("tool"), "9.9.9");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::rename(&beside, bin.join("python3")).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_msprobe"), bin.join("msprobe")).unwrap();
+    std::fs::write(d.join("train.sh"), "torchrun train.py --lr 1\n").unwrap();
+    let o = Command::new(bin.join("msprobe"))
+        .args(["-f", "pytorch", "config_check", "-d", "train.sh", "-o", "p.zip"])
+        .current_dir(d)
+        .env_clear()
+        .env("MSPROBE_PYTHON", &training)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let pip = read_entry(&d.join("p.zip"), "pip");
+    assert!(pip.lines().any(|l| l == "torch=2.1.0") && !pip.contains("9.9.9"), "{pip}");
+}
+
 /// msprobe 8.3.2 from PyPI, as scripts/setup-python-env.sh installs it.
 fn msprobe_832() -> PathBuf {
     let path = std::env::var_os("MSPROBE_832").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/msprobe-rs/msprobe-8.3.2"));

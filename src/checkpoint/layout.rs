@@ -58,7 +58,7 @@ pub fn is_checkpoint_dir(path: &Path) -> bool {
 /// The iteration folder of the checkpoint `path` and its layout.
 pub fn layout(path: &Path) -> Result<Layout, CheckpointError> {
     let iter_dir = iteration_dir(path)?;
-    let mut found = rank_dirs(&iter_dir).map_err(|e| CheckpointError::layout(&iter_dir, format!("cannot list: {e}")))?;
+    let mut found = rank_dirs(&iter_dir).map_err(|source| CheckpointError::Unreadable { path: iter_dir.clone(), what: "cannot list", source })?;
     found.sort();
     if found.is_empty() {
         if iter_dir.join(".metadata").is_file() {
@@ -132,7 +132,7 @@ fn iteration_dir(path: &Path) -> Result<PathBuf, CheckpointError> {
     if !tracker.is_file() {
         return Ok(path.to_path_buf());
     }
-    let text = std::fs::read_to_string(&tracker).map_err(|e| CheckpointError::layout(&tracker, format!("cannot read: {e}")))?;
+    let text = std::fs::read_to_string(&tracker).map_err(|source| CheckpointError::Unreadable { path: tracker.clone(), what: "cannot read", source })?;
     let text = text.trim();
     let dir = match text {
         "release" => path.join("release"),

@@ -52,6 +52,16 @@ pub enum CheckpointError {
         /// What was expected and what was found.
         message: String,
     },
+    /// A checkpoint folder could not be listed or its tracker file read.
+    #[error("{}: {what}: {source}", path.display())]
+    Unreadable {
+        /// The file or folder.
+        path: PathBuf,
+        /// What could not be done (`cannot read`, `cannot list`, ...).
+        what: &'static str,
+        /// Why.
+        source: std::io::Error,
+    },
     /// A rank file is unreadable, truncated, hostile or not a checkpoint.
     #[error(transparent)]
     File(#[from] IoError),

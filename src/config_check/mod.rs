@@ -34,7 +34,7 @@ use runtime::exit;
 use serde_json::{Map, Value};
 
 use crate::dump::nonfinite::to_msprobe_json_indented;
-use crate::xlsx::{self, Cell, Level, Table};
+use crate::xlsx::{self, Cell, Level, Table, XlsxError};
 
 /// The summary sheet's columns (msprobe's).
 const SUMMARY_HEADER: &[&str] = &["filename", "pass_check"];
@@ -76,9 +76,50 @@ pub enum ConfigCheckError {
         /// What was expected and what was found.
         message: String,
     },
-    /// The zip or workbook writer failed: a bug in this tool.
-    #[error("internal error: {0}")]
-    Internal(String),
+    /// A `-d` file could not be read.
+    #[error("{}: {what}: {source}", path.display())]
+    Unreadable {
+        /// The file or folder.
+        path: PathBuf,
+        /// What could not be done (`cannot read`, `cannot list`, ...).
+        what: &'static str,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The training environment's Python could not be started.
+    #[error("{}: cannot run it to list the installed packages: {source} (set MSPROBE_PYTHON to the training environment's python)", path.display())]
+    NoPython {
+        /// The Python.
+        path: PathBuf,
+        /// Why it did not start.
+        source: std::io::Error,
+    },
+    /// The Python printed something other than `sys.path` as JSON.
+    #[error("{}: expected sys.path as a JSON list, got {got:?}: {source}", path.display())]
+    SysPath {
+        /// The Python.
+        path: PathBuf,
+        /// What it printed, trimmed.
+        got: String,
+        /// What the parser said.
+        source: serde_json::Error,
+    },
+    /// An entry of a pack is not JSON.
+    #[error("{}: entry {entry:?}: not valid JSON: {source}", path.display())]
+    EntryJson {
+        /// The pack.
+        path: PathBuf,
+        /// The entry.
+        entry: String,
+        /// What the parser said.
+        source: serde_json::Error,
+    },
+    /// The zip writer failed: a bug in this tool.
+    #[error("internal error: writing the zip in memory: {0}")]
+    Zip(#[source] zip::result::ZipError),
+    /// The workbook writer failed: a bug in this tool.
+    #[error("internal error: rendering result.xlsx: {0}")]
+    Workbook(#[source] XlsxError),
     /// The pack, an extraction or the result could not be written.
     #[error(transparent)]
     Write(#[from] WriteError),
@@ -89,8 +130,8 @@ impl ConfigCheckError {
     /// output's, [`exit::INTERNAL`] for this tool's.
     pub fn exit_code(&self) -> u8 {
         match self {
-            ConfigCheckError::Input { .. } => exit::INPUT,
-            ConfigCheckError::Internal(_) => exit::INTERNAL,
+            ConfigCheckError::Input { .. } | ConfigCheckError::Unreadable { .. } | ConfigCheckError::NoPython { .. } | ConfigCheckError::SysPath { .. } | ConfigCheckError::EntryJson { .. } => exit::INPUT,
+            ConfigCheckError::Zip(_) | ConfigCheckError::Workbook(_) => exit::INTERNAL,
             ConfigCheckError::Write(_) => exit::WRITE,
         }
     }
@@ -150,14 +191,15 @@ fn hyperparameters(files: &[PathBuf]) -> Result<Map<String, Value>, ConfigCheckE
         if !matches!(ext, "sh" | "yaml" | "yml") {
             return Err(fail("expected a .sh launch script or a .yaml/.yml config".into()));
         }
-        let meta = std::fs::metadata(path).map_err(|e| fail(format!("cannot read: {e}")))?;
+        let unreadable = |source| ConfigCheckError::Unreadable { path: path.clone(), what: "cannot read", source };
+        let meta = std::fs::metadata(path).map_err(unreadable)?;
         if !meta.is_file() {
             return Err(fail("is not a file".into()));
         }
         if meta.len() > MAX_SCRIPT {
             return Err(fail(format!("is {} bytes, over the limit of {MAX_SCRIPT}", meta.len())));
         }
-        let bytes = std::fs::read(path).map_err(|e| fail(format!("cannot read: {e}")))?;
+        let bytes = std::fs::read(path).map_err(unreadable)?;
         let parsed = if ext == "sh" {
             shell::parse(&String::from_utf8_lossy(&bytes))
         } else {
@@ -190,7 +232,7 @@ fn collect(files: &[PathBuf], output: &Path, python: &Path) -> Result<Outcome, C
             }
         }
     }
-    let bytes = pack::zip_bytes(&entries).map_err(|e| ConfigCheckError::Internal(format!("writing the zip in memory: {e}")))?;
+    let bytes = pack::zip_bytes(&entries).map_err(ConfigCheckError::Zip)?;
     if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
         create_dir(parent)?;
     }
@@ -204,7 +246,7 @@ fn compare_packs(bench: &Path, cmp: &Path, output: &Path) -> Result<Outcome, Con
     let summary = Table::new(SUMMARY_HEADER, checks.iter().map(|k| vec![Cell::text(k.name), Cell::level(k.level)]).collect());
     let mut sheets = vec![(Some("summary"), &summary)];
     sheets.extend(checks.iter().map(|k| (Some(k.name), &k.table)));
-    let book = xlsx::workbook(&sheets).map_err(|e| ConfigCheckError::Internal(format!("rendering result.xlsx: {e}")))?;
+    let book = xlsx::workbook(&sheets).map_err(ConfigCheckError::Workbook)?;
     create_dir(output)?;
     // An earlier result must never sit beside newly extracted packs, should
     // an extraction or the write below fail.

@@ -67,7 +67,7 @@ impl Pack {
 
     /// Entry `name` parsed as msprobe's JSON (bare `NaN`/`Infinity` allowed).
     pub fn json(&self, name: &str, bytes: &[u8]) -> Result<Value, ConfigCheckError> {
-        serde_json::from_reader(NonFiniteReader::new(bytes)).map_err(|e| self.error(name, format!("not valid JSON: {e}")))
+        serde_json::from_reader(NonFiniteReader::new(bytes)).map_err(|source| ConfigCheckError::EntryJson { path: self.path.clone(), entry: name.to_string(), source })
     }
 
     /// Every file, by name.

@@ -38,12 +38,13 @@ pub fn collect(python: &Path) -> Result<String, ConfigCheckError> {
     let out = Command::new(python)
         .args(["-c", "import sys, json; print(json.dumps(sys.path))"])
         .output()
-        .map_err(|e| fail(format!("cannot run it to list the installed packages: {e} (set MSPROBE_PYTHON to the training environment's python)")))?;
+        .map_err(|source| ConfigCheckError::NoPython { path: python.to_path_buf(), source })?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         return Err(fail(format!("printing sys.path failed ({}): {}", out.status, err.lines().last().unwrap_or("").escape_debug())));
     }
-    let path: Vec<String> = serde_json::from_slice(&out.stdout).map_err(|e| fail(format!("expected sys.path as a JSON list, got {:?}: {e}", String::from_utf8_lossy(&out.stdout).trim())))?;
+    let path: Vec<String> = serde_json::from_slice(&out.stdout)
+        .map_err(|source| ConfigCheckError::SysPath { path: python.to_path_buf(), got: String::from_utf8_lossy(&out.stdout).trim().to_string(), source })?;
     let mut seen = std::collections::HashSet::new();
     let mut text = String::new();
     for dir in path.iter().filter(|d| !d.is_empty()) {

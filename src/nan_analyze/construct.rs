@@ -31,7 +31,7 @@ fn parent(v: &Value) -> Option<Option<String>> {
 impl Construct {
     /// Parses the text of `construct.json` at `path`.
     pub fn parse(path: &Path, text: &[u8]) -> Result<Construct, AnalyzeError> {
-        let v: Value = serde_json::from_slice(text).map_err(|e| AnalyzeError::input(path, format!("not valid JSON: {e}")))?;
+        let v: Value = serde_json::from_slice(text).map_err(|source| AnalyzeError::Json { path: path.to_path_buf(), source })?;
         let Value::Object(map) = v else {
             return Err(AnalyzeError::input(path, "expected an object {node: parent}"));
         };
@@ -50,7 +50,7 @@ impl Construct {
 
     /// Reads `construct.json` at `path`.
     pub fn read(path: &Path) -> Result<Construct, AnalyzeError> {
-        let text = std::fs::read(path).map_err(|e| AnalyzeError::input(path, format!("cannot read: {e}")))?;
+        let text = std::fs::read(path).map_err(|source| AnalyzeError::Unreadable { path: path.to_path_buf(), what: "cannot read", source })?;
         Construct::parse(path, &text)
     }
 

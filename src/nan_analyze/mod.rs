@@ -54,6 +54,24 @@ pub enum AnalyzeError {
         /// What was expected and what was found.
         message: String,
     },
+    /// A folder could not be listed or a `construct.json` read.
+    #[error("{}: {what}: {source}", path.display())]
+    Unreadable {
+        /// The file or folder.
+        path: PathBuf,
+        /// What could not be done (`cannot read`, `cannot list`, ...).
+        what: &'static str,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A `construct.json` is not JSON.
+    #[error("{}: not valid JSON: {source}", path.display())]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// What the parser said.
+        source: serde_json::Error,
+    },
     /// The report could not be written.
     #[error(transparent)]
     Write(#[from] WriteError),

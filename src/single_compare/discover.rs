@@ -163,12 +163,12 @@ fn numbered_folders(dir: &Path, prefix: &str) -> Result<Vec<(u64, PathBuf)>, Com
 /// refuses the lossy ones that are used), path, and whether it is a folder
 /// (a symlink is followed once it is known to stay inside `dir`).
 fn entries(dir: &Path) -> Result<Vec<(String, PathBuf, bool)>, CompareError> {
-    let read = fs::read_dir(dir).map_err(|e| layout(dir, format!("cannot read the folder: {e}")))?;
+    let read = fs::read_dir(dir).map_err(unreadable(dir, "cannot read the folder"))?;
     let mut out = vec![];
     for entry in read {
-        let entry = entry.map_err(|e| layout(dir, format!("cannot read the folder: {e}")))?;
+        let entry = entry.map_err(unreadable(dir, "cannot read the folder"))?;
         let path = entry.path();
-        let kind = entry.file_type().map_err(|e| layout(&path, format!("cannot read: {e}")))?;
+        let kind = entry.file_type().map_err(unreadable(&path, "cannot read"))?;
         let is_dir = if kind.is_symlink() {
             let resolved = resolve_inside(&path).map_err(|e| refused(&path, e))?;
             resolved.is_dir()
@@ -193,6 +193,12 @@ fn printable(path: &Path, name: String) -> Result<String, CompareError> {
 
 fn layout(path: &Path, message: impl Into<String>) -> CompareError {
     CompareError::Layout { path: path.to_path_buf(), message: message.into() }
+}
+
+/// An I/O failure on `path` (`what` could not be done), kept as the source.
+fn unreadable(path: &Path, what: &'static str) -> impl FnOnce(std::io::Error) -> CompareError {
+    let path = path.to_path_buf();
+    move |source| CompareError::Unreadable { path, what, source }
 }
 
 /// A symlink that leaves its folder, or one that cannot be resolved.

@@ -25,7 +25,7 @@ use runtime::atomic::{create_dir, write_atomic, WriteError, WriteOptions};
 use runtime::exit;
 use runtime::io::IoError;
 
-use crate::xlsx::{self, Table};
+use crate::xlsx::{self, Table, XlsxError};
 use discover::{discover, Key};
 use row::{Note, Row};
 
@@ -53,12 +53,31 @@ pub enum CompareError {
         /// What was expected and what was found.
         message: String,
     },
+    /// A run's folder could not be read.
+    #[error("{}: {what}: {source}", path.display())]
+    Unreadable {
+        /// The file or folder.
+        path: PathBuf,
+        /// What could not be done (`cannot read`, `cannot list`, ...).
+        what: &'static str,
+        /// Why.
+        source: std::io::Error,
+    },
     /// An array file is unreadable, truncated, hostile or outside its folder.
     #[error(transparent)]
     Tensor(#[from] IoError),
-    /// The thread pool or the workbook writer failed: a bug in this tool.
-    #[error("internal error: {0}")]
-    Internal(String),
+    /// The thread pool could not be built: a bug in this tool (or a
+    /// system out of threads).
+    #[error("internal error: thread pool: {0}")]
+    ThreadPool(#[source] rayon::ThreadPoolBuildError),
+    /// The workbook writer failed: a bug in this tool.
+    #[error("internal error: {tag}.xlsx: {source}")]
+    Workbook {
+        /// The key whose workbook it was.
+        tag: String,
+        /// The writer's error.
+        source: XlsxError,
+    },
     /// The output folder or a workbook could not be written.
     #[error(transparent)]
     Write(#[from] WriteError),
@@ -69,8 +88,8 @@ impl CompareError {
     /// [`exit::INTERNAL`] for this tool's.
     pub fn exit_code(&self) -> u8 {
         match self {
-            CompareError::Layout { .. } | CompareError::Tensor(_) => exit::INPUT,
-            CompareError::Internal(_) => exit::INTERNAL,
+            CompareError::Layout { .. } | CompareError::Unreadable { .. } | CompareError::Tensor(_) => exit::INPUT,
+            CompareError::ThreadPool(_) | CompareError::Workbook { .. } => exit::INTERNAL,
             CompareError::Write(_) => exit::WRITE,
         }
     }
@@ -102,7 +121,7 @@ pub fn run(opts: &Options) -> Result<Outcome, CompareError> {
         let source = std::io::Error::new(std::io::ErrorKind::AlreadyExists, "expected a folder, found a file");
         return Err(WriteError { path: opts.output_path.clone(), source }.into());
     }
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(opts.jobs).build().map_err(|e| CompareError::Internal(format!("thread pool: {e}")))?;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(opts.jobs).build().map_err(CompareError::ThreadPool)?;
     pool.install(|| compare(opts, start))
 }
 
@@ -137,7 +156,7 @@ fn compare(opts: &Options, start: Instant) -> Result<Outcome, CompareError> {
         .par_iter()
         .map(|(tag, list)| {
             let table = Table::new(&row::HEADER, list.iter().map(|r| r.cells()).collect());
-            let bytes = xlsx::workbook(&[(None, &table)]).map_err(|e| CompareError::Internal(format!("{tag}.xlsx: {e}")))?;
+            let bytes = xlsx::workbook(&[(None, &table)]).map_err(|source| CompareError::Workbook { tag: tag.to_string(), source })?;
             Ok((opts.output_path.join(format!("{tag}.xlsx")), bytes))
         })
         .collect::<Result<Vec<(PathBuf, Vec<u8>)>, CompareError>>()?;

@@ -9,7 +9,10 @@
 
 pub mod table;
 
-use rust_xlsxwriter::{Format, FormatAlign, FormatBorder, Workbook, Worksheet, XlsxError};
+use rust_xlsxwriter::{Format, FormatAlign, FormatBorder, Workbook, Worksheet};
+
+/// Why [`workbook`] failed (the writer's own error: a bug in this tool).
+pub use rust_xlsxwriter::XlsxError;
 
 pub use table::{Cell, Level, Table};
 
