@@ -1,7 +1,8 @@
 //! Precision standards: how one compared output is judged. `msprobe` is the
 //! seed's rule (cosine above a threshold and max absolute error below one);
 //! `api` is msprobe's precision checker's per-API, per-dtype standard
-//! (binary equality, absolute threshold, ULP, thousandth, benchmark ratio).
+//! (binary equality, absolute threshold, ULP, thousandth, benchmark ratio;
+//! which rule and level each op takes is [`crate::ops::api_standard`]'s).
 //! The generated Python scripts judge with the same rules and messages
 //! (`python/msprobe_rs/repro/standard.py`); shared cases in
 //! `runtime/tests/standard/cases.json` hold both to the same verdicts.
