@@ -45,7 +45,7 @@ def test_the_standards_sets_are_the_rust_ones():
     sets = _tables.STANDARD_API_SETS
     assert sorted(sets) == ["absolute", "binary", "level1", "level2", "thousandth", "ulp"]
     assert "matmul" in sets["ulp"] and "add" in sets["absolute"] and sets["thousandth"] == frozenset(["conv1d", "conv2d"])
-    standard_rs = os.path.join(os.path.dirname(__file__), "..", "..", "runtime", "src", "standard.rs")
-    with open(standard_rs, encoding="utf-8") as f:
+    api_standard_rs = os.path.join(os.path.dirname(__file__), "..", "..", "runtime", "src", "ops", "api_standard.rs")
+    with open(api_standard_rs, encoding="utf-8") as f:
         text = f.read()
     assert '"npu_fusion_attention_grad"' in text and "npu_fusion_attention_grad" in sets["level1"]

@@ -10,7 +10,7 @@
 //!   its string escapes with or without `ensure_ascii` (and an HTML-safe
 //!   form), floats as `repr`, non-finite ones as the bare `NaN`,
 //!   `Infinity`, `-Infinity` tokens, and `json.dump(indent=N)`'s layout
-//!   ([`JsonWriter`]).
+//!   or the compact `separators=(",", ":")` one ([`JsonWriter`]).
 
 use std::fmt::Write;
 
@@ -229,12 +229,15 @@ pub fn json_float(x: f64) -> String {
 
 /// A writer of JSON text in `json.dump(obj, indent=N)`'s layout: one item
 /// per line, `N` spaces per level, `","` and `": "` separators, empty lists
-/// and objects as `[]` and `{}`, no trailing newline. Values are written in
-/// document order: [`JsonWriter::begin`] and [`JsonWriter::end`] a list or
-/// an object, [`JsonWriter::key`] before each member's value.
+/// and objects as `[]` and `{}`, no trailing newline; or, made by
+/// [`JsonWriter::compact`], in `json.dumps(obj, separators=(",", ":"))`'s:
+/// one line, no spaces. Values are written in document order:
+/// [`JsonWriter::begin`] and [`JsonWriter::end`] a list or an object,
+/// [`JsonWriter::key`] before each member's value.
 pub struct JsonWriter {
     out: String,
-    unit: String,
+    /// The indentation of one level; `None` for the compact layout.
+    unit: Option<String>,
     escape: Escape,
     /// Per open list or object: whether it has an item yet.
     open: Vec<bool>,
@@ -245,7 +248,13 @@ pub struct JsonWriter {
 impl JsonWriter {
     /// A writer with `indent` spaces per level and `escape`'s strings.
     pub fn new(indent: usize, escape: Escape) -> JsonWriter {
-        JsonWriter { out: String::new(), unit: " ".repeat(indent), escape, open: vec![], after_key: false }
+        JsonWriter { out: String::new(), unit: Some(" ".repeat(indent)), escape, open: vec![], after_key: false }
+    }
+
+    /// A writer of the compact layout (no line breaks, `","` and `":"`
+    /// separators) with `escape`'s strings.
+    pub fn compact(escape: Escape) -> JsonWriter {
+        JsonWriter { unit: None, ..JsonWriter::new(0, escape) }
     }
 
     /// The separator and line break before an item.
@@ -261,10 +270,12 @@ impl JsonWriter {
         }
     }
 
+    /// A line break and the current level's indentation (nothing in the compact layout).
     fn newline(&mut self) {
+        let Some(unit) = &self.unit else { return };
         self.out.push('\n');
         for _ in 0..self.open.len() {
-            self.out.push_str(&self.unit);
+            self.out.push_str(unit);
         }
     }
 
@@ -287,7 +298,7 @@ impl JsonWriter {
     pub fn key(&mut self, k: &str) {
         self.item();
         json_str(&mut self.out, k, self.escape);
-        self.out.push_str(": ");
+        self.out.push_str(if self.unit.is_some() { ": " } else { ":" });
         self.after_key = true;
     }
 
@@ -427,5 +438,18 @@ mod tests {
         w.end('}');
         assert_eq!(w.finish(), "{}");
         assert_eq!((json_float(f64::NEG_INFINITY), json_float(0.1)), ("-Infinity".to_string(), "0.1".to_string()));
+        let mut w = JsonWriter::compact(Escape::Html);
+        w.begin('{');
+        w.key("a");
+        w.begin('[');
+        w.float(0.5);
+        w.str("</");
+        w.begin('[');
+        w.end(']');
+        w.end(']');
+        w.key("b");
+        w.plain(1);
+        w.end('}');
+        assert_eq!(w.finish(), r#"{"a":[0.5,"\u003c/",[]],"b":1}"#, "json.dumps(separators=(',', ':')), HTML-safe");
     }
 }

@@ -1,7 +1,8 @@
 //! Precision standards: how one compared output is judged. `msprobe` is the
 //! seed's rule (cosine above a threshold and max absolute error below one);
 //! `api` is msprobe's precision checker's per-API, per-dtype standard
-//! (binary equality, absolute threshold, ULP, thousandth, benchmark ratio).
+//! (binary equality, absolute threshold, ULP, thousandth, benchmark ratio;
+//! which rule and level each op takes is [`crate::ops::api_standard`]'s).
 //! The generated Python scripts judge with the same rules and messages
 //! (`python/msprobe_rs/repro/standard.py`); shared cases in
 //! `runtime/tests/standard/cases.json` hold both to the same verdicts.
@@ -18,6 +19,7 @@ mod rules;
 
 use crate::compare::{compare, Metrics, Status};
 use crate::dtype::TDType;
+use crate::ops::api_standard::{api_standard, ApiRule, Level};
 
 use rules::Outcome;
 
@@ -49,9 +51,9 @@ impl Standard {
 /// run, for the benchmark standard) as f64, element for element.
 #[derive(Debug, Clone, Copy)]
 pub struct Case<'a> {
-    /// The API: `Prefix.op` (`Torch.matmul`, `Tensor.__add__`) or the op
-    /// alone; the standard reads its base name.
-    pub api: &'a str,
+    /// The op name without its prefix (`ApiId.op`: `matmul`, `__add__`):
+    /// the api standard's table ([`crate::ops::api_standard`]) is keyed by it.
+    pub op: &'a str,
     /// Whether the output is a gradient (a backward row).
     pub backward: bool,
     /// Whether the op table marks the op as data movement (values must be identical).
@@ -144,48 +146,9 @@ impl Class {
     }
 }
 
-const ABSOLUTE: &[&str] = &[
-    "add", "sub", "mul", "div", "truediv", "true_divide", "floordiv", "floor_divide", "multiply", "subtract", "divide", "rsub",
-    "leaky_relu", "prelu", "reciprocal", "rsqrt", "square",
-];
-const BINARY: &[&str] = &[
-    "abs", "argmin", "argmax", "bitwise_and", "broadcast_to", "ceil", "equal", "eq", "fill", "flatten", "floor", "gather",
-    "greater", "greater_equal", "gt", "ge", "less", "less_equal", "lt", "le", "histc", "isfinite", "isnan", "logical_and",
-    "logical_or", "logical_not", "logical_xor", "masked_fill", "max_pool3d", "maximum", "minimum", "neg", "negative",
-    "nonzero", "not_equal", "ne", "one_hot", "pad", "relu", "reshape", "round", "select", "sign", "sort", "tile", "topk",
-    "transpose", "tril", "triu", "type_as",
-];
-const ULP: &[&str] = &[
-    "matmul", "addbmm", "addmm", "baddbmm", "bilinear", "bmm", "chain_matmul", "hspmm", "linear", "mm", "mv", "smm", "sspaddmm",
-];
-const THOUSANDTH: &[&str] = &["conv1d", "conv2d"];
-/// Benchmark level 1: (max relative, mean relative, rms) error bounds (5, 1.5, 1.5).
-const LEVEL1: &[&str] = &["embedding", "npu_fusion_attention", "npu_fusion_attention_grad", "scatter", "scatter_add"];
-/// Benchmark level 2: bounds (2, 1.2, 1.2).
-const LEVEL2: &[&str] = &[
-    "addmm", "gelu", "layer_norm", "matmul", "mm", "index", "one_hot", "sum", "npu_rms_norm", "rms_norm", "cross_entropy",
-    "npu_cross_entropy_loss", "nonzero",
-];
-
-/// The API's base name as the tables spell it: the text after the last
-/// `.`, without `__...__` and one trailing `_` (in-place); a dunder's
-/// reflected or in-place `r` / `i` prefix is dropped when the name itself
-/// is in no table (`__radd__` -> `add`, `__rsub__` stays `rsub`).
-fn base_name(api: &str) -> &str {
-    let name = api.rsplit('.').next().unwrap_or(api);
-    let dunder = name.len() > 4 && name.starts_with("__") && name.ends_with("__");
-    let name = if dunder { &name[2..name.len() - 2] } else { name };
-    let name = name.strip_suffix('_').unwrap_or(name);
-    let known = [ABSOLUTE, BINARY, ULP, THOUSANDTH, LEVEL1, LEVEL2].iter().any(|set| set.contains(&name));
-    if !known && dunder && (name.starts_with('r') || name.starts_with('i')) {
-        &name[1..]
-    } else {
-        name
-    }
-}
-
-/// Which rule judges a row.
-fn rule(standard: Standard, api: &str, backward: bool, exact_op: bool, dtype: TDType) -> Rule {
+/// Which rule judges a row: the api standard's rule of the op (`api`)
+/// forward, the benchmark backward.
+fn rule(standard: Standard, api: ApiRule, backward: bool, exact_op: bool, dtype: TDType) -> Rule {
     if exact_op || !dtype.is_float() {
         return Rule::Binary;
     }
@@ -195,37 +158,31 @@ fn rule(standard: Standard, api: &str, backward: bool, exact_op: bool, dtype: TD
     // The op-specific rules judge what the op computes; its gradients are
     // other computations (sums over broadcast dims, reductions that cancel
     // to rounding noise), judged against the reference run.
-    let name = base_name(api);
     if backward {
-        Rule::Benchmark
-    } else if ABSOLUTE.contains(&name) {
-        Rule::Absolute
-    } else if BINARY.contains(&name) {
-        Rule::Binary
-    } else if ULP.contains(&name) {
-        Rule::Ulp
-    } else if THOUSANDTH.contains(&name) {
-        Rule::Thousandth
-    } else {
-        Rule::Benchmark
+        return Rule::Benchmark;
+    }
+    match api {
+        ApiRule::Absolute => Rule::Absolute,
+        ApiRule::Binary => Rule::Binary,
+        ApiRule::Ulp => Rule::Ulp,
+        ApiRule::Thousandth => Rule::Thousandth,
+        ApiRule::Benchmark => Rule::Benchmark,
     }
 }
 
-/// The benchmark rule's (max relative, mean relative, rms) error bounds for the API.
-fn level_bounds(api: &str) -> [f64; 3] {
-    let name = base_name(api);
-    if LEVEL1.contains(&name) {
-        [5.0, 1.5, 1.5]
-    } else if LEVEL2.contains(&name) {
-        [2.0, 1.2, 1.2]
-    } else {
-        [10.0, 2.0, 2.0]
+/// The benchmark rule's (max relative, mean relative, rms) error bounds at `level`.
+fn level_bounds(level: Level) -> [f64; 3] {
+    match level {
+        Level::One => [5.0, 1.5, 1.5],
+        Level::Two => [2.0, 1.2, 1.2],
+        Level::Default => [10.0, 2.0, 2.0],
     }
 }
 
 /// Judges one output by `standard`.
 pub fn judge(standard: Standard, case: &Case) -> Judged {
-    let rule = rule(standard, case.api, case.backward, case.exact_op, case.dtype);
+    let api = api_standard(case.op);
+    let rule = rule(standard, api.rule, case.backward, case.exact_op, case.dtype);
     let (t, b) = (case.tested, case.bench);
     // `compare` also counts the NaN and Inf of both sides for every rule.
     let m = match compare(t, b) {
@@ -247,7 +204,7 @@ pub fn judge(standard: Standard, case: &Case) -> Judged {
         Rule::Absolute => rules::absolute(t, b, class, eps),
         Rule::Ulp => rules::ulp(t, b, case.reference, class),
         Rule::Thousandth => rules::thousandth(t, b, eps),
-        _ => rules::benchmark(t, b, case.reference, class, eps, level_bounds(case.api)),
+        _ => rules::benchmark(t, b, case.reference, class, eps, level_bounds(api.level)),
     };
     let Outcome { mut status, problems, notes, metrics } = out;
     let mut message = Vec::new();
@@ -268,65 +225,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn base_names() {
-        for (api, want) in [
-            ("Tensor.__radd__", "add"),
-            ("Tensor.__iadd__", "add"),
-            ("Tensor.__imul__", "mul"),
-            ("Tensor.__rtruediv__", "truediv"),
-            ("Tensor.__rsub__", "rsub"),
-            ("Tensor.__round__", "round"),
-            ("Tensor.__index__", "index"),
-            ("Tensor.__rshift__", "shift"),
-            ("Tensor.__and__", "and"),
-            ("Functional.conv2d", "conv2d"),
-            ("Tensor.add_", "add"),
-            ("Functional.relu_", "relu"),
-            ("Torch.rsqrt", "rsqrt"),
-            ("Torch.rsqrt_", "rsqrt"),
-            ("Torch.isfinite", "isfinite"),
-            ("NPU.npu_rms_norm", "npu_rms_norm"),
-            ("matmul", "matmul"),
-            ("Tensor.____", "___"),
-            ("Tensor._____", ""),
-        ] {
-            assert_eq!(base_name(api), want, "{api}");
-        }
-    }
-
-    #[test]
     fn rule_choice() {
         use Rule::*;
-        let api = |name, backward, dtype| rule(Standard::Api, name, backward, false, dtype);
-        assert_eq!(api("Tensor.__radd__", false, TDType::F16), Absolute);
-        assert_eq!(api("Tensor.__rsub__", false, TDType::F32), Absolute);
-        assert_eq!(api("Tensor.__rsub__", true, TDType::F32), Benchmark);
-        assert_eq!(api("Functional.relu", false, TDType::F32), Binary);
-        assert_eq!(api("Functional.relu", true, TDType::F32), Benchmark);
-        assert_eq!(api("Torch.matmul", false, TDType::BF16), Ulp);
-        assert_eq!(api("Torch.matmul", true, TDType::BF16), Benchmark);
-        assert_eq!(api("Tensor.__rmatmul__", false, TDType::F32), Ulp);
-        assert_eq!(api("Functional.conv2d", false, TDType::F32), Thousandth);
-        assert_eq!(api("Functional.conv2d", true, TDType::F32), Benchmark);
-        assert_eq!(api("Functional.conv3d", false, TDType::F32), Benchmark);
-        assert_eq!(api("Functional.silu", false, TDType::F64), Benchmark);
+        let of = |standard, op, backward, exact_op, dtype| rule(standard, api_standard(op).rule, backward, exact_op, dtype);
+        let api = |op, backward, dtype| of(Standard::Api, op, backward, false, dtype);
+        assert_eq!(api("__radd__", false, TDType::F16), Absolute);
+        assert_eq!(api("__rsub__", false, TDType::F32), Absolute);
+        assert_eq!(api("__rsub__", true, TDType::F32), Benchmark);
+        assert_eq!(api("relu", false, TDType::F32), Binary);
+        assert_eq!(api("relu", true, TDType::F32), Benchmark);
+        assert_eq!(api("matmul", false, TDType::BF16), Ulp);
+        assert_eq!(api("matmul", true, TDType::BF16), Benchmark);
+        assert_eq!(api("__rmatmul__", false, TDType::F32), Ulp);
+        assert_eq!(api("conv2d", false, TDType::F32), Thousandth);
+        assert_eq!(api("conv2d", true, TDType::F32), Benchmark);
+        assert_eq!(api("conv3d", false, TDType::F32), Benchmark);
+        assert_eq!(api("silu", false, TDType::F64), Benchmark);
         // Integer and bool outputs, and data movement, are exact under both standards.
-        assert_eq!(api("Torch.matmul", false, TDType::I64), Binary);
-        assert_eq!(api("Torch.sum", false, TDType::Bool), Binary);
-        assert_eq!(rule(Standard::Api, "Tensor.view", false, true, TDType::F32), Binary);
-        assert_eq!(rule(Standard::Msprobe, "Tensor.view", false, true, TDType::F32), Binary);
-        assert_eq!(rule(Standard::Msprobe, "Torch.add", false, false, TDType::I32), Binary);
-        assert_eq!(rule(Standard::Msprobe, "Torch.add", false, false, TDType::F32), CosineMaxAbs);
+        assert_eq!(api("matmul", false, TDType::I64), Binary);
+        assert_eq!(api("sum", false, TDType::Bool), Binary);
+        assert_eq!(of(Standard::Api, "view", false, true, TDType::F32), Binary);
+        assert_eq!(of(Standard::Msprobe, "view", false, true, TDType::F32), Binary);
+        assert_eq!(of(Standard::Msprobe, "add", false, false, TDType::I32), Binary);
+        assert_eq!(of(Standard::Msprobe, "add", false, false, TDType::F32), CosineMaxAbs);
     }
 
     #[test]
     fn levels() {
-        assert_eq!(level_bounds("Functional.embedding"), [5.0, 1.5, 1.5]);
-        assert_eq!(level_bounds("Tensor.__imatmul__"), [2.0, 1.2, 1.2]);
-        assert_eq!(level_bounds("Tensor.sum"), [2.0, 1.2, 1.2]);
-        assert_eq!(level_bounds("Functional.silu"), [10.0, 2.0, 2.0]);
+        assert_eq!(level_bounds(api_standard("embedding").level), [5.0, 1.5, 1.5]);
+        assert_eq!(level_bounds(api_standard("__imatmul__").level), [2.0, 1.2, 1.2]);
+        assert_eq!(level_bounds(api_standard("silu").level), [10.0, 2.0, 2.0]);
     }
 }
-
-/// msprobe's API sets of the api standard by rule, for rendering into the scripts.
-pub fn api_sets() -> &'static [(&'static str, &'static [&'static str])] { &[("absolute", ABSOLUTE), ("binary", BINARY), ("ulp", ULP), ("thousandth", THOUSANDTH), ("level1", LEVEL1), ("level2", LEVEL2)] }

@@ -15,7 +15,8 @@
 use std::fmt::Write;
 
 use runtime::dtype::{Category, TDType};
-use runtime::{bind, exit, standard};
+use runtime::ops::api_standard;
+use runtime::{bind, exit};
 
 use super::api_map;
 use super::literal::py_str;
@@ -131,8 +132,8 @@ fn tables_body() -> String {
     for (alias, name) in bind::KEYWORD_ALIASES {
         writeln!(o, "    {}: {},", py_str(alias), py_str(name)).unwrap();
     }
-    o.push_str("}\n# msprobe's API sets of the api standard by rule (runtime/src/standard.rs).\nSTANDARD_API_SETS = {\n");
-    for (rule, names) in standard::api_sets() {
+    o.push_str("}\n# msprobe's API sets of the api standard by rule (runtime/src/ops/api_standard.rs).\nSTANDARD_API_SETS = {\n");
+    for (rule, names) in api_standard::api_sets() {
         writeln!(o, "    {}: frozenset({}),", py_str(rule), py_list(names.iter().copied())).unwrap();
     }
     o.push_str("}\n# The bench helpers of ms_bench that the bench table names (src/render/api_map.rs).\n");

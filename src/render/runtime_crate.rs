@@ -35,6 +35,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/lib.rs",
     "src/limits.rs",
     "src/ops/activation.rs",
+    "src/ops/api_standard.rs",
     "src/ops/arith.rs",
     "src/ops/blas.rs",
     "src/ops/compare.rs",

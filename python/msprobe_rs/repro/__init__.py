@@ -12,8 +12,7 @@ the head's globals, so the same code runs inlined or imported.
 - ``_tables``: data tables rendered from msprobe-rs's Rust tables (do not edit);
 - ``data_generate``: the dumped inputs as specs, random and real data;
 - ``torch_exec``: torch execution (the PyTorch tested side and every bench);
-- ``mindspore_exec`` and ``ms_bench``: MindSpore execution, and torch
-  equivalents of MindSpore signatures for the bench;
+- ``ms_bench``: torch equivalents of MindSpore signatures for the bench;
 - ``standard``: the precision standards (the mirror of runtime/src/standard.rs);
 - ``compare``: metrics rows, verdicts, the CSV writer;
 - ``run_ut``: the command line and the iteration loop;

@@ -69,14 +69,14 @@ KEYWORD_ALIASES = {
     "input_x": "input",
     "x": "input",
 }
-# msprobe's API sets of the api standard by rule (runtime/src/standard.rs).
+# msprobe's API sets of the api standard by rule (runtime/src/ops/api_standard.rs).
 STANDARD_API_SETS = {
     "absolute": frozenset(["add", "sub", "mul", "div", "truediv", "true_divide", "floordiv", "floor_divide", "multiply", "subtract", "divide", "rsub", "leaky_relu", "prelu", "reciprocal", "rsqrt", "square"]),
     "binary": frozenset(["abs", "argmin", "argmax", "bitwise_and", "broadcast_to", "ceil", "equal", "eq", "fill", "flatten", "floor", "gather", "greater", "greater_equal", "gt", "ge", "less", "less_equal", "lt", "le", "histc", "isfinite", "isnan", "logical_and", "logical_or", "logical_not", "logical_xor", "masked_fill", "max_pool3d", "maximum", "minimum", "neg", "negative", "nonzero", "not_equal", "ne", "one_hot", "pad", "relu", "reshape", "round", "select", "sign", "sort", "tile", "topk", "transpose", "tril", "triu", "type_as"]),
     "ulp": frozenset(["matmul", "addbmm", "addmm", "baddbmm", "bilinear", "bmm", "chain_matmul", "hspmm", "linear", "mm", "mv", "smm", "sspaddmm"]),
     "thousandth": frozenset(["conv1d", "conv2d"]),
     "level1": frozenset(["embedding", "npu_fusion_attention", "npu_fusion_attention_grad", "scatter", "scatter_add"]),
-    "level2": frozenset(["addmm", "gelu", "layer_norm", "matmul", "mm", "index", "one_hot", "sum", "npu_rms_norm", "rms_norm", "cross_entropy", "npu_cross_entropy_loss", "nonzero"]),
+    "level2": frozenset(["nonzero", "one_hot", "matmul", "addmm", "mm", "gelu", "layer_norm", "index", "sum", "npu_rms_norm", "rms_norm", "cross_entropy", "npu_cross_entropy_loss"]),
 }
 # The bench helpers of ms_bench that the bench table names (src/render/api_map.rs).
 MS_BENCH_HELPERS = frozenset(["ms_mint_binary_cross_entropy", "ms_ops_assign", "ms_ops_binary_cross_entropy_with_logits", "ms_ops_clip_by_global_norm", "ms_ops_conv2d", "ms_ops_cross_entropy", "ms_ops_dropout", "ms_ops_gather", "ms_ops_index_add", "ms_ops_kl_div", "ms_ops_l1_loss", "ms_ops_mse_loss", "ms_ops_nll_loss", "ms_ops_one_hot", "ms_ops_smooth_l1_loss", "ms_ops_tensor_scatter_elements", "ms_tensor_std", "ms_tensor_transpose", "ms_tensor_var"])

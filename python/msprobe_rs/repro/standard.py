@@ -17,7 +17,7 @@ from ._tables import STANDARD_API_SETS
 # --- msprobe-rs: the scripts inline this file from here ---
 
 
-# msprobe's API sets by rule (runtime/src/standard.rs, rendered into _tables).
+# msprobe's API sets by rule (runtime/src/ops/api_standard.rs, rendered into _tables).
 _STD_ABSOLUTE = STANDARD_API_SETS["absolute"]
 _STD_BINARY = STANDARD_API_SETS["binary"]
 _STD_ULP = STANDARD_API_SETS["ulp"]

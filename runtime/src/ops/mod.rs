@@ -3,14 +3,18 @@
 //! whether a backward exists, how its results are judged ([`Standard`]),
 //! and what else the replay must know about it ([`Fact`]: a cast that may
 //! be a no-op, autocast's lower precision, class targets, an inner node's
-//! recorded gradient). The replay dispatches on these, never on API names.
+//! recorded gradient). [`api_standard`] is msprobe's api standard, keyed
+//! by op name: which of its rules and levels an op takes. The replay and
+//! the standards dispatch on these, never on API names of their own.
 //! Adding an op is adding an entry here (and its agreement cases).
 //!
 //! Names are prefix-qualified (`Torch.add`, `Tensor.__add__`, `Mint.add`,
 //! `Functional.gather`), because the same op name can mean different things
-//! under different prefixes (MindSpore's `ops.gather` is not `torch.gather`).
+//! under different prefixes (MindSpore's `ops.gather` is not `torch.gather`);
+//! msprobe's api standard alone names ops by base name, under every prefix.
 
 mod activation;
+pub mod api_standard;
 mod arith;
 mod blas;
 mod compare;
@@ -183,6 +187,9 @@ mod tests {
         assert!(op(Framework::PyTorch, "Functional.nll_loss").inner_gradient().is_none());
         assert!(op(Framework::PyTorch, "Tensor.type_as").noop_cast() && !op(Framework::PyTorch, "Tensor.long").noop_cast());
         assert!(op(Framework::PyTorch, "Tensor.__matmul__").autocast() && !op(Framework::PyTorch, "Torch.add").autocast());
+        // MindSpore's dense is linear and shares its entry, autocast included: the fact
+        // changes a replay only when the data shows a down-cast output.
+        assert!(op(Framework::MindSpore, "Functional.dense").autocast());
         for name in ["Torch.empty", "Torch.empty_like", "Torch.empty_strided", "Tensor.new_empty", "Tensor.new_empty_strided"] {
             assert!(op(Framework::PyTorch, name).values_undefined(), "{name}");
         }

@@ -31,16 +31,20 @@ fn differentiate(inputs: &[&Realized]) -> Vec<bool> {
 
 /// One call, inputs realized, both sides' contexts made.
 pub(super) struct Call<'a> {
+    /// The replay this call is one iteration of: its dump data, standard and thresholds.
     pub r: &'a Replay,
     /// `Prefix.op`, the op table's name of the API.
     name: String,
+    /// The op-table entry of the API: its semantics and facts.
     pub op: &'static Op,
     args: Vec<Realized>,
     kwargs: Vec<(String, Realized)>,
     grads: Option<Vec<Realized>>,
     /// Which top-level inputs (positional, then keyword) get gradients.
     pub differentiate: Vec<bool>,
+    /// The bench side's context (float64, the reference semantics).
     pub bench: Ctx,
+    /// The emulated device's context (the dumped dtypes).
     pub device: Ctx,
     /// msprobe dumped this dropout as an identity (recorded output == input):
     /// both sides replay it as one.
@@ -99,6 +103,10 @@ fn dtypes(r: &Realized, out: &mut Vec<TDType>) {
 }
 
 impl<'a> Call<'a> {
+    /// Iteration `iteration` of `r`: its op looked up, its inputs realized
+    /// once (random streams numbered across the call), the recording quirks
+    /// the data shows applied (autocast's cast-down inputs, folded class
+    /// targets, a dropout's recorded mask), both sides' contexts made.
     pub fn new(r: &'a Replay, iteration: u64) -> Result<Call<'a>> {
         let name = r.api.name();
         let op = lookup(r.framework, &name).ok_or_else(|| Error::UnknownOp(name.clone()))?;
@@ -180,10 +188,16 @@ impl<'a> Call<'a> {
         (b.bool("training").unwrap_or(true) && p > 0.0).then_some(p)
     }
 
-    /// The call's arguments bound to its signature on `ctx`'s side.
-    pub fn bound(&self, ctx: &Ctx) -> Result<Bound> {
+    /// The call's positional and keyword arguments as values on `ctx`'s side.
+    fn arguments(&self, ctx: &Ctx) -> Result<(Vec<Value>, Vec<(String, Value)>)> {
         let args = self.args.iter().map(|a| a.on(ctx)).collect::<Result<Vec<_>>>()?;
         let kwargs = self.kwargs.iter().map(|(k, v)| Ok((k.clone(), v.on(ctx)?))).collect::<Result<Vec<_>>>()?;
+        Ok((args, kwargs))
+    }
+
+    /// The call's arguments bound to its signature on `ctx`'s side.
+    pub fn bound(&self, ctx: &Ctx) -> Result<Bound> {
+        let (args, kwargs) = self.arguments(ctx)?;
         bind(&self.name, self.op.sig, args, kwargs)
     }
 
@@ -202,8 +216,7 @@ impl<'a> Call<'a> {
         if self.identity {
             return self.run_identity(ctx);
         }
-        let args = self.args.iter().map(|a| a.on(ctx)).collect::<Result<Vec<_>>>()?;
-        let kwargs = self.kwargs.iter().map(|(k, v)| Ok((k.clone(), v.on(ctx)?))).collect::<Result<Vec<_>>>()?;
+        let (args, kwargs) = self.arguments(ctx)?;
         let grads = self.grad_outputs(ctx)?;
         run(self.op, &self.name, args, kwargs, &self.differentiate, grads.as_deref(), ctx)
     }

@@ -74,7 +74,7 @@ pub(super) fn judge_value(call: &Call, name: String, direction: Direction, teste
 fn case<'a>(call: &'a Call, direction: Direction, exact_op: bool, dtype: TDType, tested: &'a [f64], bench: &'a [f64], reference: Option<&'a [f64]>) -> Case<'a> {
     let r = call.r;
     Case {
-        api: &r.api.op,
+        op: &r.api.op,
         backward: direction == Direction::Backward,
         exact_op,
         dtype,
@@ -124,8 +124,8 @@ fn judge_tensor(call: &Call, name: String, direction: Direction, tested: &Tested
         _ => None,
     };
     // Data movement is exact forward; its gradients are sums and casts.
-    let exact = direction == Direction::Forward && call.op.standard == crate::ops::Standard::Exact;
-    let case = case(call, direction, exact, t.dtype, &tv, &bv, reference.as_deref());
+    let movement = call.op.standard == crate::ops::Standard::Exact;
+    let case = case(call, direction, movement && direction == Direction::Forward, t.dtype, &tv, &bv, reference.as_deref());
     let first = judge(call.r.standard, &case);
     let mut judged = first.clone();
     if tested.reference_is_self() && matches!(judged.rule, Rule::Benchmark | Rule::Ulp) {
@@ -133,7 +133,6 @@ fn judge_tensor(call: &Call, name: String, direction: Direction, tested: &Tested
     }
     let mut quirk = "";
     // Seen on gradients only: on a forward output it would hide a permutation bug.
-    let movement = call.op.standard == crate::ops::Standard::Exact;
     if direction == Direction::Backward && judged.status == Status::Error && movement && quirks::same_values_other_order(&tv, &bv) {
         judged = judge_sorted(call, &case);
         quirk = quirks::OTHER_LAYOUT;
@@ -146,11 +145,7 @@ fn judge_tensor(call: &Call, name: String, direction: Direction, tested: &Tested
 /// [`OTHER_LAYOUT`](quirks::OTHER_LAYOUT): the case judged on sorted
 /// values, at least a `warning` (a device layout bug looks the same).
 fn judge_sorted(call: &Call, case: &Case) -> Judged {
-    let sorted = |x: &[f64]| {
-        let mut v = x.to_vec();
-        v.sort_by(f64::total_cmp);
-        v
-    };
+    let sorted = quirks::sorted;
     let (ts, bs, rs) = (sorted(case.tested), sorted(case.bench), case.reference.map(sorted));
     let mut judged = judge(call.r.standard, &Case { tested: &ts, bench: &bs, reference: rs.as_deref(), ..*case });
     judged.status = judged.status.max(Status::Warning);

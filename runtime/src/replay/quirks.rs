@@ -50,14 +50,17 @@ pub(super) fn autocast_dtype(op: &Op, output: Option<TDType>, inputs: &[TDType])
     (op.autocast() && inputs.iter().any(|d| d.is_float() && d.bits() > out.bits())).then_some(out)
 }
 
+/// The values in IEEE total order (NaN last, `-0.0` before `0.0`): how
+/// two layouts of the same values are compared.
+pub(super) fn sorted(values: &[f64]) -> Vec<f64> {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
 /// Whether `tested` and `bench` hold exactly the same values (NaN included)
 /// in a different order.
 pub(super) fn same_values_other_order(tested: &[f64], bench: &[f64]) -> bool {
-    let sorted = |x: &[f64]| {
-        let mut v = x.to_vec();
-        v.sort_by(f64::total_cmp);
-        v
-    };
     tested.len() == bench.len() && tested != bench && sorted(tested).iter().zip(sorted(bench)).all(|(a, b)| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()))
 }
 

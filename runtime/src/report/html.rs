@@ -5,13 +5,13 @@
 //! dump text can end the block. Written through [`crate::atomic`].
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
+use std::hash::Hash;
 use std::path::Path;
 
 use super::{DetailRow, ReportError};
 use crate::atomic::{write_atomic, WriteOptions};
 use crate::compare::{hist_lower_edge, HIST_BINS};
-use crate::pyfmt::{self, Escape};
+use crate::pyfmt::{self, Escape, JsonWriter};
 
 /// The page; `/*__DATA__*/` is replaced by the JSON.
 const TEMPLATE: &str = include_str!("report.html");
@@ -33,7 +33,7 @@ pub struct HtmlArg {
 }
 
 /// One Python frame of a call's stack.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct HtmlFrame {
     /// Source file.
     pub file: String,
@@ -86,45 +86,80 @@ pub struct HtmlReport<'a> {
     pub calls: Vec<HtmlCall>,
 }
 
-/// A JSON string literal, ASCII-only, with `<`, `>` and `&` escaped so
-/// that nothing in it can end the `<script>` block.
-fn jstr(out: &mut String, s: &str) {
-    pyfmt::json_str(out, s, Escape::Html);
+/// Texts (or frames) stored once, by first appearance: each is written
+/// once in the data and referred to by its index.
+struct Interned<'a, K: ?Sized> {
+    items: Vec<&'a K>,
+    ids: HashMap<&'a K, usize>,
 }
 
-/// A JSON number, or `null` for none; non-finite values as strings.
-fn jnum(out: &mut String, x: Option<f64>) {
+impl<'a, K: Eq + Hash + ?Sized> Interned<'a, K> {
+    fn new() -> Self {
+        Interned { items: vec![], ids: HashMap::new() }
+    }
+
+    /// The index of `item`, stored on its first appearance.
+    fn id(&mut self, item: &'a K) -> usize {
+        *self.ids.entry(item).or_insert_with(|| {
+            self.items.push(item);
+            self.items.len() - 1
+        })
+    }
+}
+
+/// A number of the page, or `null` for none; non-finite values as strings
+/// (`JSON.parse` reads no `NaN` token).
+fn number(w: &mut JsonWriter, x: Option<f64>) {
     match x {
-        Some(v) if v.is_finite() => {
-            let _ = write!(out, "{}", pyfmt::repr(v));
-        }
-        Some(v) => jstr(out, &pyfmt::repr(v)),
-        None => out.push_str("null"),
+        Some(v) if v.is_finite() => w.float(v),
+        Some(v) => w.str(&pyfmt::repr(v)),
+        None => w.plain("null"),
     }
 }
 
-/// The report's data as JSON (ASCII, no `<`).
+/// The report's data as JSON (ASCII, no `<`): Python's
+/// `json.dumps(separators=(",", ":"))` with `<`, `>`, `&` escaped.
 pub fn data_json(r: &HtmlReport) -> String {
-    let mut o = String::with_capacity(256 + r.details.len() * 256);
-    o.push('{');
+    let mut w = JsonWriter::compact(Escape::Html);
+    w.begin('{');
     for (k, v) in [("title", &r.title), ("framework", &r.framework), ("standard", &r.standard), ("tested", &r.tested), ("command", &r.command), ("generated", &r.generated), ("stackNote", &r.stack_note), ("repro", &r.repro)] {
-        jstr(&mut o, k);
-        o.push(':');
-        jstr(&mut o, v);
-        o.push(',');
+        w.key(k);
+        w.str(v);
     }
-    o.push_str("\"histEdges\":[");
-    for i in 0..HIST_BINS {
-        if i > 0 {
-            o.push(',');
-        }
-        let _ = write!(o, "{:e}", hist_lower_edge(i));
+    w.key("histEdges");
+    w.begin('[');
+    (0..HIST_BINS).for_each(|i| w.float(hist_lower_edge(i)));
+    w.end(']');
+    // Repeated texts are stored once: a row's message indexes "msgs", a call's frames index "frames".
+    let mut msgs = Interned::new();
+    w.key("rows");
+    rows(&mut w, r, &mut msgs);
+    let mut frames = Interned::new();
+    w.key("calls");
+    calls(&mut w, r, &mut frames);
+    w.key("msgs");
+    w.begin('[');
+    msgs.items.iter().for_each(|m| w.str(m));
+    w.end(']');
+    w.key("frames");
+    w.begin('[');
+    for f in frames.items {
+        w.begin('[');
+        w.str(&f.file);
+        w.plain(f.line);
+        w.str(&f.function);
+        w.str(&f.code);
+        w.plain(u8::from(f.user));
+        w.end(']');
     }
-    // Rows as arrays: [api, benchDtype, testedDtype, shape, cosine, maxAbs, maxRel, status, message, call, hist],
-    // where message indexes "msgs" and frames index "frames": repeated texts are stored once.
-    let mut msgs: Vec<&str> = vec![];
-    let mut msg_ids: HashMap<&str, usize> = HashMap::new();
-    o.push_str("],\"rows\":[");
+    w.end(']');
+    w.end('}');
+    w.finish()
+}
+
+/// The rows as arrays: `[api, benchDtype, testedDtype, shape, cosine,
+/// maxAbs, maxRel, status, message, call, hist]`.
+fn rows<'a>(w: &mut JsonWriter, r: &HtmlReport<'a>, msgs: &mut Interned<'a, str>) {
     let mut call_of = vec![0usize; r.details.len()];
     for (ci, c) in r.calls.iter().enumerate() {
         for i in c.rows.clone() {
@@ -133,99 +168,58 @@ pub fn data_json(r: &HtmlReport) -> String {
             }
         }
     }
-    for (i, d) in r.details.iter().enumerate() {
-        if i > 0 {
-            o.push(',');
-        }
-        o.push('[');
-        jstr(&mut o, &d.api_name);
-        o.push(',');
-        jstr(&mut o, d.bench_dtype.as_deref().unwrap_or(""));
-        o.push(',');
-        jstr(&mut o, d.tested_dtype.as_deref().unwrap_or(""));
-        o.push(',');
-        jstr(&mut o, &d.shape.as_ref().map(|s| format!("{s:?}")).unwrap_or_default());
-        o.push(',');
-        jnum(&mut o, d.cosine);
-        o.push(',');
-        jnum(&mut o, d.max_abs);
-        o.push(',');
-        jnum(&mut o, d.max_rel);
-        o.push(',');
-        jstr(&mut o, d.status.as_str());
-        o.push(',');
-        let id = *msg_ids.entry(d.message.as_str()).or_insert_with(|| {
-            msgs.push(d.message.as_str());
-            msgs.len() - 1
-        });
-        let _ = write!(o, "{id},{},", call_of[i]);
+    w.begin('[');
+    for (d, call) in r.details.iter().zip(call_of) {
+        w.begin('[');
+        w.str(&d.api_name);
+        w.str(d.bench_dtype.as_deref().unwrap_or(""));
+        w.str(d.tested_dtype.as_deref().unwrap_or(""));
+        w.str(&d.shape.as_ref().map(pyfmt::list).unwrap_or_default());
+        [d.cosine, d.max_abs, d.max_rel].into_iter().for_each(|x| number(w, x));
+        w.str(d.status.as_str());
+        w.plain(msgs.id(d.message.as_str()));
+        w.plain(call);
         match &d.hist {
             Some(h) => {
-                o.push('[');
-                for (j, n) in h.iter().enumerate() {
-                    let _ = write!(o, "{}{n}", if j > 0 { "," } else { "" });
-                }
-                o.push(']');
+                w.begin('[');
+                h.iter().for_each(|n| w.plain(n));
+                w.end(']');
             }
-            None => o.push_str("null"),
+            None => w.plain("null"),
         }
-        o.push(']');
+        w.end(']');
     }
-    let mut frame_ids: HashMap<String, usize> = HashMap::new();
-    o.push_str("],\"calls\":[");
-    for (ci, c) in r.calls.iter().enumerate() {
-        if ci > 0 {
-            o.push(',');
+    w.end(']');
+}
+
+/// The calls as objects: `{api, rows: [start, end], args: [[name, dtype,
+/// shape, min, max]], stack: [frame index]}`.
+fn calls<'a>(w: &mut JsonWriter, r: &'a HtmlReport, frames: &mut Interned<'a, HtmlFrame>) {
+    w.begin('[');
+    for c in &r.calls {
+        w.begin('{');
+        w.key("api");
+        w.str(&c.api);
+        w.key("rows");
+        w.begin('[');
+        w.plain(c.rows.start);
+        w.plain(c.rows.end);
+        w.end(']');
+        w.key("args");
+        w.begin('[');
+        for a in &c.args {
+            w.begin('[');
+            [&a.name, &a.dtype, &a.shape, &a.min, &a.max].into_iter().for_each(|s| w.str(s));
+            w.end(']');
         }
-        o.push_str("{\"api\":");
-        jstr(&mut o, &c.api);
-        let _ = write!(o, ",\"rows\":[{},{}],\"args\":[", c.rows.start, c.rows.end);
-        for (i, a) in c.args.iter().enumerate() {
-            if i > 0 {
-                o.push(',');
-            }
-            o.push('[');
-            for (j, s) in [&a.name, &a.dtype, &a.shape, &a.min, &a.max].into_iter().enumerate() {
-                if j > 0 {
-                    o.push(',');
-                }
-                jstr(&mut o, s);
-            }
-            o.push(']');
-        }
-        o.push_str("],\"stack\":[");
-        for (i, f) in c.stack.iter().enumerate() {
-            let mut text = String::from("[");
-            jstr(&mut text, &f.file);
-            let _ = write!(text, ",{},", f.line);
-            jstr(&mut text, &f.function);
-            text.push(',');
-            jstr(&mut text, &f.code);
-            let _ = write!(text, ",{}]", u8::from(f.user));
-            let next = frame_ids.len();
-            let id = *frame_ids.entry(text).or_insert(next);
-            let _ = write!(o, "{}{id}", if i > 0 { "," } else { "" });
-        }
-        o.push_str("]}");
+        w.end(']');
+        w.key("stack");
+        w.begin('[');
+        c.stack.iter().for_each(|f| w.plain(frames.id(f)));
+        w.end(']');
+        w.end('}');
     }
-    o.push_str("],\"msgs\":[");
-    for (i, m) in msgs.iter().enumerate() {
-        if i > 0 {
-            o.push(',');
-        }
-        jstr(&mut o, m);
-    }
-    o.push_str("],\"frames\":[");
-    let mut frames: Vec<(&String, &usize)> = frame_ids.iter().collect();
-    frames.sort_by_key(|(_, &id)| id);
-    for (i, (text, _)) in frames.iter().enumerate() {
-        if i > 0 {
-            o.push(',');
-        }
-        o.push_str(text);
-    }
-    o.push_str("]}");
-    o
+    w.end(']');
 }
 
 /// The whole page.
@@ -259,6 +253,9 @@ mod tests {
         let block = &page[start..end];
         assert!(!block.contains("alert(1)</") && block.contains("\\u003c/script\\u003e"));
         assert!(page.contains("default-src 'none'"));
-        assert!(data_json(&r).is_ascii());
+        let data = data_json(&r);
+        assert!(data.is_ascii());
+        let parsed: serde_json::Value = serde_json::from_str(&data).unwrap();
+        assert_eq!(parsed["msgs"][0], "</script><script>alert(1)</script> \u{2028} é", "the text survives the escaping");
     }
 }
