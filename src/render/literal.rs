@@ -66,10 +66,6 @@ pub fn py_opt(v: Option<String>) -> String {
     v.unwrap_or_else(|| pyfmt::none().into())
 }
 
-/// A Python list of integers: `[2, 3]` ([`pyfmt::list`]).
-pub fn py_int_list(v: impl IntoIterator<Item = i128>) -> String {
-    pyfmt::list(v)
-}
 
 /// A Rust string literal (ASCII only, `\u{..}` escapes).
 pub fn rs_str(s: &str) -> String {

@@ -4,11 +4,11 @@
 //! arrange literals, and the callables come from [`super::api_map`].
 
 use runtime::grad_layout::{self, GradInput};
-use runtime::{exit, ops};
+use runtime::{exit, ops, pyfmt};
 use serde::Serialize;
 
 use super::api_map::{self, Callable, NotExposed};
-use super::literal::{py_bool, py_float, py_int_list, py_opt, py_str};
+use super::literal::{py_bool, py_float, py_opt, py_str};
 use crate::config::OpConfig;
 use crate::model::{ApiCall, Arg, Direction, Framework, Stat, TDType};
 use crate::paths::PathRef;
@@ -205,7 +205,7 @@ fn arg(a: &Arg, fw: Framework) -> ArgCtx {
     match a {
         Arg::Tensor(t) => ArgCtx::Tensor {
             dtype: dtype_lit(t.dtype, fw),
-            dims: py_int_list(t.shape.iter().map(|&d| d as i128)),
+            dims: pyfmt::list(&t.shape),
             low: stat(t.min),
             high: stat(t.max),
             requires_grad: py_opt(t.requires_grad.map(py_bool)),
@@ -221,7 +221,7 @@ fn arg(a: &Arg, fw: Framework) -> ArgCtx {
             ArgCtx::Slice { start: o(a), stop: o(b), step: o(c) }
         }
         Arg::Ellipsis => ArgCtx::Ellipsis,
-        Arg::Size(d) => ArgCtx::Size { lit: py_int_list(d.iter().map(|&d| d as i128)) },
+        Arg::Size(d) => ArgCtx::Size { lit: pyfmt::list(d) },
         Arg::DType(d) => ArgCtx::Dtype { lit: dtype_lit(*d, fw) },
         Arg::Device(d) => ArgCtx::Device { lit: py_str(d) },
         Arg::MemoryFormat(m) => ArgCtx::MemoryFormat { lit: py_str(m) },
