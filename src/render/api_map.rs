@@ -7,10 +7,13 @@
 //! table replays `Prefix.op` for that framework. A dotted name
 //! (`linalg.vector_norm`) passes only where a list holds it. Module paths are
 //! constants of this file, so the rendered call path is made of table
-//! entries and constants, never of dump text.
+//! entries and constants, never of dump text. Which bench callable replays
+//! an API that torch's function of its name does not is the op table's
+//! module's (`runtime/src/ops/bench.rs`).
 
-use runtime::ops::hooks::{self, HookList};
 use runtime::ops;
+use runtime::ops::bench;
+use runtime::ops::hooks::{self, HookList};
 
 use crate::model::{ApiName, Framework, Prefix};
 
@@ -118,29 +121,23 @@ pub fn undefined_outputs(framework: Framework, name: &ApiName) -> Option<&'stati
     undefined.then_some("values undefined (uninitialized memory): only the shape is compared")
 }
 
-/// Tensor methods that cast to a fixed dtype, and the cast the bench makes
-/// instead: to the raised dtype (float16/bfloat16 -> float32, float32 ->
-/// float64), as the bench raises every input and dtype argument. The same
-/// method names in both frameworks.
-const RAISED_CASTS: &[(&str, &str)] = &[("half", "float"), ("bfloat16", "float"), ("float", "double")];
 
 /// The bench callable (torch on the CPU at raised precision).
 pub fn bench(framework: Framework, name: &ApiName) -> Callable {
-    if name.prefix == Prefix::Tensor {
-        if let Some(&(_, raised)) = RAISED_CASTS.iter().find(|(op, _)| *op == name.op) {
-            return Callable {
-                module: "torch.Tensor",
-                attr: raised.to_string(),
-                note: Some("the bench casts to the raised dtype, as it raises every input and dtype argument"),
-            };
-        }
+    let api = format!("{}.{}", name.prefix.as_str(), name.op);
+    if let Some(raised) = bench::raised_cast(&api) {
+        return Callable {
+            module: "torch.Tensor",
+            attr: raised.to_string(),
+            note: Some("the bench casts to the raised dtype, as it raises every input and dtype argument"),
+        };
     }
     if framework == Framework::MindSpore {
-        if let Some(&(_, _, attr, note)) = MINDSPORE_BENCH_HELPERS.iter().find(|(p, op, _, _)| *p == name.prefix && *op == name.op) {
-            return Callable { module: "", attr: attr.to_string(), note: Some(note) };
+        if let Some(h) = bench::mindspore_helper(&api) {
+            return Callable { module: "", attr: h.helper.to_string(), note: Some(h.why) };
         }
-        if let Some(&(_, _, module, attr, note)) = MINDSPORE_BENCH_RENAMES.iter().find(|(p, op, _, _, _)| *p == name.prefix && *op == name.op) {
-            return Callable { module, attr: attr.to_string(), note: Some(note) };
+        if let Some(r) = bench::mindspore_rename(&api) {
+            return Callable { module: r.module, attr: r.attr.to_string(), note: Some(r.why) };
         }
     }
     match (framework, name.prefix) {
@@ -160,49 +157,12 @@ pub fn bench(framework: Framework, name: &ApiName) -> Callable {
 /// The names of the bench helpers `python/msprobe_rs/repro/ms_bench.py`
 /// defines that the bench table names (rendered into the scripts' tables).
 pub fn ms_bench_helpers() -> impl Iterator<Item = &'static str> {
-    MINDSPORE_BENCH_HELPERS.iter().map(|&(_, _, attr, _)| attr)
+    bench::MINDSPORE_HELPERS.iter().map(|h| h.helper)
 }
 
-/// MindSpore APIs whose signature, defaults or index dtypes differ from the
-/// torch function of their name: (prefix, op, the helper
-/// `python/msprobe_rs/repro/ms_bench.py` defines with MindSpore's signature, why). A helper takes
-/// MindSpore's keyword names (the script does not rename them to torch's).
-const MINDSPORE_BENCH_HELPERS: &[(Prefix, &str, &str, &str)] = &[
-    (Prefix::Functional, "gather", "ms_ops_gather", "mindspore.ops.gather(params, indices, axis) takes whole slices; torch.gather does not"),
-    (Prefix::Functional, "conv2d", "ms_ops_conv2d", "mindspore.ops.conv2d takes pad_mode ('valid', 'same', 'pad'); torch.nn.functional.conv2d does not, and pads evenly only"),
-    (Prefix::Functional, "cross_entropy", "ms_ops_cross_entropy", "torch wants int64 class indices; MindSpore takes Int32"),
-    (Prefix::Functional, "nll_loss", "ms_ops_nll_loss", "torch wants int64 class indices, and its nll_loss has neither MindSpore's argument order nor its label_smoothing"),
-    (
-        Prefix::Functional,
-        "binary_cross_entropy_with_logits",
-        "ms_ops_binary_cross_entropy_with_logits",
-        "mindspore.ops.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction): torch's fourth argument is size_average",
-    ),
-    (Prefix::MintFunctional, "binary_cross_entropy", "ms_mint_binary_cross_entropy", "mint's binary_cross_entropy takes reduction fourth; torch's fourth argument is size_average"),
-    (Prefix::Functional, "l1_loss", "ms_ops_l1_loss", "mindspore.ops.l1_loss takes reduction third; torch's third argument is size_average"),
-    (Prefix::Functional, "mse_loss", "ms_ops_mse_loss", "mindspore.ops.mse_loss takes reduction third; torch's third argument is size_average"),
-    (Prefix::Functional, "smooth_l1_loss", "ms_ops_smooth_l1_loss", "mindspore.ops.smooth_l1_loss takes beta third and reduces with 'none' by default; torch takes size_average third and 'mean'"),
-    (Prefix::Functional, "kl_div", "ms_ops_kl_div", "mindspore.ops.kl_div takes reduction third; torch's third argument is size_average"),
-    (Prefix::Functional, "one_hot", "ms_ops_one_hot", "mindspore.ops.one_hot(indices, depth, on_value, off_value, axis); torch's one_hot takes int64 indices and a class count only"),
-    (Prefix::Functional, "index_add", "ms_ops_index_add", "mindspore.ops.index_add(x, indices, y, axis) is torch.index_add(x, axis, indices, y)"),
-    (Prefix::Functional, "tensor_scatter_elements", "ms_ops_tensor_scatter_elements", "torch.scatter or scatter_add by the reduction, with int64 indices"),
-    (Prefix::Functional, "clip_by_global_norm", "ms_ops_clip_by_global_norm", "torch has no such function: every tensor scaled by clip_norm / max(global norm, clip_norm)"),
-    (Prefix::Functional, "assign", "ms_ops_assign", "torch has no such function: the variable takes the value's values (Tensor.copy_)"),
-    (
-        Prefix::Functional,
-        "dropout",
-        "ms_ops_dropout",
-        "MindSpore and torch draw different random masks: the bench keeps the elements the tested run kept, scaled by 1 / (1 - p)",
-    ),
-    (Prefix::Tensor, "transpose", "ms_tensor_transpose", "mindspore.Tensor.transpose(*axes) permutes all axes like numpy; torch.Tensor.transpose swaps two"),
-    (Prefix::Tensor, "var", "ms_tensor_var", "mindspore.Tensor.var(axis, ddof=0, keepdims) divides by N by default; torch by N - 1"),
-    (Prefix::Tensor, "std", "ms_tensor_std", "mindspore.Tensor.std(axis, ddof=0, keepdims) divides by N by default; torch by N - 1"),
-];
 
-/// MindSpore APIs whose torch bench is a torch callable of another name:
-/// (prefix, op, module, attr, why).
-const MINDSPORE_BENCH_RENAMES: &[(Prefix, &str, &str, &str, &str)] =
-    &[(Prefix::Functional, "dense", "torch.nn.functional", "linear", "mindspore.ops.dense(input, weight, bias) is torch's linear")];
+
+
 
 #[cfg(test)]
 mod tests {
@@ -275,12 +235,12 @@ mod tests {
     #[test]
     fn every_bench_helper_is_defined_in_the_package() {
         let helpers = include_str!("../../python/msprobe_rs/repro/ms_bench.py");
-        for (prefix, op, attr, _) in MINDSPORE_BENCH_HELPERS {
+        for h in bench::MINDSPORE_HELPERS {
+            let attr = h.helper;
             assert!(helpers.contains(&format!("\ndef {attr}(")), "{attr} is not defined in python/msprobe_rs/repro/ms_bench.py");
-            assert!(attr.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'), "{attr}");
-            let name = ApiName::parse(&format!("{}.{op}.0", prefix.as_str())).unwrap();
-            assert_eq!(exposed(Framework::MindSpore, &name), Ok(()), "{op}");
-            assert_eq!(bench(Framework::MindSpore, &name).attr, *attr);
+            let name = ApiName::parse(&format!("{}.0", h.api)).unwrap();
+            assert_eq!(exposed(Framework::MindSpore, &name), Ok(()), "{}", h.api);
+            assert_eq!(bench(Framework::MindSpore, &name).attr, attr);
         }
         let n = |s| ApiName::parse(s).unwrap();
         assert_eq!(path(bench(Framework::MindSpore, &n("Functional.dense.0"))), "torch.nn.functional.linear");

@@ -136,7 +136,7 @@ fn tables_body() -> String {
     for (rule, names) in api_standard::api_sets() {
         writeln!(o, "    {}: frozenset({}),", py_str(rule), py_list(names.iter().copied())).unwrap();
     }
-    o.push_str("}\n# The bench helpers of ms_bench that the bench table names (src/render/api_map.rs).\n");
+    o.push_str("}\n# The bench helpers of ms_bench that the bench table names (runtime/src/ops/bench.rs).\n");
     let mut helpers: Vec<&str> = api_map::ms_bench_helpers().collect();
     helpers.sort_unstable();
     helpers.dedup();

@@ -36,6 +36,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/limits.rs",
     "src/ops/activation.rs",
     "src/ops/api_standard.rs",
+    "src/ops/bench.rs",
     "src/ops/arith.rs",
     "src/ops/blas.rs",
     "src/ops/compare.rs",

@@ -72,7 +72,7 @@ STANDARD_API_SETS = {
     "level1": frozenset(["embedding", "npu_fusion_attention", "npu_fusion_attention_grad", "scatter", "scatter_add"]),
     "level2": frozenset(["nonzero", "one_hot", "matmul", "addmm", "mm", "gelu", "layer_norm", "index", "sum", "npu_rms_norm", "rms_norm", "cross_entropy", "npu_cross_entropy_loss"]),
 }
-# The bench helpers of ms_bench that the bench table names (src/render/api_map.rs).
+# The bench helpers of ms_bench that the bench table names (runtime/src/ops/bench.rs).
 MS_BENCH_HELPERS = frozenset(["ms_mint_binary_cross_entropy", "ms_ops_assign", "ms_ops_binary_cross_entropy_with_logits", "ms_ops_clip_by_global_norm", "ms_ops_conv2d", "ms_ops_cross_entropy", "ms_ops_dropout", "ms_ops_gather", "ms_ops_index_add", "ms_ops_kl_div", "ms_ops_l1_loss", "ms_ops_mse_loss", "ms_ops_nll_loss", "ms_ops_one_hot", "ms_ops_smooth_l1_loss", "ms_ops_tensor_scatter_elements", "ms_tensor_std", "ms_tensor_transpose", "ms_tensor_var"])
 
 

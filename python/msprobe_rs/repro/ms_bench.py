@@ -1,5 +1,5 @@
 """torch equivalents of MindSpore signatures for the bench: the bench table
-(src/render/api_map.rs, MINDSPORE_BENCH_HELPERS; rendered into
+(runtime/src/ops/bench.rs, MINDSPORE_HELPERS; rendered into
 _tables.MS_BENCH_HELPERS) names one of these where a MindSpore API's
 signature, defaults or index dtypes differ from the torch function of its
 name. Each takes MindSpore's argument names.
