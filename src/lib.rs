@@ -5,9 +5,9 @@
 //! The layers, from the bottom up; data flows one way and no module reaches
 //! back up:
 //! - [`dump`] (the streaming reader of `dump.json`, msprobe's non-finite
-//!   tokens), [`output`] (atomic writes), [`paths`], [`xlsx`] (the one
-//!   workbook writer), [`schedule`] (the one memory-budget scheduler),
-//!   [`progress`];
+//!   tokens), [`output`] (generated files written atomically, or compared),
+//!   [`paths`], [`xlsx`] (the one workbook writer), [`schedule`] (the one
+//!   memory-budget scheduler), [`progress`];
 //! - [`model`]: the typed calls, names and arguments of a dump;
 //! - [`config`] (`config_op.json`), [`select`] (which calls a batch takes)
 //!   and [`manifest`], which speak of the model's names;

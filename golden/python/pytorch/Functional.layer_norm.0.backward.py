@@ -80,7 +80,7 @@ API_OP = "Functional.layer_norm"
 EXACT_OP = False
 # Why the forward outputs cannot be compared (None: they can).
 UNDEFINED_OUTPUTS = None
-# Whether the second argument is class indices (cross_entropy, nll_loss):
+# Whether the second argument is class indices (the op table's class-target fact):
 # random ones between the ignore marker and class 0 are folded into the classes.
 CLASS_TARGETS = False
 # Tensor files of the dump (real_data); --data-dir overrides.
