@@ -28,6 +28,7 @@ fn sides(framework: Framework) -> &'static str {
     match framework {
         PyTorch => TORCH_SIDES,
         MindSpore => MINDSPORE_SIDES,
+        Framework::MindTorch => panic!("MSAdapter (mindtorch) dumps get no Python scripts yet (render::head_template)"),
     }
 }
 
