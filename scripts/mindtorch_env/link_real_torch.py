@@ -57,7 +57,9 @@ def top_level_entries(dist):
 
 def main():
     main_site, link_dir = sys.argv[1], sys.argv[2]
-    own = {canonical(d.metadata["Name"]) for d in metadata.distributions()}
+    # what the venv has itself: sys.path without the folder that an earlier run linked
+    own_path = [p for p in sys.path if os.path.realpath(p) != os.path.realpath(link_dir)]
+    own = {canonical(d.metadata["Name"]) for d in metadata.distributions(path=own_path)}
     shutil.rmtree(link_dir, ignore_errors=True)
     os.makedirs(link_dir)
     for dist in closure(main_site):
