@@ -11,7 +11,10 @@ site-packages). No installed file is edited, and generated scripts carry none of
    graph-mode overloads MindSpore no longer has (``pow_`` for ``(Tuple, Tensor)``): return a
    function that raises ``TypeError`` when called, so that import finishes.
 3. msprobe's MSAdapter adaptor imports module-level hook dicts from ``torch.nn.modules.module``
-   that mindtorch 0.4.0 lacks: add the missing ones, empty.
+   that mindtorch 0.4.0 lacks, and its PrecisionDebugger takes
+   ``Module.register_full_backward_pre_hook``: add the missing dicts, empty, and that method,
+   which records the hook as torch does (mindtorch 0.4.0's backward, through MindSpore's grad,
+   never calls module backward-pre hooks; msprobe's L1 dumps do not need them).
 4. ``use_deterministic_algorithms`` raises on the CPU (no deterministic setting there): make it
    a no-op when MindSpore's device target is the CPU.
 
@@ -57,6 +60,17 @@ def _add_hook_dicts(module):
             setattr(module, name, collections.OrderedDict())
     if not hasattr(module, "_global_is_full_backward_hook"):
         module._global_is_full_backward_hook = None
+    if not hasattr(module.Module, "register_full_backward_pre_hook"):
+        module.Module.register_full_backward_pre_hook = _register_full_backward_pre_hook
+
+
+def _register_full_backward_pre_hook(self, hook):
+    from mindtorch.torch.utils.hooks import RemovableHandle
+
+    hooks = self.__dict__.setdefault("_backward_pre_hooks", collections.OrderedDict())
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
 
 
 def _deterministic_on_cpu(module):
