@@ -3,7 +3,8 @@
 # zoo/make/mindtorch/mt_*.py (MSAdapter's torch API on MindSpore, PyNative, CPU; gradients through
 # mindspore.value_and_grad), dumped by the real msprobe 8.3.2 and 26.2.0 (PyPI mindstudio-probe),
 # task statistics and task tensor at level L1. Each dump's dump.json, stack.json, construct.json
-# (and dump_tensor_data/ for tensor) are copied to tests/fixtures/mindtorch/<model>/<version>/<task>/.
+# (and dump_tensor_data/ for tensor) are copied to tests/fixtures/mindtorch/<model>/<version>/<task>/,
+# with stack.json's file names made relative (see relative_stacks).
 #
 #   zoo/make/make_mindtorch.sh [model ...]      (default: every zoo/make/mindtorch/mt_*.py)
 #
@@ -39,6 +40,20 @@ else
     for f in "$HERE"/mindtorch/mt_*.py; do MODELS+=("$(basename "$f" .py)"); done
 fi
 
+# stack.json names the files of this machine: the clone's become relative to it, the MSAdapter
+# venv's and the cache's start with <venv>/ and <cache>/ (nothing else in the dumps is changed)
+VENV_DIR=$("$PY" -c 'import sys; print(sys.prefix)')
+relative_stacks() {
+    "$PY" - "$1" "$VENV_DIR/:<venv>/" "$CACHE/:<cache>/" "$ROOT/:" <<'PY'
+import sys
+path, text = sys.argv[1], open(sys.argv[1], encoding="utf-8").read()
+for pair in sys.argv[2:]:
+    prefix, placeholder = pair.rsplit(":", 1)
+    text = text.replace(prefix, placeholder)
+open(path, "w", encoding="utf-8").write(text)
+PY
+}
+
 WORK=$(mktemp -d /tmp/zoo-mt-make.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
@@ -67,6 +82,7 @@ for model in "${MODELS[@]}"; do
             if [ "$task" = tensor ]; then
                 cp -r "$src/dump_tensor_data" "$dst/"
             fi
+            relative_stacks "$dst/stack.json"
             grep -h "step 0 loss" "$run/log" | sed "s/^/  [$model $version $task] /"
             size=$(du -sk --apparent-size "$dst" | cut -f1)
             if [ "$size" -gt 300 ]; then

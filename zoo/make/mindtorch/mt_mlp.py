@@ -1,5 +1,9 @@
 """A tiny MLP classifier in MSAdapter's torch API: linear, elementwise, norms, softmax, losses.
 
+Inside the step, msprobe's recorded APIs return plain mindspore.Tensors (not mindtorch's), whose
+methods and operators are MindSpore's and are not recorded: the model calls torch.* and F.*
+functions on intermediate values (torch.add, not `+`).
+
     python mt_mlp.py <msprobe-config.json | none>      (see msadapter_common.py)
 """
 from msadapter_common import Init, setup, train_step  # first: it makes `torch` MSAdapter's
@@ -23,8 +27,9 @@ class MLP(torch.nn.Module):
     def forward(self, x):
         h = F.linear(x, self.w1, self.b1)
         h = F.layer_norm(h, (HIDDEN,), self.gamma, self.beta, 1e-5)
-        h = F.gelu(h) + torch.sigmoid(h) * 0.5
-        h = torch.tanh(h) - h.abs() / 4.0
+        h = torch.add(F.gelu(h), torch.mul(torch.sigmoid(h), 0.5))
+        h = torch.sub(torch.tanh(h), torch.div(torch.abs(h), 4.0))
+        h = torch.add(F.relu(h), torch.exp(torch.neg(h)), alpha=0.1)
         return F.linear(h, self.w2, self.b2)
 
 
