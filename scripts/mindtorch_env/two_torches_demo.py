@@ -15,6 +15,13 @@ The module objects bound in step 1 (``mindtorch``, ``mindtorch.nn.functional``) 
 code imports itself as ``mindtorch.torch.*``, whose ``sys.modules`` entries step 2 does not delete.
 When MSAdapter is installed as the ``mindtorch`` package and not on ``PYTHONPATH``,
 ``import mindtorch.torch`` and ``import torch`` need no trick at all; this demo does either.
+(mindtorch 0.4.0 also has a switch of its own: after ``from mindtorch.tools import mstorch_enable``
+``import torch`` is ``mindtorch.torch``, and after ``mindtorch.torch_enable()`` the real torch.)
+
+With mindtorch 0.4.0 on ``PYTHONPATH``, ``import torch.nn.functional`` loads a second copy of
+MSAdapter's ``torch.nn`` package under ``torch.nn.*`` (its functions work; its classes, e.g.
+``Parameter``, are not ``mindtorch.torch``'s). The demo uses the attributes of the ``torch``
+module (``mt.nn.functional``), which are ``mindtorch.torch``'s.
 
     PYTHONPATH=<site-packages>/mindtorch python two_torches_demo.py     # doc 33's setting
     python two_torches_demo.py                                          # mindtorch.torch
