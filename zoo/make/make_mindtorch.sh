@@ -4,7 +4,8 @@
 # mindspore.value_and_grad), dumped by the real msprobe 8.3.2 and 26.2.0 (PyPI mindstudio-probe),
 # task statistics and task tensor at level L1. Each dump's dump.json, stack.json, construct.json
 # (and dump_tensor_data/ for tensor) are copied to tests/fixtures/mindtorch/<model>/<version>/<task>/,
-# with stack.json's file names made relative (see relative_stacks).
+# with stack.json's file names made relative (see relative_stacks); then each tensor dump's forward
+# calls are replayed with the real torch and compared (zoo/make/mindtorch/check_forward.py).
 #
 #   zoo/make/make_mindtorch.sh [model ...]      (default: every zoo/make/mindtorch/mt_*.py)
 #
@@ -92,4 +93,6 @@ for model in "${MODELS[@]}"; do
     done
 done
 
+# every recorded forward output against the real torch on the recorded inputs (check_forward.py)
+"$PY" "$HERE/mindtorch/check_forward.py" "$OUT"/*/*/tensor
 du -sh --apparent-size "$OUT"/*/*/*
