@@ -9,7 +9,15 @@
 # The environment lives outside the clone, at $MSPROBE_RS_VENV
 # (default: $HOME/.cache/msprobe-rs/venv), and is reused when its stamp matches.
 # Prints the path of the environment's python on its last line.
+#
+#   scripts/setup-python-env.sh               the main environment
+#   scripts/setup-python-env.sh --mindtorch   the MSAdapter (mindtorch) test environment as well
+#                                             (scripts/setup-mindtorch-env.sh): prints its python
 set -euo pipefail
+
+if [ "${1:-}" = --mindtorch ]; then
+    exec "$(dirname "$0")/setup-mindtorch-env.sh"
+fi
 
 VENV="${MSPROBE_RS_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/msprobe-rs/venv}"
 PINS="torch==2.15.0 mindspore==2.10.0 numpy==1.26.4"

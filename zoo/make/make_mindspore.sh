@@ -24,12 +24,8 @@ PY=${PYTHON:-$CACHE/venv/bin/python}
 TARGET=${MSPROBE_MS_TARGET:-$CACHE/msprobe-26.2.0}
 WHEEL_DIR=${MSPROBE_WHEEL_DIR:-/tmp/mp}
 OUT=$ROOT/tests/fixtures/zoo/mindspore
-MSPROBE_VERSION=26.2.0
-# What msprobe 26.2.0 imports and the venv lacks, pinned to the versions the zoo was made with.
-# --no-deps throughout: nothing here may pull a second numpy (MindSpore 2.10 needs numpy 1.x).
-DEPS=(pandas==2.2.3 python-dateutil==4.0.0 pytz==2026.6 tzdata==2026.6 pyyaml==6.0.4
-      tqdm==4.70.1 matplotlib==3.11.2 pyparsing==3.3.3 cycler==0.12.1 kiwisolver==1.5.1
-      fonttools==4.68.0)
+# shellcheck source=zoo/make/msprobe_target.sh
+. "$HERE/msprobe_target.sh"
 
 "$PY" - <<'PY'
 import numpy, mindspore
@@ -37,21 +33,7 @@ assert numpy.__version__.startswith("1."), f"numpy {numpy.__version__}: MindSpor
 assert mindspore.__version__.startswith("2.10"), f"mindspore {mindspore.__version__}, expected 2.10"
 PY
 
-msprobe_ok() {
-    PYTHONPATH=$TARGET "$PY" -c "
-import msprobe, importlib.metadata as m
-assert m.version('mindstudio-probe') == '$MSPROBE_VERSION', m.version('mindstudio-probe')
-from msprobe.mindspore import PrecisionDebugger" >/dev/null 2>&1
-}
-
-if ! msprobe_ok; then
-    echo "installing mindstudio-probe==$MSPROBE_VERSION into $TARGET"
-    links=()
-    [ -d "$WHEEL_DIR" ] && links=(--find-links "$WHEEL_DIR")
-    "$PY" -m pip install -q --upgrade --target "$TARGET" --no-deps ${links[@]+"${links[@]}"} \
-        "mindstudio-probe==$MSPROBE_VERSION" "${DEPS[@]}"
-    msprobe_ok || { echo "msprobe $MSPROBE_VERSION does not import from $TARGET" >&2; exit 1; }
-fi
+ensure_msprobe_26 "$PY" "$TARGET" "$WHEEL_DIR"
 
 if [ $# -gt 0 ]; then
     MODELS=("$@")
