@@ -1,5 +1,5 @@
-//! Native coverage of the model zoo (tests/fixtures/zoo, made by
-//! zoo/make/): every dump is replayed with `msprobe replay --dump`
+//! Native coverage of the model zoo (tests/fixtures/zoo, and the MSAdapter
+//! dumps of tests/fixtures/mindtorch, made by zoo/make/): every dump is replayed with `msprobe replay --dump`
 //! (statistics dumps with random data, tensor dumps with their real data),
 //! and each distinct case, an API (`Prefix.op`) in one direction, counts as
 //! covered when every row of every call of it is a verdict (pass, warning or
@@ -20,29 +20,44 @@ use std::process::Command;
 
 mod common;
 
-/// One zoo dump: `<framework>/<model>/<task>`.
+/// One zoo dump: `<framework>/<model>/<task>`, or an MSAdapter fixture
+/// `mindtorch/<model>/<msprobe version>/<task>` (read with `-f mindspore`).
 struct ZooDump {
-    framework: String,
-    name: String,
+    /// The key in coverage.json and verdicts.json.
+    key: String,
+    /// The `-f` value.
+    flag: &'static str,
     task: String,
     path: PathBuf,
 }
 
+fn sorted_dirs(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return vec![] };
+    let mut dirs: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
+    dirs.sort();
+    dirs
+}
+
 fn zoo_dumps() -> Vec<ZooDump> {
-    let root = common::repo().join("tests/fixtures/zoo");
+    let fixtures = common::repo().join("tests/fixtures");
+    let name = |p: &Path| p.file_name().unwrap().to_string_lossy().into_owned();
     let mut dumps = vec![];
-    for fw in ["pytorch", "mindspore"] {
-        let Ok(models) = std::fs::read_dir(root.join(fw)) else { continue };
-        let mut models: Vec<PathBuf> = models.map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
-        models.sort();
-        for model in models {
-            for task in ["statistics", "tensor"] {
-                let path = model.join(task).join("dump.json");
-                if path.is_file() {
-                    let name = model.file_name().unwrap().to_string_lossy().into_owned();
-                    dumps.push(ZooDump { framework: fw.into(), name, task: task.into(), path });
-                }
+    let mut push = |key: String, flag: &'static str, dir: &Path| {
+        for task in ["statistics", "tensor"] {
+            let path = dir.join(task).join("dump.json");
+            if path.is_file() {
+                dumps.push(ZooDump { key: format!("{key}/{task}"), flag, task: task.into(), path });
             }
+        }
+    };
+    for fw in ["pytorch", "mindspore"] {
+        for model in sorted_dirs(&fixtures.join("zoo").join(fw)) {
+            push(format!("{fw}/{}", name(&model)), if fw == "pytorch" { "pytorch" } else { "mindspore" }, &model);
+        }
+    }
+    for model in sorted_dirs(&fixtures.join("mindtorch")) {
+        for version in sorted_dirs(&model) {
+            push(format!("mindtorch/{}/{}", name(&model), name(&version)), "mindspore", &version);
         }
     }
     dumps
@@ -81,12 +96,12 @@ fn case_of(row: &str) -> Option<(String, String)> {
 }
 
 fn replay(d: &ZooDump, out: &Path, standard: &str) -> Coverage {
-    let mut args = vec!["-f", d.framework.as_str(), "replay", "--dump", d.path.to_str().unwrap(), "--output-dir", out.to_str().unwrap(), "--top", "1", "--standard", standard];
+    let mut args = vec!["-f", d.flag, "replay", "--dump", d.path.to_str().unwrap(), "--output-dir", out.to_str().unwrap(), "--top", "1", "--standard", standard];
     if d.task == "tensor" {
         args.extend(["--data-mode", "real_data"]);
     }
     let o = Command::new(env!("CARGO_BIN_EXE_msprobe")).args(&args).output().unwrap();
-    assert!(matches!(o.status.code(), Some(0 | 3 | 8)), "{}/{}/{}: {}", d.framework, d.name, d.task, String::from_utf8_lossy(&o.stderr));
+    assert!(matches!(o.status.code(), Some(0 | 3 | 8)), "{}: {}", d.key, String::from_utf8_lossy(&o.stderr));
     let file = std::fs::read_dir(out).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().contains("accuracy_checking_details_")).unwrap();
     let text = std::fs::read_to_string(file).unwrap();
     let mut cov = Coverage { exit: o.status.code().unwrap_or(-1), ..Coverage::default() };
@@ -120,7 +135,7 @@ fn zoo_coverage_does_not_fall() {
     let pinned: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&pinned_path).unwrap()).unwrap();
     let mut verdicts = serde_json::Map::new();
     for (i, d) in dumps.iter().enumerate() {
-        let key = format!("{}/{}/{}", d.framework, d.name, d.task);
+        let key = d.key.clone();
         let cov = replay(d, &tmp.path().join(i.to_string()), "msprobe");
         let api = replay(d, &tmp.path().join(format!("{i}-api")), "api");
         measured.insert(key.clone(), serde_json::json!((cov.share() * 1000.0).floor() / 1000.0));
@@ -141,7 +156,7 @@ fn zoo_coverage_does_not_fall() {
         lines.push(format!("| {key} | {} | {} ({:.1}%) | {} |", cov.cases.len(), cov.covered(), 100.0 * cov.share(), cov.cases.len() - cov.covered()));
         for ((op, dir), why) in &cov.cases {
             for w in why {
-                reasons.entry(format!("{}: {op} {dir}", d.framework)).or_default().insert(w.clone());
+                reasons.entry(format!("{}: {op} {dir}", d.key.split('/').next().unwrap_or_default())).or_default().insert(w.clone());
             }
         }
     }
