@@ -87,10 +87,11 @@ const NAMES: &[(&str, TDType)] = &[
 
 impl TDType {
     /// Parses `torch.float32`, `float32`, `Float32`, `BFloat16`, `Int64`,
-    /// `torch.half`, `torch.cfloat`, ...; `None` for dtypes msprobe-rs does
-    /// not know (e.g. MindSpore's `Int4`).
+    /// `torch.half`, `torch.cfloat`, mindtorch 0.4.0's `mindtorch.float32`
+    /// (MSAdapter dumps mix it with MindSpore's `Float32`), ...; `None` for
+    /// dtypes msprobe-rs does not know (e.g. MindSpore's `Int4`).
     pub fn parse(s: &str) -> Option<TDType> {
-        let s = s.strip_prefix("torch.").unwrap_or(s);
+        let s = s.strip_prefix("torch.").or_else(|| s.strip_prefix("mindtorch.")).unwrap_or(s);
         let lower = s.to_ascii_lowercase();
         NAMES.iter().find(|(n, _)| *n == lower).map(|&(_, d)| d)
     }
@@ -309,6 +310,18 @@ mod tests {
         assert_eq!(TDType::parse("torch.cfloat"), Some(TDType::C64));
         assert_eq!(TDType::parse("Complex128"), Some(TDType::C128));
         assert_eq!(TDType::parse("Int4"), None);
+    }
+
+    #[test]
+    fn parses_msadapter_spellings() {
+        // mindtorch 0.4.0's own dtype strings beside MindSpore's, as one MSAdapter dump holds them.
+        for (mindtorch, mindspore, d) in [("mindtorch.float32", "Float32", TDType::F32), ("mindtorch.int64", "Int64", TDType::I64), ("mindtorch.bfloat16", "BFloat16", TDType::BF16), ("mindtorch.float16", "Float16", TDType::F16), ("mindtorch.bool", "Bool", TDType::Bool)] {
+            assert_eq!((TDType::parse(mindtorch), TDType::parse(mindspore)), (Some(d), Some(d)), "{mindtorch}");
+        }
+        assert_eq!(TDType::parse("mindtorch.half"), Some(TDType::F16));
+        assert_eq!(TDType::parse("mindtorch.float7"), None);
+        assert_eq!(TDType::parse("mindtorch.torch.float32"), None);
+        assert_eq!(TDType::parse("mindtorch"), None);
         assert!(!TDType::C64.is_computable() && TDType::BF16.is_computable());
         assert_eq!((TDType::BF16.itemsize(), TDType::Bool.itemsize(), TDType::C128.itemsize()), (2, 1, 16));
     }

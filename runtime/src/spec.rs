@@ -11,37 +11,76 @@ use crate::dtype::TDType;
 /// The framework that made a dump: it decides MindSpore-specific op
 /// meanings (`MS.` entries of the op table) and how dtypes are spelled in
 /// reports. The CLI's `-f` and the dump model use this same type.
+///
+/// `MindTorch` is MSAdapter (mindtorch): PyTorch code run on MindSpore,
+/// dumped by msprobe's MindSpore dumper (`"framework": "mindtorch"`). Its
+/// calls are PyTorch's ([`Framework::api_family`]); it is read with
+/// `-f mindspore` ([`Framework::flag`]), as in msprobe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Framework {
     /// PyTorch (`pytorch`).
     PyTorch,
     /// MindSpore (`mindspore`).
     MindSpore,
+    /// MSAdapter (`mindtorch`): PyTorch's API on MindSpore.
+    MindTorch,
 }
 
 impl Framework {
-    /// Every framework, in the CLI's order.
-    pub const ALL: [Framework; 2] = [Framework::PyTorch, Framework::MindSpore];
+    /// Every framework, as dumps spell them.
+    pub const ALL: [Framework; 3] = [Framework::PyTorch, Framework::MindSpore, Framework::MindTorch];
 
-    /// Parses the CLI / dump spelling (`pytorch`, `mindspore`).
+    /// The values of `-f`, in the CLI's order.
+    pub const FLAGS: [Framework; 2] = [Framework::PyTorch, Framework::MindSpore];
+
+    /// Parses the dump spelling (`pytorch`, `mindspore`, `mindtorch`).
     pub fn parse(s: &str) -> Option<Framework> {
         Framework::ALL.into_iter().find(|f| f.as_str() == s)
     }
 
-    /// The CLI / dump spelling.
+    /// The dump spelling (`"framework"` of a dump's header).
     pub fn as_str(self) -> &'static str {
         match self {
             Framework::PyTorch => "pytorch",
             Framework::MindSpore => "mindspore",
+            Framework::MindTorch => "mindtorch",
+        }
+    }
+
+    /// The `-f` value that reads this framework's dumps: MSAdapter's are
+    /// MindSpore's dumper's, as msprobe has it.
+    pub fn flag(self) -> Framework {
+        match self {
+            Framework::PyTorch => Framework::PyTorch,
+            Framework::MindSpore | Framework::MindTorch => Framework::MindSpore,
+        }
+    }
+
+    /// The framework whose API names, hook lists and op semantics this
+    /// framework's dumped calls have: MSAdapter's are PyTorch's.
+    pub fn api_family(self) -> Framework {
+        match self {
+            Framework::PyTorch | Framework::MindTorch => Framework::PyTorch,
+            Framework::MindSpore => Framework::MindSpore,
+        }
+    }
+
+    /// The name reports give the maker of this framework's dumps where it
+    /// is not the framework itself: `MSAdapter` for mindtorch dumps.
+    pub fn adapter(self) -> Option<&'static str> {
+        match self {
+            Framework::PyTorch | Framework::MindSpore => None,
+            Framework::MindTorch => Some("MSAdapter"),
         }
     }
 
     /// A dtype as this framework's dumps and reports spell it
-    /// (`torch.float32`, `Float32`).
+    /// (`torch.float32`, `Float32`; MSAdapter's dumps also write
+    /// mindtorch's own `mindtorch.float32`, reported by MindSpore's name).
     pub fn dtype_name(self, d: TDType) -> String {
         match self {
             Framework::PyTorch => format!("torch.{}", d.name()),
-            Framework::MindSpore => d.mindspore_name().to_string(),
+            Framework::MindSpore | Framework::MindTorch => d.mindspore_name().to_string(),
         }
     }
 }

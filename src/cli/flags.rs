@@ -36,8 +36,8 @@ fn one_of<T: Copy + Send + Sync + 'static>(all: &'static [T], name: fn(T) -> &'s
 #[command(after_help = "Other commands (compare, run_ut, parse, graph, merge_result, ...) go to mindstudio-probe's msprobe when it is installed.")]
 #[command(subcommand_value_name = "COMMAND", subcommand_help_heading = "Commands")]
 struct Cli {
-    /// Framework that produced the dump: pytorch or mindspore (required by the commands that read a dump).
-    #[arg(short = 'f', long = "framework", value_parser = one_of(&Framework::ALL, Framework::as_str))]
+    /// Framework that produced the dump: pytorch or mindspore (mindspore also for MSAdapter's mindtorch dumps; required by the commands that read a dump).
+    #[arg(short = 'f', long = "framework", value_parser = one_of(&Framework::FLAGS, Framework::as_str))]
     framework: Option<Framework>,
     #[command(subcommand)]
     command: Command,

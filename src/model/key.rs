@@ -44,10 +44,11 @@ impl Prefix {
     }
 
     /// Whether `framework`'s dumps can contain this prefix (the others are
-    /// not replayed: `Distributed`, `Jit`, module entries, ...).
+    /// not replayed: `Distributed`, `Jit`, `NPU`, module entries, ...);
+    /// MSAdapter's dumps have PyTorch's.
     pub fn replayable_in(self, framework: Framework) -> bool {
         match framework {
-            Framework::PyTorch => matches!(self, Prefix::Functional | Prefix::Tensor | Prefix::Torch),
+            Framework::PyTorch | Framework::MindTorch => matches!(self, Prefix::Functional | Prefix::Tensor | Prefix::Torch),
             Framework::MindSpore => matches!(self, Prefix::Functional | Prefix::Tensor | Prefix::Mint | Prefix::MintFunctional),
         }
     }

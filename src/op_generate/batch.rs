@@ -100,6 +100,7 @@ pub(super) fn run(opts: &Options, batch: &BatchOptions) -> Result<BatchReport, G
 fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, report: &mut BatchReport) -> Result<(), GenerateError> {
     let selector = &batch.selector;
     let (source, groups) = Source::open(file, opts.framework, opts.config.data_mode, &|n: &ApiName| selector.matches(n))?;
+    let generator = Generator::new(opts, out_dir, &source)?;
     let mut jobs: Vec<Job> = vec![];
     for g in groups.iter().filter(|g| g.forward.is_some() && selector.in_shard(&g.name)) {
         report.apis += 1;
@@ -116,7 +117,6 @@ fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, r
     if !opts.check {
         output::create_dir(out_dir)?;
     }
-    let generator = Generator::new(opts, out_dir, &source)?;
     let reporter = Reporter::new(batch.progress, jobs.len(), &file.display().to_string(), "op_generate", "scripts");
     let results: Vec<_> = jobs
         .par_iter()
@@ -150,7 +150,7 @@ fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, r
     }
     let manifest = Manifest {
         generator: format!("msprobe-rs {}", env!("CARGO_PKG_VERSION")),
-        framework: opts.framework.as_str().into(),
+        framework: source.framework().as_str().into(),
         dump: paths::relative_always(&paths::absolute(out_dir), &paths::absolute(file)).to_string_lossy().into_owned(),
         lang: opts.lang.as_str().into(),
         propagation: batch.propagation.as_str().into(),

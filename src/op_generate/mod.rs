@@ -30,7 +30,7 @@ use crate::source::Source;
 /// Validated options of one `op_generate` run.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// `-f`.
+    /// `-f` (the dump's own framework is [`Source::framework`]).
     pub framework: Framework,
     /// config_op.json with the flags' overrides applied.
     pub config: OpConfig,
@@ -112,7 +112,13 @@ fn runtime_folder(opts: &Options) -> PathBuf {
 }
 
 impl<'a> Generator<'a> {
+    /// The generator of `source`'s calls into `out_dir`; refuses Python
+    /// scripts for a dump whose framework has none yet
+    /// ([`render::head_template`]), before anything is written.
     fn new(opts: &'a Options, out_dir: &Path, source: &'a Source) -> Result<Generator<'a>, GenerateError> {
+        if opts.lang == Lang::Python {
+            render::head_template(source.framework()).map_err(|e| GenerateError::selection(source.file(), e.to_string()))?;
+        }
         let out_abs = paths::absolute(out_dir);
         let dump = paths::refer(&out_abs, &paths::absolute(source.file()));
         Ok(Generator { renderer: Renderer::new()?, opts, source, out_abs, dump, runtime: runtime_folder(opts) })
@@ -140,7 +146,7 @@ impl<'a> Generator<'a> {
         if !self.opts.shared_module || self.opts.lang != Lang::Python {
             return Ok(None);
         }
-        let (file, text) = self.renderer.shared_module(self.opts.framework)?;
+        let (file, text) = self.renderer.shared_module(self.source.framework())?;
         let status = output::put(&out_dir.join(&file), text.as_bytes(), self.opts.check)?;
         Ok(Some((ModuleEntry { sha256: manifest::sha256_hex(text.as_bytes()), file }, status)))
     }
@@ -150,7 +156,7 @@ impl<'a> Generator<'a> {
     /// are relative to the file when they share a tree, so the output stays
     /// valid when the whole tree moves.
     fn files(&self, call: &ApiCall, direction: Direction) -> Result<Vec<(String, String)>, GenerateError> {
-        let (framework, source) = (self.opts.framework, self.source);
+        let (framework, source) = (self.source.framework(), self.source);
         // Only an API its framework exposes under the prefix gets a script or a
         // project: a script would call it by name.
         let refused = |e: NotExposed| GenerateError::selection(source.file(), format!("key {:?}: {e}", call.name.key(direction)));

@@ -37,12 +37,14 @@ impl Generated {
 /// configured) and the script into the output folder; with `--check`,
 /// nothing is written.
 pub(super) fn run(opts: &Options, name: &ApiName) -> Result<Generated, GenerateError> {
-    let (framework, config) = (opts.framework, &opts.config);
+    let config = &opts.config;
     let file = source::one_file(&config.input, "point dump_json_path at one, or use --all")?;
+    let (source, groups) = Source::open(&file, opts.framework, config.data_mode, &|n| n == name)?;
+    let framework = source.framework();
     if !name.prefix.replayable_in(framework) {
         return Err(GenerateError::selection(file, format!("{name}: prefix {} is not replayable for {} dumps", name.prefix.as_str(), framework.as_str())));
     }
-    let (source, groups) = Source::open(&file, framework, config.data_mode, &|n| n == name)?;
+    let generator = Generator::new(opts, &opts.out_dir, &source)?;
     let group = groups.into_iter().next().unwrap_or(Group { name: name.clone(), forward: None, backward: None });
     let entries = source.read(&group)?;
     if config.propagation == Direction::Backward && !entries.has_backward() {
@@ -53,7 +55,6 @@ pub(super) fn run(opts: &Options, name: &ApiName) -> Result<Generated, GenerateE
     if !opts.check {
         output::create_dir(&opts.out_dir)?;
     }
-    let generator = Generator::new(opts, &opts.out_dir, &source)?;
     let files: Vec<(PathBuf, String)> = generator.files(&call, config.propagation)?.into_iter().map(|(rel, text)| (opts.out_dir.join(rel), text)).collect();
     let mut done = Generated { files: files.iter().map(|(p, _)| p.clone()).collect(), extract: None, drifted: vec![] };
     for (path, text) in &files {

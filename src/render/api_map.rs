@@ -29,7 +29,7 @@ fn hook_list(framework: Framework, prefix: Prefix) -> Option<&'static HookList> 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("expected an API that {module} exposes under {prefix} (msprobe's list or the runtime's op table)")]
 pub struct NotExposed {
-    /// `torch` or `mindspore`.
+    /// `torch`, `mindspore` or `MSAdapter's torch`.
     pub module: &'static str,
     /// The dump's prefix.
     pub prefix: &'static str,
@@ -51,16 +51,18 @@ pub fn exposed(framework: Framework, name: &ApiName) -> Result<(), NotExposed> {
         let module = match framework {
             Framework::PyTorch => "torch",
             Framework::MindSpore => "mindspore",
+            Framework::MindTorch => "MSAdapter's torch",
         };
         Err(NotExposed { module, prefix: name.prefix.as_str() })
     }
 }
 
 /// The modules a script of `framework` imports for its `tested` callable
-/// (the bench's torch modules come with `import torch`).
+/// (the bench's torch modules come with `import torch`; MSAdapter's torch
+/// has the real one's module paths).
 pub fn modules(framework: Framework) -> &'static [&'static str] {
     match framework {
-        Framework::PyTorch => &["torch"],
+        Framework::PyTorch | Framework::MindTorch => &["torch"],
         Framework::MindSpore => &["mindspore", "mindspore.mint", "mindspore.mint.nn.functional", "mindspore.ops"],
     }
 }
@@ -97,10 +99,11 @@ fn torch_for(prefix: Prefix, op: &str) -> Callable {
     }
 }
 
-/// The callable under test (on the device, in the dumped dtype).
+/// The callable under test (on the device, in the dumped dtype; MSAdapter's
+/// torch has the real one's paths).
 pub fn tested(framework: Framework, name: &ApiName) -> Callable {
     match framework {
-        Framework::PyTorch => torch_for(name.prefix, &name.op),
+        Framework::PyTorch | Framework::MindTorch => torch_for(name.prefix, &name.op),
         Framework::MindSpore => {
             let module = match name.prefix {
                 Prefix::Mint => "mindspore.mint",
@@ -191,8 +194,11 @@ mod tests {
     #[test]
     fn only_names_a_table_holds_are_exposed() {
         let n = |s| ApiName::parse(s).unwrap();
-        let (pt, ms) = (Framework::PyTorch, Framework::MindSpore);
+        let (pt, ms, mt) = (Framework::PyTorch, Framework::MindSpore, Framework::MindTorch);
         for (fw, ok) in [
+            (mt, "Torch.matmul.0"),            // MSAdapter's dumps: PyTorch's names
+            (mt, "Tensor.reshape.0"),
+            (mt, "Functional.smooth_l1_loss.0"),
             (pt, "Torch.matmul.0"),
             (pt, "Torch.vector_norm.0"),         // msprobe's linalg.vector_norm, dumped by its last name
             (pt, "Torch.linalg.vector_norm.0"),  // the dotted name, where the list has it
@@ -207,6 +213,7 @@ mod tests {
         let refused = |fw, s| exposed(fw, &n(s)).unwrap_err().to_string();
         assert_eq!(refused(pt, "Torch.os.system.0"), "expected an API that torch exposes under Torch (msprobe's list or the runtime's op table)");
         assert_eq!(refused(ms, "Mint.os.system.0"), "expected an API that mindspore exposes under Mint (msprobe's list or the runtime's op table)");
+        assert_eq!(refused(mt, "Tensor.os.system.0"), "expected an API that MSAdapter's torch exposes under Tensor (msprobe's list or the runtime's op table)");
         for (fw, bad) in [
             (pt, "Torch.system.0"),
             (pt, "Torch.linalg.system.0"),
@@ -215,6 +222,8 @@ mod tests {
             (pt, "Mint.add.0"),                // a MindSpore prefix in a PyTorch dump, though the table has Mint.add
             (ms, "Torch.matmul.0"),            // not replayed for MindSpore dumps
             (ms, "Functional.eval.0"),
+            (mt, "Mint.add.0"),                // MindSpore's prefixes are not MSAdapter's
+            (mt, "Functional.dense.0"),        // mindspore.ops, not torch.nn.functional
             (pt, "Tensor.__class__.0"),
         ] {
             assert!(exposed(fw, &n(bad)).is_err(), "{bad}");

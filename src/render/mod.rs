@@ -73,6 +73,22 @@ fn error_chain(e: &tera::Error) -> String {
     msg
 }
 
+/// `op_generate --lang python` on a dump whose framework has no script
+/// template yet: MSAdapter's (`mindtorch`) dumps, which `replay` and
+/// `--lang rust` replay natively. The message is the whole explanation.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("key \"framework\": Python scripts for {}{} dumps are not generated yet; replay them natively (replay, or op_generate --lang rust)", .0.as_str(), .0.adapter().map(|a| format!(" ({a})")).unwrap_or_default())]
+pub struct NoScripts(pub Framework);
+
+/// The head template of `framework`'s scripts, or why there is none.
+pub fn head_template(framework: Framework) -> Result<&'static str, NoScripts> {
+    match framework {
+        Framework::PyTorch => Ok("python/pytorch.py.tera"),
+        Framework::MindSpore => Ok("python/mindspore.py.tera"),
+        Framework::MindTorch => Err(NoScripts(framework)),
+    }
+}
+
 /// The template engine with every template of the tool loaded.
 pub struct Renderer {
     tera: tera::Tera,
@@ -108,10 +124,7 @@ impl Renderer {
     /// `inputs()` and the settings (and, with `ctx.shared`, the import of
     /// the shared module and the entry point).
     fn python_head(&self, framework: Framework, ctx: &PythonContext) -> Result<String, RenderError> {
-        let template = match framework {
-            Framework::PyTorch => "python/pytorch.py.tera",
-            Framework::MindSpore => "python/mindspore.py.tera",
-        };
+        let template = head_template(framework).map_err(|e| RenderError { template: "python/", message: e.to_string() })?;
         self.render(template, ctx)
     }
 

@@ -88,6 +88,7 @@ impl RustContext {
             framework_variant: match replay.framework {
                 Framework::PyTorch => "PyTorch",
                 Framework::MindSpore => "MindSpore",
+                Framework::MindTorch => "MindTorch",
             },
             api_name: replay.api.to_string(),
             api_full_name,

@@ -36,7 +36,7 @@ fn python_form(a: &Arg, framework: Framework) -> String {
         Arg::Slice([start, stop, step]) => format!("slice({}, {}, {})", opt(start), opt(stop), opt(step)),
         Arg::Ellipsis => "Ellipsis".into(),
         Arg::Size(dims) => match framework {
-            Framework::PyTorch => format!("torch.Size({})", pyfmt::list(dims)),
+            Framework::PyTorch | Framework::MindTorch => format!("torch.Size({})", pyfmt::list(dims)),
             Framework::MindSpore => pyfmt::tuple(dims),
         },
         Arg::DType(d) => framework.dtype_name(*d),

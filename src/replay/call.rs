@@ -54,11 +54,11 @@ fn prepare(opts: &Options, source: &Source, g: &Group, direction: Direction) -> 
     if opts.config.data_mode == DataMode::Real {
         source.check_real_data(&call, direction)?;
     }
-    let replay = bridge::to_replay(&call, opts.framework, &opts.config, direction, source.data_dir(), !opts.emulate);
+    let replay = bridge::to_replay(&call, source.framework(), &opts.config, direction, source.data_dir(), !opts.emulate);
     // Checked once: the estimate schedules the batch, and the runtime runs
     // the admitted call without checking again.
     let admitted = opts.limits.admit(replay).map_err(|e| too_large(g, e))?;
-    let args = if opts.html.is_some() { args::of(&call, opts.framework) } else { vec![] };
+    let args = if opts.html.is_some() { args::of(&call, source.framework()) } else { vec![] };
     Ok(Prepared { admitted, args })
 }
 

@@ -49,17 +49,17 @@ pub(super) fn join(records: Vec<Record>, stacks: Option<&StackView>) -> (Rows, V
 
 /// Writes the page for the replay of the dump at `file` to `target` (or
 /// `replay_report_<stamp>.html` in the output folder); returns its path.
-pub(super) fn write(opts: &Options, file: &Path, target: &Option<PathBuf>, rows: &Rows, calls: Vec<HtmlCall>, stacks: &StackView) -> Result<PathBuf, ReportError> {
+pub(super) fn write(opts: &Options, (file, framework): (&Path, Framework), target: &Option<PathBuf>, rows: &Rows, calls: Vec<HtmlCall>, stacks: &StackView) -> Result<PathBuf, ReportError> {
     let path = target.clone().unwrap_or_else(|| runtime::report::default_html_path(&opts.output_dir));
     let report = HtmlReport {
         title: file.display().to_string(),
-        framework: opts.framework.as_str().to_string(),
+        framework: framework.as_str().to_string(),
         standard: opts.config.standard.as_str().to_string(),
         tested: if opts.emulate { "emulated device (--emulate)".into() } else { "the dump's recorded outputs where present, else the emulated device (see each Message)".into() },
         command: std::env::args().map(|a| if a.contains(' ') { format!("'{a}'") } else { a }).collect::<Vec<_>>().join(" "),
         generated: runtime::report::stamp_now(),
         stack_note: stacks.note.clone(),
-        repro: repro_command(opts.framework, file),
+        repro: repro_command(framework, file),
         details: &rows.details,
         calls,
     };
@@ -67,12 +67,13 @@ pub(super) fn write(opts: &Options, file: &Path, target: &Option<PathBuf>, rows:
     Ok(path)
 }
 
-/// The command that writes a call's repro script from this dump, with
-/// `{API_RE}` where the page puts the call's name as a regex (`^Torch\.matmul\.0$`).
+/// The command that writes a call's repro script from this dump of
+/// `framework` (with its `-f`), with `{API_RE}` where the page puts the
+/// call's name as a regex (`^Torch\.matmul\.0$`).
 fn repro_command(framework: Framework, dump: &Path) -> String {
     format!(
         "msprobe -f {} op_generate -i config_op.json -o ./op_repro --filter '{{API_RE}}'   # config_op.json: {{\"dump_json_path\": \"{}\"}}",
-        framework.as_str(),
+        framework.flag().as_str(),
         dump.display()
     )
 }

@@ -43,7 +43,7 @@ pub enum Scope {
 /// Validated options of one `replay` run.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// `-f`.
+    /// `-f` (the dump's own framework is [`Source::framework`]).
     pub framework: Framework,
     /// config_op.json (or the defaults, with `--dump` alone), overrides applied.
     pub config: OpConfig,
@@ -147,7 +147,7 @@ pub fn run(opts: &Options) -> Result<ReplayReport, ReplayError> {
     let (rows, calls) = html::join(records, stacks.as_ref());
     let files = write_report(Path::new(&opts.output_dir), &rows.details, &rows.results, opts.config.standard)?;
     let html = match (&opts.html, &stacks) {
-        (Some(target), Some(stacks)) => Some(html::write(opts, &file, target, &rows, calls, stacks)?),
+        (Some(target), Some(stacks)) => Some(html::write(opts, (&file, source.framework()), target, &rows, calls, stacks)?),
         _ => None,
     };
     Ok(ReplayReport { rows, files, html })

@@ -6,8 +6,10 @@
 //!   one, or a step folder of rank folders; [`one_file`] is the single-dump
 //!   case of a config.
 //! - [`Source::open`] indexes one dump file (streaming, see [`crate::dump`]),
-//!   pairs the selected entries into [`Group`]s by name, checks that `-f`
-//!   matches the dump's framework and, for real data, finds the tensor folder.
+//!   pairs the selected entries into [`Group`]s by name, resolves the dump's
+//!   framework from its header and `-f` ([`Source::framework`]: `-f mindspore`
+//!   reads MSAdapter's `mindtorch` dumps) and, for real data, finds the
+//!   tensor folder.
 //! - [`Source::read`] and [`Source::call`] turn a group into an [`ApiCall`];
 //!   [`Source::check_real_data`] says whether real data can replay it, and
 //!   [`Source::write_extract`] saves its entries as msprobe's extract file.
@@ -153,13 +155,17 @@ pub fn one_file(input: &DumpInput, hint: &str) -> Result<PathBuf, SourceError> {
     Ok(files.remove(0))
 }
 
-/// Checks that the dump was made by the framework given with `-f`.
-fn check_framework(file: &Path, header: &DumpHeader, requested: Framework) -> Result<(), SourceError> {
-    let message = match header.framework.as_deref() {
-        None => return Ok(()),
-        Some(f) if Framework::parse(f) == Some(requested) => return Ok(()),
-        Some("mindtorch") => "key \"framework\": mindtorch (MSAdapter) dumps are not supported yet; expected pytorch or mindspore".to_string(),
-        Some(f) => format!("key \"framework\": the dump was made by {f:?}, but -f {} was given", requested.as_str()),
+/// The framework of the dump, from its header and `-f` (the one place
+/// where `-f` resolves): the header's when `-f` is the flag that reads it
+/// (`-f mindspore` reads MSAdapter's `mindtorch` dumps, as msprobe does),
+/// `-f`'s own for a dump without one.
+fn resolve_framework(file: &Path, header: &DumpHeader, requested: Framework) -> Result<Framework, SourceError> {
+    let Some(f) = header.framework.as_deref() else { return Ok(requested) };
+    let dumped = Framework::parse(f);
+    let message = match (dumped, dumped.and_then(Framework::adapter)) {
+        (Some(d), _) if d.flag() == requested => return Ok(d),
+        (Some(d), Some(adapter)) => format!("key \"framework\": {f:?} marks an {adapter} dump, which is read with -f {}, not -f {}", d.flag().as_str(), requested.as_str()),
+        _ => format!("key \"framework\": the dump was made by {f:?}, but -f {} was given", requested.as_str()),
     };
     Err(SourceError::selection(file, message))
 }
@@ -173,16 +179,20 @@ fn find_data_dir(file: &Path, header: &DumpHeader) -> Option<PathBuf> {
 }
 
 impl Source {
-    /// Indexes `file` and pairs the entries of the calls `framework` can
+    /// Indexes `file` and pairs the entries of the calls its framework can
     /// replay and `want` selects, in the order the calls first appear;
-    /// checks the framework and, for `data_mode` real_data, the tensor folder.
-    pub fn open(file: &Path, framework: Framework, data_mode: DataMode, want: &dyn Fn(&ApiName) -> bool) -> Result<(Source, Vec<Group>), SourceError> {
+    /// resolves the framework from the header and `-f` (`requested`,
+    /// [`Source::framework`]) and, for `data_mode` real_data, finds the
+    /// tensor folder.
+    pub fn open(file: &Path, requested: Framework, data_mode: DataMode, want: &dyn Fn(&ApiName) -> bool) -> Result<(Source, Vec<Group>), SourceError> {
+        // The header may come after the entries: keep what any framework `-f` reads could replay.
+        let readable = |name: &ApiName| Framework::ALL.iter().any(|&f| f.flag() == requested && name.prefix.replayable_in(f));
         let mut keep = |key: &str| match ApiName::parse_key(key) {
-            Ok((name, _)) => name.prefix.replayable_in(framework) && want(&name),
+            Ok((name, _)) => readable(&name) && want(&name),
             Err(_) => false,
         };
         let index = dump::index(file, &mut keep)?;
-        check_framework(file, &index.header, framework)?;
+        let framework = resolve_framework(file, &index.header, requested)?;
         let data_dir = find_data_dir(file, &index.header);
         if data_mode == DataMode::Real && data_dir.is_none() {
             return Err(SourceError::selection(file, "real_data: no tensor folder found (neither dump_data_dir nor dump_tensor_data/ beside the dump exists)"));
@@ -191,6 +201,9 @@ impl Source {
         let mut groups: Vec<Group> = vec![];
         for loc in index.entries {
             let Ok((name, direction)) = ApiName::parse_key(&loc.key) else { continue };
+            if !name.prefix.replayable_in(framework) {
+                continue;
+            }
             let slot = *order.entry(name.clone()).or_insert_with(|| {
                 groups.push(Group { name, forward: None, backward: None });
                 groups.len() - 1
@@ -201,6 +214,13 @@ impl Source {
             }
         }
         Ok((Source { file: file.to_path_buf(), header: index.header, framework, data_dir }, groups))
+    }
+
+    /// The framework of the dump: `-f`'s, or the one it reads (`mindtorch`
+    /// for an MSAdapter dump read with `-f mindspore`). Its calls are
+    /// typed, bridged and rendered for this one.
+    pub fn framework(&self) -> Framework {
+        self.framework
     }
 
     /// The dump file.

@@ -47,10 +47,11 @@ pub const LISTS: &[HookList] = &[
 /// exist only in `torch.linalg` (each is `linalg.<name>` on the Torch list).
 pub const TORCH_LINALG_ONLY: HookList = list(Framework::PyTorch, "Torch", include_str!("hook_lists/torch_linalg_only.txt"));
 
-/// The hook list of `framework` under `prefix`; `None` for a prefix its
-/// dumps are not replayed under.
+/// The hook list of `framework` under `prefix` (MSAdapter's dumps record
+/// PyTorch's APIs: its lists, [`Framework::api_family`]); `None` for a
+/// prefix its dumps are not replayed under.
 pub fn hook_list(framework: Framework, prefix: &str) -> Option<&'static HookList> {
-    LISTS.iter().find(|l| l.framework == framework && l.prefix == prefix)
+    LISTS.iter().find(|l| l.framework == framework.api_family() && l.prefix == prefix)
 }
 
 #[cfg(test)]
@@ -67,5 +68,7 @@ mod tests {
             assert!(torch.contains(&format!("linalg.{name}")), "{name} is not linalg.{name} on the Torch list");
         }
         assert!(hook_list(Framework::MindSpore, "Torch").is_none());
+        assert!(hook_list(Framework::MindTorch, "Torch").unwrap().contains("matmul"));
+        assert!(hook_list(Framework::MindTorch, "Mint").is_none());
     }
 }

@@ -153,9 +153,9 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
 
 /// The entry for `Prefix.op` of a dump from `framework`.
 /// MindSpore-specific meanings are listed as `MS.Prefix.op` and win for
-/// MindSpore dumps.
+/// MindSpore dumps; MSAdapter's calls are PyTorch's ([`Framework::api_family`]).
 pub fn lookup(framework: Framework, api: &str) -> Option<&'static Op> {
-    let ms = (framework == Framework::MindSpore).then(|| format!("MS.{api}"));
+    let ms = (framework.api_family() == Framework::MindSpore).then(|| format!("MS.{api}"));
     ms.and_then(|n| table().find(|op| op.names.contains(&n.as_str()))).or_else(|| table().find(|op| op.names.contains(&api)))
 }
 
@@ -182,6 +182,11 @@ mod tests {
             assert!(op(Framework::PyTorch, name).class_targets(), "{name}");
         }
         assert!(op(Framework::MindSpore, "Functional.nll_loss").class_targets());
+        // MSAdapter's Functional is torch.nn.functional, not mindspore.ops: PyTorch's entries.
+        for name in ["Functional.nll_loss", "Functional.log_softmax", "Functional.mse_loss"] {
+            assert!(std::ptr::eq(op(Framework::MindTorch, name), op(Framework::PyTorch, name)) && !std::ptr::eq(op(Framework::MindTorch, name), op(Framework::MindSpore, name)), "{name}");
+        }
+        assert!(lookup(Framework::MindTorch, "Functional.dense").is_none() && lookup(Framework::MindSpore, "Functional.dense").is_some());
         assert!(!op(Framework::PyTorch, "Functional.l1_loss").class_targets());
         assert!(op(Framework::PyTorch, "Functional.l1_loss").inner_gradient().is_some());
         assert!(op(Framework::MindSpore, "Functional.cross_entropy").inner_gradient().is_some());

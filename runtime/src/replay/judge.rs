@@ -63,9 +63,9 @@ pub(super) fn judge_value(call: &Call, name: String, direction: Direction, teste
                 };
                 let judged = judge(call.r.standard, &case(call, direction, false, dtype, &[x], &[y], None));
                 let row = DetailRow { bench_dtype: Some(b.kind().to_string()), tested_dtype: Some(t.kind().to_string()), shape: Some(vec![]), ..DetailRow::uncompared(name, Status::Skip, String::new()) };
-                judged_row(row, &judged, judged.measured.as_ref(), &[note, &tested.source.to_string()])
+                judged_row(row, &judged, judged.measured.as_ref(), &[note, &tested.source.text(call.r.framework)])
             }
-            _ => DetailRow::uncompared(name, Status::Skip, message(&[&format!("cannot judge: output of type {} / {} is not comparable", t.kind(), b.kind()), note, &tested.source.to_string()])),
+            _ => DetailRow::uncompared(name, Status::Skip, message(&[&format!("cannot judge: output of type {} / {} is not comparable", t.kind(), b.kind()), note, &tested.source.text(call.r.framework)])),
         },
     }
 }
@@ -106,7 +106,7 @@ fn judged_row(row: DetailRow, judged: &Judged, measured: Option<&Metrics>, after
 /// Judges two tensors.
 fn judge_tensor(call: &Call, name: String, direction: Direction, tested: &Tested, (t, b): (&T, &T), note: &str) -> DetailRow {
     let fw = call.r.framework;
-    let source = tested.source.to_string();
+    let source = tested.source.text(fw);
     let base = DetailRow { bench_dtype: Some(fw.dtype_name(bench_dtype(b.dtype))), tested_dtype: Some(fw.dtype_name(t.dtype)), shape: Some(b.dims().to_vec()), ..DetailRow::uncompared(name, Status::Skip, String::new()) };
     let skip = |why: String| DetailRow { message: message(&[&why, &source]), ..base.clone() };
     if t.dims() != b.dims() {

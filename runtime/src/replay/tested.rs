@@ -6,6 +6,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use crate::spec::Framework;
 use crate::value::Value;
 
 use super::quirks;
@@ -79,8 +80,8 @@ impl fmt::Display for Reason {
     }
 }
 
-/// Where a tested value comes from. `Display` is the Message's
-/// `tested: ...; bench: ...` part.
+/// Where a tested value comes from. [`TestedSource::text`] is the
+/// Message's `tested: ...; bench: ...` part.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum TestedSource {
     /// The device's value recorded in the dump (an output or a gradient).
@@ -89,11 +90,16 @@ pub(super) enum TestedSource {
     Emulated(Reason),
 }
 
-impl fmt::Display for TestedSource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TestedSource::Recorded(d) => write!(f, "tested: device {} recorded in the dump; {BENCH}", d.noun()),
-            TestedSource::Emulated(why) => write!(f, "tested: emulated device in the dumped dtypes ({why}); {BENCH}"),
+impl TestedSource {
+    /// The Message's `tested: ...; bench: ...` part for a dump of
+    /// `framework`; it names the dump's maker when that is not the
+    /// framework itself (`the MSAdapter dump`).
+    pub fn text(&self, framework: Framework) -> String {
+        match (self, framework.adapter()) {
+            (TestedSource::Recorded(d), None) => format!("tested: device {} recorded in the dump; {BENCH}", d.noun()),
+            (TestedSource::Recorded(d), Some(a)) => format!("tested: device {} recorded in the {a} dump; {BENCH}", d.noun()),
+            (TestedSource::Emulated(why), None) => format!("tested: emulated device in the dumped dtypes ({why}); {BENCH}"),
+            (TestedSource::Emulated(why), Some(a)) => format!("tested: emulated device in the {a} dump's dtypes ({why}); {BENCH}"),
         }
     }
 }
@@ -144,9 +150,15 @@ mod tests {
 
     #[test]
     fn sources_write_the_messages_tested_part() {
-        assert_eq!(TestedSource::Recorded(Direction::Backward).to_string(), "tested: device gradient recorded in the dump; bench: float64 recompute on the CPU");
+        let recorded = TestedSource::Recorded(Direction::Backward);
+        for fw in [Framework::PyTorch, Framework::MindSpore] {
+            assert_eq!(recorded.text(fw), "tested: device gradient recorded in the dump; bench: float64 recompute on the CPU");
+        }
         let missing = TestedSource::Emulated(Reason::FileMissing(Direction::Forward, PathBuf::from("x.pt")));
-        assert_eq!(missing.to_string(), "tested: emulated device in the dumped dtypes (no recorded output: x.pt is missing); bench: float64 recompute on the CPU");
+        assert_eq!(missing.text(Framework::PyTorch), "tested: emulated device in the dumped dtypes (no recorded output: x.pt is missing); bench: float64 recompute on the CPU");
+        assert_eq!(recorded.text(Framework::MindTorch), "tested: device gradient recorded in the MSAdapter dump; bench: float64 recompute on the CPU");
+        let random = TestedSource::Emulated(Reason::RandomData);
+        assert_eq!(random.text(Framework::MindTorch), "tested: emulated device in the MSAdapter dump's dtypes (random_data has no device values); bench: float64 recompute on the CPU");
         assert_eq!(Reason::NotLinedUp(Direction::Backward).to_string(), "the dump's gradients do not line up with the call's");
         assert_eq!(Reason::RecordedKind(Direction::Forward, "int").to_string(), "no recorded output: the dump recorded a int");
     }
