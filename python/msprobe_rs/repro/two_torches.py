@@ -51,6 +51,11 @@ def first_error_line(exc):
     return f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}"
 
 
+def no_real_torch(exc):
+    return MissingTorch(f"the real torch (the bench) is not importable besides MSAdapter's ({first_error_line(exc)}): "
+                        "install torch")
+
+
 def drop_torch_modules():
     for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
         del sys.modules[name]
@@ -69,8 +74,7 @@ def unshadowed_torch():
             drop_torch_modules()
         raise MissingTorch(f"the real torch (the bench): MSAdapter's torch still shadows it after {SHADOWING_ROUNDS} folders")
     except ImportError as exc:
-        raise MissingTorch(f"the real torch (the bench) is not importable besides MSAdapter's ({first_error_line(exc)}): "
-                           "install torch") from None
+        raise no_real_torch(exc) from None
     finally:
         sys.path[:] = saved_path
 
@@ -80,9 +84,9 @@ def import_torches():
     MSAdapter's (PYTHONPATH), the real torch from behind it, else MSAdapter's
     as ``mindtorch.torch``. MissingTorch says which one is missing."""
     try:
-        first = importlib.import_module("torch")
-    except ImportError:
-        first = None
+        first, no_torch = importlib.import_module("torch"), None
+    except ImportError as exc:
+        first, no_torch = None, exc
     if first is not None and is_msadapter(first):
         return first, unshadowed_torch()
     try:
@@ -91,8 +95,7 @@ def import_torches():
         raise MissingTorch(f"MSAdapter's torch (the tested side) is not importable ({first_error_line(exc)}): "
                            f"{MSADAPTER_HINT}") from None
     if first is None:
-        raise MissingTorch("the real torch (the bench) is not importable besides MSAdapter's (no module named torch): "
-                           "install torch")
+        raise no_real_torch(no_torch)
     return msadapter, first
 
 
