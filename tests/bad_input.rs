@@ -170,7 +170,8 @@ fn dump_cases() -> Vec<Case> {
         case("API not in the dump, replay", stats("Torch.add.7", json!({})), REPLAY, 4, &["d.json", "no API selected"]),
         case("backward without a backward entry", stats("Torch.add.0", json!({"propagation": "backward"})), GEN, 4, &["no \"Torch.add.0.backward\" entry"]),
         case("backward without a backward entry, replay", stats("Torch.add.0", json!({"propagation": "backward"})), REPLAY, 4, &["propagation is backward, but no selected API has a backward entry"]),
-        case("prefix of another framework", stats("Torch.add.0", json!({})), &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out"], 4, &["d.json: Torch.add.0: prefix Torch is not replayable for mindspore dumps"]),
+        case("prefix of another framework", edited("Torch.add.0", |d| d["framework"] = json!("mindspore")), &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out"], 4, &["d.json: Torch.add.0: prefix Torch is not replayable for mindspore dumps"]),
+        case("prefix of another framework's dump", stats("Torch.add.0", json!({})), &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out"], 4, &["d.json: key \"framework\": the dump was made by \"pytorch\", but -f mindspore was given"]),
         case("framework of another dump", edited("Tensor.add.0", |d| d["data"]["Tensor.add.0.forward"] = d["data"]["Torch.add.0.forward"].clone()), &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out"], 4, &["made by \"pytorch\"", "-f mindspore"]),
         case("prefix not replayable", edited("Distributed.all_reduce.0", |d| d["data"]["Distributed.all_reduce.0.forward"] = d["data"]["Torch.add.0.forward"].clone()), GEN, 7, &["c.json: key \"api_name\": expected a prefix among", "got \"Distributed\""]),
         case("negative shape", edited("Torch.add.0", |d| d["data"]["Torch.add.0.forward"]["input_args"][0]["shape"] = json!([2, -1])), GEN, 4, &["Torch.add.0.forward.input_args[0].shape: expected non-negative dimensions"]),
@@ -275,6 +276,48 @@ fn path_and_size_cases() -> Vec<Case> {
     ]
 }
 
+/// The MSAdapter fixture dump `tests/fixtures/mindtorch/<rel>/dump.json` as
+/// `d.json` (its tensor folder beside it, when it has one) and a config for
+/// `api` with `extra` keys.
+fn mindtorch(rel: &'static str, api: &'static str, extra: Value) -> impl Fn(&Path) {
+    move |dir: &Path| {
+        let from = common::repo().join("tests/fixtures/mindtorch").join(rel);
+        std::fs::copy(from.join("dump.json"), dir.join("d.json")).unwrap();
+        if let Ok(files) = std::fs::read_dir(from.join("dump_tensor_data")) {
+            std::fs::create_dir(dir.join("dump_tensor_data")).unwrap();
+            for f in files.map(Result::unwrap) {
+                std::fs::copy(f.path(), dir.join("dump_tensor_data").join(f.file_name())).unwrap();
+            }
+        }
+        config(dir, api, extra.clone());
+    }
+}
+
+/// MSAdapter (`"framework": "mindtorch"`) dumps, read with `-f mindspore`.
+fn mindtorch_cases() -> Vec<Case> {
+    const GEN_MS: &[&str] = &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out"];
+    const RUST_MS: &[&str] = &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out", "--lang", "rust"];
+    const REPLAY_MS: &[&str] = &["-f", "mindspore", "replay", "-i", "c.json", "--output-dir", "out"];
+    let unknown_dtype = "d.json: Torch.tanh.0.forward.input_args[0].dtype: expected a supported dtype (float16/32/64, bfloat16, int, bool, complex), got \"mindtorch.float17\"";
+    let missing = "dump_tensor_data/Torch.tanh.0.forward.input.0.npy: cannot read: No such file or directory";
+    let npu = "c.json: key \"api_name\": expected a prefix among Functional, Tensor, Torch, Mint and MintFunctional, got \"NPU\" (torch_npu's APIs, which msprobe-rs does not replay)";
+    let pytorch = "d.json: key \"framework\": \"mindtorch\" marks an MSAdapter dump, which is read with -f mindspore, not -f pytorch";
+    let no_scripts = "d.json: key \"framework\": Python scripts for mindtorch (MSAdapter) dumps are not generated yet; replay them natively (replay, or op_generate --lang rust)";
+    vec![
+        case("mindtorch: unknown dtype string", mindtorch("bad/unknown_dtype", "Torch.tanh.0", json!({})), REPLAY_MS, 4, &[unknown_dtype]),
+        case("mindtorch: unknown dtype string, op_generate", mindtorch("bad/unknown_dtype", "Torch.tanh.0", json!({})), RUST_MS, 4, &[unknown_dtype]),
+        case("mindtorch: .npy missing", mindtorch("bad/missing_npy", "Torch.tanh.0", json!({"data_mode": "real_data"})), REPLAY_MS, 4, &["msprobe: error: Torch.tanh.0: ", missing]),
+        case("mindtorch: .npy missing, op_generate", mindtorch("bad/missing_npy", "Torch.tanh.0", json!({"data_mode": "real_data"})), RUST_MS, 4, &["msprobe: error: Torch.tanh.0: ", missing]),
+        case("mindtorch: an NPU entry", mindtorch("bad/npu_entry", "NPU.npu_rms_norm.0", json!({})), REPLAY_MS, 7, &[npu]),
+        case("mindtorch: an NPU entry, op_generate", mindtorch("bad/npu_entry", "NPU.npu_rms_norm.0", json!({})), RUST_MS, 7, &[npu]),
+        case("mindtorch: MindSpore's prefix", mindtorch("bad/npu_entry", "Mint.tanh.0", json!({})), RUST_MS, 4, &["d.json: Mint.tanh.0: prefix Mint is not replayable for mindtorch dumps"]),
+        case("mindtorch: -f pytorch", mindtorch("mlp/8.3.2/statistics", "Torch.tanh.0", json!({})), REPLAY, 4, &[pytorch]),
+        case("mindtorch: -f pytorch, op_generate", mindtorch("mlp/8.3.2/statistics", "Torch.tanh.0", json!({})), GEN, 4, &[pytorch]),
+        case("mindtorch: Python scripts", mindtorch("mlp/8.3.2/statistics", "Torch.tanh.0", json!({})), GEN_MS, 4, &[no_scripts]),
+        case("mindtorch: Python scripts, batch", mindtorch("mlp/8.3.2/statistics", "Torch.tanh.0", json!({})), &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out", "--all", "--shared-module"], 4, &[no_scripts]),
+    ]
+}
+
 fn output_cases() -> Vec<Case> {
     vec![
         case("replay --dump missing", |_: &Path| {}, &["-f", "pytorch", "replay", "--dump", "nowhere.json", "--output-dir", "out"], 4, &["nowhere.json: cannot read dump"]),
@@ -314,7 +357,7 @@ fn check(c: &Case) -> Option<String> {
 
 #[test]
 fn every_bad_input_fails_cleanly() {
-    let cases: Vec<Case> = [config_cases(), dump_cases(), tensor_cases(), path_and_size_cases(), output_cases()].into_iter().flatten().collect();
+    let cases: Vec<Case> = [config_cases(), dump_cases(), tensor_cases(), path_and_size_cases(), mindtorch_cases(), output_cases()].into_iter().flatten().collect();
     assert!(cases.len() >= 60, "{} cases", cases.len());
     let failures: Vec<String> = cases.iter().filter_map(check).collect();
     assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));

@@ -309,3 +309,27 @@ fn a_shared_module_batch_is_at_most_a_fifth_of_the_standalone_batch() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("--shared-module needs --lang python"), "{}", text(&o));
 }
+
+/// An MSAdapter dump (`"framework": "mindtorch"`, msprobe 26.2.0's `proc<PID>`
+/// layout, read with `-f mindspore`) becomes one Rust project per call, its
+/// manifest naming the dump's framework, and checks clean; Python scripts of
+/// it are refused before anything is written.
+#[test]
+fn an_msadapter_dump_batch_is_rust_projects_for_now() {
+    let dump = repo().join("tests/fixtures/mindtorch/attention/26.2.0/tensor");
+    let dir = setup(&dump.join("dump.json"));
+    let o = msprobe(dir.path(), &["-f", "mindspore", "op_generate", "-i", "cfg.json", "-o", "out", "--all", "--lang", "rust", "--propagation", "both", "--quiet"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let m = manifest(&dir.path().join("out/manifest.json"));
+    assert_eq!((m["framework"].as_str(), m["lang"].as_str()), (Some("mindtorch"), Some("rust")));
+    // 29 forward and 25 backward entries, two files each.
+    assert_eq!(m["scripts"].as_array().unwrap().len(), 2 * (29 + 25));
+    let main = std::fs::read_to_string(dir.path().join("out/Torch.matmul.0.backward/src/main.rs")).unwrap();
+    assert!(main.contains("framework: Framework::MindTorch,"));
+    let o = msprobe(dir.path(), &["-f", "mindspore", "op_generate", "-i", "cfg.json", "-o", "out", "--all", "--lang", "rust", "--propagation", "both", "--check", "--quiet"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = msprobe(dir.path(), &["-f", "mindspore", "op_generate", "-i", "cfg.json", "-o", "py", "--all", "--quiet"]);
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("Python scripts for mindtorch (MSAdapter) dumps are not generated yet"), "{}", text(&o));
+    assert!(!dir.path().join("py").exists());
+}

@@ -1,7 +1,8 @@
 //! Hostile dumps never become code.
 //!
 //! `hostile_dumps_render_no_foreign_code` renders Python scripts (both
-//! frameworks, single and batch mode) and Rust projects from dumps that
+//! frameworks, single and batch mode) and Rust projects (also of MSAdapter's
+//! `mindtorch` dumps) from dumps that
 //! proptest builds out of adversarial values: strings that end literals,
 //! comments and templates in each language (quotes, backslashes, `*/`,
 //! `"""`, newlines, `{{`, `{%`), unicode and nul bytes, NaN, infinities and
@@ -179,7 +180,7 @@ fn kwargs() -> BoxedStrategy<Value> {
 /// `Prefix.op.N`: a name `framework` exposes, or a foreign one.
 fn api_name(framework: Framework) -> BoxedStrategy<String> {
     let exposed: Vec<&str> = match framework {
-        Framework::PyTorch => vec!["Torch.matmul", "Functional.softmax", "Tensor.__setitem__", "Torch.vector_norm", "Torch.linalg.vector_norm", "Functional.rms_norm", "Tensor.half", "Torch.add"],
+        Framework::PyTorch | Framework::MindTorch => vec!["Torch.matmul", "Functional.softmax", "Tensor.__setitem__", "Torch.vector_norm", "Torch.linalg.vector_norm", "Functional.rms_norm", "Tensor.half", "Torch.add"],
         Framework::MindSpore => vec!["Mint.split", "Functional.gather", "Tensor.transpose", "MintFunctional.linear", "Tensor.to", "Functional.log_softmax", "MintFunctional.rms_norm"],
     };
     let prefix = prop::sample::select(vec!["Torch", "Functional", "Tensor", "Mint", "MintFunctional", "Module", "MS", "Distributed"]);
@@ -313,7 +314,7 @@ fn rust_allowed() -> &'static BTreeSet<String> {
             "Spec", "Int", "Float", "Bool", "Str", "DType", "Slice", "Ellipsis", "None", "List", "Some", "vec", "into", "true", "false", "f64", "NAN", "INFINITY",
             "NEG_INFINITY", "data", "tensor", "TDType", "Bool", "U8", "I8", "I16", "I32", "I64", "U16", "U32", "U64", "F16", "BF16", "F32", "F64", "C64", "C128",
             // The template's variant choices.
-            "Random", "Real", "Msprobe", "Api", "PyTorch", "MindSpore", "Some",
+            "Random", "Real", "Msprobe", "Api", "PyTorch", "MindSpore", "MindTorch", "Some",
         ];
         allowed.extend(extra.iter().map(|s| s.to_string()));
         allowed
@@ -399,7 +400,7 @@ fn render_case(dir: &Path, framework: Framework, dump: &str, first: &str) -> Res
     std::fs::write(&path, dump).unwrap();
     for (lang, out) in [(Lang::Python, "py"), (Lang::Rust, "rs")] {
         let batch = BatchOptions { selector: ApiSelector::default(), propagation: Propagation::Both, progress: Progress::Quiet };
-        let opts = Options { framework, config: config(&path, None).unwrap(), out_dir: dir.join(out), lang, check: false, shared_module: false, runtime: Some(repo().join("runtime")), mode: Mode::Batch(batch) };
+        let opts = Options { framework: framework.flag(), config: config(&path, None).unwrap(), out_dir: dir.join(out), lang, check: false, shared_module: false, runtime: Some(repo().join("runtime")), mode: Mode::Batch(batch) };
         match op_generate::run(&opts) {
             Ok(Outcome::Batch(report)) => report.failed.iter().try_for_each(|(_, e)| acceptable(e))?,
             Ok(other) => return Err(TestCaseError::fail(format!("batch mode gave {other:?}"))),
@@ -408,7 +409,7 @@ fn render_case(dir: &Path, framework: Framework, dump: &str, first: &str) -> Res
     }
     // msprobe's one-API mode, on the first API (when its name is one a config can hold).
     if let Some(config) = config(&path, Some(first)).filter(|c| c.api_name.is_some()) {
-        if let Err(e) = op_generate::run(&common::single(framework, config, &dir.join("single"), Lang::Python)) {
+        if let Err(e) = op_generate::run(&common::single(framework.flag(), config, &dir.join("single"), Lang::Python)) {
             acceptable(&e)?;
         }
     }
@@ -474,7 +475,8 @@ fn runner() -> TestRunner {
 fn hostile_dumps_render_no_foreign_code() {
     let root = tempfile::tempdir().unwrap();
     let (n, written, refused) = (Cell::new(0usize), Cell::new(0usize), Cell::new(0usize));
-    for framework in [Framework::PyTorch, Framework::MindSpore] {
+    // MSAdapter's dumps (`mindtorch`, read with -f mindspore) get Rust projects only, for now.
+    for framework in Framework::ALL {
         let result = runner().run(&dump(framework), |(dump, first)| {
             let dir = root.path().join(format!("case{}", n.get()));
             n.set(n.get() + 1);

@@ -213,3 +213,87 @@ fn explicit_dtype_arguments_are_raised_on_the_bench() {
         assert!(max_abs > 0.0 && max_abs < 1e-6, "{r:?}");
     }
 }
+
+/// The Message of every row of an MSAdapter dump replayed with random data.
+const MSADAPTER_EMULATED: &str = "tested: emulated device in the MSAdapter dump's dtypes (random_data has no device values); bench: float64 recompute on the CPU";
+
+/// The example of the MindSpore op_generate document (doc 33, §2.1: an
+/// MSAdapter dump, `"framework": "mindtorch"`) with its §2.2 config, both
+/// verbatim, as a new user runs it: `-f mindspore replay` gives a verdict
+/// on the BFloat16 reshape forward and backward with PyTorch's semantics
+/// (random data), and `-f mindspore op_generate --lang rust` its project;
+/// `-f pytorch` is refused, naming `-f mindspore`.
+#[test]
+fn the_msadapter_example_of_the_mindspore_document_replays_to_a_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = repo().join("tests/fixtures/mindtorch/doc33_example");
+    for f in ["dump.json", "config_op.json"] {
+        std::fs::copy(example.join(f), dir.path().join(f)).unwrap();
+    }
+    let o = msprobe(dir.path(), &["-f", "mindspore", "replay", "-i", "./config_op.json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = dir.path().join("op_result_output");
+    assert_eq!(csv(&out, "result", RESULT), vec![vec!["Tensor.reshape.779".to_string(), "pass".into(), "pass".into(), String::new()]]);
+    let details = csv(&out, "details", DETAILS);
+    let names: Vec<&str> = details.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(names, ["Tensor.reshape.779.forward.output.0", "Tensor.reshape.779.backward.output.0"]);
+    for r in &details {
+        assert_eq!((r[1].as_str(), r[2].as_str(), r[3].as_str(), r[7].as_str(), r[8].as_str()), ("Float64", "BFloat16", "(8192, 896)", "pass", MSADAPTER_EMULATED), "{r:?}");
+        assert!(r[4].parse::<f64>().unwrap() > 0.99999 && r[5] == "0.0", "{r:?}");
+    }
+    assert!(!dir.path().join("Tensor.reshape.779").exists(), "replay writes no extract file");
+    let o = msprobe(dir.path(), &["-f", "mindspore", "op_generate", "-i", "./config_op.json", "-o", "./", "--lang", "rust"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let main = std::fs::read_to_string(dir.path().join("Tensor.reshape.779.backward/src/main.rs")).unwrap();
+    assert!(main.contains("framework: Framework::MindTorch,"), "{main}");
+    let extract = std::fs::read_to_string(dir.path().join("Tensor.reshape.779")).unwrap();
+    assert!(extract.contains("\"framework\": \"mindtorch\"") && extract.contains("\"Tensor.reshape.779.backward\""), "{extract}");
+    let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "-i", "./config_op.json", "--output-dir", "pt"]);
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stderr), "msprobe: error: ./dump.json: key \"framework\": \"mindtorch\" marks an MSAdapter dump, which is read with -f mindspore, not -f pytorch\n");
+    assert!(!dir.path().join("pt").exists());
+}
+
+/// Every real MSAdapter dump of `tests/fixtures/mindtorch/` (msprobe 8.3.2
+/// and 26.2.0, statistics and tensor) replays natively with PyTorch's
+/// semantics: every forward and backward entry gets its rows, none is a
+/// skip, none an error (random data within the dumped ranges; real data: the
+/// recorded CPU outputs and gradients against the float64 bench), exit 0,
+/// and each row says it judged an MSAdapter dump.
+#[test]
+fn every_msadapter_fixture_dump_replays_without_skip_or_error() {
+    let recorded = |what: &str| format!("tested: device {what} recorded in the MSAdapter dump; bench: float64 recompute on the CPU");
+    let mut runs = 0;
+    for model in ["mlp", "attention"] {
+        for version in ["8.3.2", "26.2.0"] {
+            for (task, modes) in [("statistics", &["random_data"][..]), ("tensor", &["random_data", "real_data"][..])] {
+                let folder = repo().join("tests/fixtures/mindtorch").join(model).join(version).join(task);
+                let dump: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(folder.join("dump.json")).unwrap()).unwrap();
+                assert_eq!(dump["framework"], "mindtorch");
+                let keys: Vec<&String> = dump["data"].as_object().unwrap().keys().collect();
+                for mode in modes {
+                    let case = format!("{model}/{version}/{task} {mode}");
+                    let dir = tempfile::tempdir().unwrap();
+                    let o = msprobe(dir.path(), &["-f", "mindspore", "replay", "--dump", folder.to_str().unwrap(), "--data-mode", mode, "--top", "0"]);
+                    assert_eq!(o.status.code(), Some(0), "{case}: {}", text(&o));
+                    let details = csv(&dir.path().join("op_result_output"), "details", DETAILS);
+                    for key in &keys {
+                        let (api, direction) = key.rsplit_once('.').unwrap();
+                        assert!(details.iter().any(|r| r[0].starts_with(&format!("{api}.{direction}.output."))), "{case}: no row for {key}");
+                    }
+                    for r in &details {
+                        assert_eq!(r[7], "pass", "{case}: {r:?}");
+                        let expected = match (*mode, r[0].contains(".backward.")) {
+                            ("random_data", _) => MSADAPTER_EMULATED.to_string(),
+                            (_, false) => recorded("output"),
+                            (_, true) => recorded("gradient"),
+                        };
+                        assert!(r[8].ends_with(&expected), "{case}: {r:?}");
+                    }
+                    runs += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(runs, 12);
+}

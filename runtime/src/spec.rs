@@ -219,3 +219,23 @@ impl Spec {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_dump_framework_is_read_by_one_flag_and_has_one_api_family() {
+        for f in Framework::ALL {
+            assert_eq!(Framework::parse(f.as_str()), Some(f));
+            assert!(Framework::FLAGS.contains(&f.flag()), "{}", f.as_str());
+            assert_eq!(f.api_family().api_family(), f.api_family());
+        }
+        for f in Framework::FLAGS {
+            assert_eq!((f.flag(), f.api_family(), f.adapter()), (f, f, None));
+        }
+        let mt = Framework::MindTorch;
+        assert_eq!((mt.flag(), mt.api_family(), mt.adapter()), (Framework::MindSpore, Framework::PyTorch, Some("MSAdapter")));
+        assert_eq!(mt.dtype_name(TDType::BF16), "BFloat16");
+    }
+}

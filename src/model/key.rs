@@ -112,6 +112,7 @@ pub enum NameError {
 fn module_hint(prefix: &str) -> &'static str {
     match prefix {
         "Cell" | "Module" => " (module entries of mix-level dumps are not API calls)",
+        "NPU" => " (torch_npu's APIs, which msprobe-rs does not replay)",
         _ => "",
     }
 }

@@ -305,6 +305,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn minus_f_resolves_the_dumps_framework() {
+        use Framework::*;
+        let r = |f: Option<&str>, requested| {
+            let header = DumpHeader { framework: f.map(String::from), ..DumpHeader::default() };
+            resolve_framework(Path::new("d.json"), &header, requested).map_err(|e| e.to_string())
+        };
+        assert_eq!(r(Some("mindtorch"), MindSpore), Ok(MindTorch));
+        assert_eq!(r(Some("mindspore"), MindSpore), Ok(MindSpore));
+        assert_eq!(r(Some("pytorch"), PyTorch), Ok(PyTorch));
+        assert_eq!((r(None, PyTorch), r(None, MindSpore)), (Ok(PyTorch), Ok(MindSpore)));
+        assert_eq!(r(Some("mindtorch"), PyTorch), Err("d.json: key \"framework\": \"mindtorch\" marks an MSAdapter dump, which is read with -f mindspore, not -f pytorch".into()));
+        assert_eq!(r(Some("pytorch"), MindSpore), Err("d.json: key \"framework\": the dump was made by \"pytorch\", but -f mindspore was given".into()));
+        assert_eq!(r(Some("mindspore"), PyTorch), Err("d.json: key \"framework\": the dump was made by \"mindspore\", but -f pytorch was given".into()));
+        assert_eq!(r(Some("MindTorch"), MindSpore), Err("d.json: key \"framework\": the dump was made by \"MindTorch\", but -f mindspore was given".into()));
+    }
+
+    #[test]
+    fn a_header_after_the_entries_still_decides_which_prefixes_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("dump.json");
+        let entry = r#"{"input_args": [], "input_kwargs": {}, "output": []}"#;
+        let dump = |fw: &str| format!(r#"{{"data": {{"Torch.add.0.forward": {entry}, "Mint.add.0.forward": {entry}, "Tensor.add.0.forward": {entry}}}, "framework": "{fw}"}}"#);
+        let names = |fw: &str| {
+            std::fs::write(&file, dump(fw)).unwrap();
+            let (source, groups) = Source::open(&file, Framework::MindSpore, DataMode::Random, &|_: &ApiName| true).unwrap();
+            (source.framework(), groups.iter().map(|g| g.name.to_string()).collect::<Vec<_>>())
+        };
+        assert_eq!(names("mindtorch"), (Framework::MindTorch, vec!["Torch.add.0".to_string(), "Tensor.add.0".into()]));
+        assert_eq!(names("mindspore"), (Framework::MindSpore, vec!["Mint.add.0".to_string(), "Tensor.add.0".into()]));
+    }
+
+    #[test]
     fn resolves_step_folders() {
         let dir = tempfile::tempdir().unwrap();
         for rank in ["rank1", "rank0"] {
