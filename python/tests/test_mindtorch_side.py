@@ -82,7 +82,7 @@ def test_the_tested_side_differentiates_with_mindspore(msadapter):
     assert side.tested_leaf(outputs[0])[0] == "Float32"
 
 
-def test_dtype_labels_are_mindsporess_names():
+def test_dtype_labels_are_mindspores_names():
     from msprobe_rs.repro.ms_exec import ms_dtype_label
 
     assert ms_dtype_label(mindspore.float32) == "Float32"
