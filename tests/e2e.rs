@@ -753,8 +753,9 @@ fn msadapter_scripts_name_what_is_missing() {
 }
 
 /// `--shared-module` on an MSAdapter dump writes the mindtorch module once;
-/// its scripts run to the same verdicts, in the harness and as a plain
-/// `python SCRIPT` with MSAdapter enabled through PYTHONPATH.
+/// its scripts run to the same verdicts, in the harness (and to errors with
+/// `--perturb`) and as a plain `python SCRIPT` with MSAdapter enabled
+/// through PYTHONPATH.
 #[test]
 fn msadapter_shared_module_scripts_run_to_a_verdict() {
     let out = tempfile::tempdir().unwrap();
@@ -776,9 +777,16 @@ fn msadapter_shared_module_scripts_run_to_a_verdict() {
     let mut scripts: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "py") && !p.ends_with(&module)).collect();
     scripts.sort();
     assert_eq!(scripts.len(), 6, "{scripts:?}");
-    let runs: Vec<(PathBuf, Vec<&str>)> = scripts.iter().map(|s| (s.clone(), vec![])).collect();
-    for (script, o) in scripts.iter().zip(run_harness_in(&mindtorch_python(), &runs, out.path())) {
+    let mut runs: Vec<(PathBuf, Vec<&str>)> = scripts.iter().map(|s| (s.clone(), vec![])).collect();
+    runs.extend(scripts.iter().map(|s| (s.clone(), vec!["--perturb", "0.01"])));
+    let outcomes = run_harness_in(&mindtorch_python(), &runs, out.path());
+    for (script, o) in scripts.iter().zip(&outcomes) {
         assert!(o.code == 0 && !o.details.is_empty() && o.details.iter().all(|r| r[7] == "pass" && r[8] == MSADAPTER_SIDES), "{}: {o:?}", script.display());
+    }
+    // Perturbed, the tested outputs are errors: the comparison catches them.
+    for (script, o) in scripts.iter().zip(&outcomes[scripts.len()..]) {
+        let caught = o.details.iter().any(|r| r[7] == "error" && r[8].contains("max absolute error") && r[8].ends_with(MSADAPTER_SIDES));
+        assert!(o.code == 3 && caught, "perturbed {}: {o:?}", script.display());
     }
     let folder = msadapter_folder();
     let (code, stderr, rows) = run_script_in(&mindtorch_python(), &scripts[0], &[("PYTHONPATH", &folder)]);
