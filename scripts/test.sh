@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace: the Python package's linter (ruff) and
 # unit tests (pytest, python/tests), then cargo's unit, golden, CLI, and
-# end-to-end tests that run generated scripts with real torch and MindSpore
-# on the CPU; then,
+# end-to-end tests that run generated scripts with real torch, MindSpore and
+# MSAdapter on the CPU; then,
 # without arguments, the wheel as users install it, beside mindstudio-probe
 # (scripts/test-wheel.sh, about a minute and a half).
 # Creates the Python environment first when it is missing (see
@@ -12,6 +12,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 MSPROBE_PYTHON="$(scripts/setup-python-env.sh | tail -n 1)"
 export MSPROBE_PYTHON
+# The MSAdapter environment (mindspore-dev 2.6.0.dev20250323, mindtorch 0.4.0, the
+# real torch): tests/e2e.rs runs the scripts of MSAdapter dumps with it.
+MSPROBE_MINDTORCH_PYTHON="$(scripts/setup-mindtorch-env.sh | tail -n 1)"
+export MSPROBE_MINDTORCH_PYTHON
 # The HTML report's browser test needs headless Chromium.
 scripts/setup-browser.sh >/dev/null
 "$MSPROBE_PYTHON" -m ruff check --no-cache python/

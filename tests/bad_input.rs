@@ -295,14 +295,12 @@ fn mindtorch(rel: &'static str, api: &'static str, extra: Value) -> impl Fn(&Pat
 
 /// MSAdapter (`"framework": "mindtorch"`) dumps, read with `-f mindspore`.
 fn mindtorch_cases() -> Vec<Case> {
-    const GEN_MS: &[&str] = &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out"];
     const RUST_MS: &[&str] = &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out", "--lang", "rust"];
     const REPLAY_MS: &[&str] = &["-f", "mindspore", "replay", "-i", "c.json", "--output-dir", "out"];
     let unknown_dtype = "d.json: Torch.tanh.0.forward.input_args[0].dtype: expected a supported dtype (float16/32/64, bfloat16, int, bool, complex), got \"mindtorch.float17\"";
     let missing = "dump_tensor_data/Torch.tanh.0.forward.input.0.npy: cannot read: No such file or directory";
     let npu = "c.json: key \"api_name\": expected a prefix among Functional, Tensor, Torch, Mint and MintFunctional, got \"NPU\" (torch_npu's APIs, which msprobe-rs does not replay)";
     let pytorch = "d.json: key \"framework\": \"mindtorch\" marks an MSAdapter dump, which is read with -f mindspore, not -f pytorch";
-    let no_scripts = "d.json: key \"framework\": Python scripts for mindtorch (MSAdapter) dumps are not generated yet; replay them natively (replay, or op_generate --lang rust)";
     vec![
         case("mindtorch: unknown dtype string", mindtorch("bad/unknown_dtype", "Torch.tanh.0", json!({})), REPLAY_MS, 4, &[unknown_dtype]),
         case("mindtorch: unknown dtype string, op_generate", mindtorch("bad/unknown_dtype", "Torch.tanh.0", json!({})), RUST_MS, 4, &[unknown_dtype]),
@@ -313,8 +311,6 @@ fn mindtorch_cases() -> Vec<Case> {
         case("mindtorch: MindSpore's prefix", mindtorch("bad/npu_entry", "Mint.tanh.0", json!({})), RUST_MS, 4, &["d.json: Mint.tanh.0: prefix Mint is not replayable for mindtorch dumps"]),
         case("mindtorch: -f pytorch", mindtorch("mlp/8.3.2/statistics", "Torch.tanh.0", json!({})), REPLAY, 4, &[pytorch]),
         case("mindtorch: -f pytorch, op_generate", mindtorch("mlp/8.3.2/statistics", "Torch.tanh.0", json!({})), GEN, 4, &[pytorch]),
-        case("mindtorch: Python scripts", mindtorch("mlp/8.3.2/statistics", "Torch.tanh.0", json!({})), GEN_MS, 4, &[no_scripts]),
-        case("mindtorch: Python scripts, batch", mindtorch("mlp/8.3.2/statistics", "Torch.tanh.0", json!({})), &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out", "--all", "--shared-module"], 4, &[no_scripts]),
     ]
 }
 

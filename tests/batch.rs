@@ -312,10 +312,10 @@ fn a_shared_module_batch_is_at_most_a_fifth_of_the_standalone_batch() {
 
 /// An MSAdapter dump (`"framework": "mindtorch"`, msprobe 26.2.0's `proc<PID>`
 /// layout, read with `-f mindspore`) becomes one Rust project per call, its
-/// manifest naming the dump's framework, and checks clean; Python scripts of
-/// it are refused before anything is written.
+/// manifest naming the dump's framework, and checks clean; and one Python
+/// script per call with the same manifest framework.
 #[test]
-fn an_msadapter_dump_batch_is_rust_projects_for_now() {
+fn an_msadapter_dump_batch_is_rust_projects_or_scripts() {
     let dump = repo().join("tests/fixtures/mindtorch/attention/26.2.0/tensor");
     let dir = setup(&dump.join("dump.json"));
     let o = msprobe(dir.path(), &["-f", "mindspore", "op_generate", "-i", "cfg.json", "-o", "out", "--all", "--lang", "rust", "--propagation", "both", "--quiet"]);
@@ -328,8 +328,11 @@ fn an_msadapter_dump_batch_is_rust_projects_for_now() {
     assert!(main.contains("framework: Framework::MindTorch,"));
     let o = msprobe(dir.path(), &["-f", "mindspore", "op_generate", "-i", "cfg.json", "-o", "out", "--all", "--lang", "rust", "--propagation", "both", "--check", "--quiet"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let o = msprobe(dir.path(), &["-f", "mindspore", "op_generate", "-i", "cfg.json", "-o", "py", "--all", "--quiet"]);
-    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("Python scripts for mindtorch (MSAdapter) dumps are not generated yet"), "{}", text(&o));
-    assert!(!dir.path().join("py").exists());
+    let o = msprobe(dir.path(), &["-f", "mindspore", "op_generate", "-i", "cfg.json", "-o", "py", "--all", "--propagation", "both", "--quiet"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let m = manifest(&dir.path().join("py/manifest.json"));
+    assert_eq!((m["framework"].as_str(), m["lang"].as_str()), (Some("mindtorch"), Some("python")));
+    assert_eq!(m["scripts"].as_array().unwrap().len(), 29 + 25);
+    let script = std::fs::read_to_string(dir.path().join("py/Torch.matmul.0.backward.py")).unwrap();
+    assert!(script.contains("return msadapter.matmul(*args, **kwargs)"), "{script}");
 }

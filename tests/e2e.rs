@@ -1,6 +1,8 @@
 //! End-to-end tests: generated scripts run for real, with torch on the CPU
-//! for PyTorch dumps and MindSpore (CPU) + torch for MindSpore dumps, and the
-//! CSVs they write are checked. Needs MSPROBE_PYTHON (scripts/test.sh sets it).
+//! for PyTorch dumps, MindSpore (CPU) + torch for MindSpore dumps and
+//! MSAdapter (mindtorch on MindSpore's CPU) + the real torch for MSAdapter
+//! dumps, and the CSVs they write are checked. Needs MSPROBE_PYTHON and
+//! MSPROBE_MINDTORCH_PYTHON (scripts/test.sh sets both).
 //!
 //! To pay the framework imports once, most scripts run through
 //! tests/e2e/harness.py, which executes each as `__main__` in one process;
@@ -11,8 +13,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{python, repo, Case};
-use msprobe::model::Framework::{self, MindSpore, PyTorch};
+use common::{mindtorch_python, python, repo, Case};
+use msprobe::model::Framework::{self, MindSpore, MindTorch, PyTorch};
 
 const DETAILS_HEADER: &str = "API Name,Bench Dtype,Tested Dtype,Shape,Cosine,MaxAbsErr,MaxRelativeErr,Status,Message";
 /// The details header under `--standard api`.
@@ -22,13 +24,14 @@ const RESULT_HEADER: &str = "API Name,Forward Test Success,Backward Test Success
 /// The end of every row's Message: what was compared.
 const TORCH_SIDES: &str = "tested: torch on cpu in the dumped dtype; bench: torch on cpu at raised precision";
 const MINDSPORE_SIDES: &str = "tested: mindspore on cpu in the dumped dtype; bench: torch on cpu at raised precision";
+const MSADAPTER_SIDES: &str = "tested: MSAdapter on cpu in the dumped dtype; bench: torch on cpu at raised precision";
 const NAN_INF_NOTE: &str = "NaN/Inf at the same places on both sides; metrics over the finite elements";
 
 fn sides(framework: Framework) -> &'static str {
     match framework {
         PyTorch => TORCH_SIDES,
         MindSpore => MINDSPORE_SIDES,
-        Framework::MindTorch => panic!("MSAdapter (mindtorch) dumps get no Python scripts yet (render::head_template)"),
+        MindTorch => MSADAPTER_SIDES,
     }
 }
 
@@ -91,7 +94,12 @@ fn read_report(dir: &Path, kind: &str, header: &str) -> Vec<Vec<String>> {
 /// Runs scripts (with extra arguments) in one harness process; the CSVs are
 /// read with the details header the arguments' standard gives.
 fn run_harness(runs: &[(PathBuf, Vec<&str>)], out: &Path) -> Vec<Outcome> {
-    let mut cmd = Command::new(python());
+    run_harness_in(&python(), runs, out)
+}
+
+/// [`run_harness`] with the Python `interpreter`.
+fn run_harness_in(interpreter: &Path, runs: &[(PathBuf, Vec<&str>)], out: &Path) -> Vec<Outcome> {
+    let mut cmd = Command::new(interpreter);
     cmd.arg(repo().join("tests/e2e/harness.py")).arg(out.join("csv"));
     for (script, args) in runs {
         let mut item = script.to_string_lossy().into_owned();
@@ -605,4 +613,182 @@ fn shared_module_scripts_run_to_a_verdict() {
     assert_eq!(code, 0);
     let results = read_report(&cwd.path().join("op_result_output"), "result", RESULT_HEADER);
     assert_eq!(results, vec![vec!["Torch.matmul.0".to_string(), "pass".into(), String::new(), String::new()]]);
+}
+
+/// The folder of the MSAdapter environment that holds MSAdapter's `torch`
+/// package: on PYTHONPATH it enables MSAdapter (the op_generate document's
+/// setting), and `import torch` is MSAdapter's.
+fn msadapter_folder() -> String {
+    let o = Command::new(mindtorch_python()).args(["-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let folder = Path::new(String::from_utf8_lossy(&o.stdout).trim()).join("mindtorch");
+    let check = "import mindspore, torch; print(isinstance(torch.tensor(0.0), mindspore.Tensor))";
+    let shadowed = Command::new(mindtorch_python()).args(["-c", check]).env("PYTHONPATH", &folder).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&shadowed.stdout), "True\n", "{}: import torch is MSAdapter's", folder.display());
+    folder.to_string_lossy().into_owned()
+}
+
+/// Runs `interpreter SCRIPT` in a fresh folder with `env`: (exit code, stderr, the details rows as (name, status, message)).
+fn run_script_in(interpreter: &Path, script: &Path, env: &[(&str, &str)]) -> (i32, String, Vec<(String, String, String)>) {
+    let cwd = tempfile::tempdir().unwrap();
+    let o = Command::new(interpreter).arg(script).envs(env.iter().copied()).current_dir(cwd.path()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    let csv = cwd.path().join("op_result_output");
+    let rows = if csv.exists() { common::detail_rows(&csv) } else { vec![] };
+    (o.status.code().unwrap_or(-1), stderr, rows)
+}
+
+/// The op_generate document's own example (doc 33 §2.1 dump, §2.2 config,
+/// verbatim, run as the document says from its folder) gives
+/// `Tensor.reshape.779.backward.py`, which runs under MSAdapter to a verdict:
+/// with MSAdapter installed as the mindtorch package, and enabled through
+/// PYTHONPATH as the document describes.
+#[test]
+fn the_documents_msadapter_example_runs_under_msadapter() {
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["dump.json", "config_op.json"] {
+        std::fs::copy(repo().join("tests/fixtures/mindtorch/doc33_example").join(file), dir.path().join(file)).unwrap();
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_msprobe"))
+        .args(["-f", "mindspore", "op_generate", "-i", "./config_op.json", "-o", "./"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let script = dir.path().join("Tensor.reshape.779.backward.py");
+    assert!(script.exists(), "{}", String::from_utf8_lossy(&o.stdout));
+    let folder = msadapter_folder();
+    for env in [vec![], vec![("PYTHONPATH", folder.as_str())]] {
+        let (code, stderr, rows) = run_script_in(&mindtorch_python(), &script, &env);
+        assert!(!stderr.contains("Traceback"), "{env:?}: {stderr}");
+        let rows: Vec<(&str, &str, &str)> = rows.iter().map(|(n, s, m)| (n.as_str(), s.as_str(), m.as_str())).collect();
+        assert_eq!(
+            (code, rows),
+            (0, vec![
+                ("Tensor.reshape.779.forward.output.0", "pass", MSADAPTER_SIDES),
+                ("Tensor.reshape.779.backward.output.0", "pass", MSADAPTER_SIDES),
+            ]),
+            "{env:?}: {stderr}"
+        );
+    }
+}
+
+/// Every call of the real MSAdapter fixture dumps (msprobe 8.3.2 and 26.2.0;
+/// statistics with random data, tensor with real data; forward and
+/// backward) gets a script, and every script runs under MSAdapter to a
+/// verdict: no traceback, and every row passes (the dumps were made on the
+/// CPU, so no row is an error; the counts are printed).
+#[test]
+fn every_msadapter_fixture_script_runs_to_a_verdict() {
+    let out = tempfile::tempdir().unwrap();
+    let mut runs: Vec<(PathBuf, Vec<&str>)> = vec![];
+    let mut dumps = vec![];
+    for model in ["mlp", "attention"] {
+        for version in ["8.3.2", "26.2.0"] {
+            for task in ["statistics", "tensor"] {
+                let name = format!("{model}_{version}_{task}");
+                let mode = if task == "tensor" { "real_data" } else { "random_data" };
+                let dump = repo().join("tests/fixtures/mindtorch").join(model).join(version).join(task).join("dump.json");
+                let cfg = out.path().join(format!("{name}.json"));
+                std::fs::write(&cfg, serde_json::json!({"dump_json_path": dump, "data_mode": mode, "random_seed": 42, "iter_times": 1}).to_string()).unwrap();
+                let dir = out.path().join(&name);
+                let o = Command::new(env!("CARGO_BIN_EXE_msprobe"))
+                    .args(["-f", "mindspore", "op_generate", "-i"])
+                    .arg(&cfg)
+                    .arg("-o")
+                    .arg(&dir)
+                    .args(["--all", "--propagation", "both", "-q"])
+                    .output()
+                    .unwrap();
+                assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+                let mut scripts: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "py")).collect();
+                scripts.sort();
+                dumps.push((name, runs.len()..runs.len() + scripts.len()));
+                runs.extend(scripts.into_iter().map(|s| (s, vec![])));
+            }
+        }
+    }
+    // 21 calls forward and backward (mlp); 29 forward and 25 backward (attention).
+    assert_eq!(dumps.iter().map(|(_, r)| r.len()).collect::<Vec<_>>(), [42, 42, 42, 42, 54, 54, 54, 54], "{dumps:?}");
+    let outcomes = run_harness_in(&mindtorch_python(), &runs, out.path());
+    let mut failures = vec![];
+    for (name, range) in &dumps {
+        let mut statuses = std::collections::BTreeMap::<String, usize>::new();
+        for ((script, _), o) in runs[range.clone()].iter().zip(&outcomes[range.clone()]) {
+            for r in &o.details {
+                *statuses.entry(r[7].clone()).or_default() += 1;
+            }
+            let verdict = o.code == 0 && o.error.is_empty() && !o.stderr.contains("Traceback") && o.results.len() == 1 && !o.details.is_empty();
+            if !verdict || o.details.iter().any(|r| r[7] != "pass" || r[8] != MSADAPTER_SIDES) {
+                failures.push(format!("{}: {o:?}", script.display()));
+            }
+        }
+        eprintln!("{name}: {} scripts, rows {statuses:?}", range.len());
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Without MSAdapter (the main environment has MindSpore 2.10 and torch,
+/// no mindtorch) or without the real torch beside it, an MSAdapter script
+/// says what is missing in one line and exits EXIT_INTERNAL (6: the script
+/// cannot run in this Python), writing no CSV.
+#[test]
+fn msadapter_scripts_name_what_is_missing() {
+    let out = tempfile::tempdir().unwrap();
+    let script = Case::new(MindTorch, "mindtorch/mlp/8.3.2/statistics", "Torch.tanh.0", "forward", "random_data").generate(out.path());
+    let (code, stderr, rows) = run_script_in(&python(), &script, &[]);
+    let missing = "error: cannot run here: MSAdapter's torch (the tested side) is not importable (ModuleNotFoundError: No module named 'mindtorch'): \
+                   install MSAdapter (tested: pip install mindtorch==0.4.0 with mindspore-dev==2.6.0.dev20250323), \
+                   or put its folder that holds its torch package on PYTHONPATH";
+    assert_eq!((code, stderr.lines().filter(|l| l.starts_with("error:")).collect::<Vec<_>>(), rows.len()), (6, vec![missing], 0), "{stderr}");
+    assert!(!stderr.contains("Traceback"), "{stderr}");
+    // A torch that cannot be imported, in front of the MSAdapter environment's real one.
+    let fake = out.path().join("no_torch");
+    std::fs::create_dir_all(fake.join("torch")).unwrap();
+    std::fs::write(fake.join("torch/__init__.py"), "raise ModuleNotFoundError(\"No module named 'torch'\")\n").unwrap();
+    let (code, stderr, rows) = run_script_in(&mindtorch_python(), &script, &[("PYTHONPATH", &fake.to_string_lossy())]);
+    let missing = "error: cannot run here: the real torch (the bench) is not importable besides MSAdapter's (ModuleNotFoundError: No module named 'torch'): install torch";
+    assert_eq!((code, stderr.lines().filter(|l| l.starts_with("error:")).collect::<Vec<_>>(), rows.len()), (6, vec![missing], 0), "{stderr}");
+    assert!(!stderr.contains("Traceback"), "{stderr}");
+}
+
+/// `--shared-module` on an MSAdapter dump writes the mindtorch module once;
+/// its scripts run to the same verdicts, in the harness (and to errors with
+/// `--perturb`) and as a plain `python SCRIPT` with MSAdapter enabled
+/// through PYTHONPATH.
+#[test]
+fn msadapter_shared_module_scripts_run_to_a_verdict() {
+    let out = tempfile::tempdir().unwrap();
+    let dump = repo().join("tests/fixtures/mindtorch/attention/8.3.2/tensor/dump.json");
+    let cfg = out.path().join("config.json");
+    std::fs::write(&cfg, serde_json::json!({"dump_json_path": dump, "data_mode": "real_data"}).to_string()).unwrap();
+    let dir = out.path().join("scripts");
+    let o = Command::new(env!("CARGO_BIN_EXE_msprobe"))
+        .args(["-f", "mindspore", "op_generate", "-i"])
+        .arg(&cfg)
+        .arg("-o")
+        .arg(&dir)
+        .args(["--filter", "^(Torch\\.matmul|Functional\\.softmax|Tensor\\.__add__)\\.0$", "--propagation", "both", "--shared-module", "-q"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let module = format!("{}.py", msprobe::render::machinery::shared_module_name(MindTorch));
+    assert!(dir.join(&module).exists(), "{module}");
+    let mut scripts: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "py") && !p.ends_with(&module)).collect();
+    scripts.sort();
+    assert_eq!(scripts.len(), 6, "{scripts:?}");
+    let mut runs: Vec<(PathBuf, Vec<&str>)> = scripts.iter().map(|s| (s.clone(), vec![])).collect();
+    runs.extend(scripts.iter().map(|s| (s.clone(), vec!["--perturb", "0.01"])));
+    let outcomes = run_harness_in(&mindtorch_python(), &runs, out.path());
+    for (script, o) in scripts.iter().zip(&outcomes) {
+        assert!(o.code == 0 && !o.details.is_empty() && o.details.iter().all(|r| r[7] == "pass" && r[8] == MSADAPTER_SIDES), "{}: {o:?}", script.display());
+    }
+    // Perturbed, the tested outputs are errors: the comparison catches them.
+    for (script, o) in scripts.iter().zip(&outcomes[scripts.len()..]) {
+        let caught = o.details.iter().any(|r| r[7] == "error" && r[8].contains("max absolute error") && r[8].ends_with(MSADAPTER_SIDES));
+        assert!(o.code == 3 && caught, "perturbed {}: {o:?}", script.display());
+    }
+    let folder = msadapter_folder();
+    let (code, stderr, rows) = run_script_in(&mindtorch_python(), &scripts[0], &[("PYTHONPATH", &folder)]);
+    assert!(code == 0 && !rows.is_empty() && rows.iter().all(|(_, s, m)| s == "pass" && m == MSADAPTER_SIDES), "{}: {code} {rows:?}\n{stderr}", scripts[0].display());
 }

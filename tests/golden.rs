@@ -12,7 +12,7 @@ mod common;
 use std::path::Path;
 
 use common::{repo, Case};
-use msprobe::model::Framework::{MindSpore, PyTorch};
+use msprobe::model::Framework::{self, MindSpore, MindTorch, PyTorch};
 
 const CASES: &[Case] = &[
     Case::new(PyTorch, "pytorch/statistics", "Torch.matmul.0", "forward", "random_data"),
@@ -26,6 +26,10 @@ const CASES: &[Case] = &[
     Case::new(MindSpore, "mindspore/statistics", "Functional.gather.0", "forward", "random_data"),
     Case::new(MindSpore, "mindspore/statistics", "Tensor.to.0", "forward", "random_data"),
     Case::new(MindSpore, "mindspore/statistics", "Tensor.transpose.0", "backward", "random_data"),
+    // MSAdapter: the op_generate document's example (its config's settings), and a real tensor dump.
+    Case::new(MindTorch, "mindtorch/doc33_example", "Tensor.reshape.779", "backward", "random_data"),
+    Case::new(MindTorch, "mindtorch/mlp/8.3.2/tensor", "Functional.softmax.0", "backward", "real_data"),
+    Case::new(MindTorch, "mindtorch/attention/26.2.0/statistics", "Torch.matmul.0", "forward", "random_data"),
 ];
 
 /// The first line where two texts differ, for the failure message.
@@ -71,7 +75,7 @@ fn scratch() -> tempfile::TempDir {
 fn generated_scripts_are_golden_heads_followed_by_the_golden_machinery() {
     let out = scratch();
     let mut mismatched = vec![];
-    for fw in [PyTorch, MindSpore] {
+    for fw in Framework::ALL {
         let machinery = msprobe::render::machinery::machinery(fw);
         mismatched.extend(check_golden(&repo().join("golden/python/machinery").join(format!("{}.py", fw.as_str())), &machinery));
     }
@@ -103,7 +107,7 @@ fn the_packages_tables_are_rendered_from_the_rust_tables() {
 fn shared_module_scripts_are_the_head_and_an_import() {
     let out = scratch();
     let mut mismatched = vec![];
-    for case in [CASES[0], CASES[8]] {
+    for case in [CASES[0], CASES[8], CASES[12]] {
         let fw = case.framework.as_str();
         let standalone = normalise(&std::fs::read_to_string(case.generate(&out.path().join("standalone"))).unwrap());
         let head = standalone.strip_suffix(&msprobe::render::machinery::machinery(case.framework)).unwrap();
@@ -155,7 +159,7 @@ fn rust_project_matches_golden_files() {
 #[test]
 fn every_golden_file_has_a_case() {
     let dir = repo().join("golden/python");
-    for fw in ["pytorch", "mindspore"] {
+    for fw in Framework::ALL.map(Framework::as_str) {
         for entry in std::fs::read_dir(dir.join(fw)).unwrap() {
             let name = entry.unwrap().file_name().to_string_lossy().into_owned();
             assert!(

@@ -475,7 +475,7 @@ fn runner() -> TestRunner {
 fn hostile_dumps_render_no_foreign_code() {
     let root = tempfile::tempdir().unwrap();
     let (n, written, refused) = (Cell::new(0usize), Cell::new(0usize), Cell::new(0usize));
-    // MSAdapter's dumps (`mindtorch`, read with -f mindspore) get Rust projects only, for now.
+    // MSAdapter's dumps (`mindtorch`) are read with -f mindspore.
     for framework in Framework::ALL {
         let result = runner().run(&dump(framework), |(dump, first)| {
             let dir = root.path().join(format!("case{}", n.get()));

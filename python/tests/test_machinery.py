@@ -10,8 +10,10 @@ import msprobe_rs.repro as repro
 PACKAGE = os.path.dirname(repro.__file__)
 # The inlining order of src/render/machinery.rs (after the rendered _tables.py).
 PYTORCH = ["_tables.py", "data_generate.py", "torch_exec.py", "standard.py", "compare.py", "run_ut.py", "pytorch_side.py"]
-MINDSPORE = ["_tables.py", "data_generate.py", "torch_exec.py", "ms_bench.py", "standard.py", "compare.py", "run_ut.py",
-             "mindspore_side.py"]
+MINDSPORE = ["_tables.py", "data_generate.py", "torch_exec.py", "ms_bench.py", "ms_exec.py", "standard.py", "compare.py",
+             "run_ut.py", "mindspore_side.py"]
+MINDTORCH = ["_tables.py", "two_torches.py", "data_generate.py", "torch_exec.py", "ms_exec.py", "standard.py", "compare.py",
+             "run_ut.py", "mindtorch_side.py"]
 # What a head defines (templates/python/*.py.tera).
 HEAD_NAMES = {"tested", "bench", "inputs", "API_NAME", "PROPAGATION", "DATA_MODE", "RANDOM_SEED", "ITER_TIMES",
               "COSINE_THRESHOLD", "MAX_ABS_ERR_THRESHOLD", "STANDARD", "API_OP", "EXACT_OP", "UNDEFINED_OUTPUTS",
@@ -38,7 +40,7 @@ def defined(tree):
 
 
 def test_every_file_has_one_marker_and_only_imports_above_it():
-    for name in sorted(set(PYTORCH + MINDSPORE)):
+    for name in sorted(set(PYTORCH + MINDSPORE + MINDTORCH)):
         above, inlined = split(name)
         assert repro.MARKER not in inlined, name
         for node in ast.parse(above).body:
@@ -48,7 +50,7 @@ def test_every_file_has_one_marker_and_only_imports_above_it():
 
 
 def test_the_inlined_machinery_is_one_namespace_without_head_names():
-    for files in (PYTORCH, MINDSPORE):
+    for files in (PYTORCH, MINDSPORE, MINDTORCH):
         names = [n for f in files for n in defined(ast.parse(split(f)[1]))]
         twice = sorted({n for n in names if names.count(n) > 1})
         assert twice == [], twice
@@ -60,9 +62,9 @@ def test_machinery_names_only_what_it_defines_or_imports_in_the_head():
     """A name the inlined code reads is defined by the machinery, a builtin,
     or imported by every head (the stdlib modules, np, torch, mindspore)."""
     import builtins
-    head_imports = {"argparse", "csv", "datetime", "io", "math", "os", "pickle", "re", "sys", "tempfile", "traceback", "np",
+    head_imports = {"argparse", "csv", "datetime", "importlib", "io", "math", "os", "pickle", "re", "sys", "tempfile", "traceback", "np",
                     "torch", "torch_npu", "mindspore", "__name__"}
-    for files in (PYTORCH, MINDSPORE):
+    for files in (PYTORCH, MINDSPORE, MINDTORCH):
         trees = [ast.parse(split(f)[1]) for f in files]
         known = {n for t in trees for n in defined(t)} | head_imports | set(dir(builtins))
         for tree in trees:

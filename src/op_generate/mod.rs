@@ -112,13 +112,8 @@ fn runtime_folder(opts: &Options) -> PathBuf {
 }
 
 impl<'a> Generator<'a> {
-    /// The generator of `source`'s calls into `out_dir`; refuses Python
-    /// scripts for a dump whose framework has none yet
-    /// ([`render::head_template`]), before anything is written.
+    /// The generator of `source`'s calls into `out_dir`.
     fn new(opts: &'a Options, out_dir: &Path, source: &'a Source) -> Result<Generator<'a>, GenerateError> {
-        if opts.lang == Lang::Python {
-            render::head_template(source.framework()).map_err(|e| GenerateError::selection(source.file(), e.to_string()))?;
-        }
         let out_abs = paths::absolute(out_dir);
         let dump = paths::refer(&out_abs, &paths::absolute(source.file()));
         Ok(Generator { renderer: Renderer::new()?, opts, source, out_abs, dump, runtime: runtime_folder(opts) })

@@ -58,11 +58,13 @@ pub fn exposed(framework: Framework, name: &ApiName) -> Result<(), NotExposed> {
 }
 
 /// The modules a script of `framework` imports for its `tested` callable
-/// (the bench's torch modules come with `import torch`; MSAdapter's torch
-/// has the real one's module paths).
+/// (the bench's torch modules come with `import torch`). An MSAdapter
+/// script's head imports MindSpore only: its machinery binds `msadapter`
+/// and `torch` (`python/msprobe_rs/repro/two_torches.py`).
 pub fn modules(framework: Framework) -> &'static [&'static str] {
     match framework {
-        Framework::PyTorch | Framework::MindTorch => &["torch"],
+        Framework::PyTorch => &["torch"],
+        Framework::MindTorch => &["mindspore"],
         Framework::MindSpore => &["mindspore", "mindspore.mint", "mindspore.mint.nn.functional", "mindspore.ops"],
     }
 }
@@ -99,11 +101,28 @@ fn torch_for(prefix: Prefix, op: &str) -> Callable {
     }
 }
 
+/// MSAdapter's torch module as an MSAdapter script binds it
+/// (`python/msprobe_rs/repro/two_torches.py`), and its modules as attributes
+/// of it, by the real torch's module path.
+fn msadapter_module(torch_module: &'static str) -> &'static str {
+    match torch_module {
+        "torch" => "msadapter",
+        "torch.Tensor" => "msadapter.Tensor",
+        "torch.nn.functional" => "msadapter.nn.functional",
+        "torch.linalg" => "msadapter.linalg",
+        other => unreachable!("torch_for has no module {other}"),
+    }
+}
+
 /// The callable under test (on the device, in the dumped dtype; MSAdapter's
-/// torch has the real one's paths).
+/// torch has the real one's paths, below its own module).
 pub fn tested(framework: Framework, name: &ApiName) -> Callable {
     match framework {
-        Framework::PyTorch | Framework::MindTorch => torch_for(name.prefix, &name.op),
+        Framework::PyTorch => torch_for(name.prefix, &name.op),
+        Framework::MindTorch => {
+            let torch = torch_for(name.prefix, &name.op);
+            Callable { module: msadapter_module(torch.module), ..torch }
+        }
         Framework::MindSpore => {
             let module = match name.prefix {
                 Prefix::Mint => "mindspore.mint",
@@ -189,6 +208,12 @@ mod tests {
         assert_eq!(bench(Framework::MindSpore, &n("Tensor.transpose.0")).attr, "ms_tensor_transpose");
         assert_eq!(path(bench(Framework::PyTorch, &n("Tensor.transpose.0"))), "torch.Tensor.transpose");
         assert_eq!(path(bench(Framework::MindSpore, &n("MintFunctional.linear.0"))), "torch.nn.functional.linear");
+        // MSAdapter's dumps: its torch tested, the real torch bench.
+        assert_eq!(path(tested(Framework::MindTorch, &n("Tensor.reshape.779"))), "msadapter.Tensor.reshape");
+        assert_eq!(path(tested(Framework::MindTorch, &n("Functional.softmax.0"))), "msadapter.nn.functional.softmax");
+        assert_eq!(path(tested(Framework::MindTorch, &n("Torch.matmul.0"))), "msadapter.matmul");
+        assert_eq!(path(bench(Framework::MindTorch, &n("Tensor.reshape.779"))), "torch.Tensor.reshape");
+        assert_eq!(path(bench(Framework::MindTorch, &n("Tensor.float.0"))), "torch.Tensor.double");
     }
 
     #[test]

@@ -37,17 +37,21 @@ const PYTORCH: &[(&str, &str)] = repro!["data_generate.py", "torch_exec.py", "st
 
 /// The MindSpore scripts' files, in inlining order (`_tables.py` comes first, rendered).
 const MINDSPORE: &[(&str, &str)] =
-    repro!["data_generate.py", "torch_exec.py", "ms_bench.py", "standard.py", "compare.py", "run_ut.py", "mindspore_side.py"];
+    repro!["data_generate.py", "torch_exec.py", "ms_bench.py", "ms_exec.py", "standard.py", "compare.py", "run_ut.py", "mindspore_side.py"];
+
+/// The MSAdapter (mindtorch) scripts' files, in inlining order (`_tables.py`
+/// comes first, rendered): `two_torches.py` binds MSAdapter's torch and the
+/// real torch before the rest uses them.
+const MINDTORCH: &[(&str, &str)] =
+    repro!["two_torches.py", "data_generate.py", "torch_exec.py", "ms_exec.py", "standard.py", "compare.py", "run_ut.py", "mindtorch_side.py"];
 
 /// The package files of `framework`'s machinery, `(file name, text)`, in
-/// inlining order. MSAdapter's scripts are not made yet
-/// ([`super::head_template`] refuses them); msprobe's one template serves
-/// mindspore and mindtorch dumps, and so does MindSpore's machinery until
-/// MSAdapter's side is written.
+/// inlining order.
 pub fn files(framework: Framework) -> &'static [(&'static str, &'static str)] {
     match framework {
         Framework::PyTorch => PYTORCH,
-        Framework::MindSpore | Framework::MindTorch => MINDSPORE,
+        Framework::MindSpore => MINDSPORE,
+        Framework::MindTorch => MINDTORCH,
     }
 }
 
@@ -165,7 +169,7 @@ mod tests {
 
     #[test]
     fn every_file_has_one_marker_and_the_package_says_the_same() {
-        for fw in [Framework::PyTorch, Framework::MindSpore] {
+        for fw in Framework::ALL {
             for (name, text) in files(fw) {
                 assert_eq!(text.matches(&format!("\n{MARKER}\n")).count(), 1, "{name}: one marker line");
                 assert!(inlined(text).starts_with("\n\n") && !inlined(text).starts_with("\n\n\n"), "{name}: two blank lines after the marker");

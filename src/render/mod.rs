@@ -54,6 +54,8 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("python/macros.tera", include_str!("../../templates/python/macros.tera")),
     ("python/pytorch.py.tera", include_str!("../../templates/python/pytorch.py.tera")),
     ("python/mindspore.py.tera", include_str!("../../templates/python/mindspore.py.tera")),
+    ("python/mindtorch.py.tera", include_str!("../../templates/python/mindtorch.py.tera")),
+    ("python/_numpy_check.py.tera", include_str!("../../templates/python/_numpy_check.py.tera")),
     ("python/_settings.py.tera", include_str!("../../templates/python/_settings.py.tera")),
     ("python/_shared.py.tera", include_str!("../../templates/python/_shared.py.tera")),
     ("python/shared_module.py.tera", include_str!("../../templates/python/shared_module.py.tera")),
@@ -73,19 +75,12 @@ fn error_chain(e: &tera::Error) -> String {
     msg
 }
 
-/// `op_generate --lang python` on a dump whose framework has no script
-/// template yet: MSAdapter's (`mindtorch`) dumps, which `replay` and
-/// `--lang rust` replay natively. The message is the whole explanation.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("key \"framework\": Python scripts for {}{} dumps are not generated yet; replay them natively (replay, or op_generate --lang rust)", .0.as_str(), .0.adapter().map(|a| format!(" ({a})")).unwrap_or_default())]
-pub struct NoScripts(pub Framework);
-
-/// The head template of `framework`'s scripts, or why there is none.
-pub fn head_template(framework: Framework) -> Result<&'static str, NoScripts> {
+/// The head template of `framework`'s scripts.
+fn head_template(framework: Framework) -> &'static str {
     match framework {
-        Framework::PyTorch => Ok("python/pytorch.py.tera"),
-        Framework::MindSpore => Ok("python/mindspore.py.tera"),
-        Framework::MindTorch => Err(NoScripts(framework)),
+        Framework::PyTorch => "python/pytorch.py.tera",
+        Framework::MindSpore => "python/mindspore.py.tera",
+        Framework::MindTorch => "python/mindtorch.py.tera",
     }
 }
 
@@ -124,8 +119,7 @@ impl Renderer {
     /// `inputs()` and the settings (and, with `ctx.shared`, the import of
     /// the shared module and the entry point).
     fn python_head(&self, framework: Framework, ctx: &PythonContext) -> Result<String, RenderError> {
-        let template = head_template(framework).map_err(|e| RenderError { template: "python/", message: e.to_string() })?;
-        self.render(template, ctx)
+        self.render(head_template(framework), ctx)
     }
 
     /// The shared module of `framework`'s scripts (`--shared-module`):

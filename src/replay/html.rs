@@ -10,7 +10,6 @@ use runtime::report::{write_html, HtmlCall, HtmlFrame, HtmlReport, ReportError};
 use super::call::Record;
 use super::Options;
 use crate::model::{Direction, Framework};
-use crate::render;
 use crate::source::stack::{StackError, Stacks};
 
 /// The call stacks the page shows, and a note saying why there are none.
@@ -69,13 +68,11 @@ pub(super) fn write(opts: &Options, (file, framework): (&Path, Framework), targe
 }
 
 /// The command that writes a call's repro script from this dump of
-/// `framework` (with its `-f`; a Rust project where scripts are not made
-/// yet, [`render::head_template`]), with `{API_RE}` where the page puts the
+/// `framework` (with its `-f`), with `{API_RE}` where the page puts the
 /// call's name as a regex (`^Torch\.matmul\.0$`).
 fn repro_command(framework: Framework, dump: &Path) -> String {
-    let lang = if render::head_template(framework).is_ok() { "" } else { " --lang rust" };
     format!(
-        "msprobe -f {} op_generate -i config_op.json -o ./op_repro{lang} --filter '{{API_RE}}'   # config_op.json: {{\"dump_json_path\": \"{}\"}}",
+        "msprobe -f {} op_generate -i config_op.json -o ./op_repro --filter '{{API_RE}}'   # config_op.json: {{\"dump_json_path\": \"{}\"}}",
         framework.flag().as_str(),
         dump.display()
     )
@@ -86,9 +83,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_repro_command_takes_the_flag_and_a_language_that_renders() {
+    fn the_repro_command_takes_the_flag() {
         let head = |fw| repro_command(fw, Path::new("d.json")).split("   #").next().unwrap().to_string();
         assert_eq!(head(Framework::MindSpore), "msprobe -f mindspore op_generate -i config_op.json -o ./op_repro --filter '{API_RE}'");
-        assert_eq!(head(Framework::MindTorch), "msprobe -f mindspore op_generate -i config_op.json -o ./op_repro --lang rust --filter '{API_RE}'");
+        assert_eq!(head(Framework::MindTorch), "msprobe -f mindspore op_generate -i config_op.json -o ./op_repro --filter '{API_RE}'");
     }
 }

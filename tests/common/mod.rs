@@ -73,10 +73,11 @@ impl Case {
     }
 }
 
-/// Options of msprobe's one-API mode for `config`'s api_name, writing into `out`.
+/// Options of msprobe's one-API mode for `config`'s api_name, writing into
+/// `out`, with the `-f` that reads `framework`'s dumps.
 pub fn single(framework: Framework, config: OpConfig, out: &Path, lang: Lang) -> op_generate::Options {
     let name = config.api_name.clone().expect("the test config names an API");
-    op_generate::Options { framework, config, out_dir: out.to_path_buf(), lang, check: false, shared_module: false, runtime: None, mode: op_generate::Mode::Single(name) }
+    op_generate::Options { framework: framework.flag(), config, out_dir: out.to_path_buf(), lang, check: false, shared_module: false, runtime: None, mode: op_generate::Mode::Single(name) }
 }
 
 /// The Python with torch, MindSpore and numpy that scripts/setup-python-env.sh
@@ -87,6 +88,20 @@ pub fn python() -> PathBuf {
         None => panic!(
             "MSPROBE_PYTHON is not set: the end-to-end tests run generated scripts with real torch and MindSpore. \
              Run them through scripts/test.sh, which creates the environment (scripts/setup-python-env.sh) and sets it."
+        ),
+    }
+}
+
+/// The Python of the MSAdapter test environment (mindspore-dev
+/// 2.6.0.dev20250323, mindtorch 0.4.0 and the real torch) that
+/// scripts/setup-mindtorch-env.sh made; the MSAdapter script tests cannot
+/// run without it.
+pub fn mindtorch_python() -> PathBuf {
+    match std::env::var_os("MSPROBE_MINDTORCH_PYTHON") {
+        Some(p) => PathBuf::from(p),
+        None => panic!(
+            "MSPROBE_MINDTORCH_PYTHON is not set: the MSAdapter tests run generated scripts under MSAdapter. \
+             Run them through scripts/test.sh, which creates the environment (scripts/setup-mindtorch-env.sh) and sets it."
         ),
     }
 }

@@ -25,6 +25,7 @@ import tempfile
 MODULES = {
     "torch", "torch.nn.functional", "torch.Tensor", "torch.linalg",
     "mindspore.mint", "mindspore.mint.nn.functional", "mindspore.Tensor", "mindspore.ops",
+    "msadapter", "msadapter.nn.functional", "msadapter.Tensor", "msadapter.linalg",
 }
 # The bench helpers of the MindSpore machinery, from its generated tables.
 _TABLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "msprobe_rs", "repro", "_tables.py")

@@ -13,10 +13,13 @@ the head's globals, so the same code runs inlined or imported.
 - ``data_generate``: the dumped inputs as specs, random and real data;
 - ``torch_exec``: torch execution (the PyTorch tested side and every bench);
 - ``ms_bench``: torch equivalents of MindSpore signatures for the bench;
+- ``ms_exec``: MindSpore execution (the MindSpore and the MSAdapter tested side);
+- ``two_torches``: MSAdapter's torch and the real torch in one process (first in
+  an MSAdapter script's machinery);
 - ``standard``: the precision standards (the mirror of runtime/src/standard.rs);
 - ``compare``: metrics rows, verdicts, the CSV writer;
 - ``run_ut``: the command line and the iteration loop;
-- ``pytorch_side`` / ``mindspore_side``: each framework's side and the entry point.
+- ``pytorch_side`` / ``mindspore_side`` / ``mindtorch_side``: each framework's side and the entry point.
 """
 
 # The line after which a file's text is inlined into the scripts; what is above

@@ -1,0 +1,1258 @@
+
+
+# Exit codes (runtime/src/exit.rs): every row passes (warnings included) / some
+# row is an error / a tensor file is unusable / the script failed / some call
+# could not be replayed here and nothing is an error (--allow-skip makes that EXIT_OK).
+EXIT_OK = 0
+EXIT_INACCURATE = 3
+EXIT_INPUT = 4
+EXIT_INTERNAL = 6
+EXIT_SKIPPED = 8
+# Every dtype (runtime/src/dtype.rs): (canonical name, kind, every name a dump spells it by).
+DTYPE_TABLE = [
+    ("bool", "bool", ["torch.bool", "Bool"]),
+    ("uint8", "int", ["torch.uint8", "UInt8"]),
+    ("int8", "int", ["torch.int8", "Int8"]),
+    ("int16", "int", ["torch.int16", "torch.short", "Int16"]),
+    ("uint16", "int", ["torch.uint16", "UInt16"]),
+    ("int32", "int", ["torch.int32", "torch.int", "Int32"]),
+    ("uint32", "int", ["torch.uint32", "UInt32"]),
+    ("int64", "int", ["torch.int64", "torch.long", "Int64"]),
+    ("uint64", "int", ["torch.uint64", "UInt64"]),
+    ("float16", "float", ["torch.float16", "torch.half", "Float16"]),
+    ("bfloat16", "float", ["torch.bfloat16", "BFloat16"]),
+    ("float32", "float", ["torch.float32", "torch.float", "Float32"]),
+    ("float64", "float", ["torch.float64", "torch.double", "Float64"]),
+    ("complex64", "complex", ["torch.complex64", "torch.cfloat", "Complex64"]),
+    ("complex128", "complex", ["torch.complex128", "torch.cdouble", "Complex128"]),
+]
+# The values of each integer dtype: (min, max).
+INT_RANGES = {
+    "uint8": (0, 255),
+    "int8": (-128, 127),
+    "int16": (-32768, 32767),
+    "uint16": (0, 65535),
+    "int32": (-2147483648, 2147483647),
+    "uint32": (0, 4294967295),
+    "int64": (-9223372036854775808, 9223372036854775807),
+    "uint64": (0, 18446744073709551615),
+}
+# MindSpore's name of each dtype, by canonical name.
+MS_NAMES = {
+    "bool": "Bool",
+    "uint8": "UInt8",
+    "int8": "Int8",
+    "int16": "Int16",
+    "uint16": "UInt16",
+    "int32": "Int32",
+    "uint32": "UInt32",
+    "int64": "Int64",
+    "uint64": "UInt64",
+    "float16": "Float16",
+    "bfloat16": "BFloat16",
+    "float32": "Float32",
+    "float64": "Float64",
+    "complex64": "Complex64",
+    "complex128": "Complex128",
+}
+# MindSpore keyword names that torch spells differently (runtime/src/bind.rs); a
+# bench helper of ms_bench takes MindSpore's own names.
+KEYWORD_ALIASES = {
+    "axis": "dim",
+    "keep_dims": "keepdim",
+    "input_x": "input",
+    "x": "input",
+}
+# msprobe's API sets of the api standard by rule (runtime/src/ops/api_standard.rs).
+STANDARD_API_SETS = {
+    "absolute": frozenset(["add", "sub", "mul", "div", "truediv", "true_divide", "floordiv", "floor_divide", "multiply", "subtract", "divide", "rsub", "leaky_relu", "prelu", "reciprocal", "rsqrt", "square"]),
+    "binary": frozenset(["abs", "argmin", "argmax", "bitwise_and", "broadcast_to", "ceil", "equal", "eq", "fill", "flatten", "floor", "gather", "greater", "greater_equal", "gt", "ge", "less", "less_equal", "lt", "le", "histc", "isfinite", "isnan", "logical_and", "logical_or", "logical_not", "logical_xor", "masked_fill", "max_pool3d", "maximum", "minimum", "neg", "negative", "nonzero", "not_equal", "ne", "one_hot", "pad", "relu", "reshape", "round", "select", "sign", "sort", "tile", "topk", "transpose", "tril", "triu", "type_as"]),
+    "ulp": frozenset(["matmul", "addbmm", "addmm", "baddbmm", "bilinear", "bmm", "chain_matmul", "hspmm", "linear", "mm", "mv", "smm", "sspaddmm"]),
+    "thousandth": frozenset(["conv1d", "conv2d"]),
+    "level1": frozenset(["embedding", "npu_fusion_attention", "npu_fusion_attention_grad", "scatter", "scatter_add"]),
+    "level2": frozenset(["nonzero", "one_hot", "matmul", "addmm", "mm", "gelu", "layer_norm", "index", "sum", "npu_rms_norm", "rms_norm", "cross_entropy", "npu_cross_entropy_loss"]),
+}
+# The bench helpers of ms_bench that the bench table names (runtime/src/ops/bench.rs).
+MS_BENCH_HELPERS = frozenset(["ms_mint_binary_cross_entropy", "ms_ops_assign", "ms_ops_binary_cross_entropy_with_logits", "ms_ops_clip_by_global_norm", "ms_ops_conv2d", "ms_ops_cross_entropy", "ms_ops_dropout", "ms_ops_gather", "ms_ops_index_add", "ms_ops_kl_div", "ms_ops_l1_loss", "ms_ops_mse_loss", "ms_ops_nll_loss", "ms_ops_one_hot", "ms_ops_smooth_l1_loss", "ms_ops_tensor_scatter_elements", "ms_tensor_std", "ms_tensor_transpose", "ms_tensor_var"])
+
+
+# How many folders may shadow the real torch (msprobe's MAX_RECURSION_DEPTH).
+SHADOWING_ROUNDS = 20
+MSADAPTER_HINT = ("install MSAdapter (tested: pip install mindtorch==0.4.0 with mindspore-dev==2.6.0.dev20250323), "
+                  "or put its folder that holds its torch package on PYTHONPATH")
+
+
+class MissingTorch(Exception):
+    """MSAdapter's torch or the real torch cannot be imported here."""
+
+
+def is_msadapter(module):
+    """Whether a module imported as torch is MSAdapter's (its tensors are MindSpore's)."""
+    return isinstance(module.tensor(0.0), mindspore.Tensor)
+
+
+def first_error_line(exc):
+    return f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}"
+
+
+def no_real_torch(exc):
+    return MissingTorch(f"the real torch (the bench) is not importable besides MSAdapter's ({first_error_line(exc)}): "
+                        "install torch")
+
+
+def drop_torch_modules():
+    for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
+        del sys.modules[name]
+
+
+def unshadowed_torch():
+    """The real torch, where MSAdapter's torch shadows it on sys.path."""
+    saved_path = list(sys.path)
+    try:
+        for _ in range(SHADOWING_ROUNDS):
+            shadowing = importlib.import_module("torch")
+            if not is_msadapter(shadowing):
+                return shadowing
+            folder = os.path.dirname(os.path.dirname(os.path.realpath(shadowing.__file__)))
+            sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != folder]
+            drop_torch_modules()
+        raise MissingTorch(f"the real torch (the bench): MSAdapter's torch still shadows it after {SHADOWING_ROUNDS} folders")
+    except ImportError as exc:
+        raise no_real_torch(exc) from None
+    finally:
+        sys.path[:] = saved_path
+
+
+def import_torches():
+    """(MSAdapter's torch, the real torch): ``import torch`` first; when that is
+    MSAdapter's (PYTHONPATH), the real torch from behind it, else MSAdapter's
+    as ``mindtorch.torch``. MissingTorch says which one is missing."""
+    try:
+        first, no_torch = importlib.import_module("torch"), None
+    except ImportError as exc:
+        first, no_torch = None, exc
+    if first is not None and is_msadapter(first):
+        return first, unshadowed_torch()
+    try:
+        msadapter = importlib.import_module("mindtorch.torch")
+    except ImportError as exc:
+        raise MissingTorch(f"MSAdapter's torch (the tested side) is not importable ({first_error_line(exc)}): "
+                           f"{MSADAPTER_HINT}") from None
+    if first is None:
+        raise no_real_torch(no_torch)
+    return msadapter, first
+
+
+def torches_or_exit():
+    """import_torches(), or one line on stderr and EXIT_INTERNAL."""
+    try:
+        return import_torches()
+    except MissingTorch as missing:
+        print(f"error: cannot run here: {missing}", file=sys.stderr)
+        sys.exit(EXIT_INTERNAL)
+
+
+# MSAdapter's torch (the tested calls) and the real torch (the bench), for the rest of the machinery.
+msadapter, torch = torches_or_exit()
+
+
+class TensorSpec:
+    """A dumped tensor: dtype, shape, value range and (tensor dumps) its file."""
+
+    def __init__(self, dtype, shape, low=None, high=None, requires_grad=None, data_name=None):
+        self.dtype = dtype
+        self.shape = tuple(int(d) for d in shape)
+        self.low = low
+        self.high = high
+        self.requires_grad = requires_grad
+        self.data_name = data_name
+
+
+class DType:
+    """A dtype argument, by name in the dump's spelling."""
+
+    def __init__(self, name):
+        self.name = name
+
+
+class Device:
+    """A device argument: the tested run uses its own device, the bench the CPU."""
+
+    def __init__(self, name):
+        self.name = name
+
+
+class Size:
+    """A torch.Size argument."""
+
+    def __init__(self, dims):
+        self.dims = list(dims)
+
+
+class MemoryFormat:
+    """A torch.memory_format argument, by name."""
+
+    def __init__(self, name):
+        self.name = name
+
+
+class Unsupported:
+    """A value msprobe could not record (or this tool cannot replay): passed as None."""
+
+    def __init__(self, type_name):
+        self.type_name = type_name
+
+
+class Master:
+    """A tensor's values as a numpy array (float64, int64 or bool) plus its spec;
+    both the tested and the bench tensors are made from it."""
+
+    def __init__(self, spec, array):
+        self.spec = spec
+        self.array = array
+
+
+# dtype name (both frameworks' spellings) -> (canonical name, kind)
+DTYPES = {name: (canon, kind) for canon, kind, names in DTYPE_TABLE for name in names}
+
+
+def dtype_info(name):
+    if name not in DTYPES:
+        raise ValueError(f"unsupported dtype {name!r}")
+    return DTYPES[name]
+
+
+def _num(x):
+    """A statistic as a float (bools count as 0/1), or None."""
+    if x is None:
+        return None
+    return float(x)
+
+
+def random_array(spec, rng):
+    """Values drawn uniformly from the dumped [Min, Max], with Min and Max
+    themselves placed first and last. Non-finite statistics are kept: an
+    infinite Max puts +inf last, an infinite Min puts -inf first, and a NaN
+    statistic puts one NaN in the middle; the rest is drawn from a finite range."""
+    canon, kind = dtype_info(spec.dtype)
+    shape = spec.shape
+    size = int(np.prod(shape)) if shape else 1
+    low, high = _num(spec.low), _num(spec.high)
+    if kind == "bool":
+        if high == 0:
+            return np.zeros(shape, dtype=bool)
+        if low == 1:
+            return np.ones(shape, dtype=bool)
+        return rng.integers(0, 2, size=shape).astype(bool)
+    if kind == "complex":
+        raise ValueError(f"random data for {spec.dtype} is not supported; use real_data")
+    specials = []
+    if low is None or high is None:
+        low, high = (-1.0, 1.0) if kind == "float" else (0.0, 1.0)
+    if math.isnan(low) or math.isnan(high):
+        specials.append((size // 2, float("nan")))
+        low, high = -1.0, 1.0
+    if math.isinf(high):
+        specials.append((size - 1, high))
+        high = abs(low) if math.isfinite(low) else 1.0
+    if math.isinf(low):
+        specials.append((0, low))
+        low = -abs(high)
+    if low > high:
+        low, high = high, low
+    if kind == "int":
+        lo_lim, hi_lim = INT_RANGES[canon]
+        hi_lim = min(hi_lim, 2**63 - 1)  # drawn as int64
+        lo, hi = max(int(math.ceil(low)), lo_lim), min(int(math.floor(high)), hi_lim)
+        if lo > hi:
+            lo = hi = min(max(int(round(low)), lo_lim), hi_lim)
+        array = np.asarray(rng.integers(lo, hi, size=shape, dtype=np.int64, endpoint=True))
+        ends = (lo, hi)
+    else:
+        mid, half = low / 2 + high / 2, high / 2 - low / 2
+        array = np.asarray(mid + half * (2.0 * rng.random(size=shape) - 1.0), dtype=np.float64)
+        ends = (low, high)
+    flat = array.reshape(-1)
+    if flat.size:
+        flat[0], flat[-1] = ends
+        for index, value in specials:
+            flat[index] = value
+    return array
+
+
+class InputError(Exception):
+    """A tensor file the run cannot use: the script prints one line and
+    exits with EXIT_INPUT, writing no CSV."""
+
+    def __init__(self, path, problem):
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+def first_line(exc):
+    return (str(exc).strip().splitlines() or [""])[0]
+
+
+def unsafe_reason(exc):
+    """The line of torch's weights_only refusal that names what the pickle wanted."""
+    lines = [line.strip() for line in str(exc).splitlines() if "GLOBAL" in line]
+    return lines[0] if lines else first_line(exc)
+
+
+def read_tensor_file(path):
+    """The array in a .npy file (no pickles) or a .pt file (torch.load with
+    weights_only=True: a pickle that would call anything is refused). The
+    file is read first, so that what cannot be read is told apart from what
+    cannot be parsed."""
+    try:
+        with open(path, "rb") as f:
+            data = io.BytesIO(f.read())
+    except FileNotFoundError:
+        raise InputError(path, "no such file (--data-dir names the dump's tensor folder)") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot read it: {exc.strerror or first_line(exc)}") from None
+    try:
+        if path.endswith(".npy"):
+            array = np.load(data, allow_pickle=False)
+        else:
+            tensor = torch.load(data, map_location="cpu", weights_only=True)
+            if not isinstance(tensor, torch.Tensor):
+                raise InputError(path, f"holds a {type(tensor).__name__}, not a tensor")
+            if tensor.dtype == torch.bfloat16 or tensor.dtype == torch.float16:
+                tensor = tensor.to(torch.float32)
+            array = tensor.detach().numpy()
+    except InputError:
+        raise
+    except pickle.UnpicklingError as exc:
+        raise InputError(path, f"refused: not a plain tensor file ({unsafe_reason(exc)})") from None
+    except Exception as exc:  # torch and numpy report truncated or malformed files in many ways
+        detail = first_line(exc)
+        raise InputError(path, f"truncated or malformed: {type(exc).__name__}{': ' + detail if detail else ''}") from None
+    if array.dtype.kind not in "biufc":
+        raise InputError(path, f"holds {array.dtype} values, not numbers")
+    return array
+
+
+def load_array(spec, data_dir, api_name):
+    """The dumped tensor from its .pt (PyTorch) or .npy (MindSpore) file;
+    api_name names the call when the spec has no file."""
+    if not spec.data_name:
+        raise InputError(api_name, "an input has no tensor file (data_name): real_data needs a tensor dump")
+    if data_dir is None:
+        raise InputError(spec.data_name, "no tensor folder is known: pass --data-dir")
+    # Tensor files are read only from inside the tensor folder (msprobe-rs's
+    # rule; the dump's data_name is someone else's text).
+    name = spec.data_name
+    if name in (".", "..") or "/" in name or "\\" in name or "\0" in name or os.path.isabs(name) or os.path.splitdrive(name)[0]:
+        raise InputError(name, "refused: a tensor file name must be a bare file name in the dump's tensor folder")
+    path = os.path.join(data_dir, name)
+    folder, resolved = os.path.realpath(data_dir), os.path.realpath(path)
+    if os.path.commonpath([folder, resolved]) != folder:
+        raise InputError(path, f"refused: it resolves to {resolved}, outside the tensor folder {folder}")
+    array = read_tensor_file(path)
+    if tuple(array.shape) != spec.shape:
+        raise InputError(path, f"shape {tuple(array.shape)} differs from the dumped {spec.shape}")
+    _, kind = dtype_info(spec.dtype)
+    if kind == "float":
+        return array.astype(np.float64)
+    if kind == "int":
+        return array.astype(np.int64)
+    return array
+
+
+class Realizer:
+    """Turns spec trees into Master values. In random_data mode each tensor
+    gets its own random stream, seeded by (the script's RANDOM_SEED,
+    iteration, ordinal): every tensor and every iteration differs, and a
+    rerun reproduces them. call is the script (DATA_MODE, RANDOM_SEED, API_NAME)."""
+
+    def __init__(self, call, iteration, data_dir):
+        self.iteration = iteration
+        self.data_mode = call.DATA_MODE
+        self.seed = call.RANDOM_SEED
+        self.api_name = call.API_NAME
+        self.data_dir = data_dir
+        self.ordinal = 0
+
+    def __call__(self, value):
+        if isinstance(value, TensorSpec):
+            self.ordinal += 1
+            if self.data_mode == "real_data":
+                return Master(value, load_array(value, self.data_dir, self.api_name))
+            rng = np.random.default_rng([self.seed, self.iteration, self.ordinal])
+            return Master(value, random_array(value, rng))
+        if isinstance(value, list):
+            return [self(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple(self(v) for v in value)
+        if isinstance(value, dict):
+            return {k: self(v) for k, v in value.items()}
+        return value
+
+
+def fold_class_targets(args, kwargs):
+    """Random class indices of cross_entropy/nll_loss (the second positional
+    argument, integer) drawn from a dumped range whose Min is the ignore
+    marker (-100) land between the marker and class 0, which torch and
+    MindSpore refuse: such values become |v| mod (Max + 1), and the marker
+    itself is kept (as msprobe-rs replay does)."""
+    if len(args) < 2 or not isinstance(args[1], Master) or dtype_info(args[1].spec.dtype)[1] != "int":
+        return
+    ignore = kwargs.get("ignore_index", -100)
+    values = args[1].array
+    if values.size == 0:
+        return
+    top = max(int(values.max()), 0)
+    folded = np.where((values < 0) & (values != ignore), np.abs(values) % (top + 1), values)
+    args[1] = Master(args[1].spec, folded.astype(values.dtype))
+
+
+def wants_grad(master, any_marked):
+    """Which inputs the backward pass differentiates: float tensors that were
+    marked requires_grad in the dump, or, when the dump marks none (MindSpore
+    dumps carry no requires_grad), every float tensor but those marked
+    requires_grad=False (the generator marks the inputs whose recorded
+    gradient is null, such as batch_norm's running statistics)."""
+    _, kind = dtype_info(master.spec.dtype)
+    if kind != "float":
+        return False
+    return bool(master.spec.requires_grad) if any_marked else master.spec.requires_grad is not False
+
+
+def any_marked(values):
+    found = False
+    for v in values:
+        if isinstance(v, Master) and v.spec.requires_grad:
+            found = True
+        elif isinstance(v, (list, tuple)):
+            found = found or any_marked(v)
+    return found
+
+
+RAISE_PRECISION = {torch.float16: torch.float32, torch.bfloat16: torch.float32, torch.float32: torch.float64}
+MEMORY_FORMATS = {"contiguous_format": torch.contiguous_format, "channels_last": torch.channels_last,
+                  "channels_last_3d": torch.channels_last_3d, "preserve_format": torch.preserve_format}
+
+
+def torch_dtype(name):
+    return getattr(torch, dtype_info(name)[0])
+
+
+def to_torch(value, device, raise_precision, exact_op=False):
+    """A torch value from a Master tree: tensors rounded to the dumped dtype
+    first (so both sides start from the same numbers), then raised for the
+    bench, and dtype arguments raised the same way (softmax(x, dtype=float32)
+    computes in float64 on the bench), except for ops that must match bit for
+    bit (exact_op, the script's EXACT_OP: arange(0, 1, 0.1, dtype=float32)
+    makes float32 values)."""
+    if isinstance(value, Master):
+        dtype = torch_dtype(value.spec.dtype)
+        tensor = torch.from_numpy(np.array(value.array, order="C")).to(dtype)  # np.array keeps 0-d shapes
+        if raise_precision:
+            tensor = tensor.to(RAISE_PRECISION.get(dtype, dtype))
+        return tensor.to(device)
+    if isinstance(value, DType):
+        dtype = torch_dtype(value.name)
+        return RAISE_PRECISION.get(dtype, dtype) if raise_precision and not exact_op else dtype
+    if isinstance(value, Device):
+        return torch.device(device)
+    if isinstance(value, Size):
+        return torch.Size(value.dims)
+    if isinstance(value, MemoryFormat):
+        return MEMORY_FORMATS[value.name]
+    if isinstance(value, Unsupported):
+        return None
+    if isinstance(value, list):
+        return [to_torch(v, device, raise_precision, exact_op) for v in value]
+    if isinstance(value, tuple):
+        return tuple(to_torch(v, device, raise_precision, exact_op) for v in value)
+    if isinstance(value, dict):
+        return {k: to_torch(v, device, raise_precision, exact_op) for k, v in value.items()}
+    return value
+
+
+def flatten_outputs(out):
+    if isinstance(out, (list, tuple)):
+        return [leaf for item in out for leaf in flatten_outputs(item)]
+    return [out]
+
+
+def torch_run(fn, args, kwargs, grad_outputs, device, raise_precision, exact_op=False):
+    """Runs fn forward and, when grad_outputs is given, backward with
+    torch.autograd.grad. Returns (outputs, gradients w.r.t. the inputs or None)."""
+    backward = grad_outputs is not None
+    marked = any_marked(list(args) + list(kwargs.values()))
+    leaves = []
+
+    def convert(value):
+        if isinstance(value, (list, tuple)):  # tensors inside a list (cat, stack) are differentiated too
+            items = [convert(v) for v in value]
+            return items if isinstance(value, list) else tuple(items)
+        tensor = to_torch(value, device, raise_precision, exact_op)
+        if backward and isinstance(value, Master) and wants_grad(value, marked):
+            tensor.requires_grad_(True)
+            leaves.append(tensor)
+            return tensor.clone()  # a non-leaf copy, so in-place APIs can run
+        return tensor
+
+    call_args = [convert(a) for a in args]
+    call_kwargs = {k: convert(v) for k, v in kwargs.items()}
+    with torch.set_grad_enabled(backward):
+        out = fn(*call_args, **call_kwargs)
+    if out is None and call_args:
+        out = call_args[0]  # an in-place API such as __setitem__: compare the updated self
+    outputs = flatten_outputs(out)
+    if not backward:
+        return outputs, None
+    if not leaves:
+        raise ValueError("backward: no floating-point input to differentiate")
+    pairs = []
+    for i, o in enumerate(outputs):
+        g = grad_outputs[i] if i < len(grad_outputs) else None
+        if isinstance(o, torch.Tensor) and o.requires_grad and isinstance(g, Master):
+            grad = to_torch(g, device, raise_precision, exact_op).to(o.dtype)
+            if grad.shape != o.shape:
+                if grad.numel() != o.numel():
+                    raise ValueError(f"backward: dumped gradient {i} has shape {tuple(grad.shape)}, output has {tuple(o.shape)}")
+                grad = grad.reshape(o.shape)
+            pairs.append((o, grad))
+    if not any(isinstance(g, Master) for g in grad_outputs[:len(outputs)]):
+        raise ValueError("backward: no output has a dumped gradient")
+    if pairs:
+        grads = torch.autograd.grad([o for o, _ in pairs], leaves, [g for _, g in pairs], allow_unused=True)
+    else:  # no output depends differentiably on the inputs (one_hot's on/off values): zero gradients
+        grads = [None] * len(leaves)
+    grads = [torch.zeros_like(leaf) if g is None else g for g, leaf in zip(grads, leaves)]
+    return [o.detach() if isinstance(o, torch.Tensor) else o for o in outputs], grads
+
+
+def torch_leaf(value, dtype_label=str):
+    """(dtype label, float64 array or None) of one torch output, for comparison."""
+    if isinstance(value, torch.Tensor):
+        tensor = value.detach().cpu()
+        if tensor.is_complex():
+            tensor = torch.view_as_real(tensor)
+        return dtype_label(value.dtype), tensor.to(torch.float64).numpy()
+    return scalar_leaf(value)
+
+
+def ms_dtype(name):
+    return getattr(mindspore, dtype_info(name)[0])
+
+
+def to_mindspore(value):
+    """A MindSpore value from a Master tree, in the dumped dtype."""
+    if isinstance(value, Master):
+        canon, kind = dtype_info(value.spec.dtype)
+        if canon == "bfloat16":
+            return mindspore.Tensor(value.array.astype(np.float32)).astype(mindspore.bfloat16)
+        return mindspore.Tensor(value.array.astype(np.dtype(canon)))
+    if isinstance(value, DType):
+        return ms_dtype(value.name)
+    if isinstance(value, Size):
+        return tuple(value.dims)
+    if isinstance(value, (Device, MemoryFormat, Unsupported)):
+        return None
+    if isinstance(value, (list, tuple)):
+        # JSON cannot tell tuples from lists; MindSpore APIs want tuples (shapes, axes).
+        return tuple(to_mindspore(v) for v in value)
+    if isinstance(value, dict):
+        return {k: to_mindspore(v) for k, v in value.items()}
+    return value
+
+
+def ms_zeros_like(tensor):
+    return mindspore.Tensor(np.zeros(tensor.shape, dtype=np.float32)).astype(tensor.dtype)
+
+
+def grad_slots(value, path, marked, slots):
+    """The paths of the tensors to differentiate in value, tensors inside
+    lists (cat, stack) included, in the order torch_run makes its leaves."""
+    if isinstance(value, Master):
+        if wants_grad(value, marked):
+            slots.append(path)
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            grad_slots(item, path + (i,), marked, slots)
+
+
+def at_path(value, path):
+    for key in path:
+        value = value[key]
+    return value
+
+
+def with_replaced(value, path, new):
+    """value with the item at path replaced (lists and tuples are copied)."""
+    if not path:
+        return new
+    items = list(value)
+    items[path[0]] = with_replaced(items[path[0]], path[1:], new)
+    return tuple(items) if isinstance(value, tuple) else items
+
+
+def ms_run(fn, args, kwargs, grad_outputs, convert=to_mindspore):
+    """Runs fn forward and, when grad_outputs is given, backward with
+    mindspore.vjp w.r.t. the float inputs (tensors inside lists too); convert
+    makes the call's values from the Master trees (MindSpore's tensors, or
+    MSAdapter's, which MindSpore's autograd differentiates the same way)."""
+    call_args = [convert(a) for a in args]
+    call_kwargs = {k: convert(v) for k, v in kwargs.items()}
+    if grad_outputs is None:
+        out = fn(*call_args, **call_kwargs)
+        if out is None and call_args:
+            out = call_args[0]
+        return flatten_outputs(out), None
+    marked = any_marked(list(args) + list(kwargs.values()))
+    slots = []
+    for i, a in enumerate(args):
+        grad_slots(a, (i,), marked, slots)
+    for k, v in kwargs.items():
+        grad_slots(v, (k,), marked, slots)
+    if not slots:
+        raise ValueError("backward: no floating-point input to differentiate")
+
+    def with_inputs(*diff):
+        full_args, full_kwargs = list(call_args), dict(call_kwargs)
+        for path, tensor in zip(slots, diff):
+            if isinstance(path[0], int):
+                full_args[path[0]] = with_replaced(full_args[path[0]], path[1:], tensor)
+            else:
+                full_kwargs[path[0]] = with_replaced(full_kwargs[path[0]], path[1:], tensor)
+        return fn(*full_args, **full_kwargs)
+
+    primals = [at_path(call_args if isinstance(path[0], int) else call_kwargs, path) for path in slots]
+    out, vjp_fn = mindspore.vjp(with_inputs, *primals)
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    sens = []
+    for i, o in enumerate(outs):
+        g = grad_outputs[i] if i < len(grad_outputs) else None
+        if isinstance(g, Master):
+            grad = convert(g).astype(o.dtype)
+            if tuple(grad.shape) != tuple(o.shape):
+                grad = grad.reshape(o.shape)
+            sens.append(grad)
+        else:
+            sens.append(ms_zeros_like(o))
+    grads = vjp_fn(tuple(sens) if isinstance(out, (tuple, list)) else sens[0])
+    grads = list(grads) if isinstance(grads, (tuple, list)) else [grads]
+    return flatten_outputs(out), grads
+
+
+def select_device(requested):
+    if requested:
+        mindspore.set_device(requested)
+    return mindspore.get_context("device_target")
+
+
+def reference_is_tested(device):
+    """Whether the api standard's reference run (the CPU in the dumped dtype)
+    is the tested run itself."""
+    return str(device).lower() == "cpu"
+
+
+def reference_leaves(call, args, kwargs, grad_outputs, device, tested_leaves):
+    """The api standard's reference: the tested function on the CPU in the
+    dumped dtype. That is the tested run itself on the CPU target; elsewhere
+    there is none (MindSpore runs on one target per process)."""
+    return tested_leaves if reference_is_tested(device) else (None, None)
+
+
+def ms_dtype_label(dtype):
+    """MindSpore's name of a tensor's dtype: MindSpore's own (``Float32``), also
+    for MSAdapter's dtypes, whose text is mindtorch's (``mindtorch.float32``)."""
+    text = str(dtype)
+    return MS_NAMES.get(text.rpartition(".")[2], text) if "." in text else text
+
+
+def tested_leaf(value):
+    if isinstance(value, mindspore.Tensor):
+        label = ms_dtype_label(value.dtype)
+        if value.dtype == mindspore.bfloat16:
+            value = value.astype(mindspore.float32)
+        return label, value.asnumpy().astype(np.float64)
+    return scalar_leaf(value)
+
+
+def bench_leaf(value):
+    return torch_leaf(value, dtype_label=lambda d: MS_NAMES.get(str(d).replace("torch.", ""), str(d)))
+
+
+def seed_frameworks(seed):
+    mindspore.set_seed(seed)
+    torch.manual_seed(seed)
+
+
+# msprobe's API sets by rule (runtime/src/ops/api_standard.rs, rendered into _tables).
+_STD_ABSOLUTE = STANDARD_API_SETS["absolute"]
+_STD_BINARY = STANDARD_API_SETS["binary"]
+_STD_ULP = STANDARD_API_SETS["ulp"]
+_STD_THOUSANDTH = STANDARD_API_SETS["thousandth"]
+# Benchmark levels: (max relative, mean relative, rms) error bounds.
+_STD_LEVEL1 = STANDARD_API_SETS["level1"]
+_STD_LEVEL2 = STANDARD_API_SETS["level2"]
+_STD_KNOWN = _STD_ABSOLUTE | _STD_BINARY | _STD_ULP | _STD_THOUSANDTH | _STD_LEVEL1 | _STD_LEVEL2
+_STD_FLOATS = frozenset(["float16", "bfloat16", "float32", "float64"])
+_STD_SEVERITY = {"pass": 0, "warning": 1, "error": 3}
+
+
+def metrics(t, b):
+    """Cosine similarity, max absolute error and max relative error in float64,
+    over the elements that are finite on both sides."""
+    mask = np.isfinite(t) & np.isfinite(b)
+    t, b = t[mask], b[mask]
+    if t.size == 0:
+        return 1.0, 0.0, 0.0
+    scale_t, scale_b = np.max(np.abs(t)), np.max(np.abs(b))
+    if scale_t == 0 and scale_b == 0:
+        cosine = 1.0
+    elif scale_t == 0 or scale_b == 0:
+        cosine = 0.0
+    else:
+        ts, bs = t / scale_t, b / scale_b
+        cosine = float(np.dot(ts, bs) / (np.linalg.norm(ts) * np.linalg.norm(bs)))
+        cosine = min(1.0, max(-1.0, cosine))
+    diff = np.abs(t - b)
+    max_abs = float(np.max(diff))
+    max_rel = float(np.max(diff / (np.abs(b) + (b == 0) * 1e-8)))
+    return cosine, max_abs, max_rel
+
+
+def _std_g(x):
+    return f"{float(x):.6g}"
+
+
+def _std_fsum(values):
+    """Exactly rounded sum; a sum that overflows is inf (math.fsum raises)."""
+    try:
+        return math.fsum(values)
+    except OverflowError:
+        return math.inf
+
+
+def _std_ratio(count, total):
+    return count / total if total else 0.0
+
+
+def _std_base_name(api):
+    """The API's base name as the tables spell it: after the last '.', without
+    __...__ and one trailing '_'; a dunder's r/i prefix is dropped when the
+    name itself is in no table (__radd__ -> add, __rsub__ stays rsub)."""
+    name = api.rsplit(".", 1)[-1]
+    dunder = len(name) > 4 and name.startswith("__") and name.endswith("__")
+    if dunder:
+        name = name[2:-2]
+    if name.endswith("_"):
+        name = name[:-1]
+    if name not in _STD_KNOWN and dunder and name[:1] in ("r", "i"):
+        name = name[1:]
+    return name
+
+
+def _std_rule(standard, api, backward, exact_op, dtype):
+    if exact_op or dtype not in _STD_FLOATS:
+        return "binary equality"
+    if standard == "msprobe":
+        return "cosine and max abs"
+    if standard != "api":
+        raise ValueError(f"unknown standard {standard!r}")
+    # The op-specific rules judge what the op computes; its gradients are other
+    # computations (sums over broadcast dims, reductions that cancel to rounding
+    # noise), judged against the reference run.
+    name = _std_base_name(api)
+    if backward:
+        return "benchmark"
+    if name in _STD_ABSOLUTE:
+        return "absolute threshold"
+    if name in _STD_BINARY:
+        return "binary equality"
+    if name in _STD_ULP:
+        return "ulp"
+    if name in _STD_THOUSANDTH:
+        return "thousandth"
+    return "benchmark"
+
+
+def _std_level_bounds(api):
+    name = _std_base_name(api)
+    if name in _STD_LEVEL1:
+        return 5.0, 1.5, 1.5
+    if name in _STD_LEVEL2:
+        return 2.0, 1.2, 1.2
+    return 10.0, 2.0, 2.0
+
+
+def _std_class(dtype):
+    return {"float16": "fp16", "bfloat16": "bf16"}.get(dtype, "fp32")
+
+
+def _std_finite(x, b):
+    """(absolute error, bench) over the pairs finite on both sides."""
+    mask = np.isfinite(x) & np.isfinite(b)
+    x, b = x[mask], b[mask]
+    return np.abs(x - b), b
+
+
+def _std_msprobe(t, b, cosine_threshold, max_abs_err_threshold):
+    cosine, max_abs, _ = metrics(t, b)
+    problems = []
+    t_nan, b_nan = np.isnan(t), np.isnan(b)
+    t_inf, b_inf = np.isinf(t), np.isinf(b)
+    if (t_nan != b_nan).any() or (t_inf != b_inf).any() or (t[t_inf] != b[b_inf]).any():
+        problems.append(f"NaN/Inf differ: tested has {int(t_nan.sum())} NaN and {int(t_inf.sum())} Inf, "
+                        f"bench has {int(b_nan.sum())} NaN and {int(b_inf.sum())} Inf")
+    if not cosine > cosine_threshold:
+        problems.append(f"cosine similarity {cosine:.6g} is not above the threshold {float(cosine_threshold)!r}")
+    if not max_abs < max_abs_err_threshold:
+        problems.append(f"max absolute error {max_abs:.6g} is not below the threshold {float(max_abs_err_threshold)!r}")
+    if problems:
+        return "error", "; ".join(problems)
+    if b_nan.any() or b_inf.any():
+        return "pass", "NaN/Inf at the same places on both sides; metrics over the finite elements"
+    return "pass", ""
+
+
+def _std_binary(t, b):
+    differ = int(np.count_nonzero((t != b) & ~(np.isnan(t) & np.isnan(b))))
+    d, _ = _std_finite(t, b)
+    max_abs = float(np.max(d)) if d.size else 0.0
+    problems = []
+    if differ:
+        problems.append(f"binary equality: {differ} of {t.size} elements differ (max absolute error {_std_g(max_abs)})")
+    return problems, f"error_rate={_std_g(_std_ratio(differ, t.size))}"
+
+
+def _std_absolute(t, b, cls, eps):
+    rtol, small, atol = {"fp16": (1e-3, 1e-3, 1e-5), "bf16": (4e-3, 1e-3, 1e-5), "fp32": (1e-6, 1e-6, 1e-9)}[cls]
+    d, b = _std_finite(t, b)
+    is_small = np.abs(b) <= small
+    n_small = int(np.count_nonzero(is_small))
+    n_abs = int(np.count_nonzero(is_small & (d > atol)))
+    rel = d[~is_small] / (np.abs(b[~is_small]) + eps)
+    n_normal, n_rel = rel.size, int(np.count_nonzero(rel > rtol))
+    problems = []
+    if n_rel:
+        problems.append(f"absolute threshold: relative error above {_std_g(rtol)} at {n_rel} of {n_normal} normal values "
+                        f"(max {_std_g(np.max(rel))})")
+    if n_abs:
+        problems.append(f"absolute threshold: absolute error above {_std_g(atol)} at {n_abs} of {n_small} small values "
+                        f"(|bench| <= {_std_g(small)})")
+    return problems, f"rel_err_ratio={_std_g(_std_ratio(n_rel, n_normal))}; abs_err_ratio={_std_g(_std_ratio(n_abs, n_small))}"
+
+
+def _std_ulp(t, b, reference, cls):
+    min_eb, mant = {"fp16": (-14, 10), "bf16": (-126, 7), "fp32": (-126, 23)}[cls]
+    over = 32 if cls == "fp32" else 1
+
+    def stats(x):
+        d, bb = _std_finite(x, b)
+        _, exponent = np.frexp(np.abs(bb))
+        eb = np.where(bb == 0, max(0, min_eb), np.maximum(exponent.astype(np.int64) - 1, min_eb))
+        ulps = np.ldexp(d, (mant - eb).astype(np.int32))
+        n = ulps.size
+        if not n:
+            return 0.0, 0.0, 0.0
+        return float(np.max(ulps)), _std_fsum(ulps.tolist()) / n, int(np.count_nonzero(ulps > over)) / n
+
+    max_ulp, mean, share = stats(t)
+    if cls == "fp32":
+        passed, bound = mean < 64 or share < 0.05, "mean < 64 or share < 0.05"
+    else:
+        passed, bound = share < 0.001, "share < 0.001"
+    # msprobe also passes a share no larger than the reference device's (its GPU;
+    # here the CPU run in the tested dtype).
+    reference_share = stats(reference)[2] if reference is not None and reference.size == b.size else None
+    problems = []
+    if not passed and not (reference_share is not None and share <= reference_share):
+        versus = f", or at most the reference's {_std_g(reference_share)}" if reference_share is not None else ""
+        problems.append(f"ulp: mean {_std_g(mean)} and max {_std_g(max_ulp)} ULP, share {_std_g(share)} above {over} ULP "
+                        f"(pass: {bound}{versus})")
+    return problems, f"max_ulp={_std_g(max_ulp)}; mean_ulp={_std_g(mean)}; ulp_error_proportion={_std_g(share)}"
+
+
+def _std_thousandth(t, b, eps):
+    """With no value finite on both sides there is nothing to measure: a pass."""
+    d, b = _std_finite(t, b)
+    n = d.size
+    share = _std_ratio(int(np.count_nonzero(d / (np.abs(b) + eps) < 0.001)), n)
+    problems = []
+    if n and not share > 0.999:
+        problems.append(f"thousandth: share {_std_g(share)} of values within relative error 0.001 (pass: above 0.999)")
+    return problems, f"thousandth_ratio={_std_g(share)}"
+
+
+def _std_benchmark_metrics(x, b, small, atol, eps):
+    """Small value error proportion, max and mean relative error, rmse of x against b."""
+    d, b = _std_finite(x, b)
+    is_small = np.abs(b) <= small
+    svep = _std_ratio(int(np.count_nonzero(is_small & (d > atol))), int(np.count_nonzero(is_small)))
+    d, b = d[~is_small], b[~is_small]
+    n = d.size
+    if not n:
+        return [svep, 0.0, 0.0, 0.0]
+    rel = d / (np.abs(b) + eps)
+    return [svep, float(np.max(rel)), _std_fsum(rel.tolist()) / n, math.sqrt(_std_fsum((d * d).tolist()) / n)]
+
+
+def _std_benchmark(t, b, reference, cls, eps, level):
+    labels = ["small value error proportion", "max relative error", "mean relative error", "root mean squared error"]
+    small, atol, min_err = {"fp16": (1e-3, 1e-5, 2.0 ** -11), "bf16": (1e-3, 1e-5, 2.0 ** -8),
+                            "fp32": (1e-6, 1e-9, 2.0 ** -14)}[cls]
+    if reference is not None and reference.size != b.size:
+        reference = None
+    tested = _std_benchmark_metrics(t, b, small, atol, eps)
+    refs = [0.0] * 4 if reference is None else _std_benchmark_metrics(reference, b, small, atol, eps)
+    bounds = [2.0] + list(level)
+    status, problems, ratios = "pass", [], []
+    for label, x, r, bound in zip(labels, tested, refs, bounds):
+        ratio = x / max(r, min_err)
+        ratios.append(ratio)
+        one = "pass" if ratio <= 1 else "warning" if ratio <= bound else "error"
+        if one != "pass":
+            problems.append(f"benchmark: {label} {_std_g(x)} is {_std_g(ratio)} times the reference's {_std_g(r)} "
+                            f"(pass <= 1, error > {_std_g(bound)})")
+        status = max(status, one, key=_STD_SEVERITY.get)
+    notes = [] if reference is not None else [f"no reference run in the tested dtype: ratios against the dtype's floor {_std_g(min_err)}"]
+    text = "small_value_err_ratio={}; max_rel_err_ratio={}; mean_rel_err_ratio={}; rmse_ratio={}".format(*map(_std_g, ratios))
+    return status, problems, notes, text
+
+
+def judge(standard, api, backward, exact_op, dtype, tested, bench, reference, cosine_threshold, max_abs_err_threshold):
+    """Judges one output by the precision standard ("msprobe" or "api"): returns
+    (status, message, rule, metrics_text). tested, bench and reference (or None)
+    are 1-D float64 arrays; dtype is the tested side's canonical name."""
+    rule = _std_rule(standard, api, backward, exact_op, dtype)
+    t, b = tested, bench
+    if t.size != b.size:
+        return "error", f"cannot compare: tested has {t.size} elements, bench has {b.size}", rule, ""
+    if t.size == 0:
+        return "pass", "empty tensor", rule, ""
+    with np.errstate(all="ignore"):
+        if rule == "cosine and max abs":
+            status, message = _std_msprobe(t, b, cosine_threshold, max_abs_err_threshold)
+            return status, message, rule, ""
+        cls = _std_class(dtype)
+        eps = 2.0 ** -52 if dtype == "float64" else 2.0 ** -23
+        notes = []
+        if rule == "binary equality":
+            problems, text = _std_binary(t, b)
+        elif rule == "absolute threshold":
+            problems, text = _std_absolute(t, b, cls, eps)
+        elif rule == "ulp":
+            problems, text = _std_ulp(t, b, reference, cls)
+        elif rule == "thousandth":
+            problems, text = _std_thousandth(t, b, eps)
+        else:
+            status, problems, notes, text = _std_benchmark(t, b, reference, cls, eps, _std_level_bounds(api))
+        if rule != "benchmark":
+            status = "error" if problems else "pass"
+        t_nan, b_nan = np.isnan(t), np.isnan(b)
+        t_inf, b_inf = np.isinf(t), np.isinf(b)
+        if (t_nan != b_nan).any() or (t_inf != b_inf).any() or (t[t_inf] != b[b_inf]).any():
+            status = "error"
+            problems.insert(0, f"NaN/Inf differ: tested has {int(t_nan.sum())} NaN and {int(t_inf.sum())} Inf, "
+                               f"bench has {int(b_nan.sum())} NaN and {int(b_inf.sum())} Inf")
+    return status, "; ".join(problems + notes), rule, text
+
+
+DETAILS_HEADER = ["API Name", "Bench Dtype", "Tested Dtype", "Shape", "Cosine", "MaxAbsErr", "MaxRelativeErr", "Status", "Message"]
+# Appended under --standard api: the rule applied and its own metrics.
+STANDARD_COLUMNS = ["Standard", "Standard Metrics"]
+RESULT_HEADER = ["API Name", "Forward Test Success", "Backward Test Success", "Message"]
+PASS, WARNING, SKIP, ERROR = "pass", "warning", "skip", "error"
+SEVERITY = {PASS: 0, WARNING: 1, SKIP: 2, ERROR: 3}
+# Rows whose reference run is the tested run itself (a CPU device) say so.
+SELF_REFERENCE = "the reference run is the tested run itself, so this rule cannot fail here"
+
+
+def scalar_leaf(value):
+    """Python numbers, and sequences of them, compare like tensors of their
+    numpy dtype (bool, int64, float64); anything else is not comparable."""
+    numbers = (bool, int, float)
+    if isinstance(value, numbers) or (isinstance(value, (list, tuple)) and all(isinstance(v, numbers) for v in value)):
+        array = np.array(value)
+        if array.dtype.kind in "biuf":
+            return type(value).__name__, array
+    return type(value).__name__, None
+
+
+def leaf_dtype(label, values):
+    """The canonical name of a leaf's dtype: a tensor's from its label, a
+    Python value's from its numpy array."""
+    return dtype_info(label)[0] if label in DTYPES else values.dtype.name
+
+
+def compare_leaf(call, tested_leaf_, bench_leaf_, reference, backward, opts):
+    """One details row after the name: dtypes, shape, metrics, status, message,
+    and the standard's rule and metrics (None where nothing was compared).
+    call is the script: UNDEFINED_OUTPUTS, EXACT_OP, API_OP and the thresholds."""
+    (t_dtype, t), (b_dtype, b) = tested_leaf_, bench_leaf_
+    shape = str(tuple(b.shape)) if b is not None else "()"
+
+    def uncompared(status, message):
+        return [b_dtype, t_dtype, shape, None, None, None, status, message, None, None]
+
+    # Rows that cannot be judged are this tool's coverage: skips.
+    if t is None or b is None:
+        return uncompared(SKIP, f"cannot judge: output of type {b_dtype if b is None else t_dtype} is not comparable")
+    dtype = leaf_dtype(t_dtype, t)
+    t, b = t.astype(np.float64), b.astype(np.float64)
+    if opts.perturb and t.size:
+        t = t + opts.perturb * (1.0 + np.abs(t))
+    if t.shape != b.shape:
+        return uncompared(SKIP, f"cannot judge: shape mismatch: tested {tuple(t.shape)}, bench {tuple(b.shape)}")
+    if call.UNDEFINED_OUTPUTS and not backward:
+        return [b_dtype, t_dtype, shape, None, None, None, PASS, call.UNDEFINED_OUTPUTS, "shape", None]
+    if reference is not None:
+        reference = reference.astype(np.float64).reshape(-1) if reference.shape == b.shape else None
+    t, b = t.reshape(-1), b.reshape(-1)
+    cosine, max_abs, max_rel = metrics(t, b) if t.size else (None, None, None)
+    # Data movement is exact forward; its gradients are sums and casts.
+    exact = call.EXACT_OP and not backward
+    status, message, rule, metrics_text = judge(opts.standard, call.API_OP, backward, exact, dtype, t, b, reference,
+                                                call.COSINE_THRESHOLD, call.MAX_ABS_ERR_THRESHOLD)
+    if opts.reference_is_tested and rule in ("benchmark", "ulp"):
+        message = "; ".join(part for part in (message, SELF_REFERENCE) if part)
+    return [b_dtype, t_dtype, shape, cosine, max_abs, max_rel, status, message, rule, metrics_text]
+
+
+def compare_outputs(call, direction, tested_leaves, bench_leaves, reference_leaves, opts):
+    """One row per output; reference_leaves (the api standard's CPU run in
+    the dumped dtype) may be None."""
+    rows = []
+    for i in range(max(len(tested_leaves), len(bench_leaves))):
+        name = f"{call.API_NAME}.{direction}.output.{i}"
+        if i >= len(tested_leaves) or i >= len(bench_leaves):
+            message = f"cannot judge: output count differs: tested {len(tested_leaves)}, bench {len(bench_leaves)}"
+            rows.append([name, None, None, None, None, None, None, SKIP, message, None, None])
+            continue
+        if tested_leaves[i][0] == "NoneType" and bench_leaves[i][0] == "NoneType":
+            continue
+        reference = reference_leaves[i][1] if reference_leaves is not None and i < len(reference_leaves) else None
+        rows.append([name] + compare_leaf(call, tested_leaves[i], bench_leaves[i], reference, direction == "backward", opts))
+    return rows
+
+
+def skip_row(api_name, direction, side, exc):
+    """A side that raised: the call cannot be replayed here (no kernel on this
+    device, an argument the framework rejects, inputs this script cannot make),
+    which says nothing of its accuracy. side None: the inputs."""
+    what = f"the {side} call raised" if side else "its inputs cannot be made:"
+    message = f"cannot replay here: {what} {type(exc).__name__}: {first_line(exc)}"
+    return [f"{api_name}.{direction}", None, None, None, None, None, None, SKIP, message, None, None]
+
+
+def worst(statuses):
+    return max(statuses, key=SEVERITY.__getitem__, default=None)
+
+
+def result_row(api_name, forward_rows, backward_rows):
+    messages = [f"{r[0]}: {r[8]}" for r in forward_rows + backward_rows if r[7] != PASS]
+    return [api_name, worst(r[7] for r in forward_rows), worst(r[7] for r in backward_rows), "; ".join(messages)]
+
+
+def exit_code(statuses, allow_skip):
+    """Any error row: EXIT_INACCURATE; else any skip: EXIT_SKIPPED unless
+    allowed; else EXIT_OK (warnings included)."""
+    status = worst(statuses)
+    if status == ERROR:
+        return EXIT_INACCURATE
+    if status == SKIP and not allow_skip:
+        return EXIT_SKIPPED
+    return EXIT_OK
+
+
+# A number as the reports print them (-0.5, 1e-08, -inf, nan): it keeps its sign.
+NUMBER = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)", re.IGNORECASE)
+
+
+def cell(value):
+    """A CSV cell: empty for None, repr() for floats, str() otherwise; text a
+    spreadsheet would run as a formula (starting with = + - @ tab CR, not a
+    number) gets a leading ' so it shows as text."""
+    if value is None:
+        return ""
+    text = repr(value) if isinstance(value, float) else str(value)
+    if text[:1] in ("=", "+", "-", "@", "\t", "\r") and not NUMBER.fullmatch(text):
+        return "'" + text
+    return text
+
+
+def write_csv(path, header, rows):
+    """Writes the whole file beside its final name, then renames it into place:
+    a crash never leaves a half-written CSV."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-", suffix=".csv")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8-sig", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(header)
+            writer.writerows([[cell(v) for v in row] for row in rows])
+        os.chmod(tmp, 0o640)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_report(output_dir, details_header, details, results):
+    os.makedirs(output_dir, mode=0o750, exist_ok=True)
+    now = datetime.datetime.now()
+    while True:  # a new pair of files per run, even within the same second
+        stamp = now.strftime("%Y%m%d%H%M%S")
+        result_path = os.path.join(output_dir, f"accuracy_checking_result_{stamp}.csv")
+        details_path = os.path.join(output_dir, f"accuracy_checking_details_{stamp}.csv")
+        if not os.path.exists(result_path) and not os.path.exists(details_path):
+            break
+        now += datetime.timedelta(seconds=1)
+    write_csv(details_path, details_header, [row[:len(details_header)] for row in details])
+    write_csv(result_path, RESULT_HEADER, results)
+    return result_path, details_path
+
+
+def run_side(reseed, runner, leaf, *call):
+    """Runs one side and converts its results for comparison. Frameworks that
+    execute lazily (MindSpore) raise only when results are read, so both steps
+    sit under the same guard; a failure becomes a skip row. reseed() seeds
+    the frameworks first."""
+    reseed()  # same seed for both sides: random APIs (dropout) can then agree on one device
+    try:
+        outputs, grads = runner(*call)
+        return ([leaf(x) for x in outputs], None if grads is None else [leaf(x) for x in grads]), None
+    except Exception as exc:  # recorded as a skip row; the traceback helps whoever edits the script
+        traceback.print_exc()
+        return (None, None), exc
+
+
+def main(call, side, argv=None):
+    """Replays the script's call (call: the script's module, the head's names)
+    on the framework side side (select_device, run_tested, run_bench, ...)
+    ITER_TIMES times, writes the CSVs and returns the exit code."""
+    parser = argparse.ArgumentParser(description=f"Replay {call.API_NAME} ({call.PROPAGATION}) and compare tested against bench.")
+    parser.add_argument("--device", help="device of the tested run (default: the best available)")
+    parser.add_argument("--output-dir", default="./op_result_output", help="where the CSVs go (default: %(default)s)")
+    parser.add_argument("--data-dir", default=call.DATA_DIR, help="folder of the dumped tensor files (real_data)")
+    parser.add_argument("--perturb", type=float, default=0.0, metavar="EPS",
+                        help="add EPS*(1+|x|) to every tested output before comparing: checks that errors are caught")
+    parser.add_argument("--standard", choices=["msprobe", "api"], default=call.STANDARD,
+                        help="precision standard: msprobe (cosine and max abs) or api (per API and dtype; "
+                             "adds the Standard and Standard Metrics columns) (default: %(default)s)")
+    parser.add_argument("--allow-skip", action="store_true",
+                        help=f"exit {EXIT_OK} instead of {EXIT_SKIPPED} when calls that cannot be replayed here are the only problem")
+    opts = parser.parse_args(argv)
+    device = side.select_device(opts.device)
+    opts.reference_is_tested = side.reference_is_tested(device)
+    # One casing for both frameworks (MindSpore says "CPU" / "Ascend", torch "cpu" / "npu").
+    device_name = str(device).lower()
+    print(f"{call.API_NAME} {call.PROPAGATION}: tested on {device_name}, bench on cpu, {call.DATA_MODE}, {call.ITER_TIMES} iteration(s), standard {opts.standard}")
+    compared = (f"tested: {side.TESTED_FRAMEWORK} on {device_name} in the dumped dtype; "
+                f"bench: {side.BENCH_FRAMEWORK} on cpu at raised precision")
+
+    def reseed():
+        side.seed_frameworks(call.RANDOM_SEED)
+
+    details, results = [], []
+    for iteration in range(call.ITER_TIMES):
+        args, kwargs, grad_outputs = call.inputs()
+        realize = Realizer(call, iteration, opts.data_dir)
+        direction = "backward" if call.PROPAGATION == "backward" else "forward"
+        try:
+            args, kwargs = realize(args), realize(kwargs)
+            grad_outputs = realize(grad_outputs) if call.PROPAGATION == "backward" else None
+            if call.CLASS_TARGETS and call.DATA_MODE == "random_data":
+                fold_class_targets(args, kwargs)
+            in_exc = None
+        except InputError:
+            raise
+        except Exception as exc:  # e.g. random data for a complex dtype: this tool's coverage
+            in_exc = exc
+        if in_exc is None:
+            (t_out, t_grads), t_exc = run_side(reseed, side.run_tested, side.tested_leaf, call, args, kwargs, grad_outputs, device)
+            (b_out, b_grads), b_exc = run_side(reseed, side.run_bench, side.bench_leaf, call, args, kwargs, grad_outputs)
+        forward_rows, backward_rows = [], []
+        if in_exc or t_exc or b_exc:
+            failed = [(None, in_exc)] if in_exc else [("tested", t_exc), ("bench", b_exc)]
+            rows = [skip_row(call.API_NAME, direction, which, exc) for which, exc in failed if exc]
+            forward_rows, backward_rows = (rows, []) if direction == "forward" else ([], rows)
+        else:
+            r_out, r_grads = (None, None)
+            if opts.standard == "api":
+                r_out, r_grads = side.reference_leaves(call, args, kwargs, grad_outputs, device, (t_out, t_grads))
+            forward_rows = compare_outputs(call, "forward", t_out, b_out, r_out, opts)
+            if call.PROPAGATION == "backward":
+                backward_rows = compare_outputs(call, "backward", t_grads, b_grads, r_grads, opts)
+        for row in forward_rows + backward_rows:  # every row that ran says what was compared
+            if not row[8].startswith("cannot replay here:"):
+                row[8] = "; ".join(part for part in (row[8], compared) if part)
+        details += forward_rows + backward_rows
+        results.append(result_row(call.API_NAME, forward_rows, backward_rows))
+        for row in forward_rows + backward_rows:
+            print(f"  {row[0]}: {row[7]}  cosine={cell(row[4]) or '-'}  max_abs_err={cell(row[5]) or '-'}  ({row[8]})")
+    details_header = DETAILS_HEADER + (STANDARD_COLUMNS if opts.standard == "api" else [])
+    result_path, details_path = write_report(opts.output_dir, details_header, details, results)
+    print(f"wrote {result_path}")
+    print(f"wrote {details_path}")
+    return exit_code([r[7] for r in details], opts.allow_skip)
+
+
+def run_script(call, side, argv=None):
+    """main() with its failures as exit codes: an unusable tensor file is one
+    line and EXIT_INPUT (no CSV is written), anything else a bug in the
+    script, EXIT_INTERNAL with the traceback."""
+    try:
+        return main(call, side, argv)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except Exception:
+        traceback.print_exc()
+        return EXIT_INTERNAL
+
+
+# What each row's Message says was compared.
+TESTED_FRAMEWORK, BENCH_FRAMEWORK = "MSAdapter", "torch"
+
+
+def to_msadapter(value):
+    """An MSAdapter value from a Master tree: tensors of MSAdapter's class in
+    the dumped dtype, its dtypes and sizes; lists stay lists (MSAdapter takes
+    torch's arguments)."""
+    if isinstance(value, Master):
+        canon, _ = dtype_info(value.spec.dtype)
+        array = np.array(value.array, order="C")  # np.array keeps 0-d shapes
+        if canon == "bfloat16":
+            return msadapter.from_numpy(array.astype(np.float32)).to(msadapter.bfloat16)
+        return msadapter.from_numpy(array.astype(np.dtype(canon)))
+    if isinstance(value, DType):
+        return getattr(msadapter, dtype_info(value.name)[0])
+    if isinstance(value, Size):
+        return msadapter.Size(value.dims)
+    if isinstance(value, (Device, MemoryFormat, Unsupported)):
+        return None
+    if isinstance(value, list):
+        return [to_msadapter(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(to_msadapter(v) for v in value)
+    if isinstance(value, dict):
+        return {k: to_msadapter(v) for k, v in value.items()}
+    return value
+
+
+def run_tested(call, args, kwargs, grad_outputs, device):
+    return ms_run(call.tested, args, kwargs, grad_outputs, convert=to_msadapter)
+
+
+def run_bench(call, args, kwargs, grad_outputs):
+    return torch_run(call.bench, args, kwargs, grad_outputs, "cpu", raise_precision=True, exact_op=call.EXACT_OP)
+
+
+def run(call, argv=None):
+    """Runs the script call (its module: the head's inputs(), tested, bench
+    and settings) on the MSAdapter side (MSAdapter's torch tested, the real
+    torch bench); returns the exit code."""
+    return run_script(call, sys.modules[__name__], argv)
+
+
+if __name__ == "__main__":
+    sys.exit(run(sys.modules[__name__]))
