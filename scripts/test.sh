@@ -18,7 +18,7 @@ MSPROBE_MINDTORCH_PYTHON="$(scripts/setup-mindtorch-env.sh | tail -n 1)"
 export MSPROBE_MINDTORCH_PYTHON
 # The HTML report's browser test needs headless Chromium.
 scripts/setup-browser.sh >/dev/null
-"$MSPROBE_PYTHON" -m ruff check --no-cache python/
+"$MSPROBE_PYTHON" -m ruff check --no-cache python/ scripts/mindtorch_env/
 "$MSPROBE_PYTHON" -m pytest -q -p no:cacheprovider python/tests
 cargo test --workspace "$@"
 if [ $# -eq 0 ]; then

@@ -297,6 +297,7 @@ fn mindtorch(rel: &'static str, api: &'static str, extra: Value) -> impl Fn(&Pat
 fn mindtorch_cases() -> Vec<Case> {
     const RUST_MS: &[&str] = &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out", "--lang", "rust"];
     const REPLAY_MS: &[&str] = &["-f", "mindspore", "replay", "-i", "c.json", "--output-dir", "out"];
+    const PY_MS: &[&str] = &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out"];
     let unknown_dtype = "d.json: Torch.tanh.0.forward.input_args[0].dtype: expected a supported dtype (float16/32/64, bfloat16, int, bool, complex), got \"mindtorch.float17\"";
     let missing = "dump_tensor_data/Torch.tanh.0.forward.input.0.npy: cannot read: No such file or directory";
     let npu = "c.json: key \"api_name\": expected a prefix among Functional, Tensor, Torch, Mint and MintFunctional, got \"NPU\" (torch_npu's APIs, which msprobe-rs does not replay)";
@@ -306,6 +307,8 @@ fn mindtorch_cases() -> Vec<Case> {
         case("mindtorch: unknown dtype string, op_generate", mindtorch("bad/unknown_dtype", "Torch.tanh.0", json!({})), RUST_MS, 4, &[unknown_dtype]),
         case("mindtorch: .npy missing", mindtorch("bad/missing_npy", "Torch.tanh.0", json!({"data_mode": "real_data"})), REPLAY_MS, 4, &["msprobe: error: Torch.tanh.0: ", missing]),
         case("mindtorch: .npy missing, op_generate", mindtorch("bad/missing_npy", "Torch.tanh.0", json!({"data_mode": "real_data"})), RUST_MS, 4, &["msprobe: error: Torch.tanh.0: ", missing]),
+        case("mindtorch: unknown dtype string, script", mindtorch("bad/unknown_dtype", "Torch.tanh.0", json!({})), PY_MS, 4, &[unknown_dtype]),
+        case("mindtorch: .npy missing, script", mindtorch("bad/missing_npy", "Torch.tanh.0", json!({"data_mode": "real_data"})), PY_MS, 4, &["msprobe: error: Torch.tanh.0: ", missing]),
         case("mindtorch: an NPU entry", mindtorch("bad/npu_entry", "NPU.npu_rms_norm.0", json!({})), REPLAY_MS, 7, &[npu]),
         case("mindtorch: an NPU entry, op_generate", mindtorch("bad/npu_entry", "NPU.npu_rms_norm.0", json!({})), RUST_MS, 7, &[npu]),
         case("mindtorch: MindSpore's prefix", mindtorch("bad/npu_entry", "Mint.tanh.0", json!({})), RUST_MS, 4, &["d.json: Mint.tanh.0: prefix Mint is not replayable for mindtorch dumps"]),

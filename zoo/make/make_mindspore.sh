@@ -13,7 +13,7 @@
 #   MSPROBE_MS_TARGET  [$MSPROBE_RS_CACHE/msprobe-26.2.0]: msprobe 26.2.0 and the runtime
 #                      dependencies the venv lacks, installed with pip --target, so msprobe
 #                      never enters the venv (nor changes its mindspore / numpy / torch)
-#   MSPROBE_WHEEL_DIR  [/tmp/mp]: a folder holding the mindstudio-probe wheel, used first
+#   MSPROBE_WHEEL_DIR  [$MSPROBE_RS_CACHE/wheels]: a folder holding the mindstudio-probe wheel, used first
 #                      when present (pip --find-links); PyPI otherwise
 set -euo pipefail
 
@@ -22,7 +22,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 CACHE=${MSPROBE_RS_CACHE:-$HOME/.cache/msprobe-rs}
 PY=${PYTHON:-$CACHE/venv/bin/python}
 TARGET=${MSPROBE_MS_TARGET:-$CACHE/msprobe-26.2.0}
-WHEEL_DIR=${MSPROBE_WHEEL_DIR:-/tmp/mp}
+WHEEL_DIR=${MSPROBE_WHEEL_DIR:-$CACHE/wheels}
 OUT=$ROOT/tests/fixtures/zoo/mindspore
 # shellcheck source=zoo/make/msprobe_target.sh
 . "$HERE/msprobe_target.sh"

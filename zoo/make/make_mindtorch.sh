@@ -16,7 +16,7 @@
 #   MSPROBE_832        [$MSPROBE_RS_CACHE/msprobe-8.3.2]: msprobe 8.3.2 in a folder of its own,
 #                      as scripts/setup-python-env.sh installs it (pip --target --no-deps)
 #   MSPROBE_MS_TARGET  [$MSPROBE_RS_CACHE/msprobe-26.2.0]: msprobe 26.2.0 likewise (msprobe_target.sh)
-#   MSPROBE_WHEEL_DIR  [/tmp/mp]: a folder holding the mindstudio-probe wheel, used first when present
+#   MSPROBE_WHEEL_DIR  [$MSPROBE_RS_CACHE/wheels]: a folder holding the mindstudio-probe wheel, used first when present
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -25,7 +25,7 @@ CACHE=${MSPROBE_RS_CACHE:-$HOME/.cache/msprobe-rs}
 PY=${PYTHON:-$("$ROOT/scripts/setup-mindtorch-env.sh" | tail -n 1)}
 TARGET_832=${MSPROBE_832:-$CACHE/msprobe-8.3.2}
 TARGET_26=${MSPROBE_MS_TARGET:-$CACHE/msprobe-26.2.0}
-WHEEL_DIR=${MSPROBE_WHEEL_DIR:-/tmp/mp}
+WHEEL_DIR=${MSPROBE_WHEEL_DIR:-$CACHE/wheels}
 OUT=$ROOT/tests/fixtures/mindtorch
 
 # shellcheck source=zoo/make/msprobe_target.sh
