@@ -7,7 +7,8 @@
 //! - [`dump`] (the streaming reader of `dump.json`, msprobe's non-finite
 //!   tokens), [`output`] (generated files written atomically, or compared),
 //!   [`paths`], [`xlsx`] (the one workbook writer), [`schedule`] (the one
-//!   memory-budget scheduler), [`progress`];
+//!   memory-budget scheduler), [`progress`], [`unreadable`] (an I/O failure
+//!   on a named file, as every command reports it);
 //! - [`model`]: the typed calls, names and arguments of a dump;
 //! - [`config`] (`config_op.json`), [`select`] (which calls a batch takes)
 //!   and [`manifest`], which speak of the model's names;
@@ -44,4 +45,5 @@ pub mod replay;
 pub mod select;
 pub mod single_compare;
 pub mod source;
+pub mod unreadable;
 pub mod xlsx;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use runtime::io::{read_pt_index, Scalar};
 
+use crate::unreadable::Unreadable;
 use super::CheckpointError;
 
 /// The file that names the latest iteration.
@@ -58,7 +59,7 @@ pub fn is_checkpoint_dir(path: &Path) -> bool {
 /// The iteration folder of the checkpoint `path` and its layout.
 pub fn layout(path: &Path) -> Result<Layout, CheckpointError> {
     let iter_dir = iteration_dir(path)?;
-    let mut found = rank_dirs(&iter_dir).map_err(|source| CheckpointError::Unreadable { path: iter_dir.clone(), what: "cannot list", source })?;
+    let mut found = rank_dirs(&iter_dir).map_err(Unreadable::at(&iter_dir, "cannot list"))?;
     found.sort();
     if found.is_empty() {
         if iter_dir.join(".metadata").is_file() {
@@ -132,7 +133,7 @@ fn iteration_dir(path: &Path) -> Result<PathBuf, CheckpointError> {
     if !tracker.is_file() {
         return Ok(path.to_path_buf());
     }
-    let text = std::fs::read_to_string(&tracker).map_err(|source| CheckpointError::Unreadable { path: tracker.clone(), what: "cannot read", source })?;
+    let text = std::fs::read_to_string(&tracker).map_err(Unreadable::at(&tracker, "cannot read"))?;
     let text = text.trim();
     let dir = match text {
         "release" => path.join("release"),

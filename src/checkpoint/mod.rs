@@ -27,6 +27,7 @@ use runtime::io::IoError;
 use runtime::limits::Limits;
 
 pub use layout::is_checkpoint_dir;
+use crate::unreadable::Unreadable;
 use crate::schedule;
 use metrics::Metrics;
 
@@ -53,15 +54,8 @@ pub enum CheckpointError {
         message: String,
     },
     /// A checkpoint folder could not be listed or its tracker file read.
-    #[error("{}: {what}: {source}", path.display())]
-    Unreadable {
-        /// The file or folder.
-        path: PathBuf,
-        /// What could not be done (`cannot read`, `cannot list`, ...).
-        what: &'static str,
-        /// Why.
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Unreadable(#[from] Unreadable),
     /// A rank file is unreadable, truncated, hostile or not a checkpoint.
     #[error(transparent)]
     File(#[from] IoError),

@@ -33,6 +33,7 @@ use runtime::atomic::{create_dir, write_atomic, WriteError, WriteOptions};
 use runtime::exit;
 use serde_json::{Map, Value};
 
+use crate::unreadable::Unreadable;
 use crate::dump::nonfinite::to_msprobe_json_indented;
 use crate::xlsx::{self, Cell, Level, Table, XlsxError};
 
@@ -77,15 +78,8 @@ pub enum ConfigCheckError {
         message: String,
     },
     /// A `-d` file could not be read.
-    #[error("{}: {what}: {source}", path.display())]
-    Unreadable {
-        /// The file or folder.
-        path: PathBuf,
-        /// What could not be done (`cannot read`, `cannot list`, ...).
-        what: &'static str,
-        /// Why.
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Unreadable(#[from] Unreadable),
     /// The training environment's Python could not be started.
     #[error("{}: cannot run it to list the installed packages: {source} (set MSPROBE_PYTHON to the training environment's python)", path.display())]
     NoPython {
@@ -130,7 +124,7 @@ impl ConfigCheckError {
     /// output's, [`exit::INTERNAL`] for this tool's.
     pub fn exit_code(&self) -> u8 {
         match self {
-            ConfigCheckError::Input { .. } | ConfigCheckError::Unreadable { .. } | ConfigCheckError::NoPython { .. } | ConfigCheckError::SysPath { .. } | ConfigCheckError::EntryJson { .. } => exit::INPUT,
+            ConfigCheckError::Input { .. } | ConfigCheckError::Unreadable(_) | ConfigCheckError::NoPython { .. } | ConfigCheckError::SysPath { .. } | ConfigCheckError::EntryJson { .. } => exit::INPUT,
             ConfigCheckError::Zip(_) | ConfigCheckError::Workbook(_) => exit::INTERNAL,
             ConfigCheckError::Write(_) => exit::WRITE,
         }
@@ -191,15 +185,15 @@ fn hyperparameters(files: &[PathBuf]) -> Result<Map<String, Value>, ConfigCheckE
         if !matches!(ext, "sh" | "yaml" | "yml") {
             return Err(fail("expected a .sh launch script or a .yaml/.yml config".into()));
         }
-        let unreadable = |source| ConfigCheckError::Unreadable { path: path.clone(), what: "cannot read", source };
-        let meta = std::fs::metadata(path).map_err(unreadable)?;
+        let unreadable = Unreadable::at(path, "cannot read");
+        let meta = std::fs::metadata(path).map_err(&unreadable)?;
         if !meta.is_file() {
             return Err(fail("is not a file".into()));
         }
         if meta.len() > MAX_SCRIPT {
             return Err(fail(format!("is {} bytes, over the limit of {MAX_SCRIPT}", meta.len())));
         }
-        let bytes = std::fs::read(path).map_err(unreadable)?;
+        let bytes = std::fs::read(path).map_err(&unreadable)?;
         let parsed = if ext == "sh" {
             shell::parse(&String::from_utf8_lossy(&bytes))
         } else {

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::unreadable::Unreadable;
 use super::AnalyzeError;
 
 /// The parent of every node of one rank.
@@ -50,7 +51,7 @@ impl Construct {
 
     /// Reads `construct.json` at `path`.
     pub fn read(path: &Path) -> Result<Construct, AnalyzeError> {
-        let text = std::fs::read(path).map_err(|source| AnalyzeError::Unreadable { path: path.to_path_buf(), what: "cannot read", source })?;
+        let text = std::fs::read(path).map_err(Unreadable::at(path, "cannot read"))?;
         Construct::parse(path, &text)
     }
 

@@ -21,6 +21,7 @@ use rayon::prelude::*;
 use runtime::atomic::WriteError;
 use runtime::exit;
 
+use crate::unreadable::Unreadable;
 use crate::dump::DumpError;
 use construct::Construct;
 use report::RankFiles;
@@ -55,15 +56,8 @@ pub enum AnalyzeError {
         message: String,
     },
     /// A folder could not be listed or a `construct.json` read.
-    #[error("{}: {what}: {source}", path.display())]
-    Unreadable {
-        /// The file or folder.
-        path: PathBuf,
-        /// What could not be done (`cannot read`, `cannot list`, ...).
-        what: &'static str,
-        /// Why.
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Unreadable(#[from] Unreadable),
     /// A `construct.json` is not JSON.
     #[error("{}: not valid JSON: {source}", path.display())]
     Json {

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::unreadable::Unreadable;
 use super::AnalyzeError;
 
 /// One rank's folder and its three files.
@@ -42,11 +43,11 @@ pub fn discover(step: &Path) -> Result<Vec<RankDir>, AnalyzeError> {
         let what = if step.exists() { "is not a folder" } else { "does not exist" };
         return Err(AnalyzeError::input(step, format!("{what}; -i expects a step folder holding rank folders (rank0, rank1, ...)")));
     }
-    let unlisted = |source| AnalyzeError::Unreadable { path: step.to_path_buf(), what: "cannot list the folder", source };
-    let entries = std::fs::read_dir(step).map_err(unlisted)?;
+    let unlisted = Unreadable::at(step, "cannot list the folder");
+    let entries = std::fs::read_dir(step).map_err(&unlisted)?;
     let mut found: Vec<(i64, PathBuf)> = vec![];
     for entry in entries {
-        let entry = entry.map_err(unlisted)?;
+        let entry = entry.map_err(&unlisted)?;
         let Some(rank) = entry.file_name().to_str().and_then(rank_number) else { continue };
         if entry.path().is_dir() {
             found.push((rank, entry.path()));

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use runtime::io::{resolve_inside, IoError};
 
+use crate::unreadable::Unreadable;
 use super::CompareError;
 
 /// Which array of one save an `.npy` file is: `<key>.npy` is 0, a list's
@@ -163,12 +164,12 @@ fn numbered_folders(dir: &Path, prefix: &str) -> Result<Vec<(u64, PathBuf)>, Com
 /// refuses the lossy ones that are used), path, and whether it is a folder
 /// (a symlink is followed once it is known to stay inside `dir`).
 fn entries(dir: &Path) -> Result<Vec<(String, PathBuf, bool)>, CompareError> {
-    let read = fs::read_dir(dir).map_err(unreadable(dir, "cannot read the folder"))?;
+    let read = fs::read_dir(dir).map_err(Unreadable::at(dir, "cannot read the folder"))?;
     let mut out = vec![];
     for entry in read {
-        let entry = entry.map_err(unreadable(dir, "cannot read the folder"))?;
+        let entry = entry.map_err(Unreadable::at(dir, "cannot read the folder"))?;
         let path = entry.path();
-        let kind = entry.file_type().map_err(unreadable(&path, "cannot read"))?;
+        let kind = entry.file_type().map_err(Unreadable::at(&path, "cannot read"))?;
         let is_dir = if kind.is_symlink() {
             let resolved = resolve_inside(&path).map_err(|e| refused(&path, e))?;
             resolved.is_dir()
@@ -195,11 +196,6 @@ fn layout(path: &Path, message: impl Into<String>) -> CompareError {
     CompareError::Layout { path: path.to_path_buf(), message: message.into() }
 }
 
-/// An I/O failure on `path` (`what` could not be done), kept as the source.
-fn unreadable(path: &Path, what: &'static str) -> impl FnOnce(std::io::Error) -> CompareError {
-    let path = path.to_path_buf();
-    move |source| CompareError::Unreadable { path, what, source }
-}
 
 /// A symlink that leaves its folder, or one that cannot be resolved.
 fn refused(path: &Path, e: IoError) -> CompareError {

@@ -25,6 +25,7 @@ use runtime::atomic::{create_dir, write_atomic, WriteError, WriteOptions};
 use runtime::exit;
 use runtime::io::IoError;
 
+use crate::unreadable::Unreadable;
 use crate::xlsx::{self, Table, XlsxError};
 use discover::{discover, Key};
 use row::{Note, Row};
@@ -54,15 +55,8 @@ pub enum CompareError {
         message: String,
     },
     /// A run's folder could not be read.
-    #[error("{}: {what}: {source}", path.display())]
-    Unreadable {
-        /// The file or folder.
-        path: PathBuf,
-        /// What could not be done (`cannot read`, `cannot list`, ...).
-        what: &'static str,
-        /// Why.
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Unreadable(#[from] Unreadable),
     /// An array file is unreadable, truncated, hostile or outside its folder.
     #[error(transparent)]
     Tensor(#[from] IoError),
@@ -88,7 +82,7 @@ impl CompareError {
     /// [`exit::INTERNAL`] for this tool's.
     pub fn exit_code(&self) -> u8 {
         match self {
-            CompareError::Layout { .. } | CompareError::Unreadable { .. } | CompareError::Tensor(_) => exit::INPUT,
+            CompareError::Layout { .. } | CompareError::Unreadable(_) | CompareError::Tensor(_) => exit::INPUT,
             CompareError::ThreadPool(_) | CompareError::Workbook { .. } => exit::INTERNAL,
             CompareError::Write(_) => exit::WRITE,
         }
