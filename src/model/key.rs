@@ -47,9 +47,9 @@ impl Prefix {
     /// not replayed: `Distributed`, `Jit`, `NPU`, module entries, ...);
     /// MSAdapter's dumps have PyTorch's.
     pub fn replayable_in(self, framework: Framework) -> bool {
-        match framework {
-            Framework::PyTorch | Framework::MindTorch => matches!(self, Prefix::Functional | Prefix::Tensor | Prefix::Torch),
+        match framework.api_family() {
             Framework::MindSpore => matches!(self, Prefix::Functional | Prefix::Tensor | Prefix::Mint | Prefix::MintFunctional),
+            _ => matches!(self, Prefix::Functional | Prefix::Tensor | Prefix::Torch),
         }
     }
 }

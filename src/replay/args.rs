@@ -35,9 +35,9 @@ fn python_form(a: &Arg, framework: Framework) -> String {
         Arg::Str(s) | Arg::Device(s) => pyfmt::str_repr(s),
         Arg::Slice([start, stop, step]) => format!("slice({}, {}, {})", opt(start), opt(stop), opt(step)),
         Arg::Ellipsis => "Ellipsis".into(),
-        Arg::Size(dims) => match framework {
-            Framework::PyTorch | Framework::MindTorch => format!("torch.Size({})", pyfmt::list(dims)),
+        Arg::Size(dims) => match framework.api_family() {
             Framework::MindSpore => pyfmt::tuple(dims),
+            _ => format!("torch.Size({})", pyfmt::list(dims)),
         },
         Arg::DType(d) => framework.dtype_name(*d),
         Arg::MemoryFormat(name) => format!("torch.{name}"),
