@@ -156,6 +156,11 @@ impl ApiName {
         Ok((ApiName::parse(base)?, dir))
     }
 
+    /// `Prefix.op`: the name the runtime's op table and tables beside it use.
+    pub fn op_key(&self) -> String {
+        format!("{}.{}", self.prefix.as_str(), self.op)
+    }
+
     /// The dump key of one direction of this call.
     pub fn key(&self, dir: Direction) -> String {
         format!("{self}.{}", dir.as_str())

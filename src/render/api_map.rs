@@ -13,16 +13,9 @@
 
 use runtime::ops;
 use runtime::ops::bench;
-use runtime::ops::hooks::{self, HookList};
+use runtime::ops::hooks;
 
 use crate::model::{ApiName, Framework, Prefix};
-
-/// msprobe's hook list of `framework` under `prefix` (none for a prefix
-/// its dumps are not replayed under).
-fn hook_list(framework: Framework, prefix: Prefix) -> Option<&'static HookList> {
-    hooks::hook_list(framework, prefix.as_str())
-}
-
 
 /// A dumped API that its framework does not expose under its prefix; no
 /// script or project is made for it. The message is the expectation.
@@ -41,10 +34,10 @@ pub struct NotExposed {
 /// runtime's op table replays `Prefix.op` for `framework`.
 pub fn exposed(framework: Framework, name: &ApiName) -> Result<(), NotExposed> {
     let op = name.op.as_str();
-    let on_list = hook_list(framework, name.prefix).is_some_and(|list| {
+    let on_list = hooks::hook_list(framework, name.prefix.as_str()).is_some_and(|list| {
         list.contains(op) || (name.prefix == Prefix::Torch && !op.contains('.') && list.contains(&format!("linalg.{op}")))
     });
-    let in_table = name.prefix.replayable_in(framework) && ops::lookup(framework, &format!("{}.{op}", name.prefix.as_str())).is_some();
+    let in_table = name.prefix.replayable_in(framework) && ops::lookup(framework, &name.op_key()).is_some();
     if on_list || in_table {
         Ok(())
     } else {
@@ -135,18 +128,9 @@ pub fn tested(framework: Framework, name: &ApiName) -> Callable {
     }
 }
 
-/// What is judged of the outputs of `name` when the op table says their
-/// values are undefined (uninitialized memory, [`ops::Op::values_undefined`]):
-/// the Message of their rows (the runtime's is the same).
-pub fn undefined_outputs(framework: Framework, name: &ApiName) -> Option<&'static str> {
-    let undefined = ops::lookup(framework, &format!("{}.{}", name.prefix.as_str(), name.op)).is_some_and(|op| op.values_undefined());
-    undefined.then_some("values undefined (uninitialized memory): only the shape is compared")
-}
-
-
 /// The bench callable (torch on the CPU at raised precision).
 pub fn bench(framework: Framework, name: &ApiName) -> Callable {
-    let api = format!("{}.{}", name.prefix.as_str(), name.op);
+    let api = name.op_key();
     if let Some(raised) = bench::raised_cast(&api) {
         return Callable {
             module: "torch.Tensor",
@@ -165,7 +149,7 @@ pub fn bench(framework: Framework, name: &ApiName) -> Callable {
     match (framework, name.prefix) {
         // mindspore.ops functions: torch.nn.functional when it has the name, else torch.
         (Framework::MindSpore, Prefix::Functional) => match name.op.as_str() {
-            op if hook_list(Framework::PyTorch, Prefix::Functional).is_some_and(|l| l.contains(op)) => torch_for(Prefix::Functional, op),
+            op if hooks::hook_list(Framework::PyTorch, Prefix::Functional.as_str()).is_some_and(|l| l.contains(op)) => torch_for(Prefix::Functional, op),
             op => Callable {
                 module: "torch",
                 attr: op.to_string(),
@@ -181,10 +165,6 @@ pub fn bench(framework: Framework, name: &ApiName) -> Callable {
 pub fn ms_bench_helpers() -> impl Iterator<Item = &'static str> {
     bench::MINDSPORE_HELPERS.iter().map(|h| h.helper)
 }
-
-
-
-
 
 #[cfg(test)]
 mod tests {

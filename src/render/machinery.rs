@@ -149,6 +149,9 @@ fn tables_body() -> String {
     helpers.sort_unstable();
     helpers.dedup();
     writeln!(o, "MS_BENCH_HELPERS = frozenset({})", py_list(helpers)).unwrap();
+    o.push_str("# Message parts the native replay writes too (runtime/src/replay/judge.rs).\n");
+    writeln!(o, "UNDEFINED_VALUES = {}", py_str(runtime::replay::UNDEFINED_VALUES)).unwrap();
+    writeln!(o, "SELF_REFERENCE = {}", py_str(runtime::replay::SELF_REFERENCE)).unwrap();
     out
 }
 

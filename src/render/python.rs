@@ -281,9 +281,9 @@ impl PythonContext {
                 }
             }
         }
-        let api_op = format!("{}.{}", call.name.prefix.as_str(), call.name.op);
+        let api_op = call.name.op_key();
         let op = ops::lookup(framework, &api_op);
-        let exact_op = op.is_some_and(|op| op.standard == ops::Standard::Exact);
+        let exact_op = op.is_some_and(|op| op.moves_data());
         Ok(PythonContext {
             generator: format!("msprobe-rs {}", env!("CARGO_PKG_VERSION")),
             framework: framework.as_str(),
@@ -291,7 +291,7 @@ impl PythonContext {
             api_full_name: call.name.key(direction),
             api_op: py_str(&api_op),
             exact_op: py_bool(exact_op),
-            undefined_outputs: py_opt(api_map::undefined_outputs(framework, &call.name).map(py_str)),
+            undefined_outputs: py_opt(op.filter(|op| op.values_undefined()).map(|_| py_str(runtime::replay::UNDEFINED_VALUES))),
             class_targets: py_bool(op.is_some_and(|op| op.class_targets())),
             propagation: direction.as_str(),
             tested: api_map::tested(framework, &call.name),

@@ -61,7 +61,7 @@ impl Cell {
             Cell::Text(s) => s.clone(),
             Cell::Int(n) => n.to_string(),
             Cell::Number(x) => runtime::pyfmt::repr(*x),
-            Cell::Bool(b) => (if *b { "True" } else { "False" }).into(),
+            Cell::Bool(b) => runtime::pyfmt::bool(*b).into(),
         }
     }
 }

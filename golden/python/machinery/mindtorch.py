@@ -74,6 +74,9 @@ STANDARD_API_SETS = {
 }
 # The bench helpers of ms_bench that the bench table names (runtime/src/ops/bench.rs).
 MS_BENCH_HELPERS = frozenset(["ms_mint_binary_cross_entropy", "ms_ops_assign", "ms_ops_binary_cross_entropy_with_logits", "ms_ops_clip_by_global_norm", "ms_ops_conv2d", "ms_ops_cross_entropy", "ms_ops_dropout", "ms_ops_gather", "ms_ops_index_add", "ms_ops_kl_div", "ms_ops_l1_loss", "ms_ops_mse_loss", "ms_ops_nll_loss", "ms_ops_one_hot", "ms_ops_smooth_l1_loss", "ms_ops_tensor_scatter_elements", "ms_tensor_std", "ms_tensor_transpose", "ms_tensor_var"])
+# Message parts the native replay writes too (runtime/src/replay/judge.rs).
+UNDEFINED_VALUES = "values undefined (uninitialized memory): only the shape is compared"
+SELF_REFERENCE = "the reference run is the tested run itself, so this rule cannot fail here"
 
 
 # How many folders may shadow the real torch (msprobe's MAX_RECURSION_DEPTH).
@@ -676,7 +679,7 @@ def tested_leaf(value):
 
 
 def bench_leaf(value):
-    return torch_leaf(value, dtype_label=lambda d: MS_NAMES.get(str(d).replace("torch.", ""), str(d)))
+    return torch_leaf(value, dtype_label=ms_dtype_label)
 
 
 def seed_frameworks(seed):
@@ -962,8 +965,6 @@ STANDARD_COLUMNS = ["Standard", "Standard Metrics"]
 RESULT_HEADER = ["API Name", "Forward Test Success", "Backward Test Success", "Message"]
 PASS, WARNING, SKIP, ERROR = "pass", "warning", "skip", "error"
 SEVERITY = {PASS: 0, WARNING: 1, SKIP: 2, ERROR: 3}
-# Rows whose reference run is the tested run itself (a CPU device) say so.
-SELF_REFERENCE = "the reference run is the tested run itself, so this rule cannot fail here"
 
 
 def scalar_leaf(value):

@@ -13,7 +13,7 @@ import traceback
 
 import numpy as np
 
-from ._tables import EXIT_INACCURATE, EXIT_OK, EXIT_SKIPPED
+from ._tables import EXIT_INACCURATE, EXIT_OK, EXIT_SKIPPED, SELF_REFERENCE
 from .data_generate import DTYPES, dtype_info, first_line
 from .standard import judge, metrics
 
@@ -26,8 +26,6 @@ STANDARD_COLUMNS = ["Standard", "Standard Metrics"]
 RESULT_HEADER = ["API Name", "Forward Test Success", "Backward Test Success", "Message"]
 PASS, WARNING, SKIP, ERROR = "pass", "warning", "skip", "error"
 SEVERITY = {PASS: 0, WARNING: 1, SKIP: 2, ERROR: 3}
-# Rows whose reference run is the tested run itself (a CPU device) say so.
-SELF_REFERENCE = "the reference run is the tested run itself, so this rule cannot fail here"
 
 
 def scalar_leaf(value):

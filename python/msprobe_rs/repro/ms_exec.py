@@ -157,7 +157,7 @@ def tested_leaf(value):
 
 
 def bench_leaf(value):
-    return torch_leaf(value, dtype_label=lambda d: MS_NAMES.get(str(d).replace("torch.", ""), str(d)))
+    return torch_leaf(value, dtype_label=ms_dtype_label)
 
 
 def seed_frameworks(seed):

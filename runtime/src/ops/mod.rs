@@ -144,6 +144,12 @@ impl Op {
     pub fn values_undefined(&self) -> bool {
         self.standard == Standard::Undefined
     }
+
+    /// Whether it only moves data ([`Standard::Exact`]): its forward values
+    /// must be identical under every standard.
+    pub fn moves_data(&self) -> bool {
+        self.standard == Standard::Exact
+    }
 }
 
 /// Every op the runtime replays.

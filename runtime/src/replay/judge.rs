@@ -14,11 +14,12 @@ use super::quirks;
 use super::tested::{Direction, Tested, BENCH};
 
 /// The Message of an output whose values are undefined (`torch.empty`):
-/// what was judged instead. The scripts say the same.
-const UNDEFINED_VALUES: &str = "values undefined (uninitialized memory): only the shape is compared";
+/// what was judged instead (rendered into the scripts' tables too).
+pub const UNDEFINED_VALUES: &str = "values undefined (uninitialized memory): only the shape is compared";
 
-/// Note on rows whose reference run is the tested value itself.
-const SELF_REFERENCE: &str = "the reference run is the tested run itself, so this rule cannot fail here";
+/// Note on rows whose reference run is the tested value itself (rendered
+/// into the scripts' tables too).
+pub const SELF_REFERENCE: &str = "the reference run is the tested run itself, so this rule cannot fail here";
 
 /// Joins the non-empty parts of a Message with `"; "`.
 pub(super) fn message(parts: &[&str]) -> String {
@@ -124,7 +125,7 @@ fn judge_tensor(call: &Call, name: String, direction: Direction, tested: &Tested
         _ => None,
     };
     // Data movement is exact forward; its gradients are sums and casts.
-    let movement = call.op.standard == crate::ops::Standard::Exact;
+    let movement = call.op.moves_data();
     let case = case(call, direction, movement && direction == Direction::Forward, t.dtype, &tv, &bv, reference.as_deref());
     let first = judge(call.r.standard, &case);
     let mut judged = first.clone();

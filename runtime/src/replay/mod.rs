@@ -14,6 +14,8 @@ mod plan;
 mod quirks;
 mod tested;
 
+pub use judge::{SELF_REFERENCE, UNDEFINED_VALUES};
+
 use crate::compare::Status;
 use crate::error::Result;
 use crate::exec::{guarded, Outcome};
