@@ -15,7 +15,7 @@
 use std::fmt::Write;
 
 use runtime::dtype::{Category, TDType};
-use runtime::ops::api_standard;
+use runtime::ops::{self, api_standard, Rounding};
 use runtime::{bind, exit};
 
 use super::api_map;
@@ -33,17 +33,17 @@ macro_rules! repro {
 }
 
 /// The PyTorch scripts' files, in inlining order (`_tables.py` comes first, rendered).
-const PYTORCH: &[(&str, &str)] = repro!["data_generate.py", "torch_exec.py", "standard.py", "compare.py", "run_ut.py", "pytorch_side.py"];
+const PYTORCH: &[(&str, &str)] = repro!["data_generate.py", "torch_exec.py", "magnitude.py", "standard.py", "compare.py", "run_ut.py", "pytorch_side.py"];
 
 /// The MindSpore scripts' files, in inlining order (`_tables.py` comes first, rendered).
 const MINDSPORE: &[(&str, &str)] =
-    repro!["data_generate.py", "torch_exec.py", "ms_bench.py", "ms_exec.py", "standard.py", "compare.py", "run_ut.py", "mindspore_side.py"];
+    repro!["data_generate.py", "torch_exec.py", "magnitude.py", "ms_bench.py", "ms_exec.py", "standard.py", "compare.py", "run_ut.py", "mindspore_side.py"];
 
 /// The MSAdapter (mindtorch) scripts' files, in inlining order (`_tables.py`
 /// comes first, rendered): `two_torches.py` binds MSAdapter's torch and the
 /// real torch before the rest uses them.
 const MINDTORCH: &[(&str, &str)] =
-    repro!["two_torches.py", "data_generate.py", "torch_exec.py", "ms_exec.py", "standard.py", "compare.py", "run_ut.py", "mindtorch_side.py"];
+    repro!["two_torches.py", "data_generate.py", "torch_exec.py", "magnitude.py", "ms_exec.py", "standard.py", "compare.py", "run_ut.py", "mindtorch_side.py"];
 
 /// The package files of `framework`'s machinery, `(file name, text)`, in
 /// inlining order.
@@ -149,10 +149,50 @@ fn tables_body() -> String {
     helpers.sort_unstable();
     helpers.dedup();
     writeln!(o, "MS_BENCH_HELPERS = frozenset({})", py_list(helpers)).unwrap();
+    rounding_tables(o);
     o.push_str("# Message parts the native replay writes too (runtime/src/replay/judge.rs).\n");
     writeln!(o, "UNDEFINED_VALUES = {}", py_str(runtime::replay::UNDEFINED_VALUES)).unwrap();
     writeln!(o, "SELF_REFERENCE = {}", py_str(runtime::replay::SELF_REFERENCE)).unwrap();
     out
+}
+
+/// One API's rounding class as the scripts' `ROUNDING` holds it.
+fn rounding_entry(op: &ops::Op) -> String {
+    let class = op.rounding();
+    match class {
+        Rounding::Terms { negated } => {
+            let position = negated.and_then(|n| bind::param_position(op.sig, n)).map_or("None".to_string(), |p| p.to_string());
+            format!("({}, {position}, {})", py_str(class.name()), negated.map_or("None".to_string(), py_str))
+        }
+        Rounding::Parts(parts) => format!("({}, {})", py_str(class.name()), py_str(parts.name)),
+        _ => format!("({},)", py_str(class.name())),
+    }
+}
+
+/// `ROUNDING` (every op-table name's rounding class, `runtime/src/ops/mod.rs`)
+/// and `ROUNDING_K` (each class's factor, forward and backward).
+fn rounding_tables(o: &mut String) {
+    o.push_str(
+        "# How rounding can move each API's results, by op-table name (runtime/src/ops/mod.rs,\n\
+         # Rounding; the magnitudes of magnitude.py): (\"terms\", the negated parameter's\n\
+         # position or None, its name or None), (\"sums\",), (\"smooth\",), (\"parts\", formula),\n\
+         # (\"composite\",).\nROUNDING = {\n",
+    );
+    let mut classes: Vec<Rounding> = vec![];
+    for op in ops::table() {
+        let entry = rounding_entry(op);
+        for name in op.names {
+            writeln!(o, "    {}: {entry},", py_str(name)).unwrap();
+        }
+        if !classes.iter().any(|c| c.name() == op.rounding().name()) {
+            classes.push(op.rounding());
+        }
+    }
+    o.push_str("}\n# Each class's factor k of k*u*magnitude: (forward, backward) (Rounding::k).\nROUNDING_K = {\n");
+    for class in classes {
+        writeln!(o, "    {}: ({:?}, {:?}),", py_str(class.name()), class.k(false), class.k(true)).unwrap();
+    }
+    o.push_str("}\n");
 }
 
 /// The file name of the shared module of `framework`'s scripts, versioned
