@@ -1,12 +1,12 @@
 //! The `bound` standard in the generated scripts, end to end: every script of
 //! two zoo tensor dumps (a PyTorch GPT-2 block, MindSpore's transformer
-//! miscellany) generated under `"standard": "bound"` and run with the real
-//! frameworks gives no `error` or `skip` row, judges every float output by its
+//! miscellany) and of an MSAdapter fixture dump (attention, msprobe 26.2.0)
+//! generated under `"standard": "bound"` and run with the real frameworks gives no `error` or `skip` row, judges every float output by its
 //! rounding bound, and agrees with the native replay
 //! (`replay --standard bound --data-mode real_data`) on the status of every
 //! row both write, but where the native replay recognises an msprobe quirk the
 //! scripts do not know (named below). Perturbed outputs are caught by the
-//! bound. Needs MSPROBE_PYTHON (scripts/test.sh sets it).
+//! bound. Needs MSPROBE_PYTHON and MSPROBE_MINDTORCH_PYTHON (scripts/test.sh sets both).
 
 mod common;
 
@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{csv_cells, python, repo};
+use common::{csv_cells, mindtorch_python, python, repo};
 
 /// One details row: status, Message and Standard (the rule).
 #[derive(Debug, Clone, PartialEq)]
@@ -63,10 +63,10 @@ fn generate(flag: &str, dump: &Path, out: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Runs scripts (each with `args`) in one harness process (tests/e2e/harness.py);
-/// the exit code of each, by script file name. The CSVs go under `out/csv`.
-fn run_scripts(scripts: &[PathBuf], args: &[&str], out: &Path) -> BTreeMap<String, i64> {
-    let mut cmd = Command::new(python());
+/// Runs scripts (each with `args`) in one harness process (tests/e2e/harness.py)
+/// of `interpreter`; the exit code of each, by script file name. The CSVs go under `out/csv`.
+fn run_scripts(interpreter: &Path, scripts: &[PathBuf], args: &[&str], out: &Path) -> BTreeMap<String, i64> {
+    let mut cmd = Command::new(interpreter);
     cmd.arg(repo().join("tests/e2e/harness.py")).arg(out.join("csv"));
     for s in scripts {
         cmd.arg(std::iter::once(s.to_string_lossy().into_owned()).chain(args.iter().map(|a| a.to_string())).collect::<Vec<_>>().join("::"));
@@ -100,11 +100,11 @@ fn native(flag: &str, dump: &Path, out: &Path) -> BTreeMap<String, Vec<Row>> {
 /// The scripts of `dump` pass under bound, each float row by its rounding
 /// bound, and agree with the native replay on every row but `quirks` (rows
 /// the native replay judges by an msprobe quirk the scripts do not know).
-fn scripts_agree_with_the_native_replay(flag: &str, dump: &str, quirks: &[&str]) {
+fn scripts_agree_with_the_native_replay(interpreter: &Path, flag: &str, dump: &str, quirks: &[&str]) {
     let tmp = tempfile::tempdir().unwrap();
     let dump = repo().join(dump);
     let scripts = generate(flag, &dump, tmp.path());
-    let codes = run_scripts(&scripts, &[], tmp.path());
+    let codes = run_scripts(interpreter, &scripts, &[], tmp.path());
     let failed: Vec<_> = codes.iter().filter(|(_, c)| **c != 0).collect();
     assert!(failed.is_empty(), "scripts that did not exit 0: {failed:?}");
     let script_rows = details(&tmp.path().join("csv"));
@@ -131,14 +131,19 @@ fn scripts_agree_with_the_native_replay(flag: &str, dump: &str, quirks: &[&str])
 
 #[test]
 fn pytorch_gpt2_block_scripts_pass_under_bound_as_the_native_replay() {
-    scripts_agree_with_the_native_replay("pytorch", "tests/fixtures/zoo/pytorch/gpt2_block/tensor/dump.json", &[]);
+    scripts_agree_with_the_native_replay(&python(), "pytorch", "tests/fixtures/zoo/pytorch/gpt2_block/tensor/dump.json", &[]);
 }
 
 #[test]
 fn mindspore_transformer_misc_scripts_pass_under_bound_as_the_native_replay() {
     // The native replay compares Mint.split's recorded gradient as sorted values (a
     // tensor msprobe dumped in another memory layout) and marks it a warning.
-    scripts_agree_with_the_native_replay("mindspore", "tests/fixtures/zoo/mindspore/ms_transformer_misc/tensor/dump.json", &["Mint.split.0.backward.output.0"]);
+    scripts_agree_with_the_native_replay(&python(), "mindspore", "tests/fixtures/zoo/mindspore/ms_transformer_misc/tensor/dump.json", &["Mint.split.0.backward.output.0"]);
+}
+
+#[test]
+fn msadapter_attention_scripts_pass_under_bound_as_the_native_replay() {
+    scripts_agree_with_the_native_replay(&mindtorch_python(), "mindspore", "tests/fixtures/mindtorch/attention/26.2.0/tensor/dump.json", &[]);
 }
 
 /// Outputs perturbed by 1e-3 * (1 + |x|) are beyond the rounding bound of every class.
@@ -149,7 +154,7 @@ fn perturbed_outputs_are_beyond_the_bound() {
     let wanted = ["Functional.gelu.0.backward.py", "Functional.linear.0.forward.py", "Functional.softmax.0.backward.py", "Tensor.__add__.0.forward.py", "Functional.layer_norm.0.backward.py"];
     let scripts: Vec<PathBuf> = generate("pytorch", &dump, tmp.path()).into_iter().filter(|s| wanted.contains(&s.file_name().unwrap().to_str().unwrap())).collect();
     assert_eq!(scripts.len(), wanted.len());
-    let codes = run_scripts(&scripts, &["--perturb", "1e-3"], tmp.path());
+    let codes = run_scripts(&python(), &scripts, &["--perturb", "1e-3"], tmp.path());
     assert!(codes.values().all(|c| *c == 3), "{codes:?}");
     let rows = details(&tmp.path().join("csv"));
     let float_rows: Vec<_> = rows.iter().flat_map(|(n, rs)| rs.iter().map(move |r| (n, r))).filter(|(_, r)| r.rule == "rounding bound").collect();

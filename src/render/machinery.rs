@@ -232,6 +232,10 @@ mod tests {
         assert!(body.contains("    \"keep_dims\": \"keepdim\",\n"), "{body}");
         assert!(body.contains("EXIT_SKIPPED = 8\n"), "{body}");
         assert!(body.contains("\"ms_ops_conv2d\""), "{body}");
+        assert!(body.contains("    \"Torch.sub\": (\"terms\", 1, \"other\"),\n    \"Tensor.sub\": (\"terms\", 1, \"other\"),\n"), "{body}");
+        assert!(body.contains("    \"Functional.gelu\": (\"parts\", \"gelu\"),\n"), "{body}");
+        assert!(body.contains("    \"Functional.softmax\": (\"composite\",),\n"), "{body}");
+        assert!(body.contains("    \"terms\": (3.0, 16.0),\n"), "{body}");
         assert_eq!(shared_module_file(Framework::MindSpore), format!("msprobe_repro_{}_mindspore.py", env!("CARGO_PKG_VERSION").replace('.', "_")));
     }
 }
