@@ -26,6 +26,7 @@ mod index;
 mod inner_grad;
 mod loss;
 mod nn;
+mod node_grads;
 mod norm;
 mod pool;
 mod reduce;
@@ -35,6 +36,7 @@ use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::dtype::TDType;
 use crate::error::Result;
+use crate::grad_layout::NodeLayouts;
 use crate::spec::Framework;
 use crate::value::{Value, T};
 
@@ -84,6 +86,11 @@ pub enum Fact {
     /// msprobe (8.3.2, PyTorch) records the input gradient w.r.t. an inner
     /// node's output, not the op's input.
     InnerGradient(InnerGradient),
+    /// msprobe's PyTorch dumps list its input gradients as its last
+    /// autograd node takes them, not in input order (`linear`'s
+    /// AddmmBackward0 `[bias, input, weight.t()]`, a view's one incoming
+    /// gradient): the layouts it can have ([`crate::grad_layout`]).
+    NodeGradients(NodeLayouts),
 }
 
 /// An inner node whose output's gradient msprobe records as the op's input gradient.
@@ -136,6 +143,20 @@ impl Op {
     pub fn inner_gradient(&self) -> Option<&InnerGradient> {
         self.facts.iter().find_map(|f| match f {
             Fact::InnerGradient(g) => Some(g),
+            _ => None,
+        })
+    }
+
+    /// How a dump of `framework` lists its input gradients, when not in
+    /// input order ([`Fact::NodeGradients`]): only msprobe's PyTorch hook
+    /// records a node's gradients (MindSpore's and MSAdapter's record the
+    /// API cell's, in input order).
+    pub fn node_gradients(&self, framework: Framework) -> Option<NodeLayouts> {
+        if framework != Framework::PyTorch {
+            return None;
+        }
+        self.facts.iter().find_map(|f| match f {
+            Fact::NodeGradients(l) => Some(*l),
             _ => None,
         })
     }

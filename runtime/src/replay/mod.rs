@@ -106,9 +106,10 @@ fn replay_once(r: &Replay, iteration: u64, limits: &Limits) -> Result<(Vec<Detai
     let forward = judge_list(&call, Direction::Forward, &outputs, &bench.outputs, &forward_note);
     let Outcome { grads: Some(bench_grads), .. } = bench else { return Ok((forward, vec![])) };
 
-    let bench_grads: Vec<Value> = bench_grads.into_iter().map(Value::Tensor).collect();
-    let device_grad = |i: usize| device.as_ref().and_then(|d| d.grads.as_ref()).and_then(|g| g.get(i).cloned()).map(Value::Tensor);
-    let grads: Vec<Tested> = plan.grads.iter().enumerate().map(|(i, s)| Tested::new(s, device_grad(i), Direction::Backward)).collect();
+    // Computed gradients are compared in the layout msprobe recorded them in.
+    let bench_grads: Vec<Value> = bench_grads.iter().enumerate().map(|(i, g)| plan.recorded_layout(i, g).map(Value::Tensor)).collect::<Result<_>>()?;
+    let device_grad = |i: usize| device.as_ref().and_then(|d| d.grads.as_ref()).and_then(|g| g.get(i)).map(|g| plan.recorded_layout(i, g).map(Value::Tensor)).transpose();
+    let grads: Vec<Tested> = plan.grads.iter().enumerate().map(|(i, s)| Ok(Tested::new(s, device_grad(i)?, Direction::Backward))).collect::<Result<_>>()?;
     let note = message(&[&forward_note, call.mask_note.as_deref().unwrap_or("")]);
     let mut backward = judge_list(&call, Direction::Backward, &grads, &bench_grads, &note);
     if plan.first_grad_recorded {
