@@ -260,6 +260,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn arguments_are_named_by_the_parameters_they_bind_to() {
+        assert_eq!(parameters("input, weight, bias=None", 2, &["bias"]), [Some("input"), Some("weight"), Some("bias")]);
+        assert_eq!(parameters("input, *shape", 3, &[]), [Some("input"), Some("shape"), Some("shape")]);
+        assert_eq!(parameters("input, *, alpha=1", 2, &["alpha", "x", "nope"]), [Some("input"), None, Some("alpha"), Some("input"), None]);
+    }
+
+    #[test]
     fn binds_like_python() {
         let b = bind("t", "input, dim=None, keepdim=False, *, dtype=None", vec![Value::Int(1)], vec![("keep_dims".into(), Value::Bool(true))]).unwrap();
         assert_eq!(b.int("input").unwrap(), 1);

@@ -384,4 +384,23 @@ mod tests {
         let forward = json!({"input_args": [f(Some(true)), f(Some(false))], "input_kwargs": {}, "output": []});
         assert_eq!(marks(forward, json!([f(None), null]), Direction::Backward), ["True", "False"]);
     }
+
+    #[test]
+    fn an_unmarked_pytorch_linear_is_read_in_its_nodes_layout() {
+        let t = |dtype: &str, shape: serde_json::Value| json!({"type": "torch.Tensor", "dtype": dtype, "shape": shape, "Max": 1.0, "Min": 0.0});
+        let f32 = |shape| t("torch.float32", shape);
+        // linear(x, w, b) with x[3,4], w[4,4]: AddmmBackward0 records [b, x, w.t()]; x had no gradient.
+        let forward = json!({"input_args": [f32(json!([3, 4])), f32(json!([4, 4])), f32(json!([4]))], "input_kwargs": {}, "output": [f32(json!([3, 4]))]});
+        let backward = json!({"input": [f32(json!([3, 4]))], "output": [f32(json!([4])), null, f32(json!([4, 4]))]});
+        let call = ApiCall::from_entries(ApiName::parse("Functional.linear.0").unwrap(), &forward, Some(&backward)).unwrap();
+        let cfg = OpConfig::defaults(DumpInput::Extract("x.json".into()));
+        let marks = |fw| {
+            let ctx = PythonContext::new(&call, fw, &cfg, Direction::Backward, None, "").unwrap();
+            ctx.args.iter().map(|a| if let ArgCtx::Tensor { requires_grad, .. } = a { requires_grad.clone() } else { "-".into() }).collect::<Vec<_>>()
+        };
+        // The input's gradient is the null one, not the weight's (as input order would say).
+        assert_eq!(marks(Framework::PyTorch), ["False", "None", "None"]);
+        // MSAdapter's dumps list the API's inputs in order.
+        assert_eq!(marks(Framework::MindTorch), ["None", "False", "None"]);
+    }
 }
