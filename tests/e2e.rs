@@ -391,13 +391,14 @@ fn the_api_standard_writes_eleven_columns() {
 /// The calls of the gradient-layout dumps (tests/fixtures/layouts, real
 /// msprobe 8.3.2 and 26.2.0; tests/grad_layouts.rs replays them natively)
 /// as scripts: linear with square and non-square weights, with and without
-/// bias, 2-D and 3-D, matmul folded and broadcast, cross_entropy. A script
+/// bias, 2-D and 3-D, matmul folded and broadcast, attention 4-D and 3-D,
+/// cross_entropy plain and label-smoothed. A script
 /// differentiates the call itself on both sides, so each gradient is the
 /// input's, in input order, whatever msprobe's recording lists: every row
 /// passes, under both standards, with the square weight's among them.
 #[test]
 fn layout_dump_scripts_pass_under_both_standards() {
-    const APIS: [&str; 11] = [
+    const APIS: [&str; 14] = [
         "Functional.linear.0",
         "Functional.linear.1",
         "Functional.linear.2",
@@ -408,7 +409,10 @@ fn layout_dump_scripts_pass_under_both_standards() {
         "Torch.matmul.0",
         "Torch.matmul.1",
         "Torch.matmul.2",
+        "Functional.scaled_dot_product_attention.0",
+        "Functional.scaled_dot_product_attention.1",
         "Functional.cross_entropy.0",
+        "Functional.cross_entropy.1",
     ];
     let out = tempfile::tempdir().unwrap();
     let mut cases = vec![];
@@ -428,7 +432,8 @@ fn layout_dump_scripts_pass_under_both_standards() {
         // One row per differentiated input: cross_entropy's target is an index tensor.
         let inputs = match case.api {
             "Functional.linear.0" | "Functional.linear.2" | "Functional.linear.4" => 3,
-            "Functional.cross_entropy.0" => 1,
+            "Functional.scaled_dot_product_attention.0" | "Functional.scaled_dot_product_attention.1" => 3,
+            "Functional.cross_entropy.0" | "Functional.cross_entropy.1" => 1,
             _ => 2,
         };
         assert_eq!(grads, inputs, "{case:?} {args:?}: {o:?}");

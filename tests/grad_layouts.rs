@@ -1,7 +1,8 @@
 //! Recorded gradients compared in the layout msprobe records them in
 //! (runtime/src/grad_layout.rs, the op table's `Fact::NodeGradients`), on
 //! the real dumps of tests/fixtures/layouts/<version>/tensor
-//! (zoo/make/make_pytorch_layouts.sh: msprobe 8.3.2 and 26.2.0, torch 2.15):
+//! (zoo/make/make_pytorch_layouts.sh: msprobe 8.3.2 and 26.2.0, torch 2.15; linear,
+//! matmul, scaled_dot_product_attention, cross_entropy):
 //! every backward row's exact status and what its tested side is, under both
 //! standards; and a recorded square weight gradient that is not the
 //! transposed one is caught.
@@ -35,6 +36,7 @@ enum Tested {
 use Tested::*;
 
 const VIEW: &str = "a view of the product (UnsafeViewBackward0, SqueezeBackward4)";
+const ATTENTION_VIEW: &str = "a view of the attention (SqueezeBackward1, UnsafeViewBackward0)";
 const MATMUL_VIEW: &str = "a view of the product (UnsafeViewBackward0, SqueezeBackward4, CloneBackward0)";
 
 /// Every backward row of the layout dumps: name, shape, tested side.
@@ -69,10 +71,20 @@ const ROWS: &[(&str, &str, Tested)] = &[
     ("Torch.matmul.1.backward.output.1", "(4, 5)", Elsewhere(MATMUL_VIEW)),
     ("Torch.matmul.2.backward.output.0", "(2, 2, 3, 4)", Elsewhere(MATMUL_VIEW)),
     ("Torch.matmul.2.backward.output.1", "(2, 4, 5)", Elsewhere(MATMUL_VIEW)),
-    // The logits' linear(x[3,4], w[3,4]) and the loss.
+    // sdpa(q, k, v) 4-D: the CPU's fused kernel takes [q, k, v]; 3-D: unsqueezed into it and
+    // squeezed back, one [1, 2, 4, 8] tensor.
+    ("Functional.scaled_dot_product_attention.0.backward.output.0", "(1, 2, 4, 8)", Recorded),
+    ("Functional.scaled_dot_product_attention.0.backward.output.1", "(1, 2, 4, 8)", Recorded),
+    ("Functional.scaled_dot_product_attention.0.backward.output.2", "(1, 2, 4, 8)", Recorded),
+    ("Functional.scaled_dot_product_attention.1.backward.output.0", "(2, 4, 8)", Elsewhere(ATTENTION_VIEW)),
+    ("Functional.scaled_dot_product_attention.1.backward.output.1", "(2, 4, 8)", Elsewhere(ATTENTION_VIEW)),
+    ("Functional.scaled_dot_product_attention.1.backward.output.2", "(2, 4, 8)", Elsewhere(ATTENTION_VIEW)),
+    // The logits' linear(x[3,4], w[3,4]) and the loss; a label-smoothed loss records its two
+    // terms' scalar gradients.
     ("Functional.linear.6.backward.output.0", "(3, 4)", Recorded),
     ("Functional.linear.6.backward.output.1", "(4, 3)", Transposed),
     ("Functional.cross_entropy.0.backward.output.0", "(3, 3)", Inner),
+    ("Functional.cross_entropy.1.backward.output.0", "(3, 4)", Elsewhere("AddBackward0 (label smoothing's two terms)")),
 ];
 
 fn dump(version: &str) -> std::path::PathBuf {

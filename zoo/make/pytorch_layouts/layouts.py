@@ -1,7 +1,8 @@
 """Calls whose recorded input gradients msprobe lists in the layout of their last
 autograd node, not in the call's input order: one forward + backward of F.linear (square and
-non-square weights, with and without bias, 2-D and 3-D inputs) and torch.matmul (2-D, folded,
-broadcast batch), dumped by msprobe (task tensor, level L1).
+non-square weights, with and without bias, 2-D and 3-D inputs), torch.matmul (2-D, folded,
+broadcast batch), F.scaled_dot_product_attention (4-D and 3-D) and F.cross_entropy (plain and
+label-smoothed), dumped by msprobe (task tensor, level L1).
 
     python layouts.py <msprobe config.json> <dump_path>
 
@@ -10,7 +11,9 @@ msprobe's PyTorch API hook registers its backward hook on the grad_fn of the cal
 inputs: for a 2-D linear AddmmBackward0's `[bias, input, weight.t()]` (MmBackward0's
 `[input, weight.t()]` without a bias), for a 3-D linear or a batched matmul the one gradient of
 the view that reshapes the product (UnsafeViewBackward0), for a 2-D matmul MmBackward0's
-`[input, other]`. The names printed below are what torch builds for each call.
+`[input, other]`, for a 4-D attention the fused kernel's `[query, key, value]` and for a 3-D one
+the squeeze back (SqueezeBackward1), for cross_entropy the inner log_softmax output's gradient
+(NllLossBackward0) or, label-smoothed, the two terms' (AddBackward0). The names printed below are what torch builds for each call.
 """
 import json
 import os
@@ -62,6 +65,10 @@ def main():
     # takes them directly, so no loss-building calls enter the dump.
     shapes = [(3, 4), (3, 4), (3, 5), (3, 3), (2, 3, 5), (2, 3, 4), (3, 4), (2, 3, 5), (2, 2, 3, 5)]
     grads = [torch.randn(*s, generator=g) for s in shapes]
+    # Drawn after the above, so that adding them changed none of the earlier values.
+    q4, k4, v4, q3, k3, v3 = leaf(g, 1, 2, 4, 8), leaf(g, 1, 2, 4, 8), leaf(g, 1, 2, 4, 8), leaf(g, 2, 4, 8), leaf(g, 2, 4, 8), leaf(g, 2, 4, 8)
+    smoothed_logits = leaf(g, 3, 4)
+    grads += [torch.randn(1, 2, 4, 8, generator=g), torch.randn(2, 4, 8, generator=g)]
     debugger.start()
     outs = [
         node("linear 2-D square bias", F.linear(x2, w_sq, b_sq)),      # Functional.linear.0
@@ -74,9 +81,14 @@ def main():
         node("matmul 3-D @ 2-D", torch.matmul(x3, m2)),                # Torch.matmul.1
         node("matmul 4-D @ 3-D", torch.matmul(x4, m3)),                # Torch.matmul.2
     ]
+    outs += [
+        node("sdpa 4-D", F.scaled_dot_product_attention(q4, k4, v4)),  # Functional.scaled_dot_product_attention.0
+        node("sdpa 3-D", F.scaled_dot_product_attention(q3, k3, v3)),  # Functional.scaled_dot_product_attention.1
+    ]
     logits = F.linear(x2, w_ns2)                                       # Functional.linear.6
-    loss = F.cross_entropy(logits, target)                             # Functional.cross_entropy.0
-    torch.autograd.backward(outs + [loss], grads + [torch.tensor(1.0)])
+    loss = node("cross_entropy", F.cross_entropy(logits, target))      # Functional.cross_entropy.0
+    smoothed = node("cross_entropy smoothed", F.cross_entropy(smoothed_logits, target, label_smoothing=0.1))
+    torch.autograd.backward(outs + [loss, smoothed], grads + [torch.tensor(1.0), torch.tensor(1.0)])
     debugger.stop()
     debugger.step()
     print("loss", float(loss.detach()))
