@@ -295,6 +295,31 @@ mod tests {
     }
 
     #[test]
+    fn rounding_classes_and_their_factors() {
+        let class = |name| lookup(Framework::PyTorch, name).unwrap().rounding();
+        assert_eq!(class("Torch.sub"), Rounding::Terms { negated: Some("other") });
+        assert_eq!(class("Tensor.__rsub__"), Rounding::Terms { negated: Some("input") });
+        assert_eq!(class("Functional.linear"), Rounding::Sums);
+        assert_eq!(class("Torch.tanh"), Rounding::Smooth);
+        assert!(matches!(class("Functional.gelu"), Rounding::Parts(p) if p.name == "gelu" && !p.composite));
+        assert!(matches!(class("Functional.scaled_dot_product_attention"), Rounding::Parts(p) if p.name == "sdpa" && p.composite));
+        assert_eq!(class("Functional.layer_norm"), Rounding::Composite);
+        // Every negated parameter is a parameter of its entry's signature.
+        for op in table() {
+            if let Rounding::Terms { negated: Some(n) } = op.rounding() {
+                assert!(crate::bind::param_names(op.sig).contains(&n), "{}: {n}", op.names[0]);
+            }
+        }
+        let u32 = 1.0 / 16777216.0;
+        assert_eq!(Rounding::Sums.factors(TDType::BF16, false), (16.0, u32));
+        assert_eq!(Rounding::Smooth.factors(TDType::BF16, false), (4.0, 1.0 / 256.0));
+        assert_eq!(Rounding::Smooth.factors(TDType::F16, true), (4.0, 1.0 / 2048.0));
+        assert_eq!(Rounding::Terms { negated: None }.factors(TDType::F16, true), (16.0, u32));
+        assert_eq!(Rounding::Terms { negated: None }.factors(TDType::F32, false), (3.0, u32));
+        assert_eq!(Rounding::Composite.factors(TDType::F64, false), (64.0, f64::EPSILON / 2.0));
+    }
+
+    #[test]
     fn facts_are_on_their_entries() {
         let op = |fw, name| lookup(fw, name).unwrap();
         for name in ["Functional.cross_entropy", "Functional.nll_loss", "MintFunctional.cross_entropy"] {

@@ -375,3 +375,52 @@ pub(super) fn rescued(t: &[f64], b: &[f64], bound: &ElementBound, rule: impl Fn(
     out.notes.push(format!("{n} elements within the rounding bound counted as exact (worst {} of the bound; the api rule alone: {})", g(worst), raw.status));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn powers_of_two_are_exact_down_to_the_smallest_subnormal() {
+        assert_eq!(ldexp1(-24), 1.0 / 16777216.0);
+        assert_eq!(ldexp1(-1074), f64::from_bits(1));
+        assert_eq!(ldexp1(-1023), f64::from_bits(1 << 51));
+        assert_eq!(underflow_unit(ldexp1(-11)), ldexp1(-25));
+        assert_eq!(underflow_unit(ldexp1(-24)), ldexp1(-150));
+        assert_eq!(underflow_unit(0.3), 0.0);
+    }
+
+    #[test]
+    fn the_bound_is_k_roundings_of_the_magnitude_plus_half_an_output_ulp() {
+        let m = [1.5, 0.0, 3.0e-6];
+        // float32: 3·2^-24·1.5 + 2^-24 (half the ulp of 1.5); at 0, half float32's smallest subnormal plus 3·eta.
+        let b = ElementBound::new(&m, 3.0, ldexp1(-24), TDType::F32);
+        assert_eq!(b.at(0), 3.0 * ldexp1(-24) * 1.5 + 3.0 * ldexp1(-150) + ldexp1(-24));
+        assert_eq!(b.at(1), 3.0 * ldexp1(-150) + ldexp1(-150));
+        // bfloat16 computed in bfloat16: u = 2^-8, half an ulp of bfloat16 at 3e-6 (2^-19 binade: 2^-27).
+        let b = ElementBound::new(&m, 4.0, ldexp1(-8), TDType::BF16);
+        assert_eq!(b.at(2), 4.0 * (ldexp1(-8) * 3.0e-6 + ldexp1(-134)) + ldexp1(-27));
+        // The ratio is 0 where a side is not finite (the NaN/Inf check judges those).
+        assert_eq!(b.ratio(0, f64::NAN, 1.5), 0.0);
+        // A NaN magnitude bounds nothing but half an ulp of zero.
+        let nan = [f64::NAN];
+        let b = ElementBound::new(&nan, 4.0, ldexp1(-24), TDType::F32);
+        assert_eq!(b.at(0), 4.0 * ldexp1(-150) + ldexp1(-150));
+    }
+
+    #[test]
+    fn the_api_rule_is_rescued_only_when_the_bound_changes_its_verdict() {
+        let (t, b, m) = ([1.0 + 4.0e-6, 2.0], [1.0, 2.0], [1.0e3, 2.0]);
+        let bound = ElementBound::new(&m, 3.0, ldexp1(-24), TDType::F32);
+        let eps = f64::from(f32::EPSILON);
+        let out = rescued(&t, &b, &bound, |t| absolute(t, &b, Class::Fp32, eps));
+        assert_eq!(out.status, Status::Pass);
+        assert_eq!(out.notes, ["1 elements within the rounding bound counted as exact (worst 0.0191084 of the bound; the api rule alone: error)"]);
+        // Beyond the bound: the rule's own verdict and message.
+        let tight = [1.0, 2.0];
+        let bound = ElementBound::new(&tight, 3.0, ldexp1(-24), TDType::F32);
+        let out = rescued(&t, &b, &bound, |t| absolute(t, &b, Class::Fp32, eps));
+        assert_eq!(out.status, Status::Error);
+        assert!(out.notes.is_empty());
+    }
+}
