@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::bind::{bind, Bound};
+use crate::bind::{bind, param_names, Bound};
 use crate::ctx::Ctx;
 use crate::dtype::TDType;
 use crate::error::{Error, Result};
@@ -91,6 +91,15 @@ fn fold_class_targets(args: &mut [Realized], kwargs: &[(String, Realized)]) {
             *v = v.abs() % (max + 1.0);
         }
     }
+}
+
+/// The floating tensors of a list argument, at any depth (each gets a gradient).
+fn float_tensors(items: &[Realized]) -> usize {
+    items.iter().map(|r| match r {
+        Realized::Tensor(m, _) => usize::from(m.dtype.is_float()),
+        Realized::List(inner) => float_tensors(inner),
+        Realized::Value(_) => 0,
+    }).sum()
 }
 
 /// The dtypes of every tensor of `r`.
@@ -219,6 +228,44 @@ impl<'a> Call<'a> {
         let (args, kwargs) = self.arguments(ctx)?;
         let grads = self.grad_outputs(ctx)?;
         run(self.op, &self.name, args, kwargs, &self.differentiate, grads.as_deref(), ctx)
+    }
+
+    /// Runs the op on `ctx`'s side with each top-level argument passed
+    /// through `arg` (its slot: positionals, then keywords; its keyword, if
+    /// any) and each dumped output gradient through `grad`: the rounding
+    /// magnitudes' variations of the call.
+    pub fn run_with(&self, ctx: &Ctx, arg: impl Fn(usize, Option<&str>, Value) -> Result<Value>, grad: impl Fn(T) -> Result<T>) -> Result<Outcome> {
+        let (args, kwargs) = self.arguments(ctx)?;
+        let n = args.len();
+        let args = args.into_iter().enumerate().map(|(i, v)| arg(i, None, v)).collect::<Result<Vec<_>>>()?;
+        let kwargs = kwargs.into_iter().enumerate().map(|(i, (k, v))| Ok((k.clone(), arg(n + i, Some(&k), v)?))).collect::<Result<Vec<_>>>()?;
+        let grads = match self.grad_outputs(ctx)? {
+            Some(g) => Some(g.into_iter().map(|g| g.map(&grad).transpose()).collect::<Result<Vec<_>>>()?),
+            None => None,
+        };
+        run(self.op, &self.name, args, kwargs, &self.differentiate, grads.as_deref(), ctx)
+    }
+
+    /// The parameter each bench gradient is the gradient of, in the
+    /// gradients' order (`None` for the tensors of a list argument).
+    pub fn gradient_params(&self) -> Vec<Option<&'static str>> {
+        let names = param_names(self.op.sig);
+        let mut out = vec![];
+        let slots = self.args.iter().enumerate().map(|(i, r)| (names.get(i).copied(), r)).chain(self.kwargs.iter().map(|(k, r)| (names.iter().copied().find(|n| n == k), r)));
+        for ((name, r), &wanted) in slots.zip(self.differentiate.iter().chain(std::iter::repeat(&false))) {
+            match r {
+                Realized::Tensor(m, _) if wanted && m.dtype.is_float() => out.push(name),
+                Realized::List(items) => out.extend(std::iter::repeat_n(None, float_tensors(items))),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// The slots (as [`Call::run_with`] numbers them) whose value on the bench satisfies `keep`.
+    pub fn slots_where(&self, keep: impl Fn(&Value) -> bool) -> Vec<usize> {
+        let Ok((args, kwargs)) = self.arguments(&self.bench) else { return vec![] };
+        args.iter().chain(kwargs.iter().map(|(_, v)| v)).enumerate().filter(|(_, v)| keep(v)).map(|(i, _)| i).collect()
     }
 
     /// The identity msprobe recorded: the input is the output, and the

@@ -8,6 +8,9 @@
 //! `Fact::NodeGradients`), each with the [`Transform`] that maps a computed
 //! gradient into the recorded layout.
 
+use candle_core::DType;
+
+use crate::dtype::TDType;
 use crate::error::Result;
 use crate::bind::parameters;
 use crate::grad_layout::{recorded_places, GradInput, Place, Transform};
@@ -42,6 +45,14 @@ impl Plan {
             Some(Source::Recorded(_, transform)) => transform.apply(grad),
             _ => Ok(grad.clone()),
         }
+    }
+
+    /// [`Plan::recorded_layout`] of per-element values of gradient `i`
+    /// shaped `dims` (its rounding magnitudes); `None` when they do not fit
+    /// the shape.
+    pub fn recorded_values(&self, i: usize, values: &[f64], dims: &[usize]) -> Option<Vec<f64>> {
+        let t = T::from_f64(values.to_vec(), dims, TDType::F64, DType::F64).ok()?;
+        self.recorded_layout(i, &t).ok()?.to_f64_vec().ok()
     }
 }
 
