@@ -6,7 +6,7 @@
 //! error), not a skip. The test fails when a dump's coverage falls below the
 //! floor recorded in tests/fixtures/zoo/coverage.json, and when a dump's
 //! exit code or exact set of `error` and `skip` rows (row name and status),
-//! under the `msprobe` and under the `api` standard, differs from
+//! under each standard (`msprobe`, `api`, `bound`), differs from
 //! tests/fixtures/zoo/verdicts.json: a change in the numerics
 //! that turns a pass into an error, or an error into a skip, fails here.
 //! `UPDATE_GOLDEN=1` rewrites verdicts.json (review its diff; never set in CI).
@@ -138,10 +138,12 @@ fn zoo_coverage_does_not_fall() {
         let key = d.key.clone();
         let cov = replay(d, &tmp.path().join(i.to_string()), "msprobe");
         let api = replay(d, &tmp.path().join(format!("{i}-api")), "api");
+        let bound = replay(d, &tmp.path().join(format!("{i}-bound")), "bound");
         measured.insert(key.clone(), serde_json::json!((cov.share() * 1000.0).floor() / 1000.0));
         let got = serde_json::json!({
             "msprobe": {"exit": cov.exit, "rows": cov.verdicts},
             "api": {"exit": api.exit, "rows": api.verdicts},
+            "bound": {"exit": bound.exit, "rows": bound.verdicts},
         });
         if pinned[&key] != got {
             changed.push(format!("{key}: pinned {}\n  now {got}", pinned[&key]));
@@ -174,4 +176,38 @@ fn zoo_coverage_does_not_fall() {
     } else {
         assert!(changed.is_empty(), "verdicts differ from tests/fixtures/zoo/verdicts.json:\n{}", changed.join("\n"));
     }
+}
+
+/// The project's other real tensor dumps (the fixtures of tests/fixtures and
+/// the seed's own under ../shared/fixtures, made on the CPU: a device that
+/// computes what torch and MindSpore compute) replayed whole under the `api`
+/// and `bound` standards: no row is an `error`, no row is a `skip`.
+#[test]
+fn fixture_tensor_dumps_have_no_error_row_under_api_or_bound() {
+    let repo = common::repo();
+    let mut dumps = vec![("pytorch", repo.join("tests/fixtures/pytorch/tensor")), ("mindspore", repo.join("tests/fixtures/mindspore/tensor"))];
+    for fw in ["pytorch", "mindspore"] {
+        let step = repo.join("../shared/fixtures").join(fw).join("dump_tensor_L1/step0");
+        let ranks = sorted_dirs(&step);
+        assert!(!ranks.is_empty(), "no rank folder under {} (the seed's fixtures must sit beside the repository)", step.display());
+        dumps.extend(ranks.into_iter().map(|r| (fw, r)));
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mut failures = vec![];
+    for (i, (fw, dump)) in dumps.iter().enumerate() {
+        for standard in ["api", "bound"] {
+            let out = tmp.path().join(format!("{i}-{standard}"));
+            let o = Command::new(env!("CARGO_BIN_EXE_msprobe"))
+                .args(["-f", fw, "replay", "--dump", dump.to_str().unwrap(), "--output-dir", out.to_str().unwrap(), "--top", "0", "--standard", standard, "--data-mode", "real_data"])
+                .output()
+                .unwrap();
+            let rows = common::detail_rows(&out);
+            assert!(rows.len() > 20, "{}: {} rows", dump.display(), rows.len());
+            for (name, status, message) in rows.iter().filter(|(_, s, _)| s == "error" || s == "skip") {
+                failures.push(format!("{} {standard}: {name} {status}: {message}", dump.display()));
+            }
+            assert_eq!(o.status.code(), Some(0), "{} {standard}: {}", dump.display(), String::from_utf8_lossy(&o.stderr));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
