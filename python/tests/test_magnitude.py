@@ -11,7 +11,7 @@ import torch
 
 from msprobe_rs.repro import pytorch_side
 from msprobe_rs.repro.data_generate import Master, TensorSpec
-from msprobe_rs.repro.magnitude import gelu_parts, magnitudes, rounding_k, rounding_of
+from msprobe_rs.repro.magnitude import gelu_parts, magnitudes, rounding_factors, rounding_of
 from msprobe_rs.repro.torch_exec import torch_run
 from conftest import make_call
 
@@ -31,14 +31,22 @@ def test_the_classes_come_from_the_op_table():
     assert rounding_of("Torch.sub", ("",)) == ("terms", 1, "other")
     assert rounding_of("Tensor.__rsub__", ("",)) == ("terms", 0, "input")
     assert rounding_of("Torch.matmul", ("",)) == ("sums",)
-    assert rounding_of("Functional.gelu", ("",)) == ("parts", "gelu")
+    assert rounding_of("Functional.gelu", ("",)) == ("parts", "gelu", False, ("input", "approximate"))
+    assert rounding_of("Functional.scaled_dot_product_attention", ("",))[:3] == ("parts", "sdpa", True)
     assert rounding_of("Functional.softmax", ("",)) == ("composite",)
     # MindSpore's own meanings first, as the op table's lookup does.
     assert rounding_of("Functional.dense", ("MS.", "")) == ("sums",)
     assert rounding_of("Functional.dense", ("",)) is None
     assert rounding_of("Functional.npu_fusion_attention", ("",)) is None
-    assert (rounding_k(("terms", None, None), False), rounding_k(("terms", None, None), True)) == (3.0, 16.0)
-    assert rounding_k(("sums",), False) == 16.0 and rounding_k(("composite",), True) == 64.0
+    u32 = 2.0 ** -24
+    terms = ("terms", None, None)
+    assert (rounding_factors(terms, "float32", False), rounding_factors(terms, "float16", True)) == ((3.0, u32), (16.0, u32))
+    assert rounding_factors(("sums",), "bfloat16", False) == (16.0, u32)
+    assert rounding_factors(("smooth",), "bfloat16", False) == (4.0, 2.0 ** -8)
+    assert rounding_factors(("composite",), "float64", True) == (64.0, 2.0 ** -53)
+    assert rounding_factors(rounding_of("Functional.gelu", ("",)), "float32", True) == (32.0, u32)
+    assert rounding_factors(rounding_of("Functional.scaled_dot_product_attention", ("",)), "float32", True) == (64.0, u32)
+    assert rounding_factors(("sums",), "int64", False) is None
 
 
 def test_terms_add_the_magnitudes_of_a_difference():
@@ -81,15 +89,36 @@ def test_gelu_adds_the_magnitudes_of_its_parts():
     y, dydx = x * cdf, cdf + x * pdf
     parts = np.abs(x) * 0.5 * (1.0 + np.abs(2.0 * cdf - 1.0))
     np.testing.assert_allclose(outputs[0], np.abs(y) + np.abs(x * dydx) + parts, rtol=1e-9, atol=1e-15)
-    forward, backward = gelu_parts(x, "none", np.ones(5))
+    t = torch.from_numpy
+    forward, backward = gelu_parts({"input": t(x)}, t(np.ones(5)))
     np.testing.assert_allclose(forward, parts, rtol=1e-15)
-    np.testing.assert_allclose(backward, 0.5 * (1.0 + np.abs(2.0 * cdf - 1.0)) + np.abs(x) * pdf, rtol=1e-14)
+    assert backward[0][0] == "input"
+    np.testing.assert_allclose(backward[0][1], 0.5 * (1.0 + np.abs(2.0 * cdf - 1.0)) + np.abs(x) * pdf, rtol=1e-14)
     # The gradient's magnitude holds the backward parts: at least them.
-    assert (grads[0] >= backward).all()
+    assert (grads[0] >= backward[0][1]).all()
     # The tanh form's parts.
-    forward, _ = gelu_parts(x, "tanh", None)
+    forward, none = gelu_parts({"input": t(x), "approximate": "tanh"}, None)
     inner = np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3))
     np.testing.assert_allclose(forward, np.abs(x) * 0.5 * (1.0 + np.abs(inner)), rtol=1e-15)
+    assert none == []
+
+
+def test_attention_adds_the_sums_of_its_parts_where_a_row_attends_to_one_key():
+    rng = np.random.default_rng(0)
+    q, k, v = (master(rng.uniform(-1, 1, (1, 2, 4, 8)), "torch.float32") for _ in range(3))
+    dy = master(rng.uniform(-1, 1, (1, 2, 4, 8)), "torch.float32")
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    entry = rounding_of("Functional.scaled_dot_product_attention", ("",))
+    outputs, grads = magnitudes(entry, runner(sdpa), [q, k, v], {"is_causal": True}, [dy])
+    # The first query attends to the first key alone: its weight is exactly 1, and its
+    # output magnitude at least |V[0]| (the part P*|V|).
+    vq = np.abs(v.array.astype(np.float32).astype(np.float64))
+    first = outputs[0].reshape(1, 2, 4, 8)[:, :, 0, :]
+    assert (first >= vq[:, :, 0, :] * (1 - 1e-12)).all()
+    # Every gradient has its parts: the query's includes |dS|*|K| > 0 everywhere but where dS is 0.
+    assert [g.shape for g in grads] == [(64,), (64,), (64,)] and all((g > 0).any() for g in grads)
+    # With dropout the parts cannot be computed (random weights): no magnitudes.
+    assert magnitudes(entry, runner(sdpa), [q, k, v], {"dropout_p": 0.5}, [dy]) == ([], [])
 
 
 @pytest.mark.parametrize("dtype", ["torch.float32", "torch.float64"])
@@ -131,7 +160,7 @@ def test_a_script_judges_by_the_rounding_bound(tmp_path):
     assert pytorch_side.run(call, ["--output-dir", str(perturbed), "--standard", "bound", "--perturb", "1e-4"]) == 3
     row = details(perturbed)[1]
     assert (row[7], row[9]) == ("error", "rounding bound")
-    assert row[8].startswith("rounding bound: 64 of 64 elements beyond k*u*magnitude + ulp/2 (k=3, u=5.96046e-08); worst ")
+    assert row[8].startswith("rounding bound: 64 of 64 elements beyond k*(u*magnitude + eta) + ulp/2 (k=3, u=5.96046e-08); worst ")
     # An API the op table does not hold is judged by the api standard's rule, and says so.
     other = make_call(inputs=inputs, tested=torch.sub, bench=torch.sub, API_NAME="Torch.sub.0", API_OP="Torch.not_in_table")
     plain = tmp_path / "plain"

@@ -53,12 +53,13 @@ def test_the_standards_sets_are_the_rust_ones():
 
 def test_every_rounding_class_is_one_magnitude_py_computes():
     from msprobe_rs.repro import magnitude
-    assert _tables.ROUNDING_K == {"terms": (3.0, 16.0), "sums": (16.0, 16.0), "smooth": (32.0, 32.0),
-                                  "parts": (32.0, 32.0), "composite": (64.0, 64.0)}
+    assert sorted(_tables.ROUNDING_FACTORS) == ["composite", "gelu", "sdpa", "smooth", "sums", "terms"]
+    for key, per_dtype in _tables.ROUNDING_FACTORS.items():
+        assert sorted(per_dtype) == ["bfloat16", "float16", "float32", "float64"], key
     for name, entry in _tables.ROUNDING.items():
-        assert entry[0] in _tables.ROUNDING_K, name
+        assert entry[0] in ("terms", "sums", "smooth", "parts", "composite"), name
         if entry[0] == "parts":
-            assert entry[1] in magnitude.PARTS, name
+            assert entry[1] in magnitude.PARTS and entry[1] in _tables.ROUNDING_FACTORS, name
         if entry[0] == "terms":
             assert (entry[1] is None) == (entry[2] is None), name
     assert _tables.ROUNDING["Torch.sub"] == ("terms", 1, "other") and _tables.ROUNDING["MS.Functional.dense"] == ("sums",)

@@ -76,8 +76,8 @@ STANDARD_API_SETS = {
 MS_BENCH_HELPERS = frozenset(["ms_mint_binary_cross_entropy", "ms_ops_assign", "ms_ops_binary_cross_entropy_with_logits", "ms_ops_clip_by_global_norm", "ms_ops_conv2d", "ms_ops_cross_entropy", "ms_ops_dropout", "ms_ops_gather", "ms_ops_index_add", "ms_ops_kl_div", "ms_ops_l1_loss", "ms_ops_mse_loss", "ms_ops_nll_loss", "ms_ops_one_hot", "ms_ops_smooth_l1_loss", "ms_ops_tensor_scatter_elements", "ms_tensor_std", "ms_tensor_transpose", "ms_tensor_var"])
 # How rounding can move each API's results, by op-table name (runtime/src/ops/mod.rs,
 # Rounding; the magnitudes of magnitude.py): ("terms", the negated parameter's
-# position or None, its name or None), ("sums",), ("smooth",), ("parts", formula),
-# ("composite",).
+# position or None, its name or None), ("sums",), ("smooth",), ("parts", formula,
+# whether the rest is composite's, the signature's parameter names), ("composite",).
 ROUNDING = {
     "Torch.add": ("terms", None, None),
     "Tensor.add": ("terms", None, None),
@@ -252,9 +252,9 @@ ROUNDING = {
     "Torch.log_softmax": ("composite",),
     "Tensor.log_softmax": ("composite",),
     "Mint.log_softmax": ("composite",),
-    "Functional.gelu": ("parts", "gelu"),
-    "MintFunctional.gelu": ("parts", "gelu"),
-    "Torch.gelu": ("parts", "gelu"),
+    "Functional.gelu": ("parts", "gelu", False, ("input", "approximate")),
+    "MintFunctional.gelu": ("parts", "gelu", False, ("input", "approximate")),
+    "Torch.gelu": ("parts", "gelu", False, ("input", "approximate")),
     "Functional.silu": ("smooth",),
     "MintFunctional.silu": ("smooth",),
     "Torch.silu": ("smooth",),
@@ -265,7 +265,7 @@ ROUNDING = {
     "MintFunctional.embedding": ("composite",),
     "Functional.dropout": ("composite",),
     "MintFunctional.dropout": ("composite",),
-    "Functional.scaled_dot_product_attention": ("composite",),
+    "Functional.scaled_dot_product_attention": ("parts", "sdpa", True, ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")),
     "Functional.batch_norm": ("composite",),
     "MintFunctional.batch_norm": ("composite",),
     "Functional.group_norm": ("composite",),
@@ -493,13 +493,15 @@ ROUNDING = {
     "Tensor.repeat_interleave": ("composite",),
     "MS.Functional.repeat_interleave": ("composite",),
 }
-# Each class's factor k of k*u*magnitude: (forward, backward) (Rounding::k).
-ROUNDING_K = {
-    "terms": (3.0, 16.0),
-    "smooth": (32.0, 32.0),
-    "sums": (16.0, 16.0),
-    "composite": (64.0, 64.0),
-    "parts": (32.0, 32.0),
+# Each class's (k, u) of k*(u*magnitude + eta) + ulp/2 by the output's float dtype, as
+# (forward, backward) (Rounding::factors); a formula's parts by the formula's name.
+ROUNDING_FACTORS = {
+    "terms": {"float16": ((4.0, 0.00048828125), (16.0, 5.960464477539063e-8)), "bfloat16": ((4.0, 0.00390625), (16.0, 5.960464477539063e-8)), "float32": ((3.0, 5.960464477539063e-8), (16.0, 5.960464477539063e-8)), "float64": ((3.0, 1.1102230246251565e-16), (16.0, 1.1102230246251565e-16))},
+    "smooth": {"float16": ((4.0, 0.00048828125), (4.0, 0.00048828125)), "bfloat16": ((4.0, 0.00390625), (4.0, 0.00390625)), "float32": ((32.0, 5.960464477539063e-8), (32.0, 5.960464477539063e-8)), "float64": ((32.0, 1.1102230246251565e-16), (32.0, 1.1102230246251565e-16))},
+    "sums": {"float16": ((16.0, 5.960464477539063e-8), (16.0, 5.960464477539063e-8)), "bfloat16": ((16.0, 5.960464477539063e-8), (16.0, 5.960464477539063e-8)), "float32": ((16.0, 5.960464477539063e-8), (16.0, 5.960464477539063e-8)), "float64": ((16.0, 1.1102230246251565e-16), (16.0, 1.1102230246251565e-16))},
+    "composite": {"float16": ((4.0, 0.00048828125), (4.0, 0.00048828125)), "bfloat16": ((4.0, 0.00390625), (4.0, 0.00390625)), "float32": ((64.0, 5.960464477539063e-8), (64.0, 5.960464477539063e-8)), "float64": ((64.0, 1.1102230246251565e-16), (64.0, 1.1102230246251565e-16))},
+    "gelu": {"float16": ((4.0, 0.00048828125), (4.0, 0.00048828125)), "bfloat16": ((4.0, 0.00390625), (4.0, 0.00390625)), "float32": ((32.0, 5.960464477539063e-8), (32.0, 5.960464477539063e-8)), "float64": ((32.0, 1.1102230246251565e-16), (32.0, 1.1102230246251565e-16))},
+    "sdpa": {"float16": ((4.0, 0.00048828125), (4.0, 0.00048828125)), "bfloat16": ((4.0, 0.00390625), (4.0, 0.00390625)), "float32": ((64.0, 5.960464477539063e-8), (64.0, 5.960464477539063e-8)), "float64": ((64.0, 1.1102230246251565e-16), (64.0, 1.1102230246251565e-16))},
 }
 # Message parts the native replay writes too (runtime/src/replay/judge.rs).
 UNDEFINED_VALUES = "values undefined (uninitialized memory): only the shape is compared"
@@ -985,9 +987,11 @@ def rounding_of(api_op, prefixes):
     return None
 
 
-def rounding_k(entry, backward):
-    """The class's factor k of k*u*magnitude, for forward outputs or gradients."""
-    return ROUNDING_K[entry[0]][1 if backward else 0]
+def rounding_factors(entry, dtype, backward):
+    """The class's (k, u) of k*(u*magnitude + eta) + ulp/2 for an output of dtype (the
+    tested side's canonical name), forward or a gradient; None for a dtype that is not a float."""
+    per_dtype = ROUNDING_FACTORS[entry[1] if entry[0] == "parts" else entry[0]].get(dtype)
+    return None if per_dtype is None else per_dtype[1 if backward else 0]
 
 
 def _mag_is_float(value):
@@ -1153,44 +1157,115 @@ def _mag_first_order(c, patterns):
     return o, g, base
 
 
-def _mag_bound_input(c):
-    """The value of the op's first parameter (``input``): the first positional, else its keyword."""
-    if c.args:
-        return c.args[0]
-    return next((v for k, v in c.kwargs.items() if KEYWORD_ALIASES.get(k, k) == "input"), None)
+def _mag_bound(c, names):
+    """The call's arguments by the signature's parameter names (positionals by position,
+    keywords by name or alias): float tensors as float64 torch tensors, other tensors as
+    they are, anything else unchanged."""
+    def value(v):
+        if _mag_is_float(v):
+            return torch.from_numpy(_mag_values(v))
+        return to_torch(v, "cpu", raise_precision=False) if isinstance(v, Master) else v
+    bound = {name: value(v) for name, v in zip(names, c.args)}
+    for k, v in c.kwargs.items():
+        bound[KEYWORD_ALIASES.get(k, k)] = value(v)
+    return bound
 
 
-def gelu_parts(x, approximate, dy):
+def _mag_flat64(t):
+    return t.reshape(-1).numpy()
+
+
+def gelu_parts(bound, dy):
     """gelu's parts (the mirror of gelu_parts in runtime/src/ops/nn.rs): x*(1 + erf(x/sqrt2))/2
     cancels inside for negative x, and so does its derivative (tanh form alike):
-    |x|*(1 + |inner|)/2 forward, |dy|*((1 + |inner|)/2 + |x*inner'|/2) backward (None without dy)."""
+    |x|*(1 + |inner|)/2 forward, |dy|*((1 + |inner|)/2 + |x*inner'|/2) backward (none without dy)."""
+    x = bound["input"].reshape(-1).numpy()
     c = math.sqrt(2.0 / math.pi)
-    if approximate == "tanh":
+    if bound.get("approximate") == "tanh":
         t = np.tanh(c * (x + 0.044715 * x * x * x))
         inner, slope = np.abs(t), np.abs(x * (1.0 - t * t) * c * (1.0 + 3.0 * 0.044715 * x * x))
     else:
         erf = torch.special.erf(torch.from_numpy(x * (1.0 / math.sqrt(2.0)))).numpy()
         inner, slope = np.abs(erf), np.abs(x * (2.0 / math.sqrt(math.pi)) * (1.0 / math.sqrt(2.0)) * np.exp(-x * x / 2.0))
     forward = np.abs(x) * 0.5 * (1.0 + inner)
-    if dy is None or dy.size != x.size:
-        return forward, None
-    return forward, np.abs(dy) * (0.5 * (1.0 + inner) + 0.5 * slope)
+    if dy is None or dy.numel() != x.size:
+        return forward, []
+    return forward, [("input", np.abs(dy.reshape(-1).numpy()) * (0.5 * (1.0 + inner) + 0.5 * slope))]
 
 
-PARTS = {"gelu": gelu_parts}
+def _mag_sdpa_weights(bound, q, k):
+    """The attention weights of scaled_dot_product_attention (softmax of the scaled,
+    masked logits) and the scale, as runtime/src/ops/nn.rs computes them."""
+    if float(bound.get("dropout_p") or 0.0) != 0.0:
+        raise ValueError("scaled_dot_product_attention: dropout_p > 0 is random")
+    if bound.get("enable_gqa") and q.shape[max(q.dim() - 3, 0)] != k.shape[max(k.dim() - 3, 0)]:
+        raise ValueError("scaled_dot_product_attention: grouped-query attention")
+    scale = bound.get("scale")
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    attn = (q @ k.transpose(-2, -1)) * scale
+    if bound.get("is_causal"):
+        allowed = torch.ones(attn.shape[-2], attn.shape[-1], dtype=torch.bool).tril()
+        attn = attn.masked_fill(~allowed, -math.inf)
+    mask = bound.get("attn_mask")
+    if isinstance(mask, torch.Tensor):
+        attn = attn.masked_fill(~(mask != 0), -math.inf) if mask.dtype == torch.bool else attn + mask.to(torch.float64)
+    return torch.softmax(attn, -1), scale
 
 
-def _mag_parts(c, name):
-    o, g, _ = _mag_first_order(c, ["uniform"])
-    x = _mag_bound_input(c)
-    if not _mag_is_float(x):
-        raise ValueError(f"{name}'s parts: no float input")
-    approximate = c.args[1] if len(c.args) > 1 else c.kwargs.get("approximate", "none")
+def sdpa_parts(bound, dy):
+    """scaled_dot_product_attention's parts (the mirror of sdpa_parts in
+    runtime/src/ops/nn.rs): its output sums P*V and its gradients sum dS*K, dS^T*Q,
+    P^T*dO with dS = P*(dO*V^T - rowsum(dO*O)), a difference that cancels exactly where a
+    row attends to one key: the same sums over absolute values."""
+    q, k, v = bound["query"], bound["key"], bound["value"]
+    p, scale = _mag_sdpa_weights(bound, q, k)
+    qa, ka, va = q.abs(), k.abs(), v.abs()
+    pv = p @ va
+    if dy is None or dy.numel() != pv.numel():
+        return _mag_flat64(pv), []
+    doa = dy.reshape(pv.shape).abs()
+    d = (doa * (p @ v).abs()).sum(-1, keepdim=True)
+    ds = p * ((doa @ va.transpose(-2, -1)) + d)
+    return _mag_flat64(pv), [("query", _mag_flat64((ds @ ka) * scale)), ("key", _mag_flat64((ds.transpose(-2, -1) @ qa) * scale)),
+                             ("value", _mag_flat64(p.transpose(-2, -1) @ doa))]
+
+
+PARTS = {"gelu": gelu_parts, "sdpa": sdpa_parts}
+
+
+def _mag_gradient_params(c, names):
+    """The parameter name of each gradient, in the bench's order (torch_run's leaves): a
+    tensor inside a list has none."""
+    marked = any_marked(list(c.args) + list(c.kwargs.values()))
+
+    def leaves(v):
+        if isinstance(v, (list, tuple)):
+            return sum(leaves(item) for item in v)
+        return int(isinstance(v, Master) and wants_grad(v, marked))
+    out = []
+    for slot, key, v in c.slots():
+        name = KEYWORD_ALIASES.get(key, key) if key is not None else (names[slot] if slot < len(names) else None)
+        if isinstance(v, Master):
+            out.extend([name if name in names else None] * leaves(v))
+        else:
+            out.extend([None] * leaves(v))
+    return out
+
+
+def _mag_parts(c, name, composite, names):
+    """A formula's parts added to Smooth's (or Composite's) magnitudes: to the first output,
+    and to the gradients of the parameters the formula names."""
+    o, g = _mag_composite(c) if composite else _mag_first_order(c, ["uniform"])[:2]
     first_dy = c.grad_outputs[0] if c.grad_outputs else None
-    dy = _mag_values(first_dy).reshape(-1) if _mag_is_float(first_dy) else None
-    forward, backward = PARTS[name](_mag_values(x).reshape(-1), approximate, dy)
+    dy = torch.from_numpy(_mag_values(first_dy)) if _mag_is_float(first_dy) else None
+    forward, backward = PARTS[name](_mag_bound(c, names), dy)
     _mag_add_parts(o, forward)
-    _mag_add_parts(g, backward)
+    for i, param in enumerate(_mag_gradient_params(c, names)[:len(g)]):
+        parts = next((m for n, m in backward if n == param), None)
+        if parts is not None:
+            slot = [g[i]]
+            _mag_add_parts(slot, parts)
+            g[i] = slot[0]
     return o, g
 
 
@@ -1222,7 +1297,7 @@ def magnitudes(entry, run, args, kwargs, grad_outputs):
             o, g, _ = _mag_first_order(c, ["uniform"])
             return o, g
         if entry[0] == "parts":
-            return _mag_parts(c, entry[1])
+            return _mag_parts(c, entry[1], entry[2], entry[3])
         return _mag_composite(c)
     except Exception:  # an argument the variations cannot take: no bound, the rows say so
         return [], []
@@ -1616,23 +1691,31 @@ def _std_ldexp1(k):
     return float(np.ldexp(1.0, max(k, -1074)))
 
 
-class _StdElementBound:
-    """The rounding error bound of each element of one output: k*u*m + ulp_d(m)/2,
-    u the unit roundoff of the compute precision (float64 for float64 outputs,
-    float32 accumulation for every narrower float), ulp_d the spacing of the
-    output dtype at the magnitude m."""
+def _std_underflow_unit(u):
+    """Half the smallest subnormal of the precision whose unit roundoff is u
+    (float64, float32, float16, bfloat16); 0 for any other u."""
+    _, exponent = np.frexp(u)
+    return {-53: _std_ldexp1(-1074) / 2.0, -24: _std_ldexp1(-150), -11: _std_ldexp1(-25),
+            -8: _std_ldexp1(-134)}.get(int(exponent) - 1, 0.0)
 
-    def __init__(self, magnitude, k, dtype):
+
+class _StdElementBound:
+    """The rounding error bound of each element of one output: k*(u*m + eta) + ulp_d(m)/2,
+    u the unit roundoff of the precision the device computes in (the op class's, for
+    the dtype), eta that precision's underflow unit (half its smallest subnormal),
+    ulp_d the spacing of the output dtype at the magnitude m."""
+
+    def __init__(self, magnitude, k, u, dtype):
         mant, emin = {"float16": (10, -14), "bfloat16": (7, -126), "float64": (52, -1022)}.get(dtype, (23, -126))
-        self.magnitude, self.k = magnitude, float(k)
-        self.u = _std_ldexp1(-53) if dtype == "float64" else _std_ldexp1(-24)
+        self.magnitude, self.k, self.u = magnitude, float(k), float(u)
+        eta = _std_underflow_unit(self.u)
         # A NaN magnitude (an input perturbed into NaN) bounds nothing.
         m = np.where(np.isnan(magnitude), 0.0, np.abs(magnitude))
         finite = np.isfinite(m)
         _, exponent = np.frexp(np.where(finite, m, 0.0))
         e = np.where((m == 0) | ~finite, emin, np.maximum(exponent.astype(np.int64) - 1, emin))
         half_ulp = np.ldexp(1.0, np.maximum(e - mant - 1, -1074).astype(np.int32))
-        self.bound = self.k * self.u * m + np.where(finite, half_ulp, math.inf)
+        self.bound = self.k * (self.u * m + eta) + np.where(finite, half_ulp, math.inf)
 
     def ratios(self, t, b):
         """|t - b| / bound per element (0 where either side is not finite)."""
@@ -1650,7 +1733,7 @@ def _std_rounding_bound(t, b, bound):
         at = int(np.flatnonzero(r == worst)[0])
     problems = []
     if beyond:
-        problems.append(f"rounding bound: {beyond} of {t.size} elements beyond k*u*magnitude + ulp/2 "
+        problems.append(f"rounding bound: {beyond} of {t.size} elements beyond k*(u*magnitude + eta) + ulp/2 "
                         f"(k={_std_g(bound.k)}, u={_std_g(bound.u)}); worst {_std_g(worst)} times the bound at element "
                         f"{at}: tested {_std_g(t[at])}, bench {_std_g(b[at])}, magnitude {_std_g(bound.magnitude[at])}")
     text = (f"bound_ratio={_std_g(worst)}; beyond_bound={_std_g(_std_ratio(beyond, t.size))}; "
@@ -1701,8 +1784,8 @@ def judge(standard, api, backward, exact_op, dtype, tested, bench, reference, co
     """Judges one output by the precision standard ("msprobe", "api" or "bound"):
     returns (status, message, rule, metrics_text). tested, bench and reference (or
     None) are 1-D float64 arrays; dtype is the tested side's canonical name;
-    rounding is (magnitude, k) of the rounding bound (magnitude a 1-D float64 array
-    like bench), or None when the output has none."""
+    rounding is (magnitude, k, u) of the rounding bound (magnitude a 1-D float64 array
+    like bench; k and u the class's factors for the dtype), or None when the output has none."""
     bounded = rounding is not None and rounding[0].size == bench.size
     rule = _std_rule(standard, api, backward, exact_op, dtype, bounded)
     t, b = tested, bench
@@ -1716,7 +1799,7 @@ def judge(standard, api, backward, exact_op, dtype, tested, bench, reference, co
             return status, message, rule, ""
         cls = _std_class(dtype)
         eps = 2.0 ** -52 if dtype == "float64" else 2.0 ** -23
-        bound = _StdElementBound(rounding[0], rounding[1], dtype) if bounded else None
+        bound = _StdElementBound(rounding[0], rounding[1], rounding[2], dtype) if bounded else None
 
         def api_rule(x):
             return _std_api_rule(rule, x, b, reference, cls, eps, api)
@@ -1768,7 +1851,8 @@ def compare_leaf(call, tested_leaf_, bench_leaf_, reference, backward, opts, rou
     """One details row after the name: dtypes, shape, metrics, status, message,
     and the standard's rule and metrics (None where nothing was compared).
     call is the script: UNDEFINED_OUTPUTS, EXACT_OP, API_OP and the thresholds;
-    rounding is the bench value's rounding bound (magnitude array, k) or None."""
+    rounding is the bench value's rounding magnitude and the factors of its bound,
+    (magnitude array, factors(dtype) -> (k, u) or None), or None."""
     (t_dtype, t), (b_dtype, b) = tested_leaf_, bench_leaf_
     shape = str(tuple(b.shape)) if b is not None else "()"
 
@@ -1792,8 +1876,11 @@ def compare_leaf(call, tested_leaf_, bench_leaf_, reference, backward, opts, rou
     cosine, max_abs, max_rel = metrics(t, b) if t.size else (None, None, None)
     # Data movement is exact forward; its gradients are sums and casts.
     exact = call.EXACT_OP and not backward
-    if rounding is not None:
-        rounding = (np.asarray(rounding[0], dtype=np.float64).reshape(-1), rounding[1])
+    factors = None if rounding is None else rounding[1](dtype)
+    if factors is not None:
+        rounding = (np.asarray(rounding[0], dtype=np.float64).reshape(-1),) + factors
+    else:
+        rounding = None
     status, message, rule, metrics_text = judge(opts.standard, call.API_OP, backward, exact, dtype, t, b, reference,
                                                 call.COSINE_THRESHOLD, call.MAX_ABS_ERR_THRESHOLD, rounding=rounding)
     if opts.reference_is_tested and rule in ("benchmark", "ulp"):
@@ -1804,7 +1891,7 @@ def compare_leaf(call, tested_leaf_, bench_leaf_, reference, backward, opts, rou
 def compare_outputs(call, direction, tested_leaves, bench_leaves, reference_leaves, opts, rounding=None):
     """One row per output; reference_leaves (the api standard's CPU run in
     the dumped dtype) may be None, and so may rounding: (per output magnitude
-    array or None, k), the rounding bound's parts of the bench values."""
+    array or None, factors(dtype) -> (k, u) or None), the rounding bound's parts of the bench values."""
     rows = []
     for i in range(max(len(tested_leaves), len(bench_leaves))):
         name = f"{call.API_NAME}.{direction}.output.{i}"
@@ -1993,8 +2080,8 @@ def main(call, side, argv=None):
 
 def bench_magnitudes(call, side, reseed, args, kwargs, grad_outputs):
     """The rounding bound's parts of the call's forward outputs and gradients:
-    (magnitudes, k) each, from the bench function rerun on the call's inputs
-    (magnitude.py); None for an API the op table does not hold."""
+    (magnitudes, factors(dtype) -> (k, u)) each, the magnitudes from the bench function
+    rerun on the call's inputs (magnitude.py); None for an API the op table does not hold."""
     entry = rounding_of(call.API_OP, side.ROUNDING_PREFIXES)
     if entry is None:
         return None, None
@@ -2004,7 +2091,8 @@ def bench_magnitudes(call, side, reseed, args, kwargs, grad_outputs):
         return side.run_bench(call, args, kwargs, grad_outputs, raise_precision)
 
     outputs, grads = magnitudes(entry, run, args, kwargs, grad_outputs)
-    return (outputs, rounding_k(entry, False)), (grads, rounding_k(entry, True))
+    return ((outputs, lambda dtype: rounding_factors(entry, dtype, False)),
+            (grads, lambda dtype: rounding_factors(entry, dtype, True)))
 
 
 def run_script(call, side, argv=None):

@@ -82,8 +82,8 @@ STANDARD_API_SETS = {
 MS_BENCH_HELPERS = frozenset(["ms_mint_binary_cross_entropy", "ms_ops_assign", "ms_ops_binary_cross_entropy_with_logits", "ms_ops_clip_by_global_norm", "ms_ops_conv2d", "ms_ops_cross_entropy", "ms_ops_dropout", "ms_ops_gather", "ms_ops_index_add", "ms_ops_kl_div", "ms_ops_l1_loss", "ms_ops_mse_loss", "ms_ops_nll_loss", "ms_ops_one_hot", "ms_ops_smooth_l1_loss", "ms_ops_tensor_scatter_elements", "ms_tensor_std", "ms_tensor_transpose", "ms_tensor_var"])
 # How rounding can move each API's results, by op-table name (runtime/src/ops/mod.rs,
 # Rounding; the magnitudes of magnitude.py): ("terms", the negated parameter's
-# position or None, its name or None), ("sums",), ("smooth",), ("parts", formula),
-# ("composite",).
+# position or None, its name or None), ("sums",), ("smooth",), ("parts", formula,
+# whether the rest is composite's, the signature's parameter names), ("composite",).
 ROUNDING = {
     "Torch.add": ("terms", None, None),
     "Tensor.add": ("terms", None, None),
@@ -258,9 +258,9 @@ ROUNDING = {
     "Torch.log_softmax": ("composite",),
     "Tensor.log_softmax": ("composite",),
     "Mint.log_softmax": ("composite",),
-    "Functional.gelu": ("parts", "gelu"),
-    "MintFunctional.gelu": ("parts", "gelu"),
-    "Torch.gelu": ("parts", "gelu"),
+    "Functional.gelu": ("parts", "gelu", False, ("input", "approximate")),
+    "MintFunctional.gelu": ("parts", "gelu", False, ("input", "approximate")),
+    "Torch.gelu": ("parts", "gelu", False, ("input", "approximate")),
     "Functional.silu": ("smooth",),
     "MintFunctional.silu": ("smooth",),
     "Torch.silu": ("smooth",),
@@ -271,7 +271,7 @@ ROUNDING = {
     "MintFunctional.embedding": ("composite",),
     "Functional.dropout": ("composite",),
     "MintFunctional.dropout": ("composite",),
-    "Functional.scaled_dot_product_attention": ("composite",),
+    "Functional.scaled_dot_product_attention": ("parts", "sdpa", True, ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")),
     "Functional.batch_norm": ("composite",),
     "MintFunctional.batch_norm": ("composite",),
     "Functional.group_norm": ("composite",),
@@ -499,13 +499,15 @@ ROUNDING = {
     "Tensor.repeat_interleave": ("composite",),
     "MS.Functional.repeat_interleave": ("composite",),
 }
-# Each class's factor k of k*u*magnitude: (forward, backward) (Rounding::k).
-ROUNDING_K = {
-    "terms": (3.0, 16.0),
-    "smooth": (32.0, 32.0),
-    "sums": (16.0, 16.0),
-    "composite": (64.0, 64.0),
-    "parts": (32.0, 32.0),
+# Each class's (k, u) of k*(u*magnitude + eta) + ulp/2 by the output's float dtype, as
+# (forward, backward) (Rounding::factors); a formula's parts by the formula's name.
+ROUNDING_FACTORS = {
+    "terms": {"float16": ((4.0, 0.00048828125), (16.0, 5.960464477539063e-8)), "bfloat16": ((4.0, 0.00390625), (16.0, 5.960464477539063e-8)), "float32": ((3.0, 5.960464477539063e-8), (16.0, 5.960464477539063e-8)), "float64": ((3.0, 1.1102230246251565e-16), (16.0, 1.1102230246251565e-16))},
+    "smooth": {"float16": ((4.0, 0.00048828125), (4.0, 0.00048828125)), "bfloat16": ((4.0, 0.00390625), (4.0, 0.00390625)), "float32": ((32.0, 5.960464477539063e-8), (32.0, 5.960464477539063e-8)), "float64": ((32.0, 1.1102230246251565e-16), (32.0, 1.1102230246251565e-16))},
+    "sums": {"float16": ((16.0, 5.960464477539063e-8), (16.0, 5.960464477539063e-8)), "bfloat16": ((16.0, 5.960464477539063e-8), (16.0, 5.960464477539063e-8)), "float32": ((16.0, 5.960464477539063e-8), (16.0, 5.960464477539063e-8)), "float64": ((16.0, 1.1102230246251565e-16), (16.0, 1.1102230246251565e-16))},
+    "composite": {"float16": ((4.0, 0.00048828125), (4.0, 0.00048828125)), "bfloat16": ((4.0, 0.00390625), (4.0, 0.00390625)), "float32": ((64.0, 5.960464477539063e-8), (64.0, 5.960464477539063e-8)), "float64": ((64.0, 1.1102230246251565e-16), (64.0, 1.1102230246251565e-16))},
+    "gelu": {"float16": ((4.0, 0.00048828125), (4.0, 0.00048828125)), "bfloat16": ((4.0, 0.00390625), (4.0, 0.00390625)), "float32": ((32.0, 5.960464477539063e-8), (32.0, 5.960464477539063e-8)), "float64": ((32.0, 1.1102230246251565e-16), (32.0, 1.1102230246251565e-16))},
+    "sdpa": {"float16": ((4.0, 0.00048828125), (4.0, 0.00048828125)), "bfloat16": ((4.0, 0.00390625), (4.0, 0.00390625)), "float32": ((64.0, 5.960464477539063e-8), (64.0, 5.960464477539063e-8)), "float64": ((64.0, 1.1102230246251565e-16), (64.0, 1.1102230246251565e-16))},
 }
 # Message parts the native replay writes too (runtime/src/replay/judge.rs).
 UNDEFINED_VALUES = "values undefined (uninitialized memory): only the shape is compared"

@@ -49,7 +49,8 @@ def compare_leaf(call, tested_leaf_, bench_leaf_, reference, backward, opts, rou
     """One details row after the name: dtypes, shape, metrics, status, message,
     and the standard's rule and metrics (None where nothing was compared).
     call is the script: UNDEFINED_OUTPUTS, EXACT_OP, API_OP and the thresholds;
-    rounding is the bench value's rounding bound (magnitude array, k) or None."""
+    rounding is the bench value's rounding magnitude and the factors of its bound,
+    (magnitude array, factors(dtype) -> (k, u) or None), or None."""
     (t_dtype, t), (b_dtype, b) = tested_leaf_, bench_leaf_
     shape = str(tuple(b.shape)) if b is not None else "()"
 
@@ -73,8 +74,11 @@ def compare_leaf(call, tested_leaf_, bench_leaf_, reference, backward, opts, rou
     cosine, max_abs, max_rel = metrics(t, b) if t.size else (None, None, None)
     # Data movement is exact forward; its gradients are sums and casts.
     exact = call.EXACT_OP and not backward
-    if rounding is not None:
-        rounding = (np.asarray(rounding[0], dtype=np.float64).reshape(-1), rounding[1])
+    factors = None if rounding is None else rounding[1](dtype)
+    if factors is not None:
+        rounding = (np.asarray(rounding[0], dtype=np.float64).reshape(-1),) + factors
+    else:
+        rounding = None
     status, message, rule, metrics_text = judge(opts.standard, call.API_OP, backward, exact, dtype, t, b, reference,
                                                 call.COSINE_THRESHOLD, call.MAX_ABS_ERR_THRESHOLD, rounding=rounding)
     if opts.reference_is_tested and rule in ("benchmark", "ulp"):
@@ -85,7 +89,7 @@ def compare_leaf(call, tested_leaf_, bench_leaf_, reference, backward, opts, rou
 def compare_outputs(call, direction, tested_leaves, bench_leaves, reference_leaves, opts, rounding=None):
     """One row per output; reference_leaves (the api standard's CPU run in
     the dumped dtype) may be None, and so may rounding: (per output magnitude
-    array or None, k), the rounding bound's parts of the bench values."""
+    array or None, factors(dtype) -> (k, u) or None), the rounding bound's parts of the bench values."""
     rows = []
     for i in range(max(len(tested_leaves), len(bench_leaves))):
         name = f"{call.API_NAME}.{direction}.output.{i}"

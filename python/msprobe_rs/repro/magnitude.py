@@ -13,8 +13,8 @@ import math
 import numpy as np
 import torch
 
-from ._tables import KEYWORD_ALIASES, ROUNDING, ROUNDING_K
-from .data_generate import DType, Master, TensorSpec, dtype_info
+from ._tables import KEYWORD_ALIASES, ROUNDING, ROUNDING_FACTORS
+from .data_generate import DType, Master, TensorSpec, any_marked, dtype_info, wants_grad
 from .torch_exec import to_torch
 
 # --- msprobe-rs: the scripts inline this file from here ---
@@ -38,9 +38,11 @@ def rounding_of(api_op, prefixes):
     return None
 
 
-def rounding_k(entry, backward):
-    """The class's factor k of k*u*magnitude, for forward outputs or gradients."""
-    return ROUNDING_K[entry[0]][1 if backward else 0]
+def rounding_factors(entry, dtype, backward):
+    """The class's (k, u) of k*(u*magnitude + eta) + ulp/2 for an output of dtype (the
+    tested side's canonical name), forward or a gradient; None for a dtype that is not a float."""
+    per_dtype = ROUNDING_FACTORS[entry[1] if entry[0] == "parts" else entry[0]].get(dtype)
+    return None if per_dtype is None else per_dtype[1 if backward else 0]
 
 
 def _mag_is_float(value):
@@ -206,44 +208,115 @@ def _mag_first_order(c, patterns):
     return o, g, base
 
 
-def _mag_bound_input(c):
-    """The value of the op's first parameter (``input``): the first positional, else its keyword."""
-    if c.args:
-        return c.args[0]
-    return next((v for k, v in c.kwargs.items() if KEYWORD_ALIASES.get(k, k) == "input"), None)
+def _mag_bound(c, names):
+    """The call's arguments by the signature's parameter names (positionals by position,
+    keywords by name or alias): float tensors as float64 torch tensors, other tensors as
+    they are, anything else unchanged."""
+    def value(v):
+        if _mag_is_float(v):
+            return torch.from_numpy(_mag_values(v))
+        return to_torch(v, "cpu", raise_precision=False) if isinstance(v, Master) else v
+    bound = {name: value(v) for name, v in zip(names, c.args)}
+    for k, v in c.kwargs.items():
+        bound[KEYWORD_ALIASES.get(k, k)] = value(v)
+    return bound
 
 
-def gelu_parts(x, approximate, dy):
+def _mag_flat64(t):
+    return t.reshape(-1).numpy()
+
+
+def gelu_parts(bound, dy):
     """gelu's parts (the mirror of gelu_parts in runtime/src/ops/nn.rs): x*(1 + erf(x/sqrt2))/2
     cancels inside for negative x, and so does its derivative (tanh form alike):
-    |x|*(1 + |inner|)/2 forward, |dy|*((1 + |inner|)/2 + |x*inner'|/2) backward (None without dy)."""
+    |x|*(1 + |inner|)/2 forward, |dy|*((1 + |inner|)/2 + |x*inner'|/2) backward (none without dy)."""
+    x = bound["input"].reshape(-1).numpy()
     c = math.sqrt(2.0 / math.pi)
-    if approximate == "tanh":
+    if bound.get("approximate") == "tanh":
         t = np.tanh(c * (x + 0.044715 * x * x * x))
         inner, slope = np.abs(t), np.abs(x * (1.0 - t * t) * c * (1.0 + 3.0 * 0.044715 * x * x))
     else:
         erf = torch.special.erf(torch.from_numpy(x * (1.0 / math.sqrt(2.0)))).numpy()
         inner, slope = np.abs(erf), np.abs(x * (2.0 / math.sqrt(math.pi)) * (1.0 / math.sqrt(2.0)) * np.exp(-x * x / 2.0))
     forward = np.abs(x) * 0.5 * (1.0 + inner)
-    if dy is None or dy.size != x.size:
-        return forward, None
-    return forward, np.abs(dy) * (0.5 * (1.0 + inner) + 0.5 * slope)
+    if dy is None or dy.numel() != x.size:
+        return forward, []
+    return forward, [("input", np.abs(dy.reshape(-1).numpy()) * (0.5 * (1.0 + inner) + 0.5 * slope))]
 
 
-PARTS = {"gelu": gelu_parts}
+def _mag_sdpa_weights(bound, q, k):
+    """The attention weights of scaled_dot_product_attention (softmax of the scaled,
+    masked logits) and the scale, as runtime/src/ops/nn.rs computes them."""
+    if float(bound.get("dropout_p") or 0.0) != 0.0:
+        raise ValueError("scaled_dot_product_attention: dropout_p > 0 is random")
+    if bound.get("enable_gqa") and q.shape[max(q.dim() - 3, 0)] != k.shape[max(k.dim() - 3, 0)]:
+        raise ValueError("scaled_dot_product_attention: grouped-query attention")
+    scale = bound.get("scale")
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    attn = (q @ k.transpose(-2, -1)) * scale
+    if bound.get("is_causal"):
+        allowed = torch.ones(attn.shape[-2], attn.shape[-1], dtype=torch.bool).tril()
+        attn = attn.masked_fill(~allowed, -math.inf)
+    mask = bound.get("attn_mask")
+    if isinstance(mask, torch.Tensor):
+        attn = attn.masked_fill(~(mask != 0), -math.inf) if mask.dtype == torch.bool else attn + mask.to(torch.float64)
+    return torch.softmax(attn, -1), scale
 
 
-def _mag_parts(c, name):
-    o, g, _ = _mag_first_order(c, ["uniform"])
-    x = _mag_bound_input(c)
-    if not _mag_is_float(x):
-        raise ValueError(f"{name}'s parts: no float input")
-    approximate = c.args[1] if len(c.args) > 1 else c.kwargs.get("approximate", "none")
+def sdpa_parts(bound, dy):
+    """scaled_dot_product_attention's parts (the mirror of sdpa_parts in
+    runtime/src/ops/nn.rs): its output sums P*V and its gradients sum dS*K, dS^T*Q,
+    P^T*dO with dS = P*(dO*V^T - rowsum(dO*O)), a difference that cancels exactly where a
+    row attends to one key: the same sums over absolute values."""
+    q, k, v = bound["query"], bound["key"], bound["value"]
+    p, scale = _mag_sdpa_weights(bound, q, k)
+    qa, ka, va = q.abs(), k.abs(), v.abs()
+    pv = p @ va
+    if dy is None or dy.numel() != pv.numel():
+        return _mag_flat64(pv), []
+    doa = dy.reshape(pv.shape).abs()
+    d = (doa * (p @ v).abs()).sum(-1, keepdim=True)
+    ds = p * ((doa @ va.transpose(-2, -1)) + d)
+    return _mag_flat64(pv), [("query", _mag_flat64((ds @ ka) * scale)), ("key", _mag_flat64((ds.transpose(-2, -1) @ qa) * scale)),
+                             ("value", _mag_flat64(p.transpose(-2, -1) @ doa))]
+
+
+PARTS = {"gelu": gelu_parts, "sdpa": sdpa_parts}
+
+
+def _mag_gradient_params(c, names):
+    """The parameter name of each gradient, in the bench's order (torch_run's leaves): a
+    tensor inside a list has none."""
+    marked = any_marked(list(c.args) + list(c.kwargs.values()))
+
+    def leaves(v):
+        if isinstance(v, (list, tuple)):
+            return sum(leaves(item) for item in v)
+        return int(isinstance(v, Master) and wants_grad(v, marked))
+    out = []
+    for slot, key, v in c.slots():
+        name = KEYWORD_ALIASES.get(key, key) if key is not None else (names[slot] if slot < len(names) else None)
+        if isinstance(v, Master):
+            out.extend([name if name in names else None] * leaves(v))
+        else:
+            out.extend([None] * leaves(v))
+    return out
+
+
+def _mag_parts(c, name, composite, names):
+    """A formula's parts added to Smooth's (or Composite's) magnitudes: to the first output,
+    and to the gradients of the parameters the formula names."""
+    o, g = _mag_composite(c) if composite else _mag_first_order(c, ["uniform"])[:2]
     first_dy = c.grad_outputs[0] if c.grad_outputs else None
-    dy = _mag_values(first_dy).reshape(-1) if _mag_is_float(first_dy) else None
-    forward, backward = PARTS[name](_mag_values(x).reshape(-1), approximate, dy)
+    dy = torch.from_numpy(_mag_values(first_dy)) if _mag_is_float(first_dy) else None
+    forward, backward = PARTS[name](_mag_bound(c, names), dy)
     _mag_add_parts(o, forward)
-    _mag_add_parts(g, backward)
+    for i, param in enumerate(_mag_gradient_params(c, names)[:len(g)]):
+        parts = next((m for n, m in backward if n == param), None)
+        if parts is not None:
+            slot = [g[i]]
+            _mag_add_parts(slot, parts)
+            g[i] = slot[0]
     return o, g
 
 
@@ -275,7 +348,7 @@ def magnitudes(entry, run, args, kwargs, grad_outputs):
             o, g, _ = _mag_first_order(c, ["uniform"])
             return o, g
         if entry[0] == "parts":
-            return _mag_parts(c, entry[1])
+            return _mag_parts(c, entry[1], entry[2], entry[3])
         return _mag_composite(c)
     except Exception:  # an argument the variations cannot take: no bound, the rows say so
         return [], []

@@ -11,7 +11,7 @@ from ._tables import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_SKIPPED
 from .compare import (DETAILS_HEADER, STANDARD_COLUMNS, cell, compare_outputs, exit_code, result_row, run_side,
                       skip_row, write_report)
 from .data_generate import InputError, Realizer, fold_class_targets
-from .magnitude import magnitudes, rounding_k, rounding_of
+from .magnitude import magnitudes, rounding_factors, rounding_of
 
 # --- msprobe-rs: the scripts inline this file from here ---
 
@@ -96,8 +96,8 @@ def main(call, side, argv=None):
 
 def bench_magnitudes(call, side, reseed, args, kwargs, grad_outputs):
     """The rounding bound's parts of the call's forward outputs and gradients:
-    (magnitudes, k) each, from the bench function rerun on the call's inputs
-    (magnitude.py); None for an API the op table does not hold."""
+    (magnitudes, factors(dtype) -> (k, u)) each, the magnitudes from the bench function
+    rerun on the call's inputs (magnitude.py); None for an API the op table does not hold."""
     entry = rounding_of(call.API_OP, side.ROUNDING_PREFIXES)
     if entry is None:
         return None, None
@@ -107,7 +107,8 @@ def bench_magnitudes(call, side, reseed, args, kwargs, grad_outputs):
         return side.run_bench(call, args, kwargs, grad_outputs, raise_precision)
 
     outputs, grads = magnitudes(entry, run, args, kwargs, grad_outputs)
-    return (outputs, rounding_k(entry, False)), (grads, rounding_k(entry, True))
+    return ((outputs, lambda dtype: rounding_factors(entry, dtype, False)),
+            (grads, lambda dtype: rounding_factors(entry, dtype, True)))
 
 
 def run_script(call, side, argv=None):

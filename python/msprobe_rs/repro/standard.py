@@ -258,23 +258,31 @@ def _std_ldexp1(k):
     return float(np.ldexp(1.0, max(k, -1074)))
 
 
-class _StdElementBound:
-    """The rounding error bound of each element of one output: k*u*m + ulp_d(m)/2,
-    u the unit roundoff of the compute precision (float64 for float64 outputs,
-    float32 accumulation for every narrower float), ulp_d the spacing of the
-    output dtype at the magnitude m."""
+def _std_underflow_unit(u):
+    """Half the smallest subnormal of the precision whose unit roundoff is u
+    (float64, float32, float16, bfloat16); 0 for any other u."""
+    _, exponent = np.frexp(u)
+    return {-53: _std_ldexp1(-1074) / 2.0, -24: _std_ldexp1(-150), -11: _std_ldexp1(-25),
+            -8: _std_ldexp1(-134)}.get(int(exponent) - 1, 0.0)
 
-    def __init__(self, magnitude, k, dtype):
+
+class _StdElementBound:
+    """The rounding error bound of each element of one output: k*(u*m + eta) + ulp_d(m)/2,
+    u the unit roundoff of the precision the device computes in (the op class's, for
+    the dtype), eta that precision's underflow unit (half its smallest subnormal),
+    ulp_d the spacing of the output dtype at the magnitude m."""
+
+    def __init__(self, magnitude, k, u, dtype):
         mant, emin = {"float16": (10, -14), "bfloat16": (7, -126), "float64": (52, -1022)}.get(dtype, (23, -126))
-        self.magnitude, self.k = magnitude, float(k)
-        self.u = _std_ldexp1(-53) if dtype == "float64" else _std_ldexp1(-24)
+        self.magnitude, self.k, self.u = magnitude, float(k), float(u)
+        eta = _std_underflow_unit(self.u)
         # A NaN magnitude (an input perturbed into NaN) bounds nothing.
         m = np.where(np.isnan(magnitude), 0.0, np.abs(magnitude))
         finite = np.isfinite(m)
         _, exponent = np.frexp(np.where(finite, m, 0.0))
         e = np.where((m == 0) | ~finite, emin, np.maximum(exponent.astype(np.int64) - 1, emin))
         half_ulp = np.ldexp(1.0, np.maximum(e - mant - 1, -1074).astype(np.int32))
-        self.bound = self.k * self.u * m + np.where(finite, half_ulp, math.inf)
+        self.bound = self.k * (self.u * m + eta) + np.where(finite, half_ulp, math.inf)
 
     def ratios(self, t, b):
         """|t - b| / bound per element (0 where either side is not finite)."""
@@ -292,7 +300,7 @@ def _std_rounding_bound(t, b, bound):
         at = int(np.flatnonzero(r == worst)[0])
     problems = []
     if beyond:
-        problems.append(f"rounding bound: {beyond} of {t.size} elements beyond k*u*magnitude + ulp/2 "
+        problems.append(f"rounding bound: {beyond} of {t.size} elements beyond k*(u*magnitude + eta) + ulp/2 "
                         f"(k={_std_g(bound.k)}, u={_std_g(bound.u)}); worst {_std_g(worst)} times the bound at element "
                         f"{at}: tested {_std_g(t[at])}, bench {_std_g(b[at])}, magnitude {_std_g(bound.magnitude[at])}")
     text = (f"bound_ratio={_std_g(worst)}; beyond_bound={_std_g(_std_ratio(beyond, t.size))}; "
@@ -343,8 +351,8 @@ def judge(standard, api, backward, exact_op, dtype, tested, bench, reference, co
     """Judges one output by the precision standard ("msprobe", "api" or "bound"):
     returns (status, message, rule, metrics_text). tested, bench and reference (or
     None) are 1-D float64 arrays; dtype is the tested side's canonical name;
-    rounding is (magnitude, k) of the rounding bound (magnitude a 1-D float64 array
-    like bench), or None when the output has none."""
+    rounding is (magnitude, k, u) of the rounding bound (magnitude a 1-D float64 array
+    like bench; k and u the class's factors for the dtype), or None when the output has none."""
     bounded = rounding is not None and rounding[0].size == bench.size
     rule = _std_rule(standard, api, backward, exact_op, dtype, bounded)
     t, b = tested, bench
@@ -358,7 +366,7 @@ def judge(standard, api, backward, exact_op, dtype, tested, bench, reference, co
             return status, message, rule, ""
         cls = _std_class(dtype)
         eps = 2.0 ** -52 if dtype == "float64" else 2.0 ** -23
-        bound = _StdElementBound(rounding[0], rounding[1], dtype) if bounded else None
+        bound = _StdElementBound(rounding[0], rounding[1], rounding[2], dtype) if bounded else None
 
         def api_rule(x):
             return _std_api_rule(rule, x, b, reference, cls, eps, api)
