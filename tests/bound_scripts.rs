@@ -161,6 +161,6 @@ fn perturbed_outputs_are_beyond_the_bound() {
     assert!(float_rows.len() >= wanted.len(), "{rows:?}");
     for (name, row) in float_rows {
         assert_eq!(row.status, "error", "{name}: {row:?}");
-        assert!(row.message.starts_with("rounding bound: ") && row.message.contains(" elements beyond k*u*magnitude + ulp/2 (k="), "{name}: {row:?}");
+        assert!(row.message.starts_with("rounding bound: ") && row.message.contains(" elements beyond k*(u*magnitude + eta) + ulp/2 (k="), "{name}: {row:?}");
     }
 }
