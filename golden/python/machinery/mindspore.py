@@ -943,10 +943,8 @@ def _mag_walk(value, dtype, tensor=None, scalar=None):
 
 
 def _mag_signs(n, pattern):
-    """The sign of each element of a perturbation: all alike, alternating, or the
+    """The sign of each element of a patterned perturbation: alternating, or the
     Thue-Morse sequence (the parity of the flat index's bits)."""
-    if pattern == "uniform":
-        return np.ones(n)
     j = np.arange(n, dtype=np.int64)
     if pattern == "alternating":
         odd = j % 2
@@ -959,6 +957,7 @@ def _mag_signs(n, pattern):
 
 
 def _mag_perturbed(h, pattern):
+    """Values times 1 + h (uniform), or 1 + h*sign by a pattern."""
     def tensor(x):
         if pattern == "uniform":
             return x * (1.0 + h)
@@ -967,6 +966,8 @@ def _mag_perturbed(h, pattern):
 
 
 def _mag_absolute(negate):
+    """(tensor, scalar) transforms to absolute values, non-positive where negate
+    (integers only then: an int's sign matters only for the negated parameter)."""
     sign = -1.0 if negate else 1.0
 
     def scalar(x):

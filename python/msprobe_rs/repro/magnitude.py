@@ -3,8 +3,9 @@ the api standard's rescue: per element of each forward output and each input
 gradient, the magnitude that rounding in the device's precision acts on,
 computed on the bench in float64 by the API's rounding class (``ROUNDING``,
 rendered from the op table): the op on absolute values (terms, sums), central
-differences along each float input (smooth, parts, composite), gelu's parts,
-and for composites also the op computed in float32. The mirror of
+differences along each float input (smooth, parts, composite), the parts of a
+formula that cancels inside (gelu, attention), and for composites also the op
+computed in float32. The mirror of
 runtime/src/replay/magnitude.rs (the native replay computes the same).
 """
 
@@ -74,10 +75,8 @@ def _mag_walk(value, dtype, tensor=None, scalar=None):
 
 
 def _mag_signs(n, pattern):
-    """The sign of each element of a perturbation: all alike, alternating, or the
+    """The sign of each element of a patterned perturbation: alternating, or the
     Thue-Morse sequence (the parity of the flat index's bits)."""
-    if pattern == "uniform":
-        return np.ones(n)
     j = np.arange(n, dtype=np.int64)
     if pattern == "alternating":
         odd = j % 2
@@ -90,6 +89,7 @@ def _mag_signs(n, pattern):
 
 
 def _mag_perturbed(h, pattern):
+    """Values times 1 + h (uniform), or 1 + h*sign by a pattern."""
     def tensor(x):
         if pattern == "uniform":
             return x * (1.0 + h)
@@ -98,6 +98,8 @@ def _mag_perturbed(h, pattern):
 
 
 def _mag_absolute(negate):
+    """(tensor, scalar) transforms to absolute values, non-positive where negate
+    (integers only then: an int's sign matters only for the negated parameter)."""
     sign = -1.0 if negate else 1.0
 
     def scalar(x):
