@@ -164,3 +164,10 @@ fn perturbed_outputs_are_beyond_the_bound() {
         assert!(row.message.starts_with("rounding bound: ") && row.message.contains(" elements beyond k*(u*magnitude + eta) + ulp/2 (k="), "{name}: {row:?}");
     }
 }
+
+/// A batch norm's bias gradient sums `dy` and depends on no input: the
+/// Composite magnitude takes it from the output gradients' sign patterns.
+#[test]
+fn mindspore_cnn_scripts_pass_under_bound_as_the_native_replay() {
+    scripts_agree_with_the_native_replay(&python(), "mindspore", "tests/fixtures/zoo/mindspore/ms_cnn/tensor/dump.json", &[]);
+}

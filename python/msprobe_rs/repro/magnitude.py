@@ -324,6 +324,12 @@ def _mag_parts(c, name, composite, names):
 
 def _mag_composite(c):
     o, g, base = _mag_first_order(c, ["uniform", "alternating", "thue-morse"])
+    if g:
+        # The gradients along the output gradients' sign patterns (a bias's sums dy).
+        for pattern in ["alternating", "thue-morse"]:
+            plus = c.run_with(lambda slot, key, v: _mag_walk(v, "torch.float64"), grad=_mag_perturbed(MAGNITUDE_H, pattern))
+            minus = c.run_with(lambda slot, key, v: _mag_walk(v, "torch.float64"), grad=_mag_perturbed(-MAGNITUDE_H, pattern))
+            _mag_add_difference(g, plus[1], minus[1], 0.5 / MAGNITUDE_H)
     if not any(_mag_float64_call(v) for _, _, v in c.slots()):
         # The op computed in float32, its result not rounded to the output dtype.
         probe = c.run_with(lambda slot, key, v: _mag_walk(v, "torch.float32"), dtype="torch.float32", raise_precision=False)
