@@ -58,6 +58,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/nn.rs",
     "src/ops/node_grads.rs",
     "src/ops/norm.rs",
+    "src/ops/npu_misc.rs",
     "src/ops/pool.rs",
     "src/ops/reduce.rs",
     "src/ops/shape.rs",
