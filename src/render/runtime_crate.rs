@@ -47,6 +47,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/hook_lists/mindspore_mint_functional.txt",
     "src/ops/hook_lists/mindspore_tensor.txt",
     "src/ops/hook_lists/pytorch_functional.txt",
+    "src/ops/hook_lists/pytorch_npu.txt",
     "src/ops/hook_lists/pytorch_tensor.txt",
     "src/ops/hook_lists/pytorch_torch.txt",
     "src/ops/hook_lists/torch_linalg_only.txt",
