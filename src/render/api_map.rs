@@ -159,6 +159,9 @@ pub fn bench(framework: Framework, name: &ApiName) -> Callable {
             return Callable { module: r.module, attr: r.attr.to_string(), note: Some(r.why) };
         }
     }
+    if name.prefix == Prefix::Npu {
+        return Callable { module: "", attr: format!("{NPU_REFERENCE}{}", name.op), note: Some("torch_npu's kernels run on the NPU only: the bench is the machinery's torch reference (npu_bench.py)") };
+    }
     match (framework, name.prefix) {
         // mindspore.ops functions: torch.nn.functional when it has the name, else torch.
         (Framework::MindSpore, Prefix::Functional) => match name.op.as_str() {
@@ -171,6 +174,17 @@ pub fn bench(framework: Framework, name: &ApiName) -> Callable {
         },
         _ => torch_for(name.prefix, &name.op),
     }
+}
+
+/// The prefix of an NPU call's bench in `python/msprobe_rs/repro/npu_bench.py` (`ref_<op>`).
+const NPU_REFERENCE: &str = "ref_";
+
+/// The ops of the op table's `NPU.` names, sorted: each has its reference
+/// `ref_<op>` in `python/msprobe_rs/repro/npu_bench.py` (rendered into the scripts' tables).
+pub fn npu_references() -> Vec<&'static str> {
+    let mut ops: Vec<&str> = ops::table().flat_map(|op| op.names.iter().filter_map(|n| n.strip_prefix("NPU."))).collect();
+    ops.sort_unstable();
+    ops
 }
 
 /// The names of the bench helpers `python/msprobe_rs/repro/ms_bench.py`

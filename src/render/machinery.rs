@@ -33,7 +33,7 @@ macro_rules! repro {
 }
 
 /// The PyTorch scripts' files, in inlining order (`_tables.py` comes first, rendered).
-const PYTORCH: &[(&str, &str)] = repro!["data_generate.py", "torch_exec.py", "magnitude.py", "standard.py", "compare.py", "run_ut.py", "pytorch_side.py"];
+const PYTORCH: &[(&str, &str)] = repro!["data_generate.py", "torch_exec.py", "npu_bench.py", "magnitude.py", "standard.py", "compare.py", "run_ut.py", "pytorch_side.py"];
 
 /// The MindSpore scripts' files, in inlining order (`_tables.py` comes first, rendered).
 const MINDSPORE: &[(&str, &str)] =
@@ -149,6 +149,8 @@ fn tables_body() -> String {
     helpers.sort_unstable();
     helpers.dedup();
     writeln!(o, "MS_BENCH_HELPERS = frozenset({})", py_list(helpers)).unwrap();
+    o.push_str("# The op table's NPU names (runtime/src/ops/): each call's bench is npu_bench's ref_<op>.\n");
+    writeln!(o, "NPU_REFERENCES = frozenset({})", py_list(api_map::npu_references())).unwrap();
     rounding_tables(o);
     o.push_str("# Message parts the native replay writes too (runtime/src/replay/judge.rs).\n");
     writeln!(o, "UNDEFINED_VALUES = {}", py_str(runtime::replay::UNDEFINED_VALUES)).unwrap();

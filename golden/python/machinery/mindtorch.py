@@ -74,6 +74,8 @@ STANDARD_API_SETS = {
 }
 # The bench helpers of ms_bench that the bench table names (runtime/src/ops/bench.rs).
 MS_BENCH_HELPERS = frozenset(["ms_mint_binary_cross_entropy", "ms_ops_assign", "ms_ops_binary_cross_entropy_with_logits", "ms_ops_clip_by_global_norm", "ms_ops_conv2d", "ms_ops_cross_entropy", "ms_ops_dropout", "ms_ops_gather", "ms_ops_index_add", "ms_ops_kl_div", "ms_ops_l1_loss", "ms_ops_mse_loss", "ms_ops_nll_loss", "ms_ops_one_hot", "ms_ops_smooth_l1_loss", "ms_ops_tensor_scatter_elements", "ms_tensor_std", "ms_tensor_transpose", "ms_tensor_var"])
+# The op table's NPU names (runtime/src/ops/): each call's bench is npu_bench's ref_<op>.
+NPU_REFERENCES = frozenset(["matmul_backward", "npu_apply_adam", "npu_apply_adam_w", "npu_confusion_transpose", "npu_group_norm_silu", "npu_layer_norm_eval", "npu_linear", "npu_moe_gating_top_k_softmax", "npu_sort_v2"])
 # How rounding can move each API's results, by op-table name (runtime/src/ops/mod.rs,
 # Rounding; the magnitudes of magnitude.py): ("terms", the negated parameter's
 # position or None, its name or None), ("sums",), ("smooth",), ("parts", formula,
@@ -492,6 +494,15 @@ ROUNDING = {
     "Torch.repeat_interleave": ("composite",),
     "Tensor.repeat_interleave": ("composite",),
     "MS.Functional.repeat_interleave": ("composite",),
+    "NPU.npu_linear": ("sums",),
+    "NPU.npu_confusion_transpose": ("composite",),
+    "NPU.npu_apply_adam": ("composite",),
+    "NPU.npu_apply_adam_w": ("composite",),
+    "NPU.npu_layer_norm_eval": ("composite",),
+    "NPU.npu_group_norm_silu": ("composite",),
+    "NPU.npu_moe_gating_top_k_softmax": ("composite",),
+    "NPU.npu_sort_v2": ("composite",),
+    "NPU.matmul_backward": ("sums",),
 }
 # Each class's (k, u) of k*(u*magnitude + eta) + ulp/2 by the output's float dtype, as
 # (forward, backward) (Rounding::factors); a formula's parts by the formula's name.
@@ -2029,6 +2040,10 @@ def main(call, side, argv=None):
     parser.add_argument("--allow-skip", action="store_true",
                         help=f"exit {EXIT_OK} instead of {EXIT_SKIPPED} when calls that cannot be replayed here are the only problem")
     opts = parser.parse_args(argv)
+    missing = side.unavailable(call)
+    if missing:  # nothing can run the tested call here: one line, a skip
+        print(f"{call.API_NAME} {call.PROPAGATION}: skip: {missing}")
+        return EXIT_OK if opts.allow_skip else EXIT_SKIPPED
     device = side.select_device(opts.device)
     opts.reference_is_tested = side.reference_is_tested(device)
     # One casing for both frameworks (MindSpore says "CPU" / "Ascend", torch "cpu" / "npu").
@@ -2146,6 +2161,12 @@ def to_msadapter(value):
     if isinstance(value, dict):
         return {k: to_msadapter(v) for k, v in value.items()}
     return value
+
+
+def unavailable(call):
+    """Why the tested call cannot run here, or None: MSAdapter runs every call it dumps
+    (its NPU calls get no scripts)."""
+    return None
 
 
 def run_tested(call, args, kwargs, grad_outputs, device):

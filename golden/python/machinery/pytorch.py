@@ -74,6 +74,8 @@ STANDARD_API_SETS = {
 }
 # The bench helpers of ms_bench that the bench table names (runtime/src/ops/bench.rs).
 MS_BENCH_HELPERS = frozenset(["ms_mint_binary_cross_entropy", "ms_ops_assign", "ms_ops_binary_cross_entropy_with_logits", "ms_ops_clip_by_global_norm", "ms_ops_conv2d", "ms_ops_cross_entropy", "ms_ops_dropout", "ms_ops_gather", "ms_ops_index_add", "ms_ops_kl_div", "ms_ops_l1_loss", "ms_ops_mse_loss", "ms_ops_nll_loss", "ms_ops_one_hot", "ms_ops_smooth_l1_loss", "ms_ops_tensor_scatter_elements", "ms_tensor_std", "ms_tensor_transpose", "ms_tensor_var"])
+# The op table's NPU names (runtime/src/ops/): each call's bench is npu_bench's ref_<op>.
+NPU_REFERENCES = frozenset(["matmul_backward", "npu_apply_adam", "npu_apply_adam_w", "npu_confusion_transpose", "npu_group_norm_silu", "npu_layer_norm_eval", "npu_linear", "npu_moe_gating_top_k_softmax", "npu_sort_v2"])
 # How rounding can move each API's results, by op-table name (runtime/src/ops/mod.rs,
 # Rounding; the magnitudes of magnitude.py): ("terms", the negated parameter's
 # position or None, its name or None), ("sums",), ("smooth",), ("parts", formula,
@@ -492,6 +494,15 @@ ROUNDING = {
     "Torch.repeat_interleave": ("composite",),
     "Tensor.repeat_interleave": ("composite",),
     "MS.Functional.repeat_interleave": ("composite",),
+    "NPU.npu_linear": ("sums",),
+    "NPU.npu_confusion_transpose": ("composite",),
+    "NPU.npu_apply_adam": ("composite",),
+    "NPU.npu_apply_adam_w": ("composite",),
+    "NPU.npu_layer_norm_eval": ("composite",),
+    "NPU.npu_group_norm_silu": ("composite",),
+    "NPU.npu_moe_gating_top_k_softmax": ("composite",),
+    "NPU.npu_sort_v2": ("composite",),
+    "NPU.matmul_backward": ("sums",),
 }
 # Each class's (k, u) of k*(u*magnitude + eta) + ulp/2 by the output's float dtype, as
 # (forward, backward) (Rounding::factors); a formula's parts by the formula's name.
@@ -887,6 +898,230 @@ def torch_leaf(value, dtype_label=str):
             tensor = torch.view_as_real(tensor)
         return dtype_label(value.dtype), tensor.to(torch.float64).numpy()
     return scalar_leaf(value)
+
+
+def _number(v):
+    """A scalar argument given as a number or a one-element tensor."""
+    return v.item() if isinstance(v, torch.Tensor) else v
+
+
+def ref_npu_linear(input, weight, bias=None):
+    """torch_npu.npu_linear: input @ weight.T + bias (2-D input and weight)."""
+    out = torch.mm(input, weight.t())
+    return out if bias is None else out + bias
+
+
+def ref_npu_confusion_transpose(input, perm, shape, transpose_first):
+    """torch_npu.npu_confusion_transpose: permute then reshape, or reshape then permute."""
+    if transpose_first:
+        return input.permute(*perm).reshape(shape)
+    return input.reshape(shape).permute(*perm)
+
+
+def ref_npu_apply_adam(beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad, use_locking, use_nesterov, out=None):
+    """torch_npu.npu_apply_adam -> (var, m, v), the powers this step's; `out` is (var, m, v) before the step."""
+    var, m, v = out
+    b1p, b2p, lr, b1, b2, eps = (_number(x) for x in (beta1_power, beta2_power, lr, beta1, beta2, epsilon))
+    m_t = m + (grad - m) * (1 - b1)
+    v_t = v + (grad * grad - v) * (1 - b2)
+    lr_t = lr * math.sqrt(1 - b2p) / (1 - b1p)
+    step = m_t * b1 + grad * (1 - b1) if use_nesterov else m_t
+    return var - step * lr_t / (torch.sqrt(v_t) + eps), m_t, v_t
+
+
+def ref_npu_apply_adam_w(beta1_power, beta2_power, lr, weight_decay, beta1, beta2, epsilon, grad, max_grad_norm,
+                         amsgrad, maximize, out=None):
+    """torch_npu.npu_apply_adam_w -> (var, m, v), the powers the previous step's; under amsgrad
+    max_grad_norm is the running maximum of v."""
+    var, m, v = out
+    b1p, b2p, lr, wd, b1, b2, eps = (_number(x) for x in (beta1_power, beta2_power, lr, weight_decay, beta1, beta2, epsilon))
+
+    def corrected(p):
+        return 1 - (p - eps) if 1 - p == 0 else 1 - p
+
+    c1, c2 = corrected(b1p * b1), corrected(b2p * b2)
+    g = -grad if maximize else grad
+    m_t = m * b1 + g * (1 - b1)
+    v_t = v * b2 + g * g * (1 - b2)
+    second = torch.maximum(max_grad_norm, v_t) if amsgrad else v_t
+    denom = torch.sqrt(second / c2) + eps
+    return var * (1 - lr * wd) - m_t * (lr / c1) / denom, m_t, v_t
+
+
+def ref_npu_layer_norm_eval(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+    """torch_npu.npu_layer_norm_eval: layer_norm with weight, bias and eps."""
+    return torch.nn.functional.layer_norm(input, list(normalized_shape), weight, bias, eps)
+
+
+def ref_npu_group_norm_silu(input, weight, bias, group, eps=1e-05):
+    """torch_npu.npu_group_norm_silu -> (out, mean, rstd): group norm then silu; mean and
+    rstd per sample and group, [N, group]."""
+    n = input.shape[0]
+    flat = input.reshape(n, group, -1)
+    mean = flat.mean(-1, keepdim=True)
+    rstd = torch.rsqrt(((flat - mean) ** 2).mean(-1, keepdim=True) + eps)
+    y = ((flat - mean) * rstd).reshape(input.shape)
+    channels = [1, input.shape[1]] + [1] * (input.dim() - 2)
+    if weight is not None:
+        y = y * weight.reshape(channels)
+    if bias is not None:
+        y = y + bias.reshape(channels)
+    return torch.nn.functional.silu(y), mean.reshape(n, group), rstd.reshape(n, group)
+
+
+def ref_npu_moe_gating_top_k_softmax(x, finished=None, k=1):
+    """torch_npu.npu_moe_gating_top_k_softmax -> (y, expert_idx, row_idx): the k largest of each
+    row's softmax over the experts (ties: the lower expert), their experts (int32; num_experts
+    where finished), row_idx[i, j] = j * rows + i (int32)."""
+    experts = x.shape[-1]
+    flat = x.reshape(-1, experts)
+    rows = flat.shape[0]
+    p = torch.softmax(flat, -1)
+    idx = torch.argsort(-p, dim=-1, stable=True)[:, :k]
+    y = torch.gather(p, -1, idx)
+    if finished is not None:
+        idx = torch.where(finished.reshape(rows, 1).bool(), experts, idx)
+    row_idx = torch.arange(k).reshape(1, k) * rows + torch.arange(rows).reshape(rows, 1)
+    shape = tuple(x.shape[:-1]) + (k,)
+    return y.reshape(shape), idx.to(torch.int32).reshape(shape), row_idx.to(torch.int32).reshape(shape)
+
+
+def ref_npu_sort_v2(input, dim=-1, descending=False, out=None):
+    """torch_npu.npu_sort_v2: the sorted values only."""
+    return torch.sort(input, dim=dim, descending=descending, stable=True).values
+
+
+def ref_matmul_backward(grad, self, other, mask):
+    """torch_npu's matmul_backward -> (grad_self, grad_other) of torch.matmul(self, other),
+    None where mask is False."""
+    a, b = self.detach().requires_grad_(True), other.detach().requires_grad_(True)
+    with torch.enable_grad():
+        ga, gb = torch.autograd.grad(torch.matmul(a, b), [a, b], grad)
+    return (ga if mask[0] else None), (gb if mask[1] else None)
+
+
+def ref_npu_fast_gelu(input):
+    """torch_npu.npu_fast_gelu: x * sigmoid(1.702 x)."""
+    return input * torch.sigmoid(1.702 * input)
+
+
+def ref_npu_mish(input):
+    """torch_npu.npu_mish: x * tanh(softplus(x))."""
+    return input * torch.tanh(torch.nn.functional.softplus(input))
+
+
+def ref_npu_swiglu(input, dim=-1):
+    """torch_npu.npu_swiglu: silu(a) * b of the two halves along dim."""
+    a, b = torch.chunk(input, 2, dim=dim)
+    return torch.nn.functional.silu(a) * b
+
+
+def ref_npu_rms_norm(input, gamma, epsilon=1e-06):
+    """torch_npu.npu_rms_norm -> (y, rstd): x * rsqrt(mean(x^2) + eps) * gamma over gamma's
+    trailing dims; rstd keeps the reduced dims (size 1)."""
+    dims = list(range(input.dim() - gamma.dim(), input.dim()))
+    rstd = torch.rsqrt(torch.mean(input * input, dim=dims, keepdim=True) + epsilon)
+    return input * rstd * gamma, rstd
+
+
+def ref_npu_rotary_mul(input, r1, r2, rotary_mode="half"):
+    """torch_npu.npu_rotary_mul: x * r1 + rotate(x) * r2, rotate the halves' (-x2, x1)
+    ("half") or each pair's (-x_odd, x_even) ("interleave")."""
+    if rotary_mode == "interleave":
+        even, odd = input[..., 0::2], input[..., 1::2]
+        rotated = torch.stack((-odd, even), dim=-1).reshape(input.shape)
+    else:
+        x1, x2 = torch.chunk(input, 2, -1)
+        rotated = torch.cat((-x2, x1), dim=-1)
+    return input * r1 + rotated * r2
+
+
+def ref_npu_scaled_masked_softmax(x, mask, scale=1.0, fixed_triu_mask=False):
+    """torch_npu.npu_scaled_masked_softmax: softmax over the last dim of x * scale, -10000 where
+    mask is True (with fixed_triu_mask, the upper triangle above the diagonal)."""
+    if fixed_triu_mask:
+        mask = torch.triu(torch.ones(x.shape[-2:], dtype=torch.bool, device=x.device), diagonal=1)
+    return torch.softmax((x * scale).masked_fill(mask.bool(), -10000.0), dim=-1)
+
+
+def _bnsd(t, layout, heads):
+    """A layout's tensor as [B, N, S, D]."""
+    if layout == "BNSD":
+        return t
+    if layout == "BSND":
+        return t.permute(0, 2, 1, 3)
+    if layout == "BSH":
+        b, s, h = t.shape
+        return t.reshape(b, s, heads, h // heads).permute(0, 2, 1, 3)
+    if layout == "SBH":
+        s, b, h = t.shape
+        return t.reshape(s, b, heads, h // heads).permute(1, 2, 0, 3)
+    raise NotImplementedError(f"npu_fusion_attention: input_layout {layout!r} is not supported by the reference")
+
+
+def _from_bnsd(t, layout):
+    if layout == "BNSD":
+        return t
+    if layout == "BSND":
+        return t.permute(0, 2, 1, 3)
+    b, n, s, d = t.shape
+    if layout == "BSH":
+        return t.permute(0, 2, 1, 3).reshape(b, s, n * d)
+    return t.permute(2, 0, 1, 3).reshape(s, b, n * d)
+
+
+def _sparse_mask(atten_mask, sparse_mode, s1, s2, pre_tockens, next_tockens, device):
+    """The mask (True: dropped) of sparse_mode 0-4 for [S1, S2] scores (the given mask for 0 and 1)."""
+    i = torch.arange(s1, device=device).reshape(s1, 1)
+    j = torch.arange(s2, device=device).reshape(1, s2)
+    if sparse_mode in (0, 1):
+        if atten_mask is None:
+            return None
+        mask = atten_mask.bool()
+        if sparse_mode == 0 and (pre_tockens < s1 or next_tockens < s2):
+            mask = mask | (j - i > next_tockens) | (i - j > pre_tockens)
+        return mask
+    if sparse_mode == 2:  # leftUpCausal
+        return j > i
+    if sparse_mode == 3:  # rightDownCausal
+        return j - i > s2 - s1
+    if sparse_mode == 4:  # band, relative to the bottom right
+        d = j - i - (s2 - s1)
+        return (d > next_tockens) | (-d > pre_tockens)
+    raise NotImplementedError(f"npu_fusion_attention: sparse_mode {sparse_mode} is not supported by the reference")
+
+
+def ref_npu_fusion_attention(query, key, value, head_num, input_layout, pse=None, padding_mask=None, atten_mask=None,
+                             scale=1.0, keep_prob=1.0, pre_tockens=2147483647, next_tockens=2147483647,
+                             inner_precise=0, prefix=None, actual_seq_qlen=None, actual_seq_kvlen=None, sparse_mode=0,
+                             gen_mask_parallel=True, sync=False):
+    """torch_npu.npu_fusion_attention -> (attention_out, softmax_max, softmax_sum, softmax_out,
+    seed, offset, numels): softmax(Q·Kᵀ·scale + pse, masked) · V per head (key and value heads
+    shared by groups of query heads), in input_layout (BSH, SBH, BSND, BNSD); softmax_max and
+    softmax_sum are each row's max and sum of exponentials, [B, N, S1, 8] (8 copies, float32 on
+    the device); softmax_out is empty; seed, offset and numels are 0. Dropout (keep_prob < 1)
+    cannot be reproduced here."""
+    if keep_prob < 1:
+        raise NotImplementedError("npu_fusion_attention: keep_prob < 1 draws a dropout mask the reference cannot reproduce")
+    q, k, v = (_bnsd(t, input_layout, head_num) for t in (query, key, value))
+    b, n, s1, d = q.shape
+    kv_heads = k.shape[1]
+    if n != kv_heads:
+        k = k.repeat_interleave(n // kv_heads, dim=1)
+        v = v.repeat_interleave(n // kv_heads, dim=1)
+    s2 = k.shape[2]
+    scores = torch.matmul(q, k.transpose(-1, -2)) * scale
+    if pse is not None:
+        scores = scores + pse
+    mask = _sparse_mask(atten_mask, sparse_mode, s1, s2, pre_tockens, next_tockens, q.device)
+    if mask is not None:
+        scores = scores.masked_fill(mask, float("-inf"))
+    row_max = scores.amax(-1, keepdim=True)
+    exp = torch.exp(scores - row_max)
+    row_sum = exp.sum(-1, keepdim=True)
+    out = _from_bnsd(torch.matmul(exp / row_sum, v), input_layout)
+    stat = (b, n, s1, 8)
+    return (out, row_max.detach().expand(stat), row_sum.detach().expand(stat), torch.zeros(0, dtype=query.dtype), 0, 0, 0)
 
 
 # The relative perturbation of the central differences (2^-20): large against
@@ -1802,6 +2037,10 @@ def main(call, side, argv=None):
     parser.add_argument("--allow-skip", action="store_true",
                         help=f"exit {EXIT_OK} instead of {EXIT_SKIPPED} when calls that cannot be replayed here are the only problem")
     opts = parser.parse_args(argv)
+    missing = side.unavailable(call)
+    if missing:  # nothing can run the tested call here: one line, a skip
+        print(f"{call.API_NAME} {call.PROPAGATION}: skip: {missing}")
+        return EXIT_OK if opts.allow_skip else EXIT_SKIPPED
     device = side.select_device(opts.device)
     opts.reference_is_tested = side.reference_is_tested(device)
     # One casing for both frameworks (MindSpore says "CPU" / "Ascend", torch "cpu" / "npu").
@@ -1893,6 +2132,13 @@ def run_script(call, side, argv=None):
 TESTED_FRAMEWORK, BENCH_FRAMEWORK = "torch", "torch"
 # The op-table prefixes an API's rounding class is looked up with (magnitude.rounding_of).
 ROUNDING_PREFIXES = ("",)
+
+
+def unavailable(call):
+    """Why the tested call cannot run here, or None: an NPU call needs torch_npu."""
+    if call.API_NAME.startswith("NPU.") and torch_npu is None:
+        return "torch_npu is not installed (the tested call is torch_npu's, on an Ascend NPU)"
+    return None
 
 
 def select_device(requested):

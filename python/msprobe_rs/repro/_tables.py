@@ -80,6 +80,8 @@ STANDARD_API_SETS = {
 }
 # The bench helpers of ms_bench that the bench table names (runtime/src/ops/bench.rs).
 MS_BENCH_HELPERS = frozenset(["ms_mint_binary_cross_entropy", "ms_ops_assign", "ms_ops_binary_cross_entropy_with_logits", "ms_ops_clip_by_global_norm", "ms_ops_conv2d", "ms_ops_cross_entropy", "ms_ops_dropout", "ms_ops_gather", "ms_ops_index_add", "ms_ops_kl_div", "ms_ops_l1_loss", "ms_ops_mse_loss", "ms_ops_nll_loss", "ms_ops_one_hot", "ms_ops_smooth_l1_loss", "ms_ops_tensor_scatter_elements", "ms_tensor_std", "ms_tensor_transpose", "ms_tensor_var"])
+# The op table's NPU names (runtime/src/ops/): each call's bench is npu_bench's ref_<op>.
+NPU_REFERENCES = frozenset(["matmul_backward", "npu_apply_adam", "npu_apply_adam_w", "npu_confusion_transpose", "npu_group_norm_silu", "npu_layer_norm_eval", "npu_linear", "npu_moe_gating_top_k_softmax", "npu_sort_v2"])
 # How rounding can move each API's results, by op-table name (runtime/src/ops/mod.rs,
 # Rounding; the magnitudes of magnitude.py): ("terms", the negated parameter's
 # position or None, its name or None), ("sums",), ("smooth",), ("parts", formula,
@@ -498,6 +500,15 @@ ROUNDING = {
     "Torch.repeat_interleave": ("composite",),
     "Tensor.repeat_interleave": ("composite",),
     "MS.Functional.repeat_interleave": ("composite",),
+    "NPU.npu_linear": ("sums",),
+    "NPU.npu_confusion_transpose": ("composite",),
+    "NPU.npu_apply_adam": ("composite",),
+    "NPU.npu_apply_adam_w": ("composite",),
+    "NPU.npu_layer_norm_eval": ("composite",),
+    "NPU.npu_group_norm_silu": ("composite",),
+    "NPU.npu_moe_gating_top_k_softmax": ("composite",),
+    "NPU.npu_sort_v2": ("composite",),
+    "NPU.matmul_backward": ("sums",),
 }
 # Each class's (k, u) of k*(u*magnitude + eta) + ulp/2 by the output's float dtype, as
 # (forward, backward) (Rounding::factors); a formula's parts by the formula's name.

@@ -24,6 +24,11 @@ TESTED_FRAMEWORK, BENCH_FRAMEWORK = "mindspore", "torch"
 ROUNDING_PREFIXES = ("MS.", "")
 
 
+def unavailable(call):
+    """Why the tested call cannot run here, or None: MindSpore runs every call it dumps."""
+    return None
+
+
 def run_tested(call, args, kwargs, grad_outputs, device):
     outputs, grads = ms_run(call.tested, args, kwargs, grad_outputs)
     # What the tested run did, for the bench helpers that follow it (dropout keeps the same elements).

@@ -38,6 +38,10 @@ def main(call, side, argv=None):
     parser.add_argument("--allow-skip", action="store_true",
                         help=f"exit {EXIT_OK} instead of {EXIT_SKIPPED} when calls that cannot be replayed here are the only problem")
     opts = parser.parse_args(argv)
+    missing = side.unavailable(call)
+    if missing:  # nothing can run the tested call here: one line, a skip
+        print(f"{call.API_NAME} {call.PROPAGATION}: skip: {missing}")
+        return EXIT_OK if opts.allow_skip else EXIT_SKIPPED
     device = side.select_device(opts.device)
     opts.reference_is_tested = side.reference_is_tested(device)
     # One casing for both frameworks (MindSpore says "CPU" / "Ascend", torch "cpu" / "npu").

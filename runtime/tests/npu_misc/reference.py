@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn.functional as F
+import compositions as C
 from msprobe.pytorch.bench_functions.apply_adam import npu_apply_adam as ms_apply_adam
 from msprobe.pytorch.bench_functions.apply_adam_w import npu_apply_adam_w as ms_apply_adam_w
 from msprobe.pytorch.bench_functions.confusion_transpose import (
@@ -143,14 +143,9 @@ def case(name, call, args, kwargs, dtypes, composition, msprobe=None, ms_backwar
 for seed, bias in [(1, True), (2, False)]:
     x, w = Arg(rand(seed, 4, 6), grad=True), Arg(rand(seed + 1, 5, 6), grad=True)
     b = Arg(rand(seed + 2, 5), grad=True) if bias else None
-
-    def linear_comp(x, w, b=None):
-        y = torch.mm(x, w.t())
-        return y if b is None else y + b
-
     args = [x, w] + ([b] if bias else [])
     case(
-        "NPU.npu_linear", f"npu_linear(x[4,6], w[5,6], bias={bias})", args, [], ["float32"], linear_comp,
+        "NPU.npu_linear", f"npu_linear(x[4,6], w[5,6], bias={bias})", args, [], ["float32"], C.linear,
         msprobe=lambda x, w, b=None: ms_linear(x, w, b),
         ms_backward=lambda g, x, w, b=None: list(ms_linear_backward(g[0], x, w)) + ([None] if b is not None else []),
         seed=seed,
@@ -159,14 +154,8 @@ for seed, bias in [(1, True), (2, False)]:
 # ---- npu_confusion_transpose(input, perm, shape, transpose_first)
 for seed, (shape_in, perm, shape, first) in enumerate([((2, 3, 4), [0, 2, 1], [2, 12], True), ((2, 12), [1, 0, 2], [2, 3, 4], False), ((2, 3, 4, 5), [2, 0, 3, 1], [4, 2, 15], True)]):
     x = Arg(rand(10 + seed, *shape_in), grad=True)
-
-    def ct_comp(x, perm, shape, transpose_first):
-        if transpose_first:
-            return torch.reshape(torch.permute(x, perm), shape)
-        return torch.permute(torch.reshape(x, shape), perm)
-
     case(
-        "NPU.npu_confusion_transpose", f"npu_confusion_transpose({list(shape_in)}, {perm}, {shape}, {first})", [x, perm, shape, first], [], ["float32"], ct_comp,
+        "NPU.npu_confusion_transpose", f"npu_confusion_transpose({list(shape_in)}, {perm}, {shape}, {first})", [x, perm, shape, first], [], ["float32"], C.confusion_transpose,
         msprobe=ms_confusion_transpose,
         # torch_npu's derivative: npu_confusion_transpose_backward(grad, perm, self.sizes(), !transpose_first).
         ms_backward=lambda g, x, perm, shape, first: [ms_confusion_transpose_backward(g[0], perm, list(x.shape), not first)],
@@ -175,36 +164,16 @@ for seed, (shape_in, perm, shape, first) in enumerate([((2, 3, 4), [0, 2, 1], [2
 
 
 # ---- npu_apply_adam(beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad, use_locking, use_nesterov, out=(var, m, v))
-def adam_comp(b1p, b2p, lr, b1, b2, eps, grad, use_locking, use_nesterov, out):
-    var, m, v = out
-    m_t = b1 * m + (1 - b1) * grad
-    v_t = b2 * v + (1 - b2) * grad * grad
-    alpha = lr * (1 - b2p) ** 0.5 / (1 - b1p)
-    step = b1 * m_t + (1 - b1) * grad if use_nesterov else m_t
-    return var - alpha * step / (v_t.sqrt() + eps), m_t, v_t
-
-
 for seed, nesterov in [(20, False), (21, True)]:
     state = [Arg(rand(seed, 3, 4)), Arg(rand(seed + 1, 3, 4)), Arg(rand(seed + 2, 3, 4, low=0.0, high=1.0))]
     g = Arg(rand(seed + 3, 3, 4))
     case(
         "NPU.npu_apply_adam", f"npu_apply_adam(use_nesterov={nesterov})", [0.729, 0.997, 0.01, 0.9, 0.999, 1e-8, g, False, nesterov], [["out", state]],
-        ["float32"] * 3, adam_comp, msprobe=ms_apply_adam,
+        ["float32"] * 3, C.apply_adam, msprobe=ms_apply_adam,
     )
 
 
 # ---- npu_apply_adam_w(beta1_power, beta2_power, lr, weight_decay, beta1, beta2, epsilon, grad, max_grad_norm, amsgrad, maximize, out=(var, m, v))
-def adam_w_comp(b1p, b2p, lr, wd, b1, b2, eps, grad, max_grad_norm, amsgrad, maximize, out):
-    var, m, v = out
-    g = -grad if maximize else grad
-    m_t = b1 * m + (1 - b1) * g
-    v_t = b2 * v + (1 - b2) * g * g
-    second = torch.maximum(max_grad_norm, v_t) if amsgrad else v_t
-    m_hat = m_t / (1 - b1p * b1)
-    v_hat = second / (1 - b2p * b2)
-    return var * (1 - lr * wd) - lr * m_hat / (v_hat.sqrt() + eps), m_t, v_t
-
-
 for seed, amsgrad, maximize in [(30, False, False), (31, False, True), (32, True, False)]:
     state = [Arg(rand(seed, 2, 5)), Arg(rand(seed + 1, 2, 5)), Arg(rand(seed + 2, 2, 5, low=0.0, high=1.0))]
     g = Arg(rand(seed + 3, 2, 5))
@@ -220,86 +189,43 @@ for seed, amsgrad, maximize in [(30, False, False), (31, False, True), (32, True
     case(
         "NPU.npu_apply_adam_w", f"npu_apply_adam_w(amsgrad={amsgrad}, maximize={maximize})",
         [0.9, 0.999, 0.01, 0.1, 0.9, 0.999, 1e-8, g, mgn, amsgrad, maximize], [["out", state]],
-        ["float32"] * 3, adam_w_comp, msprobe=ms_adam_w,
+        ["float32"] * 3, C.apply_adam_w, msprobe=ms_adam_w,
         why="msprobe draws max_grad_norm at random under amsgrad: seeded to the case's own",
     )
 
 
 # ---- npu_layer_norm_eval(input, normalized_shape, weight=None, bias=None, eps=1e-05)
-def ln_comp(x, shape, weight=None, bias=None, eps=1e-5):
-    dims = list(range(-len(shape), 0))
-    mean = x.mean(dims, keepdim=True)
-    var = ((x - mean) ** 2).mean(dims, keepdim=True)
-    y = (x - mean) / torch.sqrt(var + eps)
-    if weight is not None:
-        y = y * weight
-    return y if bias is None else y + bias
-
-
-case("NPU.npu_layer_norm_eval", "npu_layer_norm_eval(x[3,8], [8])", [Arg(rand(40, 3, 8)), [8]], [], ["float32"], ln_comp, msprobe=ms_layer_norm_eval)
-case("NPU.npu_layer_norm_eval", "npu_layer_norm_eval(x[2,3,4], [3,4], weight, bias, eps=1e-3)", [Arg(rand(41, 2, 3, 4)), [3, 4], Arg(rand(42, 3, 4)), Arg(rand(43, 3, 4))], [["eps", 1e-3]], ["float32"], ln_comp)
+case("NPU.npu_layer_norm_eval", "npu_layer_norm_eval(x[3,8], [8])", [Arg(rand(40, 3, 8)), [8]], [], ["float32"], C.layer_norm_eval, msprobe=ms_layer_norm_eval)
+case("NPU.npu_layer_norm_eval", "npu_layer_norm_eval(x[2,3,4], [3,4], weight, bias, eps=1e-3)", [Arg(rand(41, 2, 3, 4)), [3, 4], Arg(rand(42, 3, 4)), Arg(rand(43, 3, 4))], [["eps", 1e-3]], ["float32"], C.layer_norm_eval)
 
 
 # ---- npu_group_norm_silu(input, weight, bias, group, eps=1e-05) -> (out, mean, rstd)
-def gns_comp(x, weight, bias, group, eps=1e-5):
-    n, c = x.shape[:2]
-    flat = x.reshape(n, group, -1)
-    mean = flat.mean(-1, keepdim=True)
-    var = ((flat - mean) ** 2).mean(-1, keepdim=True)
-    rstd = 1 / torch.sqrt(var + eps)
-    y = ((flat - mean) * rstd).reshape(x.shape)
-    shape = [1, c] + [1] * (x.dim() - 2)
-    y = y * weight.reshape(shape) + bias.reshape(shape)
-    return y * torch.sigmoid(y), mean.reshape(n, group), rstd.reshape(n, group)
-
-
-case("NPU.npu_group_norm_silu", "npu_group_norm_silu(x[2,6,3,4], group=3)", [Arg(rand(50, 2, 6, 3, 4)), Arg(rand(51, 6)), Arg(rand(52, 6)), 3], [], ["float32"] * 3, gns_comp, msprobe=lambda x, w, b, g: ms_group_norm_silu(x, w, b, g, 1e-5))
-case("NPU.npu_group_norm_silu", "npu_group_norm_silu(x[3,4,2,2], group=2, eps=0.01)", [Arg(rand(53, 3, 4, 2, 2)), Arg(rand(54, 4)), Arg(rand(55, 4)), 2], [["eps", 0.01]], ["float32"] * 3, gns_comp, msprobe=lambda x, w, b, g, eps: ms_group_norm_silu(x, w, b, g, eps))
+case("NPU.npu_group_norm_silu", "npu_group_norm_silu(x[2,6,3,4], group=3)", [Arg(rand(50, 2, 6, 3, 4)), Arg(rand(51, 6)), Arg(rand(52, 6)), 3], [], ["float32"] * 3, C.group_norm_silu, msprobe=lambda x, w, b, g: ms_group_norm_silu(x, w, b, g, 1e-5))
+case("NPU.npu_group_norm_silu", "npu_group_norm_silu(x[3,4,2,2], group=2, eps=0.01)", [Arg(rand(53, 3, 4, 2, 2)), Arg(rand(54, 4)), Arg(rand(55, 4)), 2], [["eps", 0.01]], ["float32"] * 3, C.group_norm_silu, msprobe=lambda x, w, b, g, eps: ms_group_norm_silu(x, w, b, g, eps))
 
 
 # ---- npu_moe_gating_top_k_softmax(x, finished=None, k=1) -> (y, expert_idx, row_idx)
-def moe_comp(x, finished=None, k=1):
-    p = torch.exp(x - x.max(-1, keepdim=True).values)
-    p = p / p.sum(-1, keepdim=True)
-    y, idx = torch.topk(p, k, dim=-1)
-    rows = x.shape[0]
-    if finished is not None:
-        idx = torch.where(finished.reshape(rows, 1), x.shape[-1], idx)
-    row_idx = torch.arange(k).reshape(1, k) * rows + torch.arange(rows).reshape(rows, 1)
-    return y, idx.to(torch.int32), row_idx.to(torch.int32)
-
-
 MOE_WHY = "msprobe computes the softmax in float32 (x.float())"
-case("NPU.npu_moe_gating_top_k_softmax", "npu_moe_gating_top_k_softmax(x[5,8], None, k=2)", [Arg(rand(60, 5, 8)), None], [["k", 2]], ["float32", "int32", "int32"], moe_comp, msprobe=ms_moe_gating_top_k_softmax, tolerance=1e-6, why=MOE_WHY)
+case("NPU.npu_moe_gating_top_k_softmax", "npu_moe_gating_top_k_softmax(x[5,8], None, k=2)", [Arg(rand(60, 5, 8)), None], [["k", 2]], ["float32", "int32", "int32"], C.moe_gating_top_k_softmax, msprobe=ms_moe_gating_top_k_softmax, tolerance=1e-6, why=MOE_WHY)
 finished = Arg(torch.tensor([False, True, False, True]), dtype="bool")
-case("NPU.npu_moe_gating_top_k_softmax", "npu_moe_gating_top_k_softmax(x[4,6], finished, 3)", [Arg(rand(61, 4, 6)), finished, 3], [], ["float32", "int32", "int32"], moe_comp, msprobe=ms_moe_gating_top_k_softmax, tolerance=1e-6, why=MOE_WHY)
+case("NPU.npu_moe_gating_top_k_softmax", "npu_moe_gating_top_k_softmax(x[4,6], finished, 3)", [Arg(rand(61, 4, 6)), finished, 3], [], ["float32", "int32", "int32"], C.moe_gating_top_k_softmax, msprobe=ms_moe_gating_top_k_softmax, tolerance=1e-6, why=MOE_WHY)
 
 
 # ---- npu_sort_v2(self, dim=-1, descending=False, out=None)
-def sort_comp(x, dim=-1, descending=False):
-    return torch.sort(x, dim=dim, descending=descending, stable=True).values
-
-
-case("NPU.npu_sort_v2", "npu_sort_v2(x[3,7])", [Arg(rand(70, 3, 7))], [], ["float32"], sort_comp, msprobe=ms_sort_v2)
-case("NPU.npu_sort_v2", "npu_sort_v2(x[4,3,2], dim=0, descending=True)", [Arg(rand(71, 4, 3, 2))], [["dim", 0], ["descending", True]], ["float32"], sort_comp, msprobe=ms_sort_v2)
+case("NPU.npu_sort_v2", "npu_sort_v2(x[3,7])", [Arg(rand(70, 3, 7))], [], ["float32"], C.sort_v2, msprobe=ms_sort_v2)
+case("NPU.npu_sort_v2", "npu_sort_v2(x[4,3,2], dim=0, descending=True)", [Arg(rand(71, 4, 3, 2))], [["dim", 0], ["descending", True]], ["float32"], C.sort_v2, msprobe=ms_sort_v2)
 
 
 # ---- matmul_backward(grad, self, other, mask) -> (grad_self, grad_other)
-def mmb_comp(grad, a, b, mask):
-    a_, b_ = a.clone().requires_grad_(True), b.clone().requires_grad_(True)
-    ga, gb = torch.autograd.grad(torch.matmul(a_, b_), [a_, b_], grad)
-    return (ga if mask[0] else None), (gb if mask[1] else None)
-
-
 for seed, (sa, sb) in enumerate([((5,), (5,)), ((3, 4), (4,)), ((4,), (4, 3)), ((2, 3, 4), (4, 5)), ((2, 3, 4), (4,)), ((3, 4), (2, 4, 5)), ((4,), (2, 4, 5)), ((2, 3, 4), (2, 4, 5))]):
     a, b = rand(80 + seed, *sa), rand(90 + seed, *sb)
     g = rand(100 + seed, *torch.matmul(a, b).shape)
-    case("NPU.matmul_backward", f"matmul_backward(grad, {list(sa)}, {list(sb)}, [True, True])", [Arg(g), Arg(a), Arg(b), [True, True]], [], ["float32", "float32"], mmb_comp, msprobe=ms_matmul_backward)
+    case("NPU.matmul_backward", f"matmul_backward(grad, {list(sa)}, {list(sb)}, [True, True])", [Arg(g), Arg(a), Arg(b), [True, True]], [], ["float32", "float32"], C.matmul_backward, msprobe=ms_matmul_backward)
 # Broadcast batch dims and masks: msprobe's function does neither (it calls
 # .cpu() on a masked None and does not sum a broadcast operand's gradient).
 a, b = rand(110, 3, 4), rand(111, 2, 2, 4, 5)
-case("NPU.matmul_backward", "matmul_backward(grad, [3,4], [2,2,4,5], [False, True])", [Arg(rand(112, 2, 2, 3, 5)), Arg(a), Arg(b), [False, True]], [], ["float32", "float32"], mmb_comp)
+case("NPU.matmul_backward", "matmul_backward(grad, [3,4], [2,2,4,5], [False, True])", [Arg(rand(112, 2, 2, 3, 5)), Arg(a), Arg(b), [False, True]], [], ["float32", "float32"], C.matmul_backward)
 a, b = rand(113, 2, 1, 3, 4), rand(114, 3, 4, 2)
-case("NPU.matmul_backward", "matmul_backward(grad, [2,1,3,4], [3,4,2], [True, False])", [Arg(rand(115, 2, 3, 3, 2)), Arg(a), Arg(b), [True, False]], [], ["float32", "float32"], mmb_comp)
+case("NPU.matmul_backward", "matmul_backward(grad, [2,1,3,4], [3,4,2], [True, False])", [Arg(rand(115, 2, 3, 3, 2)), Arg(a), Arg(b), [True, False]], [], ["float32", "float32"], C.matmul_backward)
 
 (OUT / "cases.json").write_text(json.dumps({"cases": CASES}, indent=1))
