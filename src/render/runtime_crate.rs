@@ -59,6 +59,8 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/nn.rs",
     "src/ops/node_grads.rs",
     "src/ops/norm.rs",
+    "src/ops/npu_attention.rs",
+    "src/ops/npu_fused.rs",
     "src/ops/npu_misc.rs",
     "src/ops/pool.rs",
     "src/ops/reduce.rs",

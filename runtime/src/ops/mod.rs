@@ -28,6 +28,8 @@ mod loss;
 mod nn;
 mod node_grads;
 mod norm;
+mod npu_attention;
+mod npu_fused;
 mod npu_misc;
 mod pool;
 mod reduce;
@@ -289,7 +291,7 @@ impl Op {
 
 /// Every op the runtime replays.
 pub fn table() -> impl Iterator<Item = &'static Op> {
-    arith::OPS.iter().chain(blas::OPS).chain(activation::OPS).chain(conv::OPS).chain(pool::OPS).chain(nn::OPS).chain(norm::OPS).chain(loss::OPS).chain(shape::OPS).chain(reduce::OPS).chain(create::OPS).chain(compare::OPS).chain(index::OPS).chain(npu_misc::OPS)
+    arith::OPS.iter().chain(blas::OPS).chain(activation::OPS).chain(conv::OPS).chain(pool::OPS).chain(nn::OPS).chain(norm::OPS).chain(loss::OPS).chain(shape::OPS).chain(reduce::OPS).chain(create::OPS).chain(compare::OPS).chain(index::OPS).chain(npu_fused::OPS).chain(npu_attention::OPS).chain(npu_misc::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework`.

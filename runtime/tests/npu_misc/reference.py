@@ -5,7 +5,11 @@ autograd with random output gradients) and, where msprobe 26.2.0 has a
 bench function for it, by that function (and its backward function)
 imported from the mindstudio-probe wheel, on the same inputs.
 
-Usage: reference.py OUT_DIR  (msprobe's package on PYTHONPATH)
+Usage: reference.py OUT_DIR
+
+msprobe 26.2.0 is found as runtime/tests/npu/oracles.py finds it: $MSPROBE_26
+(default: msprobe-26.2.0 beside the test Python's environment) with its
+extras at $MSPROBE_26_PT_EXTRA (default: msprobe-26.2.0-pytorch beside it).
 
 cases.json holds {"cases": [...]}, one object per case:
   name, call          the op-table name and a readable description
@@ -24,12 +28,18 @@ runtime's logical float32 tensors hold the very same numbers.
 """
 
 import json
+import os
 import sys
 from pathlib import Path
 
 import numpy as np
 import torch
-import compositions as C
+
+CACHE = Path(sys.executable).parents[2]
+sys.path[len(sys.path):] = [os.environ.get("MSPROBE_26", str(CACHE / "msprobe-26.2.0")),
+                            os.environ.get("MSPROBE_26_PT_EXTRA", str(CACHE / "msprobe-26.2.0-pytorch"))]
+
+import compositions as C  # noqa: E402
 from msprobe.pytorch.bench_functions.apply_adam import npu_apply_adam as ms_apply_adam
 from msprobe.pytorch.bench_functions.apply_adam_w import npu_apply_adam_w as ms_apply_adam_w
 from msprobe.pytorch.bench_functions.confusion_transpose import (
