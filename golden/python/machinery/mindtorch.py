@@ -75,7 +75,7 @@ STANDARD_API_SETS = {
 # The bench helpers of ms_bench that the bench table names (runtime/src/ops/bench.rs).
 MS_BENCH_HELPERS = frozenset(["ms_mint_binary_cross_entropy", "ms_ops_assign", "ms_ops_binary_cross_entropy_with_logits", "ms_ops_clip_by_global_norm", "ms_ops_conv2d", "ms_ops_cross_entropy", "ms_ops_dropout", "ms_ops_gather", "ms_ops_index_add", "ms_ops_kl_div", "ms_ops_l1_loss", "ms_ops_mse_loss", "ms_ops_nll_loss", "ms_ops_one_hot", "ms_ops_smooth_l1_loss", "ms_ops_tensor_scatter_elements", "ms_tensor_std", "ms_tensor_transpose", "ms_tensor_var"])
 # The op table's NPU names (runtime/src/ops/): each call's bench is npu_bench's ref_<op>.
-NPU_REFERENCES = frozenset(["matmul_backward", "npu_apply_adam", "npu_apply_adam_w", "npu_confusion_transpose", "npu_group_norm_silu", "npu_layer_norm_eval", "npu_linear", "npu_moe_gating_top_k_softmax", "npu_sort_v2"])
+NPU_REFERENCES = frozenset(["fast_gelu", "matmul_backward", "npu_apply_adam", "npu_apply_adam_w", "npu_confusion_transpose", "npu_fast_gelu", "npu_fusion_attention", "npu_group_norm_silu", "npu_layer_norm_eval", "npu_linear", "npu_mish", "npu_moe_gating_top_k_softmax", "npu_rms_norm", "npu_rotary_mul", "npu_scaled_masked_softmax", "npu_sort_v2", "npu_swiglu"])
 # How rounding can move each API's results, by op-table name (runtime/src/ops/mod.rs,
 # Rounding; the magnitudes of magnitude.py): ("terms", the negated parameter's
 # position or None, its name or None), ("sums",), ("smooth",), ("parts", formula,
@@ -494,6 +494,14 @@ ROUNDING = {
     "Torch.repeat_interleave": ("composite",),
     "Tensor.repeat_interleave": ("composite",),
     "MS.Functional.repeat_interleave": ("composite",),
+    "NPU.npu_rms_norm": ("composite",),
+    "NPU.npu_swiglu": ("composite",),
+    "NPU.npu_fast_gelu": ("smooth",),
+    "NPU.fast_gelu": ("smooth",),
+    "NPU.npu_mish": ("smooth",),
+    "NPU.npu_rotary_mul": ("composite",),
+    "NPU.npu_scaled_masked_softmax": ("composite",),
+    "NPU.npu_fusion_attention": ("composite",),
     "NPU.npu_linear": ("sums",),
     "NPU.npu_confusion_transpose": ("composite",),
     "NPU.npu_apply_adam": ("composite",),

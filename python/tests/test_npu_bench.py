@@ -1,0 +1,128 @@
+"""The scripts' torch references of torch_npu's fused ops (npu_bench) against the torch
+compositions the runtime's NPU entries are tested with (runtime/tests/npu_misc/compositions.py
+and runtime/tests/npu/compositions.py): the same outputs and, where torch_npu defines a
+backward, the same gradients, in float64."""
+
+import ast
+import importlib.util
+import os
+
+import pytest
+import torch
+
+from msprobe_rs.repro import _tables, npu_bench
+
+RUNTIME_TESTS = os.path.join(os.path.dirname(__file__), "..", "..", "runtime", "tests")
+
+
+def load(folder):
+    """A compositions.py of the runtime's tests, by path (both folders have one)."""
+    spec = importlib.util.spec_from_file_location(f"compositions_{folder}", os.path.join(RUNTIME_TESTS, folder, "compositions.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+MISC = load("npu_misc")
+FUSED = load("npu")
+
+
+def rand(*shape, low=-2.0, high=2.0, seed=[0]):
+    seed[0] += 1
+    g = torch.Generator().manual_seed(seed[0])
+    return torch.rand(*shape, generator=g, dtype=torch.float64) * (high - low) + low
+
+
+def leaves(out):
+    return [o for o in (out if isinstance(out, (list, tuple)) else [out])]
+
+
+def agree(reference, composition, args, kwargs=None, grad=()):
+    """reference(*args) and composition(*args) give the same outputs and, for the
+    arguments at the positions in grad, the same gradients."""
+    kwargs = kwargs or {}
+
+    def run(fn):
+        inputs = [a.clone().requires_grad_(True) if i in grad else a for i, a in enumerate(args)]
+        outs = leaves(fn(*inputs, **kwargs))
+        if not grad:
+            return outs, []
+        floats = [o for o in outs if isinstance(o, torch.Tensor) and o.requires_grad]
+        gs = torch.autograd.grad(floats, [inputs[i] for i in grad], [torch.ones_like(o) * (1 + torch.arange(o.numel(), dtype=o.dtype).reshape(o.shape) % 3) for o in floats])
+        return outs, list(gs)
+
+    (r_out, r_grads), (c_out, c_grads) = run(reference), run(composition)
+    assert len(r_out) == len(c_out)
+    for r, c in zip(r_out + r_grads, c_out + c_grads):
+        if r is None or c is None:
+            assert r is None and c is None
+            continue
+        assert r.shape == c.shape and (r.dtype == c.dtype or r.is_floating_point()), (r.shape, c.shape, r.dtype, c.dtype)
+        assert torch.allclose(r.double(), c.double(), rtol=1e-12, atol=1e-12), (r, c)
+
+
+def test_every_npu_name_of_the_op_table_has_its_reference():
+    with open(npu_bench.__file__, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("ref_")}
+    aliases = {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if t.id.startswith("ref_")}
+    assert {f"ref_{op}" for op in _tables.NPU_REFERENCES} == defined | aliases
+
+
+def test_the_npu_misc_references_agree_with_their_compositions():
+    agree(npu_bench.ref_npu_linear, MISC.linear, [rand(4, 6), rand(5, 6), rand(5)], grad=(0, 1, 2))
+    agree(npu_bench.ref_npu_linear, MISC.linear, [rand(3, 2), rand(4, 2)], grad=(0, 1))
+    for shape, perm, target, first in [((2, 3, 4), [0, 2, 1], [2, 12], True), ((2, 12), [1, 0, 2], [2, 3, 4], False)]:
+        agree(npu_bench.ref_npu_confusion_transpose, MISC.confusion_transpose, [rand(*shape), perm, target, first], grad=(0,))
+    state = [rand(3, 4), rand(3, 4), rand(3, 4, low=0.0, high=1.0)]
+    for nesterov in (False, True):
+        agree(npu_bench.ref_npu_apply_adam, MISC.apply_adam, [0.729, 0.997, 0.01, 0.9, 0.999, 1e-8, rand(3, 4), False, nesterov], {"out": state})
+    for amsgrad, maximize in [(False, False), (False, True), (True, False)]:
+        agree(npu_bench.ref_npu_apply_adam_w, MISC.apply_adam_w,
+              [0.9, 0.999, 0.01, 0.1, 0.9, 0.999, 1e-8, rand(3, 4), rand(3, 4) if amsgrad else None, amsgrad, maximize], {"out": state})
+    agree(npu_bench.ref_npu_layer_norm_eval, MISC.layer_norm_eval, [rand(2, 3, 4), [3, 4], rand(3, 4), rand(3, 4)], {"eps": 1e-3})
+    agree(npu_bench.ref_npu_group_norm_silu, MISC.group_norm_silu, [rand(2, 6, 3, 4), rand(6), rand(6), 3])
+    finished = torch.tensor([False, True, False, True])
+    agree(npu_bench.ref_npu_moe_gating_top_k_softmax, MISC.moe_gating_top_k_softmax, [rand(4, 6), finished, 3])
+    agree(npu_bench.ref_npu_sort_v2, MISC.sort_v2, [rand(4, 3, 2)], {"dim": 0, "descending": True})
+    for a, b, mask in [((2, 3, 4), (4, 5), [True, True]), ((4,), (2, 4, 5), [False, True]), ((2, 1, 3, 4), (3, 4, 2), [True, False])]:
+        a, b = rand(*a), rand(*b)
+        agree(npu_bench.ref_matmul_backward, MISC.matmul_backward, [rand(*torch.matmul(a, b).shape), a, b, mask])
+
+
+def test_the_fused_references_agree_with_their_compositions():
+    agree(npu_bench.ref_npu_rms_norm, FUSED.npu_rms_norm, [rand(2, 3, 8), rand(8)], {"epsilon": 1e-5}, grad=(0, 1))
+    agree(npu_bench.ref_npu_rms_norm, FUSED.npu_rms_norm, [rand(2, 3, 4), rand(3, 4)], grad=(0, 1))
+    agree(npu_bench.ref_npu_swiglu, FUSED.npu_swiglu, [rand(3, 8)], grad=(0,))
+    agree(npu_bench.ref_npu_swiglu, FUSED.npu_swiglu, [rand(4, 2, 3)], {"dim": 0}, grad=(0,))
+    agree(npu_bench.ref_npu_fast_gelu, FUSED.npu_fast_gelu, [rand(5, 7, low=-8.0, high=8.0)], grad=(0,))
+    assert npu_bench.ref_fast_gelu is npu_bench.ref_npu_fast_gelu
+    agree(npu_bench.ref_npu_mish, FUSED.npu_mish, [rand(5, 7, low=-8.0, high=8.0)], grad=(0,))
+    for mode in ("half", "interleave"):
+        agree(npu_bench.ref_npu_rotary_mul, FUSED.npu_rotary_mul, [rand(2, 3, 4, 8), rand(1, 3, 1, 8), rand(1, 3, 1, 8)],
+              {"rotary_mode": mode}, grad=(0, 1, 2))
+    mask = rand(2, 1, 4, 6) > 0.5
+    agree(npu_bench.ref_npu_scaled_masked_softmax, FUSED.npu_scaled_masked_softmax, [rand(2, 3, 4, 6), mask], {"scale": 0.5}, grad=(0,))
+    agree(npu_bench.ref_npu_scaled_masked_softmax, FUSED.npu_scaled_masked_softmax, [rand(2, 3, 4, 4), mask[..., :4]],
+          {"fixed_triu_mask": True}, grad=(0,))
+
+
+@pytest.mark.parametrize("layout,shapes,kwargs", [
+    ("BNSD", [(2, 4, 5, 8), (2, 2, 6, 8), (2, 2, 6, 8)], {"scale": 0.35}),
+    ("BSND", [(2, 5, 4, 8), (2, 5, 4, 8), (2, 5, 4, 8)], {"sparse_mode": 2}),
+    ("BSH", [(2, 5, 32), (2, 6, 16), (2, 6, 16)], {"sparse_mode": 3, "scale": 0.5}),
+    ("SBH", [(5, 2, 32), (5, 2, 32), (5, 2, 32)], {"sparse_mode": 4, "pre_tockens": 1, "next_tockens": 2}),
+    ("TND", [(7, 4, 8), (9, 4, 8), (9, 4, 8)], {"actual_seq_qlen": [3, 7], "actual_seq_kvlen": [4, 9], "sparse_mode": 3}),
+])
+def test_the_attention_reference_agrees_with_its_composition(layout, shapes, kwargs):
+    q, k, v = (rand(*s) for s in shapes)
+    agree(npu_bench.ref_npu_fusion_attention, FUSED.npu_fusion_attention, [q, k, v, 4, layout], kwargs, grad=(0, 1, 2))
+
+
+def test_the_attention_reference_takes_pse_and_a_given_mask():
+    q, k, v = rand(1, 2, 4, 8), rand(1, 2, 4, 8), rand(1, 2, 4, 8)
+    mask = torch.triu(torch.ones(4, 4, dtype=torch.bool), diagonal=1)
+    agree(npu_bench.ref_npu_fusion_attention, FUSED.npu_fusion_attention, [q, k, v, 2, "BNSD"],
+          {"pse": rand(1, 2, 4, 4), "atten_mask": mask, "sparse_mode": 1}, grad=(0, 1, 2))
+    with pytest.raises(NotImplementedError, match="keep_prob"):
+        npu_bench.ref_npu_fusion_attention(q, k, v, 2, "BNSD", keep_prob=0.9)
