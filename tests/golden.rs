@@ -30,6 +30,8 @@ const CASES: &[Case] = &[
     Case::new(MindTorch, "mindtorch/doc33_example", "Tensor.reshape.779", "backward", "random_data"),
     Case::new(MindTorch, "mindtorch/mlp/8.3.2/tensor", "Functional.softmax.0", "backward", "real_data"),
     Case::new(MindTorch, "mindtorch/attention/26.2.0/statistics", "Torch.matmul.0", "forward", "random_data"),
+    // An NPU call (last: the shared-module test picks cases by index): torch_npu tested, the machinery's reference as the bench.
+    Case::new(PyTorch, "npu_misc/clean", "NPU.npu_linear.0", "backward", "real_data"),
 ];
 
 /// The first line where two texts differ, for the failure message.
