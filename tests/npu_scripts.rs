@@ -1,0 +1,116 @@
+//! PyTorch scripts of `NPU.` calls: op_generate renders one per call and
+//! direction of the NPU test dump (tests/fixtures/npu_misc/clean), whose
+//! tested side is `torch_npu.<op>` and whose bench is the machinery's torch
+//! reference (python/msprobe_rs/repro/npu_bench.py). Without torch_npu a
+//! script prints one line and exits with the skip code (8; 0 with
+//! --allow-skip). With a stand-in torch_npu (its ops the torch compositions
+//! of runtime/tests/npu_misc/compositions.py, run on the CPU in float32)
+//! the scripts run, and every row passes; perturbed (three of them), every row fails.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{python, repo};
+
+/// The scripts the clean NPU dump gives (`--propagation both`).
+const SCRIPTS: &[&str] = &[
+    "NPU.matmul_backward.0.forward",
+    "NPU.npu_apply_adam.0.forward",
+    "NPU.npu_apply_adam_w.0.forward",
+    "NPU.npu_confusion_transpose.0.backward",
+    "NPU.npu_confusion_transpose.0.forward",
+    "NPU.npu_group_norm_silu.0.forward",
+    "NPU.npu_layer_norm_eval.0.forward",
+    "NPU.npu_linear.0.backward",
+    "NPU.npu_linear.0.forward",
+    "NPU.npu_moe_gating_top_k_softmax.0.forward",
+    "NPU.npu_sort_v2.0.forward",
+];
+
+/// torch_npu as these scripts use it, on the CPU: its ops are the agreement
+/// test's compositions, and `torch.npu` says no NPU is there.
+const STAND_IN: &str = r#"
+import importlib.util
+import os
+import types
+
+import torch
+
+torch.npu = types.SimpleNamespace(is_available=lambda: False)
+_spec = importlib.util.spec_from_file_location("npu_misc_compositions", os.environ["NPU_MISC_COMPOSITIONS"])
+_c = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_c)
+globals().update(_c.COMPOSITIONS)
+"#;
+
+fn generate(out: &Path) -> PathBuf {
+    let config = serde_json::json!({"dump_json_path": repo().join("tests/fixtures/npu_misc/clean/dump.json"), "propagation": "forward", "data_mode": "real_data"});
+    std::fs::write(out.join("config.json"), config.to_string()).unwrap();
+    let scripts = out.join("scripts");
+    let o = Command::new(env!("CARGO_BIN_EXE_msprobe"))
+        .args(["-f", "pytorch", "op_generate", "-i", "config.json", "-o", "scripts", "--all", "--propagation", "both"])
+        .current_dir(out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut names: Vec<String> = std::fs::read_dir(&scripts).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter_map(|n| n.strip_suffix(".py").map(str::to_string)).collect();
+    names.sort();
+    assert_eq!(names, SCRIPTS);
+    scripts
+}
+
+fn run(scripts: &Path, name: &str, args: &[&str], stand_in: Option<&Path>) -> Output {
+    let mut cmd = Command::new(python());
+    cmd.arg(format!("{name}.py")).args(args).current_dir(scripts).env("PYTHONDONTWRITEBYTECODE", "1").env_remove("PYTHONPATH");
+    if let Some(dir) = stand_in {
+        cmd.env("PYTHONPATH", dir).env("NPU_MISC_COMPOSITIONS", repo().join("runtime/tests/npu_misc/compositions.py"));
+    }
+    cmd.output().unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+#[test]
+fn without_torch_npu_a_script_prints_one_line_and_exits_with_the_skip_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let scripts = generate(dir.path());
+    for name in SCRIPTS {
+        let (api, direction) = name.rsplit_once('.').unwrap();
+        let line = format!("{api} {direction}: skip: torch_npu is not installed (the tested call is torch_npu's, on an Ascend NPU)\n");
+        // --allow-skip once: the same line, exit 0.
+        let runs: &[(&[&str], i32)] = if *name == SCRIPTS[0] { &[(&[], 8), (&["--allow-skip"], 0)] } else { &[(&[], 8)] };
+        for &(args, code) in runs {
+            let o = run(&scripts, name, args, None);
+            assert_eq!((o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned()), (Some(code), line.clone(), String::new()), "{name} {args:?}");
+        }
+        assert!(!scripts.join("op_result_output").exists(), "{name}: a skipped script writes no CSV");
+    }
+}
+
+#[test]
+fn with_a_stand_in_torch_npu_the_scripts_compare_against_the_references() {
+    let dir = tempfile::tempdir().unwrap();
+    let scripts = generate(dir.path());
+    let stand_in = dir.path().join("stand_in");
+    std::fs::create_dir_all(stand_in.join("torch_npu")).unwrap();
+    std::fs::write(stand_in.join("torch_npu/__init__.py"), STAND_IN).unwrap();
+    for name in SCRIPTS {
+        // Perturbed: a float forward, a backward, and integer outputs.
+        let perturbed = ["NPU.npu_apply_adam_w.0.forward", "NPU.npu_linear.0.backward", "NPU.npu_moe_gating_top_k_softmax.0.forward"].contains(name);
+        for (perturb, code, status) in [("0", 0, "pass"), ("0.01", 3, "error")].into_iter().filter(|r| r.0 == "0" || perturbed) {
+            let out = dir.path().join(format!("out_{name}_{perturb}"));
+            let o = run(&scripts, name, &["--output-dir", out.to_str().unwrap(), "--perturb", perturb], Some(&stand_in));
+            assert_eq!(o.status.code(), Some(code), "{name} --perturb {perturb}: {}", text(&o));
+            let rows = common::detail_rows(&out);
+            assert!(!rows.is_empty(), "{name}");
+            for (row, got, message) in rows {
+                assert_eq!(got, status, "{name} --perturb {perturb}: {row}: {message}");
+                assert!(message.ends_with("tested: torch on cpu in the dumped dtype; bench: torch on cpu at raised precision"), "{row}: {message}");
+            }
+        }
+    }
+}
