@@ -108,3 +108,17 @@ fn an_msadapter_npu_entry_is_replayed() {
     let pass = |n: &str| (n.to_string(), "pass".to_string());
     assert_eq!(rows, [pass("NPU.npu_rms_norm.0.forward.output.0"), pass("NPU.npu_rms_norm.0.forward.output.1")]);
 }
+
+/// `op_generate --lang rust` makes a project for an NPU call with an entry
+/// (the runtime replays it there as `replay` does).
+#[test]
+fn rust_projects_are_generated_for_npu_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = common::repo().join("tests/fixtures/npu/clean/dump.json");
+    let config = json!({"dump_json_path": dump, "api_name": "NPU.npu_fusion_attention.2", "data_mode": "real_data"});
+    std::fs::write(dir.path().join("c.json"), config.to_string()).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_msprobe")).args(["-f", "pytorch", "op_generate", "-i", "c.json", "-o", "out", "--lang", "rust"]).current_dir(dir.path()).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let main = std::fs::read_to_string(dir.path().join("out/NPU.npu_fusion_attention.2.forward/src/main.rs")).unwrap();
+    assert!(main.contains("npu_fusion_attention") && main.contains("TND"), "{main}");
+}
