@@ -72,7 +72,10 @@ def main(src, dst):
     with open(os.path.join(dst, "dump.json"), encoding="utf-8") as f:
         dump = json.load(f)
     data_dir = os.path.join(dst, "dump_tensor_data")
-    load = lambda d: torch.load(os.path.join(data_dir, d["data_name"]), weights_only=True)
+
+    def load(desc):
+        return torch.load(os.path.join(data_dir, desc["data_name"]), weights_only=True)
+
     for name, wrong in WRONG.items():
         entry = dump["data"][name]
         args = [load(a) for a in entry["input_args"]]
