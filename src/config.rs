@@ -246,7 +246,7 @@ impl OpConfig {
         let max_abs_err_threshold = threshold("max_abs_err_threshold", DEFAULT_MAX_ABS_ERR)?;
         let standard = match string("standard")? {
             None => Standard::default(),
-            Some(s) => Standard::ALL.into_iter().find(|x| x.as_str() == s).ok_or_else(|| bad("standard", "\"msprobe\" or \"api\""))?,
+            Some(s) => Standard::ALL.into_iter().find(|x| x.as_str() == s).ok_or_else(|| bad("standard", "\"msprobe\", \"api\" or \"bound\""))?,
         };
         let input = match (dump_json_path, extract_api_path) {
             (Some(path), extract) => DumpInput::Dump { path, extract_to: extract.map(PathBuf::from) },

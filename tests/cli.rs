@@ -84,7 +84,7 @@ fn config_errors_name_file_key_and_expectation() {
         (serde_json::json!({"dump_json_path": dump, "api_name": "Torch.matmul.0", "data_mode": "real"}), "key \"data_mode\""),
         (serde_json::json!({"dump_json_path": dump, "api_name": "Torch.matmul.0", "random_seed": -1}), "key \"random_seed\""),
         (serde_json::json!({"api_name": "Torch.matmul.0"}), "key \"dump_json_path\""),
-        (serde_json::json!({"dump_json_path": dump, "api_name": "Torch.matmul.0", "standard": "strict"}), "key \"standard\": expected \"msprobe\" or \"api\""),
+        (serde_json::json!({"dump_json_path": dump, "api_name": "Torch.matmul.0", "standard": "strict"}), "key \"standard\": expected \"msprobe\", \"api\" or \"bound\""),
     ];
     // An invalid config has its own exit code, 7 (3 is an inaccurate result).
     for (cfg, needle) in cases {

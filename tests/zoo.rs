@@ -6,7 +6,7 @@
 //! error), not a skip. The test fails when a dump's coverage falls below the
 //! floor recorded in tests/fixtures/zoo/coverage.json, and when a dump's
 //! exit code or exact set of `error` and `skip` rows (row name and status),
-//! under the `msprobe` and under the `api` standard, differs from
+//! under each standard (`msprobe`, `api`, `bound`), differs from
 //! tests/fixtures/zoo/verdicts.json: a change in the numerics
 //! that turns a pass into an error, or an error into a skip, fails here.
 //! `UPDATE_GOLDEN=1` rewrites verdicts.json (review its diff; never set in CI).
@@ -138,10 +138,12 @@ fn zoo_coverage_does_not_fall() {
         let key = d.key.clone();
         let cov = replay(d, &tmp.path().join(i.to_string()), "msprobe");
         let api = replay(d, &tmp.path().join(format!("{i}-api")), "api");
+        let bound = replay(d, &tmp.path().join(format!("{i}-bound")), "bound");
         measured.insert(key.clone(), serde_json::json!((cov.share() * 1000.0).floor() / 1000.0));
         let got = serde_json::json!({
             "msprobe": {"exit": cov.exit, "rows": cov.verdicts},
             "api": {"exit": api.exit, "rows": api.verdicts},
+            "bound": {"exit": bound.exit, "rows": bound.verdicts},
         });
         if pinned[&key] != got {
             changed.push(format!("{key}: pinned {}\n  now {got}", pinned[&key]));

@@ -46,6 +46,12 @@ fn parse_sig(sig: &'static str) -> Vec<Param> {
     params
 }
 
+/// The position of parameter `name` among the positional parameters of
+/// `sig` (`None` when it is keyword-only or absent).
+pub fn param_position(sig: &'static str, name: &str) -> Option<usize> {
+    parse_sig(sig).iter().take_while(|p| !p.kw_only && !p.varargs).position(|p| p.name == name)
+}
+
 fn default_value(text: &str) -> Value {
     match text {
         "None" => Value::None,

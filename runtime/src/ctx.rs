@@ -41,6 +41,14 @@ impl Ctx {
         Ctx { side: Side::Bench, compute: DType::F64, seed, keep_mask: None, max_elements: usize::MAX }
     }
 
+    /// The rounding probe: computed in float32 like the emulated device,
+    /// but results not rounded to their dtype (a float16 or bfloat16 op's
+    /// float32 accumulation, as it is before the output is stored). The
+    /// `bound` standard measures an op's own rounding with it.
+    pub fn probe(seed: u64) -> Ctx {
+        Ctx { side: Side::Bench, compute: DType::F32, seed, keep_mask: None, max_elements: usize::MAX }
+    }
+
     /// The device context for calls whose widest float is `widest`.
     pub fn device(widest: TDType, seed: u64) -> Ctx {
         let compute = if widest == TDType::F64 { DType::F64 } else { DType::F32 };

@@ -2,7 +2,12 @@
 //! seed's rule (cosine above a threshold and max absolute error below one);
 //! `api` is msprobe's precision checker's per-API, per-dtype standard
 //! (binary equality, absolute threshold, ULP, thousandth, benchmark ratio;
-//! which rule and level each op takes is [`crate::ops::api_standard`]'s).
+//! which rule and level each op takes is [`crate::ops::api_standard`]'s);
+//! `bound` passes an element when its error is within what rounding in the
+//! device's precision can do to it ([`Rounding`]: `k·u·magnitude + ulp/2`,
+//! the magnitude from the bench pass, see `crate::replay`'s magnitudes).
+//! The `api` standard uses the same bound where its reference-based and
+//! threshold rules cannot decide: elements within it count as exact.
 //! The generated Python scripts judge with the same rules and messages
 //! (`python/msprobe_rs/repro/standard.py`); shared cases in
 //! `runtime/tests/standard/cases.json` hold both to the same verdicts.
@@ -30,21 +35,41 @@ pub enum Standard {
     /// `max_abs_err_threshold` (msprobe's op_generate rule; the default).
     #[default]
     Msprobe,
-    /// Per API and dtype, msprobe's precision checker's standards.
+    /// Per API and dtype, msprobe's precision checker's standards, with
+    /// elements within the rounding bound counted as exact.
     Api,
+    /// Every element within the rounding error bound of its op class.
+    Bound,
 }
 
 impl Standard {
     /// Both standards, in the CLI's order.
-    pub const ALL: [Standard; 2] = [Standard::Msprobe, Standard::Api];
+    pub const ALL: [Standard; 3] = [Standard::Msprobe, Standard::Api, Standard::Bound];
 
-    /// The CLI / config spelling: `msprobe`, `api`.
+    /// The CLI / config spelling: `msprobe`, `api`, `bound`.
     pub fn as_str(self) -> &'static str {
         match self {
             Standard::Msprobe => "msprobe",
             Standard::Api => "api",
+            Standard::Bound => "bound",
         }
     }
+
+    /// Whether its verdicts use the rounding magnitudes (computed in an
+    /// extra pass over the bench only when they do).
+    pub fn uses_rounding(self) -> bool {
+        self != Standard::Msprobe
+    }
+}
+
+/// What the rounding bound of one output is made of.
+#[derive(Debug, Clone, Copy)]
+pub struct Rounding<'a> {
+    /// Per element, the magnitude rounding acts on (`|a| + |αb|`, `|A|·|B|`,
+    /// `|f| + |x·f'|`, ...), from the bench pass.
+    pub magnitude: &'a [f64],
+    /// The op class's factor ([`crate::ops::Rounding::k`]).
+    pub k: f64,
 }
 
 /// One output to judge: the values of both sides (and of the reference
@@ -71,6 +96,8 @@ pub struct Case<'a> {
     pub cosine_threshold: f64,
     /// The msprobe standard's max absolute error threshold.
     pub max_abs_err_threshold: f64,
+    /// The rounding bound's parts; `None` when the output has none.
+    pub rounding: Option<Rounding<'a>>,
 }
 
 /// A verdict and what it was decided on.
@@ -107,6 +134,8 @@ pub enum Rule {
     Thousandth,
     /// Error ratios against the reference run, per level.
     Benchmark,
+    /// Every element within `k·u·magnitude + ulp/2` (`--standard bound`).
+    RoundingBound,
     /// Only the shapes are compared: the values are undefined (chosen by
     /// the replay for such ops, never by a standard).
     Shape,
@@ -114,7 +143,7 @@ pub enum Rule {
 
 impl Rule {
     /// The report's spelling: `cosine and max abs`, `binary equality`,
-    /// `absolute threshold`, `ulp`, `thousandth`, `benchmark`, `shape`.
+    /// `absolute threshold`, `ulp`, `thousandth`, `benchmark`, `rounding bound`, `shape`.
     pub fn name(self) -> &'static str {
         match self {
             Rule::CosineMaxAbs => "cosine and max abs",
@@ -123,6 +152,7 @@ impl Rule {
             Rule::Ulp => "ulp",
             Rule::Thousandth => "thousandth",
             Rule::Benchmark => "benchmark",
+            Rule::RoundingBound => "rounding bound",
             Rule::Shape => "shape",
         }
     }
@@ -146,14 +176,16 @@ impl Class {
     }
 }
 
-/// Which rule judges a row: the api standard's rule of the op (`api`)
-/// forward, the benchmark backward.
-fn rule(standard: Standard, api: ApiRule, backward: bool, exact_op: bool, dtype: TDType) -> Rule {
+/// Which rule judges a row: the api standard's rule of the op (`api`, and
+/// `bound` without a magnitude) forward, the benchmark backward.
+fn rule(standard: Standard, api: ApiRule, backward: bool, exact_op: bool, dtype: TDType, bounded: bool) -> Rule {
     if exact_op || !dtype.is_float() {
         return Rule::Binary;
     }
-    if standard == Standard::Msprobe {
-        return Rule::CosineMaxAbs;
+    match standard {
+        Standard::Msprobe => return Rule::CosineMaxAbs,
+        Standard::Bound if bounded => return Rule::RoundingBound,
+        _ => {}
     }
     // The op-specific rules judge what the op computes; its gradients are
     // other computations (sums over broadcast dims, reductions that cancel
@@ -179,10 +211,15 @@ fn level_bounds(level: Level) -> [f64; 3] {
     }
 }
 
+/// The note of a `bound` row judged by the api standard's rule instead.
+pub const NO_BOUND: &str = "no rounding bound for this output: judged by the api standard";
+
 /// Judges one output by `standard`.
 pub fn judge(standard: Standard, case: &Case) -> Judged {
     let api = api_standard(case.op);
-    let rule = rule(standard, api.rule, case.backward, case.exact_op, case.dtype);
+    let bounded = case.rounding.is_some_and(|r| r.magnitude.len() == case.bench.len());
+    let rounding = case.rounding.filter(|_| bounded);
+    let rule = rule(standard, api.rule, case.backward, case.exact_op, case.dtype, bounded);
     let (t, b) = (case.tested, case.bench);
     // `compare` also counts the NaN and Inf of both sides for every rule.
     let m = match compare(t, b) {
@@ -199,14 +236,23 @@ pub fn judge(standard: Standard, case: &Case) -> Judged {
     }
     let class = Class::of(case.dtype);
     let eps = if case.dtype == TDType::F64 { f64::EPSILON } else { f64::from(f32::EPSILON) };
-    let out = match rule {
+    let bound = rounding.map(|r| rules::ElementBound::new(r.magnitude, r.k, case.dtype));
+    let api_rule = |t: &[f64]| match rule {
         Rule::Binary => rules::binary(t, b),
         Rule::Absolute => rules::absolute(t, b, class, eps),
         Rule::Ulp => rules::ulp(t, b, case.reference, class),
         Rule::Thousandth => rules::thousandth(t, b, eps),
         _ => rules::benchmark(t, b, case.reference, class, eps, level_bounds(api.level)),
     };
-    let Outcome { mut status, problems, notes, metrics } = out;
+    let out = match (&bound, rule) {
+        (Some(bound), Rule::RoundingBound) => rules::rounding_bound(t, b, bound),
+        (Some(bound), r) if r != Rule::Binary => rules::rescued(t, b, bound, api_rule),
+        _ => api_rule(t),
+    };
+    let Outcome { mut status, problems, mut notes, metrics } = out;
+    if standard == Standard::Bound && rule != Rule::RoundingBound && rule != Rule::Binary {
+        notes.push(NO_BOUND.into());
+    }
     let mut message = Vec::new();
     if m.nonfinite_differ {
         status = Status::Error;
@@ -227,7 +273,7 @@ mod tests {
     #[test]
     fn rule_choice() {
         use Rule::*;
-        let of = |standard, op, backward, exact_op, dtype| rule(standard, api_standard(op).rule, backward, exact_op, dtype);
+        let of = |standard, op, backward, exact_op, dtype| rule(standard, api_standard(op).rule, backward, exact_op, dtype, false);
         let api = |op, backward, dtype| of(Standard::Api, op, backward, false, dtype);
         assert_eq!(api("__radd__", false, TDType::F16), Absolute);
         assert_eq!(api("__rsub__", false, TDType::F32), Absolute);
@@ -248,6 +294,14 @@ mod tests {
         assert_eq!(of(Standard::Msprobe, "view", false, true, TDType::F32), Binary);
         assert_eq!(of(Standard::Msprobe, "add", false, false, TDType::I32), Binary);
         assert_eq!(of(Standard::Msprobe, "add", false, false, TDType::F32), CosineMaxAbs);
+        // `bound` takes the rounding bound where there is a magnitude, else the api rule.
+        let bound = |op, backward, bounded| rule(Standard::Bound, api_standard(op).rule, backward, false, TDType::BF16, bounded);
+        assert_eq!(bound("add", false, true), RoundingBound);
+        assert_eq!(bound("add", true, true), RoundingBound);
+        assert_eq!(bound("add", false, false), Absolute);
+        assert_eq!(bound("matmul", true, false), Benchmark);
+        assert_eq!(rule(Standard::Bound, api_standard("add").rule, false, false, TDType::I64, true), Binary);
+        assert_eq!(rule(Standard::Bound, api_standard("view").rule, false, true, TDType::F32, true), Binary);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use runtime::dtype::TDType;
-use runtime::standard::{judge, Case, Judged, Standard};
+use runtime::standard::{judge, Case, Judged, Rounding, Standard};
 use serde_json::Value as Json;
 
 fn manifest_dir() -> &'static Path {
@@ -54,10 +54,13 @@ fn rust_verdict(c: &Json) -> Judged {
     let standard = match text(c, "standard") {
         "msprobe" => Standard::Msprobe,
         "api" => Standard::Api,
+        "bound" => Standard::Bound,
         other => panic!("unknown standard {other}"),
     };
     let (tested, bench) = (values(&c["tested"]), values(&c["bench"]));
     let reference = (!c["reference"].is_null()).then(|| values(&c["reference"]));
+    // The rounding bound's parts: absent or null when the case has none.
+    let magnitude = c.get("magnitude").filter(|m| !m.is_null()).map(values);
     let case = Case {
         // cases.json names the API as the scripts see it (`Prefix.op`); the runtime judges by the op.
         op: text(c, "api").split_once('.').map_or(text(c, "api"), |(_, op)| op),
@@ -69,6 +72,7 @@ fn rust_verdict(c: &Json) -> Judged {
         reference: reference.as_deref(),
         cosine_threshold: c["cosine_threshold"].as_f64().unwrap(),
         max_abs_err_threshold: c["max_abs_err_threshold"].as_f64().unwrap(),
+        rounding: magnitude.as_deref().map(|magnitude| Rounding { magnitude, k: c["k"].as_f64().unwrap_or_else(|| panic!("case {}: magnitude without k", c["name"])) }),
     };
     judge(standard, &case)
 }

@@ -113,6 +113,7 @@ impl RustContext {
             standard: match replay.standard {
                 Standard::Msprobe => "Msprobe",
                 Standard::Api => "Api",
+                Standard::Bound => "Bound",
             },
             use_recorded: replay.use_recorded,
             package,

@@ -3,7 +3,7 @@
 
 use candle_core::Tensor;
 
-use super::{one, float_of, Op, Standard};
+use super::{one, float_of, Op, Standard, Fact, Rounding};
 use crate::bind::Bound;
 use crate::ctx::{precise, Ctx};
 use crate::dtype::TDType;
@@ -123,20 +123,20 @@ fn relu6_t(x: &Tensor, edges: Edges) -> candle_core::Result<Tensor> {
 
 /// The activation and elementwise-math entries.
 pub static OPS: &[Op] = &[
-    Op { names: &["Functional.relu", "Torch.relu", "Tensor.relu", "Mint.relu", "MintFunctional.relu"], sig: "input, inplace=False", forward: |c, b| unary(c, b, true, relu_t), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Functional.leaky_relu", "MintFunctional.leaky_relu"], sig: "input, negative_slope=0.01, inplace=False", forward: leaky_relu, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Functional.sigmoid", "Torch.sigmoid", "Tensor.sigmoid", "Mint.sigmoid", "MintFunctional.sigmoid"], sig: "input", forward: |c, b| unary(c, b, false, |x| sigmoid_t(&precise(x)?)), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Functional.tanh", "Torch.tanh", "Tensor.tanh", "Mint.tanh", "MintFunctional.tanh"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.tanh()), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Torch.exp", "Tensor.exp", "Mint.exp"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.exp()), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Torch.log", "Tensor.log", "Mint.log"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.log()), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Torch.sin", "Tensor.sin", "Mint.sin", "MS.Functional.sin"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.sin()), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Torch.cos", "Tensor.cos", "Mint.cos"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.cos()), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Torch.erf", "Tensor.erf", "Mint.erf"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.erf()), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Torch.abs", "Tensor.abs", "Tensor.__abs__", "Mint.abs"], sig: "input", forward: |c, b| unary(c, b, true, abs_t), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op { names: &["Functional.relu", "Torch.relu", "Tensor.relu", "Mint.relu", "MintFunctional.relu"], sig: "input, inplace=False", forward: |c, b| unary(c, b, true, relu_t), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Functional.leaky_relu", "MintFunctional.leaky_relu"], sig: "input, negative_slope=0.01, inplace=False", forward: leaky_relu, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Functional.sigmoid", "Torch.sigmoid", "Tensor.sigmoid", "Mint.sigmoid", "MintFunctional.sigmoid"], sig: "input", forward: |c, b| unary(c, b, false, |x| sigmoid_t(&precise(x)?)), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Functional.tanh", "Torch.tanh", "Tensor.tanh", "Mint.tanh", "MintFunctional.tanh"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.tanh()), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Torch.exp", "Tensor.exp", "Mint.exp"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.exp()), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Torch.log", "Tensor.log", "Mint.log"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.log()), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Torch.sin", "Tensor.sin", "Mint.sin", "MS.Functional.sin"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.sin()), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Torch.cos", "Tensor.cos", "Mint.cos"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.cos()), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Torch.erf", "Tensor.erf", "Mint.erf"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.erf()), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Torch.abs", "Tensor.abs", "Tensor.__abs__", "Mint.abs"], sig: "input", forward: |c, b| unary(c, b, true, abs_t), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
     Op { names: &["Functional.rms_norm", "MintFunctional.rms_norm"], sig: "input, normalized_shape, weight=None, eps=None", forward: rms_norm, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Functional.hardswish"], sig: "input, inplace=False", forward: |c, b| unary(c, b, false, |x| hardswish_t(x, Edges::Outer)), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["MS.Functional.hardswish", "MintFunctional.hardswish"], sig: "input", forward: |c, b| unary(c, b, false, |x| hardswish_t(x, Edges::Middle)), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Functional.hardsigmoid", "MintFunctional.hardsigmoid"], sig: "input, inplace=False", forward: |c, b| unary(c, b, false, hardsigmoid_t), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Functional.relu6", "MintFunctional.relu6"], sig: "input, inplace=False", forward: |c, b| unary(c, b, true, |x| relu6_t(x, Edges::Outer)), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["MS.Functional.relu6"], sig: "input", forward: |c, b| unary(c, b, true, |x| relu6_t(x, Edges::Middle)), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op { names: &["Functional.hardswish"], sig: "input, inplace=False", forward: |c, b| unary(c, b, false, |x| hardswish_t(x, Edges::Outer)), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["MS.Functional.hardswish", "MintFunctional.hardswish"], sig: "input", forward: |c, b| unary(c, b, false, |x| hardswish_t(x, Edges::Middle)), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Functional.hardsigmoid", "MintFunctional.hardsigmoid"], sig: "input, inplace=False", forward: |c, b| unary(c, b, false, hardsigmoid_t), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Functional.relu6", "MintFunctional.relu6"], sig: "input, inplace=False", forward: |c, b| unary(c, b, true, |x| relu6_t(x, Edges::Outer)), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["MS.Functional.relu6"], sig: "input", forward: |c, b| unary(c, b, true, |x| relu6_t(x, Edges::Middle)), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
 ];

@@ -10,7 +10,7 @@
 
 use candle_core::Tensor;
 
-use super::{Fact, Op, Standard};
+use super::{Fact, Op, Standard, Rounding};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
@@ -216,7 +216,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Autocast],
+        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
     },
     Op {
         names: &["Functional.conv2d", "Torch.conv2d", "MintFunctional.conv2d"],
@@ -225,7 +225,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Autocast],
+        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
     },
     Op {
         names: &["MS.Functional.conv2d"],
@@ -234,7 +234,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Autocast],
+        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
     },
     Op {
         names: &["Functional.conv_transpose1d", "Torch.conv_transpose1d"],
@@ -243,7 +243,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Autocast],
+        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
     },
     Op {
         names: &["Functional.conv_transpose2d", "Torch.conv_transpose2d", "MintFunctional.conv_transpose2d"],
@@ -252,6 +252,6 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Autocast],
+        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
     },
 ];

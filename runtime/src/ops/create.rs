@@ -1,6 +1,6 @@
 //! Factories and casts.
 
-use super::{one, Fact, Op, Standard};
+use super::{one, Fact, Op, Standard, Rounding};
 use crate::bind::Bound;
 use crate::ctx::{operand, result_type, Ctx};
 use crate::dtype::TDType;
@@ -151,13 +151,13 @@ pub static OPS: &[Op] = &[
     },
     Op { names: &["Mint.ones", "Torch.ones"], sig: "*size, dtype=None", forward: |c, b| filled(c, b, 1.0), backward: false, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Mint.zeros", "Torch.zeros"], sig: "*size, dtype=None", forward: |c, b| filled(c, b, 0.0), backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Tensor.to"], sig: "input, *args, dtype=None, non_blocking=False, copy=False, memory_format=None, device=None", forward: to, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::NoopCast] },
-    Op { names: &["Tensor.float"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::F32), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::NoopCast] },
-    Op { names: &["Tensor.half"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::F16), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::NoopCast] },
-    Op { names: &["Tensor.bfloat16"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::BF16), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::NoopCast] },
-    Op { names: &["Tensor.double"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::F64), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::NoopCast] },
+    Op { names: &["Tensor.to"], sig: "input, *args, dtype=None, non_blocking=False, copy=False, memory_format=None, device=None", forward: to, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth), Fact::NoopCast] },
+    Op { names: &["Tensor.float"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::F32), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth), Fact::NoopCast] },
+    Op { names: &["Tensor.half"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::F16), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth), Fact::NoopCast] },
+    Op { names: &["Tensor.bfloat16"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::BF16), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth), Fact::NoopCast] },
+    Op { names: &["Tensor.double"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::F64), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth), Fact::NoopCast] },
     Op { names: &["Tensor.long"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::I64), backward: false, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Tensor.int"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::I32), backward: false, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Tensor.bool"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::Bool), backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Tensor.type_as"], sig: "input, other", forward: type_as, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::NoopCast] },
+    Op { names: &["Tensor.type_as"], sig: "input, other", forward: type_as, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth), Fact::NoopCast] },
 ];

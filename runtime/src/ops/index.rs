@@ -5,7 +5,7 @@
 
 use candle_core::{DType, Device, Tensor};
 
-use super::{one, Op, Standard};
+use super::{one, Op, Standard, Fact, Rounding};
 use crate::bind::Bound;
 use crate::ctx::{dim, operand, result_type, Ctx};
 use crate::dtype::TDType;
@@ -610,7 +610,7 @@ pub static OPS: &[Op] = &[
     Op { names: &["Functional.one_hot", "MintFunctional.one_hot"], sig: "tensor, num_classes=-1", forward: one_hot, backward: false, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["MS.Functional.one_hot"], sig: "indices, depth, on_value=1, off_value=0, dim=-1", forward: ms_one_hot, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.scatter", "Tensor.scatter", "Mint.scatter"], sig: "input, dim, index, src=None, *, value=None, reduce=None", forward: |c, b| scatter(c, b, false), backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.scatter_add", "Tensor.scatter_add", "Mint.scatter_add"], sig: "input, dim, index, src", forward: |c, b| scatter(c, b, true), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op { names: &["Torch.scatter_add", "Tensor.scatter_add", "Mint.scatter_add"], sig: "input, dim, index, src", forward: |c, b| scatter(c, b, true), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums)] },
     Op {
         names: &["MS.Functional.tensor_scatter_elements"],
         sig: "input, indices, updates, dim=0, reduction='none'",
@@ -618,9 +618,9 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[],
+        facts: &[Fact::Rounding(Rounding::Sums)],
     },
-    Op { names: &["Torch.index_add", "Tensor.index_add", "Mint.index_add"], sig: "input, dim, index, source, *, alpha=1", forward: |c, b| index_add(c, b, ["index", "source"]), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op { names: &["Torch.index_add", "Tensor.index_add", "Mint.index_add"], sig: "input, dim, index, source, *, alpha=1", forward: |c, b| index_add(c, b, ["index", "source"]), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums)] },
     Op {
         names: &["MS.Functional.index_add"],
         sig: "input, indices, y, dim, use_lock=True, check_index_bound=True, *, alpha=1",
@@ -628,7 +628,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[],
+        facts: &[Fact::Rounding(Rounding::Sums)],
     },
     Op {
         names: &["Torch.repeat_interleave", "Tensor.repeat_interleave", "MS.Functional.repeat_interleave"],

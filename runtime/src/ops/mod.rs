@@ -84,6 +84,89 @@ pub enum Fact {
     /// msprobe (8.3.2, PyTorch) records the input gradient w.r.t. an inner
     /// node's output, not the op's input.
     InnerGradient(InnerGradient),
+    /// How rounding can move its results ([`Rounding`]; [`Rounding::Composite`] when absent).
+    Rounding(Rounding),
+}
+
+/// How rounding in the device's precision can move an op's results: the
+/// magnitude the `bound` standard scales the unit roundoff by, computed in
+/// the bench pass (`crate::replay`'s magnitudes; the scripts compute the
+/// same), and the class's factor `k` ([`Rounding::k`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rounding {
+    /// Sums of a few signed terms and single products (add and sub with
+    /// alpha, mul, div, addcmul, addcdiv): the op on the absolute values of
+    /// its floating inputs and scalars, `negated` (a parameter name) negated
+    /// so that a difference becomes a sum: `|a| + |α·b|`, `|a·b|`.
+    Terms {
+        /// The subtracted parameter (`other` of `sub`).
+        negated: Option<&'static str>,
+    },
+    /// Contractions and reductions (matmul, linear, conv, pooling means,
+    /// sum, mean): the op on absolute values, `|A|·|B|`, `Σ|x|`.
+    Sums,
+    /// Elementwise functions: `|f(x)| + Σⱼ|xⱼ·∂ⱼf|`, each floating input
+    /// perturbed alone by a relative `±h` (central differences in f64).
+    Smooth,
+    /// An elementwise function whose formula cancels inside (gelu's
+    /// `1 + erf(x/√2)` for negative x): Smooth's magnitude plus the
+    /// magnitudes of the formula's parts ([`Parts`]).
+    Parts(Parts),
+    /// Everything else (softmax, norms, losses, attention): the first-order
+    /// terms along each input (uniformly and along two sign patterns) plus
+    /// the error the op's own composition shows when computed in float32,
+    /// in units of float32's roundoff.
+    Composite,
+}
+
+/// The magnitudes of the parts of a formula that cancels inside, from the
+/// bench's bound arguments and the first output's gradient: for the first
+/// output, and for the first input's gradient when a gradient is given.
+#[derive(Debug, Clone, Copy)]
+pub struct Parts {
+    /// The scripts' name of the same formula (their tables key by it).
+    pub name: &'static str,
+    /// `(output magnitudes, input gradient magnitudes)`.
+    pub magnitude: fn(&Bound, Option<&T>) -> Result<(Vec<f64>, Option<Vec<f64>>)>,
+}
+
+impl PartialEq for Parts {
+    fn eq(&self, other: &Parts) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for Parts {}
+
+impl Rounding {
+    /// The factor of `k·u·magnitude` for forward outputs, or gradients
+    /// (`backward`). Terms: 3 forward (the product and the sum each round
+    /// once, addcmul and addcdiv three times), 16 backward (a broadcast operand's gradient is a sum). Sums:
+    /// 16 (blocked, reordered float32 accumulation: torch's CPU matmul of
+    /// positive inputs measured up to 8). Smooth and Parts: 32 (library
+    /// functions: MindSpore's CPU exp, sigmoid and silu measured up to 25
+    /// ulp of the magnitude, torch's gelu up to 9). Composite: 64 (its
+    /// magnitude is measured, not derived: softmax, log_softmax and the
+    /// norms' gradients measured up to 49).
+    pub fn k(self, backward: bool) -> f64 {
+        match self {
+            Rounding::Terms { .. } if !backward => 3.0,
+            Rounding::Terms { .. } | Rounding::Sums => 16.0,
+            Rounding::Smooth | Rounding::Parts(_) => 32.0,
+            Rounding::Composite => 64.0,
+        }
+    }
+
+    /// The class's name (the scripts' tables key by it).
+    pub fn name(self) -> &'static str {
+        match self {
+            Rounding::Terms { .. } => "terms",
+            Rounding::Sums => "sums",
+            Rounding::Smooth => "smooth",
+            Rounding::Parts(_) => "parts",
+            Rounding::Composite => "composite",
+        }
+    }
 }
 
 /// An inner node whose output's gradient msprobe records as the op's input gradient.
@@ -138,6 +221,14 @@ impl Op {
             Fact::InnerGradient(g) => Some(g),
             _ => None,
         })
+    }
+
+    /// How rounding can move its results ([`Fact::Rounding`], else [`Rounding::Composite`]).
+    pub fn rounding(&self) -> Rounding {
+        self.facts.iter().find_map(|f| match f {
+            Fact::Rounding(r) => Some(*r),
+            _ => None,
+        }).unwrap_or(Rounding::Composite)
     }
 
     /// Whether its forward values are undefined (uninitialized memory): only shapes are judged.

@@ -5,7 +5,7 @@
 use candle_core::{Tensor, D};
 use rand::{Rng, SeedableRng};
 
-use super::{one, Fact, Op, Standard};
+use super::{one, Fact, Op, Parts, Rounding, Standard};
 use crate::bind::Bound;
 use crate::ctx::{dim, precise, Ctx};
 use crate::dtype::TDType;
@@ -120,6 +120,40 @@ fn gelu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         other => return Err(Error::Arg(format!("gelu: approximate must be 'none' or 'tanh', got {other:?}"))),
     };
     one(ctx.out(((t * 0.5)? * (inner + 1.0)?)?, x.dtype)?)
+}
+
+/// gelu's parts: `x·½(1 + erf(x/√2))` cancels inside for negative x, and so
+/// does its derivative `½(1 + erf(x/√2)) + x·φ(x)` (`tanh` form alike):
+/// `|x|·½(1 + |inner|)` forward, `|dy|·(½(1 + |inner|) + |x·inner'|/2)` backward.
+fn gelu_parts(b: &Bound, dy: Option<&T>) -> Result<(Vec<f64>, Option<Vec<f64>>)> {
+    let x = b.tensor("input")?.to_f64_vec()?;
+    let tanh = !b.is_none("approximate") && b.str("approximate")? == "tanh";
+    let c = (2.0 / std::f64::consts::PI).sqrt();
+    // (|inner|, |x·d(inner)/dx|) at each x.
+    let inner = |x: f64| {
+        if tanh {
+            let t = (c * (x + 0.044715 * x * x * x)).tanh();
+            (t.abs(), (x * (1.0 - t * t) * c * (1.0 + 3.0 * 0.044715 * x * x)).abs())
+        } else {
+            let e = candle_core::cpu::erf::erf_f64(x * std::f64::consts::FRAC_1_SQRT_2);
+            (e.abs(), (x * std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2 * (-x * x / 2.0).exp()).abs())
+        }
+    };
+    let forward = x.iter().map(|&x| x.abs() * 0.5 * (1.0 + inner(x).0)).collect();
+    let backward = match dy {
+        Some(dy) => {
+            let dy = dy.to_f64_vec()?;
+            if dy.len() != x.len() {
+                return Ok((forward, None));
+            }
+            Some(x.iter().zip(dy).map(|(&x, g)| {
+                let (i, d) = inner(x);
+                g.abs() * (0.5 * (1.0 + i) + 0.5 * d)
+            }).collect())
+        }
+        None => None,
+    };
+    Ok((forward, backward))
 }
 
 fn silu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
@@ -263,9 +297,9 @@ fn sdpa(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 
 /// The neural-network entries.
 pub static OPS: &[Op] = &[
-    Op { names: &["Torch.matmul", "Tensor.matmul", "Tensor.__matmul__", "Mint.matmul"], sig: "input, other", forward: matmul, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Autocast] },
+    Op { names: &["Torch.matmul", "Tensor.matmul", "Tensor.__matmul__", "Mint.matmul"], sig: "input, other", forward: matmul, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast] },
     // mindspore.ops.dense is linear (`input @ weight.T + bias`).
-    Op { names: &["Functional.linear", "MintFunctional.linear", "MS.Functional.dense"], sig: "input, weight, bias=None", forward: linear, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Autocast] },
+    Op { names: &["Functional.linear", "MintFunctional.linear", "MS.Functional.dense"], sig: "input, weight, bias=None", forward: linear, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast] },
     Op { names: &["Functional.softmax", "MintFunctional.softmax"], sig: "input, dim=None, _stacklevel=3, dtype=None", forward: softmax, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
     Op { names: &["Torch.softmax", "Tensor.softmax", "Mint.softmax"], sig: "input, dim, dtype=None", forward: softmax, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
     Op { names: &["MS.Functional.log_softmax"], sig: "input, dim=-1", forward: log_softmax, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
@@ -279,8 +313,8 @@ pub static OPS: &[Op] = &[
         facts: &[],
     },
     Op { names: &["Torch.log_softmax", "Tensor.log_softmax", "Mint.log_softmax"], sig: "input, dim, dtype=None", forward: log_softmax, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Functional.gelu", "MintFunctional.gelu", "Torch.gelu"], sig: "input, approximate='none'", forward: gelu, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Functional.silu", "MintFunctional.silu", "Torch.silu"], sig: "input, inplace=False", forward: silu, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op { names: &["Functional.gelu", "MintFunctional.gelu", "Torch.gelu"], sig: "input, approximate='none'", forward: gelu, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "gelu", magnitude: gelu_parts }))] },
+    Op { names: &["Functional.silu", "MintFunctional.silu", "Torch.silu"], sig: "input, inplace=False", forward: silu, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
     Op {
         names: &["Functional.layer_norm", "MintFunctional.layer_norm", "Torch.layer_norm"],
         sig: "input, normalized_shape, weight=None, bias=None, eps=1e-05",

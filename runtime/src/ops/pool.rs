@@ -7,7 +7,7 @@
 
 use candle_core::{DType, Tensor};
 
-use super::{Op, Standard};
+use super::{Op, Standard, Fact, Rounding};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
@@ -365,7 +365,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[],
+        facts: &[Fact::Rounding(Rounding::Sums)],
     },
     Op {
         names: &["Functional.adaptive_avg_pool1d", "Torch.adaptive_avg_pool1d", "MintFunctional.adaptive_avg_pool1d"],
@@ -374,7 +374,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[],
+        facts: &[Fact::Rounding(Rounding::Sums)],
     },
     Op {
         // mindspore.ops.adaptive_avg_pool2d binds and computes the same.
@@ -384,7 +384,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[],
+        facts: &[Fact::Rounding(Rounding::Sums)],
     },
     Op {
         // mindspore.ops.interpolate and mint's bind the same (without antialias).

@@ -2,7 +2,7 @@
 
 use candle_core::{DType, Tensor};
 
-use super::{float_of, one, Op, Standard};
+use super::{float_of, one, Op, Standard, Fact, Rounding};
 use crate::bind::{bind, Bound};
 use crate::ctx::{dim, Ctx};
 use crate::dtype::TDType;
@@ -343,9 +343,9 @@ fn cumsum(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 
 /// The reduction entries.
 pub static OPS: &[Op] = &[
-    Op { names: &["Torch.mean", "Tensor.mean", "Mint.mean"], sig: "input, dim=None, keepdim=False, *, dtype=None", forward: mean, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Torch.sum", "Tensor.sum", "Mint.sum"], sig: "input, dim=None, keepdim=False, *, dtype=None", forward: sum, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["MS.Tensor.sum"], sig: "input, dim=None, dtype=None, keepdims=False, initial=None, *, keepdim=None", forward: ms_sum, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op { names: &["Torch.mean", "Tensor.mean", "Mint.mean"], sig: "input, dim=None, keepdim=False, *, dtype=None", forward: mean, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums)] },
+    Op { names: &["Torch.sum", "Tensor.sum", "Mint.sum"], sig: "input, dim=None, keepdim=False, *, dtype=None", forward: sum, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums)] },
+    Op { names: &["MS.Tensor.sum"], sig: "input, dim=None, dtype=None, keepdims=False, initial=None, *, keepdim=None", forward: ms_sum, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums)] },
     Op { names: &["Torch.logsumexp", "Tensor.logsumexp", "Mint.logsumexp"], sig: "input, dim, keepdim=False", forward: logsumexp, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
     Op {
         names: &["Torch.vector_norm"],
@@ -368,7 +368,7 @@ pub static OPS: &[Op] = &[
     Op { names: &["Torch.std", "Tensor.std"], sig: "input, dim=None, *, correction=None, keepdim=False", forward: |c, b| var(c, b, true), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
     Op { names: &["MS.Tensor.var"], sig: "input, dim=None, ddof=0, keepdims=False, *, correction=None, keepdim=None", forward: |c, b| ms_var(c, b, false), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
     Op { names: &["MS.Tensor.std"], sig: "input, dim=None, ddof=0, keepdims=False, *, correction=None, keepdim=None", forward: |c, b| ms_var(c, b, true), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Torch.cumsum", "Tensor.cumsum", "Mint.cumsum"], sig: "input, dim, *, dtype=None", forward: cumsum, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op { names: &["Torch.cumsum", "Tensor.cumsum", "Mint.cumsum"], sig: "input, dim, *, dtype=None", forward: cumsum, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums)] },
     Op { names: &["Torch._foreach_norm"], sig: "tensors, ord=2", forward: foreach_norm, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
     Op { names: &["MS.Functional.clip_by_global_norm"], sig: "input, clip_norm=1.0, use_norm=None", forward: clip_by_global_norm, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
 ];

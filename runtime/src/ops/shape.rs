@@ -3,7 +3,7 @@
 
 use candle_core::Tensor;
 
-use super::{one, Op, Standard};
+use super::{one, Op, Standard, Fact, Rounding};
 use crate::bind::Bound;
 use crate::ctx::{dim, operand, result_type, Ctx};
 use crate::dtype::TDType;
@@ -407,11 +407,11 @@ pub static OPS: &[Op] = &[
     Op { names: &["Torch.cat", "Mint.cat", "Torch.concat", "MS.Functional.cat"], sig: "tensors, dim=0", forward: cat, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.triu", "Tensor.triu", "Mint.triu"], sig: "input, diagonal=0", forward: |_, b| triangle(b, true), backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.tril", "Tensor.tril", "Mint.tril", "MS.Functional.tril"], sig: "input, diagonal=0", forward: |_, b| triangle(b, false), backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.masked_fill", "Tensor.masked_fill", "Mint.masked_fill", "MS.Functional.masked_fill"], sig: "input, mask, value", forward: masked_fill, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op { names: &["Torch.masked_fill", "Tensor.masked_fill", "Mint.masked_fill", "MS.Functional.masked_fill"], sig: "input, mask, value", forward: masked_fill, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
     Op { names: &["Torch.gather", "Tensor.gather", "Mint.gather"], sig: "input, dim, index", forward: gather, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.index_select", "Tensor.index_select", "Mint.index_select"], sig: "input, dim, index", forward: index_select, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["MS.Functional.gather"], sig: "input, input_indices, axis, batch_dims=0", forward: ms_gather, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Tensor.__setitem__"], sig: "input, index, value", forward: setitem, backward: false, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op { names: &["Tensor.__setitem__"], sig: "input, index, value", forward: setitem, backward: false, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
     Op { names: &["Tensor.contiguous", "Tensor.clone", "Torch.clone", "Mint.clone"], sig: "input, memory_format=None", forward: identity, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.flatten", "Tensor.flatten", "Mint.flatten"], sig: "input, start_dim=0, end_dim=-1", forward: flatten, backward: true, standard: Standard::Exact, random: false, facts: &[] },
 ];

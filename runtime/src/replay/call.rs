@@ -221,6 +221,28 @@ impl<'a> Call<'a> {
         run(self.op, &self.name, args, kwargs, &self.differentiate, grads.as_deref(), ctx)
     }
 
+    /// Runs the op on `ctx`'s side with each top-level argument passed
+    /// through `arg` (its slot: positionals, then keywords; its keyword, if
+    /// any) and each dumped output gradient through `grad`: the rounding
+    /// magnitudes' variations of the call.
+    pub fn run_with(&self, ctx: &Ctx, arg: impl Fn(usize, Option<&str>, Value) -> Result<Value>, grad: impl Fn(T) -> Result<T>) -> Result<Outcome> {
+        let (args, kwargs) = self.arguments(ctx)?;
+        let n = args.len();
+        let args = args.into_iter().enumerate().map(|(i, v)| arg(i, None, v)).collect::<Result<Vec<_>>>()?;
+        let kwargs = kwargs.into_iter().enumerate().map(|(i, (k, v))| Ok((k.clone(), arg(n + i, Some(&k), v)?))).collect::<Result<Vec<_>>>()?;
+        let grads = match self.grad_outputs(ctx)? {
+            Some(g) => Some(g.into_iter().map(|g| g.map(&grad).transpose()).collect::<Result<Vec<_>>>()?),
+            None => None,
+        };
+        run(self.op, &self.name, args, kwargs, &self.differentiate, grads.as_deref(), ctx)
+    }
+
+    /// The slots (as [`Call::run_with`] numbers them) whose value on the bench satisfies `keep`.
+    pub fn slots_where(&self, keep: impl Fn(&Value) -> bool) -> Vec<usize> {
+        let Ok((args, kwargs)) = self.arguments(&self.bench) else { return vec![] };
+        args.iter().chain(kwargs.iter().map(|(_, v)| v)).enumerate().filter(|(_, v)| keep(v)).map(|(i, _)| i).collect()
+    }
+
     /// The identity msprobe recorded: the input is the output, and the
     /// output's gradient the input's.
     fn run_identity(&self, ctx: &Ctx) -> Result<Outcome> {

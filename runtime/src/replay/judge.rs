@@ -6,7 +6,7 @@
 use crate::compare::{Metrics, Status};
 use crate::dtype::TDType;
 use crate::report::DetailRow;
-use crate::standard::{judge, Case, Judged, Rule};
+use crate::standard::{judge, Case, Judged, Rounding, Rule};
 use crate::value::{Value, T};
 
 use super::call::Call;
@@ -35,25 +35,28 @@ fn bench_dtype(d: TDType) -> TDType {
     }
 }
 
-/// The rows of one direction; outputs `None` on both sides have none (as in the scripts).
-pub(super) fn judge_list(call: &Call, direction: Direction, tested: &[Tested], bench: &[Value], note: &str) -> Vec<DetailRow> {
+/// The rows of one direction; outputs `None` on both sides have none (as
+/// in the scripts). `magnitudes` are the bench values' rounding magnitudes
+/// (empty when the standard uses none).
+pub(super) fn judge_list(call: &Call, direction: Direction, tested: &[Tested], bench: &[Value], magnitudes: &[Option<Vec<f64>>], note: &str) -> Vec<DetailRow> {
     let n = tested.len().max(bench.len());
     (0..n)
         .filter_map(|i| {
             let name = format!("{}.{}.output.{i}", call.r.api, direction.as_str());
             match (tested.get(i), bench.get(i)) {
                 (Some(Tested { value: Value::None, .. }), Some(Value::None)) => None,
-                (Some(t), Some(b)) => Some(judge_value(call, name, direction, t, b, note)),
+                (Some(t), Some(b)) => Some(judge_value(call, name, direction, t, b, magnitudes.get(i).and_then(Option::as_deref), note)),
                 _ => Some(DetailRow::uncompared(name, Status::Skip, message(&[&format!("cannot judge: output count differs: tested {}, bench {}", tested.len(), bench.len()), BENCH]))),
             }
         })
         .collect()
 }
 
-/// Judges one tested value against its bench value.
-pub(super) fn judge_value(call: &Call, name: String, direction: Direction, tested: &Tested, bench: &Value, note: &str) -> DetailRow {
+/// Judges one tested value against its bench value (whose rounding
+/// magnitude is `magnitude`, when there is one).
+pub(super) fn judge_value(call: &Call, name: String, direction: Direction, tested: &Tested, bench: &Value, magnitude: Option<&[f64]>, note: &str) -> DetailRow {
     match (&tested.value, bench) {
-        (Value::Tensor(t), Value::Tensor(b)) => judge_tensor(call, name, direction, tested, (t, b), note),
+        (Value::Tensor(t), Value::Tensor(b)) => judge_tensor(call, name, direction, tested, (t, b), magnitude, note),
         // Python numbers are judged like one-element tensors of their type, as the scripts do.
         (t, b) => match (t.as_f64(), b.as_f64()) {
             (Some(x), Some(y)) => {
@@ -62,7 +65,7 @@ pub(super) fn judge_value(call: &Call, name: String, direction: Direction, teste
                     Value::Int(_) => TDType::I64,
                     _ => TDType::F64,
                 };
-                let judged = judge(call.r.standard, &case(call, direction, false, dtype, &[x], &[y], None));
+                let judged = judge(call.r.standard, &case(call, direction, false, dtype, &[x], &[y], None, None));
                 let row = DetailRow { bench_dtype: Some(b.kind().to_string()), tested_dtype: Some(t.kind().to_string()), shape: Some(vec![]), ..DetailRow::uncompared(name, Status::Skip, String::new()) };
                 judged_row(row, &judged, judged.measured.as_ref(), &[note, &tested.source.text(call.r.framework)])
             }
@@ -72,7 +75,8 @@ pub(super) fn judge_value(call: &Call, name: String, direction: Direction, teste
 }
 
 /// The case of one value for the standard.
-fn case<'a>(call: &'a Call, direction: Direction, exact_op: bool, dtype: TDType, tested: &'a [f64], bench: &'a [f64], reference: Option<&'a [f64]>) -> Case<'a> {
+#[allow(clippy::too_many_arguments)]
+fn case<'a>(call: &'a Call, direction: Direction, exact_op: bool, dtype: TDType, tested: &'a [f64], bench: &'a [f64], reference: Option<&'a [f64]>, magnitude: Option<&'a [f64]>) -> Case<'a> {
     let r = call.r;
     Case {
         op: &r.api.op,
@@ -84,6 +88,7 @@ fn case<'a>(call: &'a Call, direction: Direction, exact_op: bool, dtype: TDType,
         reference,
         cosine_threshold: r.cosine_threshold,
         max_abs_err_threshold: r.max_abs_err_threshold,
+        rounding: magnitude.map(|magnitude| Rounding { magnitude, k: call.op.rounding().k(direction == Direction::Backward) }),
     }
 }
 
@@ -105,7 +110,7 @@ fn judged_row(row: DetailRow, judged: &Judged, measured: Option<&Metrics>, after
 }
 
 /// Judges two tensors.
-fn judge_tensor(call: &Call, name: String, direction: Direction, tested: &Tested, (t, b): (&T, &T), note: &str) -> DetailRow {
+fn judge_tensor(call: &Call, name: String, direction: Direction, tested: &Tested, (t, b): (&T, &T), magnitude: Option<&[f64]>, note: &str) -> DetailRow {
     let fw = call.r.framework;
     let source = tested.source.text(fw);
     let base = DetailRow { bench_dtype: Some(fw.dtype_name(bench_dtype(b.dtype))), tested_dtype: Some(fw.dtype_name(t.dtype)), shape: Some(b.dims().to_vec()), ..DetailRow::uncompared(name, Status::Skip, String::new()) };
@@ -126,7 +131,7 @@ fn judge_tensor(call: &Call, name: String, direction: Direction, tested: &Tested
     };
     // Data movement is exact forward; its gradients are sums and casts.
     let movement = call.op.moves_data();
-    let case = case(call, direction, movement && direction == Direction::Forward, t.dtype, &tv, &bv, reference.as_deref());
+    let case = case(call, direction, movement && direction == Direction::Forward, t.dtype, &tv, &bv, reference.as_deref(), magnitude);
     let first = judge(call.r.standard, &case);
     let mut judged = first.clone();
     if tested.reference_is_self() && matches!(judged.rule, Rule::Benchmark | Rule::Ulp) {
@@ -148,7 +153,8 @@ fn judge_tensor(call: &Call, name: String, direction: Direction, tested: &Tested
 fn judge_sorted(call: &Call, case: &Case) -> Judged {
     let sorted = quirks::sorted;
     let (ts, bs, rs) = (sorted(case.tested), sorted(case.bench), case.reference.map(sorted));
-    let mut judged = judge(call.r.standard, &Case { tested: &ts, bench: &bs, reference: rs.as_deref(), ..*case });
+    // The magnitudes are not sorted with the values: judged without them.
+    let mut judged = judge(call.r.standard, &Case { tested: &ts, bench: &bs, reference: rs.as_deref(), rounding: None, ..*case });
     judged.status = judged.status.max(Status::Warning);
     judged
 }
@@ -168,7 +174,7 @@ pub(super) fn inner_node_quirk(call: &Call, grads: &[Tested], rows: &mut [Detail
     let Some(values) = (inner.grad)(&bound, &g)? else { return Ok(()) };
     let x = bound.tensor("input")?;
     let bench = Value::Tensor(T::from_f64(values, x.dims(), x.dtype, call.bench.compute)?);
-    let candidate = judge_value(call, row.api_name.clone(), Direction::Backward, tested, &bench, inner.note);
+    let candidate = judge_value(call, row.api_name.clone(), Direction::Backward, tested, &bench, None, inner.note);
     if candidate.status <= Status::Warning {
         *row = candidate;
     }

@@ -10,6 +10,7 @@
 
 mod call;
 mod judge;
+mod magnitude;
 mod plan;
 mod quirks;
 mod tested;
@@ -99,18 +100,19 @@ fn replay_once(r: &Replay, iteration: u64, limits: &Limits) -> Result<(Vec<Detai
     let bench = call.run(&call.bench)?;
     let plan = plan::plan(&call, &bench)?;
     let device = if plan.needs_device { Some(call.run(&call.device)?) } else { None };
+    let magnitudes = if r.standard.uses_rounding() { magnitude::magnitudes(&call, &bench) } else { magnitude::Magnitudes::default() };
 
     let device_out = |i: usize| device.as_ref().and_then(|d| d.outputs.get(i).cloned());
     let outputs: Vec<Tested> = plan.outputs.iter().enumerate().map(|(i, s)| Tested::new(s, device_out(i), Direction::Forward)).collect();
     let forward_note = message(&[if call.identity { quirks::DROPOUT_IDENTITY } else { "" }, call.autocast_note.as_deref().unwrap_or("")]);
-    let forward = judge_list(&call, Direction::Forward, &outputs, &bench.outputs, &forward_note);
+    let forward = judge_list(&call, Direction::Forward, &outputs, &bench.outputs, &magnitudes.outputs, &forward_note);
     let Outcome { grads: Some(bench_grads), .. } = bench else { return Ok((forward, vec![])) };
 
     let bench_grads: Vec<Value> = bench_grads.into_iter().map(Value::Tensor).collect();
     let device_grad = |i: usize| device.as_ref().and_then(|d| d.grads.as_ref()).and_then(|g| g.get(i).cloned()).map(Value::Tensor);
     let grads: Vec<Tested> = plan.grads.iter().enumerate().map(|(i, s)| Tested::new(s, device_grad(i), Direction::Backward)).collect();
     let note = message(&[&forward_note, call.mask_note.as_deref().unwrap_or("")]);
-    let mut backward = judge_list(&call, Direction::Backward, &grads, &bench_grads, &note);
+    let mut backward = judge_list(&call, Direction::Backward, &grads, &bench_grads, &magnitudes.grads, &note);
     if plan.first_grad_recorded {
         judge::inner_node_quirk(&call, &grads, &mut backward)?;
     }

@@ -97,7 +97,7 @@ pub enum ReportError {
     },
 }
 
-/// Writes both CSVs into `dir` (with `Standard::Api`, the details carry
+/// Writes both CSVs into `dir` (with `Standard::Api` and `Standard::Bound`, the details carry
 /// [`STANDARD_HEADER`]'s two columns after msprobe's nine) (created with mode 0o750 if missing) and
 /// returns their paths as `(details, result)`. The stamp is the local time
 /// now, advanced a second at a time until neither name exists, so a run
@@ -111,7 +111,7 @@ pub fn write_report(dir: impl AsRef<Path>, details: &[DetailRow], results: &[Res
     let write = |path: &Path, bytes: Vec<u8>| {
         write_atomic(path, &bytes, WriteOptions::REPORT).map_err(|e| ReportError::Write { path: e.path, source: e.source })
     };
-    let extended = standard == Standard::Api;
+    let extended = standard != Standard::Msprobe;
     let mut header = DETAILS_HEADER.to_vec();
     if extended {
         header.extend(STANDARD_HEADER);

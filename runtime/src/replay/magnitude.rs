@@ -1,0 +1,220 @@
+//! The rounding magnitudes of one call: per element of each forward output
+//! and each gradient, the magnitude that rounding in the device's precision
+//! acts on, computed on the bench (f64) by the op's class
+//! ([`crate::ops::Rounding`]): the op on absolute values (Terms, Sums),
+//! central differences along each input (Smooth), and for Composite also
+//! the op computed in float32 ([`Ctx::probe`]). The scripts compute the
+//! same (`python/msprobe_rs/repro/`'s magnitudes). Only the `api` and
+//! `bound` standards ask for them; an output they cannot be computed for
+//! has none (the row says what judged it instead).
+
+use crate::bind::param_position;
+use crate::ctx::Ctx;
+use crate::error::Result;
+use crate::exec::Outcome;
+use crate::ops::Rounding;
+use crate::value::{Value, T};
+
+use super::call::Call;
+
+/// The relative perturbation of Smooth's central differences (2^-20):
+/// large against f64's rounding, small against any curvature that matters.
+const H: f64 = 1.0 / 1048576.0;
+/// float32's unit roundoff: the probe's errors in its units.
+const U32: f64 = 1.0 / 16777216.0;
+
+/// The magnitudes of one call, aligned with the bench's outputs and gradients.
+#[derive(Debug, Default)]
+pub(super) struct Magnitudes {
+    /// Per forward output; `None` where there is none (not a float tensor, or not computable).
+    pub outputs: Vec<Option<Vec<f64>>>,
+    /// Per gradient, in the bench's order.
+    pub grads: Vec<Option<Vec<f64>>>,
+}
+
+/// The values of a float tensor, else `None`.
+fn values(v: &Value) -> Option<Vec<f64>> {
+    match v {
+        Value::Tensor(t) if t.dtype.is_float() => t.to_f64_vec().ok(),
+        _ => None,
+    }
+}
+
+/// Absolute values of every element.
+fn abs_all(v: Option<Vec<f64>>) -> Option<Vec<f64>> {
+    v.map(|x| x.into_iter().map(f64::abs).collect())
+}
+
+/// The values of each output and gradient of one run.
+fn flat(o: &Outcome) -> (Vec<Option<Vec<f64>>>, Vec<Option<Vec<f64>>>) {
+    let outputs = o.outputs.iter().map(values).collect();
+    let grads = o.grads.iter().flatten().map(|g| g.to_f64_vec().ok()).collect();
+    (outputs, grads)
+}
+
+/// `acc += |x - y| * scale` element for element; `None` when the shapes differ or a side is missing.
+fn add_difference(acc: &mut [Option<Vec<f64>>], x: &[Option<Vec<f64>>], y: &[Option<Vec<f64>>], scale: f64) {
+    for (i, slot) in acc.iter_mut().enumerate() {
+        let (Some(a), Some(Some(x)), Some(Some(y))) = (slot.as_mut(), x.get(i), y.get(i)) else {
+            *slot = None;
+            continue;
+        };
+        if a.len() != x.len() || x.len() != y.len() {
+            *slot = None;
+            continue;
+        }
+        for ((a, x), y) in a.iter_mut().zip(x).zip(y) {
+            *a += (x - y).abs() * scale;
+        }
+    }
+}
+
+/// The perturbations of an input: all elements alike (the first-order
+/// condition of elementwise functions), and, for composites, two fixed sign
+/// patterns that break the invariances a uniform scaling keeps (a norm's
+/// output does not change when its whole input is scaled): alternating
+/// signs, and the Thue-Morse sequence (the parity of the element index's bits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pattern {
+    Uniform,
+    Alternating,
+    ThueMorse,
+}
+
+impl Pattern {
+    /// The sign of element `j`.
+    fn sign(self, j: usize) -> f64 {
+        let odd = match self {
+            Pattern::Uniform => false,
+            Pattern::Alternating => j % 2 == 1,
+            Pattern::ThueMorse => j.count_ones() % 2 == 1,
+        };
+        if odd { -1.0 } else { 1.0 }
+    }
+}
+
+/// `acc += parts` element for element; `None` when the lengths differ.
+fn add_parts(acc: Option<&mut Option<Vec<f64>>>, parts: Vec<f64>) {
+    let Some(slot) = acc else { return };
+    match slot {
+        Some(a) if a.len() == parts.len() => a.iter_mut().zip(parts).for_each(|(a, p)| *a += p),
+        _ => *slot = None,
+    }
+}
+
+/// A float tensor (or each float tensor of a list) with element `j`
+/// multiplied by `1 + h·sign(j)`; anything else as it is.
+fn perturbed(v: Value, h: f64, pattern: Pattern) -> Result<Value> {
+    Ok(match v {
+        Value::Tensor(t) if t.dtype.is_float() && pattern == Pattern::Uniform => Value::Tensor(T { t: t.t.affine(1.0 + h, 0.0)?, dtype: t.dtype }),
+        Value::Tensor(t) if t.dtype.is_float() => {
+            let values = t.to_f64_vec()?.into_iter().enumerate().map(|(j, x)| x * (1.0 + h * pattern.sign(j))).collect();
+            Value::Tensor(T::from_f64(values, t.dims(), t.dtype, t.t.dtype())?)
+        }
+        Value::List(items) => Value::List(items.into_iter().map(|i| perturbed(i, h, pattern)).collect::<Result<_>>()?),
+        v => v,
+    })
+}
+
+/// A value with its floats made non-negative (`negate`: non-positive).
+fn absolute(v: Value, negate: bool) -> Result<Value> {
+    let sign = if negate { -1.0 } else { 1.0 };
+    Ok(match v {
+        Value::Tensor(t) if t.dtype.is_float() => Value::Tensor(T { t: t.t.abs()?.affine(sign, 0.0)?, dtype: t.dtype }),
+        Value::Float(x) => Value::Float(sign * x.abs()),
+        Value::Int(x) if negate => Value::Int(-x.abs()),
+        Value::List(items) => Value::List(items.into_iter().map(|i| absolute(i, negate)).collect::<Result<_>>()?),
+        v => v,
+    })
+}
+
+/// Whether a top-level argument holds a float tensor to perturb.
+fn perturbable(v: &Value) -> bool {
+    match v {
+        Value::Tensor(t) => t.dtype.is_float(),
+        Value::List(items) => items.iter().any(perturbable),
+        _ => false,
+    }
+}
+
+/// The magnitudes of `call`, whose bench run gave `bench`; empty when the
+/// op's class cannot be evaluated here (the rows then have none).
+pub(super) fn magnitudes(call: &Call, bench: &Outcome) -> Magnitudes {
+    let class = call.op.rounding();
+    let (outputs, grads) = flat(bench);
+    let (outputs, grads) = if call.identity {
+        (outputs.into_iter().map(abs_all).collect(), grads.into_iter().map(abs_all).collect())
+    } else {
+        match compute(call, class, outputs, grads) {
+            Ok(x) => x,
+            Err(_) => (vec![], vec![]),
+        }
+    };
+    Magnitudes { outputs, grads }
+}
+
+type Flat = (Vec<Option<Vec<f64>>>, Vec<Option<Vec<f64>>>);
+
+fn compute(call: &Call, class: Rounding, outputs: Vec<Option<Vec<f64>>>, grads: Vec<Option<Vec<f64>>>) -> Result<Flat> {
+    match class {
+        Rounding::Terms { negated } => on_absolute_values(call, negated),
+        Rounding::Sums => on_absolute_values(call, None),
+        Rounding::Smooth => first_order(call, &outputs, &grads, &[Pattern::Uniform]),
+        Rounding::Parts(parts) => {
+            let (mut o, mut g) = first_order(call, &outputs, &grads, &[Pattern::Uniform])?;
+            let dy = call.grad_outputs(&call.bench)?.and_then(|g| g.into_iter().next().flatten());
+            let (forward, backward) = (parts.magnitude)(&call.bound(&call.bench)?, dy.as_ref())?;
+            add_parts(o.first_mut(), forward);
+            add_parts(g.first_mut(), backward.unwrap_or_default());
+            Ok((o, g))
+        }
+        Rounding::Composite => {
+            let (mut o, mut g) = first_order(call, &outputs, &grads, &[Pattern::Uniform, Pattern::Alternating, Pattern::ThueMorse])?;
+            if let Some((po, pg)) = probe(call)? {
+                add_difference(&mut o, &po, &outputs, 1.0 / U32);
+                add_difference(&mut g, &pg, &grads, 1.0 / U32);
+            }
+            Ok((o, g))
+        }
+    }
+}
+
+/// Terms and Sums: the op (and its backward, with `|dy|`) on the absolute
+/// values of its floats, the `negated` parameter made non-positive.
+fn on_absolute_values(call: &Call, negated: Option<&'static str>) -> Result<Flat> {
+    let position = negated.and_then(|n| param_position(call.op.sig, n));
+    let is_negated = |slot: usize, key: Option<&str>| match key {
+        Some(k) => negated == Some(k),
+        None => position == Some(slot),
+    };
+    let run = call.run_with(&call.bench, |slot, key, v| absolute(v, is_negated(slot, key)), |g| Ok(T { t: g.t.abs()?, dtype: g.dtype }))?;
+    let (o, g) = flat(&run);
+    Ok((o.into_iter().map(abs_all).collect(), g.into_iter().map(abs_all).collect()))
+}
+
+/// `|y| + Σⱼ Σₚ |y(xⱼ(1+h·p)) - y(xⱼ(1-h·p))| / 2h` for the outputs and
+/// (with the same `dy`) the gradients: each floating input perturbed alone,
+/// by each of `patterns`.
+fn first_order(call: &Call, outputs: &[Option<Vec<f64>>], grads: &[Option<Vec<f64>>], patterns: &[Pattern]) -> Result<Flat> {
+    let mut o: Vec<Option<Vec<f64>>> = outputs.iter().cloned().map(abs_all).collect();
+    let mut g: Vec<Option<Vec<f64>>> = grads.iter().cloned().map(abs_all).collect();
+    for j in call.slots_where(perturbable) {
+        for &pattern in patterns {
+            let at = |h: f64| call.run_with(&call.bench, |slot, _, v| if slot == j { perturbed(v, h, pattern) } else { Ok(v) }, Ok);
+            let (plus, minus) = (flat(&at(H)?), flat(&at(-H)?));
+            add_difference(&mut o, &plus.0, &minus.0, 0.5 / H);
+            add_difference(&mut g, &plus.1, &minus.1, 0.5 / H);
+        }
+    }
+    Ok((o, g))
+}
+
+/// The op computed in float32 without its final rounding ([`Ctx::probe`]);
+/// `None` for float64 calls, whose device computes in float64.
+fn probe(call: &Call) -> Result<Option<Flat>> {
+    if call.device.compute == candle_core::DType::F64 {
+        return Ok(None);
+    }
+    let ctx = Ctx { keep_mask: call.bench.keep_mask.clone(), max_elements: call.bench.max_elements, ..Ctx::probe(call.bench.seed) };
+    Ok(Some(flat(&call.run_with(&ctx, |_, _, v| Ok(v), Ok)?)))
+}
