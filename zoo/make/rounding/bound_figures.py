@@ -1,13 +1,14 @@
 """The figures of the `bound` standard (issue 21) for one recorded output, computed independently
 of msprobe-rs with numpy in float64: per element the bench b, the tested t (the dump's recorded
-value), the magnitude m of the op's rounding class and bound = k*u*m + ulp_d(m)/2 (BOUND.md), and
-the row's Message and metrics as `--standard bound` is to write them. zoo/README.md quotes its
+value), the magnitude m of the op's rounding class and bound = k*u*m + ulp_d(m)/2 (BOUND.md, with
+k and u as runtime/src/ops/mod.rs `Rounding::factors` gives them), and the row's Message and metrics
+as `--standard bound` writes them. zoo/README.md quotes its
 output; tests/rounding.rs pins the same Messages.
 
     python bound_figures.py <dump folder> <entry> [<entry> ...]     e.g. Tensor.add.0.forward
 
 An entry is `<api>.forward` (its output 0) or `<api>.backward` (its input gradient 0). Known ops:
-add (alpha), mul, linear, matmul, sum (dim), gelu forward and backward.
+add (alpha), mul (Terms), linear, matmul, sum with dim (Sums), gelu forward and backward (Parts).
 """
 import json
 import math
@@ -18,6 +19,9 @@ import numpy as np
 import torch
 
 U = 2.0 ** -24  # float32 accumulation for float32, float16 and bfloat16 outputs
+# Elementwise results (every class but Sums, and Terms' gradients) of float16 and bfloat16 are
+# computed in their own precision: k = 4 and their own unit roundoff.
+OWN_U = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8}
 FORMATS = {  # mantissa bits, minimum exponent
     "float16": (10, -14), "bfloat16": (7, -126), "float32": (23, -126), "float64": (52, -1022),
 }
@@ -59,29 +63,42 @@ def smooth(f, x, y):
     return np.abs(y) + np.abs(f(x * (1 + H)) - f(x * (1 - H))) / (2 * H)
 
 
+def factors(rounding, dtype, backward):
+    """(k, u) of a result of `dtype` (runtime/src/ops/mod.rs, Rounding::factors)."""
+    k = {"terms": 16 if backward else 3, "sums": 16, "smooth": 32, "parts": 32}[rounding]
+    accumulates = rounding == "sums" or (backward and rounding == "terms")
+    if dtype == "float64":
+        return k, 2.0 ** -53
+    if dtype in OWN_U and not accumulates:
+        return 4, OWN_U[dtype]
+    return k, U
+
+
 def figures(op, direction, args, kwargs, dy):
-    """(bench, magnitude, k) of the op's output 0 (forward) or input gradient 0 (backward)."""
+    """(bench, magnitude, rounding class) of the op's output 0 (forward) or input gradient 0 (backward)."""
     if op in ("add", "__add__", "add_", "__iadd__"):
         a, b = args[0], args[1]
         alpha = kwargs.get("alpha", 1.0)
-        return a + alpha * b, np.abs(a) + np.abs(alpha * b), 2
+        return a + alpha * b, np.abs(a) + np.abs(alpha * b), "terms"
     if op in ("mul", "__mul__"):
-        return args[0] * args[1], np.abs(args[0] * args[1]), 2
+        return args[0] * args[1], np.abs(args[0] * args[1]), "terms"
     if op == "linear":
         x, w = args[0], args[1]
         bias = args[2] if len(args) > 2 else kwargs.get("bias", 0.0)
-        return x @ w.T + bias, np.abs(x) @ np.abs(w).T + np.abs(bias), 16
+        return x @ w.T + bias, np.abs(x) @ np.abs(w).T + np.abs(bias), "sums"
     if op == "matmul":
-        return args[0] @ args[1], np.abs(args[0]) @ np.abs(args[1]), 16
+        return args[0] @ args[1], np.abs(args[0]) @ np.abs(args[1]), "sums"
     if op == "sum":
         dim = kwargs.get("dim", args[1] if len(args) > 1 else None)
-        return np.sum(args[0], axis=dim), np.sum(np.abs(args[0]), axis=dim), 16
-    if op == "gelu" and direction == "forward":
-        y = gelu(args[0])
-        return y, smooth(gelu, args[0], y), 4
-    if op == "gelu" and direction == "backward":
-        g = dy * gelu_grad(args[0])
-        return g, smooth(lambda x: dy * gelu_grad(x), args[0], g), 4
+        return np.sum(args[0], axis=dim), np.sum(np.abs(args[0]), axis=dim), "sums"
+    x = args[0] if args else None
+    if op == "gelu" and direction == "forward":  # Smooth plus gelu's parts |x|(1 + |erf|)/2
+        y = gelu(x)
+        return y, smooth(gelu, x, y) + np.abs(x) * 0.5 * (1 + np.abs(erf(x / math.sqrt(2.0)))), "parts"
+    if op == "gelu" and direction == "backward":  # ... and |dy|((1 + |erf|)/2 + |x| phi(x))
+        g = dy * gelu_grad(x)
+        parts = np.abs(dy) * (0.5 * (1 + np.abs(erf(x / math.sqrt(2.0)))) + np.abs(x) * np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi))
+        return g, smooth(lambda x: dy * gelu_grad(x), x, g) + parts, "parts"
     raise SystemExit(f"no rounding class here for {op} ({direction})")
 
 
@@ -105,10 +122,10 @@ def entry_figures(folder, entry):
         grads = backward.get("input") or backward.get("input_args")
         tested_desc, dy = backward["output"][0], load(folder, grads[0])
     op = api.split(".")[1]
-    bench, mag, k = figures(op, direction, args, kwargs, dy)
+    bench, mag, rounding = figures(op, direction, args, kwargs, dy)
     tested = load(folder, tested_desc)
     dtype = dtype_name(tested_desc["dtype"])
-    u = 2.0 ** -53 if dtype == "float64" else U
+    k, u = factors(rounding, dtype, direction == "backward")
     bench, mag = np.broadcast_to(bench, tested.shape).reshape(-1), np.broadcast_to(mag, tested.shape).reshape(-1)
     t = tested.reshape(-1)
     bound = k * u * mag + ulp(mag, dtype) / 2
