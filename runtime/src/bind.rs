@@ -46,6 +46,11 @@ fn parse_sig(sig: &'static str) -> Vec<Param> {
     params
 }
 
+/// The names of the parameters of `sig`, in order.
+pub fn param_names(sig: &'static str) -> Vec<&'static str> {
+    parse_sig(sig).iter().map(|p| p.name).collect()
+}
+
 /// The position of parameter `name` among the positional parameters of
 /// `sig` (`None` when it is keyword-only or absent).
 pub fn param_position(sig: &'static str, name: &str) -> Option<usize> {

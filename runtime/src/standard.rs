@@ -68,8 +68,10 @@ pub struct Rounding<'a> {
     /// Per element, the magnitude rounding acts on (`|a| + |αb|`, `|A|·|B|`,
     /// `|f| + |x·f'|`, ...), from the bench pass.
     pub magnitude: &'a [f64],
-    /// The op class's factor ([`crate::ops::Rounding::k`]).
+    /// The op class's factor ([`crate::ops::Rounding::factors`]).
     pub k: f64,
+    /// The unit roundoff of the precision the device computes in ([`crate::ops::Rounding::factors`]).
+    pub u: f64,
 }
 
 /// One output to judge: the values of both sides (and of the reference
@@ -236,7 +238,7 @@ pub fn judge(standard: Standard, case: &Case) -> Judged {
     }
     let class = Class::of(case.dtype);
     let eps = if case.dtype == TDType::F64 { f64::EPSILON } else { f64::from(f32::EPSILON) };
-    let bound = rounding.map(|r| rules::ElementBound::new(r.magnitude, r.k, case.dtype));
+    let bound = rounding.map(|r| rules::ElementBound::new(r.magnitude, r.k, r.u, case.dtype));
     let api_rule = |t: &[f64]| match rule {
         Rule::Binary => rules::binary(t, b),
         Rule::Absolute => rules::absolute(t, b, class, eps),

@@ -72,7 +72,10 @@ fn rust_verdict(c: &Json) -> Judged {
         reference: reference.as_deref(),
         cosine_threshold: c["cosine_threshold"].as_f64().unwrap(),
         max_abs_err_threshold: c["max_abs_err_threshold"].as_f64().unwrap(),
-        rounding: magnitude.as_deref().map(|magnitude| Rounding { magnitude, k: c["k"].as_f64().unwrap_or_else(|| panic!("case {}: magnitude without k", c["name"])) }),
+        rounding: magnitude.as_deref().map(|magnitude| {
+            let factor = |key: &str| c[key].as_f64().unwrap_or_else(|| panic!("case {}: magnitude without {key}", c["name"]));
+            Rounding { magnitude, k: factor("k"), u: factor("u") }
+        }),
     };
     judge(standard, &case)
 }

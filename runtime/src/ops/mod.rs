@@ -108,9 +108,10 @@ pub enum Rounding {
     /// Elementwise functions: `|f(x)| + Σⱼ|xⱼ·∂ⱼf|`, each floating input
     /// perturbed alone by a relative `±h` (central differences in f64).
     Smooth,
-    /// An elementwise function whose formula cancels inside (gelu's
-    /// `1 + erf(x/√2)` for negative x): Smooth's magnitude plus the
-    /// magnitudes of the formula's parts ([`Parts`]).
+    /// A formula that cancels inside where its first-order terms do not
+    /// show it (gelu's `1 + erf(x/√2)` for negative x; attention's
+    /// `dO·Vᵀ - rowsum(dO⊙O)` where a row attends to one key): Smooth's
+    /// (or Composite's) magnitude plus the magnitudes of its parts ([`Parts`]).
     Parts(Parts),
     /// Everything else (softmax, norms, losses, attention): the first-order
     /// terms along each input (uniformly and along two sign patterns) plus
@@ -121,13 +122,15 @@ pub enum Rounding {
 
 /// The magnitudes of the parts of a formula that cancels inside, from the
 /// bench's bound arguments and the first output's gradient: for the first
-/// output, and for the first input's gradient when a gradient is given.
+/// output, and for the gradients of the parameters it names.
 #[derive(Debug, Clone, Copy)]
 pub struct Parts {
     /// The scripts' name of the same formula (their tables key by it).
     pub name: &'static str,
-    /// `(output magnitudes, input gradient magnitudes)`.
-    pub magnitude: fn(&Bound, Option<&T>) -> Result<(Vec<f64>, Option<Vec<f64>>)>,
+    /// Whether the rest of the magnitude is Composite's (else Smooth's).
+    pub composite: bool,
+    /// `(output magnitudes, [(parameter, its gradient's magnitudes)])`.
+    pub magnitude: fn(&Bound, Option<&T>) -> Result<(Vec<f64>, Vec<(&'static str, Vec<f64>)>)>,
 }
 
 impl PartialEq for Parts {
@@ -143,7 +146,7 @@ impl Rounding {
     /// (`backward`). Terms: 3 forward (the product and the sum each round
     /// once, addcmul and addcdiv three times), 16 backward (a broadcast operand's gradient is a sum). Sums:
     /// 16 (blocked, reordered float32 accumulation: torch's CPU matmul of
-    /// positive inputs measured up to 8). Smooth and Parts: 32 (library
+    /// positive inputs measured up to 8). Smooth and Parts (Composite's for composite parts): 32 (library
     /// functions: MindSpore's CPU exp, sigmoid and silu measured up to 25
     /// ulp of the magnitude, torch's gelu up to 9). Composite: 64 (its
     /// magnitude is measured, not derived: softmax, log_softmax and the
@@ -152,8 +155,27 @@ impl Rounding {
         match self {
             Rounding::Terms { .. } if !backward => 3.0,
             Rounding::Terms { .. } | Rounding::Sums => 16.0,
+            Rounding::Parts(p) if p.composite => 64.0,
             Rounding::Smooth | Rounding::Parts(_) => 32.0,
             Rounding::Composite => 64.0,
+        }
+    }
+
+    /// `(k, u)` of an output of `dtype` (`backward`: a gradient): `u` is
+    /// the unit roundoff of the precision the device computes in. Float64
+    /// computes in float64, everything else in float32, except the
+    /// elementwise results (every class but Sums, and Terms' forward) of
+    /// float16 and bfloat16, which devices compute in their own precision
+    /// (MindSpore's CPU float16 silu and its gradient measured at 2 ulp of
+    /// float16): those take their dtype's `u` and `k` = 4. Accumulations
+    /// (Sums, the broadcast sums of Terms' gradients) are float32's.
+    pub fn factors(self, dtype: TDType, backward: bool) -> (f64, f64) {
+        let accumulates = matches!(self, Rounding::Sums) || (backward && matches!(self, Rounding::Terms { .. }));
+        match dtype {
+            TDType::F64 => (self.k(backward), f64::EPSILON / 2.0),
+            TDType::F16 if !accumulates => (4.0, 1.0 / 2048.0),
+            TDType::BF16 if !accumulates => (4.0, 1.0 / 256.0),
+            _ => (self.k(backward), 1.0 / 16777216.0),
         }
     }
 
@@ -270,6 +292,31 @@ mod tests {
                 assert!(parts.len() == 2 || (parts.len() == 3 && parts[0] == "MS"), "{n}");
             }
         }
+    }
+
+    #[test]
+    fn rounding_classes_and_their_factors() {
+        let class = |name| lookup(Framework::PyTorch, name).unwrap().rounding();
+        assert_eq!(class("Torch.sub"), Rounding::Terms { negated: Some("other") });
+        assert_eq!(class("Tensor.__rsub__"), Rounding::Terms { negated: Some("input") });
+        assert_eq!(class("Functional.linear"), Rounding::Sums);
+        assert_eq!(class("Torch.tanh"), Rounding::Smooth);
+        assert!(matches!(class("Functional.gelu"), Rounding::Parts(p) if p.name == "gelu" && !p.composite));
+        assert!(matches!(class("Functional.scaled_dot_product_attention"), Rounding::Parts(p) if p.name == "sdpa" && p.composite));
+        assert_eq!(class("Functional.layer_norm"), Rounding::Composite);
+        // Every negated parameter is a parameter of its entry's signature.
+        for op in table() {
+            if let Rounding::Terms { negated: Some(n) } = op.rounding() {
+                assert!(crate::bind::param_names(op.sig).contains(&n), "{}: {n}", op.names[0]);
+            }
+        }
+        let u32 = 1.0 / 16777216.0;
+        assert_eq!(Rounding::Sums.factors(TDType::BF16, false), (16.0, u32));
+        assert_eq!(Rounding::Smooth.factors(TDType::BF16, false), (4.0, 1.0 / 256.0));
+        assert_eq!(Rounding::Smooth.factors(TDType::F16, true), (4.0, 1.0 / 2048.0));
+        assert_eq!(Rounding::Terms { negated: None }.factors(TDType::F16, true), (16.0, u32));
+        assert_eq!(Rounding::Terms { negated: None }.factors(TDType::F32, false), (3.0, u32));
+        assert_eq!(Rounding::Composite.factors(TDType::F64, false), (64.0, f64::EPSILON / 2.0));
     }
 
     #[test]

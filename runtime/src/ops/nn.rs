@@ -125,7 +125,7 @@ fn gelu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// gelu's parts: `x·½(1 + erf(x/√2))` cancels inside for negative x, and so
 /// does its derivative `½(1 + erf(x/√2)) + x·φ(x)` (`tanh` form alike):
 /// `|x|·½(1 + |inner|)` forward, `|dy|·(½(1 + |inner|) + |x·inner'|/2)` backward.
-fn gelu_parts(b: &Bound, dy: Option<&T>) -> Result<(Vec<f64>, Option<Vec<f64>>)> {
+fn gelu_parts(b: &Bound, dy: Option<&T>) -> Result<(Vec<f64>, Vec<(&'static str, Vec<f64>)>)> {
     let x = b.tensor("input")?.to_f64_vec()?;
     let tanh = !b.is_none("approximate") && b.str("approximate")? == "tanh";
     let c = (2.0 / std::f64::consts::PI).sqrt();
@@ -140,20 +140,17 @@ fn gelu_parts(b: &Bound, dy: Option<&T>) -> Result<(Vec<f64>, Option<Vec<f64>>)>
         }
     };
     let forward = x.iter().map(|&x| x.abs() * 0.5 * (1.0 + inner(x).0)).collect();
-    let backward = match dy {
-        Some(dy) => {
-            let dy = dy.to_f64_vec()?;
-            if dy.len() != x.len() {
-                return Ok((forward, None));
-            }
-            Some(x.iter().zip(dy).map(|(&x, g)| {
+    let mut grads = vec![];
+    if let Some(dy) = dy {
+        let dy = dy.to_f64_vec()?;
+        if dy.len() == x.len() {
+            grads.push(("input", x.iter().zip(dy).map(|(&x, g)| {
                 let (i, d) = inner(x);
                 g.abs() * (0.5 * (1.0 + i) + 0.5 * d)
-            }).collect())
+            }).collect()));
         }
-        None => None,
-    };
-    Ok((forward, backward))
+    }
+    Ok((forward, grads))
 }
 
 fn silu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
@@ -267,7 +264,41 @@ fn dropout(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 }
 
 fn sdpa(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (q, v) = (b.tensor("query")?, b.tensor("value")?);
+    let (weights, _) = sdpa_weights(ctx, b)?;
+    one(ctx.out(weights.broadcast_matmul(&v.t)?, q.dtype)?)
+}
+
+/// scaled_dot_product_attention's parts: its output sums `P·V` and its
+/// gradients sum `dS·K`, `dSᵀ·Q`, `Pᵀ·dO` with `dS = P⊙(dO·Vᵀ - rowsum(dO⊙O))`,
+/// a difference that cancels exactly where a row attends to one key (the
+/// first query under a causal mask): the same sums over absolute values.
+fn sdpa_parts(b: &Bound, dy: Option<&T>) -> Result<(Vec<f64>, Vec<(&'static str, Vec<f64>)>)> {
+    let ctx = Ctx::bench(0);
     let (q, k, v) = (b.tensor("query")?, b.tensor("key")?, b.tensor("value")?);
+    let (p, scale) = sdpa_weights(&ctx, b)?;
+    let (qa, ka, va) = (q.t.abs()?, k.t.abs()?, v.t.abs()?);
+    let flat = |t: &Tensor| -> Result<Vec<f64>> { Ok(t.flatten_all()?.to_dtype(candle_core::DType::F64)?.to_vec1::<f64>()?) };
+    let forward = flat(&p.broadcast_matmul(&va)?)?;
+    let Some(dy) = dy else { return Ok((forward, vec![])) };
+    let last = p.rank() - 1;
+    let doa = dy.t.abs()?;
+    let o = p.broadcast_matmul(&v.t)?;
+    let d = (doa.broadcast_mul(&o.abs()?))?.sum_keepdim(last)?;
+    let ds = (&p * doa.broadcast_matmul(&va.transpose(D::Minus2, D::Minus1)?)?.broadcast_add(&d)?)?;
+    let dst = ds.transpose(D::Minus2, D::Minus1)?;
+    let grads = vec![
+        ("query", flat(&(ds.broadcast_matmul(&ka)? * scale)?)?),
+        ("key", flat(&(dst.broadcast_matmul(&qa)? * scale)?)?),
+        ("value", flat(&p.transpose(D::Minus2, D::Minus1)?.broadcast_matmul(&doa)?)?),
+    ];
+    Ok((forward, grads))
+}
+
+/// The attention weights of scaled_dot_product_attention (softmax of the
+/// scaled, masked logits) and the scale.
+fn sdpa_weights(ctx: &Ctx, b: &Bound) -> Result<(Tensor, f64)> {
+    let (q, k) = (b.tensor("query")?, b.tensor("key")?);
     if b.float("dropout_p")? != 0.0 {
         return Err(Error::Unsupported("scaled_dot_product_attention: dropout_p > 0 is random; not replayed".into()));
     }
@@ -291,8 +322,7 @@ fn sdpa(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
             attn.broadcast_add(&mask.t)?
         };
     }
-    let weights = softmax_t(&attn, attn.rank() - 1)?;
-    one(ctx.out(weights.broadcast_matmul(&v.t)?, q.dtype)?)
+    Ok((softmax_t(&attn, attn.rank() - 1)?, scale))
 }
 
 /// The neural-network entries.
@@ -313,7 +343,7 @@ pub static OPS: &[Op] = &[
         facts: &[],
     },
     Op { names: &["Torch.log_softmax", "Tensor.log_softmax", "Mint.log_softmax"], sig: "input, dim, dtype=None", forward: log_softmax, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Functional.gelu", "MintFunctional.gelu", "Torch.gelu"], sig: "input, approximate='none'", forward: gelu, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "gelu", magnitude: gelu_parts }))] },
+    Op { names: &["Functional.gelu", "MintFunctional.gelu", "Torch.gelu"], sig: "input, approximate='none'", forward: gelu, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "gelu", composite: false, magnitude: gelu_parts }))] },
     Op { names: &["Functional.silu", "MintFunctional.silu", "Torch.silu"], sig: "input, inplace=False", forward: silu, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
     Op {
         names: &["Functional.layer_norm", "MintFunctional.layer_norm", "Torch.layer_norm"],
@@ -349,6 +379,6 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Autocast],
+        facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "sdpa", composite: true, magnitude: sdpa_parts })), Fact::Autocast],
     },
 ];

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::bind::{bind, Bound};
+use crate::bind::{bind, param_names, Bound};
 use crate::ctx::Ctx;
 use crate::dtype::TDType;
 use crate::error::{Error, Result};
@@ -91,6 +91,15 @@ fn fold_class_targets(args: &mut [Realized], kwargs: &[(String, Realized)]) {
             *v = v.abs() % (max + 1.0);
         }
     }
+}
+
+/// The floating tensors of a list argument, at any depth (each gets a gradient).
+fn float_tensors(items: &[Realized]) -> usize {
+    items.iter().map(|r| match r {
+        Realized::Tensor(m, _) => usize::from(m.dtype.is_float()),
+        Realized::List(inner) => float_tensors(inner),
+        Realized::Value(_) => 0,
+    }).sum()
 }
 
 /// The dtypes of every tensor of `r`.
@@ -235,6 +244,22 @@ impl<'a> Call<'a> {
             None => None,
         };
         run(self.op, &self.name, args, kwargs, &self.differentiate, grads.as_deref(), ctx)
+    }
+
+    /// The parameter each bench gradient is the gradient of, in the
+    /// gradients' order (`None` for the tensors of a list argument).
+    pub fn gradient_params(&self) -> Vec<Option<&'static str>> {
+        let names = param_names(self.op.sig);
+        let mut out = vec![];
+        let slots = self.args.iter().enumerate().map(|(i, r)| (names.get(i).copied(), r)).chain(self.kwargs.iter().map(|(k, r)| (names.iter().copied().find(|n| n == k), r)));
+        for ((name, r), &wanted) in slots.zip(self.differentiate.iter().chain(std::iter::repeat(&false))) {
+            match r {
+                Realized::Tensor(m, _) if wanted && m.dtype.is_float() => out.push(name),
+                Realized::List(items) => out.extend(std::iter::repeat_n(None, float_tensors(items))),
+                _ => {}
+            }
+        }
+        out
     }
 
     /// The slots (as [`Call::run_with`] numbers them) whose value on the bench satisfies `keep`.

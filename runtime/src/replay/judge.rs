@@ -88,7 +88,10 @@ fn case<'a>(call: &'a Call, direction: Direction, exact_op: bool, dtype: TDType,
         reference,
         cosine_threshold: r.cosine_threshold,
         max_abs_err_threshold: r.max_abs_err_threshold,
-        rounding: magnitude.map(|magnitude| Rounding { magnitude, k: call.op.rounding().k(direction == Direction::Backward) }),
+        rounding: magnitude.map(|magnitude| {
+            let (k, u) = call.op.rounding().factors(dtype, direction == Direction::Backward);
+            Rounding { magnitude, k, u }
+        }),
     }
 }
 

@@ -161,22 +161,31 @@ fn compute(call: &Call, class: Rounding, outputs: Vec<Option<Vec<f64>>>, grads: 
         Rounding::Sums => on_absolute_values(call, None),
         Rounding::Smooth => first_order(call, &outputs, &grads, &[Pattern::Uniform]),
         Rounding::Parts(parts) => {
-            let (mut o, mut g) = first_order(call, &outputs, &grads, &[Pattern::Uniform])?;
+            let (mut o, mut g) = if parts.composite { composite(call, &outputs, &grads)? } else { first_order(call, &outputs, &grads, &[Pattern::Uniform])? };
             let dy = call.grad_outputs(&call.bench)?.and_then(|g| g.into_iter().next().flatten());
             let (forward, backward) = (parts.magnitude)(&call.bound(&call.bench)?, dy.as_ref())?;
             add_parts(o.first_mut(), forward);
-            add_parts(g.first_mut(), backward.unwrap_or_default());
-            Ok((o, g))
-        }
-        Rounding::Composite => {
-            let (mut o, mut g) = first_order(call, &outputs, &grads, &[Pattern::Uniform, Pattern::Alternating, Pattern::ThueMorse])?;
-            if let Some((po, pg)) = probe(call)? {
-                add_difference(&mut o, &po, &outputs, 1.0 / U32);
-                add_difference(&mut g, &pg, &grads, 1.0 / U32);
+            let params = call.gradient_params();
+            for (slot, param) in g.iter_mut().zip(params) {
+                if let Some((_, m)) = backward.iter().find(|(name, _)| Some(*name) == param) {
+                    add_parts(Some(slot), m.clone());
+                }
             }
             Ok((o, g))
         }
+        Rounding::Composite => composite(call, &outputs, &grads),
     }
+}
+
+/// Composite: the first-order terms along each input uniformly and along
+/// the sign patterns, plus the float32 probe's error in units of its roundoff.
+fn composite(call: &Call, outputs: &[Option<Vec<f64>>], grads: &[Option<Vec<f64>>]) -> Result<Flat> {
+    let (mut o, mut g) = first_order(call, outputs, grads, &[Pattern::Uniform, Pattern::Alternating, Pattern::ThueMorse])?;
+    if let Some((po, pg)) = probe(call)? {
+        add_difference(&mut o, &po, outputs, 1.0 / U32);
+        add_difference(&mut g, &pg, grads, 1.0 / U32);
+    }
+    Ok((o, g))
 }
 
 /// Terms and Sums: the op (and its backward, with `|dy|`) on the absolute

@@ -251,9 +251,11 @@ fn ldexp1(k: i32) -> f64 {
 }
 
 /// The rounding error bound of each element of one output:
-/// `k·u·m + ulp_d(m)/2`, with `u` the unit roundoff of the precision the
-/// device computes in (float64 for float64 outputs, float32 accumulation
-/// for every narrower float) and `ulp_d` the spacing of the output dtype
+/// `k·(u·m + η) + ulp_d(m)/2`, with `u` the unit roundoff of the precision
+/// the device computes in (the op class's, for the dtype), `η` that
+/// precision's underflow unit (half its smallest subnormal: the model
+/// `fl(x∘y) = (x∘y)(1+δ) + η` of arithmetic with gradual underflow, which
+/// bounds the roundings of intermediates that are subnormal), and `ulp_d` the spacing of the output dtype
 /// at the magnitude `m` (rounding the result, or an intermediate stored in
 /// the output dtype, moves it by at most that much).
 pub(super) struct ElementBound<'a> {
@@ -262,21 +264,22 @@ pub(super) struct ElementBound<'a> {
     pub k: f64,
     /// The unit roundoff of the compute precision.
     pub u: f64,
+    /// Half the smallest subnormal of the compute precision.
+    eta: f64,
     mant: i32,
     emin: i32,
 }
 
 impl<'a> ElementBound<'a> {
     /// The bound for outputs of `dtype` (a float dtype).
-    pub fn new(magnitude: &'a [f64], k: f64, dtype: TDType) -> ElementBound<'a> {
+    pub fn new(magnitude: &'a [f64], k: f64, u: f64, dtype: TDType) -> ElementBound<'a> {
         let (mant, emin) = match dtype {
             TDType::F16 => (10, -14),
             TDType::BF16 => (7, -126),
             TDType::F64 => (52, -1022),
             _ => (23, -126),
         };
-        let u = if dtype == TDType::F64 { ldexp1(-53) } else { ldexp1(-24) };
-        ElementBound { magnitude, k, u, mant, emin }
+        ElementBound { magnitude, k, u, eta: underflow_unit(u), mant, emin }
     }
 
     /// The bound of element `i`.
@@ -285,7 +288,7 @@ impl<'a> ElementBound<'a> {
         let m = if self.magnitude[i].is_nan() { 0.0 } else { self.magnitude[i].abs() };
         let e = if m == 0.0 || !m.is_finite() { self.emin } else { floor_log2(m).max(self.emin) };
         let half_ulp = if m.is_finite() { ldexp1(e - self.mant - 1) } else { f64::INFINITY };
-        self.k * self.u * m + half_ulp
+        self.k * (self.u * m + self.eta) + half_ulp
     }
 
     /// `|t - b| / bound` of element `i` (0 where either side is not finite).
@@ -295,6 +298,18 @@ impl<'a> ElementBound<'a> {
         } else {
             0.0
         }
+    }
+}
+
+/// Half the smallest subnormal of the precision whose unit roundoff is `u`
+/// (float64, float32, float16, bfloat16); 0 for any other `u`.
+fn underflow_unit(u: f64) -> f64 {
+    match floor_log2(u) {
+        -53 => ldexp1(-1074) / 2.0,
+        -24 => ldexp1(-150),
+        -11 => ldexp1(-25),
+        -8 => ldexp1(-134),
+        _ => 0.0,
     }
 }
 
@@ -312,7 +327,7 @@ pub(super) fn rounding_bound(t: &[f64], b: &[f64], bound: &ElementBound) -> Outc
     let mut problems = Vec::new();
     if beyond > 0 {
         problems.push(format!(
-            "rounding bound: {beyond} of {} elements beyond k*u*magnitude + ulp/2 (k={}, u={}); worst {} times the bound at element {at}: tested {}, bench {}, magnitude {}",
+            "rounding bound: {beyond} of {} elements beyond k*(u*magnitude + eta) + ulp/2 (k={}, u={}); worst {} times the bound at element {at}: tested {}, bench {}, magnitude {}",
             t.len(),
             g(bound.k),
             g(bound.u),
@@ -359,4 +374,53 @@ pub(super) fn rescued(t: &[f64], b: &[f64], bound: &ElementBound, rule: impl Fn(
     }
     out.notes.push(format!("{n} elements within the rounding bound counted as exact (worst {} of the bound; the api rule alone: {})", g(worst), raw.status));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn powers_of_two_are_exact_down_to_the_smallest_subnormal() {
+        assert_eq!(ldexp1(-24), 1.0 / 16777216.0);
+        assert_eq!(ldexp1(-1074), f64::from_bits(1));
+        assert_eq!(ldexp1(-1023), f64::from_bits(1 << 51));
+        assert_eq!(underflow_unit(ldexp1(-11)), ldexp1(-25));
+        assert_eq!(underflow_unit(ldexp1(-24)), ldexp1(-150));
+        assert_eq!(underflow_unit(0.3), 0.0);
+    }
+
+    #[test]
+    fn the_bound_is_k_roundings_of_the_magnitude_plus_half_an_output_ulp() {
+        let m = [1.5, 0.0, 3.0e-6];
+        // float32: 3·2^-24·1.5 + 2^-24 (half the ulp of 1.5); at 0, half float32's smallest subnormal plus 3·eta.
+        let b = ElementBound::new(&m, 3.0, ldexp1(-24), TDType::F32);
+        assert_eq!(b.at(0), 3.0 * ldexp1(-24) * 1.5 + 3.0 * ldexp1(-150) + ldexp1(-24));
+        assert_eq!(b.at(1), 3.0 * ldexp1(-150) + ldexp1(-150));
+        // bfloat16 computed in bfloat16: u = 2^-8, half an ulp of bfloat16 at 3e-6 (2^-19 binade: 2^-27).
+        let b = ElementBound::new(&m, 4.0, ldexp1(-8), TDType::BF16);
+        assert_eq!(b.at(2), 4.0 * (ldexp1(-8) * 3.0e-6 + ldexp1(-134)) + ldexp1(-27));
+        // The ratio is 0 where a side is not finite (the NaN/Inf check judges those).
+        assert_eq!(b.ratio(0, f64::NAN, 1.5), 0.0);
+        // A NaN magnitude bounds nothing but half an ulp of zero.
+        let nan = [f64::NAN];
+        let b = ElementBound::new(&nan, 4.0, ldexp1(-24), TDType::F32);
+        assert_eq!(b.at(0), 4.0 * ldexp1(-150) + ldexp1(-150));
+    }
+
+    #[test]
+    fn the_api_rule_is_rescued_only_when_the_bound_changes_its_verdict() {
+        let (t, b, m) = ([1.0 + 4.0e-6, 2.0], [1.0, 2.0], [1.0e3, 2.0]);
+        let bound = ElementBound::new(&m, 3.0, ldexp1(-24), TDType::F32);
+        let eps = f64::from(f32::EPSILON);
+        let out = rescued(&t, &b, &bound, |t| absolute(t, &b, Class::Fp32, eps));
+        assert_eq!(out.status, Status::Pass);
+        assert_eq!(out.notes, ["1 elements within the rounding bound counted as exact (worst 0.0191084 of the bound; the api rule alone: error)"]);
+        // Beyond the bound: the rule's own verdict and message.
+        let tight = [1.0, 2.0];
+        let bound = ElementBound::new(&tight, 3.0, ldexp1(-24), TDType::F32);
+        let out = rescued(&t, &b, &bound, |t| absolute(t, &b, Class::Fp32, eps));
+        assert_eq!(out.status, Status::Error);
+        assert!(out.notes.is_empty());
+    }
 }
