@@ -1,6 +1,6 @@
 """The figures of the `bound` standard (issue 21) for one recorded output, computed independently
 of msprobe-rs with numpy in float64: per element the bench b, the tested t (the dump's recorded
-value), the magnitude m of the op's rounding class and bound = k*u*m + ulp_d(m)/2 (BOUND.md, with
+value), the magnitude m of the op's rounding class and bound = k*(u*m + eta) + ulp_d(m)/2 (BOUND.md, with
 k and u as runtime/src/ops/mod.rs `Rounding::factors` gives them), and the row's Message and metrics
 as `--standard bound` writes them. zoo/README.md quotes its
 output; tests/rounding.rs pins the same Messages.
@@ -22,6 +22,8 @@ U = 2.0 ** -24  # float32 accumulation for float32, float16 and bfloat16 outputs
 # Elementwise results (every class but Sums, and Terms' gradients) of float16 and bfloat16 are
 # computed in their own precision: k = 4 and their own unit roundoff.
 OWN_U = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8}
+# The underflow unit eta of each compute precision (half its smallest subnormal), by u.
+ETA = {2.0 ** -53: 2.0 ** -1075, 2.0 ** -24: 2.0 ** -150, 2.0 ** -11: 2.0 ** -25, 2.0 ** -8: 2.0 ** -134}
 FORMATS = {  # mantissa bits, minimum exponent
     "float16": (10, -14), "bfloat16": (7, -126), "float32": (23, -126), "float64": (52, -1022),
 }
@@ -128,12 +130,12 @@ def entry_figures(folder, entry):
     k, u = factors(rounding, dtype, direction == "backward")
     bench, mag = np.broadcast_to(bench, tested.shape).reshape(-1), np.broadcast_to(mag, tested.shape).reshape(-1)
     t = tested.reshape(-1)
-    bound = k * u * mag + ulp(mag, dtype) / 2
+    bound = k * (u * mag + ETA[u]) + ulp(mag, dtype) / 2
     ratio = np.abs(t - bench) / bound
     beyond = int(np.sum(ratio > 1))
     i = int(np.argmax(ratio))
     metrics = f"bound_ratio={g6(ratio[i])}; beyond_bound={g6(beyond / t.size)}; k={g6(k)}; u={g6(u)}"
-    message = (f"rounding bound: {beyond} of {t.size} elements beyond k*u*magnitude + ulp/2 (k={g6(k)}, u={g6(u)}); "
+    message = (f"rounding bound: {beyond} of {t.size} elements beyond k*(u*magnitude + eta) + ulp/2 (k={g6(k)}, u={g6(u)}); "
                f"worst {g6(ratio[i])} times the bound at element {i}: tested {g6(t[i])}, bench {g6(bench[i])}, "
                f"magnitude {g6(mag[i])}") if beyond else None
     return {"entry": entry, "dtype": dtype, "k": k, "elements": t.size, "beyond": beyond, "worst_ratio": float(ratio[i]),
