@@ -197,7 +197,8 @@ fn the_unplanted_calls_pass_the_rounding_bound_natively() {
     assert_eq!(code, 0);
 }
 
-/// A script of `api` (real data) from `dump`, generated into `out`.
+/// The script of `api` from `dump` (real data from a tensor dump, random
+/// data from a statistics dump), generated into `out`.
 fn script(framework: Framework, dump: &str, api: &str, propagation: &'static str, out: &Path) -> PathBuf {
     let dump: &'static str = Box::leak(format!("rounding/{dump}").into_boxed_str());
     let api: &'static str = Box::leak(api.to_string().into_boxed_str());
@@ -214,7 +215,8 @@ fn plant(script: &Path, body: &str) {
     std::fs::write(script, format!("{}{}{}", &text[..start], planted, &text[end..])).unwrap();
 }
 
-/// The outcome of one script run in the harness: (exit code, rows).
+/// Runs scripts with their arguments in one process (tests/e2e/harness.py):
+/// per script (exit code, rows, its exception and stderr for messages).
 fn run_scripts(interpreter: &Path, runs: &[(PathBuf, Vec<&str>)], out: &Path) -> Vec<(i64, Vec<Row>, String)> {
     let mut cmd = Command::new(interpreter);
     cmd.arg(repo().join("tests/e2e/harness.py")).arg(out.join("csv"));
