@@ -177,3 +177,37 @@ fn zoo_coverage_does_not_fall() {
         assert!(changed.is_empty(), "verdicts differ from tests/fixtures/zoo/verdicts.json:\n{}", changed.join("\n"));
     }
 }
+
+/// The project's other real tensor dumps (the fixtures of tests/fixtures and
+/// the seed's own under ../shared/fixtures, made on the CPU: a device that
+/// computes what torch and MindSpore compute) replayed whole under the `api`
+/// and `bound` standards: no row is an `error`, no row is a `skip`.
+#[test]
+fn fixture_tensor_dumps_have_no_error_row_under_api_or_bound() {
+    let repo = common::repo();
+    let mut dumps = vec![("pytorch", repo.join("tests/fixtures/pytorch/tensor")), ("mindspore", repo.join("tests/fixtures/mindspore/tensor"))];
+    for fw in ["pytorch", "mindspore"] {
+        let step = repo.join("../shared/fixtures").join(fw).join("dump_tensor_L1/step0");
+        let ranks = sorted_dirs(&step);
+        assert!(!ranks.is_empty(), "no rank folder under {} (the seed's fixtures must sit beside the repository)", step.display());
+        dumps.extend(ranks.into_iter().map(|r| (fw, r)));
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mut failures = vec![];
+    for (i, (fw, dump)) in dumps.iter().enumerate() {
+        for standard in ["api", "bound"] {
+            let out = tmp.path().join(format!("{i}-{standard}"));
+            let o = Command::new(env!("CARGO_BIN_EXE_msprobe"))
+                .args(["-f", fw, "replay", "--dump", dump.to_str().unwrap(), "--output-dir", out.to_str().unwrap(), "--top", "0", "--standard", standard, "--data-mode", "real_data"])
+                .output()
+                .unwrap();
+            let rows = common::detail_rows(&out);
+            assert!(rows.len() > 20, "{}: {} rows", dump.display(), rows.len());
+            for (name, status, message) in rows.iter().filter(|(_, s, _)| s == "error" || s == "skip") {
+                failures.push(format!("{} {standard}: {name} {status}: {message}", dump.display()));
+            }
+            assert_eq!(o.status.code(), Some(0), "{} {standard}: {}", dump.display(), String::from_utf8_lossy(&o.stderr));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -63,6 +63,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/pyfmt.rs",
     "src/replay/call.rs",
     "src/replay/judge.rs",
+    "src/replay/magnitude.rs",
     "src/replay/mod.rs",
     "src/replay/plan.rs",
     "src/replay/quirks.rs",
