@@ -388,6 +388,61 @@ fn the_api_standard_writes_eleven_columns() {
     }
 }
 
+/// The calls of the gradient-layout dumps (tests/fixtures/layouts, real
+/// msprobe 8.3.2 and 26.2.0; tests/grad_layouts.rs replays them natively)
+/// as scripts: linear with square and non-square weights, with and without
+/// bias, 2-D and 3-D, matmul folded and broadcast, attention 4-D and 3-D,
+/// cross_entropy plain and label-smoothed. A script
+/// differentiates the call itself on both sides, so each gradient is the
+/// input's, in input order, whatever msprobe's recording lists: every row
+/// passes, under both standards, with the square weight's among them.
+#[test]
+fn layout_dump_scripts_pass_under_both_standards() {
+    const APIS: [&str; 14] = [
+        "Functional.linear.0",
+        "Functional.linear.1",
+        "Functional.linear.2",
+        "Functional.linear.3",
+        "Functional.linear.4",
+        "Functional.linear.5",
+        "Functional.linear.6",
+        "Torch.matmul.0",
+        "Torch.matmul.1",
+        "Torch.matmul.2",
+        "Functional.scaled_dot_product_attention.0",
+        "Functional.scaled_dot_product_attention.1",
+        "Functional.cross_entropy.0",
+        "Functional.cross_entropy.1",
+    ];
+    let out = tempfile::tempdir().unwrap();
+    let mut cases = vec![];
+    for dump in ["layouts/8.3.2/tensor", "layouts/26.2.0/tensor"] {
+        for api in APIS {
+            cases.push(Case::new(PyTorch, dump, api, "backward", "real_data"));
+        }
+    }
+    let scripts: Vec<PathBuf> = cases.iter().enumerate().map(|(i, c)| c.generate(&out.path().join(format!("scripts{i}")))).collect();
+    let runs: Vec<(PathBuf, Vec<&str>)> = scripts.iter().flat_map(|s| [(s.clone(), vec![]), (s.clone(), vec!["--standard", "api"])]).collect();
+    let outcomes = run_harness(&runs, out.path());
+    let self_reference = format!("{}; {TORCH_SIDES}", runtime::replay::SELF_REFERENCE);
+    for ((script, args), o) in runs.iter().zip(&outcomes) {
+        let case = &cases[scripts.iter().position(|s| s == script).unwrap()];
+        assert_eq!((o.code, &o.results), (0, &vec![vec![case.api.to_string(), "pass".into(), "pass".into(), String::new()]]), "{case:?} {args:?}: {o:?}");
+        let grads = o.details.iter().filter(|r| r[0].contains(".backward.output.")).count();
+        // One row per differentiated input: cross_entropy's target is an index tensor.
+        let inputs = match case.api {
+            "Functional.linear.0" | "Functional.linear.2" | "Functional.linear.4" => 3,
+            "Functional.scaled_dot_product_attention.0" | "Functional.scaled_dot_product_attention.1" => 3,
+            "Functional.cross_entropy.0" | "Functional.cross_entropy.1" => 1,
+            _ => 2,
+        };
+        assert_eq!(grads, inputs, "{case:?} {args:?}: {o:?}");
+        // Under the api standard the CPU tested run is its own reference run, and the row says so.
+        let message = if args.is_empty() { TORCH_SIDES } else { self_reference.as_str() };
+        assert!(o.details.iter().all(|r| r[7] == "pass" && r[8] == message), "{case:?} {args:?}: {o:?}");
+    }
+}
+
 /// Runs `python SCRIPT` in a fresh folder; returns (exit code, folder).
 fn run_plain(script: &Path) -> (i32, tempfile::TempDir) {
     let cwd = tempfile::tempdir().unwrap();

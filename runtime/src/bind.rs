@@ -67,6 +67,35 @@ fn default_value(text: &str) -> Value {
     }
 }
 
+/// The parameter of `sig` each argument of a call binds to: `positional`
+/// arguments in order (a `*name` takes the rest; `None` past the signature),
+/// then the `keywords` through [`KEYWORD_ALIASES`]. The gradient layouts
+/// ([`crate::grad_layout`]) name a call's inputs by parameter.
+pub fn parameters(sig: &'static str, positional: usize, keywords: &[&str]) -> Vec<Option<&'static str>> {
+    let params = parse_sig(sig);
+    let mut by_position = params.iter().filter(|p| !p.kw_only || p.varargs);
+    let mut rest: Option<&'static str> = None;
+    let mut out: Vec<Option<&'static str>> = (0..positional)
+        .map(|_| {
+            if rest.is_none() {
+                if let Some(p) = by_position.next() {
+                    if p.varargs {
+                        rest = Some(p.name);
+                    } else {
+                        return Some(p.name);
+                    }
+                }
+            }
+            rest
+        })
+        .collect();
+    out.extend(keywords.iter().map(|key| {
+        let name = KEYWORD_ALIASES.iter().find(|(a, _)| a == key).map(|(_, n)| *n).unwrap_or(key);
+        params.iter().find(|p| p.name == name).map(|p| p.name)
+    }));
+    out
+}
+
 /// Arguments bound to parameter names.
 #[derive(Debug)]
 pub struct Bound {
@@ -240,6 +269,13 @@ impl Bound {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arguments_are_named_by_the_parameters_they_bind_to() {
+        assert_eq!(parameters("input, weight, bias=None", 2, &["bias"]), [Some("input"), Some("weight"), Some("bias")]);
+        assert_eq!(parameters("input, *shape", 3, &[]), [Some("input"), Some("shape"), Some("shape")]);
+        assert_eq!(parameters("input, *, alpha=1", 2, &["alpha", "x", "nope"]), [Some("input"), None, Some("alpha"), Some("input"), None]);
+    }
 
     #[test]
     fn binds_like_python() {

@@ -3,7 +3,8 @@
 //! already as a Python literal (see [`super::literal`]); the templates only
 //! arrange literals, and the callables come from [`super::api_map`].
 
-use runtime::grad_layout::{self, GradInput};
+use runtime::grad_layout::{self, GradInput, Place};
+use runtime::bind;
 use runtime::{exit, ops, pyfmt};
 use serde::Serialize;
 
@@ -244,21 +245,41 @@ fn marks_requires_grad(a: &Arg) -> bool {
 /// Only where the dump marks no input `requires_grad` (MindSpore dumps mark
 /// none; a PyTorch dump's own marks already say it), and where the recorded
 /// list lines up with the inputs by one of msprobe's layouts
-/// ([`grad_layout::gradient_slots`]): one gradient per positional float
-/// tensor input, or per positional tensor input (MindSpore). When every gradient
-/// is null, nothing is marked (the backward still has something to run).
-fn null_gradients(call: &ApiCall) -> Vec<usize> {
+/// ([`grad_layout::recorded_places`]: one gradient per positional float
+/// tensor input, or per positional tensor input (MindSpore), or the op's
+/// autograd node's list in a PyTorch dump, such as linear's
+/// `[bias, input, weight.t()]`). When every gradient is null, nothing is
+/// marked (the backward still has something to run).
+fn null_gradients(call: &ApiCall, framework: Framework) -> Vec<usize> {
     let Some(backward) = &call.backward else { return vec![] };
     let forward = &call.forward;
     if forward.args.iter().chain(forward.kwargs.iter().map(|(_, v)| v)).any(marks_requires_grad) {
         return vec![];
     }
-    let float = |a: &Arg| matches!(a, Arg::Tensor(t) if t.dtype.is_float());
-    let inputs: Vec<GradInput> = forward.args.iter().map(|a| GradInput { tensor: matches!(a, Arg::Tensor(_)), float: float(a), marked: false }).collect();
+    let shape = |a: &Arg| match a {
+        Arg::Tensor(t) => Some(t.shape.iter().map(|&d| d as usize).collect::<Vec<usize>>()),
+        _ => None,
+    };
+    let all: Vec<(&Arg, bool)> = forward.args.iter().map(|a| (a, false)).chain(forward.kwargs.iter().map(|(_, a)| (a, true))).collect();
+    let shapes: Vec<Option<Vec<usize>>> = all.iter().map(|(a, _)| shape(a)).collect();
+    let op = ops::lookup(framework, &call.name.op_key());
+    let keywords: Vec<&str> = forward.kwargs.iter().map(|(k, _)| k.as_str()).collect();
+    let params = op.map_or_else(|| vec![None; all.len()], |op| bind::parameters(op.sig, forward.args.len(), &keywords));
+    let inputs: Vec<GradInput> = all
+        .iter()
+        .zip(&shapes)
+        .zip(params)
+        .map(|(((a, keyword), shape), param)| GradInput { tensor: shape.is_some(), float: matches!(a, Arg::Tensor(t) if t.dtype.is_float()), marked: false, param, keyword: *keyword, shape: shape.as_deref() })
+        .collect();
     let grads = &backward.grad_inputs;
-    let Some(slots) = grad_layout::gradient_slots(&inputs, grads.len()) else { return vec![] };
-    let null: Vec<usize> = (0..inputs.len()).filter(|&i| inputs[i].float && slots[i].is_some_and(|g| matches!(grads[g], Arg::None))).collect();
-    if null.len() == inputs.iter().filter(|i| i.float).count() {
+    let recorded: Vec<Option<Vec<usize>>> = grads.iter().map(shape).collect();
+    let recorded: Vec<Option<&[usize]>> = recorded.iter().map(Option::as_deref).collect();
+    let incoming = backward.grad_outputs.first().and_then(shape).map(|s| s.iter().product());
+    let node = op.and_then(|op| op.node_gradients(framework));
+    let Some(places) = grad_layout::recorded_places(&inputs, &recorded, incoming, node) else { return vec![] };
+    let positional = &inputs[..forward.args.len()];
+    let null: Vec<usize> = (0..positional.len()).filter(|&i| positional[i].float && matches!(places[i], Place::Recorded(k, _) if matches!(grads[k], Arg::None))).collect();
+    if null.len() == positional.iter().filter(|i| i.float).count() {
         return vec![];
     }
     null
@@ -275,7 +296,7 @@ impl PythonContext {
         let args = |list: &[Arg]| list.iter().map(|a| arg(a, framework)).collect::<Vec<_>>();
         let mut positional = args(&call.forward.args);
         if direction == Direction::Backward {
-            for i in null_gradients(call) {
+            for i in null_gradients(call, framework) {
                 if let ArgCtx::Tensor { requires_grad, .. } = &mut positional[i] {
                     *requires_grad = py_bool(false);
                 }
@@ -362,5 +383,24 @@ mod tests {
         // A dump that marks requires_grad (PyTorch) says it already.
         let forward = json!({"input_args": [f(Some(true)), f(Some(false))], "input_kwargs": {}, "output": []});
         assert_eq!(marks(forward, json!([f(None), null]), Direction::Backward), ["True", "False"]);
+    }
+
+    #[test]
+    fn an_unmarked_pytorch_linear_is_read_in_its_nodes_layout() {
+        let t = |dtype: &str, shape: serde_json::Value| json!({"type": "torch.Tensor", "dtype": dtype, "shape": shape, "Max": 1.0, "Min": 0.0});
+        let f32 = |shape| t("torch.float32", shape);
+        // linear(x, w, b) with x[3,4], w[4,4]: AddmmBackward0 records [b, x, w.t()]; x had no gradient.
+        let forward = json!({"input_args": [f32(json!([3, 4])), f32(json!([4, 4])), f32(json!([4]))], "input_kwargs": {}, "output": [f32(json!([3, 4]))]});
+        let backward = json!({"input": [f32(json!([3, 4]))], "output": [f32(json!([4])), null, f32(json!([4, 4]))]});
+        let call = ApiCall::from_entries(ApiName::parse("Functional.linear.0").unwrap(), &forward, Some(&backward)).unwrap();
+        let cfg = OpConfig::defaults(DumpInput::Extract("x.json".into()));
+        let marks = |fw| {
+            let ctx = PythonContext::new(&call, fw, &cfg, Direction::Backward, None, "").unwrap();
+            ctx.args.iter().map(|a| if let ArgCtx::Tensor { requires_grad, .. } = a { requires_grad.clone() } else { "-".into() }).collect::<Vec<_>>()
+        };
+        // The input's gradient is the null one, not the weight's (as input order would say).
+        assert_eq!(marks(Framework::PyTorch), ["False", "None", "None"]);
+        // MSAdapter's dumps list the API's inputs in order.
+        assert_eq!(marks(Framework::MindTorch), ["None", "False", "None"]);
     }
 }

@@ -56,6 +56,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/loss.rs",
     "src/ops/mod.rs",
     "src/ops/nn.rs",
+    "src/ops/node_grads.rs",
     "src/ops/norm.rs",
     "src/ops/pool.rs",
     "src/ops/reduce.rs",

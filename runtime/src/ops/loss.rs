@@ -11,7 +11,7 @@
 use candle_core::Tensor;
 
 use super::nn::log_softmax_t;
-use super::{inner_grad, one, Fact, Op, Standard};
+use super::{inner_grad, node_grads, one, Fact, Op, Standard};
 use crate::bind::Bound;
 use crate::ctx::{broadcast2, operand, result_type, Ctx};
 use crate::dtype::TDType;
@@ -346,7 +346,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::ClassTargets, Fact::InnerGradient(inner_grad::CROSS_ENTROPY)],
+        facts: &[Fact::ClassTargets, Fact::InnerGradient(inner_grad::CROSS_ENTROPY), Fact::NodeGradients(node_grads::cross_entropy)],
     },
     Op {
         names: &["MS.Functional.cross_entropy", "MintFunctional.cross_entropy"],

@@ -26,6 +26,7 @@ mod index;
 mod inner_grad;
 mod loss;
 mod nn;
+mod node_grads;
 mod norm;
 mod pool;
 mod reduce;
@@ -35,6 +36,7 @@ use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::dtype::TDType;
 use crate::error::Result;
+use crate::grad_layout::NodeLayouts;
 use crate::spec::Framework;
 use crate::value::{Value, T};
 
@@ -86,6 +88,11 @@ pub enum Fact {
     InnerGradient(InnerGradient),
     /// How rounding can move its results ([`Rounding`]; [`Rounding::Composite`] when absent).
     Rounding(Rounding),
+    /// msprobe's PyTorch dumps list its input gradients as its last
+    /// autograd node takes them, not in input order (`linear`'s
+    /// AddmmBackward0 `[bias, input, weight.t()]`, a view's one incoming
+    /// gradient): the layouts it can have ([`crate::grad_layout`]).
+    NodeGradients(NodeLayouts),
 }
 
 /// How rounding in the device's precision can move an op's results: the
@@ -251,6 +258,20 @@ impl Op {
             Fact::Rounding(r) => Some(*r),
             _ => None,
         }).unwrap_or(Rounding::Composite)
+    }
+
+    /// How a dump of `framework` lists its input gradients, when not in
+    /// input order ([`Fact::NodeGradients`]): only msprobe's PyTorch hook
+    /// records a node's gradients (MindSpore's and MSAdapter's record the
+    /// API cell's, in input order).
+    pub fn node_gradients(&self, framework: Framework) -> Option<NodeLayouts> {
+        if framework != Framework::PyTorch {
+            return None;
+        }
+        self.facts.iter().find_map(|f| match f {
+            Fact::NodeGradients(l) => Some(*l),
+            _ => None,
+        })
     }
 
     /// Whether its forward values are undefined (uninitialized memory): only shapes are judged.

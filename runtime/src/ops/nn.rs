@@ -5,7 +5,7 @@
 use candle_core::{Tensor, D};
 use rand::{Rng, SeedableRng};
 
-use super::{one, Fact, Op, Parts, Rounding, Standard};
+use super::{node_grads, one, Fact, Op, Parts, Rounding, Standard};
 use crate::bind::Bound;
 use crate::ctx::{dim, precise, Ctx};
 use crate::dtype::TDType;
@@ -327,9 +327,9 @@ fn sdpa_weights(ctx: &Ctx, b: &Bound) -> Result<(Tensor, f64)> {
 
 /// The neural-network entries.
 pub static OPS: &[Op] = &[
-    Op { names: &["Torch.matmul", "Tensor.matmul", "Tensor.__matmul__", "Mint.matmul"], sig: "input, other", forward: matmul, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast] },
+    Op { names: &["Torch.matmul", "Tensor.matmul", "Tensor.__matmul__", "Mint.matmul"], sig: "input, other", forward: matmul, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::NodeGradients(node_grads::matmul)] },
     // mindspore.ops.dense is linear (`input @ weight.T + bias`).
-    Op { names: &["Functional.linear", "MintFunctional.linear", "MS.Functional.dense"], sig: "input, weight, bias=None", forward: linear, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast] },
+    Op { names: &["Functional.linear", "MintFunctional.linear", "MS.Functional.dense"], sig: "input, weight, bias=None", forward: linear, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::NodeGradients(node_grads::linear)] },
     Op { names: &["Functional.softmax", "MintFunctional.softmax"], sig: "input, dim=None, _stacklevel=3, dtype=None", forward: softmax, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
     Op { names: &["Torch.softmax", "Tensor.softmax", "Mint.softmax"], sig: "input, dim, dtype=None", forward: softmax, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
     Op { names: &["MS.Functional.log_softmax"], sig: "input, dim=-1", forward: log_softmax, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
@@ -379,6 +379,6 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "sdpa", composite: true, magnitude: sdpa_parts })), Fact::Autocast],
+        facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "sdpa", composite: true, magnitude: sdpa_parts })), Fact::Autocast, Fact::NodeGradients(node_grads::attention)],
     },
 ];

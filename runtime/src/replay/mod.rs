@@ -108,11 +108,13 @@ fn replay_once(r: &Replay, iteration: u64, limits: &Limits) -> Result<(Vec<Detai
     let forward = judge_list(&call, Direction::Forward, &outputs, &bench.outputs, &magnitudes.outputs, &forward_note);
     let Outcome { grads: Some(bench_grads), .. } = bench else { return Ok((forward, vec![])) };
 
-    let bench_grads: Vec<Value> = bench_grads.into_iter().map(Value::Tensor).collect();
-    let device_grad = |i: usize| device.as_ref().and_then(|d| d.grads.as_ref()).and_then(|g| g.get(i).cloned()).map(Value::Tensor);
-    let grads: Vec<Tested> = plan.grads.iter().enumerate().map(|(i, s)| Tested::new(s, device_grad(i), Direction::Backward)).collect();
+    // Computed gradients (and their rounding magnitudes) are compared in the layout msprobe recorded them in.
+    let grad_magnitudes: Vec<Option<Vec<f64>>> = magnitudes.grads.iter().zip(&bench_grads).enumerate().map(|(i, (m, g))| m.as_ref().and_then(|m| plan.recorded_values(i, m, g.dims()))).collect();
+    let bench_grads: Vec<Value> = bench_grads.iter().enumerate().map(|(i, g)| plan.recorded_layout(i, g).map(Value::Tensor)).collect::<Result<_>>()?;
+    let device_grad = |i: usize| device.as_ref().and_then(|d| d.grads.as_ref()).and_then(|g| g.get(i)).map(|g| plan.recorded_layout(i, g).map(Value::Tensor)).transpose();
+    let grads: Vec<Tested> = plan.grads.iter().enumerate().map(|(i, s)| Ok(Tested::new(s, device_grad(i)?, Direction::Backward))).collect::<Result<_>>()?;
     let note = message(&[&forward_note, call.mask_note.as_deref().unwrap_or("")]);
-    let mut backward = judge_list(&call, Direction::Backward, &grads, &bench_grads, &magnitudes.grads, &note);
+    let mut backward = judge_list(&call, Direction::Backward, &grads, &bench_grads, &grad_magnitudes, &note);
     if plan.first_grad_recorded {
         judge::inner_node_quirk(&call, &grads, &mut backward)?;
     }

@@ -3,10 +3,17 @@
 //! or the emulated device (and why); whether the emulated device must run;
 //! whether a recorded gradient may be an inner node's. Recorded gradients
 //! are matched to the inputs by the dump's gradient layout
-//! ([`gradient_slots`], called from this one place).
+//! ([`recorded_places`], called from this one place): in input order, or
+//! as the op's last autograd node lists them (PyTorch dumps of an op with
+//! `Fact::NodeGradients`), each with the [`Transform`] that maps a computed
+//! gradient into the recorded layout.
 
+use candle_core::DType;
+
+use crate::dtype::TDType;
 use crate::error::Result;
-use crate::grad_layout::{gradient_slots, GradInput};
+use crate::bind::parameters;
+use crate::grad_layout::{recorded_places, GradInput, Place, Transform};
 use crate::exec::Outcome;
 use crate::inputs::master;
 use crate::spec::{DataMode, Replay, Spec};
@@ -28,6 +35,25 @@ pub(super) struct Plan {
     /// The gradients are the recorded ones and the first is there: it may
     /// be an inner node's ([`crate::ops::Op::inner_gradient`]).
     pub first_grad_recorded: bool,
+}
+
+impl Plan {
+    /// Gradient `i` as computed (bench or emulated device) mapped into the
+    /// layout its tested side was recorded in ([`Transform::apply`]).
+    pub fn recorded_layout(&self, i: usize, grad: &T) -> Result<T> {
+        match self.grads.get(i) {
+            Some(Source::Recorded(_, transform)) => transform.apply(grad),
+            _ => Ok(grad.clone()),
+        }
+    }
+
+    /// [`Plan::recorded_layout`] of per-element values of gradient `i`
+    /// shaped `dims` (its rounding magnitudes); `None` when they do not fit
+    /// the shape.
+    pub fn recorded_values(&self, i: usize, values: &[f64], dims: &[usize]) -> Option<Vec<f64>> {
+        let t = T::from_f64(values.to_vec(), dims, TDType::F64, DType::F64).ok()?;
+        self.recorded_layout(i, &t).ok()?.to_f64_vec().ok()
+    }
 }
 
 /// Why the whole call is emulated, when it is (random data, or asked to).
@@ -56,7 +82,7 @@ pub(super) fn plan(call: &Call, bench: &Outcome) -> Result<Plan> {
     let grads_emulated = grad_count.is_some() && !(grads_recorded && !grads.iter().any(emulated));
     Ok(Plan {
         needs_device: outputs.iter().any(emulated) || grads_emulated || call.r.standard == Standard::Api,
-        first_grad_recorded: grads_recorded && matches!(grads.first(), Some(Source::Recorded(_))),
+        first_grad_recorded: grads_recorded && matches!(grads.first(), Some(Source::Recorded(..))),
         outputs,
         grads,
     })
@@ -64,26 +90,42 @@ pub(super) fn plan(call: &Call, bench: &Outcome) -> Result<Plan> {
 
 /// The tested gradients (one per bench gradient; none without a backward)
 /// and whether they are the recorded ones. The dump's list of input
-/// gradients holds positional inputs only (a differentiated keyword has
-/// none), laid out the way its length says ([`gradient_slots`]). They line
-/// up when the layout is known, every differentiated input is positional,
-/// and each recorded one has its input's shape (a broadcast matmul's does
-/// not); a missing file is fine: that gradient alone is emulated. Every
-/// recorded gradient file is read, as the outputs are.
+/// gradients is laid out as [`recorded_places`] finds it: in input order
+/// (positional inputs only: a differentiated keyword has none), or as the
+/// op's last autograd node lists them, where some inputs' gradients are
+/// not there at all (those rows are emulated and say why). They line up
+/// when a layout fits, and each recorded one has the shape its input's
+/// gradient takes in that layout (a broadcast matmul's does not); a missing
+/// file is fine: that gradient alone is emulated. Every recorded gradient
+/// file is read, as the outputs are.
 fn gradients(call: &Call, bench: Option<&[T]>) -> Result<(Vec<Source>, bool)> {
     let r = call.r;
-    let slots = gradient_slots(&grad_inputs(&r.args), r.grad_inputs.len());
-    let slot = |i: usize| slots.as_ref().and_then(|s| s.get(i).copied().flatten());
-    let picked = call.differentiate.iter().enumerate().filter(|(_, &d)| d).map(|(i, _)| slot(i));
-    let recorded_grads = picked.map(|k| recorded(k.and_then(|k| r.grad_inputs.get(k)), call, Direction::Backward)).collect::<Result<Vec<_>>>()?;
+    let inputs = grad_inputs(call);
+    let recorded_dims: Vec<Option<&[usize]>> = r.grad_inputs.iter().map(|s| if let Spec::Tensor(t) = s { Some(t.shape.as_slice()) } else { None }).collect();
+    let incoming = r.grad_outputs.as_ref().and_then(|g| g.first()).and_then(|s| if let Spec::Tensor(t) = s { Some(t.shape.iter().product()) } else { None });
+    let node = call.op.node_gradients(r.framework);
+    let places = recorded_places(&inputs, &recorded_dims, incoming, node);
+    let place = |i: usize| places.as_ref().and_then(|p| p.get(i).cloned()).unwrap_or(Place::Absent);
+    let picked = call.differentiate.iter().enumerate().filter(|(_, &d)| d).map(|(i, _)| place(i));
+    let recorded_grads = picked
+        .map(|p| match p {
+            Place::Recorded(k, transform) => Ok(match recorded(r.grad_inputs.get(k), call, Direction::Backward)? {
+                Source::Recorded(v, _) => Source::Recorded(v, transform),
+                emulated => emulated,
+            }),
+            Place::Elsewhere(why) => Ok(Source::Emulated(Reason::NotRecorded(why))),
+            Place::Absent => recorded(None, call, Direction::Backward),
+        })
+        .collect::<Result<Vec<_>>>()?;
     let Some(bench) = bench else { return Ok((vec![], false)) };
-    let one_per_input = slots.is_some() && call.differentiate.iter().skip(r.args.len()).all(|d| !d);
+    // In input order, a differentiated keyword has no place.
+    let keyword_differentiated = node.is_none() && call.differentiate.iter().skip(r.args.len()).any(|&d| d);
     let shapes_match = recorded_grads.iter().zip(bench).all(|(g, b)| match g {
-        Source::Recorded(Value::Tensor(t)) => t.dims() == b.dims(),
-        Source::Recorded(_) => false,
+        Source::Recorded(Value::Tensor(t), transform) => transform.dims(b.dims()).is_some_and(|d| d == t.dims()),
+        Source::Recorded(..) => false,
         Source::Emulated(_) => true,
     });
-    let aligned = one_per_input && recorded_grads.len() == bench.len() && shapes_match;
+    let aligned = places.is_some() && !keyword_differentiated && recorded_grads.len() == bench.len() && shapes_match;
     // A random op's mask is unknown without its recorded output: the
     // recorded gradients cannot be replayed then.
     let mask_unknown = call.op.random && !call.mask_known;
@@ -106,7 +148,7 @@ fn recorded(spec: Option<&Spec>, call: &Call, direction: Direction) -> Result<So
             // A path that exists but cannot be read (a folder) is a broken input.
             Some(p) if p.exists() => {
                 let m = master(t, DataMode::Real, (0, 0, 0))?;
-                return Ok(Source::Recorded(Value::Tensor(T::from_f64(m.values, &m.shape, m.dtype, call.device.compute)?)));
+                return Ok(Source::Recorded(Value::Tensor(T::from_f64(m.values, &m.shape, m.dtype, call.device.compute)?), Transform::Same));
             }
             Some(p) => Reason::FileMissing(direction, p.clone()),
             None => Reason::NoFile(direction),
@@ -128,12 +170,18 @@ fn spec_kind(s: &Spec) -> &'static str {
     }
 }
 
-/// The positional inputs as [`gradient_slots`] sees them.
-fn grad_inputs(args: &[Spec]) -> Vec<GradInput> {
-    args.iter()
-        .map(|s| match s {
-            Spec::Tensor(t) => GradInput { tensor: true, float: t.dtype.is_float(), marked: t.requires_grad == Some(true) },
-            _ => GradInput { tensor: false, float: false, marked: false },
+/// The call's inputs (positional, then keyword) as [`recorded_places`]
+/// sees them: each with the parameter it binds to.
+fn grad_inputs<'a>(call: &Call<'a>) -> Vec<GradInput<'a>> {
+    let r = call.r;
+    let keywords: Vec<&str> = r.kwargs.iter().map(|(k, _)| k.as_str()).collect();
+    let params = parameters(call.op.sig, r.args.len(), &keywords);
+    let specs = r.args.iter().map(|s| (s, false)).chain(r.kwargs.iter().map(|(_, s)| (s, true)));
+    specs
+        .zip(params)
+        .map(|((s, keyword), param)| match s {
+            Spec::Tensor(t) => GradInput { tensor: true, float: t.dtype.is_float(), marked: t.requires_grad == Some(true), param, keyword, shape: Some(t.shape.as_slice()) },
+            _ => GradInput { tensor: false, float: false, marked: false, param, keyword, shape: None },
         })
         .collect()
 }

@@ -6,6 +6,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use crate::grad_layout::Transform;
 use crate::spec::Framework;
 use crate::value::Value;
 
@@ -13,6 +14,9 @@ use super::quirks;
 
 /// What the bench side is, in every compared row's Message.
 pub(super) const BENCH: &str = "bench: float64 recompute on the CPU";
+
+/// How a row compared with a recorded transposed gradient says so.
+pub(super) const TRANSPOSED: &str = "of the transposed input as the autograd node took it (weight.t()), compared with the computed gradient transposed";
 
 /// The pass a row judges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +66,9 @@ pub(super) enum Reason {
     MaskUnknown,
     /// A cast to the input's own dtype ([`quirks::NOOP_CAST`]).
     NoopCast,
+    /// The dump's list of gradients holds other values in this input's
+    /// place (an autograd node's incoming gradient passed on): why.
+    NotRecorded(String),
 }
 
 impl fmt::Display for Reason {
@@ -76,6 +83,7 @@ impl fmt::Display for Reason {
             Reason::NotLinedUp(d) => write!(f, "the dump's {}s do not line up with the call's", d.noun()),
             Reason::MaskUnknown => f.write_str("a random op's mask is unknown without its recorded output"),
             Reason::NoopCast => f.write_str(quirks::NOOP_CAST),
+            Reason::NotRecorded(why) => f.write_str(why),
         }
     }
 }
@@ -84,8 +92,9 @@ impl fmt::Display for Reason {
 /// Message's `tested: ...; bench: ...` part.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum TestedSource {
-    /// The device's value recorded in the dump (an output or a gradient).
-    Recorded(Direction),
+    /// The device's value recorded in the dump (an output or a gradient),
+    /// in the layout the computed values were mapped into to compare.
+    Recorded(Direction, Transform),
     /// The emulated device in the dumped dtypes, and why.
     Emulated(Reason),
 }
@@ -96,8 +105,9 @@ impl TestedSource {
     /// framework itself (`the MSAdapter dump`).
     pub fn text(&self, framework: Framework) -> String {
         match (self, framework.adapter()) {
-            (TestedSource::Recorded(d), None) => format!("tested: device {} recorded in the dump; {BENCH}", d.noun()),
-            (TestedSource::Recorded(d), Some(a)) => format!("tested: device {} recorded in the {a} dump; {BENCH}", d.noun()),
+            (TestedSource::Recorded(d, Transform::Same), None) => format!("tested: device {} recorded in the dump; {BENCH}", d.noun()),
+            (TestedSource::Recorded(d, Transform::Same), Some(a)) => format!("tested: device {} recorded in the {a} dump; {BENCH}", d.noun()),
+            (TestedSource::Recorded(d, Transform::Transposed), _) => format!("tested: device {} recorded in the dump, {TRANSPOSED}; {BENCH}", d.noun()),
             (TestedSource::Emulated(why), None) => format!("tested: emulated device in the dumped dtypes ({why}); {BENCH}"),
             (TestedSource::Emulated(why), Some(a)) => format!("tested: emulated device in the {a} dump's dtypes ({why}); {BENCH}"),
         }
@@ -108,8 +118,9 @@ impl TestedSource {
 /// device's is taken.
 #[derive(Debug, Clone)]
 pub(super) enum Source {
-    /// The dump's device value.
-    Recorded(Value),
+    /// The dump's device value, and how a computed value maps into its
+    /// layout ([`super::plan::Plan::recorded_layout`]).
+    Recorded(Value, Transform),
     /// The emulated device's value, for this reason.
     Emulated(Reason),
 }
@@ -132,7 +143,7 @@ impl Tested {
     /// emulated one is its own reference.
     pub fn new(source: &Source, device: Option<Value>, direction: Direction) -> Tested {
         match source {
-            Source::Recorded(v) => Tested { value: v.clone(), source: TestedSource::Recorded(direction), reference: device },
+            Source::Recorded(v, transform) => Tested { value: v.clone(), source: TestedSource::Recorded(direction, *transform), reference: device },
             Source::Emulated(why) => Tested { value: device.clone().unwrap_or(Value::None), source: TestedSource::Emulated(why.clone()), reference: device },
         }
     }
@@ -150,7 +161,7 @@ mod tests {
 
     #[test]
     fn sources_write_the_messages_tested_part() {
-        let recorded = TestedSource::Recorded(Direction::Backward);
+        let recorded = TestedSource::Recorded(Direction::Backward, Transform::Same);
         for fw in [Framework::PyTorch, Framework::MindSpore] {
             assert_eq!(recorded.text(fw), "tested: device gradient recorded in the dump; bench: float64 recompute on the CPU");
         }
@@ -161,5 +172,10 @@ mod tests {
         assert_eq!(random.text(Framework::MindTorch), "tested: emulated device in the MSAdapter dump's dtypes (random_data has no device values); bench: float64 recompute on the CPU");
         assert_eq!(Reason::NotLinedUp(Direction::Backward).to_string(), "the dump's gradients do not line up with the call's");
         assert_eq!(Reason::RecordedKind(Direction::Forward, "int").to_string(), "no recorded output: the dump recorded a int");
+        let transposed = TestedSource::Recorded(Direction::Backward, Transform::Transposed);
+        assert_eq!(
+            transposed.text(Framework::PyTorch),
+            "tested: device gradient recorded in the dump, of the transposed input as the autograd node took it (weight.t()), compared with the computed gradient transposed; bench: float64 recompute on the CPU"
+        );
     }
 }
