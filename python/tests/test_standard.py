@@ -3,7 +3,7 @@ them to the shared cases; these pin the pieces)."""
 
 import numpy as np
 
-from msprobe_rs.repro.standard import _std_base_name, _std_rule, judge, metrics
+from msprobe_rs.repro.standard import _StdElementBound, _std_base_name, _std_rule, judge, metrics
 
 
 def arr(*values):
@@ -30,12 +30,20 @@ def test_the_msprobe_rule():
 
 
 def test_rules_by_api_and_dtype():
-    assert _std_rule("api", "Torch.add", False, False, "float32") == "absolute threshold"
-    assert _std_rule("api", "Torch.matmul", False, False, "float16") == "ulp"
-    assert _std_rule("api", "Torch.matmul", True, False, "float16") == "benchmark"
-    assert _std_rule("api", "Functional.conv2d", False, False, "float32") == "thousandth"
-    assert _std_rule("api", "Torch.add", False, False, "int64") == "binary equality"
-    assert _std_rule("msprobe", "Torch.split", False, True, "float32") == "binary equality"
+    assert _std_rule("api", "Torch.add", False, False, "float32", False) == "absolute threshold"
+    assert _std_rule("api", "Torch.add", False, False, "float32", True) == "absolute threshold"
+    assert _std_rule("api", "Torch.matmul", False, False, "float16", False) == "ulp"
+    assert _std_rule("api", "Torch.matmul", True, False, "float16", False) == "benchmark"
+    assert _std_rule("api", "Functional.conv2d", False, False, "float32", False) == "thousandth"
+    assert _std_rule("api", "Torch.add", False, False, "int64", False) == "binary equality"
+    assert _std_rule("msprobe", "Torch.split", False, True, "float32", False) == "binary equality"
+    # bound: the rounding bound where the output has a magnitude, else the api standard's rule.
+    assert _std_rule("bound", "Torch.add", False, False, "bfloat16", True) == "rounding bound"
+    assert _std_rule("bound", "Torch.add", True, False, "bfloat16", True) == "rounding bound"
+    assert _std_rule("bound", "Torch.add", False, False, "bfloat16", False) == "absolute threshold"
+    assert _std_rule("bound", "Torch.matmul", True, False, "bfloat16", False) == "benchmark"
+    assert _std_rule("bound", "Torch.add", False, False, "int64", True) == "binary equality"
+    assert _std_rule("bound", "Tensor.view", False, True, "float32", True) == "binary equality"
     assert _std_base_name("Tensor.__radd__") == "add"
     assert _std_base_name("Tensor.__rsub__") == "rsub"
     assert _std_base_name("Tensor.add_") == "add"
@@ -51,3 +59,23 @@ def test_the_api_rules_say_what_failed():
     status, message, rule, _ = judge("api", "Torch.gelu", False, False, "float32", arr(1.0, 2.0), arr(1.0, 2.0), None, 0.99, 0.001)
     assert (status, rule) == ("pass", "benchmark")
     assert message == "no reference run in the tested dtype: ratios against the dtype's floor 6.10352e-05"
+
+
+def test_the_rounding_bound_is_k_roundings_of_the_magnitude_plus_half_an_ulp():
+    m = np.array([0.0, 1.0, 3.0, np.nan, np.inf, 2.0 ** -1070])
+    # float16 computed in float32: eta is half float32's smallest subnormal (2^-150).
+    f16 = _StdElementBound(m, 3.0, 2.0 ** -24, "float16")
+    eta = 3 * 2.0 ** -150
+    assert f16.bound[:4].tolist() == [eta + 2.0 ** -25, 3 * 2.0 ** -24 + eta + 2.0 ** -11, 9 * 2.0 ** -24 + eta + 2.0 ** -10,
+                                      eta + 2.0 ** -25]
+    assert f16.bound[4] == np.inf
+    # float64: eta underflows to 0, and half an ulp of 0 is the smallest subnormal (2^-1075 does not exist).
+    f64 = _StdElementBound(m, 16.0, 2.0 ** -53, "float64")
+    assert f64.bound[0] == 2.0 ** -1074 and f64.bound[5] == 16 * (2.0 ** -53 * 2.0 ** -1070) + 2.0 ** -1074
+    # bfloat16 computed in bfloat16 (u = 2^-8, eta = 2^-134).
+    assert _StdElementBound(m, 4.0, 2.0 ** -8, "bfloat16").bound[1] == 4 * (2.0 ** -8 + 2.0 ** -134) + 2.0 ** -8
+    assert _StdElementBound(m, 1.0, 2.0 ** -24, "float32").bound[1] == 2.0 ** -24 + 2.0 ** -150 + 2.0 ** -24
+    # An unknown unit roundoff has no underflow unit.
+    assert _StdElementBound(m, 1.0, 0.3, "float32").bound[0] == 2.0 ** -150
+    # Non-finite pairs have ratio 0.
+    assert f16.ratios(np.array([np.nan, 1.0, 1.0, 1.0, 5.0, 0.0]), np.array([1.0, 1.0, 1.0, 1.0, 1.0, 0.0])).tolist() == [0.0] * 6

@@ -49,3 +49,17 @@ def test_the_standards_sets_are_the_rust_ones():
     with open(api_standard_rs, encoding="utf-8") as f:
         text = f.read()
     assert '"npu_fusion_attention_grad"' in text and "npu_fusion_attention_grad" in sets["level1"]
+
+
+def test_every_rounding_class_is_one_magnitude_py_computes():
+    from msprobe_rs.repro import magnitude
+    assert sorted(_tables.ROUNDING_FACTORS) == ["composite", "gelu", "sdpa", "smooth", "sums", "terms"]
+    for key, per_dtype in _tables.ROUNDING_FACTORS.items():
+        assert sorted(per_dtype) == ["bfloat16", "float16", "float32", "float64"], key
+    for name, entry in _tables.ROUNDING.items():
+        assert entry[0] in ("terms", "sums", "smooth", "parts", "composite"), name
+        if entry[0] == "parts":
+            assert entry[1] in magnitude.PARTS and entry[1] in _tables.ROUNDING_FACTORS, name
+        if entry[0] == "terms":
+            assert (entry[1] is None) == (entry[2] is None), name
+    assert _tables.ROUNDING["Torch.sub"] == ("terms", 1, "other") and _tables.ROUNDING["MS.Functional.dense"] == ("sums",)

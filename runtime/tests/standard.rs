@@ -144,5 +144,5 @@ fn python_mirror_is_the_scripts_machinery() {
     let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let marker = "\n# --- msprobe-rs: the scripts inline this file from here ---\n";
     let inlined = source.split_once(marker).unwrap_or_else(|| panic!("{} has no marker line", path.display())).1;
-    assert!(inlined.contains("\ndef judge(standard, api, backward, exact_op, dtype, tested, bench, reference, cosine_threshold, max_abs_err_threshold):\n"), "{}", path.display());
+    assert!(inlined.contains("\ndef judge(standard, api, backward, exact_op, dtype, tested, bench, reference, cosine_threshold, max_abs_err_threshold, rounding=None):\n"), "{}", path.display());
 }

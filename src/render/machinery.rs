@@ -15,11 +15,11 @@
 use std::fmt::Write;
 
 use runtime::dtype::{Category, TDType};
-use runtime::ops::api_standard;
-use runtime::{bind, exit};
+use runtime::ops::{self, api_standard, Rounding};
+use runtime::{bind, exit, pyfmt};
 
 use super::api_map;
-use super::literal::py_str;
+use super::literal::{py_bool, py_float, py_str};
 use crate::model::Framework;
 
 /// The line after which a package file is inlined into the scripts (the
@@ -33,17 +33,17 @@ macro_rules! repro {
 }
 
 /// The PyTorch scripts' files, in inlining order (`_tables.py` comes first, rendered).
-const PYTORCH: &[(&str, &str)] = repro!["data_generate.py", "torch_exec.py", "standard.py", "compare.py", "run_ut.py", "pytorch_side.py"];
+const PYTORCH: &[(&str, &str)] = repro!["data_generate.py", "torch_exec.py", "magnitude.py", "standard.py", "compare.py", "run_ut.py", "pytorch_side.py"];
 
 /// The MindSpore scripts' files, in inlining order (`_tables.py` comes first, rendered).
 const MINDSPORE: &[(&str, &str)] =
-    repro!["data_generate.py", "torch_exec.py", "ms_bench.py", "ms_exec.py", "standard.py", "compare.py", "run_ut.py", "mindspore_side.py"];
+    repro!["data_generate.py", "torch_exec.py", "magnitude.py", "ms_bench.py", "ms_exec.py", "standard.py", "compare.py", "run_ut.py", "mindspore_side.py"];
 
 /// The MSAdapter (mindtorch) scripts' files, in inlining order (`_tables.py`
 /// comes first, rendered): `two_torches.py` binds MSAdapter's torch and the
 /// real torch before the rest uses them.
 const MINDTORCH: &[(&str, &str)] =
-    repro!["two_torches.py", "data_generate.py", "torch_exec.py", "ms_exec.py", "standard.py", "compare.py", "run_ut.py", "mindtorch_side.py"];
+    repro!["two_torches.py", "data_generate.py", "torch_exec.py", "magnitude.py", "ms_exec.py", "standard.py", "compare.py", "run_ut.py", "mindtorch_side.py"];
 
 /// The package files of `framework`'s machinery, `(file name, text)`, in
 /// inlining order.
@@ -149,10 +149,75 @@ fn tables_body() -> String {
     helpers.sort_unstable();
     helpers.dedup();
     writeln!(o, "MS_BENCH_HELPERS = frozenset({})", py_list(helpers)).unwrap();
+    rounding_tables(o);
     o.push_str("# Message parts the native replay writes too (runtime/src/replay/judge.rs).\n");
     writeln!(o, "UNDEFINED_VALUES = {}", py_str(runtime::replay::UNDEFINED_VALUES)).unwrap();
     writeln!(o, "SELF_REFERENCE = {}", py_str(runtime::replay::SELF_REFERENCE)).unwrap();
     out
+}
+
+/// One API's rounding class as the scripts' `ROUNDING` holds it.
+fn rounding_entry(op: &ops::Op) -> String {
+    let class = op.rounding();
+    match class {
+        Rounding::Terms { negated } => {
+            let position = negated.and_then(|n| bind::param_position(op.sig, n)).map_or("None".to_string(), |p| p.to_string());
+            format!("({}, {position}, {})", py_str(class.name()), negated.map_or("None".to_string(), py_str))
+        }
+        Rounding::Parts(parts) => {
+            let params = pyfmt::tuple(bind::param_names(op.sig).into_iter().map(py_str));
+            format!("({}, {}, {}, {params})", py_str(class.name()), py_str(parts.name), py_bool(parts.composite))
+        }
+        _ => format!("({},)", py_str(class.name())),
+    }
+}
+
+/// The key of a class's factors in `ROUNDING_FACTORS`: its name, a formula's parts by the formula's name.
+fn factors_key(class: Rounding) -> &'static str {
+    match class {
+        Rounding::Parts(parts) => parts.name,
+        _ => class.name(),
+    }
+}
+
+/// `ROUNDING` (every op-table name's rounding class, `runtime/src/ops/mod.rs`)
+/// and `ROUNDING_FACTORS` (each class's `(k, u)` per float dtype, forward and backward).
+fn rounding_tables(o: &mut String) {
+    o.push_str(
+        "# How rounding can move each API's results, by op-table name (runtime/src/ops/mod.rs,\n\
+         # Rounding; the magnitudes of magnitude.py): (\"terms\", the negated parameter's\n\
+         # position or None, its name or None), (\"sums\",), (\"smooth\",), (\"parts\", formula,\n\
+         # whether the rest is composite's, the signature's parameter names), (\"composite\",).\nROUNDING = {\n",
+    );
+    let mut classes: Vec<Rounding> = vec![];
+    for op in ops::table() {
+        let entry = rounding_entry(op);
+        for name in op.names {
+            writeln!(o, "    {}: {entry},", py_str(name)).unwrap();
+        }
+        if !classes.iter().any(|c| factors_key(*c) == factors_key(op.rounding())) {
+            classes.push(op.rounding());
+        }
+    }
+    o.push_str(
+        "}\n# Each class's (k, u) of k*(u*magnitude + eta) + ulp/2 by the output's float dtype, as\n\
+         # (forward, backward) (Rounding::factors); a formula's parts by the formula's name.\nROUNDING_FACTORS = {\n",
+    );
+    let floats: Vec<TDType> = TDType::ALL.into_iter().filter(|d| d.is_float()).collect();
+    for class in classes {
+        let per_dtype: Vec<String> = floats
+            .iter()
+            .map(|&d| {
+                let pair = |backward| {
+                    let (k, u) = class.factors(d, backward);
+                    format!("({}, {})", py_float(k), py_float(u))
+                };
+                format!("{}: ({}, {})", py_str(d.name()), pair(false), pair(true))
+            })
+            .collect();
+        writeln!(o, "    {}: {{{}}},", py_str(factors_key(class)), per_dtype.join(", ")).unwrap();
+    }
+    o.push_str("}\n");
 }
 
 /// The file name of the shared module of `framework`'s scripts, versioned
@@ -192,6 +257,10 @@ mod tests {
         assert!(body.contains("    \"keep_dims\": \"keepdim\",\n"), "{body}");
         assert!(body.contains("EXIT_SKIPPED = 8\n"), "{body}");
         assert!(body.contains("\"ms_ops_conv2d\""), "{body}");
+        assert!(body.contains("    \"Torch.sub\": (\"terms\", 1, \"other\"),\n    \"Tensor.sub\": (\"terms\", 1, \"other\"),\n"), "{body}");
+        assert!(body.contains("    \"Functional.gelu\": (\"parts\", \"gelu\", False, (\"input\", \"approximate\")),\n"), "{body}");
+        assert!(body.contains("    \"Functional.softmax\": (\"composite\",),\n"), "{body}");
+        assert!(body.contains("    \"terms\": {\"float16\": ((4.0, 0.00048828125), (16.0, 5.960464477539063e-8)), "), "{body}");
         assert_eq!(shared_module_file(Framework::MindSpore), format!("msprobe_repro_{}_mindspore.py", env!("CARGO_PKG_VERSION").replace('.', "_")));
     }
 }

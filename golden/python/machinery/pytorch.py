@@ -74,6 +74,435 @@ STANDARD_API_SETS = {
 }
 # The bench helpers of ms_bench that the bench table names (runtime/src/ops/bench.rs).
 MS_BENCH_HELPERS = frozenset(["ms_mint_binary_cross_entropy", "ms_ops_assign", "ms_ops_binary_cross_entropy_with_logits", "ms_ops_clip_by_global_norm", "ms_ops_conv2d", "ms_ops_cross_entropy", "ms_ops_dropout", "ms_ops_gather", "ms_ops_index_add", "ms_ops_kl_div", "ms_ops_l1_loss", "ms_ops_mse_loss", "ms_ops_nll_loss", "ms_ops_one_hot", "ms_ops_smooth_l1_loss", "ms_ops_tensor_scatter_elements", "ms_tensor_std", "ms_tensor_transpose", "ms_tensor_var"])
+# How rounding can move each API's results, by op-table name (runtime/src/ops/mod.rs,
+# Rounding; the magnitudes of magnitude.py): ("terms", the negated parameter's
+# position or None, its name or None), ("sums",), ("smooth",), ("parts", formula,
+# whether the rest is composite's, the signature's parameter names), ("composite",).
+ROUNDING = {
+    "Torch.add": ("terms", None, None),
+    "Tensor.add": ("terms", None, None),
+    "Tensor.__add__": ("terms", None, None),
+    "Tensor.__radd__": ("terms", None, None),
+    "Mint.add": ("terms", None, None),
+    "Tensor.add_": ("terms", None, None),
+    "Tensor.__iadd__": ("terms", None, None),
+    "Torch.sub": ("terms", 1, "other"),
+    "Tensor.sub": ("terms", 1, "other"),
+    "Tensor.__sub__": ("terms", 1, "other"),
+    "Mint.sub": ("terms", 1, "other"),
+    "Tensor.__rsub__": ("terms", 0, "input"),
+    "Torch.mul": ("terms", None, None),
+    "Tensor.mul": ("terms", None, None),
+    "Tensor.__mul__": ("terms", None, None),
+    "Tensor.__rmul__": ("terms", None, None),
+    "Mint.mul": ("terms", None, None),
+    "Tensor.mul_": ("terms", None, None),
+    "Tensor.__imul__": ("terms", None, None),
+    "Torch.div": ("terms", None, None),
+    "Tensor.div": ("terms", None, None),
+    "Tensor.__truediv__": ("terms", None, None),
+    "Mint.div": ("terms", None, None),
+    "Torch.true_divide": ("terms", None, None),
+    "Tensor.__rtruediv__": ("terms", None, None),
+    "Torch.neg": ("terms", None, None),
+    "Tensor.neg": ("terms", None, None),
+    "Tensor.__neg__": ("terms", None, None),
+    "Mint.neg": ("terms", None, None),
+    "Torch.square": ("terms", None, None),
+    "Tensor.square": ("terms", None, None),
+    "Mint.square": ("terms", None, None),
+    "Torch.pow": ("smooth",),
+    "Tensor.pow": ("smooth",),
+    "Tensor.__pow__": ("smooth",),
+    "Mint.pow": ("smooth",),
+    "Tensor.__rpow__": ("smooth",),
+    "Torch.outer": ("terms", None, None),
+    "Tensor.outer": ("terms", None, None),
+    "Mint.outer": ("terms", None, None),
+    "MS.Functional.outer": ("terms", None, None),
+    "Torch.sqrt": ("smooth",),
+    "Tensor.sqrt": ("smooth",),
+    "Mint.sqrt": ("smooth",),
+    "MS.Functional.sqrt": ("smooth",),
+    "Torch.rsqrt": ("smooth",),
+    "Tensor.rsqrt": ("smooth",),
+    "Mint.rsqrt": ("smooth",),
+    "MS.Functional.rsqrt": ("smooth",),
+    "Torch.reciprocal": ("smooth",),
+    "Tensor.reciprocal": ("smooth",),
+    "Mint.reciprocal": ("smooth",),
+    "Torch.clamp": ("smooth",),
+    "Tensor.clamp": ("smooth",),
+    "Mint.clamp": ("smooth",),
+    "Torch.clip": ("smooth",),
+    "Tensor.clamp_": ("smooth",),
+    "Tensor.div_": ("terms", None, None),
+    "Tensor.rsqrt_": ("smooth",),
+    "Tensor.square_": ("terms", None, None),
+    "Tensor.addcmul_": ("terms", None, None),
+    "Tensor.addcdiv_": ("terms", None, None),
+    "Tensor.lerp_": ("smooth",),
+    "Torch.addcmul": ("terms", None, None),
+    "Tensor.addcmul": ("terms", None, None),
+    "Torch.addcdiv": ("terms", None, None),
+    "Tensor.addcdiv": ("terms", None, None),
+    "Torch.lerp": ("smooth",),
+    "Tensor.lerp": ("smooth",),
+    "Torch.mm": ("sums",),
+    "Tensor.mm": ("sums",),
+    "Mint.mm": ("sums",),
+    "MS.Functional.mm": ("sums",),
+    "Torch.bmm": ("sums",),
+    "Tensor.bmm": ("sums",),
+    "Mint.bmm": ("sums",),
+    "MS.Functional.bmm": ("sums",),
+    "Torch.addmm": ("sums",),
+    "Tensor.addmm": ("sums",),
+    "Mint.addmm": ("sums",),
+    "MS.Functional.addmm": ("sums",),
+    "Torch.baddbmm": ("sums",),
+    "Tensor.baddbmm": ("sums",),
+    "Mint.baddbmm": ("sums",),
+    "MS.Functional.baddbmm": ("sums",),
+    "Functional.relu": ("smooth",),
+    "Torch.relu": ("smooth",),
+    "Tensor.relu": ("smooth",),
+    "Mint.relu": ("smooth",),
+    "MintFunctional.relu": ("smooth",),
+    "Functional.leaky_relu": ("smooth",),
+    "MintFunctional.leaky_relu": ("smooth",),
+    "Functional.sigmoid": ("smooth",),
+    "Torch.sigmoid": ("smooth",),
+    "Tensor.sigmoid": ("smooth",),
+    "Mint.sigmoid": ("smooth",),
+    "MintFunctional.sigmoid": ("smooth",),
+    "Functional.tanh": ("smooth",),
+    "Torch.tanh": ("smooth",),
+    "Tensor.tanh": ("smooth",),
+    "Mint.tanh": ("smooth",),
+    "MintFunctional.tanh": ("smooth",),
+    "Torch.exp": ("smooth",),
+    "Tensor.exp": ("smooth",),
+    "Mint.exp": ("smooth",),
+    "Torch.log": ("smooth",),
+    "Tensor.log": ("smooth",),
+    "Mint.log": ("smooth",),
+    "Torch.sin": ("smooth",),
+    "Tensor.sin": ("smooth",),
+    "Mint.sin": ("smooth",),
+    "MS.Functional.sin": ("smooth",),
+    "Torch.cos": ("smooth",),
+    "Tensor.cos": ("smooth",),
+    "Mint.cos": ("smooth",),
+    "Torch.erf": ("smooth",),
+    "Tensor.erf": ("smooth",),
+    "Mint.erf": ("smooth",),
+    "Torch.abs": ("smooth",),
+    "Tensor.abs": ("smooth",),
+    "Tensor.__abs__": ("smooth",),
+    "Mint.abs": ("smooth",),
+    "Functional.rms_norm": ("composite",),
+    "MintFunctional.rms_norm": ("composite",),
+    "Functional.hardswish": ("smooth",),
+    "MS.Functional.hardswish": ("smooth",),
+    "MintFunctional.hardswish": ("smooth",),
+    "Functional.hardsigmoid": ("smooth",),
+    "MintFunctional.hardsigmoid": ("smooth",),
+    "Functional.relu6": ("smooth",),
+    "MintFunctional.relu6": ("smooth",),
+    "MS.Functional.relu6": ("smooth",),
+    "Functional.conv1d": ("sums",),
+    "Torch.conv1d": ("sums",),
+    "MintFunctional.conv1d": ("sums",),
+    "Functional.conv2d": ("sums",),
+    "Torch.conv2d": ("sums",),
+    "MintFunctional.conv2d": ("sums",),
+    "MS.Functional.conv2d": ("sums",),
+    "Functional.conv_transpose1d": ("sums",),
+    "Torch.conv_transpose1d": ("sums",),
+    "Functional.conv_transpose2d": ("sums",),
+    "Torch.conv_transpose2d": ("sums",),
+    "MintFunctional.conv_transpose2d": ("sums",),
+    "Functional.max_pool2d": ("composite",),
+    "MintFunctional.max_pool2d": ("composite",),
+    "Functional.avg_pool2d": ("sums",),
+    "MintFunctional.avg_pool2d": ("sums",),
+    "Functional.adaptive_avg_pool1d": ("sums",),
+    "Torch.adaptive_avg_pool1d": ("sums",),
+    "MintFunctional.adaptive_avg_pool1d": ("sums",),
+    "Functional.adaptive_avg_pool2d": ("sums",),
+    "MintFunctional.adaptive_avg_pool2d": ("sums",),
+    "Functional.interpolate": ("composite",),
+    "MintFunctional.interpolate": ("composite",),
+    "Torch.matmul": ("sums",),
+    "Tensor.matmul": ("sums",),
+    "Tensor.__matmul__": ("sums",),
+    "Mint.matmul": ("sums",),
+    "Functional.linear": ("sums",),
+    "MintFunctional.linear": ("sums",),
+    "MS.Functional.dense": ("sums",),
+    "Functional.softmax": ("composite",),
+    "MintFunctional.softmax": ("composite",),
+    "Torch.softmax": ("composite",),
+    "Tensor.softmax": ("composite",),
+    "Mint.softmax": ("composite",),
+    "MS.Functional.log_softmax": ("composite",),
+    "Functional.log_softmax": ("composite",),
+    "MintFunctional.log_softmax": ("composite",),
+    "Torch.log_softmax": ("composite",),
+    "Tensor.log_softmax": ("composite",),
+    "Mint.log_softmax": ("composite",),
+    "Functional.gelu": ("parts", "gelu", False, ("input", "approximate")),
+    "MintFunctional.gelu": ("parts", "gelu", False, ("input", "approximate")),
+    "Torch.gelu": ("parts", "gelu", False, ("input", "approximate")),
+    "Functional.silu": ("smooth",),
+    "MintFunctional.silu": ("smooth",),
+    "Torch.silu": ("smooth",),
+    "Functional.layer_norm": ("composite",),
+    "MintFunctional.layer_norm": ("composite",),
+    "Torch.layer_norm": ("composite",),
+    "Functional.embedding": ("composite",),
+    "MintFunctional.embedding": ("composite",),
+    "Functional.dropout": ("composite",),
+    "MintFunctional.dropout": ("composite",),
+    "Functional.scaled_dot_product_attention": ("parts", "sdpa", True, ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")),
+    "Functional.batch_norm": ("composite",),
+    "MintFunctional.batch_norm": ("composite",),
+    "Functional.group_norm": ("composite",),
+    "MintFunctional.group_norm": ("composite",),
+    "Torch.group_norm": ("composite",),
+    "Functional.cross_entropy": ("composite",),
+    "MS.Functional.cross_entropy": ("composite",),
+    "MintFunctional.cross_entropy": ("composite",),
+    "Functional.nll_loss": ("composite",),
+    "MS.Functional.nll_loss": ("composite",),
+    "Functional.l1_loss": ("composite",),
+    "MS.Functional.l1_loss": ("composite",),
+    "MintFunctional.l1_loss": ("composite",),
+    "Functional.mse_loss": ("composite",),
+    "MS.Functional.mse_loss": ("composite",),
+    "MintFunctional.mse_loss": ("composite",),
+    "Functional.smooth_l1_loss": ("composite",),
+    "MS.Functional.smooth_l1_loss": ("composite",),
+    "Functional.kl_div": ("composite",),
+    "MS.Functional.kl_div": ("composite",),
+    "Functional.binary_cross_entropy": ("composite",),
+    "MS.Functional.binary_cross_entropy": ("composite",),
+    "MintFunctional.binary_cross_entropy": ("composite",),
+    "Functional.binary_cross_entropy_with_logits": ("composite",),
+    "MS.Functional.binary_cross_entropy_with_logits": ("composite",),
+    "MintFunctional.binary_cross_entropy_with_logits": ("composite",),
+    "Tensor.reshape": ("composite",),
+    "Tensor.view": ("composite",),
+    "Torch.reshape": ("composite",),
+    "Mint.reshape": ("composite",),
+    "Tensor.permute": ("composite",),
+    "Torch.permute": ("composite",),
+    "Mint.permute": ("composite",),
+    "Torch.transpose": ("composite",),
+    "Tensor.transpose": ("composite",),
+    "Mint.transpose": ("composite",),
+    "Torch.swapaxes": ("composite",),
+    "Tensor.swapaxes": ("composite",),
+    "Torch.t": ("composite",),
+    "Tensor.t": ("composite",),
+    "MS.Tensor.transpose": ("composite",),
+    "Torch.unsqueeze": ("composite",),
+    "Tensor.unsqueeze": ("composite",),
+    "Mint.unsqueeze": ("composite",),
+    "Torch.squeeze": ("composite",),
+    "Tensor.squeeze": ("composite",),
+    "Mint.squeeze": ("composite",),
+    "Tensor.expand": ("composite",),
+    "Torch.broadcast_to": ("composite",),
+    "Tensor.broadcast_to": ("composite",),
+    "Mint.broadcast_to": ("composite",),
+    "Torch.narrow": ("composite",),
+    "Tensor.narrow": ("composite",),
+    "Mint.narrow": ("composite",),
+    "MS.Functional.assign": ("composite",),
+    "Torch.split": ("composite",),
+    "Tensor.split": ("composite",),
+    "Mint.split": ("composite",),
+    "Torch.chunk": ("composite",),
+    "Tensor.chunk": ("composite",),
+    "Mint.chunk": ("composite",),
+    "Torch.stack": ("composite",),
+    "Mint.stack": ("composite",),
+    "MS.Functional.stack": ("composite",),
+    "Torch.cat": ("composite",),
+    "Mint.cat": ("composite",),
+    "Torch.concat": ("composite",),
+    "MS.Functional.cat": ("composite",),
+    "Torch.triu": ("composite",),
+    "Tensor.triu": ("composite",),
+    "Mint.triu": ("composite",),
+    "Torch.tril": ("composite",),
+    "Tensor.tril": ("composite",),
+    "Mint.tril": ("composite",),
+    "MS.Functional.tril": ("composite",),
+    "Torch.masked_fill": ("smooth",),
+    "Tensor.masked_fill": ("smooth",),
+    "Mint.masked_fill": ("smooth",),
+    "MS.Functional.masked_fill": ("smooth",),
+    "Torch.gather": ("composite",),
+    "Tensor.gather": ("composite",),
+    "Mint.gather": ("composite",),
+    "Torch.index_select": ("composite",),
+    "Tensor.index_select": ("composite",),
+    "Mint.index_select": ("composite",),
+    "MS.Functional.gather": ("composite",),
+    "Tensor.__setitem__": ("smooth",),
+    "Tensor.contiguous": ("composite",),
+    "Tensor.clone": ("composite",),
+    "Torch.clone": ("composite",),
+    "Mint.clone": ("composite",),
+    "Torch.flatten": ("composite",),
+    "Tensor.flatten": ("composite",),
+    "Mint.flatten": ("composite",),
+    "Torch.mean": ("sums",),
+    "Tensor.mean": ("sums",),
+    "Mint.mean": ("sums",),
+    "Torch.sum": ("sums",),
+    "Tensor.sum": ("sums",),
+    "Mint.sum": ("sums",),
+    "MS.Tensor.sum": ("sums",),
+    "Torch.logsumexp": ("composite",),
+    "Tensor.logsumexp": ("composite",),
+    "Mint.logsumexp": ("composite",),
+    "Torch.vector_norm": ("composite",),
+    "Tensor.norm": ("composite",),
+    "Torch.norm": ("composite",),
+    "Torch.amax": ("composite",),
+    "Tensor.amax": ("composite",),
+    "Mint.amax": ("composite",),
+    "Torch.amin": ("composite",),
+    "Tensor.amin": ("composite",),
+    "Mint.amin": ("composite",),
+    "Torch.max": ("composite",),
+    "Tensor.max": ("composite",),
+    "Torch.min": ("composite",),
+    "Tensor.min": ("composite",),
+    "Torch.argmax": ("composite",),
+    "Tensor.argmax": ("composite",),
+    "Mint.argmax": ("composite",),
+    "Torch.argmin": ("composite",),
+    "Tensor.argmin": ("composite",),
+    "Mint.argmin": ("composite",),
+    "Torch.var": ("composite",),
+    "Tensor.var": ("composite",),
+    "Torch.std": ("composite",),
+    "Tensor.std": ("composite",),
+    "MS.Tensor.var": ("composite",),
+    "MS.Tensor.std": ("composite",),
+    "Torch.cumsum": ("sums",),
+    "Tensor.cumsum": ("sums",),
+    "Mint.cumsum": ("sums",),
+    "Torch._foreach_norm": ("composite",),
+    "MS.Functional.clip_by_global_norm": ("composite",),
+    "Torch.arange": ("composite",),
+    "Mint.arange": ("composite",),
+    "MS.Functional.arange": ("composite",),
+    "Torch.empty": ("composite",),
+    "Torch.empty_like": ("composite",),
+    "Torch.empty_strided": ("composite",),
+    "Tensor.new_empty": ("composite",),
+    "Tensor.new_empty_strided": ("composite",),
+    "Torch.ones_like": ("composite",),
+    "Mint.ones_like": ("composite",),
+    "Torch.zeros_like": ("composite",),
+    "Mint.zeros_like": ("composite",),
+    "Torch.full_like": ("composite",),
+    "Mint.ones": ("composite",),
+    "Torch.ones": ("composite",),
+    "Mint.zeros": ("composite",),
+    "Torch.zeros": ("composite",),
+    "Tensor.to": ("smooth",),
+    "Tensor.float": ("smooth",),
+    "Tensor.half": ("smooth",),
+    "Tensor.bfloat16": ("smooth",),
+    "Tensor.double": ("smooth",),
+    "Tensor.long": ("composite",),
+    "Tensor.int": ("composite",),
+    "Tensor.bool": ("composite",),
+    "Tensor.type_as": ("smooth",),
+    "Torch.eq": ("composite",),
+    "Tensor.eq": ("composite",),
+    "Tensor.__eq__": ("composite",),
+    "Mint.eq": ("composite",),
+    "Torch.ne": ("composite",),
+    "Tensor.ne": ("composite",),
+    "Tensor.__ne__": ("composite",),
+    "Mint.ne": ("composite",),
+    "Torch.gt": ("composite",),
+    "Tensor.gt": ("composite",),
+    "Tensor.__gt__": ("composite",),
+    "Mint.gt": ("composite",),
+    "Torch.ge": ("composite",),
+    "Tensor.ge": ("composite",),
+    "Tensor.__ge__": ("composite",),
+    "Mint.ge": ("composite",),
+    "Torch.lt": ("composite",),
+    "Tensor.lt": ("composite",),
+    "Tensor.__lt__": ("composite",),
+    "Mint.lt": ("composite",),
+    "Torch.le": ("composite",),
+    "Tensor.le": ("composite",),
+    "Tensor.__le__": ("composite",),
+    "Mint.le": ("composite",),
+    "Torch.logical_and": ("composite",),
+    "Tensor.logical_and": ("composite",),
+    "Mint.logical_and": ("composite",),
+    "Torch.logical_or": ("composite",),
+    "Tensor.logical_or": ("composite",),
+    "Mint.logical_or": ("composite",),
+    "Torch.logical_xor": ("composite",),
+    "Tensor.logical_xor": ("composite",),
+    "Mint.logical_xor": ("composite",),
+    "Torch.logical_not": ("composite",),
+    "Tensor.logical_not": ("composite",),
+    "Mint.logical_not": ("composite",),
+    "Torch.maximum": ("smooth",),
+    "Tensor.maximum": ("smooth",),
+    "Mint.maximum": ("smooth",),
+    "Torch.minimum": ("smooth",),
+    "Tensor.minimum": ("smooth",),
+    "Mint.minimum": ("smooth",),
+    "Torch.where": ("smooth",),
+    "Mint.where": ("smooth",),
+    "MS.Functional.where": ("smooth",),
+    "Torch.topk": ("composite",),
+    "Tensor.topk": ("composite",),
+    "Mint.topk": ("composite",),
+    "MS.Functional.topk": ("composite",),
+    "Functional.one_hot": ("composite",),
+    "MintFunctional.one_hot": ("composite",),
+    "MS.Functional.one_hot": ("composite",),
+    "Torch.scatter": ("composite",),
+    "Tensor.scatter": ("composite",),
+    "Mint.scatter": ("composite",),
+    "Torch.scatter_add": ("sums",),
+    "Tensor.scatter_add": ("sums",),
+    "Mint.scatter_add": ("sums",),
+    "MS.Functional.tensor_scatter_elements": ("sums",),
+    "Torch.index_add": ("sums",),
+    "Tensor.index_add": ("sums",),
+    "Mint.index_add": ("sums",),
+    "MS.Functional.index_add": ("sums",),
+    "Torch.repeat_interleave": ("composite",),
+    "Tensor.repeat_interleave": ("composite",),
+    "MS.Functional.repeat_interleave": ("composite",),
+}
+# Each class's (k, u) of k*(u*magnitude + eta) + ulp/2 by the output's float dtype, as
+# (forward, backward) (Rounding::factors); a formula's parts by the formula's name.
+ROUNDING_FACTORS = {
+    "terms": {"float16": ((4.0, 0.00048828125), (16.0, 5.960464477539063e-8)), "bfloat16": ((4.0, 0.00390625), (16.0, 5.960464477539063e-8)), "float32": ((3.0, 5.960464477539063e-8), (16.0, 5.960464477539063e-8)), "float64": ((3.0, 1.1102230246251565e-16), (16.0, 1.1102230246251565e-16))},
+    "smooth": {"float16": ((4.0, 0.00048828125), (4.0, 0.00048828125)), "bfloat16": ((4.0, 0.00390625), (4.0, 0.00390625)), "float32": ((32.0, 5.960464477539063e-8), (32.0, 5.960464477539063e-8)), "float64": ((32.0, 1.1102230246251565e-16), (32.0, 1.1102230246251565e-16))},
+    "sums": {"float16": ((16.0, 5.960464477539063e-8), (16.0, 5.960464477539063e-8)), "bfloat16": ((16.0, 5.960464477539063e-8), (16.0, 5.960464477539063e-8)), "float32": ((16.0, 5.960464477539063e-8), (16.0, 5.960464477539063e-8)), "float64": ((16.0, 1.1102230246251565e-16), (16.0, 1.1102230246251565e-16))},
+    "composite": {"float16": ((4.0, 0.00048828125), (4.0, 0.00048828125)), "bfloat16": ((4.0, 0.00390625), (4.0, 0.00390625)), "float32": ((64.0, 5.960464477539063e-8), (64.0, 5.960464477539063e-8)), "float64": ((64.0, 1.1102230246251565e-16), (64.0, 1.1102230246251565e-16))},
+    "gelu": {"float16": ((4.0, 0.00048828125), (4.0, 0.00048828125)), "bfloat16": ((4.0, 0.00390625), (4.0, 0.00390625)), "float32": ((32.0, 5.960464477539063e-8), (32.0, 5.960464477539063e-8)), "float64": ((32.0, 1.1102230246251565e-16), (32.0, 1.1102230246251565e-16))},
+    "sdpa": {"float16": ((4.0, 0.00048828125), (4.0, 0.00048828125)), "bfloat16": ((4.0, 0.00390625), (4.0, 0.00390625)), "float32": ((64.0, 5.960464477539063e-8), (64.0, 5.960464477539063e-8)), "float64": ((64.0, 1.1102230246251565e-16), (64.0, 1.1102230246251565e-16))},
+}
 # Message parts the native replay writes too (runtime/src/replay/judge.rs).
 UNDEFINED_VALUES = "values undefined (uninitialized memory): only the shape is compared"
 SELF_REFERENCE = "the reference run is the tested run itself, so this rule cannot fail here"
@@ -460,6 +889,347 @@ def torch_leaf(value, dtype_label=str):
     return scalar_leaf(value)
 
 
+# The relative perturbation of the central differences (2^-20): large against
+# float64's rounding, small against any curvature that matters.
+MAGNITUDE_H = 2.0 ** -20
+# float32's unit roundoff: the float32 probe's errors in its units.
+MAGNITUDE_U32 = 2.0 ** -24
+
+
+def rounding_of(api_op, prefixes):
+    """The rounding class of the op-table entry of api_op (``Prefix.op``), looked up
+    with each of prefixes in turn ("MS." first for MindSpore's own meanings, as the
+    op table's lookup does); None for an API the op table does not hold."""
+    for prefix in prefixes:
+        entry = ROUNDING.get(prefix + api_op)
+        if entry is not None:
+            return entry
+    return None
+
+
+def rounding_factors(entry, dtype, backward):
+    """The class's (k, u) of k*(u*magnitude + eta) + ulp/2 for an output of dtype (the
+    tested side's canonical name), forward or a gradient; None for a dtype that is not a float."""
+    per_dtype = ROUNDING_FACTORS[entry[1] if entry[0] == "parts" else entry[0]].get(dtype)
+    return None if per_dtype is None else per_dtype[1 if backward else 0]
+
+
+def _mag_is_float(value):
+    return isinstance(value, Master) and dtype_info(value.spec.dtype)[1] == "float"
+
+
+def _mag_values(master):
+    """A float Master's values as the bench starts from them (rounded to the dumped dtype), in float64."""
+    return to_torch(master, "cpu", raise_precision=False).to(torch.float64).numpy()
+
+
+def _mag_walk(value, dtype, tensor=None, scalar=None):
+    """value with its float tensors made Masters of dtype from tensor(values) (their
+    values unchanged without it), its float dtype arguments dtype, and its Python
+    numbers passed through scalar; lists and tuples walked."""
+    if _mag_is_float(value):
+        array = _mag_values(value)
+        s = value.spec
+        spec = TensorSpec(dtype, s.shape, s.low, s.high, s.requires_grad, s.data_name)
+        return Master(spec, array if tensor is None else tensor(array))
+    if isinstance(value, DType) and dtype_info(value.name)[1] == "float":
+        return DType(dtype)
+    if isinstance(value, (list, tuple)):
+        items = [_mag_walk(v, dtype, tensor, scalar) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    if scalar is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return scalar(value)
+    return value
+
+
+def _mag_signs(n, pattern):
+    """The sign of each element of a patterned perturbation: alternating, or the
+    Thue-Morse sequence (the parity of the flat index's bits)."""
+    j = np.arange(n, dtype=np.int64)
+    if pattern == "alternating":
+        odd = j % 2
+    else:
+        odd = np.zeros(n, dtype=np.int64)
+        while j.any():
+            odd ^= j & 1
+            j = j >> 1
+    return np.where(odd == 1, -1.0, 1.0)
+
+
+def _mag_perturbed(h, pattern):
+    """Values times 1 + h (uniform), or 1 + h*sign by a pattern."""
+    def tensor(x):
+        if pattern == "uniform":
+            return x * (1.0 + h)
+        return (x.reshape(-1) * (1.0 + h * _mag_signs(x.size, pattern))).reshape(x.shape)
+    return tensor
+
+
+def _mag_absolute(negate):
+    """(tensor, scalar) transforms to absolute values, non-positive where negate
+    (integers only then: an int's sign matters only for the negated parameter)."""
+    sign = -1.0 if negate else 1.0
+
+    def scalar(x):
+        if isinstance(x, float):
+            return sign * abs(x)
+        return -abs(x) if negate else x
+    return (lambda x: sign * np.abs(x)), scalar
+
+
+def _mag_flat(run_result):
+    """(per output, per gradient) float64 values of one run: float tensors only for
+    the outputs (None elsewhere), every gradient."""
+    outputs, grads = run_result
+
+    def values(v, any_tensor):
+        if isinstance(v, torch.Tensor) and (any_tensor or v.is_floating_point()):
+            return v.detach().cpu().to(torch.float64).numpy().reshape(-1)
+        return None
+    return [values(o, False) for o in outputs], [values(g, True) for g in (grads or [])]
+
+
+def _mag_add_difference(acc, x, y, scale):
+    """acc[i] += |x[i] - y[i]| * scale; None where a side is missing or the sizes differ."""
+    for i, a in enumerate(acc):
+        xi = x[i] if i < len(x) else None
+        yi = y[i] if i < len(y) else None
+        if a is None or xi is None or yi is None or a.size != xi.size or xi.size != yi.size:
+            acc[i] = None
+        else:
+            acc[i] = a + np.abs(xi - yi) * scale
+
+
+def _mag_add_parts(acc, parts):
+    """acc[0] += parts; None when the sizes differ."""
+    if not acc:
+        return
+    if acc[0] is not None and parts is not None and acc[0].size == parts.size:
+        acc[0] = acc[0] + parts
+    else:
+        acc[0] = None
+
+
+def _mag_perturbable(value):
+    if isinstance(value, (list, tuple)):
+        return any(_mag_perturbable(v) for v in value)
+    return _mag_is_float(value)
+
+
+def _mag_float64_call(value):
+    """Whether a float tensor input is float64 (its device computes in float64: no float32 probe)."""
+    if isinstance(value, (list, tuple)):
+        return any(_mag_float64_call(v) for v in value)
+    return _mag_is_float(value) and dtype_info(value.spec.dtype)[0] == "float64"
+
+
+class _MagCall:
+    """The bench call's variations: run(args, kwargs, grad_outputs, raise_precision)
+    runs the bench function (the side's run_bench) on Master trees."""
+
+    def __init__(self, run, args, kwargs, grad_outputs):
+        self.run, self.args, self.kwargs, self.grad_outputs = run, list(args), dict(kwargs), grad_outputs
+        self.keys = list(self.kwargs)
+
+    def slots(self):
+        """Top-level arguments, positionals then keywords: (slot, keyword or None, value)."""
+        n = len(self.args)
+        return [(i, None, v) for i, v in enumerate(self.args)] + [(n + i, k, self.kwargs[k]) for i, k in enumerate(self.keys)]
+
+    def run_with(self, arg, grad=None, dtype="torch.float64", raise_precision=True):
+        """Runs the bench with each float tensor in dtype and each top-level argument
+        passed through arg(slot, keyword, value); the dumped output gradients in dtype,
+        through grad (values) when given."""
+        values = {slot: arg(slot, key, v) for slot, key, v in self.slots()}
+        n = len(self.args)
+        args = [values[i] for i in range(n)]
+        kwargs = {k: values[n + i] for i, k in enumerate(self.keys)}
+        grads = None if self.grad_outputs is None else [_mag_walk(g, dtype, grad) for g in self.grad_outputs]
+        return _mag_flat(self.run(args, kwargs, grads, raise_precision))
+
+
+def _mag_on_absolute_values(c, negated_position, negated_name):
+    """terms and sums: the op (and its backward, with |dy|) on the absolute values of
+    its floats, the negated parameter made non-positive."""
+    def arg(slot, key, v):
+        negate = negated_name is not None and (KEYWORD_ALIASES.get(key, key) == negated_name if key is not None
+                                               else slot == negated_position)
+        tensor, scalar = _mag_absolute(negate)
+        return _mag_walk(v, "torch.float64", tensor, scalar)
+    outputs, grads = c.run_with(arg, grad=np.abs)
+    return [None if o is None else np.abs(o) for o in outputs], [None if g is None else np.abs(g) for g in grads]
+
+
+def _mag_first_order(c, patterns):
+    """|y| + sum over each float input j and pattern p of |y(x_j(1+h p)) - y(x_j(1-h p))| / 2h,
+    for the outputs and (with the same dy) the gradients; also the plain float64 run."""
+    base = c.run_with(lambda slot, key, v: _mag_walk(v, "torch.float64"))
+    o = [None if x is None else np.abs(x) for x in base[0]]
+    g = [None if x is None else np.abs(x) for x in base[1]]
+    for j, _, value in c.slots():
+        if not _mag_perturbable(value):
+            continue
+        for pattern in patterns:
+            def at(h):
+                return c.run_with(lambda slot, key, v: _mag_walk(v, "torch.float64", _mag_perturbed(h, pattern) if slot == j else None))
+            plus, minus = at(MAGNITUDE_H), at(-MAGNITUDE_H)
+            _mag_add_difference(o, plus[0], minus[0], 0.5 / MAGNITUDE_H)
+            _mag_add_difference(g, plus[1], minus[1], 0.5 / MAGNITUDE_H)
+    return o, g, base
+
+
+def _mag_bound(c, names):
+    """The call's arguments by the signature's parameter names (positionals by position,
+    keywords by name or alias): float tensors as float64 torch tensors, other tensors as
+    they are, anything else unchanged."""
+    def value(v):
+        if _mag_is_float(v):
+            return torch.from_numpy(_mag_values(v))
+        return to_torch(v, "cpu", raise_precision=False) if isinstance(v, Master) else v
+    bound = {name: value(v) for name, v in zip(names, c.args)}
+    for k, v in c.kwargs.items():
+        bound[KEYWORD_ALIASES.get(k, k)] = value(v)
+    return bound
+
+
+def _mag_flat64(t):
+    return t.reshape(-1).numpy()
+
+
+def gelu_parts(bound, dy):
+    """gelu's parts (the mirror of gelu_parts in runtime/src/ops/nn.rs): x*(1 + erf(x/sqrt2))/2
+    cancels inside for negative x, and so does its derivative (tanh form alike):
+    |x|*(1 + |inner|)/2 forward, |dy|*((1 + |inner|)/2 + |x*inner'|/2) backward (none without dy)."""
+    x = bound["input"].reshape(-1).numpy()
+    c = math.sqrt(2.0 / math.pi)
+    if bound.get("approximate") == "tanh":
+        t = np.tanh(c * (x + 0.044715 * x * x * x))
+        inner, slope = np.abs(t), np.abs(x * (1.0 - t * t) * c * (1.0 + 3.0 * 0.044715 * x * x))
+    else:
+        erf = torch.special.erf(torch.from_numpy(x * (1.0 / math.sqrt(2.0)))).numpy()
+        inner, slope = np.abs(erf), np.abs(x * (2.0 / math.sqrt(math.pi)) * (1.0 / math.sqrt(2.0)) * np.exp(-x * x / 2.0))
+    forward = np.abs(x) * 0.5 * (1.0 + inner)
+    if dy is None or dy.numel() != x.size:
+        return forward, []
+    return forward, [("input", np.abs(dy.reshape(-1).numpy()) * (0.5 * (1.0 + inner) + 0.5 * slope))]
+
+
+def _mag_sdpa_weights(bound, q, k):
+    """The attention weights of scaled_dot_product_attention (softmax of the scaled,
+    masked logits) and the scale, as runtime/src/ops/nn.rs computes them."""
+    if float(bound.get("dropout_p") or 0.0) != 0.0:
+        raise ValueError("scaled_dot_product_attention: dropout_p > 0 is random")
+    if bound.get("enable_gqa") and q.shape[max(q.dim() - 3, 0)] != k.shape[max(k.dim() - 3, 0)]:
+        raise ValueError("scaled_dot_product_attention: grouped-query attention")
+    scale = bound.get("scale")
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    attn = (q @ k.transpose(-2, -1)) * scale
+    if bound.get("is_causal"):
+        allowed = torch.ones(attn.shape[-2], attn.shape[-1], dtype=torch.bool).tril()
+        attn = attn.masked_fill(~allowed, -math.inf)
+    mask = bound.get("attn_mask")
+    if isinstance(mask, torch.Tensor):
+        attn = attn.masked_fill(~(mask != 0), -math.inf) if mask.dtype == torch.bool else attn + mask.to(torch.float64)
+    return torch.softmax(attn, -1), scale
+
+
+def sdpa_parts(bound, dy):
+    """scaled_dot_product_attention's parts (the mirror of sdpa_parts in
+    runtime/src/ops/nn.rs): its output sums P*V and its gradients sum dS*K, dS^T*Q,
+    P^T*dO with dS = P*(dO*V^T - rowsum(dO*O)), a difference that cancels exactly where a
+    row attends to one key: the same sums over absolute values."""
+    q, k, v = bound["query"], bound["key"], bound["value"]
+    p, scale = _mag_sdpa_weights(bound, q, k)
+    qa, ka, va = q.abs(), k.abs(), v.abs()
+    pv = p @ va
+    if dy is None or dy.numel() != pv.numel():
+        return _mag_flat64(pv), []
+    doa = dy.reshape(pv.shape).abs()
+    d = (doa * (p @ v).abs()).sum(-1, keepdim=True)
+    ds = p * ((doa @ va.transpose(-2, -1)) + d)
+    return _mag_flat64(pv), [("query", _mag_flat64((ds @ ka) * scale)), ("key", _mag_flat64((ds.transpose(-2, -1) @ qa) * scale)),
+                             ("value", _mag_flat64(p.transpose(-2, -1) @ doa))]
+
+
+PARTS = {"gelu": gelu_parts, "sdpa": sdpa_parts}
+
+
+def _mag_gradient_params(c, names):
+    """The parameter name of each gradient, in the bench's order (torch_run's leaves): a
+    tensor inside a list has none."""
+    marked = any_marked(list(c.args) + list(c.kwargs.values()))
+
+    def leaves(v):
+        if isinstance(v, (list, tuple)):
+            return sum(leaves(item) for item in v)
+        return int(isinstance(v, Master) and wants_grad(v, marked))
+    out = []
+    for slot, key, v in c.slots():
+        name = KEYWORD_ALIASES.get(key, key) if key is not None else (names[slot] if slot < len(names) else None)
+        if isinstance(v, Master):
+            out.extend([name if name in names else None] * leaves(v))
+        else:
+            out.extend([None] * leaves(v))
+    return out
+
+
+def _mag_parts(c, name, composite, names):
+    """A formula's parts added to Smooth's (or Composite's) magnitudes: to the first output,
+    and to the gradients of the parameters the formula names."""
+    o, g = _mag_composite(c) if composite else _mag_first_order(c, ["uniform"])[:2]
+    first_dy = c.grad_outputs[0] if c.grad_outputs else None
+    dy = torch.from_numpy(_mag_values(first_dy)) if _mag_is_float(first_dy) else None
+    forward, backward = PARTS[name](_mag_bound(c, names), dy)
+    _mag_add_parts(o, forward)
+    for i, param in enumerate(_mag_gradient_params(c, names)[:len(g)]):
+        parts = next((m for n, m in backward if n == param), None)
+        if parts is not None:
+            slot = [g[i]]
+            _mag_add_parts(slot, parts)
+            g[i] = slot[0]
+    return o, g
+
+
+def _mag_composite(c):
+    o, g, base = _mag_first_order(c, ["uniform", "alternating", "thue-morse"])
+    if g:
+        # The gradients along the output gradients' sign patterns (a bias's sums dy).
+        for pattern in ["alternating", "thue-morse"]:
+            plus = c.run_with(lambda slot, key, v: _mag_walk(v, "torch.float64"), grad=_mag_perturbed(MAGNITUDE_H, pattern))
+            minus = c.run_with(lambda slot, key, v: _mag_walk(v, "torch.float64"), grad=_mag_perturbed(-MAGNITUDE_H, pattern))
+            _mag_add_difference(g, plus[1], minus[1], 0.5 / MAGNITUDE_H)
+    if not any(_mag_float64_call(v) for _, _, v in c.slots()):
+        # The op computed in float32, its result not rounded to the output dtype.
+        probe = c.run_with(lambda slot, key, v: _mag_walk(v, "torch.float32"), dtype="torch.float32", raise_precision=False)
+        _mag_add_difference(o, probe[0], base[0], 1.0 / MAGNITUDE_U32)
+        _mag_add_difference(g, probe[1], base[1], 1.0 / MAGNITUDE_U32)
+    return o, g
+
+
+def magnitudes(entry, run, args, kwargs, grad_outputs):
+    """The magnitudes of one call of rounding class entry (rounding_of), as
+    (per forward output, per gradient) float64 arrays (None where there is none),
+    aligned with the bench's outputs and gradients. run(args, kwargs, grad_outputs,
+    raise_precision) runs the bench function (torch values back); ([], []) when the
+    class cannot be evaluated for this call (its rows then have no bound)."""
+    if entry is None:
+        return [], []
+    c = _MagCall(run, args, kwargs, grad_outputs)
+    try:
+        if entry[0] == "terms":
+            return _mag_on_absolute_values(c, entry[1], entry[2])
+        if entry[0] == "sums":
+            return _mag_on_absolute_values(c, None, None)
+        if entry[0] == "smooth":
+            o, g, _ = _mag_first_order(c, ["uniform"])
+            return o, g
+        if entry[0] == "parts":
+            return _mag_parts(c, entry[1], entry[2], entry[3])
+        return _mag_composite(c)
+    except Exception:  # an argument the variations cannot take: no bound, the rows say so
+        return [], []
+
+
 # msprobe's API sets by rule (runtime/src/ops/api_standard.rs, rendered into _tables).
 _STD_ABSOLUTE = STANDARD_API_SETS["absolute"]
 _STD_BINARY = STANDARD_API_SETS["binary"]
@@ -526,13 +1296,15 @@ def _std_base_name(api):
     return name
 
 
-def _std_rule(standard, api, backward, exact_op, dtype):
+def _std_rule(standard, api, backward, exact_op, dtype, bounded):
     if exact_op or dtype not in _STD_FLOATS:
         return "binary equality"
     if standard == "msprobe":
         return "cosine and max abs"
-    if standard != "api":
+    if standard not in ("api", "bound"):
         raise ValueError(f"unknown standard {standard!r}")
+    if standard == "bound" and bounded:
+        return "rounding bound"
     # The op-specific rules judge what the op computes; its gradients are other
     # computations (sums over broadcast dims, reductions that cancel to rounding
     # noise), judged against the reference run.
@@ -694,11 +1466,108 @@ def _std_benchmark(t, b, reference, cls, eps, level):
     return status, problems, notes, text
 
 
-def judge(standard, api, backward, exact_op, dtype, tested, bench, reference, cosine_threshold, max_abs_err_threshold):
-    """Judges one output by the precision standard ("msprobe" or "api"): returns
-    (status, message, rule, metrics_text). tested, bench and reference (or None)
-    are 1-D float64 arrays; dtype is the tested side's canonical name."""
-    rule = _std_rule(standard, api, backward, exact_op, dtype)
+def _std_ldexp1(k):
+    """2**k exactly for any k, 2**-1074 (the smallest subnormal) below it."""
+    return float(np.ldexp(1.0, max(k, -1074)))
+
+
+def _std_underflow_unit(u):
+    """Half the smallest subnormal of the precision whose unit roundoff is u
+    (float64, float32, float16, bfloat16); 0 for any other u."""
+    _, exponent = np.frexp(u)
+    return {-53: _std_ldexp1(-1074) / 2.0, -24: _std_ldexp1(-150), -11: _std_ldexp1(-25),
+            -8: _std_ldexp1(-134)}.get(int(exponent) - 1, 0.0)
+
+
+class _StdElementBound:
+    """The rounding error bound of each element of one output: k*(u*m + eta) + ulp_d(m)/2,
+    u the unit roundoff of the precision the device computes in (the op class's, for
+    the dtype), eta that precision's underflow unit (half its smallest subnormal),
+    ulp_d the spacing of the output dtype at the magnitude m."""
+
+    def __init__(self, magnitude, k, u, dtype):
+        mant, emin = {"float16": (10, -14), "bfloat16": (7, -126), "float64": (52, -1022)}.get(dtype, (23, -126))
+        self.magnitude, self.k, self.u = magnitude, float(k), float(u)
+        eta = _std_underflow_unit(self.u)
+        # A NaN magnitude (an input perturbed into NaN) bounds nothing.
+        m = np.where(np.isnan(magnitude), 0.0, np.abs(magnitude))
+        finite = np.isfinite(m)
+        _, exponent = np.frexp(np.where(finite, m, 0.0))
+        e = np.where((m == 0) | ~finite, emin, np.maximum(exponent.astype(np.int64) - 1, emin))
+        half_ulp = np.ldexp(1.0, np.maximum(e - mant - 1, -1074).astype(np.int32))
+        self.bound = self.k * (self.u * m + eta) + np.where(finite, half_ulp, math.inf)
+
+    def ratios(self, t, b):
+        """|t - b| / bound per element (0 where either side is not finite)."""
+        both = np.isfinite(t) & np.isfinite(b)
+        return np.where(both, np.abs(np.where(both, t - b, 0.0)) / self.bound, 0.0)
+
+
+def _std_rounding_bound(t, b, bound):
+    r = bound.ratios(t, b)
+    beyond = int(np.count_nonzero(r > 1.0))
+    positive = r > 0.0
+    worst, at = 0.0, 0
+    if positive.any():
+        worst = float(np.max(r[positive]))
+        at = int(np.flatnonzero(r == worst)[0])
+    problems = []
+    if beyond:
+        problems.append(f"rounding bound: {beyond} of {t.size} elements beyond k*(u*magnitude + eta) + ulp/2 "
+                        f"(k={_std_g(bound.k)}, u={_std_g(bound.u)}); worst {_std_g(worst)} times the bound at element "
+                        f"{at}: tested {_std_g(t[at])}, bench {_std_g(b[at])}, magnitude {_std_g(bound.magnitude[at])}")
+    text = (f"bound_ratio={_std_g(worst)}; beyond_bound={_std_g(_std_ratio(beyond, t.size))}; "
+            f"k={_std_g(bound.k)}; u={_std_g(bound.u)}")
+    return ("error" if problems else "pass"), problems, [], text
+
+
+def _std_rescued(t, b, bound, rule):
+    """An api rule that is not a pass, rerun with the elements within the rounding
+    bound counted as exact; the better verdict, with a note when the bound changed it."""
+    raw = rule(t)
+    if raw[0] == "pass":
+        return raw
+    r = bound.ratios(t, b)
+    within = (t != b) & (r <= 1.0) & np.isfinite(t) & np.isfinite(b)
+    n = int(np.count_nonzero(within))
+    if not n:
+        return raw
+    worst = float(np.max(r[within]))
+    status, problems, notes, text = rule(np.where(within, b, t))
+    if _STD_SEVERITY[status] >= _STD_SEVERITY[raw[0]]:
+        return raw
+    notes = notes + [f"{n} elements within the rounding bound counted as exact (worst {_std_g(worst)} of the bound; "
+                     f"the api rule alone: {raw[0]})"]
+    return status, problems, notes, text
+
+
+def _std_api_rule(rule, t, b, reference, cls, eps, api):
+    """One api rule's (status, problems, notes, metrics_text) of t against b."""
+    if rule == "benchmark":
+        return _std_benchmark(t, b, reference, cls, eps, _std_level_bounds(api))
+    if rule == "binary equality":
+        problems, text = _std_binary(t, b)
+    elif rule == "absolute threshold":
+        problems, text = _std_absolute(t, b, cls, eps)
+    elif rule == "ulp":
+        problems, text = _std_ulp(t, b, reference, cls)
+    else:
+        problems, text = _std_thousandth(t, b, eps)
+    return ("error" if problems else "pass"), problems, [], text
+
+
+# The note of a `bound` row judged by the api standard's rule instead.
+NO_BOUND = "no rounding bound for this output: judged by the api standard"
+
+
+def judge(standard, api, backward, exact_op, dtype, tested, bench, reference, cosine_threshold, max_abs_err_threshold, rounding=None):
+    """Judges one output by the precision standard ("msprobe", "api" or "bound"):
+    returns (status, message, rule, metrics_text). tested, bench and reference (or
+    None) are 1-D float64 arrays; dtype is the tested side's canonical name;
+    rounding is (magnitude, k, u) of the rounding bound (magnitude a 1-D float64 array
+    like bench; k and u the class's factors for the dtype), or None when the output has none."""
+    bounded = rounding is not None and rounding[0].size == bench.size
+    rule = _std_rule(standard, api, backward, exact_op, dtype, bounded)
     t, b = tested, bench
     if t.size != b.size:
         return "error", f"cannot compare: tested has {t.size} elements, bench has {b.size}", rule, ""
@@ -710,19 +1579,20 @@ def judge(standard, api, backward, exact_op, dtype, tested, bench, reference, co
             return status, message, rule, ""
         cls = _std_class(dtype)
         eps = 2.0 ** -52 if dtype == "float64" else 2.0 ** -23
-        notes = []
-        if rule == "binary equality":
-            problems, text = _std_binary(t, b)
-        elif rule == "absolute threshold":
-            problems, text = _std_absolute(t, b, cls, eps)
-        elif rule == "ulp":
-            problems, text = _std_ulp(t, b, reference, cls)
-        elif rule == "thousandth":
-            problems, text = _std_thousandth(t, b, eps)
+        bound = _StdElementBound(rounding[0], rounding[1], rounding[2], dtype) if bounded else None
+
+        def api_rule(x):
+            return _std_api_rule(rule, x, b, reference, cls, eps, api)
+
+        if bound is not None and rule == "rounding bound":
+            status, problems, notes, text = _std_rounding_bound(t, b, bound)
+        elif bound is not None and rule != "binary equality":
+            status, problems, notes, text = _std_rescued(t, b, bound, api_rule)
         else:
-            status, problems, notes, text = _std_benchmark(t, b, reference, cls, eps, _std_level_bounds(api))
-        if rule != "benchmark":
-            status = "error" if problems else "pass"
+            status, problems, notes, text = api_rule(t)
+        problems, notes = list(problems), list(notes)
+        if standard == "bound" and rule not in ("rounding bound", "binary equality"):
+            notes.append(NO_BOUND)
         t_nan, b_nan = np.isnan(t), np.isnan(b)
         t_inf, b_inf = np.isinf(t), np.isinf(b)
         if (t_nan != b_nan).any() or (t_inf != b_inf).any() or (t[t_inf] != b[b_inf]).any():
@@ -733,7 +1603,7 @@ def judge(standard, api, backward, exact_op, dtype, tested, bench, reference, co
 
 
 DETAILS_HEADER = ["API Name", "Bench Dtype", "Tested Dtype", "Shape", "Cosine", "MaxAbsErr", "MaxRelativeErr", "Status", "Message"]
-# Appended under --standard api: the rule applied and its own metrics.
+# Appended under --standard api and bound: the rule applied and its own metrics.
 STANDARD_COLUMNS = ["Standard", "Standard Metrics"]
 RESULT_HEADER = ["API Name", "Forward Test Success", "Backward Test Success", "Message"]
 PASS, WARNING, SKIP, ERROR = "pass", "warning", "skip", "error"
@@ -757,10 +1627,12 @@ def leaf_dtype(label, values):
     return dtype_info(label)[0] if label in DTYPES else values.dtype.name
 
 
-def compare_leaf(call, tested_leaf_, bench_leaf_, reference, backward, opts):
+def compare_leaf(call, tested_leaf_, bench_leaf_, reference, backward, opts, rounding=None):
     """One details row after the name: dtypes, shape, metrics, status, message,
     and the standard's rule and metrics (None where nothing was compared).
-    call is the script: UNDEFINED_OUTPUTS, EXACT_OP, API_OP and the thresholds."""
+    call is the script: UNDEFINED_OUTPUTS, EXACT_OP, API_OP and the thresholds;
+    rounding is the bench value's rounding magnitude and the factors of its bound,
+    (magnitude array, factors(dtype) -> (k, u) or None), or None."""
     (t_dtype, t), (b_dtype, b) = tested_leaf_, bench_leaf_
     shape = str(tuple(b.shape)) if b is not None else "()"
 
@@ -784,16 +1656,22 @@ def compare_leaf(call, tested_leaf_, bench_leaf_, reference, backward, opts):
     cosine, max_abs, max_rel = metrics(t, b) if t.size else (None, None, None)
     # Data movement is exact forward; its gradients are sums and casts.
     exact = call.EXACT_OP and not backward
+    factors = None if rounding is None else rounding[1](dtype)
+    if factors is not None:
+        rounding = (np.asarray(rounding[0], dtype=np.float64).reshape(-1),) + factors
+    else:
+        rounding = None
     status, message, rule, metrics_text = judge(opts.standard, call.API_OP, backward, exact, dtype, t, b, reference,
-                                                call.COSINE_THRESHOLD, call.MAX_ABS_ERR_THRESHOLD)
+                                                call.COSINE_THRESHOLD, call.MAX_ABS_ERR_THRESHOLD, rounding=rounding)
     if opts.reference_is_tested and rule in ("benchmark", "ulp"):
         message = "; ".join(part for part in (message, SELF_REFERENCE) if part)
     return [b_dtype, t_dtype, shape, cosine, max_abs, max_rel, status, message, rule, metrics_text]
 
 
-def compare_outputs(call, direction, tested_leaves, bench_leaves, reference_leaves, opts):
+def compare_outputs(call, direction, tested_leaves, bench_leaves, reference_leaves, opts, rounding=None):
     """One row per output; reference_leaves (the api standard's CPU run in
-    the dumped dtype) may be None."""
+    the dumped dtype) may be None, and so may rounding: (per output magnitude
+    array or None, factors(dtype) -> (k, u) or None), the rounding bound's parts of the bench values."""
     rows = []
     for i in range(max(len(tested_leaves), len(bench_leaves))):
         name = f"{call.API_NAME}.{direction}.output.{i}"
@@ -804,7 +1682,10 @@ def compare_outputs(call, direction, tested_leaves, bench_leaves, reference_leav
         if tested_leaves[i][0] == "NoneType" and bench_leaves[i][0] == "NoneType":
             continue
         reference = reference_leaves[i][1] if reference_leaves is not None and i < len(reference_leaves) else None
-        rows.append([name] + compare_leaf(call, tested_leaves[i], bench_leaves[i], reference, direction == "backward", opts))
+        magnitude = rounding[0][i] if rounding is not None and i < len(rounding[0]) else None
+        bound = None if magnitude is None else (magnitude, rounding[1])
+        rows.append([name] + compare_leaf(call, tested_leaves[i], bench_leaves[i], reference, direction == "backward", opts,
+                                          bound))
     return rows
 
 
@@ -899,6 +1780,11 @@ def run_side(reseed, runner, leaf, *call):
         return (None, None), exc
 
 
+# The standards whose verdicts use the rounding magnitudes and the reference run
+# (the bound standard falls back to the api standard's rules where there is no bound).
+ROUNDING_STANDARDS = ("api", "bound")
+
+
 def main(call, side, argv=None):
     """Replays the script's call (call: the script's module, the head's names)
     on the framework side side (select_device, run_tested, run_bench, ...)
@@ -909,9 +1795,10 @@ def main(call, side, argv=None):
     parser.add_argument("--data-dir", default=call.DATA_DIR, help="folder of the dumped tensor files (real_data)")
     parser.add_argument("--perturb", type=float, default=0.0, metavar="EPS",
                         help="add EPS*(1+|x|) to every tested output before comparing: checks that errors are caught")
-    parser.add_argument("--standard", choices=["msprobe", "api"], default=call.STANDARD,
-                        help="precision standard: msprobe (cosine and max abs) or api (per API and dtype; "
-                             "adds the Standard and Standard Metrics columns) (default: %(default)s)")
+    parser.add_argument("--standard", choices=["msprobe", "api", "bound"], default=call.STANDARD,
+                        help="precision standard: msprobe (cosine and max abs), api (per API and dtype) or bound "
+                             "(every element within its rounding error bound); api and bound add the Standard and "
+                             "Standard Metrics columns (default: %(default)s)")
     parser.add_argument("--allow-skip", action="store_true",
                         help=f"exit {EXIT_OK} instead of {EXIT_SKIPPED} when calls that cannot be replayed here are the only problem")
     opts = parser.parse_args(argv)
@@ -950,12 +1837,13 @@ def main(call, side, argv=None):
             rows = [skip_row(call.API_NAME, direction, which, exc) for which, exc in failed if exc]
             forward_rows, backward_rows = (rows, []) if direction == "forward" else ([], rows)
         else:
-            r_out, r_grads = (None, None)
-            if opts.standard == "api":
+            (r_out, r_grads), rounding = (None, None), (None, None)
+            if opts.standard in ROUNDING_STANDARDS:
                 r_out, r_grads = side.reference_leaves(call, args, kwargs, grad_outputs, device, (t_out, t_grads))
-            forward_rows = compare_outputs(call, "forward", t_out, b_out, r_out, opts)
+                rounding = bench_magnitudes(call, side, reseed, args, kwargs, grad_outputs)
+            forward_rows = compare_outputs(call, "forward", t_out, b_out, r_out, opts, rounding[0])
             if call.PROPAGATION == "backward":
-                backward_rows = compare_outputs(call, "backward", t_grads, b_grads, r_grads, opts)
+                backward_rows = compare_outputs(call, "backward", t_grads, b_grads, r_grads, opts, rounding[1])
         for row in forward_rows + backward_rows:  # every row that ran says what was compared
             if not row[8].startswith("cannot replay here:"):
                 row[8] = "; ".join(part for part in (row[8], compared) if part)
@@ -963,11 +1851,28 @@ def main(call, side, argv=None):
         results.append(result_row(call.API_NAME, forward_rows, backward_rows))
         for row in forward_rows + backward_rows:
             print(f"  {row[0]}: {row[7]}  cosine={cell(row[4]) or '-'}  max_abs_err={cell(row[5]) or '-'}  ({row[8]})")
-    details_header = DETAILS_HEADER + (STANDARD_COLUMNS if opts.standard == "api" else [])
+    details_header = DETAILS_HEADER + (STANDARD_COLUMNS if opts.standard in ROUNDING_STANDARDS else [])
     result_path, details_path = write_report(opts.output_dir, details_header, details, results)
     print(f"wrote {result_path}")
     print(f"wrote {details_path}")
     return exit_code([r[7] for r in details], opts.allow_skip)
+
+
+def bench_magnitudes(call, side, reseed, args, kwargs, grad_outputs):
+    """The rounding bound's parts of the call's forward outputs and gradients:
+    (magnitudes, factors(dtype) -> (k, u)) each, the magnitudes from the bench function
+    rerun on the call's inputs (magnitude.py); None for an API the op table does not hold."""
+    entry = rounding_of(call.API_OP, side.ROUNDING_PREFIXES)
+    if entry is None:
+        return None, None
+
+    def run(args, kwargs, grad_outputs, raise_precision):
+        reseed()
+        return side.run_bench(call, args, kwargs, grad_outputs, raise_precision)
+
+    outputs, grads = magnitudes(entry, run, args, kwargs, grad_outputs)
+    return ((outputs, lambda dtype: rounding_factors(entry, dtype, False)),
+            (grads, lambda dtype: rounding_factors(entry, dtype, True)))
 
 
 def run_script(call, side, argv=None):
@@ -986,6 +1891,8 @@ def run_script(call, side, argv=None):
 
 # What each row's Message says was compared.
 TESTED_FRAMEWORK, BENCH_FRAMEWORK = "torch", "torch"
+# The op-table prefixes an API's rounding class is looked up with (magnitude.rounding_of).
+ROUNDING_PREFIXES = ("",)
 
 
 def select_device(requested):
@@ -1002,8 +1909,8 @@ def run_tested(call, args, kwargs, grad_outputs, device):
     return torch_run(call.tested, args, kwargs, grad_outputs, device, raise_precision=False, exact_op=call.EXACT_OP)
 
 
-def run_bench(call, args, kwargs, grad_outputs):
-    return torch_run(call.bench, args, kwargs, grad_outputs, "cpu", raise_precision=True, exact_op=call.EXACT_OP)
+def run_bench(call, args, kwargs, grad_outputs, raise_precision=True):
+    return torch_run(call.bench, args, kwargs, grad_outputs, "cpu", raise_precision=raise_precision, exact_op=call.EXACT_OP)
 
 
 def reference_is_tested(device):

@@ -74,7 +74,7 @@ RANDOM_SEED = 42
 ITER_TIMES = 1
 COSINE_THRESHOLD = 0.99
 MAX_ABS_ERR_THRESHOLD = 0.0001
-# The precision standard rows are judged by ("msprobe" or "api"); --standard overrides.
+# The precision standard rows are judged by ("msprobe", "api" or "bound"); --standard overrides.
 STANDARD = "msprobe"
 # The API as the standard's tables name it, and whether the op only moves
 # data (its forward results must then be identical).

@@ -21,7 +21,7 @@ from .standard import judge, metrics
 
 
 DETAILS_HEADER = ["API Name", "Bench Dtype", "Tested Dtype", "Shape", "Cosine", "MaxAbsErr", "MaxRelativeErr", "Status", "Message"]
-# Appended under --standard api: the rule applied and its own metrics.
+# Appended under --standard api and bound: the rule applied and its own metrics.
 STANDARD_COLUMNS = ["Standard", "Standard Metrics"]
 RESULT_HEADER = ["API Name", "Forward Test Success", "Backward Test Success", "Message"]
 PASS, WARNING, SKIP, ERROR = "pass", "warning", "skip", "error"
@@ -45,10 +45,12 @@ def leaf_dtype(label, values):
     return dtype_info(label)[0] if label in DTYPES else values.dtype.name
 
 
-def compare_leaf(call, tested_leaf_, bench_leaf_, reference, backward, opts):
+def compare_leaf(call, tested_leaf_, bench_leaf_, reference, backward, opts, rounding=None):
     """One details row after the name: dtypes, shape, metrics, status, message,
     and the standard's rule and metrics (None where nothing was compared).
-    call is the script: UNDEFINED_OUTPUTS, EXACT_OP, API_OP and the thresholds."""
+    call is the script: UNDEFINED_OUTPUTS, EXACT_OP, API_OP and the thresholds;
+    rounding is the bench value's rounding magnitude and the factors of its bound,
+    (magnitude array, factors(dtype) -> (k, u) or None), or None."""
     (t_dtype, t), (b_dtype, b) = tested_leaf_, bench_leaf_
     shape = str(tuple(b.shape)) if b is not None else "()"
 
@@ -72,16 +74,22 @@ def compare_leaf(call, tested_leaf_, bench_leaf_, reference, backward, opts):
     cosine, max_abs, max_rel = metrics(t, b) if t.size else (None, None, None)
     # Data movement is exact forward; its gradients are sums and casts.
     exact = call.EXACT_OP and not backward
+    factors = None if rounding is None else rounding[1](dtype)
+    if factors is not None:
+        rounding = (np.asarray(rounding[0], dtype=np.float64).reshape(-1),) + factors
+    else:
+        rounding = None
     status, message, rule, metrics_text = judge(opts.standard, call.API_OP, backward, exact, dtype, t, b, reference,
-                                                call.COSINE_THRESHOLD, call.MAX_ABS_ERR_THRESHOLD)
+                                                call.COSINE_THRESHOLD, call.MAX_ABS_ERR_THRESHOLD, rounding=rounding)
     if opts.reference_is_tested and rule in ("benchmark", "ulp"):
         message = "; ".join(part for part in (message, SELF_REFERENCE) if part)
     return [b_dtype, t_dtype, shape, cosine, max_abs, max_rel, status, message, rule, metrics_text]
 
 
-def compare_outputs(call, direction, tested_leaves, bench_leaves, reference_leaves, opts):
+def compare_outputs(call, direction, tested_leaves, bench_leaves, reference_leaves, opts, rounding=None):
     """One row per output; reference_leaves (the api standard's CPU run in
-    the dumped dtype) may be None."""
+    the dumped dtype) may be None, and so may rounding: (per output magnitude
+    array or None, factors(dtype) -> (k, u) or None), the rounding bound's parts of the bench values."""
     rows = []
     for i in range(max(len(tested_leaves), len(bench_leaves))):
         name = f"{call.API_NAME}.{direction}.output.{i}"
@@ -92,7 +100,10 @@ def compare_outputs(call, direction, tested_leaves, bench_leaves, reference_leav
         if tested_leaves[i][0] == "NoneType" and bench_leaves[i][0] == "NoneType":
             continue
         reference = reference_leaves[i][1] if reference_leaves is not None and i < len(reference_leaves) else None
-        rows.append([name] + compare_leaf(call, tested_leaves[i], bench_leaves[i], reference, direction == "backward", opts))
+        magnitude = rounding[0][i] if rounding is not None and i < len(rounding[0]) else None
+        bound = None if magnitude is None else (magnitude, rounding[1])
+        rows.append([name] + compare_leaf(call, tested_leaves[i], bench_leaves[i], reference, direction == "backward", opts,
+                                          bound))
     return rows
 
 

@@ -21,6 +21,8 @@ except ImportError:
 
 # What each row's Message says was compared.
 TESTED_FRAMEWORK, BENCH_FRAMEWORK = "torch", "torch"
+# The op-table prefixes an API's rounding class is looked up with (magnitude.rounding_of).
+ROUNDING_PREFIXES = ("",)
 
 
 def select_device(requested):
@@ -37,8 +39,8 @@ def run_tested(call, args, kwargs, grad_outputs, device):
     return torch_run(call.tested, args, kwargs, grad_outputs, device, raise_precision=False, exact_op=call.EXACT_OP)
 
 
-def run_bench(call, args, kwargs, grad_outputs):
-    return torch_run(call.bench, args, kwargs, grad_outputs, "cpu", raise_precision=True, exact_op=call.EXACT_OP)
+def run_bench(call, args, kwargs, grad_outputs, raise_precision=True):
+    return torch_run(call.bench, args, kwargs, grad_outputs, "cpu", raise_precision=raise_precision, exact_op=call.EXACT_OP)
 
 
 def reference_is_tested(device):

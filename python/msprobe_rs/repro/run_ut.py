@@ -11,8 +11,14 @@ from ._tables import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_SKIPPED
 from .compare import (DETAILS_HEADER, STANDARD_COLUMNS, cell, compare_outputs, exit_code, result_row, run_side,
                       skip_row, write_report)
 from .data_generate import InputError, Realizer, fold_class_targets
+from .magnitude import magnitudes, rounding_factors, rounding_of
 
 # --- msprobe-rs: the scripts inline this file from here ---
+
+
+# The standards whose verdicts use the rounding magnitudes and the reference run
+# (the bound standard falls back to the api standard's rules where there is no bound).
+ROUNDING_STANDARDS = ("api", "bound")
 
 
 def main(call, side, argv=None):
@@ -25,9 +31,10 @@ def main(call, side, argv=None):
     parser.add_argument("--data-dir", default=call.DATA_DIR, help="folder of the dumped tensor files (real_data)")
     parser.add_argument("--perturb", type=float, default=0.0, metavar="EPS",
                         help="add EPS*(1+|x|) to every tested output before comparing: checks that errors are caught")
-    parser.add_argument("--standard", choices=["msprobe", "api"], default=call.STANDARD,
-                        help="precision standard: msprobe (cosine and max abs) or api (per API and dtype; "
-                             "adds the Standard and Standard Metrics columns) (default: %(default)s)")
+    parser.add_argument("--standard", choices=["msprobe", "api", "bound"], default=call.STANDARD,
+                        help="precision standard: msprobe (cosine and max abs), api (per API and dtype) or bound "
+                             "(every element within its rounding error bound); api and bound add the Standard and "
+                             "Standard Metrics columns (default: %(default)s)")
     parser.add_argument("--allow-skip", action="store_true",
                         help=f"exit {EXIT_OK} instead of {EXIT_SKIPPED} when calls that cannot be replayed here are the only problem")
     opts = parser.parse_args(argv)
@@ -66,12 +73,13 @@ def main(call, side, argv=None):
             rows = [skip_row(call.API_NAME, direction, which, exc) for which, exc in failed if exc]
             forward_rows, backward_rows = (rows, []) if direction == "forward" else ([], rows)
         else:
-            r_out, r_grads = (None, None)
-            if opts.standard == "api":
+            (r_out, r_grads), rounding = (None, None), (None, None)
+            if opts.standard in ROUNDING_STANDARDS:
                 r_out, r_grads = side.reference_leaves(call, args, kwargs, grad_outputs, device, (t_out, t_grads))
-            forward_rows = compare_outputs(call, "forward", t_out, b_out, r_out, opts)
+                rounding = bench_magnitudes(call, side, reseed, args, kwargs, grad_outputs)
+            forward_rows = compare_outputs(call, "forward", t_out, b_out, r_out, opts, rounding[0])
             if call.PROPAGATION == "backward":
-                backward_rows = compare_outputs(call, "backward", t_grads, b_grads, r_grads, opts)
+                backward_rows = compare_outputs(call, "backward", t_grads, b_grads, r_grads, opts, rounding[1])
         for row in forward_rows + backward_rows:  # every row that ran says what was compared
             if not row[8].startswith("cannot replay here:"):
                 row[8] = "; ".join(part for part in (row[8], compared) if part)
@@ -79,11 +87,28 @@ def main(call, side, argv=None):
         results.append(result_row(call.API_NAME, forward_rows, backward_rows))
         for row in forward_rows + backward_rows:
             print(f"  {row[0]}: {row[7]}  cosine={cell(row[4]) or '-'}  max_abs_err={cell(row[5]) or '-'}  ({row[8]})")
-    details_header = DETAILS_HEADER + (STANDARD_COLUMNS if opts.standard == "api" else [])
+    details_header = DETAILS_HEADER + (STANDARD_COLUMNS if opts.standard in ROUNDING_STANDARDS else [])
     result_path, details_path = write_report(opts.output_dir, details_header, details, results)
     print(f"wrote {result_path}")
     print(f"wrote {details_path}")
     return exit_code([r[7] for r in details], opts.allow_skip)
+
+
+def bench_magnitudes(call, side, reseed, args, kwargs, grad_outputs):
+    """The rounding bound's parts of the call's forward outputs and gradients:
+    (magnitudes, factors(dtype) -> (k, u)) each, the magnitudes from the bench function
+    rerun on the call's inputs (magnitude.py); None for an API the op table does not hold."""
+    entry = rounding_of(call.API_OP, side.ROUNDING_PREFIXES)
+    if entry is None:
+        return None, None
+
+    def run(args, kwargs, grad_outputs, raise_precision):
+        reseed()
+        return side.run_bench(call, args, kwargs, grad_outputs, raise_precision)
+
+    outputs, grads = magnitudes(entry, run, args, kwargs, grad_outputs)
+    return ((outputs, lambda dtype: rounding_factors(entry, dtype, False)),
+            (grads, lambda dtype: rounding_factors(entry, dtype, True)))
 
 
 def run_script(call, side, argv=None):

@@ -106,11 +106,7 @@ fn add_parts(acc: Option<&mut Option<Vec<f64>>>, parts: Vec<f64>) {
 /// multiplied by `1 + h·sign(j)`; anything else as it is.
 fn perturbed(v: Value, h: f64, pattern: Pattern) -> Result<Value> {
     Ok(match v {
-        Value::Tensor(t) if t.dtype.is_float() && pattern == Pattern::Uniform => Value::Tensor(T { t: t.t.affine(1.0 + h, 0.0)?, dtype: t.dtype }),
-        Value::Tensor(t) if t.dtype.is_float() => {
-            let values = t.to_f64_vec()?.into_iter().enumerate().map(|(j, x)| x * (1.0 + h * pattern.sign(j))).collect();
-            Value::Tensor(T::from_f64(values, t.dims(), t.dtype, t.t.dtype())?)
-        }
+        Value::Tensor(t) if t.dtype.is_float() => Value::Tensor(perturbed_tensor(t, h, pattern)?),
         Value::List(items) => Value::List(items.into_iter().map(|i| perturbed(i, h, pattern)).collect::<Result<_>>()?),
         v => v,
     })
@@ -126,6 +122,15 @@ fn absolute(v: Value, negate: bool) -> Result<Value> {
         Value::List(items) => Value::List(items.into_iter().map(|i| absolute(i, negate)).collect::<Result<_>>()?),
         v => v,
     })
+}
+
+/// A float tensor with element `j` multiplied by `1 + h·sign(j)`.
+fn perturbed_tensor(t: T, h: f64, pattern: Pattern) -> Result<T> {
+    if pattern == Pattern::Uniform {
+        return Ok(T { t: t.t.affine(1.0 + h, 0.0)?, dtype: t.dtype });
+    }
+    let values = t.to_f64_vec()?.into_iter().enumerate().map(|(j, x)| x * (1.0 + h * pattern.sign(j))).collect();
+    T::from_f64(values, t.dims(), t.dtype, t.t.dtype())
 }
 
 /// Whether a top-level argument holds a float tensor to perturb.
@@ -178,9 +183,18 @@ fn compute(call: &Call, class: Rounding, outputs: Vec<Option<Vec<f64>>>, grads: 
 }
 
 /// Composite: the first-order terms along each input uniformly and along
-/// the sign patterns, plus the float32 probe's error in units of its roundoff.
+/// the sign patterns, the gradients' along the output gradients' sign
+/// patterns too (a gradient that sums `dy`, a bias's, does not depend on
+/// the inputs), plus the float32 probe's error in units of its roundoff.
 fn composite(call: &Call, outputs: &[Option<Vec<f64>>], grads: &[Option<Vec<f64>>]) -> Result<Flat> {
     let (mut o, mut g) = first_order(call, outputs, grads, &[Pattern::Uniform, Pattern::Alternating, Pattern::ThueMorse])?;
+    if !g.is_empty() {
+        for pattern in [Pattern::Alternating, Pattern::ThueMorse] {
+            let at = |h: f64| call.run_with(&call.bench, |_, _, v| Ok(v), |dy| perturbed_tensor(dy, h, pattern));
+            let (plus, minus) = (flat(&at(H)?), flat(&at(-H)?));
+            add_difference(&mut g, &plus.1, &minus.1, 0.5 / H);
+        }
+    }
     if let Some((po, pg)) = probe(call)? {
         add_difference(&mut o, &po, outputs, 1.0 / U32);
         add_difference(&mut g, &pg, grads, 1.0 / U32);

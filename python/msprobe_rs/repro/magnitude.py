@@ -1,0 +1,362 @@
+"""The rounding magnitudes of a script's call, for the ``bound`` standard and
+the api standard's rescue: per element of each forward output and each input
+gradient, the magnitude that rounding in the device's precision acts on,
+computed on the bench in float64 by the API's rounding class (``ROUNDING``,
+rendered from the op table): the op on absolute values (terms, sums), central
+differences along each float input (smooth, parts, composite), the parts of a
+formula that cancels inside (gelu, attention), and for composites also the op
+computed in float32. The mirror of
+runtime/src/replay/magnitude.rs (the native replay computes the same).
+"""
+
+import math
+
+import numpy as np
+import torch
+
+from ._tables import KEYWORD_ALIASES, ROUNDING, ROUNDING_FACTORS
+from .data_generate import DType, Master, TensorSpec, any_marked, dtype_info, wants_grad
+from .torch_exec import to_torch
+
+# --- msprobe-rs: the scripts inline this file from here ---
+
+
+# The relative perturbation of the central differences (2^-20): large against
+# float64's rounding, small against any curvature that matters.
+MAGNITUDE_H = 2.0 ** -20
+# float32's unit roundoff: the float32 probe's errors in its units.
+MAGNITUDE_U32 = 2.0 ** -24
+
+
+def rounding_of(api_op, prefixes):
+    """The rounding class of the op-table entry of api_op (``Prefix.op``), looked up
+    with each of prefixes in turn ("MS." first for MindSpore's own meanings, as the
+    op table's lookup does); None for an API the op table does not hold."""
+    for prefix in prefixes:
+        entry = ROUNDING.get(prefix + api_op)
+        if entry is not None:
+            return entry
+    return None
+
+
+def rounding_factors(entry, dtype, backward):
+    """The class's (k, u) of k*(u*magnitude + eta) + ulp/2 for an output of dtype (the
+    tested side's canonical name), forward or a gradient; None for a dtype that is not a float."""
+    per_dtype = ROUNDING_FACTORS[entry[1] if entry[0] == "parts" else entry[0]].get(dtype)
+    return None if per_dtype is None else per_dtype[1 if backward else 0]
+
+
+def _mag_is_float(value):
+    return isinstance(value, Master) and dtype_info(value.spec.dtype)[1] == "float"
+
+
+def _mag_values(master):
+    """A float Master's values as the bench starts from them (rounded to the dumped dtype), in float64."""
+    return to_torch(master, "cpu", raise_precision=False).to(torch.float64).numpy()
+
+
+def _mag_walk(value, dtype, tensor=None, scalar=None):
+    """value with its float tensors made Masters of dtype from tensor(values) (their
+    values unchanged without it), its float dtype arguments dtype, and its Python
+    numbers passed through scalar; lists and tuples walked."""
+    if _mag_is_float(value):
+        array = _mag_values(value)
+        s = value.spec
+        spec = TensorSpec(dtype, s.shape, s.low, s.high, s.requires_grad, s.data_name)
+        return Master(spec, array if tensor is None else tensor(array))
+    if isinstance(value, DType) and dtype_info(value.name)[1] == "float":
+        return DType(dtype)
+    if isinstance(value, (list, tuple)):
+        items = [_mag_walk(v, dtype, tensor, scalar) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    if scalar is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return scalar(value)
+    return value
+
+
+def _mag_signs(n, pattern):
+    """The sign of each element of a patterned perturbation: alternating, or the
+    Thue-Morse sequence (the parity of the flat index's bits)."""
+    j = np.arange(n, dtype=np.int64)
+    if pattern == "alternating":
+        odd = j % 2
+    else:
+        odd = np.zeros(n, dtype=np.int64)
+        while j.any():
+            odd ^= j & 1
+            j = j >> 1
+    return np.where(odd == 1, -1.0, 1.0)
+
+
+def _mag_perturbed(h, pattern):
+    """Values times 1 + h (uniform), or 1 + h*sign by a pattern."""
+    def tensor(x):
+        if pattern == "uniform":
+            return x * (1.0 + h)
+        return (x.reshape(-1) * (1.0 + h * _mag_signs(x.size, pattern))).reshape(x.shape)
+    return tensor
+
+
+def _mag_absolute(negate):
+    """(tensor, scalar) transforms to absolute values, non-positive where negate
+    (integers only then: an int's sign matters only for the negated parameter)."""
+    sign = -1.0 if negate else 1.0
+
+    def scalar(x):
+        if isinstance(x, float):
+            return sign * abs(x)
+        return -abs(x) if negate else x
+    return (lambda x: sign * np.abs(x)), scalar
+
+
+def _mag_flat(run_result):
+    """(per output, per gradient) float64 values of one run: float tensors only for
+    the outputs (None elsewhere), every gradient."""
+    outputs, grads = run_result
+
+    def values(v, any_tensor):
+        if isinstance(v, torch.Tensor) and (any_tensor or v.is_floating_point()):
+            return v.detach().cpu().to(torch.float64).numpy().reshape(-1)
+        return None
+    return [values(o, False) for o in outputs], [values(g, True) for g in (grads or [])]
+
+
+def _mag_add_difference(acc, x, y, scale):
+    """acc[i] += |x[i] - y[i]| * scale; None where a side is missing or the sizes differ."""
+    for i, a in enumerate(acc):
+        xi = x[i] if i < len(x) else None
+        yi = y[i] if i < len(y) else None
+        if a is None or xi is None or yi is None or a.size != xi.size or xi.size != yi.size:
+            acc[i] = None
+        else:
+            acc[i] = a + np.abs(xi - yi) * scale
+
+
+def _mag_add_parts(acc, parts):
+    """acc[0] += parts; None when the sizes differ."""
+    if not acc:
+        return
+    if acc[0] is not None and parts is not None and acc[0].size == parts.size:
+        acc[0] = acc[0] + parts
+    else:
+        acc[0] = None
+
+
+def _mag_perturbable(value):
+    if isinstance(value, (list, tuple)):
+        return any(_mag_perturbable(v) for v in value)
+    return _mag_is_float(value)
+
+
+def _mag_float64_call(value):
+    """Whether a float tensor input is float64 (its device computes in float64: no float32 probe)."""
+    if isinstance(value, (list, tuple)):
+        return any(_mag_float64_call(v) for v in value)
+    return _mag_is_float(value) and dtype_info(value.spec.dtype)[0] == "float64"
+
+
+class _MagCall:
+    """The bench call's variations: run(args, kwargs, grad_outputs, raise_precision)
+    runs the bench function (the side's run_bench) on Master trees."""
+
+    def __init__(self, run, args, kwargs, grad_outputs):
+        self.run, self.args, self.kwargs, self.grad_outputs = run, list(args), dict(kwargs), grad_outputs
+        self.keys = list(self.kwargs)
+
+    def slots(self):
+        """Top-level arguments, positionals then keywords: (slot, keyword or None, value)."""
+        n = len(self.args)
+        return [(i, None, v) for i, v in enumerate(self.args)] + [(n + i, k, self.kwargs[k]) for i, k in enumerate(self.keys)]
+
+    def run_with(self, arg, grad=None, dtype="torch.float64", raise_precision=True):
+        """Runs the bench with each float tensor in dtype and each top-level argument
+        passed through arg(slot, keyword, value); the dumped output gradients in dtype,
+        through grad (values) when given."""
+        values = {slot: arg(slot, key, v) for slot, key, v in self.slots()}
+        n = len(self.args)
+        args = [values[i] for i in range(n)]
+        kwargs = {k: values[n + i] for i, k in enumerate(self.keys)}
+        grads = None if self.grad_outputs is None else [_mag_walk(g, dtype, grad) for g in self.grad_outputs]
+        return _mag_flat(self.run(args, kwargs, grads, raise_precision))
+
+
+def _mag_on_absolute_values(c, negated_position, negated_name):
+    """terms and sums: the op (and its backward, with |dy|) on the absolute values of
+    its floats, the negated parameter made non-positive."""
+    def arg(slot, key, v):
+        negate = negated_name is not None and (KEYWORD_ALIASES.get(key, key) == negated_name if key is not None
+                                               else slot == negated_position)
+        tensor, scalar = _mag_absolute(negate)
+        return _mag_walk(v, "torch.float64", tensor, scalar)
+    outputs, grads = c.run_with(arg, grad=np.abs)
+    return [None if o is None else np.abs(o) for o in outputs], [None if g is None else np.abs(g) for g in grads]
+
+
+def _mag_first_order(c, patterns):
+    """|y| + sum over each float input j and pattern p of |y(x_j(1+h p)) - y(x_j(1-h p))| / 2h,
+    for the outputs and (with the same dy) the gradients; also the plain float64 run."""
+    base = c.run_with(lambda slot, key, v: _mag_walk(v, "torch.float64"))
+    o = [None if x is None else np.abs(x) for x in base[0]]
+    g = [None if x is None else np.abs(x) for x in base[1]]
+    for j, _, value in c.slots():
+        if not _mag_perturbable(value):
+            continue
+        for pattern in patterns:
+            def at(h):
+                return c.run_with(lambda slot, key, v: _mag_walk(v, "torch.float64", _mag_perturbed(h, pattern) if slot == j else None))
+            plus, minus = at(MAGNITUDE_H), at(-MAGNITUDE_H)
+            _mag_add_difference(o, plus[0], minus[0], 0.5 / MAGNITUDE_H)
+            _mag_add_difference(g, plus[1], minus[1], 0.5 / MAGNITUDE_H)
+    return o, g, base
+
+
+def _mag_bound(c, names):
+    """The call's arguments by the signature's parameter names (positionals by position,
+    keywords by name or alias): float tensors as float64 torch tensors, other tensors as
+    they are, anything else unchanged."""
+    def value(v):
+        if _mag_is_float(v):
+            return torch.from_numpy(_mag_values(v))
+        return to_torch(v, "cpu", raise_precision=False) if isinstance(v, Master) else v
+    bound = {name: value(v) for name, v in zip(names, c.args)}
+    for k, v in c.kwargs.items():
+        bound[KEYWORD_ALIASES.get(k, k)] = value(v)
+    return bound
+
+
+def _mag_flat64(t):
+    return t.reshape(-1).numpy()
+
+
+def gelu_parts(bound, dy):
+    """gelu's parts (the mirror of gelu_parts in runtime/src/ops/nn.rs): x*(1 + erf(x/sqrt2))/2
+    cancels inside for negative x, and so does its derivative (tanh form alike):
+    |x|*(1 + |inner|)/2 forward, |dy|*((1 + |inner|)/2 + |x*inner'|/2) backward (none without dy)."""
+    x = bound["input"].reshape(-1).numpy()
+    c = math.sqrt(2.0 / math.pi)
+    if bound.get("approximate") == "tanh":
+        t = np.tanh(c * (x + 0.044715 * x * x * x))
+        inner, slope = np.abs(t), np.abs(x * (1.0 - t * t) * c * (1.0 + 3.0 * 0.044715 * x * x))
+    else:
+        erf = torch.special.erf(torch.from_numpy(x * (1.0 / math.sqrt(2.0)))).numpy()
+        inner, slope = np.abs(erf), np.abs(x * (2.0 / math.sqrt(math.pi)) * (1.0 / math.sqrt(2.0)) * np.exp(-x * x / 2.0))
+    forward = np.abs(x) * 0.5 * (1.0 + inner)
+    if dy is None or dy.numel() != x.size:
+        return forward, []
+    return forward, [("input", np.abs(dy.reshape(-1).numpy()) * (0.5 * (1.0 + inner) + 0.5 * slope))]
+
+
+def _mag_sdpa_weights(bound, q, k):
+    """The attention weights of scaled_dot_product_attention (softmax of the scaled,
+    masked logits) and the scale, as runtime/src/ops/nn.rs computes them."""
+    if float(bound.get("dropout_p") or 0.0) != 0.0:
+        raise ValueError("scaled_dot_product_attention: dropout_p > 0 is random")
+    if bound.get("enable_gqa") and q.shape[max(q.dim() - 3, 0)] != k.shape[max(k.dim() - 3, 0)]:
+        raise ValueError("scaled_dot_product_attention: grouped-query attention")
+    scale = bound.get("scale")
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    attn = (q @ k.transpose(-2, -1)) * scale
+    if bound.get("is_causal"):
+        allowed = torch.ones(attn.shape[-2], attn.shape[-1], dtype=torch.bool).tril()
+        attn = attn.masked_fill(~allowed, -math.inf)
+    mask = bound.get("attn_mask")
+    if isinstance(mask, torch.Tensor):
+        attn = attn.masked_fill(~(mask != 0), -math.inf) if mask.dtype == torch.bool else attn + mask.to(torch.float64)
+    return torch.softmax(attn, -1), scale
+
+
+def sdpa_parts(bound, dy):
+    """scaled_dot_product_attention's parts (the mirror of sdpa_parts in
+    runtime/src/ops/nn.rs): its output sums P*V and its gradients sum dS*K, dS^T*Q,
+    P^T*dO with dS = P*(dO*V^T - rowsum(dO*O)), a difference that cancels exactly where a
+    row attends to one key: the same sums over absolute values."""
+    q, k, v = bound["query"], bound["key"], bound["value"]
+    p, scale = _mag_sdpa_weights(bound, q, k)
+    qa, ka, va = q.abs(), k.abs(), v.abs()
+    pv = p @ va
+    if dy is None or dy.numel() != pv.numel():
+        return _mag_flat64(pv), []
+    doa = dy.reshape(pv.shape).abs()
+    d = (doa * (p @ v).abs()).sum(-1, keepdim=True)
+    ds = p * ((doa @ va.transpose(-2, -1)) + d)
+    return _mag_flat64(pv), [("query", _mag_flat64((ds @ ka) * scale)), ("key", _mag_flat64((ds.transpose(-2, -1) @ qa) * scale)),
+                             ("value", _mag_flat64(p.transpose(-2, -1) @ doa))]
+
+
+PARTS = {"gelu": gelu_parts, "sdpa": sdpa_parts}
+
+
+def _mag_gradient_params(c, names):
+    """The parameter name of each gradient, in the bench's order (torch_run's leaves): a
+    tensor inside a list has none."""
+    marked = any_marked(list(c.args) + list(c.kwargs.values()))
+
+    def leaves(v):
+        if isinstance(v, (list, tuple)):
+            return sum(leaves(item) for item in v)
+        return int(isinstance(v, Master) and wants_grad(v, marked))
+    out = []
+    for slot, key, v in c.slots():
+        name = KEYWORD_ALIASES.get(key, key) if key is not None else (names[slot] if slot < len(names) else None)
+        if isinstance(v, Master):
+            out.extend([name if name in names else None] * leaves(v))
+        else:
+            out.extend([None] * leaves(v))
+    return out
+
+
+def _mag_parts(c, name, composite, names):
+    """A formula's parts added to Smooth's (or Composite's) magnitudes: to the first output,
+    and to the gradients of the parameters the formula names."""
+    o, g = _mag_composite(c) if composite else _mag_first_order(c, ["uniform"])[:2]
+    first_dy = c.grad_outputs[0] if c.grad_outputs else None
+    dy = torch.from_numpy(_mag_values(first_dy)) if _mag_is_float(first_dy) else None
+    forward, backward = PARTS[name](_mag_bound(c, names), dy)
+    _mag_add_parts(o, forward)
+    for i, param in enumerate(_mag_gradient_params(c, names)[:len(g)]):
+        parts = next((m for n, m in backward if n == param), None)
+        if parts is not None:
+            slot = [g[i]]
+            _mag_add_parts(slot, parts)
+            g[i] = slot[0]
+    return o, g
+
+
+def _mag_composite(c):
+    o, g, base = _mag_first_order(c, ["uniform", "alternating", "thue-morse"])
+    if g:
+        # The gradients along the output gradients' sign patterns (a bias's sums dy).
+        for pattern in ["alternating", "thue-morse"]:
+            plus = c.run_with(lambda slot, key, v: _mag_walk(v, "torch.float64"), grad=_mag_perturbed(MAGNITUDE_H, pattern))
+            minus = c.run_with(lambda slot, key, v: _mag_walk(v, "torch.float64"), grad=_mag_perturbed(-MAGNITUDE_H, pattern))
+            _mag_add_difference(g, plus[1], minus[1], 0.5 / MAGNITUDE_H)
+    if not any(_mag_float64_call(v) for _, _, v in c.slots()):
+        # The op computed in float32, its result not rounded to the output dtype.
+        probe = c.run_with(lambda slot, key, v: _mag_walk(v, "torch.float32"), dtype="torch.float32", raise_precision=False)
+        _mag_add_difference(o, probe[0], base[0], 1.0 / MAGNITUDE_U32)
+        _mag_add_difference(g, probe[1], base[1], 1.0 / MAGNITUDE_U32)
+    return o, g
+
+
+def magnitudes(entry, run, args, kwargs, grad_outputs):
+    """The magnitudes of one call of rounding class entry (rounding_of), as
+    (per forward output, per gradient) float64 arrays (None where there is none),
+    aligned with the bench's outputs and gradients. run(args, kwargs, grad_outputs,
+    raise_precision) runs the bench function (torch values back); ([], []) when the
+    class cannot be evaluated for this call (its rows then have no bound)."""
+    if entry is None:
+        return [], []
+    c = _MagCall(run, args, kwargs, grad_outputs)
+    try:
+        if entry[0] == "terms":
+            return _mag_on_absolute_values(c, entry[1], entry[2])
+        if entry[0] == "sums":
+            return _mag_on_absolute_values(c, None, None)
+        if entry[0] == "smooth":
+            o, g, _ = _mag_first_order(c, ["uniform"])
+            return o, g
+        if entry[0] == "parts":
+            return _mag_parts(c, entry[1], entry[2], entry[3])
+        return _mag_composite(c)
+    except Exception:  # an argument the variations cannot take: no bound, the rows say so
+        return [], []
