@@ -308,7 +308,7 @@ fn mindtorch_cases() -> Vec<Case> {
         case("mindtorch: .npy missing, op_generate", mindtorch("bad/missing_npy", "Torch.tanh.0", json!({"data_mode": "real_data"})), RUST_MS, 4, &["msprobe: error: Torch.tanh.0: ", missing]),
         case("mindtorch: unknown dtype string, script", mindtorch("bad/unknown_dtype", "Torch.tanh.0", json!({})), PY_MS, 4, &[unknown_dtype]),
         case("mindtorch: .npy missing, script", mindtorch("bad/missing_npy", "Torch.tanh.0", json!({"data_mode": "real_data"})), PY_MS, 4, &["msprobe: error: Torch.tanh.0: ", missing]),
-        case("mindtorch: an NPU entry, script", mindtorch("bad/npu_entry", "NPU.npu_rms_norm.0", json!({})), PY_MS, 4, &["d.json: key \"NPU.npu_rms_norm.0.forward\": expected an API that MSAdapter's torch_npu exposes under NPU (the runtime's op table only: an NPU call's bench is its reference there)"]),
+        case("mindtorch: an NPU entry, script", mindtorch("bad/npu_entry", "NPU.npu_rms_norm.0", json!({})), PY_MS, 4, &["d.json: key \"NPU.npu_rms_norm.0.forward\": Python scripts for NPU calls are not generated yet (use --lang rust or replay)"]),
         case("mindtorch: MindSpore's prefix", mindtorch("bad/npu_entry", "Mint.tanh.0", json!({})), RUST_MS, 4, &["d.json: Mint.tanh.0: prefix Mint is not replayable for mindtorch dumps"]),
         case("mindtorch: -f pytorch", mindtorch("mlp/8.3.2/statistics", "Torch.tanh.0", json!({})), REPLAY, 4, &[pytorch]),
         case("mindtorch: -f pytorch, op_generate", mindtorch("mlp/8.3.2/statistics", "Torch.tanh.0", json!({})), GEN, 4, &[pytorch]),
@@ -335,17 +335,21 @@ fn npu_cases() -> Vec<Case> {
         case("NPU: unknown name, op_generate", npu("npu_no_such_op", 1), GEN, 4, &[&format!("d.json: key \"NPU.npu_no_such_op.0.forward\": {why}")]),
         case("NPU: unknown name, op_generate --lang rust", npu("npu_no_such_op", 1), RUST, 4, &[&format!("d.json: key \"NPU.npu_no_such_op.0.forward\": {why}")]),
         case("NPU: on msprobe's list without a reference", npu("npu_gru", 1), RUST, 4, &[&format!("d.json: key \"NPU.npu_gru.0.forward\": {why}")]),
+        case("NPU: a Python script", npu("npu_rms_norm", 2), GEN, 4, &["d.json: key \"NPU.npu_rms_norm.0.forward\": Python scripts for NPU calls are not generated yet (use --lang rust or replay)"]),
         case("NPU: a PyTorch prefix under -f mindspore", npu("npu_gru", 1), &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out"], 4, &["d.json: key \"framework\": the dump was made by \"pytorch\", but -f mindspore was given"]),
     ]
 }
 
 /// `replay` of NPU calls it cannot judge: a `skip` row naming what is
-/// missing (exit 8), never an `error` row or an input error.
+/// missing (exit 8), never an `error` row or an input error. The messages
+/// are the CSV's fields (quoted where they hold a comma).
 #[test]
 fn npu_calls_replay_cannot_judge_are_skip_rows() {
     for (op, args, message) in [
         ("npu_no_such_op", 1, "NPU.npu_no_such_op.0.forward: cannot replay here: NPU.npu_no_such_op is not in the runtime's op table"),
         ("npu_gru", 1, "NPU.npu_gru.0.forward: cannot replay here: NPU.npu_gru is not in the runtime's op table"),
+        ("npu_rms_norm", 4, "\"NPU.npu_rms_norm.0.forward: cannot replay here: NPU.npu_rms_norm: 1 positional argument(s) too many for (x, gamma, epsilon=1e-06)\""),
+        ("npu_fusion_attention", 2, "\"NPU.npu_fusion_attention.0.forward: cannot replay here: NPU.npu_fusion_attention: missing argument \"\"value\"\" for (query, key, value, head_num, input_layout, *, pse=None, padding_mask=None, atten_mask=None, scale=1.0, keep_prob=1.0, pre_tockens=2147483647, next_tockens=2147483647, inner_precise=0, prefix=None, actual_seq_qlen=None, actual_seq_kvlen=None, sparse_mode=0, gen_mask_parallel=True, sync=False, softmax_layout='')\""),
     ] {
         let dir = tempfile::tempdir().unwrap();
         npu(op, args)(dir.path());

@@ -236,6 +236,8 @@ mod tests {
             (pt, "Torch.vector_norm.0"),         // msprobe's linalg.vector_norm, dumped by its last name
             (pt, "Torch.linalg.vector_norm.0"),  // the dotted name, where the list has it
             (pt, "Functional.rms_norm.0"),       // the runtime's op table only
+            (pt, "NPU.npu_rms_norm.0"),          // torch_npu's, with a reference in the op table
+            (mt, "NPU.npu_fusion_attention.0"),  // MSAdapter's torch_npu
             (pt, "Tensor.__setitem__.0"),
             (ms, "Mint.split.0"),
             (ms, "MintFunctional.rms_norm.0"),   // the runtime's op table only
