@@ -6,6 +6,9 @@
 //! --allow-skip). With a stand-in torch_npu (its ops the torch compositions
 //! of runtime/tests/npu_misc/compositions.py, run on the CPU in float32)
 //! the scripts run, and every row passes; perturbed (three of them), every row fails.
+//! The forward scripts of the fused ops' dump (tests/fixtures/npu/clean) run
+//! the same way against runtime/tests/npu/compositions.py, npu_fusion_attention
+//! returning torch_npu's seven outputs (the scripts judge the first three).
 
 mod common;
 
@@ -45,27 +48,75 @@ _spec.loader.exec_module(_c)
 globals().update(_c.COMPOSITIONS)
 "#;
 
+/// The fused ops' torch_npu on the CPU: runtime/tests/npu/compositions.py, the
+/// attention with torch_npu's softmax_out, seed, offset and numels after its three outputs.
+const FUSED_STAND_IN: &str = r#"
+import importlib.util
+import os
+import types
+
+import torch
+
+torch.npu = types.SimpleNamespace(is_available=lambda: False)
+_spec = importlib.util.spec_from_file_location("npu_compositions", os.environ["NPU_COMPOSITIONS"])
+_c = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_c)
+npu_rms_norm, npu_swiglu, npu_fast_gelu, npu_mish = _c.npu_rms_norm, _c.npu_swiglu, _c.npu_fast_gelu, _c.npu_mish
+npu_rotary_mul, npu_scaled_masked_softmax = _c.npu_rotary_mul, _c.npu_scaled_masked_softmax
+
+
+def npu_fusion_attention(*args, **kwargs):  # keep_prob < 1: runs without its dropout
+    return (*_c.npu_fusion_attention(*args, **kwargs), torch.zeros(0), 1234, 0, 0)
+"#;
+
+/// The fused ops' forward scripts and, where one is not all `pass` with exit 0, its exit code and Message.
+const FUSED: &[(&str, Option<(i32, &str)>)] = &[
+    ("NPU.npu_fast_gelu.0.forward", None),
+    ("NPU.npu_fusion_attention.0.forward", None),
+    ("NPU.npu_fusion_attention.1.forward", None),
+    ("NPU.npu_fusion_attention.2.forward", None),
+    ("NPU.npu_fusion_attention.3.forward", Some((8, "cannot replay here: the bench call raised NotImplementedError: npu_fusion_attention: keep_prob < 1 draws the dropout mask on the device"))),
+    ("NPU.npu_mish.0.forward", None),
+    ("NPU.npu_rms_norm.0.forward", None),
+    ("NPU.npu_rotary_mul.0.forward", None),
+    ("NPU.npu_scaled_masked_softmax.0.forward", None),
+    ("NPU.npu_swiglu.0.forward", None),
+];
+
 fn generate(out: &Path) -> PathBuf {
-    let config = serde_json::json!({"dump_json_path": repo().join("tests/fixtures/npu_misc/clean/dump.json"), "propagation": "forward", "data_mode": "real_data"});
+    generate_from(out, "npu_misc/clean", "both")
+}
+
+fn generate_from(out: &Path, dump: &str, propagation: &str) -> PathBuf {
+    let config = serde_json::json!({"dump_json_path": repo().join("tests/fixtures").join(dump).join("dump.json"), "propagation": "forward", "data_mode": "real_data"});
     std::fs::write(out.join("config.json"), config.to_string()).unwrap();
     let scripts = out.join("scripts");
     let o = Command::new(env!("CARGO_BIN_EXE_msprobe"))
-        .args(["-f", "pytorch", "op_generate", "-i", "config.json", "-o", "scripts", "--all", "--propagation", "both"])
+        .args(["-f", "pytorch", "op_generate", "-i", "config.json", "-o", "scripts", "--all", "--propagation", propagation])
         .current_dir(out)
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    let mut names: Vec<String> = std::fs::read_dir(&scripts).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter_map(|n| n.strip_suffix(".py").map(str::to_string)).collect();
-    names.sort();
-    assert_eq!(names, SCRIPTS);
     scripts
 }
 
-fn run(scripts: &Path, name: &str, args: &[&str], stand_in: Option<&Path>) -> Output {
+/// The scripts in `scripts`, sorted.
+fn names(scripts: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(scripts).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter_map(|n| n.strip_suffix(".py").map(str::to_string)).collect();
+    names.sort();
+    names
+}
+
+/// Runs a script, with the stand-in torch_npu of `stand_in` (its folder, which `text` is written into) if given.
+fn run(scripts: &Path, name: &str, args: &[&str], stand_in: Option<(&Path, &str)>) -> Output {
     let mut cmd = Command::new(python());
     cmd.arg(format!("{name}.py")).args(args).current_dir(scripts).env("PYTHONDONTWRITEBYTECODE", "1").env_remove("PYTHONPATH");
-    if let Some(dir) = stand_in {
-        cmd.env("PYTHONPATH", dir).env("NPU_MISC_COMPOSITIONS", repo().join("runtime/tests/npu_misc/compositions.py"));
+    if let Some((dir, text)) = stand_in {
+        std::fs::create_dir_all(dir.join("torch_npu")).unwrap();
+        std::fs::write(dir.join("torch_npu/__init__.py"), text).unwrap();
+        cmd.env("PYTHONPATH", dir)
+            .env("NPU_MISC_COMPOSITIONS", repo().join("runtime/tests/npu_misc/compositions.py"))
+            .env("NPU_COMPOSITIONS", repo().join("runtime/tests/npu/compositions.py"));
     }
     cmd.output().unwrap()
 }
@@ -78,6 +129,7 @@ fn text(o: &Output) -> String {
 fn without_torch_npu_a_script_prints_one_line_and_exits_with_the_skip_code() {
     let dir = tempfile::tempdir().unwrap();
     let scripts = generate(dir.path());
+    assert_eq!(names(&scripts), SCRIPTS);
     for name in SCRIPTS {
         let (api, direction) = name.rsplit_once('.').unwrap();
         let line = format!("{api} {direction}: skip: torch_npu is not installed (the tested call is torch_npu's, on an Ascend NPU)\n");
@@ -95,21 +147,47 @@ fn without_torch_npu_a_script_prints_one_line_and_exits_with_the_skip_code() {
 fn with_a_stand_in_torch_npu_the_scripts_compare_against_the_references() {
     let dir = tempfile::tempdir().unwrap();
     let scripts = generate(dir.path());
+    assert_eq!(names(&scripts), SCRIPTS);
     let stand_in = dir.path().join("stand_in");
-    std::fs::create_dir_all(stand_in.join("torch_npu")).unwrap();
-    std::fs::write(stand_in.join("torch_npu/__init__.py"), STAND_IN).unwrap();
     for name in SCRIPTS {
         // Perturbed: a float forward, a backward, and integer outputs.
         let perturbed = ["NPU.npu_apply_adam_w.0.forward", "NPU.npu_linear.0.backward", "NPU.npu_moe_gating_top_k_softmax.0.forward"].contains(name);
         for (perturb, code, status) in [("0", 0, "pass"), ("0.01", 3, "error")].into_iter().filter(|r| r.0 == "0" || perturbed) {
             let out = dir.path().join(format!("out_{name}_{perturb}"));
-            let o = run(&scripts, name, &["--output-dir", out.to_str().unwrap(), "--perturb", perturb], Some(&stand_in));
+            let o = run(&scripts, name, &["--output-dir", out.to_str().unwrap(), "--perturb", perturb], Some((&stand_in, STAND_IN)));
             assert_eq!(o.status.code(), Some(code), "{name} --perturb {perturb}: {}", text(&o));
             let rows = common::detail_rows(&out);
             assert!(!rows.is_empty(), "{name}");
             for (row, got, message) in rows {
                 assert_eq!(got, status, "{name} --perturb {perturb}: {row}: {message}");
                 assert!(message.ends_with("tested: torch on cpu in the dumped dtype; bench: torch on cpu at raised precision"), "{row}: {message}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_fused_ops_scripts_compare_against_their_references() {
+    let dir = tempfile::tempdir().unwrap();
+    let scripts = generate_from(dir.path(), "npu/clean", "forward");
+    assert_eq!(names(&scripts), FUSED.iter().map(|(n, _)| *n).collect::<Vec<_>>());
+    let stand_in = dir.path().join("stand_in");
+    for &(name, expected) in FUSED {
+        let out = dir.path().join(format!("out_{name}"));
+        let o = run(&scripts, name, &["--output-dir", out.to_str().unwrap()], Some((&stand_in, FUSED_STAND_IN)));
+        let rows = common::detail_rows(&out);
+        match expected {
+            None => {
+                assert_eq!(o.status.code(), Some(0), "{name}: {}", text(&o));
+                let outputs = if name.starts_with("NPU.npu_fusion_attention.") { 3 } else if name.starts_with("NPU.npu_rms_norm.") { 2 } else { 1 };
+                assert_eq!(rows.len(), outputs, "{name}: {rows:?}");
+                for (row, status, message) in rows {
+                    assert_eq!(status, "pass", "{name}: {row}: {message}");
+                }
+            }
+            Some((code, message)) => {
+                assert_eq!(o.status.code(), Some(code), "{name}: {}", text(&o));
+                assert_eq!(rows, [(name.to_string(), "skip".to_string(), message.to_string())], "{name}");
             }
         }
     }
