@@ -308,7 +308,7 @@ fn mindtorch_cases() -> Vec<Case> {
         case("mindtorch: .npy missing, op_generate", mindtorch("bad/missing_npy", "Torch.tanh.0", json!({"data_mode": "real_data"})), RUST_MS, 4, &["msprobe: error: Torch.tanh.0: ", missing]),
         case("mindtorch: unknown dtype string, script", mindtorch("bad/unknown_dtype", "Torch.tanh.0", json!({})), PY_MS, 4, &[unknown_dtype]),
         case("mindtorch: .npy missing, script", mindtorch("bad/missing_npy", "Torch.tanh.0", json!({"data_mode": "real_data"})), PY_MS, 4, &["msprobe: error: Torch.tanh.0: ", missing]),
-        case("mindtorch: an NPU entry, script", mindtorch("bad/npu_entry", "NPU.npu_rms_norm.0", json!({})), PY_MS, 4, &["d.json: key \"NPU.npu_rms_norm.0.forward\": Python scripts for NPU calls are not generated yet (use --lang rust or replay)"]),
+        case("mindtorch: an NPU entry, script", mindtorch("bad/npu_entry", "NPU.npu_rms_norm.0", json!({})), PY_MS, 4, &["d.json: key \"NPU.npu_rms_norm.0.forward\": Python scripts for MSAdapter's NPU calls are not generated yet (use --lang rust or replay)"]),
         case("mindtorch: MindSpore's prefix", mindtorch("bad/npu_entry", "Mint.tanh.0", json!({})), RUST_MS, 4, &["d.json: Mint.tanh.0: prefix Mint is not replayable for mindtorch dumps"]),
         case("mindtorch: -f pytorch", mindtorch("mlp/8.3.2/statistics", "Torch.tanh.0", json!({})), REPLAY, 4, &[pytorch]),
         case("mindtorch: -f pytorch, op_generate", mindtorch("mlp/8.3.2/statistics", "Torch.tanh.0", json!({})), GEN, 4, &[pytorch]),
@@ -335,7 +335,6 @@ fn npu_cases() -> Vec<Case> {
         case("NPU: unknown name, op_generate", npu("npu_no_such_op", 1), GEN, 4, &[&format!("d.json: key \"NPU.npu_no_such_op.0.forward\": {why}")]),
         case("NPU: unknown name, op_generate --lang rust", npu("npu_no_such_op", 1), RUST, 4, &[&format!("d.json: key \"NPU.npu_no_such_op.0.forward\": {why}")]),
         case("NPU: on msprobe's list without a reference", npu("npu_gru", 1), RUST, 4, &[&format!("d.json: key \"NPU.npu_gru.0.forward\": {why}")]),
-        case("NPU: a Python script", npu("npu_rms_norm", 2), GEN, 4, &["d.json: key \"NPU.npu_rms_norm.0.forward\": Python scripts for NPU calls are not generated yet (use --lang rust or replay)"]),
         case("NPU: a PyTorch prefix under -f mindspore", npu("npu_gru", 1), &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out"], 4, &["d.json: key \"framework\": the dump was made by \"pytorch\", but -f mindspore was given"]),
     ]
 }

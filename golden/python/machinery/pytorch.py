@@ -1112,7 +1112,7 @@ def _attention_mask(given, sparse_mode, s1, s2, pre_tockens, next_tockens):
 
 
 def _attend(q, k, v, pse, mask, scale):
-    """softmax(mask(scale * (q kᵀ + pse))) v over [B, N1, S, D] (k, v heads repeated to N1):
+    """softmax(mask(scale * (q k^T + pse))) v over [B, N1, S, D] (k, v heads repeated to N1):
     (out, row max, row sum of exp), the statistics [B, N1, S1, 1]."""
     n1, n2 = q.shape[1], k.shape[1]
     k, v = k.repeat_interleave(n1 // n2, dim=1), v.repeat_interleave(n1 // n2, dim=1)
@@ -1135,7 +1135,7 @@ def ref_npu_fusion_attention(query, key, value, head_num, input_layout, *, pse=N
                              gen_mask_parallel=True, sync=False, softmax_layout=""):
     """torch_npu.npu_fusion_attention's judged outputs (attention_out, softmax_max,
     softmax_sum), as the op table replays them (runtime/src/ops/npu_attention.rs):
-    softmax(mask(scale * (Q·Kᵀ + pse))) · V per head in input_layout (BSH, SBH, BSND, BNSD;
+    softmax(mask(scale * (Q K^T + pse))) V per head in input_layout (BSH, SBH, BSND, BNSD;
     TND by the actual_seq_* sequences), key/value heads shared by groups of query heads; the
     row max and the sum of exp(logit - max), repeated 8 times along a last dim. softmax_out,
     seed, offset and numels (the dropout generator's state) are not judged: the tested side's
