@@ -499,6 +499,14 @@ ROUNDING = {
     "Torch.repeat_interleave": ("composite",),
     "Tensor.repeat_interleave": ("composite",),
     "MS.Functional.repeat_interleave": ("composite",),
+    "NPU.npu_rms_norm": ("composite",),
+    "NPU.npu_swiglu": ("composite",),
+    "NPU.npu_fast_gelu": ("smooth",),
+    "NPU.fast_gelu": ("smooth",),
+    "NPU.npu_mish": ("smooth",),
+    "NPU.npu_rotary_mul": ("composite",),
+    "NPU.npu_scaled_masked_softmax": ("composite",),
+    "NPU.npu_fusion_attention": ("composite",),
 }
 # Each class's (k, compute dtype: u and eta) of k*(u*magnitude + eta) + ulp/2 by the output's float dtype, as
 # (forward, backward) (Rounding::factors); a formula's parts by the formula's name.
