@@ -1139,11 +1139,13 @@ def ref_npu_fusion_attention(query, key, value, head_num, input_layout, *, pse=N
     TND by the actual_seq_* sequences), key/value heads shared by groups of query heads; the
     row max and the sum of exp(logit - max), repeated 8 times along a last dim. softmax_out,
     seed, offset and numels (the dropout generator's state) are not judged: the tested side's
-    are dropped (JUDGED_OUTPUTS). keep_prob < 1 and padding_mask cannot be reproduced."""
+    are dropped (JUDGED_OUTPUTS). keep_prob < 1, padding_mask and a softmax_layout are refused."""
     if keep_prob < 1:
         raise NotImplementedError("npu_fusion_attention: keep_prob < 1 draws the dropout mask on the device")
     if padding_mask is not None:
         raise NotImplementedError("npu_fusion_attention: padding_mask (reserved) is not replayed")
+    if softmax_layout:
+        raise NotImplementedError("npu_fusion_attention: a softmax_layout other than the default is not replayed")
     if input_layout == "TND":
         if atten_mask is not None and sparse_mode < 2:
             raise NotImplementedError("npu_fusion_attention: atten_mask in layout TND with sparse_mode 0 or 1")

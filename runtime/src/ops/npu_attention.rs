@@ -21,7 +21,8 @@
 //! lengths). Refused, each with its reason (a `skip` row): `keep_prob < 1`
 //! (the dropout mask is drawn on the device from `seed`/`offset` inside
 //! the softmax; no output shows it), sparse modes 5 to 8 (prefix and
-//! variable-length compressed masks), `padding_mask` (reserved), a row
+//! variable-length compressed masks), `padding_mask` (reserved), a
+//! `softmax_layout` other than the default, a row
 //! with every key masked (torch_npu does not document its result), and in
 //! sparse mode 0 a band narrower than the sequences: with `atten_mask`
 //! msprobe's reference ignores the tokens and the documentation does not
@@ -172,6 +173,9 @@ fn fusion_attention(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     if !b.is_none("padding_mask") {
         return unsupported("padding_mask (reserved by torch_npu) is not replayed");
     }
+    if !b.str("softmax_layout")?.is_empty() {
+        return unsupported("a softmax_layout other than the default (softmax_max and softmax_sum laid out otherwise) is not replayed");
+    }
     let n1 = usize::try_from(b.int("head_num")?).unwrap_or(0);
     let given = b.opt_tensor("atten_mask")?;
     let (out, max, sum) = if layout == "TND" {
@@ -231,3 +235,39 @@ pub static OPS: &[Op] = &[Op {
     random: false,
     facts: &[],
 }];
+
+#[cfg(test)]
+mod tests {
+    use candle_core::DType;
+
+    use crate::ctx::Ctx;
+    use crate::dtype::TDType;
+    use crate::ops::lookup;
+    use crate::spec::Framework;
+    use crate::value::{Value, T};
+
+    /// The refusal of a BNSD call `[1, 1, 3, 2]` with `kwargs`.
+    fn refusal(kwargs: Vec<(&str, Value)>) -> String {
+        let t = || Value::Tensor(T::from_f64((0..6).map(f64::from).collect(), &[1, 1, 3, 2], TDType::F32, DType::F64).unwrap());
+        let op = lookup(Framework::PyTorch, "NPU.npu_fusion_attention").unwrap();
+        let args = vec![t(), t(), t(), Value::Int(1), Value::Str("BNSD".into())];
+        let kwargs = kwargs.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        crate::exec::run(op, "NPU.npu_fusion_attention", args, kwargs, &[], None, &Ctx::bench(0)).err().expect("refused").to_string()
+    }
+
+    #[test]
+    fn what_is_not_replayed_says_why() {
+        let all_masked = Value::Tensor(T::from_f64(vec![0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0], &[3, 3], TDType::Bool, DType::F64).unwrap());
+        for (kwargs, why) in [
+            (vec![("keep_prob", Value::Float(0.9))], "keep_prob < 1: the dropout mask is drawn on the device (seed, offset) inside the softmax, and no output shows it"),
+            (vec![("sparse_mode", Value::Int(6))], "sparse_mode 6 (prefix and variable-length compressed masks) is not replayed"),
+            (vec![("padding_mask", Value::Float(1.0))], "padding_mask (reserved by torch_npu) is not replayed"),
+            (vec![("atten_mask", all_masked)], "a query row with every key masked (torch_npu does not document its result)"),
+            (vec![("next_tockens", Value::Int(0))], "sparse_mode 0 without atten_mask and with pre_tockens/next_tockens inside the sequences (torch_npu's documentation ignores them there, msprobe's reference applies them)"),
+            (vec![("sparse_mode", Value::Int(9))], "sparse_mode must be 0 to 8, got 9"),
+            (vec![("softmax_layout", Value::Str("TND".into()))], "a softmax_layout other than the default (softmax_max and softmax_sum laid out otherwise) is not replayed"),
+        ] {
+            assert_eq!(refusal(kwargs), format!("npu_fusion_attention: {why}"));
+        }
+    }
+}
