@@ -208,6 +208,8 @@ mod tests {
         assert_eq!(path(tested(Framework::PyTorch, &n("Torch.vector_norm.0"))), "torch.linalg.vector_norm");
         assert_eq!(path(tested(Framework::PyTorch, &n("Torch.norm.0"))), "torch.norm");
         assert_eq!(path(tested(Framework::PyTorch, &n("NPU.npu_rms_norm.0"))), "torch_npu.npu_rms_norm");
+        assert_eq!((bench(Framework::PyTorch, &n("NPU.npu_linear.0")).module, bench(Framework::PyTorch, &n("NPU.npu_linear.0")).attr.as_str()), ("", "ref_npu_linear"));
+        assert!(npu_references().contains(&"npu_linear") && npu_references().contains(&"npu_fusion_attention"));
         assert_eq!(path(tested(Framework::MindSpore, &n("Functional.gather.0"))), "mindspore.ops.gather");
         assert_eq!(bench(Framework::MindSpore, &n("Functional.gather.0")).attr, "ms_ops_gather");
         assert_eq!(path(bench(Framework::MindSpore, &n("Functional.log_softmax.0"))), "torch.nn.functional.log_softmax");

@@ -28,7 +28,7 @@ ROUNDING_PREFIXES = ("",)
 
 def unavailable(call):
     """Why the tested call cannot run here, or None: an NPU call needs torch_npu."""
-    if call.API_NAME.startswith("NPU.") and torch_npu is None:
+    if call.API_OP.startswith("NPU.") and torch_npu is None:
         return "torch_npu is not installed (the tested call is torch_npu's, on an Ascend NPU)"
     return None
 
