@@ -101,6 +101,9 @@ SPECIAL = {
     "Torch.vector_norm": torch.linalg.vector_norm,
     "Torch.gelu": F.gelu,
     "Torch.silu": F.silu,
+    "Mint.gelu": F.gelu,
+    "Mint.silu": F.silu,
+    "MintFunctional.dense": F.linear,
     "Tensor.__setitem__": _setitem,
 }
 
@@ -196,6 +199,42 @@ def case(name, *args, **kwargs):
     c = Case(name, args, kwargs)
     CASES.append(c)
     return c
+
+
+class DerivedCase(Case):
+    """A case of a name the runtime derives by rule (runtime/src/ops/derive.rs)
+    from a base entry: one of the base's cases, called in torch under the
+    derived name (its own function: `torch.Tensor.masked_fill_`,
+    `Tensor.__and__`), so that torch, not the rule, says what it computes.
+    In-place forms run on a copy of `self`, forward only."""
+
+    def __init__(self, derivation, base):
+        super().__init__(derivation["name"], base.args, base.kwargs)
+        self.derived_framework = derivation["framework"]
+        self.constants = set(base.constants)
+        if derivation["in_place"]:
+            method = self.reference
+            self.reference = lambda x, *args, **kwargs: method(x.clone(), *args, **kwargs)
+            self.bench = bench_reference(self.name, self.reference)
+            self.backward = False
+
+    @property
+    def framework(self):
+        return self.derived_framework
+
+
+def derived_cases(derivations):
+    """The cases of the derived names (runtime/tests/agreement.rs writes
+    them as [{name, framework, base, in_place}]): every case of the base."""
+    cases = []
+    for d in derivations:
+        for c in CASES:
+            if c.name == d["base"]:
+                try:
+                    cases.append(DerivedCase(d, c))
+                except AttributeError:  # torch has no such function: the name stays without a case
+                    pass
+    return cases
 
 
 def each(names, *args, **kwargs):
@@ -582,6 +621,7 @@ each(["Torch.mm", "Tensor.mm", "Mint.mm", "MS.Functional.mm"], T(3, 4), T(4, 5))
 each(["Torch.bmm", "Tensor.bmm", "Mint.bmm", "MS.Functional.bmm"], T(2, 3, 4), T(2, 4, 5))
 each(["Torch.addmm", "Tensor.addmm", "Mint.addmm", "MS.Functional.addmm"], T(5), T(3, 4), T(4, 5))
 case("Torch.addmm", T(3, 5), T(3, 4), T(4, 5), beta=0.5, alpha=2.0)
+case("Tensor.addmm", T(3, 5), T(3, 4), T(4, 5), alpha=-1.0)  # self of the result's shape: addmm_ too
 case("Torch.addmm", V([[float("nan")] * 5] * 3), T(3, 4), T(4, 5), beta=0)  # beta=0 ignores input, NaN included
 each(["Torch.baddbmm", "Tensor.baddbmm", "Mint.baddbmm", "MS.Functional.baddbmm"], T(2, 3, 5), T(2, 3, 4), T(2, 4, 5))
 case("Torch.baddbmm", T(1, 3, 5), T(2, 3, 4), T(2, 4, 5), beta=-1.0, alpha=0.25)
