@@ -55,6 +55,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/index.rs",
     "src/ops/inner_grad.rs",
     "src/ops/loss.rs",
+    "src/ops/math.rs",
     "src/ops/mod.rs",
     "src/ops/nn.rs",
     "src/ops/node_grads.rs",

@@ -1224,3 +1224,40 @@ case("Torch.max", I(3, 4), 0)  # int64 values
 case("Tensor.max", V(2.0), 0)  # 0-d over dim 0: itself, index 0
 each(["Torch.max", "Tensor.max", "Torch.min", "Tensor.min"], T(3, 4), T(4))  # elementwise
 case("Torch.max", T(3, 4), other=T(3, 4))
+
+# --- elementwise math (runtime/src/ops/math.rs): each under its torch name;
+# the method, in-place and alias forms are derived and run these cases too.
+for _op in ["tan", "atan", "sinh", "cosh", "asinh", "expm1", "exp2", "sinc", "deg2rad", "rad2deg"]:
+    case(f"Torch.{_op}", T(3, 4, low=-1.2, high=1.2))
+case("Torch.sinc", V([0.0, 1.0, -2.5, 0.5]))
+case("Torch.exp2", I(3, 4))  # integers promote to float32
+for _op in ["asin", "acos", "atanh"]:
+    case(f"Torch.{_op}", T(3, 4, low=-0.9, high=0.9))
+case("Torch.acosh", T(3, 4, low=1.1, high=4.0))
+for _op in ["log10", "log2"]:
+    case(f"Torch.{_op}", T(3, 4, low=0.1, high=5.0))
+case("Torch.log10", V([0.0, 1.0, -1.0]))  # -inf and NaN
+case("Torch.log1p", T(3, 4, low=-0.9, high=3.0))
+for _op in ["ceil", "floor", "trunc", "sign", "frac"]:
+    case(f"Torch.{_op}", T(3, 4, low=-3.0, high=3.0))
+case("Torch.floor", I(3, 4, low=-5))  # integers unchanged
+case("Torch.sign", I(3, 4, low=-2, high=3))
+case("Torch.sgn", I(3, 4, low=-2, high=3))  # its float gradient is a ZeroTensor numpy cannot read
+case("Torch.sign", V([0.0, -0.0, 2.0, -1.5]))
+_SPECIALS = V([0.0, -0.0, 1.5, -2.0, INF, -INF, float("nan")])
+for _op in ["isfinite", "isinf", "isnan", "isposinf", "isneginf", "signbit"]:
+    case(f"Torch.{_op}", _SPECIALS)
+case("Torch.isnan", I(3, 4))
+case("Torch.atan2", T(3, 4), T(4))
+case("Torch.hypot", T(3, 4), T(3, 4))
+case("Torch.logaddexp", T(3, 4), T(4))
+case("Torch.logaddexp2", T(3, 4), T(3, 1))
+case("Torch.xlogy", T(3, 4), T(3, 4, low=0.1, high=3.0))
+case("Torch.xlogy", V([0.0, 1.0, 2.0]), V([0.0, 2.0, 0.5]))
+case("Torch.fmod", T(3, 4, low=-5.0, high=5.0), T(4, low=0.5, high=2.0))
+case("Torch.fmod", I(3, 4, low=-7, high=7), 3)
+case("Torch.fmod", T(3, 4, low=-5.0, high=5.0), -1.5)
+case("Torch.remainder", T(3, 4, low=-5.0, high=5.0), T(4, low=0.5, high=2.0))
+case("Torch.remainder", T(3, 4, low=-5.0, high=5.0), -1.5)
+case("Torch.remainder", I(3, 4, low=-7, high=7), 3)
+case("Torch.copysign", T(3, 4), T(4))
