@@ -5,7 +5,7 @@
 //! (`hook_coverage/*_support_wrap_ops_26.2.0.yaml`, copied unchanged from
 //! the mindstudio-probe 26.2.0 wheel). The shares may only rise: each is
 //! pinned as a floor below. `HOOK_TABLE=1` prints the README's table
-//! (scripts/zoo-coverage.sh).
+//! (scripts/zoo-coverage.sh), `HOOK_MISSING=1` the names not replayed.
 //!
 //! A list name counts once per list; a dotted name (`linalg.norm`,
 //! `auto_generate.quant_matmul`) is dumped by its last part.
@@ -43,6 +43,7 @@ struct Row {
     prefix: &'static str,
     replayed: usize,
     listed: usize,
+    missing: Vec<String>,
 }
 
 impl Row {
@@ -52,13 +53,16 @@ impl Row {
 }
 
 fn measure<'a>(framework: Framework, version: &'static str, prefix: &'static str, names: impl Iterator<Item = &'a str>) -> Row {
-    let (mut replayed, mut listed) = (0, 0);
+    let (mut replayed, mut listed, mut missing) = (0, 0, vec![]);
     for name in names {
         listed += 1;
         let last = name.rsplit('.').next().unwrap_or(name);
-        replayed += ops::lookup(framework, &format!("{prefix}.{last}")).is_some() as usize;
+        match ops::lookup(framework, &format!("{prefix}.{last}")) {
+            Some(_) => replayed += 1,
+            None => missing.push(name.to_string()),
+        }
     }
-    Row { framework, version, prefix, replayed, listed }
+    Row { framework, version, prefix, replayed, listed, missing }
 }
 
 /// Every row: 8.3.2's lists, then 26.2.0's under the prefixes dumps use.
@@ -115,6 +119,11 @@ fn hook_list_coverage_holds_its_floors() {
         }
         let (replayed, listed) = pytorch_share(&rows);
         println!("| pytorch | 8.3.2 | Tensor + Torch + Functional | {replayed} | {listed} | {:.1} % |", 100.0 * replayed as f64 / listed as f64);
+    }
+    if std::env::var_os("HOOK_MISSING").is_some() {
+        for r in &rows {
+            println!("{} {} {}: {}", r.framework.as_str(), r.version, r.prefix, r.missing.join(" "));
+        }
     }
     let mut failures = vec![];
     for r in &rows {

@@ -169,6 +169,143 @@ fn remainder(a: f64, b: f64) -> f64 {
     }
 }
 
+/// A bitwise op of integer or bool tensors (and Python ints), computed on
+/// their int64 values: no gradient.
+fn bitwise(ctx: &Ctx, b: &Bound, f: fn(i64, i64) -> i64) -> Result<Vec<Value>> {
+    let (a, o) = (b.value("input"), b.value("other"));
+    let dtype = result_type(&[a, o])?;
+    if dtype.is_float() {
+        return Err(Error::Arg(format!("bitwise ops are not implemented for {}", dtype.name())));
+    }
+    let (x, y) = broadcast2(&operand(ctx, a, dtype)?, &operand(ctx, o, dtype)?)?;
+    let (xs, ys) = (x.flatten_all()?.to_vec1::<f64>()?, y.flatten_all()?.to_vec1::<f64>()?);
+    let v: Vec<f64> = xs.iter().zip(&ys).map(|(&p, &q)| f(p as i64, q as i64) as f64).collect();
+    one(ctx.out(Tensor::from_vec(v, x.dims(), x.device())?, dtype)?)
+}
+
+fn bitwise_not(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let v: Vec<f64> = match x.dtype {
+        TDType::Bool => x.t.flatten_all()?.to_vec1::<f64>()?.into_iter().map(|p| (p == 0.0) as u8 as f64).collect(),
+        d if d.is_float() => return Err(Error::Arg(format!("bitwise_not is not implemented for {}", d.name()))),
+        _ => x.t.flatten_all()?.to_vec1::<f64>()?.into_iter().map(|p| !(p as i64) as f64).collect(),
+    };
+    one(ctx.out(Tensor::from_vec(v, x.dims(), x.t.device())?, x.dtype)?)
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a as i64
+}
+
+/// Round half to even at `decimals` places, as torch.round.
+fn round(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let decimals = b.int("decimals")?;
+    if !x.dtype.is_float() {
+        return one(ctx.out(x.t.clone(), x.dtype)?);
+    }
+    let t = x.t.contiguous()?;
+    let t = if decimals == 0 {
+        t.apply_op1(Pointwise { f: f64::round_ties_even, df: Some(|_| 0.0) })?
+    } else {
+        let scale = 10f64.powi(decimals as i32);
+        ((t * scale)?.apply_op1(Pointwise { f: f64::round_ties_even, df: Some(|_| 0.0) })? / scale)?
+    };
+    one(ctx.out(t, x.dtype)?)
+}
+
+/// clamp_min / clamp_max: `input` where it lies on the bound's side (the
+/// bound included), else the bound; the gradient reaches `input` there.
+fn clamp_side(ctx: &Ctx, b: &Bound, name: &str, min: bool) -> Result<Vec<Value>> {
+    let (a, m) = (b.value("input"), b.value(name));
+    let dtype = result_type(&[a, m])?;
+    let (x, y) = broadcast2(&operand(ctx, a, dtype)?, &operand(ctx, m, dtype)?)?;
+    let keep = if min { x.ge(&y)? } else { x.le(&y)? };
+    // NaN input stays NaN.
+    let keep = (keep.to_dtype(DType::F64)? + x.ne(&x)?.to_dtype(DType::F64)?)?.gt(0.0)?;
+    one(ctx.out(keep.where_cond(&x, &y)?, dtype)?)
+}
+
+/// fmax / fmin: the larger (smaller) one, NaN only where both are NaN; the
+/// picked side takes the gradient (ties: the first).
+fn fextreme(ctx: &Ctx, b: &Bound, max: bool) -> Result<Vec<Value>> {
+    let (a, o) = (b.value("input"), b.value("other"));
+    let dtype = result_type(&[a, o])?;
+    let (x, y) = broadcast2(&operand(ctx, a, dtype)?, &operand(ctx, o, dtype)?)?;
+    let better = if max { x.ge(&y)? } else { x.le(&y)? };
+    let y_nan = y.ne(&y)?.to_dtype(DType::F64)?;
+    let x_ok = x.eq(&x)?.to_dtype(DType::F64)?;
+    let pick_x = ((better.to_dtype(DType::F64)? + (y_nan * x_ok)?)?.gt(0.0)?.to_dtype(DType::F64)? + x.ne(&x)?.to_dtype(DType::F64)?.mul(&y.ne(&y)?.to_dtype(DType::F64)?)?)?.gt(0.0)?;
+    one(ctx.out(pick_x.where_cond(&x, &y)?, dtype)?)
+}
+
+/// float_power: both operands in float64, a float64 result.
+fn float_power(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (a, e) = (b.value("input"), b.value("exponent"));
+    let (x, y) = broadcast2(&operand(ctx, a, TDType::F64)?, &operand(ctx, e, TDType::F64)?)?;
+    let op = p2(f64::powf, |x, y| if y == 0.0 { 0.0 } else { y * x.powf(y - 1.0) }, |x, y| if x == 0.0 && y >= 0.0 { 0.0 } else { x.powf(y) * x.ln() });
+    one(ctx.out(x.contiguous()?.apply_op2(&y.contiguous()?, op)?, TDType::F64)?)
+}
+
+/// logit(input, eps=None): ln(p / (1 - p)), p clamped to [eps, 1 - eps].
+fn logit(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let dtype = float_of(x.dtype);
+    let t = operand(ctx, b.value("input"), dtype)?.contiguous()?;
+    let t = match b.opt_float("eps")? {
+        None => t.apply_op1(Pointwise { f: |p| (p / (1.0 - p)).ln(), df: Some(|p| 1.0 / (p * (1.0 - p))) })?,
+        Some(eps) => {
+            let inside = (t.ge(eps)?.to_dtype(DType::F64)? * t.le(1.0 - eps)?.to_dtype(DType::F64)?)?.gt(0.0)?;
+            let clamped = inside.where_cond(&t, &t.clamp(eps, 1.0 - eps)?.detach())?;
+            clamped.contiguous()?.apply_op1(Pointwise { f: |p| (p / (1.0 - p)).ln(), df: Some(|p| 1.0 / (p * (1.0 - p))) })?
+        }
+    };
+    one(ctx.out(t, dtype)?)
+}
+
+/// nan_to_num(input, nan=0.0, posinf=None, neginf=None): the dtype's largest
+/// and smallest finite values by default; a gradient of 1 where finite.
+fn nan_to_num(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    if !x.dtype.is_float() {
+        return one(ctx.out(x.t.clone(), x.dtype)?);
+    }
+    let max = match x.dtype {
+        TDType::F16 => 65504.0,
+        TDType::BF16 => 3.3895313892515355e38,
+        TDType::F32 => f32::MAX as f64,
+        _ => f64::MAX,
+    };
+    let nan = b.float("nan")?;
+    let pos = b.opt_float("posinf")?.unwrap_or(max);
+    let neg = b.opt_float("neginf")?.unwrap_or(-max);
+    let t = &x.t;
+    let full = |v: f64| -> Result<Tensor> { Ok((t.ones_like()? * v)?) };
+    let y = t.ne(t)?.where_cond(&full(nan)?, t)?;
+    let y = t.eq(f64::INFINITY)?.where_cond(&full(pos)?, &y)?;
+    let y = t.eq(f64::NEG_INFINITY)?.where_cond(&full(neg)?, &y)?;
+    one(ctx.out(y, x.dtype)?)
+}
+
+/// isclose: |a − b| ≤ atol + rtol·|b|, infinities equal only to themselves.
+fn isclose(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (rtol, atol, equal_nan) = (b.float("rtol")?, b.float("atol")?, b.bool("equal_nan")?);
+    let (a, o) = (b.value("input"), b.value("other"));
+    let dtype = result_type(&[a, o])?;
+    let (x, y) = broadcast2(&operand(ctx, a, dtype)?, &operand(ctx, o, dtype)?)?;
+    let (xs, ys) = (x.flatten_all()?.to_vec1::<f64>()?, y.flatten_all()?.to_vec1::<f64>()?);
+    let v: Vec<f64> = xs
+        .iter()
+        .zip(&ys)
+        .map(|(&p, &q)| (p == q || (equal_nan && p.is_nan() && q.is_nan()) || (p.is_finite() && q.is_finite() && (p - q).abs() <= atol + rtol * q.abs())) as u8 as f64)
+        .collect();
+    one(ctx.out(Tensor::from_vec(v, x.dims(), x.device())?, TDType::Bool)?)
+}
+
 /// A differentiable elementwise entry of rounding class `rounding`.
 const fn smooth(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>) -> Op {
     Op { names, sig, forward, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] }
@@ -244,4 +381,42 @@ pub static OPS: &[Op] = &[
     smooth(&["Torch.fmod"], "input, other", |c, b| binary_keeps(c, b, p2(|a, o| a % o, |_, _| 1.0, |a, o| -(a / o).trunc()))),
     smooth(&["Torch.remainder"], "input, other", |c, b| binary_keeps(c, b, p2(remainder, |_, _| 1.0, |a, o| -(a / o).floor()))),
     smooth(&["Torch.copysign"], "input, other", |c, b| binary(c, b, p2(f64::copysign, |a, o| if a == 0.0 { 0.0 } else { a.copysign(o) / a }, |_, _| 0.0))),
+    Op { names: &["Torch.bitwise_and"], sig: "input, other", forward: |c, b| bitwise(c, b, |p, q| p & q), backward: false, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.bitwise_or"], sig: "input, other", forward: |c, b| bitwise(c, b, |p, q| p | q), backward: false, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.bitwise_xor"], sig: "input, other", forward: |c, b| bitwise(c, b, |p, q| p ^ q), backward: false, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.bitwise_left_shift"], sig: "input, other", forward: |c, b| bitwise(c, b, |p, q| p.wrapping_shl(q as u32)), backward: false, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.bitwise_right_shift"], sig: "input, other", forward: |c, b| bitwise(c, b, |p, q| p.wrapping_shr(q as u32)), backward: false, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.gcd"], sig: "input, other", forward: |c, b| bitwise(c, b, gcd), backward: false, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.lcm"], sig: "input, other", forward: |c, b| bitwise(c, b, |p, q| if p == 0 || q == 0 { 0 } else { (p / gcd(p, q) * q).abs() }), backward: false, standard: Standard::Exact, random: false, facts: &[] },
+    exact(&["Torch.bitwise_not"], "input", bitwise_not),
+    // torch defines no derivative for floor_divide.
+    Op { names: &["Torch.floor_divide"], sig: "input, other", forward: |c, b| binary_keeps(c, b, p2(|a, o| (a / o).floor(), |_, _| 0.0, |_, _| 0.0)), backward: false, standard: Standard::Accuracy, random: false, facts: &[] },
+    stepwise(&["Torch.round"], "input, *, decimals=0", round),
+    smooth(&["Torch.clamp_min"], "input, min", |c, b| clamp_side(c, b, "min", true)),
+    smooth(&["Torch.clamp_max"], "input, max", |c, b| clamp_side(c, b, "max", false)),
+    smooth(&["Torch.fmax"], "input, other", |c, b| fextreme(c, b, true)),
+    smooth(&["Torch.fmin"], "input, other", |c, b| fextreme(c, b, false)),
+    smooth(&["Torch.float_power"], "input, exponent", float_power),
+    exact(&["Torch.heaviside"], "input, values", |c, b| {
+        let (a, v) = (b.value("input"), b.value("values"));
+        let dtype = result_type(&[a, v])?;
+        let (x, y) = broadcast2(&operand(c, a, dtype)?, &operand(c, v, dtype)?)?;
+        let step = x.gt(0.0)?.to_dtype(x.dtype())?;
+        one(c.out(x.eq(0.0)?.where_cond(&y, &step)?, dtype)?)
+    }),
+    smooth(&["Torch.ldexp"], "input, other", |c, b| {
+        let (a, e) = (b.value("input"), b.value("other"));
+        let dtype = float_of(result_type(&[a, e])?);
+        let (x, y) = broadcast2(&operand(c, a, dtype)?, &operand(c, e, dtype)?)?;
+        one(c.out((x * y.detach().contiguous()?.apply_op1_no_bwd(&Pointwise { f: f64::exp2, df: None })?)?, dtype)?)
+    }),
+    smooth(&["Torch.logit"], "input, eps=None", logit),
+    smooth(&["Torch.nan_to_num"], "input, nan=0.0, posinf=None, neginf=None", nan_to_num),
+    smooth(&["Torch.erfc"], "input", |c, b| {
+        let x = b.tensor("input")?;
+        let dtype = float_of(x.dtype);
+        let t = operand(c, b.value("input"), dtype)?;
+        one(c.out(t.erf()?.affine(-1.0, 1.0)?, dtype)?)
+    }),
+    exact(&["Torch.isclose"], "input, other, rtol=1e-05, atol=1e-08, equal_nan=False", isclose),
 ];
