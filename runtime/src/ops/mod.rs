@@ -22,6 +22,7 @@ mod compare;
 mod conv;
 mod create;
 pub mod derive;
+mod einsum;
 pub mod hooks;
 mod index;
 mod inner_grad;
@@ -298,7 +299,7 @@ impl Op {
 
 /// Every op the runtime replays.
 pub fn table() -> impl Iterator<Item = &'static Op> {
-    arith::OPS.iter().chain(blas::OPS).chain(activation::OPS).chain(conv::OPS).chain(pool::OPS).chain(nn::OPS).chain(norm::OPS).chain(loss::OPS).chain(shape::OPS).chain(reduce::OPS).chain(create::OPS).chain(compare::OPS).chain(index::OPS).chain(math::OPS)
+    arith::OPS.iter().chain(blas::OPS).chain(activation::OPS).chain(conv::OPS).chain(pool::OPS).chain(nn::OPS).chain(norm::OPS).chain(loss::OPS).chain(shape::OPS).chain(reduce::OPS).chain(create::OPS).chain(compare::OPS).chain(index::OPS).chain(math::OPS).chain(einsum::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework`: the table's, or
