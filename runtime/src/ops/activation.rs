@@ -227,4 +227,6 @@ pub static OPS: &[Op] = &[
     }, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
     Op { names: &["Functional.glu"], sig: "input, dim=-1", forward: glu, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
     Op { names: &["Functional.softmin"], sig: "input, dim=None, _stacklevel=3, dtype=None", forward: softmin, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    // mindspore.ops.softmin(x, axis=-1, *, dtype=None): the last axis by default.
+    Op { names: &["MS.Functional.softmin"], sig: "input, dim=-1, *, dtype=None", forward: softmin, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
 ];

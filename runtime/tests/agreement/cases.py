@@ -104,6 +104,7 @@ SPECIAL = {
     "Mint.gelu": F.gelu,
     "Mint.silu": F.silu,
     "MintFunctional.dense": F.linear,
+    "MS.Functional.softmin": lambda x, axis=-1, dtype=None: F.softmin(x, dim=axis, dtype=dtype),
     "Tensor.__setitem__": _setitem,
 }
 
@@ -1400,3 +1401,5 @@ case("Functional.glu", T(3, 4))
 case("Functional.glu", T(4, 3), 0)
 case("Functional.softmin", T(3, 4), 1)
 case("Functional.softmin", T(3, 4), dim=0, dtype=torch.float64)
+case("MS.Functional.softmin", T(2, 3, 4))  # the last axis by default, not torch's implicit dim
+case("MS.Functional.softmin", T(3, 4), 0)
