@@ -196,7 +196,7 @@ fn einsum(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 
 /// The einsum entry.
 pub static OPS: &[Op] = &[Op {
-    names: &["Torch.einsum"],
+    names: &["Torch.einsum", "MS.Functional.einsum"],
     sig: "equation, *operands",
     forward: einsum,
     backward: true,

@@ -648,8 +648,8 @@ pub static OPS: &[Op] = &[
     Op { names: &["Torch.broadcast_to", "Tensor.broadcast_to", "Mint.broadcast_to"], sig: "input, shape", forward: broadcast_to, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.narrow", "Tensor.narrow", "Mint.narrow"], sig: "input, dim, start, length", forward: narrow, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["MS.Functional.assign"], sig: "variable, value", forward: assign, backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.split", "Tensor.split", "Mint.split"], sig: "input, split_size_or_sections, dim=0", forward: split, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.chunk", "Tensor.chunk", "Mint.chunk"], sig: "input, chunks, dim=0", forward: chunk, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.split", "Tensor.split", "Mint.split", "MS.Functional.split"], sig: "input, split_size_or_sections, dim=0", forward: split, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.chunk", "Tensor.chunk", "Mint.chunk", "MS.Functional.chunk"], sig: "input, chunks, dim=0", forward: chunk, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.stack", "Mint.stack", "MS.Functional.stack"], sig: "tensors, dim=0", forward: stack, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.cat", "Mint.cat", "Torch.concat", "MS.Functional.cat"], sig: "tensors, dim=0", forward: cat, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.triu", "Tensor.triu", "Mint.triu"], sig: "input, diagonal=0", forward: |_, b| triangle(b, true), backward: true, standard: Standard::Exact, random: false, facts: &[] },
@@ -661,7 +661,7 @@ pub static OPS: &[Op] = &[
     Op { names: &["Tensor.__setitem__"], sig: "input, index, value", forward: setitem, backward: false, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
     Op { names: &["Tensor.contiguous", "Tensor.clone", "Torch.clone", "Mint.clone"], sig: "input, memory_format=None", forward: identity, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.flatten", "Tensor.flatten", "Mint.flatten"], sig: "input, start_dim=0, end_dim=-1", forward: flatten, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.unbind"], sig: "input, dim=0", forward: unbind, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.unbind", "MS.Functional.unbind", "MS.Tensor.unbind"], sig: "input, dim=0", forward: unbind, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.split_with_sizes", "Torch.unsafe_split_with_sizes"], sig: "input, split_sizes, dim=0", forward: |_, b| {
         let x = b.tensor("input")?;
         let d = dim(b.int("dim")?, x.rank())?;
@@ -673,7 +673,7 @@ pub static OPS: &[Op] = &[
         pieces(x, d, &split_sizes(x.dims()[d], b, "split_size")?)
     }, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.unsafe_chunk"], sig: "input, chunks, dim=0", forward: chunk, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.tensor_split"], sig: "input, indices_or_sections, dim=0", forward: tensor_split, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.tensor_split", "MS.Functional.tensor_split", "MS.Tensor.tensor_split"], sig: "input, indices_or_sections, dim=0", forward: tensor_split, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.hsplit"], sig: "input, indices_or_sections", forward: |_, b| direction_split(b, 1), backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.vsplit"], sig: "input, indices_or_sections", forward: |_, b| direction_split(b, 0), backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.dsplit"], sig: "input, indices_or_sections", forward: |_, b| direction_split(b, 2), backward: true, standard: Standard::Exact, random: false, facts: &[] },

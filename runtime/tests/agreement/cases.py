@@ -104,6 +104,14 @@ SPECIAL = {
     "Mint.gelu": F.gelu,
     "Mint.silu": F.silu,
     "MintFunctional.dense": F.linear,
+    # mindspore.ops' and Tensor's unbind/split family and einsum: torch's (axis for dim).
+    "MS.Functional.unbind": torch.unbind,
+    "MS.Tensor.unbind": torch.unbind,
+    "MS.Functional.tensor_split": torch.tensor_split,
+    "MS.Tensor.tensor_split": torch.tensor_split,
+    "MS.Functional.chunk": torch.chunk,
+    "MS.Functional.split": torch.split,
+    "MS.Functional.einsum": torch.einsum,
     "MS.Functional.softmin": lambda x, axis=-1, dtype=None: F.softmin(x, dim=axis, dtype=dtype),
     "Tensor.__setitem__": _setitem,
 }
@@ -1403,3 +1411,12 @@ case("Functional.softmin", T(3, 4), 1)
 case("Functional.softmin", T(3, 4), dim=0, dtype=torch.float64)
 case("MS.Functional.softmin", T(2, 3, 4))  # the last axis by default, not torch's implicit dim
 case("MS.Functional.softmin", T(3, 4), 0)
+
+# MindSpore's spellings of the unbind/split family and einsum (keyword axis binds as dim).
+each(["MS.Functional.unbind", "MS.Tensor.unbind"], T(3, 4), 1)
+each(["MS.Functional.tensor_split", "MS.Tensor.tensor_split"], T(7, 4), 3)
+case("MS.Tensor.tensor_split", T(3, 7), [1, 5], 1)
+case("MS.Functional.chunk", T(5, 4), 2)
+case("MS.Functional.split", T(5, 4), [2, 3])
+case("MS.Functional.split", T(3, 6), 4, 1)
+case("MS.Functional.einsum", "bij,bjk->bik", T(2, 3, 4), T(2, 4, 5))
