@@ -64,18 +64,18 @@ def test_the_api_rules_say_what_failed():
 def test_the_rounding_bound_is_k_roundings_of_the_magnitude_plus_half_an_ulp():
     m = np.array([0.0, 1.0, 3.0, np.nan, np.inf, 2.0 ** -1070])
     # float16 computed in float32: eta is half float32's smallest subnormal (2^-150).
-    f16 = _StdElementBound(m, 3.0, 2.0 ** -24, "float16")
+    f16 = _StdElementBound(m, 3.0, "float32", "float16")
     eta = 3 * 2.0 ** -150
     assert f16.bound[:4].tolist() == [eta + 2.0 ** -25, 3 * 2.0 ** -24 + eta + 2.0 ** -11, 9 * 2.0 ** -24 + eta + 2.0 ** -10,
                                       eta + 2.0 ** -25]
     assert f16.bound[4] == np.inf
     # float64: eta underflows to 0, and half an ulp of 0 is the smallest subnormal (2^-1075 does not exist).
-    f64 = _StdElementBound(m, 16.0, 2.0 ** -53, "float64")
+    f64 = _StdElementBound(m, 16.0, "float64", "float64")
     assert f64.bound[0] == 2.0 ** -1074 and f64.bound[5] == 16 * (2.0 ** -53 * 2.0 ** -1070) + 2.0 ** -1074
     # bfloat16 computed in bfloat16 (u = 2^-8, eta = 2^-134).
-    assert _StdElementBound(m, 4.0, 2.0 ** -8, "bfloat16").bound[1] == 4 * (2.0 ** -8 + 2.0 ** -134) + 2.0 ** -8
-    assert _StdElementBound(m, 1.0, 2.0 ** -24, "float32").bound[1] == 2.0 ** -24 + 2.0 ** -150 + 2.0 ** -24
-    # An unknown unit roundoff has no underflow unit.
-    assert _StdElementBound(m, 1.0, 0.3, "float32").bound[0] == 2.0 ** -150
+    assert _StdElementBound(m, 4.0, "bfloat16", "bfloat16").bound[1] == 4 * (2.0 ** -8 + 2.0 ** -134) + 2.0 ** -8
+    assert _StdElementBound(m, 1.0, "float32", "float32").bound[1] == 2.0 ** -24 + 2.0 ** -150 + 2.0 ** -24
+    # float16 computed in float16: u = 2^-11, eta = 2^-25.
+    assert _StdElementBound(m, 1.0, "float16", "float16").bound[0] == 2.0 ** -25 + 2.0 ** -25
     # Non-finite pairs have ratio 0.
     assert f16.ratios(np.array([np.nan, 1.0, 1.0, 1.0, 5.0, 0.0]), np.array([1.0, 1.0, 1.0, 1.0, 1.0, 0.0])).tolist() == [0.0] * 6

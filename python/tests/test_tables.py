@@ -53,7 +53,7 @@ def test_the_standards_sets_are_the_rust_ones():
 
 def test_every_rounding_class_is_one_magnitude_py_computes():
     from msprobe_rs.repro import magnitude
-    assert sorted(_tables.ROUNDING_FACTORS) == ["composite", "gelu", "sdpa", "smooth", "sums", "terms"]
+    assert sorted(_tables.ROUNDING_FACTORS) == ["composite", "gelu", "sdpa", "sigmoid", "smooth", "sums", "tanh", "terms"]
     for key, per_dtype in _tables.ROUNDING_FACTORS.items():
         assert sorted(per_dtype) == ["bfloat16", "float16", "float32", "float64"], key
     for name, entry in _tables.ROUNDING.items():
@@ -62,4 +62,7 @@ def test_every_rounding_class_is_one_magnitude_py_computes():
             assert entry[1] in magnitude.PARTS and entry[1] in _tables.ROUNDING_FACTORS, name
         if entry[0] == "terms":
             assert (entry[1] is None) == (entry[2] is None), name
-    assert _tables.ROUNDING["Torch.sub"] == ("terms", 1, "other") and _tables.ROUNDING["MS.Functional.dense"] == ("sums",)
+    assert _tables.ROUNDING["Torch.sub"] == ("terms", 1, "other", ("input", "other", "alpha"))
+    assert _tables.ROUNDING["MS.Functional.dense"] == ("sums", ("input", "weight", "bias"))
+    assert "alpha" in _tables.ROUNDING_OPERANDS and "dim" not in _tables.ROUNDING_OPERANDS
+    assert _tables.FLOAT_FORMATS["bfloat16"] == (7, -126)

@@ -168,6 +168,19 @@ impl TDType {
         self.category() == Category::Float
     }
 
+    /// `(mantissa bits, smallest normal exponent)` of a floating dtype:
+    /// its spacing (ULP), unit roundoff `2^-(mant+1)` and underflow unit
+    /// `2^(emin-mant-1)` (half its smallest subnormal) follow; `None` otherwise.
+    pub fn float_format(self) -> Option<(i32, i32)> {
+        match self {
+            TDType::F16 => Some((10, -14)),
+            TDType::BF16 => Some((7, -126)),
+            TDType::F32 => Some((23, -126)),
+            TDType::F64 => Some((52, -1022)),
+            _ => None,
+        }
+    }
+
     /// The candle dtype that rounds values to this dtype on the way through,
     /// or `None` when the compute precision already holds every value.
     pub fn rounding(self) -> Option<DType> {

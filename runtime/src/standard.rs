@@ -70,8 +70,9 @@ pub struct Rounding<'a> {
     pub magnitude: &'a [f64],
     /// The op class's factor ([`crate::ops::Rounding::factors`]).
     pub k: f64,
-    /// The unit roundoff of the precision the device computes in ([`crate::ops::Rounding::factors`]).
-    pub u: f64,
+    /// The precision the device computes in ([`crate::ops::Rounding::factors`]):
+    /// its unit roundoff and underflow unit.
+    pub compute: TDType,
 }
 
 /// One output to judge: the values of both sides (and of the reference
@@ -169,6 +170,16 @@ enum Class {
 }
 
 impl Class {
+    /// `(mantissa bits, smallest normal exponent)` of the class's dtype.
+    fn format(self) -> (i32, i32) {
+        let dtype = match self {
+            Class::Fp16 => TDType::F16,
+            Class::Bf16 => TDType::BF16,
+            Class::Fp32 => TDType::F32,
+        };
+        dtype.float_format().unwrap_or((23, -126))
+    }
+
     fn of(dtype: TDType) -> Class {
         match dtype {
             TDType::F16 => Class::Fp16,
@@ -186,7 +197,8 @@ fn rule(standard: Standard, api: ApiRule, backward: bool, exact_op: bool, dtype:
     }
     match standard {
         Standard::Msprobe => return Rule::CosineMaxAbs,
-        Standard::Bound if bounded => return Rule::RoundingBound,
+        // The api standard's exact ops (abs, relu, gather, ...) stay exact forward.
+        Standard::Bound if bounded && !(api == ApiRule::Binary && !backward) => return Rule::RoundingBound,
         _ => {}
     }
     // The op-specific rules judge what the op computes; its gradients are
@@ -219,7 +231,9 @@ pub const NO_BOUND: &str = "no rounding bound for this output: judged by the api
 /// Judges one output by `standard`.
 pub fn judge(standard: Standard, case: &Case) -> Judged {
     let api = api_standard(case.op);
-    let bounded = case.rounding.is_some_and(|r| r.magnitude.len() == case.bench.len());
+    // A magnitude that is not finite where the bench is (an input perturbed
+    // into NaN, a float32 probe that overflowed) bounds nothing: no bound.
+    let bounded = case.rounding.is_some_and(|r| r.magnitude.len() == case.bench.len() && r.magnitude.iter().zip(case.bench).all(|(m, b)| m.is_finite() || !b.is_finite()));
     let rounding = case.rounding.filter(|_| bounded);
     let rule = rule(standard, api.rule, case.backward, case.exact_op, case.dtype, bounded);
     let (t, b) = (case.tested, case.bench);
@@ -238,7 +252,7 @@ pub fn judge(standard: Standard, case: &Case) -> Judged {
     }
     let class = Class::of(case.dtype);
     let eps = if case.dtype == TDType::F64 { f64::EPSILON } else { f64::from(f32::EPSILON) };
-    let bound = rounding.map(|r| rules::ElementBound::new(r.magnitude, r.k, r.u, case.dtype));
+    let bound = rounding.map(|r| rules::ElementBound::new(r.magnitude, r.k, r.compute, case.dtype));
     let api_rule = |t: &[f64]| match rule {
         Rule::Binary => rules::binary(t, b),
         Rule::Absolute => rules::absolute(t, b, class, eps),
@@ -248,7 +262,7 @@ pub fn judge(standard: Standard, case: &Case) -> Judged {
     };
     let out = match (&bound, rule) {
         (Some(bound), Rule::RoundingBound) => rules::rounding_bound(t, b, bound),
-        (Some(bound), r) if r != Rule::Binary => rules::rescued(t, b, bound, api_rule),
+        (Some(bound), r) if r != Rule::Binary && r != Rule::CosineMaxAbs => rules::rescued(t, b, bound, api_rule),
         _ => api_rule(t),
     };
     let Outcome { mut status, problems, mut notes, metrics } = out;
@@ -302,6 +316,8 @@ mod tests {
         assert_eq!(bound("add", true, true), RoundingBound);
         assert_eq!(bound("add", false, false), Absolute);
         assert_eq!(bound("matmul", true, false), Benchmark);
+        assert_eq!(bound("relu", false, true), Binary);
+        assert_eq!(bound("relu", true, true), RoundingBound);
         assert_eq!(rule(Standard::Bound, api_standard("add").rule, false, false, TDType::I64, true), Binary);
         assert_eq!(rule(Standard::Bound, api_standard("view").rule, false, true, TDType::F32, true), Binary);
     }

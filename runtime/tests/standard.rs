@@ -73,8 +73,9 @@ fn rust_verdict(c: &Json) -> Judged {
         cosine_threshold: c["cosine_threshold"].as_f64().unwrap(),
         max_abs_err_threshold: c["max_abs_err_threshold"].as_f64().unwrap(),
         rounding: magnitude.as_deref().map(|magnitude| {
-            let factor = |key: &str| c[key].as_f64().unwrap_or_else(|| panic!("case {}: magnitude without {key}", c["name"]));
-            Rounding { magnitude, k: factor("k"), u: factor("u") }
+            let k = c["k"].as_f64().unwrap_or_else(|| panic!("case {}: magnitude without k", c["name"]));
+            let compute = TDType::parse(text(c, "compute")).unwrap_or_else(|| panic!("case {}: unknown compute dtype", c["name"]));
+            Rounding { magnitude, k, compute }
         }),
     };
     judge(standard, &case)

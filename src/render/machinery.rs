@@ -162,8 +162,10 @@ fn rounding_entry(op: &ops::Op) -> String {
     match class {
         Rounding::Terms { negated } => {
             let position = negated.and_then(|n| bind::param_position(op.sig, n)).map_or("None".to_string(), |p| p.to_string());
-            format!("({}, {position}, {})", py_str(class.name()), negated.map_or("None".to_string(), py_str))
+            let params = pyfmt::tuple(bind::param_names(op.sig).into_iter().map(py_str));
+            format!("({}, {position}, {}, {params})", py_str(class.name()), negated.map_or("None".to_string(), py_str))
         }
+        Rounding::Sums => format!("({}, {})", py_str(class.name()), pyfmt::tuple(bind::param_names(op.sig).into_iter().map(py_str))),
         Rounding::Parts(parts) => {
             let params = pyfmt::tuple(bind::param_names(op.sig).into_iter().map(py_str));
             format!("({}, {}, {}, {params})", py_str(class.name()), py_str(parts.name), py_bool(parts.composite))
@@ -181,13 +183,16 @@ fn factors_key(class: Rounding) -> &'static str {
 }
 
 /// `ROUNDING` (every op-table name's rounding class, `runtime/src/ops/mod.rs`, and every derived name's)
-/// and `ROUNDING_FACTORS` (each class's `(k, u)` per float dtype, forward and backward).
+/// and `ROUNDING_FACTORS` (each class's `(k, compute dtype)` per float dtype,
+/// forward and backward), and `FLOAT_FORMATS` (each float dtype's mantissa
+/// bits and smallest normal exponent, `TDType::float_format`).
 fn rounding_tables(o: &mut String) {
     o.push_str(
         "# How rounding can move each API's results, by op-table name (runtime/src/ops/mod.rs,\n\
          # Rounding; the magnitudes of magnitude.py): (\"terms\", the negated parameter's\n\
-         # position or None, its name or None), (\"sums\",), (\"smooth\",), (\"parts\", formula,\n\
-         # whether the rest is composite's, the signature's parameter names), (\"composite\",).\nROUNDING = {\n",
+         # position or None, its name or None, the signature's parameter names), (\"sums\",\n\
+         # parameter names), (\"smooth\",), (\"parts\", formula, whether the rest is\n\
+         # composite's, parameter names), (\"composite\",).\nROUNDING = {\n",
     );
     let mut classes: Vec<Rounding> = vec![];
     for op in ops::table() {
@@ -206,7 +211,7 @@ fn rounding_tables(o: &mut String) {
         writeln!(o, "    {}: {},", py_str(&format!("{ms}{}", d.name)), rounding_entry(&d.op)).unwrap();
     }
     o.push_str(
-        "}\n# Each class's (k, u) of k*(u*magnitude + eta) + ulp/2 by the output's float dtype, as\n\
+        "}\n# Each class's (k, compute dtype: u and eta) of k*(u*magnitude + eta) + ulp/2 by the output's float dtype, as\n\
          # (forward, backward) (Rounding::factors); a formula's parts by the formula's name.\nROUNDING_FACTORS = {\n",
     );
     let floats: Vec<TDType> = TDType::ALL.into_iter().filter(|d| d.is_float()).collect();
@@ -215,13 +220,20 @@ fn rounding_tables(o: &mut String) {
             .iter()
             .map(|&d| {
                 let pair = |backward| {
-                    let (k, u) = class.factors(d, backward);
-                    format!("({}, {})", py_float(k), py_float(u))
+                    let (k, compute) = class.factors(d, backward);
+                    format!("({}, {})", py_float(k), py_str(compute.name()))
                 };
                 format!("{}: ({}, {})", py_str(d.name()), pair(false), pair(true))
             })
             .collect();
         writeln!(o, "    {}: {{{}}},", py_str(factors_key(class)), per_dtype.join(", ")).unwrap();
+    }
+    writeln!(o, "}}\n# The parameters whose integers are operands of terms and sums (ops::OPERANDS).\nROUNDING_OPERANDS = frozenset({})", py_list(ops::OPERANDS.iter().copied())).unwrap();
+    o.push_str("# (mantissa bits, smallest normal exponent) of each float dtype (TDType::float_format).\nFLOAT_FORMATS = {\n");
+    for d in &floats {
+        if let Some((mant, emin)) = d.float_format() {
+            writeln!(o, "    {}: ({mant}, {emin}),", py_str(d.name())).unwrap();
+        }
     }
     o.push_str("}\n");
 }

@@ -50,7 +50,7 @@ def compare_leaf(call, tested_leaf_, bench_leaf_, reference, backward, opts, rou
     and the standard's rule and metrics (None where nothing was compared).
     call is the script: UNDEFINED_OUTPUTS, EXACT_OP, API_OP and the thresholds;
     rounding is the bench value's rounding magnitude and the factors of its bound,
-    (magnitude array, factors(dtype) -> (k, u) or None), or None."""
+    (magnitude array, factors(dtype) -> (k, compute dtype) or None), or None."""
     (t_dtype, t), (b_dtype, b) = tested_leaf_, bench_leaf_
     shape = str(tuple(b.shape)) if b is not None else "()"
 

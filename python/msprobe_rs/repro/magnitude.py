@@ -14,7 +14,7 @@ import math
 import numpy as np
 import torch
 
-from ._tables import KEYWORD_ALIASES, ROUNDING, ROUNDING_FACTORS
+from ._tables import KEYWORD_ALIASES, ROUNDING, ROUNDING_FACTORS, ROUNDING_OPERANDS
 from .data_generate import DType, Master, TensorSpec, any_marked, dtype_info, wants_grad
 from .torch_exec import to_torch
 
@@ -40,7 +40,7 @@ def rounding_of(api_op, prefixes):
 
 
 def rounding_factors(entry, dtype, backward):
-    """The class's (k, u) of k*(u*magnitude + eta) + ulp/2 for an output of dtype (the
+    """The class's (k, compute dtype) of k*(u*magnitude + eta) + ulp/2 for an output of dtype (the
     tested side's canonical name), forward or a gradient; None for a dtype that is not a float."""
     per_dtype = ROUNDING_FACTORS[entry[1] if entry[0] == "parts" else entry[0]].get(dtype)
     return None if per_dtype is None else per_dtype[1 if backward else 0]
@@ -97,15 +97,17 @@ def _mag_perturbed(h, pattern):
     return tensor
 
 
-def _mag_absolute(negate):
-    """(tensor, scalar) transforms to absolute values, non-positive where negate
-    (integers only then: an int's sign matters only for the negated parameter)."""
+def _mag_absolute(negate, operand):
+    """(tensor, scalar) transforms to absolute values, non-positive where negate;
+    integers too where they are an operand (ROUNDING_OPERANDS: a dim keeps its sign)."""
     sign = -1.0 if negate else 1.0
 
     def scalar(x):
         if isinstance(x, float):
             return sign * abs(x)
-        return -abs(x) if negate else x
+        if negate:
+            return -abs(x)
+        return abs(x) if operand else x
     return (lambda x: sign * np.abs(x)), scalar
 
 
@@ -133,8 +135,8 @@ def _mag_add_difference(acc, x, y, scale):
 
 
 def _mag_add_parts(acc, parts):
-    """acc[0] += parts; None when the sizes differ."""
-    if not acc:
+    """acc[0] += parts (nothing when there are none); None when the sizes differ."""
+    if not acc or parts is None:
         return
     if acc[0] is not None and parts is not None and acc[0].size == parts.size:
         acc[0] = acc[0] + parts
@@ -180,13 +182,13 @@ class _MagCall:
         return _mag_flat(self.run(args, kwargs, grads, raise_precision))
 
 
-def _mag_on_absolute_values(c, negated_position, negated_name):
+def _mag_on_absolute_values(c, negated_position, negated_name, names):
     """terms and sums: the op (and its backward, with |dy|) on the absolute values of
-    its floats, the negated parameter made non-positive."""
+    its floats (and of its integer operands), the negated parameter made non-positive."""
     def arg(slot, key, v):
-        negate = negated_name is not None and (KEYWORD_ALIASES.get(key, key) == negated_name if key is not None
-                                               else slot == negated_position)
-        tensor, scalar = _mag_absolute(negate)
+        name = KEYWORD_ALIASES.get(key, key) if key is not None else (names[slot] if slot < len(names) else None)
+        negate = negated_name is not None and (name == negated_name if key is not None else slot == negated_position)
+        tensor, scalar = _mag_absolute(negate, name in ROUNDING_OPERANDS)
         return _mag_walk(v, "torch.float64", tensor, scalar)
     outputs, grads = c.run_with(arg, grad=np.abs)
     return [None if o is None else np.abs(o) for o in outputs], [None if g is None else np.abs(g) for g in grads]
@@ -277,13 +279,32 @@ def sdpa_parts(bound, dy):
     if dy is None or dy.numel() != pv.numel():
         return _mag_flat64(pv), []
     doa = dy.reshape(pv.shape).abs()
-    d = (doa * (p @ v).abs()).sum(-1, keepdim=True)
+    d = (doa * pv).sum(-1, keepdim=True)  # rowsum(dO*O) over absolute values: O's own parts, P*|V|
     ds = p * ((doa @ va.transpose(-2, -1)) + d)
     return _mag_flat64(pv), [("query", _mag_flat64((ds @ ka) * scale)), ("key", _mag_flat64((ds.transpose(-2, -1) @ qa) * scale)),
                              ("value", _mag_flat64(p.transpose(-2, -1) @ doa))]
 
 
-PARTS = {"gelu": gelu_parts, "sdpa": sdpa_parts}
+def _mag_output_gradient_parts(bound, dy, f, parts):
+    """The parts of a gradient computed from the output y = f(x): |dy|*parts(y) for the
+    input's gradient; none forward (the mirror of output_gradient_parts in activation.rs)."""
+    x = bound["input"].reshape(-1).numpy()
+    if dy is None or dy.numel() != x.size:
+        return None, []
+    return None, [("input", np.abs(dy.reshape(-1).numpy()) * parts(f(x)))]
+
+
+def tanh_parts(bound, dy):
+    """tanh's gradient dy*(1 - y^2) from the rounded output cancels where |y| -> 1: |dy|*(1 + y^2)."""
+    return _mag_output_gradient_parts(bound, dy, np.tanh, lambda y: 1.0 + y * y)
+
+
+def sigmoid_parts(bound, dy):
+    """sigmoid's gradient dy*y*(1 - y) cancels where y -> 1: |dy|*|y|*(1 + |y|)."""
+    return _mag_output_gradient_parts(bound, dy, lambda x: 1.0 / (1.0 + np.exp(-x)), lambda y: np.abs(y) * (1.0 + np.abs(y)))
+
+
+PARTS = {"gelu": gelu_parts, "sdpa": sdpa_parts, "tanh": tanh_parts, "sigmoid": sigmoid_parts}
 
 
 def _mag_gradient_params(c, names):
@@ -349,9 +370,9 @@ def magnitudes(entry, run, args, kwargs, grad_outputs):
     c = _MagCall(run, args, kwargs, grad_outputs)
     try:
         if entry[0] == "terms":
-            return _mag_on_absolute_values(c, entry[1], entry[2])
+            return _mag_on_absolute_values(c, entry[1], entry[2], entry[3])
         if entry[0] == "sums":
-            return _mag_on_absolute_values(c, None, None)
+            return _mag_on_absolute_values(c, None, None, entry[1])
         if entry[0] == "smooth":
             o, g, _ = _mag_first_order(c, ["uniform"])
             return o, g

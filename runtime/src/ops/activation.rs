@@ -3,12 +3,12 @@
 
 use candle_core::Tensor;
 
-use super::{one, float_of, Op, Standard, Fact, Rounding};
+use super::{one, float_of, Op, Standard, Fact, Rounding, Parts};
 use crate::bind::Bound;
 use crate::ctx::{precise, Ctx};
 use crate::dtype::TDType;
 use crate::error::Result;
-use crate::value::Value;
+use crate::value::{Value, T};
 
 
 
@@ -26,6 +26,30 @@ fn relu_t(x: &Tensor) -> candle_core::Result<Tensor> {
 /// |x| as x·sign(x) with the sign constant: the gradient at 0 is 0.
 fn abs_t(x: &Tensor) -> candle_core::Result<Tensor> {
     x * x.sign()?.detach()
+}
+
+/// tanh's parts: kernels compute its gradient from the rounded output,
+/// `dy·(1 - y²)`, which cancels where |y| → 1: `|dy|·(1 + y²)`.
+fn tanh_parts(b: &Bound, dy: Option<&T>) -> Result<(Vec<f64>, Vec<(&'static str, Vec<f64>)>)> {
+    output_gradient_parts(b, dy, f64::tanh, |y| 1.0 + y * y)
+}
+
+/// sigmoid's parts: its gradient `dy·y·(1 - y)` from the rounded output
+/// cancels where y → 1: `|dy|·|y|·(1 + |y|)`.
+fn sigmoid_parts(b: &Bound, dy: Option<&T>) -> Result<(Vec<f64>, Vec<(&'static str, Vec<f64>)>)> {
+    output_gradient_parts(b, dy, |x| 1.0 / (1.0 + (-x).exp()), |y: f64| y.abs() * (1.0 + y.abs()))
+}
+
+/// The parts of a gradient computed from the output `y = f(x)`: `|dy|·parts(y)`
+/// for the input's gradient; none forward (Smooth's terms cover it).
+fn output_gradient_parts(b: &Bound, dy: Option<&T>, f: fn(f64) -> f64, parts: fn(f64) -> f64) -> Result<(Vec<f64>, Vec<(&'static str, Vec<f64>)>)> {
+    let x = b.tensor("input")?.to_f64_vec()?;
+    let Some(dy) = dy else { return Ok((vec![], vec![])) };
+    let dy = dy.to_f64_vec()?;
+    if dy.len() != x.len() {
+        return Ok((vec![], vec![]));
+    }
+    Ok((vec![], vec![("input", x.iter().zip(dy).map(|(&x, g)| g.abs() * parts(f(x))).collect())]))
 }
 
 /// sigmoid from exp(-|x|) in (0, 1]: finite everywhere, forward and backward.
@@ -177,8 +201,8 @@ const SELU_SCALE: f64 = 1.0507009873554805;
 pub static OPS: &[Op] = &[
     Op { names: &["Functional.relu", "Torch.relu", "Tensor.relu", "Mint.relu", "MintFunctional.relu"], sig: "input, inplace=False", forward: |c, b| unary(c, b, true, relu_t), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
     Op { names: &["Functional.leaky_relu", "MintFunctional.leaky_relu"], sig: "input, negative_slope=0.01, inplace=False", forward: leaky_relu, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Functional.sigmoid", "Torch.sigmoid", "Tensor.sigmoid", "Mint.sigmoid", "MintFunctional.sigmoid"], sig: "input", forward: |c, b| unary(c, b, false, |x| sigmoid_t(&precise(x)?)), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Functional.tanh", "Torch.tanh", "Tensor.tanh", "Mint.tanh", "MintFunctional.tanh"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.tanh()), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Functional.sigmoid", "Torch.sigmoid", "Tensor.sigmoid", "Mint.sigmoid", "MintFunctional.sigmoid"], sig: "input", forward: |c, b| unary(c, b, false, |x| sigmoid_t(&precise(x)?)), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "sigmoid", composite: false, magnitude: sigmoid_parts }))] },
+    Op { names: &["Functional.tanh", "Torch.tanh", "Tensor.tanh", "Mint.tanh", "MintFunctional.tanh"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.tanh()), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "tanh", composite: false, magnitude: tanh_parts }))] },
     Op { names: &["Torch.exp", "Tensor.exp", "Mint.exp"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.exp()), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
     Op { names: &["Torch.log", "Tensor.log", "Mint.log"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.log()), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
     Op { names: &["Torch.sin", "Tensor.sin", "Mint.sin", "MS.Functional.sin"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.sin()), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },

@@ -133,6 +133,11 @@ pub enum Rounding {
     Composite,
 }
 
+/// The parameters whose values are operands of a sum or product: Terms and
+/// Sums take the absolute value of an integer given there (`add(x, -3)`,
+/// `alpha=-3`), and of no other integer (a `dim` keeps its sign).
+pub const OPERANDS: &[&str] = &["input", "other", "alpha", "beta", "value", "tensor1", "tensor2", "mat1", "mat2", "batch1", "batch2", "vec2", "weight", "bias", "source", "src"];
+
 /// The magnitudes of the parts of a formula that cancels inside, from the
 /// bench's bound arguments and the first output's gradient: for the first
 /// output, and for the gradients of the parameters it names.
@@ -174,21 +179,19 @@ impl Rounding {
         }
     }
 
-    /// `(k, u)` of an output of `dtype` (`backward`: a gradient): `u` is
-    /// the unit roundoff of the precision the device computes in. Float64
-    /// computes in float64, everything else in float32, except the
-    /// elementwise results (every class but Sums, and Terms' forward) of
-    /// float16 and bfloat16, which devices compute in their own precision
-    /// (MindSpore's CPU float16 silu and its gradient measured at 2 ulp of
-    /// float16): those take their dtype's `u` and `k` = 4. Accumulations
-    /// (Sums, the broadcast sums of Terms' gradients) are float32's.
-    pub fn factors(self, dtype: TDType, backward: bool) -> (f64, f64) {
-        let accumulates = matches!(self, Rounding::Sums) || (backward && matches!(self, Rounding::Terms { .. }));
+    /// `(k, compute dtype)` of an output of `dtype` (`backward`: a
+    /// gradient): the precision the device computes in gives `u` (its unit
+    /// roundoff) and `eta`. Float64 computes in float64, everything else in
+    /// float32, except float16 and bfloat16 results of every class but Sums,
+    /// which devices compute in their own precision (MindSpore's CPU float16
+    /// silu and its gradient measured at 2 ulp of float16; a bfloat16 div's
+    /// gradient rounds several times in bfloat16): those take their own
+    /// dtype and `k` = 4. Sums accumulate in float32.
+    pub fn factors(self, dtype: TDType, backward: bool) -> (f64, TDType) {
         match dtype {
-            TDType::F64 => (self.k(backward), f64::EPSILON / 2.0),
-            TDType::F16 if !accumulates => (4.0, 1.0 / 2048.0),
-            TDType::BF16 if !accumulates => (4.0, 1.0 / 256.0),
-            _ => (self.k(backward), 1.0 / 16777216.0),
+            TDType::F64 => (self.k(backward), TDType::F64),
+            TDType::F16 | TDType::BF16 if !matches!(self, Rounding::Sums) => (4.0, dtype),
+            _ => (self.k(backward), TDType::F32),
         }
     }
 
@@ -339,7 +342,9 @@ mod tests {
         assert_eq!(class("Torch.sub"), Rounding::Terms { negated: Some("other") });
         assert_eq!(class("Tensor.__rsub__"), Rounding::Terms { negated: Some("input") });
         assert_eq!(class("Functional.linear"), Rounding::Sums);
-        assert_eq!(class("Torch.tanh"), Rounding::Smooth);
+        assert_eq!(class("Torch.exp"), Rounding::Smooth);
+        assert!(matches!(class("Torch.tanh"), Rounding::Parts(p) if p.name == "tanh"));
+        assert!(matches!(class("Torch.sigmoid"), Rounding::Parts(p) if p.name == "sigmoid"));
         assert!(matches!(class("Functional.gelu"), Rounding::Parts(p) if p.name == "gelu" && !p.composite));
         assert!(matches!(class("Functional.scaled_dot_product_attention"), Rounding::Parts(p) if p.name == "sdpa" && p.composite));
         assert_eq!(class("Functional.layer_norm"), Rounding::Composite);
@@ -349,13 +354,13 @@ mod tests {
                 assert!(crate::bind::param_names(op.sig).contains(&n), "{}: {n}", op.names[0]);
             }
         }
-        let u32 = 1.0 / 16777216.0;
-        assert_eq!(Rounding::Sums.factors(TDType::BF16, false), (16.0, u32));
-        assert_eq!(Rounding::Smooth.factors(TDType::BF16, false), (4.0, 1.0 / 256.0));
-        assert_eq!(Rounding::Smooth.factors(TDType::F16, true), (4.0, 1.0 / 2048.0));
-        assert_eq!(Rounding::Terms { negated: None }.factors(TDType::F16, true), (16.0, u32));
-        assert_eq!(Rounding::Terms { negated: None }.factors(TDType::F32, false), (3.0, u32));
-        assert_eq!(Rounding::Composite.factors(TDType::F64, false), (64.0, f64::EPSILON / 2.0));
+        assert_eq!(Rounding::Sums.factors(TDType::BF16, false), (16.0, TDType::F32));
+        assert_eq!(Rounding::Smooth.factors(TDType::BF16, false), (4.0, TDType::BF16));
+        assert_eq!(Rounding::Smooth.factors(TDType::F16, true), (4.0, TDType::F16));
+        assert_eq!(Rounding::Terms { negated: None }.factors(TDType::F16, true), (4.0, TDType::F16));
+        assert_eq!(Rounding::Terms { negated: None }.factors(TDType::F32, true), (16.0, TDType::F32));
+        assert_eq!(Rounding::Terms { negated: None }.factors(TDType::F32, false), (3.0, TDType::F32));
+        assert_eq!(Rounding::Composite.factors(TDType::F64, false), (64.0, TDType::F64));
     }
 
     #[test]

@@ -272,19 +272,21 @@ fn sdpa(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// scaled_dot_product_attention's parts: its output sums `P·V` and its
 /// gradients sum `dS·K`, `dSᵀ·Q`, `Pᵀ·dO` with `dS = P⊙(dO·Vᵀ - rowsum(dO⊙O))`,
 /// a difference that cancels exactly where a row attends to one key (the
-/// first query under a causal mask): the same sums over absolute values.
+/// first query under a causal mask): the same sums over absolute values
+/// (`O` as `P·|V|`).
 fn sdpa_parts(b: &Bound, dy: Option<&T>) -> Result<(Vec<f64>, Vec<(&'static str, Vec<f64>)>)> {
     let ctx = Ctx::bench(0);
     let (q, k, v) = (b.tensor("query")?, b.tensor("key")?, b.tensor("value")?);
     let (p, scale) = sdpa_weights(&ctx, b)?;
     let (qa, ka, va) = (q.t.abs()?, k.t.abs()?, v.t.abs()?);
     let flat = |t: &Tensor| -> Result<Vec<f64>> { Ok(t.flatten_all()?.to_dtype(candle_core::DType::F64)?.to_vec1::<f64>()?) };
-    let forward = flat(&p.broadcast_matmul(&va)?)?;
-    let Some(dy) = dy else { return Ok((forward, vec![])) };
+    let pv = p.broadcast_matmul(&va)?;
+    let forward = flat(&pv)?;
+    let Some(dy) = dy.filter(|dy| dy.t.elem_count() == pv.elem_count()) else { return Ok((forward, vec![])) };
     let last = p.rank() - 1;
-    let doa = dy.t.abs()?;
-    let o = p.broadcast_matmul(&v.t)?;
-    let d = (doa.broadcast_mul(&o.abs()?))?.sum_keepdim(last)?;
+    let doa = dy.t.reshape(pv.dims())?.abs()?;
+    // rowsum(dO⊙O) over absolute values: O = P·V's own parts, P·|V|.
+    let d = (&doa * &pv)?.sum_keepdim(last)?;
     let ds = (&p * doa.broadcast_matmul(&va.transpose(D::Minus2, D::Minus1)?)?.broadcast_add(&d)?)?;
     let dst = ds.transpose(D::Minus2, D::Minus1)?;
     let grads = vec![

@@ -89,8 +89,8 @@ fn case<'a>(call: &'a Call, direction: Direction, exact_op: bool, dtype: TDType,
         cosine_threshold: r.cosine_threshold,
         max_abs_err_threshold: r.max_abs_err_threshold,
         rounding: magnitude.map(|magnitude| {
-            let (k, u) = call.op.rounding().factors(dtype, direction == Direction::Backward);
-            Rounding { magnitude, k, u }
+            let (k, compute) = call.op.rounding().factors(dtype, direction == Direction::Backward);
+            Rounding { magnitude, k, compute }
         }),
     }
 }

@@ -8,11 +8,11 @@
 //! `bound` standards ask for them; an output they cannot be computed for
 //! has none (the row says what judged it instead).
 
-use crate::bind::param_position;
+use crate::bind::{param_names, param_position};
 use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::exec::Outcome;
-use crate::ops::Rounding;
+use crate::ops::{Rounding, OPERANDS};
 use crate::value::{Value, T};
 
 use super::call::Call;
@@ -93,9 +93,13 @@ impl Pattern {
     }
 }
 
-/// `acc += parts` element for element; `None` when the lengths differ.
+/// `acc += parts` element for element (nothing when there are no parts);
+/// `None` when the lengths differ.
 fn add_parts(acc: Option<&mut Option<Vec<f64>>>, parts: Vec<f64>) {
     let Some(slot) = acc else { return };
+    if parts.is_empty() {
+        return;
+    }
     match slot {
         Some(a) if a.len() == parts.len() => a.iter_mut().zip(parts).for_each(|(a, p)| *a += p),
         _ => *slot = None,
@@ -112,14 +116,17 @@ fn perturbed(v: Value, h: f64, pattern: Pattern) -> Result<Value> {
     })
 }
 
-/// A value with its floats made non-negative (`negate`: non-positive).
-fn absolute(v: Value, negate: bool) -> Result<Value> {
+/// A value with its floats made non-negative (`negate`: non-positive), and
+/// its integers too where it is an `operand` ([`OPERANDS`]: an integer `dim`
+/// keeps its sign).
+fn absolute(v: Value, negate: bool, operand: bool) -> Result<Value> {
     let sign = if negate { -1.0 } else { 1.0 };
     Ok(match v {
         Value::Tensor(t) if t.dtype.is_float() => Value::Tensor(T { t: t.t.abs()?.affine(sign, 0.0)?, dtype: t.dtype }),
         Value::Float(x) => Value::Float(sign * x.abs()),
         Value::Int(x) if negate => Value::Int(-x.abs()),
-        Value::List(items) => Value::List(items.into_iter().map(|i| absolute(i, negate)).collect::<Result<_>>()?),
+        Value::Int(x) if operand => Value::Int(x.abs()),
+        Value::List(items) => Value::List(items.into_iter().map(|i| absolute(i, negate, operand)).collect::<Result<_>>()?),
         v => v,
     })
 }
@@ -210,7 +217,9 @@ fn on_absolute_values(call: &Call, negated: Option<&'static str>) -> Result<Flat
         Some(k) => negated == Some(k),
         None => position == Some(slot),
     };
-    let run = call.run_with(&call.bench, |slot, key, v| absolute(v, is_negated(slot, key)), |g| Ok(T { t: g.t.abs()?, dtype: g.dtype }))?;
+    let names = param_names(call.op.sig);
+    let is_operand = |slot: usize, key: Option<&str>| key.or_else(|| names.get(slot).copied()).is_some_and(|n| OPERANDS.contains(&n));
+    let run = call.run_with(&call.bench, |slot, key, v| absolute(v, is_negated(slot, key), is_operand(slot, key)), |g| Ok(T { t: g.t.abs()?, dtype: g.dtype }))?;
     let (o, g) = flat(&run);
     Ok((o.into_iter().map(abs_all).collect(), g.into_iter().map(abs_all).collect()))
 }

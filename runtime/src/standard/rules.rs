@@ -6,7 +6,7 @@ use super::fsum::fsum;
 use super::Class;
 use crate::compare::Status;
 use crate::dtype::TDType;
-use crate::pyfmt::format_g6 as g;
+use crate::pyfmt::{format_g6 as g, repr};
 
 /// A rule's verdict before the NaN/Inf check is added.
 pub(super) struct Outcome {
@@ -110,11 +110,7 @@ fn floor_log2(x: f64) -> i32 {
 
 /// Errors in units in the last place of the bench value in the tested dtype.
 pub(super) fn ulp(t: &[f64], b: &[f64], reference: Option<&[f64]>, class: Class) -> Outcome {
-    let (min_eb, mant) = match class {
-        Class::Fp16 => (-14, 10),
-        Class::Bf16 => (-126, 7),
-        Class::Fp32 => (-126, 23),
-    };
+    let (mant, min_eb) = class.format();
     let over = if class == Class::Fp32 { 32.0 } else { 1.0 };
     // (max, mean, share above `over`) of one side's ULP errors.
     let stats = |x: &[f64]| {
@@ -264,22 +260,21 @@ pub(super) struct ElementBound<'a> {
     pub k: f64,
     /// The unit roundoff of the compute precision.
     pub u: f64,
-    /// Half the smallest subnormal of the compute precision.
+    /// Half the smallest subnormal of the compute precision (0 for float64,
+    /// whose half subnormal is below every double).
     eta: f64,
     mant: i32,
     emin: i32,
 }
 
 impl<'a> ElementBound<'a> {
-    /// The bound for outputs of `dtype` (a float dtype).
-    pub fn new(magnitude: &'a [f64], k: f64, u: f64, dtype: TDType) -> ElementBound<'a> {
-        let (mant, emin) = match dtype {
-            TDType::F16 => (10, -14),
-            TDType::BF16 => (7, -126),
-            TDType::F64 => (52, -1022),
-            _ => (23, -126),
-        };
-        ElementBound { magnitude, k, u, eta: underflow_unit(u), mant, emin }
+    /// The bound for outputs of `dtype` computed in `compute` (float dtypes;
+    /// anything else is taken as float32).
+    pub fn new(magnitude: &'a [f64], k: f64, compute: TDType, dtype: TDType) -> ElementBound<'a> {
+        let (mant, emin) = dtype.float_format().unwrap_or((23, -126));
+        let (cm, ce) = compute.float_format().unwrap_or((23, -126));
+        let eta = if ce - cm - 1 < -1074 { 0.0 } else { ldexp1(ce - cm - 1) };
+        ElementBound { magnitude, k, u: ldexp1(-(cm + 1)), eta, mant, emin }
     }
 
     /// The bound of element `i`.
@@ -298,18 +293,6 @@ impl<'a> ElementBound<'a> {
         } else {
             0.0
         }
-    }
-}
-
-/// Half the smallest subnormal of the precision whose unit roundoff is `u`
-/// (float64, float32, float16, bfloat16); 0 for any other `u`.
-fn underflow_unit(u: f64) -> f64 {
-    match floor_log2(u) {
-        -53 => ldexp1(-1074) / 2.0,
-        -24 => ldexp1(-150),
-        -11 => ldexp1(-25),
-        -8 => ldexp1(-134),
-        _ => 0.0,
     }
 }
 
@@ -332,8 +315,8 @@ pub(super) fn rounding_bound(t: &[f64], b: &[f64], bound: &ElementBound) -> Outc
             g(bound.k),
             g(bound.u),
             g(worst),
-            g(t[at]),
-            g(b[at]),
+            repr(t[at]),
+            repr(b[at]),
             g(bound.magnitude[at])
         ));
     }
@@ -385,40 +368,41 @@ mod tests {
         assert_eq!(ldexp1(-24), 1.0 / 16777216.0);
         assert_eq!(ldexp1(-1074), f64::from_bits(1));
         assert_eq!(ldexp1(-1023), f64::from_bits(1 << 51));
-        assert_eq!(underflow_unit(ldexp1(-11)), ldexp1(-25));
-        assert_eq!(underflow_unit(ldexp1(-24)), ldexp1(-150));
-        assert_eq!(underflow_unit(0.3), 0.0);
+        assert_eq!(ElementBound::new(&[], 1.0, TDType::F16, TDType::F16).eta, ldexp1(-25));
+        assert_eq!(ElementBound::new(&[], 1.0, TDType::F32, TDType::BF16).eta, ldexp1(-150));
+        assert_eq!(ElementBound::new(&[], 1.0, TDType::F64, TDType::F64).eta, 0.0);
+        assert_eq!(ElementBound::new(&[], 1.0, TDType::BF16, TDType::BF16).u, ldexp1(-8));
     }
 
     #[test]
     fn the_bound_is_k_roundings_of_the_magnitude_plus_half_an_output_ulp() {
         let m = [1.5, 0.0, 3.0e-6];
         // float32: 3·2^-24·1.5 + 2^-24 (half the ulp of 1.5); at 0, half float32's smallest subnormal plus 3·eta.
-        let b = ElementBound::new(&m, 3.0, ldexp1(-24), TDType::F32);
+        let b = ElementBound::new(&m, 3.0, TDType::F32, TDType::F32);
         assert_eq!(b.at(0), 3.0 * ldexp1(-24) * 1.5 + 3.0 * ldexp1(-150) + ldexp1(-24));
         assert_eq!(b.at(1), 3.0 * ldexp1(-150) + ldexp1(-150));
         // bfloat16 computed in bfloat16: u = 2^-8, half an ulp of bfloat16 at 3e-6 (2^-19 binade: 2^-27).
-        let b = ElementBound::new(&m, 4.0, ldexp1(-8), TDType::BF16);
+        let b = ElementBound::new(&m, 4.0, TDType::BF16, TDType::BF16);
         assert_eq!(b.at(2), 4.0 * (ldexp1(-8) * 3.0e-6 + ldexp1(-134)) + ldexp1(-27));
         // The ratio is 0 where a side is not finite (the NaN/Inf check judges those).
         assert_eq!(b.ratio(0, f64::NAN, 1.5), 0.0);
         // A NaN magnitude bounds nothing but half an ulp of zero.
         let nan = [f64::NAN];
-        let b = ElementBound::new(&nan, 4.0, ldexp1(-24), TDType::F32);
+        let b = ElementBound::new(&nan, 4.0, TDType::F32, TDType::F32);
         assert_eq!(b.at(0), 4.0 * ldexp1(-150) + ldexp1(-150));
     }
 
     #[test]
     fn the_api_rule_is_rescued_only_when_the_bound_changes_its_verdict() {
         let (t, b, m) = ([1.0 + 4.0e-6, 2.0], [1.0, 2.0], [1.0e3, 2.0]);
-        let bound = ElementBound::new(&m, 3.0, ldexp1(-24), TDType::F32);
+        let bound = ElementBound::new(&m, 3.0, TDType::F32, TDType::F32);
         let eps = f64::from(f32::EPSILON);
         let out = rescued(&t, &b, &bound, |t| absolute(t, &b, Class::Fp32, eps));
         assert_eq!(out.status, Status::Pass);
         assert_eq!(out.notes, ["1 elements within the rounding bound counted as exact (worst 0.0191084 of the bound; the api rule alone: error)"]);
         // Beyond the bound: the rule's own verdict and message.
         let tight = [1.0, 2.0];
-        let bound = ElementBound::new(&tight, 3.0, ldexp1(-24), TDType::F32);
+        let bound = ElementBound::new(&tight, 3.0, TDType::F32, TDType::F32);
         let out = rescued(&t, &b, &bound, |t| absolute(t, &b, Class::Fp32, eps));
         assert_eq!(out.status, Status::Error);
         assert!(out.notes.is_empty());
