@@ -129,6 +129,12 @@ fn check(dir: &Path, c: &Json) -> Vec<String> {
         problems.push(format!("{} outputs, torch {}", outcome.outputs.len(), want.len()));
     }
     for (i, (got, want)) in outcome.outputs.iter().zip(want).enumerate() {
+        // A Python bool (a protocol method's, `__bool__`) compares as torch's 0-d bool tensor.
+        let as_tensor = match got {
+            Value::Bool(v) => Some(Value::Tensor(T::from_f64(vec![*v as u8 as f64], &[], TDType::Bool, DType::F64).unwrap())),
+            _ => None,
+        };
+        let got = as_tensor.as_ref().unwrap_or(got);
         let Value::Tensor(got) = got else {
             problems.push(format!("output {i}: a {}, torch a tensor", got.kind()));
             continue;

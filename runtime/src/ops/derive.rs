@@ -264,7 +264,8 @@ mod tests {
         assert_eq!(derivation(pt, "Torch.relu_"), Some(("Torch.relu", true)));
         // Names the table holds are not derived; nor are names off the lists.
         assert_eq!(derivation(pt, "Tensor.add_"), None);
-        assert!(lookup(pt, "Tensor.add__").is_none() && lookup(pt, "Tensor.__rmod__").is_none());
+        assert!(lookup(pt, "Tensor.add__").is_none() && lookup(pt, "Tensor.__rlshift__").is_none());
+        assert_eq!(derivation(pt, "Tensor.__nonzero__"), Some(("Tensor.__bool__", false)));
         let op = lookup(pt, "Tensor.masked_fill_").unwrap();
         assert!(op.in_place() && !op.backward && op.names == ["Tensor.masked_fill_"]);
         // MSAdapter's dumps are PyTorch's: the same derived names.

@@ -130,7 +130,11 @@ fn binary(ctx: &Ctx, b: &Bound, op: Pointwise2) -> Result<Vec<Value>> {
 
 /// A binary function that keeps integer dtypes (fmod, remainder, floor_divide, copysign's integer case excepted).
 fn binary_keeps(ctx: &Ctx, b: &Bound, op: Pointwise2) -> Result<Vec<Value>> {
-    let (a, o) = (b.value("input"), b.value("other"));
+    binary_keeps_of(ctx, b.value("input"), b.value("other"), op)
+}
+
+/// [`binary_keeps`] of `a` and `o` (a reflected operator swaps them).
+fn binary_keeps_of(ctx: &Ctx, a: &Value, o: &Value, op: Pointwise2) -> Result<Vec<Value>> {
     let dtype = result_type(&[a, o])?;
     if dtype == TDType::Bool {
         return Err(Error::Unsupported("this op on bool tensors".into()));
@@ -156,6 +160,17 @@ fn dsinc(x: f64) -> f64 {
     } else {
         let p = std::f64::consts::PI * x;
         (p.cos() * p - p.sin()) / (p * x)
+    }
+}
+
+/// `Tensor.__bool__`: the truth of a one-element tensor, a Python bool
+/// (torch refuses more elements as ambiguous, and no elements).
+fn truth(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    match x.to_f64_vec()?.as_slice() {
+        [v] => Ok(vec![Value::Bool(*v != 0.0)]),
+        [] => Err(Error::Arg("Boolean value of Tensor with no values is ambiguous".into())),
+        _ => Err(Error::Arg("Boolean value of Tensor with more than one value is ambiguous".into())),
     }
 }
 
@@ -419,4 +434,8 @@ pub static OPS: &[Op] = &[
         one(c.out(t.erf()?.affine(-1.0, 1.0)?, dtype)?)
     }),
     exact(&["Torch.isclose"], "input, other, rtol=1e-05, atol=1e-08, equal_nan=False", isclose),
+    exact(&["Tensor.__bool__"], "input", truth),
+    // `other % self`: remainder with the operands swapped (torch defines no
+    // derivative for a scalar's remainder by a tensor).
+    Op { names: &["Tensor.__rmod__"], sig: "input, other", forward: |c, b| binary_keeps_of(c, b.value("other"), b.value("input"), p2(remainder, |_, _| 1.0, |a, o| -(a / o).floor())), backward: false, standard: Standard::Accuracy, random: false, facts: &[] },
 ];

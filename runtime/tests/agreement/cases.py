@@ -1446,3 +1446,10 @@ case("Torch.logcumsumexp", T(4, 2, low=-50.0, high=50.0), 0)
 case("Torch.count_nonzero", I(3, 4, low=0, high=2))
 case("Torch.count_nonzero", T(3, 4), 0)
 case("Torch.count_nonzero", I(2, 3, 4, low=0, high=2), [0, 2])
+
+# --- protocol methods msprobe records: __bool__ (and __nonzero__, derived), a Python bool
+case("Tensor.__bool__", V([2.5]))
+case("Tensor.__bool__", V(0.0))
+case("Tensor.__bool__", V([[1]], "int64"))
+case("Tensor.__rmod__", T(3, 4, low=0.5, high=3.0), 5.0).constant(0)  # no derivative in torch
+case("Tensor.__rmod__", I(3, 4, low=1, high=5), 7)

@@ -130,9 +130,12 @@ def realize(value, rng, writer, path):
 
 
 def flatten(result):
-    """The results of a call as a flat list (tuples and lists are spread)."""
+    """The results of a call as a flat list (tuples and lists are spread, a
+    Python bool becomes a 0-d tensor)."""
     if isinstance(result, (tuple, list)):
         return [t for r in result for t in flatten(r)]
+    if isinstance(result, bool):  # a protocol method's Python bool (__bool__): a 0-d bool tensor
+        return [torch.tensor(result)]
     assert isinstance(result, torch.Tensor), f"non-tensor result {result!r}"
     return [result]
 
