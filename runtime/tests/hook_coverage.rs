@@ -83,26 +83,26 @@ fn rows() -> Vec<Row> {
 
 /// The floors, in percent of the names listed: (framework, version, prefix, floor).
 const FLOORS: &[(&str, &str, &str, f64)] = &[
-    ("pytorch", "8.3.2", "Functional", 45.2),
-    ("pytorch", "8.3.2", "Tensor", 73.3),
+    ("pytorch", "8.3.2", "Functional", 46.8),
+    ("pytorch", "8.3.2", "Tensor", 73.5),
     ("pytorch", "8.3.2", "Torch", 55.0),
-    ("mindspore", "8.3.2", "Functional", 14.6),
-    ("mindspore", "8.3.2", "Tensor", 40.5),
+    ("mindspore", "8.3.2", "Functional", 14.8),
+    ("mindspore", "8.3.2", "Tensor", 40.9),
     ("mindspore", "8.3.2", "Mint", 70.3),
-    ("mindspore", "8.3.2", "MintFunctional", 75.0),
-    ("pytorch", "26.2.0", "Functional", 45.2),
-    ("pytorch", "26.2.0", "Tensor", 73.3),
+    ("mindspore", "8.3.2", "MintFunctional", 77.0),
+    ("pytorch", "26.2.0", "Functional", 46.8),
+    ("pytorch", "26.2.0", "Tensor", 73.5),
     ("pytorch", "26.2.0", "Torch", 54.7),
     ("pytorch", "26.2.0", "NPU", 0.0),
-    ("mindspore", "26.2.0", "Functional", 14.6),
-    ("mindspore", "26.2.0", "Tensor", 40.7),
+    ("mindspore", "26.2.0", "Functional", 14.8),
+    ("mindspore", "26.2.0", "Tensor", 41.1),
     ("mindspore", "26.2.0", "Mint", 70.3),
-    ("mindspore", "26.2.0", "MintFunctional", 75.0),
+    ("mindspore", "26.2.0", "MintFunctional", 77.0),
 ];
 
 /// The share of PyTorch's `Tensor`, `Torch` and `Functional` names of
 /// 8.3.2's lists together (the measure), and its floor.
-const PYTORCH_FLOOR: f64 = 60.0;
+const PYTORCH_FLOOR: f64 = 62.1;
 
 fn pytorch_share(rows: &[Row]) -> (usize, usize) {
     rows.iter().filter(|r| r.framework == Framework::PyTorch && r.version == "8.3.2").fold((0, 0), |(a, b), r| (a + r.replayed, b + r.listed))

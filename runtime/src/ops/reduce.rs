@@ -460,6 +460,25 @@ fn count_nonzero(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(sum_dims(&hits, &dims, false)?, TDType::I64)?)
 }
 
+/// normalize(input, p=2.0, dim=1, eps=1e-12): `x / max(‖x‖_p, eps)` along `dim`.
+fn normalize(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let (p, eps) = (b.float("p")?, b.float("eps")?);
+    let d = dim(b.int("dim")?, x.rank().max(1))?;
+    let t = if x.rank() == 0 { x.t.reshape(1)? } else { x.t.clone() };
+    let norm = if p == 2.0 {
+        // sqrt only of positive sums: a zero vector's norm has gradient 0, as torch's.
+        let ss = t.sqr()?.sum_keepdim(d)?;
+        let pos = ss.gt(0.0)?;
+        pos.where_cond(&pos.where_cond(&ss, &ss.ones_like()?)?.sqrt()?, &ss.zeros_like()?)?
+    } else {
+        norm_t(&t, p, &[d], true)?
+    };
+    let norm = norm.ge(eps)?.where_cond(&norm, &(norm.zeros_like()? + eps)?)?;
+    let y = t.broadcast_div(&norm)?.reshape(x.dims())?;
+    one(ctx.out(y, float_of(x.dtype))?)
+}
+
 /// The reduction entries.
 pub static OPS: &[Op] = &[
     Op { names: &["Torch.mean", "Tensor.mean", "Mint.mean"], sig: "input, dim=None, keepdim=False, *, dtype=None", forward: mean, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums)] },
@@ -498,4 +517,5 @@ pub static OPS: &[Op] = &[
     Op { names: &["Torch.cumprod"], sig: "input, dim, *, dtype=None", forward: cumprod, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
     Op { names: &["Torch.logcumsumexp"], sig: "input, dim", forward: logcumsumexp, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
     Op { names: &["Torch.count_nonzero"], sig: "input, dim=None", forward: count_nonzero, backward: false, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Functional.normalize"], sig: "input, p=2.0, dim=1, eps=1e-12, out=None", forward: normalize, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
 ];

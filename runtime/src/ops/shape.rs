@@ -624,6 +624,62 @@ fn unflatten(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     Ok(same(x, x.t.reshape(shape)?))
 }
 
+/// pad(input, pad, mode='constant', value=None): `pad` lists (before, after)
+/// pairs from the last dim backward; negative amounts crop. Modes
+/// 'constant' (`value`, 0 by default), 'replicate', 'reflect', 'circular'.
+fn pad(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let amounts = b.ints("pad")?;
+    let mode = if b.is_none("mode") { "constant" } else { b.str("mode")? };
+    let value = if b.is_none("value") { 0.0 } else { b.float("value")? };
+    if amounts.len() % 2 != 0 || amounts.len() / 2 > x.rank() {
+        return Err(Error::Arg(format!("pad: {} amounts for a tensor of rank {}", amounts.len(), x.rank())));
+    }
+    let mut t = x.t.clone();
+    for (k, pair) in amounts.chunks(2).enumerate() {
+        let d = x.rank() - 1 - k;
+        let (before, after) = (pair[0], pair[1]);
+        // Crops first.
+        let n = t.dims()[d] as i64;
+        let (from, to) = ((-before).max(0), n - (-after).max(0));
+        if to < from {
+            return Err(Error::Arg(format!("pad: cropping {pair:?} more than dim {d} of size {n}")));
+        }
+        t = t.narrow(d, from as usize, (to - from) as usize)?;
+        let n = t.dims()[d];
+        let (before, after) = (before.max(0) as usize, after.max(0) as usize);
+        if before == 0 && after == 0 {
+            continue;
+        }
+        let edge = |count: usize, at_end: bool| -> Result<Tensor> {
+            let mut shape = t.dims().to_vec();
+            shape[d] = count;
+            Ok(match mode {
+                "constant" => ctx.full(&shape, value, x.dtype)?,
+                "replicate" => t.narrow(d, if at_end { n - 1 } else { 0 }, 1)?.broadcast_as(shape)?.contiguous()?,
+                "circular" if count <= n => t.narrow(d, if at_end { 0 } else { n - count }, count)?,
+                "reflect" if count < n => {
+                    let idx: Vec<u32> = if at_end { (0..count).map(|i| (n - 2 - i) as u32).collect() } else { (0..count).map(|i| (count - i) as u32).collect() };
+                    t.contiguous()?.index_select(&Tensor::new(idx, t.device())?, d)?
+                }
+                "circular" | "reflect" => return Err(Error::Arg(format!("pad: {mode} padding of {count} is too large for a dim of size {n}"))),
+                m => return Err(Error::Arg(format!("pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {m:?}"))),
+            })
+        };
+        let mut parts = vec![];
+        if before > 0 {
+            parts.push(edge(before, false)?);
+        }
+        parts.push(t.clone());
+        if after > 0 {
+            parts.push(edge(after, true)?);
+        }
+        t = Tensor::cat(&parts, d)?;
+    }
+    ctx.fits(t.dims())?;
+    Ok(same(x, t))
+}
+
 /// The shape and data-movement entries.
 pub static OPS: &[Op] = &[
     Op { names: &["Tensor.reshape", "Tensor.view"], sig: "input, *shape", forward: reshape, backward: true, standard: Standard::Exact, random: false, facts: &[] },
@@ -718,4 +774,5 @@ pub static OPS: &[Op] = &[
     Op { names: &["Torch.dstack"], sig: "tensors", forward: |c, b| stack_along(c, b, "d"), backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.column_stack"], sig: "tensors", forward: |c, b| stack_along(c, b, "c"), backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.unflatten"], sig: "input, dim, sizes", forward: unflatten, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Functional.pad"], sig: "input, pad, mode='constant', value=None", forward: pad, backward: true, standard: Standard::Exact, random: false, facts: &[] },
 ];

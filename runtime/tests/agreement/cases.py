@@ -1453,3 +1453,18 @@ case("Tensor.__bool__", V(0.0))
 case("Tensor.__bool__", V([[1]], "int64"))
 case("Tensor.__rmod__", T(3, 4, low=0.5, high=3.0), 5.0).constant(0)  # no derivative in torch
 case("Tensor.__rmod__", I(3, 4, low=1, high=5), 7)
+
+# --- Tensor.where (self is the value where the condition holds), pad, normalize
+case("Tensor.where", T(3, 4), B(3, 4), T(4))
+case("Tensor.where", T(3, 4), B(4), 0.5)
+case("Functional.pad", T(2, 3, 4), [1, 2])
+case("Functional.pad", T(2, 3, 4), [1, 0, 2, 1], value=-1.5)
+case("Functional.pad", T(2, 3, 4), [-1, 2])  # a crop and a pad
+case("Functional.pad", T(2, 3, 4), [2, 1], mode="replicate")
+case("Functional.pad", T(1, 2, 3, 4), [1, 2, 2, 1], "reflect")
+case("Functional.pad", T(2, 3, 4), [2, 3], mode="circular")
+case("Functional.pad", I(3, 4), [1, 1], value=7)
+case("Functional.normalize", T(3, 4))
+case("Functional.normalize", T(3, 4), 1.0, 0)
+case("Functional.normalize", T(2, 3, 4), dim=-1)
+case("Functional.normalize", V([[0.0, 0.0], [3.0, 4.0]]), eps=0.5)
