@@ -5,7 +5,11 @@
 # lints and pytest tests the Python package, with their dependencies), and
 # msprobe 8.3.2 itself from PyPI with its pure-Python dependencies, in a
 # folder of its own ($MSPROBE_832, default beside the environment) that tests
-# put on PYTHONPATH to check compatibility with packs msprobe writes.
+# put on PYTHONPATH to check compatibility with packs msprobe writes, and
+# msprobe 26.2.0 beside it (zoo/make/msprobe_target.sh, with the einops its
+# PyTorch bench functions import in msprobe-26.2.0-pytorch), whose CPU
+# references of torch_npu's fused kernels are an oracle of
+# runtime/tests/npu/oracles.py.
 # The environment lives outside the clone, at $MSPROBE_RS_VENV
 # (default: $HOME/.cache/msprobe-rs/venv), and is reused when its stamp matches.
 # Prints the path of the environment's python on its last line.
@@ -37,6 +41,19 @@ install_msprobe_832() {
     fi
 }
 
+# msprobe 26.2.0 and what its msprobe.pytorch bench functions import, as zoo/make installs them.
+install_msprobe_26() {
+    local target extra
+    target="$(dirname "$VENV")/msprobe-26.2.0"
+    extra="$(dirname "$VENV")/msprobe-26.2.0-pytorch"
+    # shellcheck source=zoo/make/msprobe_target.sh
+    . "$(dirname "$0")/../zoo/make/msprobe_target.sh"
+    ensure_msprobe_26 "$VENV/bin/python" "$target" "$(dirname "$VENV")/wheels" >&2
+    if ! PYTHONPATH="$extra" "$VENV/bin/python" -c 'import einops' >/dev/null 2>&1; then
+        "$VENV/bin/python" -m pip install --quiet --no-deps --target "$extra" einops==0.8.2 >&2
+    fi
+}
+
 # The extras are small: an environment with the right frameworks only gets them added.
 install_extras() {
     if [ "$(cat "$EXTRAS_STAMP" 2>/dev/null)" != "$EXTRAS" ]; then
@@ -49,6 +66,7 @@ install_extras() {
 if [ -x "$VENV/bin/python" ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$PINS" ]; then
     install_extras
     install_msprobe_832
+    install_msprobe_26
     echo "$VENV/bin/python"
     exit 0
 fi
@@ -68,4 +86,5 @@ PY
 echo "$PINS" > "$STAMP"
 install_extras
 install_msprobe_832
+install_msprobe_26
 echo "$VENV/bin/python"

@@ -300,7 +300,6 @@ fn mindtorch_cases() -> Vec<Case> {
     const PY_MS: &[&str] = &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out"];
     let unknown_dtype = "d.json: Torch.tanh.0.forward.input_args[0].dtype: expected a supported dtype (float16/32/64, bfloat16, int, bool, complex), got \"mindtorch.float17\"";
     let missing = "dump_tensor_data/Torch.tanh.0.forward.input.0.npy: cannot read: No such file or directory";
-    let npu = "c.json: key \"api_name\": expected a prefix among Functional, Tensor, Torch, Mint and MintFunctional, got \"NPU\" (torch_npu's APIs, which msprobe-rs does not replay)";
     let pytorch = "d.json: key \"framework\": \"mindtorch\" marks an MSAdapter dump, which is read with -f mindspore, not -f pytorch";
     vec![
         case("mindtorch: unknown dtype string", mindtorch("bad/unknown_dtype", "Torch.tanh.0", json!({})), REPLAY_MS, 4, &[unknown_dtype]),
@@ -309,12 +308,59 @@ fn mindtorch_cases() -> Vec<Case> {
         case("mindtorch: .npy missing, op_generate", mindtorch("bad/missing_npy", "Torch.tanh.0", json!({"data_mode": "real_data"})), RUST_MS, 4, &["msprobe: error: Torch.tanh.0: ", missing]),
         case("mindtorch: unknown dtype string, script", mindtorch("bad/unknown_dtype", "Torch.tanh.0", json!({})), PY_MS, 4, &[unknown_dtype]),
         case("mindtorch: .npy missing, script", mindtorch("bad/missing_npy", "Torch.tanh.0", json!({"data_mode": "real_data"})), PY_MS, 4, &["msprobe: error: Torch.tanh.0: ", missing]),
-        case("mindtorch: an NPU entry", mindtorch("bad/npu_entry", "NPU.npu_rms_norm.0", json!({})), REPLAY_MS, 7, &[npu]),
-        case("mindtorch: an NPU entry, op_generate", mindtorch("bad/npu_entry", "NPU.npu_rms_norm.0", json!({})), RUST_MS, 7, &[npu]),
+        case("mindtorch: an NPU entry, script", mindtorch("bad/npu_entry", "NPU.npu_rms_norm.0", json!({})), PY_MS, 4, &["d.json: key \"NPU.npu_rms_norm.0.forward\": Python scripts for NPU calls are not generated yet (use --lang rust or replay)"]),
         case("mindtorch: MindSpore's prefix", mindtorch("bad/npu_entry", "Mint.tanh.0", json!({})), RUST_MS, 4, &["d.json: Mint.tanh.0: prefix Mint is not replayable for mindtorch dumps"]),
         case("mindtorch: -f pytorch", mindtorch("mlp/8.3.2/statistics", "Torch.tanh.0", json!({})), REPLAY, 4, &[pytorch]),
         case("mindtorch: -f pytorch, op_generate", mindtorch("mlp/8.3.2/statistics", "Torch.tanh.0", json!({})), GEN, 4, &[pytorch]),
     ]
+}
+
+/// The statistics dump with an `NPU.<op>.0` forward entry of `args` inputs, and a config for it.
+fn npu(op: &'static str, args: usize) -> impl Fn(&Path) {
+    move |dir: &Path| {
+        let mut d = statistics_dump();
+        let mut entry = d["data"]["Torch.add.0.forward"].clone();
+        entry["input_args"] = json!(vec![entry["input_args"][0].clone(); args]);
+        d["data"][format!("NPU.{op}.0.forward")] = entry;
+        write(dir, "d.json", d.to_string());
+        config(dir, &format!("NPU.{op}.0"), json!({}));
+    }
+}
+
+/// NPU (torch_npu) calls op_generate has no reference for: exit 4, nothing written.
+fn npu_cases() -> Vec<Case> {
+    const RUST: &[&str] = &["-f", "pytorch", "op_generate", "-i", "c.json", "-o", "out", "--lang", "rust"];
+    let why = "expected an API that torch_npu exposes under NPU (the runtime's op table only: an NPU call's bench is its reference there)";
+    vec![
+        case("NPU: unknown name, op_generate", npu("npu_no_such_op", 1), GEN, 4, &[&format!("d.json: key \"NPU.npu_no_such_op.0.forward\": {why}")]),
+        case("NPU: unknown name, op_generate --lang rust", npu("npu_no_such_op", 1), RUST, 4, &[&format!("d.json: key \"NPU.npu_no_such_op.0.forward\": {why}")]),
+        case("NPU: on msprobe's list without a reference", npu("npu_gru", 1), RUST, 4, &[&format!("d.json: key \"NPU.npu_gru.0.forward\": {why}")]),
+        case("NPU: a Python script", npu("npu_rms_norm", 2), GEN, 4, &["d.json: key \"NPU.npu_rms_norm.0.forward\": Python scripts for NPU calls are not generated yet (use --lang rust or replay)"]),
+        case("NPU: a PyTorch prefix under -f mindspore", npu("npu_gru", 1), &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out"], 4, &["d.json: key \"framework\": the dump was made by \"pytorch\", but -f mindspore was given"]),
+    ]
+}
+
+/// `replay` of NPU calls it cannot judge: a `skip` row naming what is
+/// missing (exit 8), never an `error` row or an input error. The messages
+/// are the CSV's fields (quoted where they hold a comma).
+#[test]
+fn npu_calls_replay_cannot_judge_are_skip_rows() {
+    for (op, args, message) in [
+        ("npu_no_such_op", 1, "NPU.npu_no_such_op.0.forward: cannot replay here: NPU.npu_no_such_op is not in the runtime's op table"),
+        ("npu_gru", 1, "NPU.npu_gru.0.forward: cannot replay here: NPU.npu_gru is not in the runtime's op table"),
+        ("npu_rms_norm", 4, "\"NPU.npu_rms_norm.0.forward: cannot replay here: NPU.npu_rms_norm: 1 positional argument(s) too many for (x, gamma, epsilon=1e-06)\""),
+        ("npu_fusion_attention", 2, "\"NPU.npu_fusion_attention.0.forward: cannot replay here: NPU.npu_fusion_attention: missing argument \"\"value\"\" for (query, key, value, head_num, input_layout, *, pse=None, padding_mask=None, atten_mask=None, scale=1.0, keep_prob=1.0, pre_tockens=2147483647, next_tockens=2147483647, inner_precise=0, prefix=None, actual_seq_qlen=None, actual_seq_kvlen=None, sparse_mode=0, gen_mask_parallel=True, sync=False, softmax_layout='')\""),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        npu(op, args)(dir.path());
+        let o = Command::new(env!("CARGO_BIN_EXE_msprobe")).args(REPLAY).current_dir(dir.path()).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(8), "{op}: {err}");
+        let result = std::fs::read_dir(dir.path().join("out")).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().contains("accuracy_checking_result")).unwrap();
+        let text = std::fs::read_to_string(result).unwrap();
+        let rows: Vec<&str> = text.lines().skip(1).collect();
+        assert_eq!(rows, [format!("NPU.{op}.0,skip,,{message}")], "{op}");
+    }
 }
 
 fn output_cases() -> Vec<Case> {
@@ -356,7 +402,7 @@ fn check(c: &Case) -> Option<String> {
 
 #[test]
 fn every_bad_input_fails_cleanly() {
-    let cases: Vec<Case> = [config_cases(), dump_cases(), tensor_cases(), path_and_size_cases(), mindtorch_cases(), output_cases()].into_iter().flatten().collect();
+    let cases: Vec<Case> = [config_cases(), dump_cases(), tensor_cases(), path_and_size_cases(), mindtorch_cases(), npu_cases(), output_cases()].into_iter().flatten().collect();
     assert!(cases.len() >= 60, "{} cases", cases.len());
     let failures: Vec<String> = cases.iter().filter_map(check).collect();
     assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));

@@ -18,7 +18,14 @@
 //! (`values_undefined`: torch.empty's uninitialized memory) checks the
 //! outputs' shapes and dtypes only.
 //!
-//! Needs MSPROBE_PYTHON, a Python with torch and numpy (scripts/test.sh).
+//! torch_npu's fused kernels (`NPU.` names) have no torch function of their
+//! name: their cases come from tests/npu/oracles.py, with torch
+//! compositions in float64 as the reference and msprobe 26.2.0's own CPU
+//! reference functions as a second oracle (`oracles` of a case, each with
+//! its tolerance), compared the same way.
+//!
+//! Needs MSPROBE_PYTHON, a Python with torch and numpy (scripts/test.sh),
+//! and for the NPU cases msprobe 26.2.0 beside its environment (oracles.py).
 
 mod common;
 
@@ -74,6 +81,11 @@ fn value(dir: &Path, j: &Json) -> Value {
 /// tails), and it is absolute for results below 1.
 /// Returns the max difference, or why the results do not compare.
 fn within_bound(rust: &T, dir: &Path, file: &str) -> Result<f64, String> {
+    within(rust, dir, file, TOLERANCE)
+}
+
+/// [`within_bound`] with another tolerance (an oracle that rounds to float32 inside).
+fn within(rust: &T, dir: &Path, file: &str, tolerance: f64) -> Result<f64, String> {
     let (shape, want) = read(dir, file);
     if rust.dims() != shape.as_slice() {
         return Err(format!("shape {:?}, torch {shape:?}", rust.dims()));
@@ -91,8 +103,8 @@ fn within_bound(rust: &T, dir: &Path, file: &str) -> Result<f64, String> {
             return Err(format!("element {i}: {g}, torch {w}"));
         }
     }
-    if max_diff > TOLERANCE * scale {
-        return Err(format!("max diff {max_diff:e} (bound {:e})", TOLERANCE * scale));
+    if max_diff > tolerance * scale {
+        return Err(format!("max diff {max_diff:e} (bound {:e})", tolerance * scale));
     }
     Ok(max_diff)
 }
@@ -161,6 +173,23 @@ fn check(dir: &Path, c: &Json) -> Vec<String> {
             }
         }
     }
+    for oracle in c["oracles"].as_array().into_iter().flatten() {
+        let (name, tolerance) = (oracle["name"].as_str().unwrap(), oracle["tolerance"].as_f64().unwrap());
+        let outputs = outcome.outputs.iter().map(|o| match o {
+            Value::Tensor(t) => Some(t),
+            _ => None,
+        });
+        let grads = outcome.grads.iter().flatten().map(Some);
+        for (what, got, files) in [("output", outputs.collect::<Vec<_>>(), &oracle["outputs"]), ("gradient", grads.collect(), &oracle["grads"])] {
+            for (i, (got, file)) in got.iter().zip(files.as_array().unwrap()).enumerate() {
+                if let (Some(got), Some(file)) = (got, file.as_str()) {
+                    if let Err(e) = within(got, dir, file, tolerance) {
+                        problems.push(format!("{name}: {what} {i}: {e}"));
+                    }
+                }
+            }
+        }
+    }
     problems
 }
 
@@ -177,25 +206,27 @@ fn has_float_tensor_arg(c: &Json) -> bool {
 
 #[test]
 fn runtime_agrees_with_torch() {
-    let dir = tempfile::tempdir().unwrap();
+    let (torch_dir, npu_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let derived: Vec<Json> = ops::derive::derived()
         .iter()
         .map(|d| serde_json::json!({"name": d.name, "framework": d.family.as_str(), "base": d.derivation.base, "in_place": d.derivation.in_place}))
         .collect();
-    std::fs::write(dir.path().join("derived.json"), serde_json::to_string(&derived).unwrap()).unwrap();
-    let cases = common::torch_reference("tests/agreement/reference.py", dir.path());
+    std::fs::write(torch_dir.path().join("derived.json"), serde_json::to_string(&derived).unwrap()).unwrap();
+    let torch_cases = common::torch_reference("tests/agreement/reference.py", torch_dir.path());
+    let npu_cases = common::torch_reference("tests/npu/oracles.py", npu_dir.path());
+    let cases: Vec<(&Path, &Json)> = torch_cases.iter().map(|c| (torch_dir.path(), c)).chain(npu_cases.iter().map(|c| (npu_dir.path(), c))).collect();
     let mut failures = vec![];
     // Per op-table name: (has a case, ran a backward, has a top-level float tensor).
     let mut covered: BTreeMap<&str, (bool, bool, bool)> = BTreeMap::new();
     // Per derived name: (framework, name).
     let mut derived_covered: BTreeSet<(&str, &str)> = BTreeSet::new();
-    for (i, c) in cases.iter().enumerate() {
-        if c["derived"].as_bool().unwrap() {
+    for (i, &(dir, c)) in cases.iter().enumerate() {
+        if c["derived"].as_bool() == Some(true) {
             derived_covered.insert((c["framework"].as_str().unwrap(), c["name"].as_str().unwrap()));
         }
         let e = covered.entry(c["name"].as_str().unwrap()).or_default();
         *e = (true, e.1 || c["backward"].as_bool().unwrap(), e.2 || has_float_tensor_arg(c));
-        for p in check(dir.path(), c) {
+        for p in check(dir, c) {
             failures.push(format!("case {i} {}: {p}", c["call"].as_str().unwrap()));
         }
     }
@@ -203,7 +234,7 @@ fn runtime_agrees_with_torch() {
     for op in ops::table() {
         for &n in op.names {
             match covered.get(n) {
-                None => failures.push(format!("{n}: no case in tests/agreement/cases.py")),
+                None => failures.push(format!("{n}: no case in tests/agreement/cases.py (tests/npu/oracles.py for NPU names)")),
                 Some((_, false, true)) if op.backward => failures.push(format!("{n}: the entry has a backward, but no case runs it")),
                 _ => {}
             }

@@ -17,6 +17,9 @@ pub enum Prefix {
     Mint,
     /// `mindspore.mint.nn.functional`.
     MintFunctional,
+    /// `torch_npu` (PyTorch dumps on Ascend; msprobe's dumper records its
+    /// functions as `NPU.<op>.<N>`).
+    Npu,
 }
 
 impl Prefix {
@@ -28,6 +31,7 @@ impl Prefix {
             "Torch" => Prefix::Torch,
             "Mint" => Prefix::Mint,
             "MintFunctional" => Prefix::MintFunctional,
+            "NPU" => Prefix::Npu,
             _ => return None,
         })
     }
@@ -40,16 +44,18 @@ impl Prefix {
             Prefix::Torch => "Torch",
             Prefix::Mint => "Mint",
             Prefix::MintFunctional => "MintFunctional",
+            Prefix::Npu => "NPU",
         }
     }
 
     /// Whether `framework`'s dumps can contain this prefix (the others are
-    /// not replayed: `Distributed`, `Jit`, `NPU`, module entries, ...);
-    /// MSAdapter's dumps have PyTorch's.
+    /// not replayed: `Distributed`, `Jit`, `Aten`, module entries, ...);
+    /// MSAdapter's dumps have PyTorch's (its `NPU` entries are calls of
+    /// MSAdapter's torch_npu, msprobe 26.2.0's `api_register.py`).
     pub fn replayable_in(self, framework: Framework) -> bool {
         match framework.api_family() {
             Framework::MindSpore => matches!(self, Prefix::Functional | Prefix::Tensor | Prefix::Mint | Prefix::MintFunctional),
-            _ => matches!(self, Prefix::Functional | Prefix::Tensor | Prefix::Torch),
+            _ => matches!(self, Prefix::Functional | Prefix::Tensor | Prefix::Torch | Prefix::Npu),
         }
     }
 }
@@ -102,7 +108,7 @@ pub enum NameError {
     #[error("<Prefix>.<op>.<N> such as Tensor.add.0, got {0:?}")]
     Shape(String),
     /// The prefix is not one of the hooked namespaces.
-    #[error("a prefix among Functional, Tensor, Torch, Mint and MintFunctional, got {name:?}{hint}", name = .0, hint = module_hint(.0))]
+    #[error("a prefix among Functional, Tensor, Torch, NPU, Mint and MintFunctional, got {name:?}{hint}", name = .0, hint = module_hint(.0))]
     Prefix(String),
     /// Longer than msprobe's limit.
     #[error("an API name of at most 300 characters")]
@@ -112,7 +118,6 @@ pub enum NameError {
 fn module_hint(prefix: &str) -> &'static str {
     match prefix {
         "Cell" | "Module" => " (module entries of mix-level dumps are not API calls)",
-        "NPU" => " (torch_npu's APIs, which msprobe-rs does not replay)",
         _ => "",
     }
 }
@@ -184,6 +189,10 @@ mod tests {
         assert_eq!(ApiName::parse("Torch.linalg.norm.0").unwrap().op, "linalg.norm");
         let (n, d) = ApiName::parse_key("MintFunctional.linear.0.backward").unwrap();
         assert_eq!((n.to_string(), d), ("MintFunctional.linear.0".to_string(), Direction::Backward));
+        let n = ApiName::parse("NPU.npu_fusion_attention.12").unwrap();
+        assert_eq!((n.prefix, n.op_key(), n.to_string()), (Prefix::Npu, "NPU.npu_fusion_attention".to_string(), "NPU.npu_fusion_attention.12".to_string()));
+        assert!(Prefix::Npu.replayable_in(Framework::PyTorch) && Prefix::Npu.replayable_in(Framework::MindTorch));
+        assert!(!Prefix::Npu.replayable_in(Framework::MindSpore));
     }
 
     #[test]
@@ -192,6 +201,7 @@ mod tests {
             assert!(ApiName::parse(bad).is_err(), "{bad}");
         }
         assert_eq!(ApiName::parse("Module.fc.0"), Err(NameError::Prefix("Module".into())));
+        assert_eq!(ApiName::parse("Npu.npu_rms_norm.0"), Err(NameError::Prefix("Npu".into())));
         assert_eq!(ApiName::parse(&format!("Tensor.{}.0", "a".repeat(300))), Err(NameError::TooLong));
     }
 }

@@ -20,21 +20,29 @@ use crate::model::{ApiName, Framework, Prefix};
 /// A dumped API that its framework does not expose under its prefix; no
 /// script or project is made for it. The message is the expectation.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("expected an API that {module} exposes under {prefix} (msprobe's list or the runtime's op table)")]
+#[error("expected an API that {module} exposes under {prefix} ({whence})")]
 pub struct NotExposed {
-    /// `torch`, `mindspore` or `MSAdapter's torch`.
+    /// `torch`, `torch_npu`, `mindspore`, `MSAdapter's torch` or `MSAdapter's torch_npu`.
     pub module: &'static str,
     /// The dump's prefix.
     pub prefix: &'static str,
+    /// Where such APIs are listed.
+    pub whence: &'static str,
 }
+
+const LIST_OR_TABLE: &str = "msprobe's list or the runtime's op table";
+const TABLE_ONLY: &str = "the runtime's op table only: an NPU call's bench is its reference there";
 
 /// Whether `framework` exposes `name` under its prefix: msprobe's hook list
 /// holds the op (for PyTorch's `Torch` prefix also as `linalg.<op>`, the
 /// torch.linalg functions msprobe dumps by their last name), or the
-/// runtime's op table replays `Prefix.op` for `framework`.
+/// runtime's op table replays `Prefix.op` for `framework`. An `NPU` name
+/// must be in the op table: no CPU function of torch replays it, so its
+/// bench is the table's reference (its hook list says what dumps may hold).
 pub fn exposed(framework: Framework, name: &ApiName) -> Result<(), NotExposed> {
     let op = name.op.as_str();
-    let on_list = hooks::hook_list(framework, name.prefix.as_str()).is_some_and(|list| {
+    let needs_table = name.prefix == Prefix::Npu;
+    let on_list = !needs_table && hooks::hook_list(framework, name.prefix.as_str()).is_some_and(|list| {
         list.contains(op) || (name.prefix == Prefix::Torch && !op.contains('.') && list.contains(&format!("linalg.{op}")))
     });
     let in_table = name.prefix.replayable_in(framework) && ops::lookup(framework, &name.op_key()).is_some();
@@ -42,11 +50,14 @@ pub fn exposed(framework: Framework, name: &ApiName) -> Result<(), NotExposed> {
         Ok(())
     } else {
         let module = match framework {
+            Framework::PyTorch if name.prefix == Prefix::Npu => "torch_npu",
             Framework::PyTorch => "torch",
             Framework::MindSpore => "mindspore",
+            Framework::MindTorch if name.prefix == Prefix::Npu => "MSAdapter's torch_npu",
             Framework::MindTorch => "MSAdapter's torch",
         };
-        Err(NotExposed { module, prefix: name.prefix.as_str() })
+        let whence = if needs_table && framework != Framework::MindSpore { TABLE_ONLY } else { LIST_OR_TABLE };
+        Err(NotExposed { module, prefix: name.prefix.as_str(), whence })
     }
 }
 
@@ -77,6 +88,7 @@ fn torch_for(prefix: Prefix, op: &str) -> Callable {
     let plain = |module| Callable { module, attr: op.to_string(), note: None };
     match prefix {
         Prefix::Tensor => plain("torch.Tensor"),
+        Prefix::Npu => plain("torch_npu"),
         Prefix::Functional | Prefix::MintFunctional => plain("torch.nn.functional"),
         Prefix::Torch | Prefix::Mint => {
             if let Some(rest) = op.strip_prefix("linalg.") {
@@ -121,7 +133,8 @@ pub fn tested(framework: Framework, name: &ApiName) -> Callable {
                 Prefix::Mint => "mindspore.mint",
                 Prefix::MintFunctional => "mindspore.mint.nn.functional",
                 Prefix::Tensor => "mindspore.Tensor",
-                Prefix::Functional | Prefix::Torch => "mindspore.ops",
+                // Torch and NPU names are never exposed in MindSpore dumps.
+                Prefix::Functional | Prefix::Torch | Prefix::Npu => "mindspore.ops",
             };
             Callable { module, attr: name.op.clone(), note: None }
         }
@@ -180,6 +193,7 @@ mod tests {
         assert_eq!(path(tested(Framework::PyTorch, &n("Functional.softmax.0"))), "torch.nn.functional.softmax");
         assert_eq!(path(tested(Framework::PyTorch, &n("Torch.vector_norm.0"))), "torch.linalg.vector_norm");
         assert_eq!(path(tested(Framework::PyTorch, &n("Torch.norm.0"))), "torch.norm");
+        assert_eq!(path(tested(Framework::PyTorch, &n("NPU.npu_rms_norm.0"))), "torch_npu.npu_rms_norm");
         assert_eq!(path(tested(Framework::MindSpore, &n("Functional.gather.0"))), "mindspore.ops.gather");
         assert_eq!(bench(Framework::MindSpore, &n("Functional.gather.0")).attr, "ms_ops_gather");
         assert_eq!(path(bench(Framework::MindSpore, &n("Functional.log_softmax.0"))), "torch.nn.functional.log_softmax");
@@ -208,6 +222,8 @@ mod tests {
             (pt, "Torch.vector_norm.0"),         // msprobe's linalg.vector_norm, dumped by its last name
             (pt, "Torch.linalg.vector_norm.0"),  // the dotted name, where the list has it
             (pt, "Functional.rms_norm.0"),       // the runtime's op table only
+            (pt, "NPU.npu_rms_norm.0"),          // torch_npu's, with a reference in the op table
+            (mt, "NPU.npu_fusion_attention.0"),  // MSAdapter's torch_npu
             (pt, "Tensor.__setitem__.0"),
             (ms, "Mint.split.0"),
             (ms, "MintFunctional.rms_norm.0"),   // the runtime's op table only
@@ -218,6 +234,11 @@ mod tests {
         let refused = |fw, s| exposed(fw, &n(s)).unwrap_err().to_string();
         assert_eq!(refused(pt, "Torch.os.system.0"), "expected an API that torch exposes under Torch (msprobe's list or the runtime's op table)");
         assert_eq!(refused(ms, "Mint.os.system.0"), "expected an API that mindspore exposes under Mint (msprobe's list or the runtime's op table)");
+        let npu = "expected an API that torch_npu exposes under NPU (the runtime's op table only: an NPU call's bench is its reference there)";
+        assert_eq!(refused(pt, "NPU.npu_no_such_op.0"), npu);
+        assert_eq!(refused(pt, "NPU.npu_gru.0"), npu, "on msprobe's list, without a reference");
+        assert_eq!(refused(mt, "NPU.npu_gru.0"), "expected an API that MSAdapter's torch_npu exposes under NPU (the runtime's op table only: an NPU call's bench is its reference there)");
+        assert_eq!(refused(ms, "NPU.npu_rms_norm.0"), "expected an API that mindspore exposes under NPU (msprobe's list or the runtime's op table)");
         assert_eq!(refused(mt, "Tensor.os.system.0"), "expected an API that MSAdapter's torch exposes under Tensor (msprobe's list or the runtime's op table)");
         for (fw, bad) in [
             (pt, "Torch.system.0"),

@@ -275,10 +275,11 @@ mod tests {
         assert!(body.contains("    \"keep_dims\": \"keepdim\",\n"), "{body}");
         assert!(body.contains("EXIT_SKIPPED = 8\n"), "{body}");
         assert!(body.contains("\"ms_ops_conv2d\""), "{body}");
-        assert!(body.contains("    \"Torch.sub\": (\"terms\", 1, \"other\"),\n    \"Tensor.sub\": (\"terms\", 1, \"other\"),\n"), "{body}");
+        assert!(body.contains("    \"Torch.sub\": (\"terms\", 1, \"other\", (\"input\", \"other\", \"alpha\")),\n    \"Tensor.sub\": (\"terms\", 1, \"other\", (\"input\", \"other\", \"alpha\")),\n"), "{body}");
         assert!(body.contains("    \"Functional.gelu\": (\"parts\", \"gelu\", False, (\"input\", \"approximate\")),\n"), "{body}");
         assert!(body.contains("    \"Functional.softmax\": (\"composite\",),\n"), "{body}");
-        assert!(body.contains("    \"terms\": {\"float16\": ((4.0, 0.00048828125), (16.0, 5.960464477539063e-8)), "), "{body}");
+        assert!(body.contains("    \"terms\": {\"float16\": ((4.0, \"float16\"), (4.0, \"float16\")), "), "{body}");
+        assert!(body.contains("    \"bfloat16\": (7, -126),\n"), "{body}");
         assert_eq!(shared_module_file(Framework::MindSpore), format!("msprobe_repro_{}_mindspore.py", env!("CARGO_PKG_VERSION").replace('.', "_")));
     }
 }

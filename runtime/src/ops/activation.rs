@@ -54,7 +54,7 @@ fn output_gradient_parts(b: &Bound, dy: Option<&T>, f: fn(f64) -> f64, parts: fn
 
 /// sigmoid from exp(-|x|) in (0, 1]: finite everywhere, forward and backward.
 /// (|x| as a select, so its slope is ±1 even at 0, unlike [`abs_t`].)
-fn sigmoid_t(x: &Tensor) -> candle_core::Result<Tensor> {
+pub(super) fn sigmoid_t(x: &Tensor) -> candle_core::Result<Tensor> {
     let pos = x.ge(0.0)?;
     let z = pos.where_cond(x, &x.neg()?)?.neg()?.exp()?;
     let denom = (&z + 1.0)?;

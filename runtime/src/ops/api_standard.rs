@@ -5,7 +5,7 @@
 //! This is msprobe's own table (its standard's yaml), keyed by the base op
 //! name rather than by an op-table entry: the same name takes the same rule
 //! under every prefix and dunder or in-place spelling, and the table names
-//! ops that have no entry in the runtime (`npu_fusion_attention`, ...),
+//! ops that have no entry in the runtime (`npu_cross_entropy_loss`, ...),
 //! which the generated scripts still judge (they receive it as
 //! [`api_sets`]).
 

@@ -11,7 +11,7 @@ use crate::spec::Framework;
 pub struct HookList {
     /// The framework whose dumps use the prefix.
     pub framework: Framework,
-    /// The dump's prefix (`Functional`, `Tensor`, `Torch`, `Mint`, `MintFunctional`).
+    /// The dump's prefix (`Functional`, `Tensor`, `Torch`, `NPU`, `Mint`, `MintFunctional`).
     pub prefix: &'static str,
     text: &'static str,
 }
@@ -37,6 +37,7 @@ pub const LISTS: &[HookList] = &[
     list(Framework::PyTorch, "Functional", include_str!("hook_lists/pytorch_functional.txt")),
     list(Framework::PyTorch, "Tensor", include_str!("hook_lists/pytorch_tensor.txt")),
     list(Framework::PyTorch, "Torch", include_str!("hook_lists/pytorch_torch.txt")),
+    list(Framework::PyTorch, "NPU", include_str!("hook_lists/pytorch_npu.txt")),
     list(Framework::MindSpore, "Functional", include_str!("hook_lists/mindspore_functional.txt")),
     list(Framework::MindSpore, "Tensor", include_str!("hook_lists/mindspore_tensor.txt")),
     list(Framework::MindSpore, "Mint", include_str!("hook_lists/mindspore_mint.txt")),
@@ -70,5 +71,9 @@ mod tests {
         assert!(hook_list(Framework::MindSpore, "Torch").is_none());
         assert!(hook_list(Framework::MindTorch, "Torch").unwrap().contains("matmul"));
         assert!(hook_list(Framework::MindTorch, "Mint").is_none());
+        let npu = hook_list(Framework::PyTorch, "NPU").unwrap();
+        assert_eq!(npu.names().count(), 113);
+        assert!(npu.contains("npu_fusion_attention") && npu.contains("npu_rms_norm"));
+        assert!(hook_list(Framework::MindTorch, "NPU").is_some() && hook_list(Framework::MindSpore, "NPU").is_none());
     }
 }

@@ -31,6 +31,8 @@ mod math;
 mod nn;
 mod node_grads;
 mod norm;
+mod npu_attention;
+mod npu_fused;
 mod pool;
 mod reduce;
 mod shape;
@@ -302,7 +304,7 @@ impl Op {
 
 /// Every op the runtime replays.
 pub fn table() -> impl Iterator<Item = &'static Op> {
-    arith::OPS.iter().chain(blas::OPS).chain(activation::OPS).chain(conv::OPS).chain(pool::OPS).chain(nn::OPS).chain(norm::OPS).chain(loss::OPS).chain(shape::OPS).chain(reduce::OPS).chain(create::OPS).chain(compare::OPS).chain(index::OPS).chain(math::OPS).chain(einsum::OPS)
+    arith::OPS.iter().chain(blas::OPS).chain(activation::OPS).chain(conv::OPS).chain(pool::OPS).chain(nn::OPS).chain(norm::OPS).chain(loss::OPS).chain(shape::OPS).chain(reduce::OPS).chain(create::OPS).chain(compare::OPS).chain(index::OPS).chain(math::OPS).chain(einsum::OPS).chain(npu_fused::OPS).chain(npu_attention::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework`: the table's, or

@@ -140,10 +140,9 @@ def flatten(result):
     return [result]
 
 
-def run_case(index, case, out_dir):
-    """Runs one case forward (and backward) in torch; returns its index entry."""
-    rng = np.random.default_rng([SEED, index])
-    writer = CaseWriter(out_dir, index)
+def realize_call(case, rng, writer):
+    """A case's arguments realized: (args, JSON args, kwargs, JSON kwargs
+    as [key, value] pairs, the arguments' descriptions)."""
     args, json_args, texts = [], [], []
     for i, a in enumerate(case.args):
         t, j, text = realize(a, rng, writer, f"arg{i}")
@@ -156,6 +155,14 @@ def run_case(index, case, out_dir):
         kwargs[k] = t
         json_kwargs.append([k, j])
         texts.append(f"{k}={text}")
+    return args, json_args, kwargs, json_kwargs, texts
+
+
+def run_case(index, case, out_dir):
+    """Runs one case forward (and backward) in torch; returns its index entry."""
+    rng = np.random.default_rng([SEED, index])
+    writer = CaseWriter(out_dir, index)
+    args, json_args, kwargs, json_kwargs, texts = realize_call(case, rng, writer)
 
     with default_dtype(torch.float32):
         dtypes = [dtype_name(o.dtype) for o in flatten(case.reference(*args, **kwargs))]

@@ -1,0 +1,273 @@
+//! torch_npu's `npu_fusion_attention` (`NPU.npu_fusion_attention`), by its
+//! documented formula `softmax(mask(scale·(Q·Kᵀ + pse)))·V` in float64,
+//! composed from candle primitives so that the gradients of query, key and
+//! value are autograd's.
+//!
+//! Its outputs are `(attention_out, softmax_max, softmax_sum, softmax_out,
+//! seed, offset, numels)`. Replayed and judged: `attention_out` (by the
+//! run's standard, in query's layout and dtype), `softmax_max` (the row
+//! maxima of the masked, scaled logits) and `softmax_sum` (the rows' sums
+//! of `exp(logit - max)`), both float32 and repeated 8 times along a last
+//! dim as torch_npu stores them (`[B, N1, S1, 8]`; `[T1, N1, 8]` in TND).
+//! Not replayed, so no row: `softmax_out` (reserved, unused by torch_npu)
+//! and `seed`, `offset`, `numels` (the device generator's state for the
+//! dropout mask).
+//!
+//! Layouts BSH, SBH, BSND, BNSD and TND (with `actual_seq_qlen` /
+//! `actual_seq_kvlen`, cumulative), grouped-query key/value heads, `pse`
+//! broadcast to `[B, N1, S1, S2]`. Masks (true = not attended) by
+//! `sparse_mode`: 0 and 1 the given `atten_mask` (none without it), 2 the causal mask from
+//! the top left, 3 from the bottom right, 4 the band (equal sequence
+//! lengths). Refused, each with its reason (a `skip` row): `keep_prob < 1`
+//! (the dropout mask is drawn on the device from `seed`/`offset` inside
+//! the softmax; no output shows it), sparse modes 5 to 8 (prefix and
+//! variable-length compressed masks), `padding_mask` (reserved), a
+//! `softmax_layout` other than the default, a row
+//! with every key masked (torch_npu does not document its result), and in
+//! sparse mode 0 a band narrower than the sequences: with `atten_mask`
+//! msprobe's reference ignores the tokens and the documentation does not
+//! say; without it the documentation ignores them and msprobe applies them.
+
+use candle_core::{Tensor, D};
+
+use super::nn::softmax_t;
+use super::{Op, Standard};
+use crate::bind::Bound;
+use crate::ctx::Ctx;
+use crate::dtype::TDType;
+use crate::error::{Error, Result};
+use crate::value::{Value, T};
+
+fn unsupported<X>(why: impl Into<String>) -> Result<X> {
+    Err(Error::Unsupported(format!("npu_fusion_attention: {}", why.into())))
+}
+
+fn arg<X>(why: impl Into<String>) -> Result<X> {
+    Err(Error::Arg(format!("npu_fusion_attention: {}", why.into())))
+}
+
+/// `t` in `layout` as `[B, N, S, D]` (`heads` splits H in BSH and SBH).
+fn to_bnsd(t: &Tensor, layout: &str, heads: usize, what: &str) -> Result<Tensor> {
+    let dims = t.dims().to_vec();
+    let split = |h: usize| -> Result<usize> {
+        if heads == 0 || h % heads != 0 {
+            return arg(format!("{what}'s hidden size {h} is not a multiple of {heads} heads"));
+        }
+        Ok(h / heads)
+    };
+    Ok(match (layout, dims.as_slice()) {
+        ("BSH", &[b, s, h]) => t.reshape((b, s, heads, split(h)?))?.transpose(1, 2)?.contiguous()?,
+        ("SBH", &[s, b, h]) => t.reshape((s, b, heads, split(h)?))?.permute((1, 2, 0, 3))?.contiguous()?,
+        ("BSND", &[_, _, _, _]) => t.transpose(1, 2)?.contiguous()?,
+        ("BNSD", &[_, _, _, _]) => t.clone(),
+        _ => return arg(format!("{what} of shape {dims:?} is not in layout {layout}")),
+    })
+}
+
+/// `[B, N, S, D]` back to `layout`.
+fn from_bnsd(t: &Tensor, layout: &str) -> Result<Tensor> {
+    let (b, n, s, d) = t.dims4()?;
+    Ok(match layout {
+        "BSH" => t.transpose(1, 2)?.contiguous()?.reshape((b, s, n * d))?,
+        "SBH" => t.permute((2, 0, 1, 3))?.contiguous()?.reshape((s, b, n * d))?,
+        "BSND" => t.transpose(1, 2)?.contiguous()?,
+        _ => t.clone(),
+    })
+}
+
+/// The heads of `key`/`value` in BSH and SBH: their hidden size over query's head dim.
+fn kv_heads(k: &T, layout: &str, head_dim: usize) -> Result<usize> {
+    match (layout, k.dims()) {
+        ("BSH" | "SBH", &[_, _, h]) if head_dim > 0 && h % head_dim == 0 => Ok(h / head_dim),
+        ("BSND", &[_, _, n, _]) | ("BNSD", &[_, n, _, _]) => Ok(n),
+        _ => arg(format!("key of shape {:?} does not fit layout {layout} with head dim {head_dim}", k.dims())),
+    }
+}
+
+/// `[B, N2, S, D]` repeated to `[B, N1, S, D]`: query head `i` reads key/value head `i / (N1/N2)`.
+fn repeat_heads(t: &Tensor, n1: usize) -> Result<Tensor> {
+    let (b, n2, s, d) = t.dims4()?;
+    if n2 == 0 || n1 % n2 != 0 {
+        return arg(format!("{n1} query heads are not a multiple of {n2} key/value heads"));
+    }
+    if n1 == n2 {
+        return Ok(t.clone());
+    }
+    Ok(t.unsqueeze(2)?.broadcast_as((b, n2, n1 / n2, s, d))?.contiguous()?.reshape((b, n1, s, d))?)
+}
+
+/// A `[s1, s2]` mask (1 = not attended) of the places where `masked(i, j)`.
+fn mask_of(s1: usize, s2: usize, masked: impl Fn(i64, i64) -> bool) -> Result<Tensor> {
+    let m: Vec<u8> = (0..s1).flat_map(|i| (0..s2).map(move |j| (i, j))).map(|(i, j)| masked(i as i64, j as i64) as u8).collect();
+    Ok(Tensor::from_vec(m, (s1, s2), &candle_core::Device::Cpu)?)
+}
+
+/// What one call's settings mask, for sequences of `s1` queries and `s2`
+/// keys; `given` is `atten_mask` (for one sequence in TND).
+fn mask(b: &Bound, given: Option<&T>, s1: usize, s2: usize) -> Result<Option<Tensor>> {
+    let (pre, next) = (b.int("pre_tockens")?, b.int("next_tockens")?);
+    let band = move |i: i64, j: i64| j - i > next || i - j > pre;
+    let given = given.map(|m| m.t.ne(0.0)).transpose()?;
+    let (s1i, s2i) = (s1 as i64, s2 as i64);
+    Ok(match b.int("sparse_mode")? {
+        0 => match given {
+            Some(m) if pre >= s1i && next >= s2i => Some(m),
+            Some(_) => return unsupported("sparse_mode 0 with atten_mask and pre_tockens/next_tockens inside the sequences (msprobe's reference ignores the tokens there; torch_npu's documentation does not say)"),
+            None if pre >= s1i && next >= s2i => None,
+            None => return unsupported("sparse_mode 0 without atten_mask and with pre_tockens/next_tockens inside the sequences (torch_npu's documentation ignores them there, msprobe's reference applies them)"),
+        },
+        1 => given,
+        2 => Some(mask_of(s1, s2, |i, j| j > i)?),
+        3 => Some(mask_of(s1, s2, |i, j| j - i > s2i - s1i)?),
+        4 if s1 == s2 => Some(mask_of(s1, s2, band)?),
+        4 => return unsupported(format!("sparse_mode 4 with {s1} queries and {s2} keys (the band's alignment is replayed for equal lengths only)")),
+        m @ 5..=8 => return unsupported(format!("sparse_mode {m} (prefix and variable-length compressed masks) is not replayed")),
+        m => return arg(format!("sparse_mode must be 0 to 8, got {m}")),
+    })
+}
+
+/// Attention of `[B, N1, S1, D]` queries over `[B, N1, S2, D]` keys and
+/// values: `(out [B, N1, S1, D], row max, row sum of exp)`, both `[B, N1, S1, 1]`.
+fn attend(ctx: &Ctx, b: &Bound, q: &Tensor, k: &Tensor, v: &Tensor, m: Option<Tensor>, dtype: TDType) -> Result<(Tensor, Tensor, Tensor)> {
+    let mut logits = q.matmul(&k.transpose(2, 3)?.contiguous()?)?;
+    if let Some(pse) = b.opt_tensor("pse")? {
+        logits = logits.broadcast_add(&pse.t).map_err(|_| Error::Arg(format!("npu_fusion_attention: pse of shape {:?} does not broadcast to {:?}", pse.dims(), logits.dims())))?;
+    }
+    logits = (logits * b.float("scale")?)?;
+    if let Some(m) = m {
+        let m = m.broadcast_as(logits.dims()).map_err(|_| Error::Arg(format!("npu_fusion_attention: atten_mask of shape {:?} does not broadcast to {:?}", m.dims(), logits.dims())))?;
+        if m.min_keepdim(D::Minus1)?.flatten_all()?.max(0)?.to_scalar::<u8>()? != 0 {
+            return unsupported("a query row with every key masked (torch_npu does not document its result)");
+        }
+        logits = m.where_cond(&ctx.full(logits.dims(), f64::NEG_INFINITY, dtype)?, &logits)?;
+    }
+    let max = logits.max_keepdim(D::Minus1)?.detach();
+    let sum = logits.detach().broadcast_sub(&max)?.exp()?.sum_keepdim(D::Minus1)?;
+    let p = softmax_t(&logits, 3)?;
+    Ok((p.matmul(v)?, max, sum))
+}
+
+/// A `[.., 1]` statistic repeated 8 times along its last dim, as torch_npu stores it.
+fn eight(t: &Tensor) -> Result<Tensor> {
+    let mut dims = t.dims().to_vec();
+    *dims.last_mut().unwrap_or(&mut 0) = 8;
+    Ok(t.broadcast_as(dims.as_slice())?.contiguous()?)
+}
+
+/// The cumulative sequence ends of TND's `actual_seq_*len` over `total` rows.
+fn ends(b: &Bound, name: &str, total: usize) -> Result<Vec<usize>> {
+    let Some(ends) = b.opt_ints(name)? else { return arg(format!("layout TND needs {name}")) };
+    let ok = ends.windows(2).all(|w| w[0] <= w[1]) && ends.first().is_some_and(|&e| e >= 0) && ends.last() == Some(&(total as i64));
+    if !ok {
+        return arg(format!("{name} {ends:?} must be non-decreasing cumulative lengths ending at {total}"));
+    }
+    Ok(ends.into_iter().map(|e| e as usize).collect())
+}
+
+fn fusion_attention(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (q, k, v) = (b.tensor("query")?, b.tensor("key")?, b.tensor("value")?);
+    let layout = b.str("input_layout")?;
+    if b.float("keep_prob")? < 1.0 {
+        return unsupported("keep_prob < 1: the dropout mask is drawn on the device (seed, offset) inside the softmax, and no output shows it");
+    }
+    if !b.is_none("padding_mask") {
+        return unsupported("padding_mask (reserved by torch_npu) is not replayed");
+    }
+    if !b.str("softmax_layout")?.is_empty() {
+        return unsupported("a softmax_layout other than the default (softmax_max and softmax_sum laid out otherwise) is not replayed");
+    }
+    let n1 = usize::try_from(b.int("head_num")?).unwrap_or(0);
+    let given = b.opt_tensor("atten_mask")?;
+    let (out, max, sum) = if layout == "TND" {
+        let (t1, n, d) = q.t.dims3()?;
+        if n != n1 {
+            return arg(format!("query of shape {:?} in TND has {n} heads, head_num is {n1}", q.dims()));
+        }
+        if given.is_some() && b.int("sparse_mode")? < 2 {
+            return unsupported("atten_mask in layout TND with sparse_mode 0 or 1 is not replayed");
+        }
+        if k.rank() != 3 || k.dims()[2] != d || k.dims() != v.dims() {
+            return arg(format!("key {:?} and value {:?} do not fit layout TND with head dim {d}", k.dims(), v.dims()));
+        }
+        let (qe, ke) = (ends(b, "actual_seq_qlen", t1)?, ends(b, "actual_seq_kvlen", k.dims()[0])?);
+        if qe.len() != ke.len() {
+            return arg(format!("actual_seq_qlen has {} sequences, actual_seq_kvlen {}", qe.len(), ke.len()));
+        }
+        let bnsd = |t: &Tensor, from: usize, to: usize| -> Result<Tensor> { Ok(t.narrow(0, from, to - from)?.unsqueeze(0)?.transpose(1, 2)?.contiguous()?) };
+        let back = |t: &Tensor| -> Result<Tensor> { Ok(t.transpose(1, 2)?.squeeze(0)?.contiguous()?) };
+        let (mut outs, mut maxs, mut sums) = (vec![], vec![], vec![]);
+        for (i, (&qend, &kend)) in qe.iter().zip(&ke).enumerate() {
+            let (qs, ks) = (if i == 0 { 0 } else { qe[i - 1] }, if i == 0 { 0 } else { ke[i - 1] });
+            let kv = |t: &T| -> Result<Tensor> { repeat_heads(&bnsd(&t.t, ks, kend)?, n1) };
+            let m = mask(b, None, qend - qs, kend - ks)?;
+            let (o, mx, sm) = attend(ctx, b, &bnsd(&q.t, qs, qend)?, &kv(k)?, &kv(v)?, m, q.dtype)?;
+            outs.push(back(&o)?);
+            maxs.push(back(&mx)?);
+            sums.push(back(&sm)?);
+        }
+        (Tensor::cat(&outs, 0)?, Tensor::cat(&maxs, 0)?, Tensor::cat(&sums, 0)?)
+    } else {
+        let q4 = to_bnsd(&q.t, layout, n1, "query")?;
+        let (bs, _, s1, d) = q4.dims4()?;
+        let n2 = kv_heads(k, layout, d)?;
+        let (k4, v4) = (to_bnsd(&k.t, layout, n2, "key")?, to_bnsd(&v.t, layout, n2, "value")?);
+        if k4.dims4()?.0 != bs || k4.dims4()?.3 != d || k4.dims() != v4.dims() {
+            return arg(format!("query {:?}, key {:?} and value {:?} do not fit layout {layout}", q.dims(), k.dims(), v.dims()));
+        }
+        let m = mask(b, given, s1, k4.dims4()?.2)?;
+        let (o, mx, sm) = attend(ctx, b, &q4, &repeat_heads(&k4, n1)?, &repeat_heads(&v4, n1)?, m, q.dtype)?;
+        (from_bnsd(&o, layout)?, mx, sm)
+    };
+    Ok(vec![
+        Value::Tensor(ctx.out(out, q.dtype)?),
+        Value::Tensor(ctx.out(eight(&max)?, TDType::F32)?),
+        Value::Tensor(ctx.out(eight(&sum)?, TDType::F32)?),
+    ])
+}
+
+/// The entry.
+pub static OPS: &[Op] = &[Op {
+    names: &["NPU.npu_fusion_attention"],
+    sig: "query, key, value, head_num, input_layout, *, pse=None, padding_mask=None, atten_mask=None, scale=1.0, keep_prob=1.0, pre_tockens=2147483647, next_tockens=2147483647, inner_precise=0, prefix=None, actual_seq_qlen=None, actual_seq_kvlen=None, sparse_mode=0, gen_mask_parallel=True, sync=False, softmax_layout=''",
+    forward: fusion_attention,
+    backward: true,
+    standard: Standard::Accuracy,
+    random: false,
+    facts: &[],
+}];
+
+#[cfg(test)]
+mod tests {
+    use candle_core::DType;
+
+    use crate::ctx::Ctx;
+    use crate::dtype::TDType;
+    use crate::ops::lookup;
+    use crate::spec::Framework;
+    use crate::value::{Value, T};
+
+    /// The refusal of a BNSD call `[1, 1, 3, 2]` with `kwargs`.
+    fn refusal(kwargs: Vec<(&str, Value)>) -> String {
+        let t = || Value::Tensor(T::from_f64((0..6).map(f64::from).collect(), &[1, 1, 3, 2], TDType::F32, DType::F64).unwrap());
+        let op = lookup(Framework::PyTorch, "NPU.npu_fusion_attention").unwrap();
+        let args = vec![t(), t(), t(), Value::Int(1), Value::Str("BNSD".into())];
+        let kwargs = kwargs.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        crate::exec::run(op, "NPU.npu_fusion_attention", args, kwargs, &[], None, &Ctx::bench(0)).err().expect("refused").to_string()
+    }
+
+    #[test]
+    fn what_is_not_replayed_says_why() {
+        let all_masked = Value::Tensor(T::from_f64(vec![0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0], &[3, 3], TDType::Bool, DType::F64).unwrap());
+        for (kwargs, why) in [
+            (vec![("keep_prob", Value::Float(0.9))], "keep_prob < 1: the dropout mask is drawn on the device (seed, offset) inside the softmax, and no output shows it"),
+            (vec![("sparse_mode", Value::Int(6))], "sparse_mode 6 (prefix and variable-length compressed masks) is not replayed"),
+            (vec![("padding_mask", Value::Float(1.0))], "padding_mask (reserved by torch_npu) is not replayed"),
+            (vec![("atten_mask", all_masked)], "a query row with every key masked (torch_npu does not document its result)"),
+            (vec![("next_tockens", Value::Int(0))], "sparse_mode 0 without atten_mask and with pre_tockens/next_tockens inside the sequences (torch_npu's documentation ignores them there, msprobe's reference applies them)"),
+            (vec![("sparse_mode", Value::Int(9))], "sparse_mode must be 0 to 8, got 9"),
+            (vec![("softmax_layout", Value::Str("TND".into()))], "a softmax_layout other than the default (softmax_max and softmax_sum laid out otherwise) is not replayed"),
+        ] {
+            assert_eq!(refusal(kwargs), format!("npu_fusion_attention: {why}"));
+        }
+    }
+}

@@ -1,0 +1,134 @@
+"""torch_npu's fused kernels as plain torch compositions in float64: the
+first oracle of the NPU agreement cases (oracles.py), written from
+torch_npu's documented formulas, independently of the runtime's entries
+(runtime/src/ops/npu_fused.rs, npu_attention.rs) and of msprobe's CPU
+reference functions (the second oracle). Each returns what the runtime's
+entry returns (for npu_fusion_attention: attention_out, softmax_max,
+softmax_sum); statistics that carry no gradient are detached and stay
+float64 (torch_npu gives them as float32: oracles.py records that dtype,
+while the bench, like this oracle, keeps float64 values)."""
+
+import torch
+import torch.nn.functional as F
+
+
+def npu_rms_norm(x, gamma, epsilon=1e-6):
+    """x·rsqrt(mean(x²) + ε)·γ over gamma's trailing dims, and rstd."""
+    dims = tuple(range(x.dim() - gamma.dim(), x.dim()))
+    rstd = torch.rsqrt(x.pow(2).mean(dim=dims, keepdim=True) + epsilon)
+    return x * rstd * gamma, rstd.detach()
+
+
+def npu_swiglu(x, dim=-1):
+    """silu(a)·b for the halves a, b of x along dim."""
+    a, b = x.chunk(2, dim=dim)
+    return F.silu(a) * b
+
+
+def npu_fast_gelu(x):
+    """torch_npu's formula as written: x / (1 + exp(-1.702|x|)) · exp(0.851(x - |x|))."""
+    return x / (1 + torch.exp(-1.702 * x.abs())) * torch.exp(0.851 * (x - x.abs()))
+
+
+def npu_mish(x):
+    """x·tanh(softplus(x))."""
+    return x * torch.tanh(F.softplus(x))
+
+
+def npu_rotary_mul(x, r1, r2, rotary_mode="half"):
+    """x·r1 + rotate(x)·r2, rotate by halves or by interleaved pairs."""
+    if rotary_mode == "half":
+        x1, x2 = x.chunk(2, dim=-1)
+        rotated = torch.cat((-x2, x1), dim=-1)
+    else:
+        rotated = torch.stack((-x[..., 1::2], x[..., 0::2]), dim=-1).flatten(-2)
+    return x * r1 + rotated * r2
+
+
+def npu_scaled_masked_softmax(x, mask, scale=1.0, fixed_triu_mask=False):
+    """softmax(masked_fill(x·scale, mask, -10000)) over the last dim."""
+    if fixed_triu_mask:
+        mask = torch.ones(x.shape[-2:], dtype=torch.bool).triu(1)
+    return torch.softmax((x * scale).masked_fill(mask.bool(), -10000.0), dim=-1)
+
+
+def _bnsd(t, layout, heads):
+    """A layout's tensor as [B, N, S, D]."""
+    if layout == "BSH":
+        b, s, h = t.shape
+        return t.view(b, s, heads, h // heads).permute(0, 2, 1, 3)
+    if layout == "SBH":
+        s, b, h = t.shape
+        return t.view(s, b, heads, h // heads).permute(1, 2, 0, 3)
+    if layout == "BSND":
+        return t.permute(0, 2, 1, 3)
+    return t
+
+
+def _from_bnsd(t, layout):
+    b, n, s, d = t.shape
+    if layout == "BSH":
+        return t.permute(0, 2, 1, 3).reshape(b, s, n * d)
+    if layout == "SBH":
+        return t.permute(2, 0, 1, 3).reshape(s, b, n * d)
+    if layout == "BSND":
+        return t.permute(0, 2, 1, 3)
+    return t
+
+
+def _sparse_mask(mode, given, s1, s2, pre, nxt):
+    """What is not attended ([s1, s2] or the given mask's shape), by sparse_mode."""
+    i = torch.arange(s1).view(-1, 1)
+    j = torch.arange(s2).view(1, -1)
+    band = (j - i > nxt) | (i - j > pre)
+    if mode == 0:
+        return band if given is None else given.bool() | band
+    if mode == 1:
+        return torch.zeros(s1, s2, dtype=torch.bool) if given is None else given.bool()
+    if mode == 2:
+        return j > i
+    if mode == 3:
+        return j - i > s2 - s1
+    return band
+
+
+def _attend(q, k, v, pse, mask, scale):
+    n1, n2 = q.shape[1], k.shape[1]
+    k = k.repeat_interleave(n1 // n2, dim=1)
+    v = v.repeat_interleave(n1 // n2, dim=1)
+    logits = q @ k.transpose(-1, -2)
+    if pse is not None:
+        logits = logits + pse
+    logits = (logits * scale).masked_fill(mask, float("-inf"))
+    mx = logits.max(dim=-1, keepdim=True).values.detach()
+    sm = (logits.detach() - mx).exp().sum(dim=-1, keepdim=True)
+    return torch.softmax(logits, dim=-1) @ v, mx, sm
+
+
+def npu_fusion_attention(query, key, value, head_num, input_layout, *, pse=None, atten_mask=None, scale=1.0,
+                         pre_tockens=2147483647, next_tockens=2147483647, sparse_mode=0,
+                         actual_seq_qlen=None, actual_seq_kvlen=None, **_):
+    """softmax(mask(scale·(QKᵀ + pse)))·V per layout, with the row max and
+    sum of the masked, scaled logits repeated 8 times."""
+    if input_layout == "TND":
+        outs, maxs, sums = [], [], []
+        qs = ks = 0
+        for qe, ke in zip(actual_seq_qlen, actual_seq_kvlen):
+            q, k, v = (t.unsqueeze(0).permute(0, 2, 1, 3) for t in (query[qs:qe], key[ks:ke], value[ks:ke]))
+            mask = _sparse_mask(sparse_mode, None, qe - qs, ke - ks, pre_tockens, next_tockens)
+            o, mx, sm = _attend(q, k, v, None, mask, scale)
+            outs.append(o.permute(0, 2, 1, 3)[0])
+            maxs.append(mx.permute(0, 2, 1, 3)[0])
+            sums.append(sm.permute(0, 2, 1, 3)[0])
+            qs, ks = qe, ke
+        out, mx, sm = torch.cat(outs), torch.cat(maxs), torch.cat(sums)
+    else:
+        q = _bnsd(query, input_layout, head_num)
+        d = q.shape[-1]
+        n2 = key.shape[-1] // d if input_layout in ("BSH", "SBH") else key.shape[2 if input_layout == "BSND" else 1]
+        k, v = _bnsd(key, input_layout, n2), _bnsd(value, input_layout, n2)
+        mask = _sparse_mask(sparse_mode, atten_mask, q.shape[2], k.shape[2], pre_tockens, next_tockens)
+        o, mx, sm = _attend(q, k, v, pse, mask, scale)
+        out = _from_bnsd(o, input_layout)
+    eight = lambda t: t.expand(*t.shape[:-1], 8)  # noqa: E731
+    return out, eight(mx), eight(sm)

@@ -1,0 +1,271 @@
+"""The NPU agreement cases: torch_npu's fused kernels (`NPU.` names of the
+runtime's op table) on the same inputs through two independent oracles,
+forward and backward, written to OUT_DIR in the format of
+runtime/tests/agreement/reference.py (whose writer this reuses), which
+runtime/tests/agreement.rs reads:
+
+- `outputs` / `grads`: the torch compositions of compositions.py, in
+  float64, gradients by autograd;
+- `oracles`: [{"name": "msprobe 26.2.0", "outputs": [file | null],
+  "grads": [file | null], "tolerance": float}]: msprobe 26.2.0's own CPU
+  reference functions (msprobe/pytorch/bench_functions/, registered in its
+  fusion_operator_config.yaml), imported from the installed wheel folder and
+  run on the same inputs (null where msprobe has no function for that
+  output or gradient).
+
+msprobe 26.2.0 is found at $MSPROBE_26 (default: msprobe-26.2.0 beside the
+test Python's environment, where zoo/make/make_mindspore.sh installs it)
+with the extras its attention module imports (einops) at $MSPROBE_26_PT_EXTRA
+(default msprobe-26.2.0-pytorch beside it, zoo/make/make_pytorch_layouts.sh).
+
+Where msprobe's functions differ from torch_npu's documentation, the
+difference is the reason the case gives msprobe no value (`None` below):
+npu_rms_norm normalizes the last dim only, its gamma gradient is per element
+(summed here to gamma's shape, as autograd gives it); npu_mish and the
+rotary 'interleave' mode have no backward or no function; the attention's
+TND layout is refused by msprobe; its scaled_masked_softmax with
+fixed_triu_mask=True fails (it calls torch.triu(..., k=1), which torch does
+not accept); its rotary r1/r2 gradients accumulate in
+float32, and so do its rms_norm's rstd, its swiglu forward (silu in
+float32 for any dtype but float32) and its scaled_masked_softmax's exp:
+tolerance 1e-6 for those cases.
+
+Usage: oracles.py OUT_DIR
+"""
+
+import importlib
+import json
+import os
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent / "agreement")]
+
+import compositions as C  # noqa: E402
+from cases import B, T, Given  # noqa: E402
+from reference import SEED, CaseWriter, realize_call  # noqa: E402
+
+
+def _msprobe_path():
+    cache = Path(sys.executable).parents[2]
+    root = Path(os.environ.get("MSPROBE_26", cache / "msprobe-26.2.0"))
+    extra = Path(os.environ.get("MSPROBE_26_PT_EXTRA", cache / "msprobe-26.2.0-pytorch"))
+    if not (root / "msprobe" / "pytorch" / "bench_functions" / "fusion_operator_config.yaml").is_file():
+        raise SystemExit(f"msprobe 26.2.0 not found at {root} (set MSPROBE_26; zoo/make/make_mindspore.sh installs it)")
+    return [str(root), str(extra)]
+
+
+sys.path[len(sys.path):] = _msprobe_path()
+
+
+def bench(module):
+    """One module of msprobe 26.2.0's bench functions (not the package's
+    __init__, which imports every module)."""
+    return importlib.import_module(f"msprobe.pytorch.bench_functions.{module}")
+
+
+# ------------------------------------------------------------ msprobe oracles
+# Each takes (args, kwargs, outputs, grad_outputs) as torch values and
+# returns (outputs, grads), lists aligned with the composition's, None where
+# msprobe gives nothing; grad_outputs is None for forward-only use.
+
+
+def ms_rms_norm(args, kwargs, outputs, gy):
+    x, gamma = args
+    eps = kwargs.get("epsilon", 1e-6)
+    if gamma.dim() != 1:
+        return [None, None], [None, None]
+    y, rstd = bench("rms_norm").npu_rms_norm(x, gamma, eps)
+    grads = [None, None]
+    if gy is not None:
+        dx, dgamma = bench("rms_norm").npu_rms_norm_backward(gy[0], x, gamma, rstd.double())
+        grads = [dx, dgamma.reshape(-1, gamma.shape[-1]).sum(0)]
+    return [y, rstd], grads
+
+
+def ms_swiglu(args, kwargs, outputs, gy):
+    x, = args
+    dim = kwargs.get("dim", -1)
+    m = bench("swiglu")
+    return [m.npu_swiglu(x, dim)], [None if gy is None else m.npu_swiglu_backward(gy[0], x, dim)]
+
+
+def ms_fast_gelu(args, kwargs, outputs, gy):
+    x, = args
+    m = bench("fast_gelu")
+    return [m.npu_fast_gelu(x)], [None if gy is None else m.npu_fast_gelu_backward(gy[0], x)]
+
+
+def ms_mish(args, kwargs, outputs, gy):
+    return [bench("mish").npu_mish(args[0])], [None]
+
+
+def ms_rotary_mul(args, kwargs, outputs, gy):
+    x, r1, r2 = args
+    if kwargs.get("rotary_mode", "half") != "half":
+        return [None], [None, None, None]
+    m = bench("rotary_mul")
+    grads = [None, None, None]
+    if gy is not None:
+        grads = list(m.npu_rotary_mul_backward(gy[0], x.detach().clone(), r1.detach().clone(), r2.detach().clone()))
+    return [m.npu_rotary_mul(x, r1, r2)], grads
+
+
+def ms_scaled_masked_softmax(args, kwargs, outputs, gy):
+    x, mask = args
+    scale, triu = kwargs.get("scale", 1.0), kwargs.get("fixed_triu_mask", False)
+    if triu:
+        return [None], [None]
+    m = bench("scaled_mask_softmax")
+    y = m.npu_scaled_masked_softmax(x, mask, scale, triu)
+    grad = None if gy is None else m.npu_scaled_masked_softmax_backward(gy[0], outputs[0].detach(), mask, scale, triu)
+    return [y], [grad]
+
+
+def ms_fusion_attention(args, kwargs, outputs, gy):
+    if args[4] == "TND":
+        return [None] * 3, [None] * 3
+    m = bench("npu_fusion_attention")
+    fwd = dict(kwargs)
+    out, mx, sm = m.npu_fusion_attention(*args, **fwd)
+    grads = [None] * 3
+    if gy is not None:
+        bwd = {k: v for k, v in kwargs.items() if k != "scale"}
+        bwd["scale_value"] = kwargs["scale"]
+        q, k, v, heads, layout = args
+        grads = list(m.npu_fusion_attention_grad(q, k, v, gy[0], heads, layout, **bwd))
+    return [out, mx, sm], grads
+
+
+# ------------------------------------------------------------------- cases
+
+
+# The outputs torch_npu gives as float32 whatever the inputs' dtype.
+FLOAT32_OUTPUTS = {"NPU.npu_rms_norm": {1}, "NPU.npu_fusion_attention": {1, 2}}
+
+
+class NpuCase:
+    """One call: the op-table name, arguments, the composition and msprobe's oracle."""
+
+    def __init__(self, name, args, kwargs, composition, msprobe, tolerance=1e-9, constants=()):
+        self.name, self.args, self.kwargs = name, args, kwargs
+        self.composition, self.msprobe, self.tolerance = composition, msprobe, tolerance
+        self.constants = set(constants)
+
+
+CASES = []
+
+
+def case(name, *args, composition, msprobe, tolerance=1e-9, constants=(), **kwargs):
+    CASES.append(NpuCase(name, args, kwargs, composition, msprobe, tolerance, constants))
+
+
+def causal_mask(s1, s2):
+    """A bool mask (true = not attended) that leaves the diagonal attended."""
+    return Given(np.triu(np.ones((s1, s2), dtype=bool), 1).tolist(), "bool")
+
+
+rms = dict(composition=C.npu_rms_norm, msprobe=ms_rms_norm, tolerance=1e-6)
+case("NPU.npu_rms_norm", T(2, 3, 8), T(8), **rms)
+case("NPU.npu_rms_norm", T(2, 3, 8), T(8), epsilon=1e-3, **rms)
+case("NPU.npu_rms_norm", T(2, 4, 6), T(4, 6), **rms)
+case("NPU.npu_swiglu", T(2, 3, 8), composition=C.npu_swiglu, msprobe=ms_swiglu, tolerance=1e-6)
+case("NPU.npu_swiglu", T(4, 6, 3), dim=0, composition=C.npu_swiglu, msprobe=ms_swiglu, tolerance=1e-6)
+for name in ["NPU.npu_fast_gelu", "NPU.fast_gelu"]:
+    case(name, T(4, 5, low=-6.0, high=6.0), composition=C.npu_fast_gelu, msprobe=ms_fast_gelu)
+case("NPU.npu_mish", T(4, 5, low=-8.0, high=8.0), composition=C.npu_mish, msprobe=ms_mish)
+case("NPU.npu_rotary_mul", T(2, 3, 4, 8), T(1, 3, 1, 8), T(1, 3, 1, 8), composition=C.npu_rotary_mul, msprobe=ms_rotary_mul, tolerance=1e-6)
+case("NPU.npu_rotary_mul", T(2, 3, 4, 8), T(1, 1, 4, 8), T(1, 1, 4, 8), composition=C.npu_rotary_mul, msprobe=ms_rotary_mul, tolerance=1e-6)
+case("NPU.npu_rotary_mul", T(2, 3, 4, 8), T(1, 3, 1, 8), T(1, 3, 1, 8), rotary_mode="interleave", composition=C.npu_rotary_mul, msprobe=ms_rotary_mul)
+case("NPU.npu_scaled_masked_softmax", T(2, 2, 4, 6), B(2, 1, 4, 6), scale=0.5, tolerance=1e-6, composition=C.npu_scaled_masked_softmax, msprobe=ms_scaled_masked_softmax)
+case("NPU.npu_scaled_masked_softmax", T(1, 2, 5, 5), B(1, 2, 5, 5), fixed_triu_mask=True, composition=C.npu_scaled_masked_softmax, msprobe=ms_scaled_masked_softmax)
+
+FA = "NPU.npu_fusion_attention"
+fa = dict(composition=C.npu_fusion_attention, msprobe=ms_fusion_attention)
+# Layouts (B=2, N=2, S=4, D=8), no mask.
+case(FA, T(2, 4, 16), T(2, 4, 16), T(2, 4, 16), 2, "BSH", scale=0.35, **fa)
+case(FA, T(4, 2, 16), T(4, 2, 16), T(4, 2, 16), 2, "SBH", scale=0.35, **fa)
+case(FA, T(2, 4, 2, 8), T(2, 4, 2, 8), T(2, 4, 2, 8), 2, "BSND", scale=0.35, **fa)
+case(FA, T(2, 2, 4, 8), T(2, 2, 4, 8), T(2, 2, 4, 8), 2, "BNSD", scale=0.35, **fa)
+# Grouped-query heads (4 query heads over 2), keys longer than queries.
+case(FA, T(2, 3, 32), T(2, 5, 16), T(2, 5, 16), 4, "BSH", scale=0.25, **fa)
+# A given mask (sparse_mode 0 and 1), pse.
+case(FA, T(2, 2, 4, 8), T(2, 2, 4, 8), T(2, 2, 4, 8), 2, "BNSD", scale=0.35, atten_mask=causal_mask(4, 4), **fa)
+case(FA, T(2, 4, 16), T(2, 4, 16), T(2, 4, 16), 2, "BSH", scale=0.35, atten_mask=causal_mask(4, 4), sparse_mode=1, **fa)
+case(FA, T(2, 2, 4, 8), T(2, 2, 4, 8), T(2, 2, 4, 8), 2, "BNSD", scale=0.35, pse=T(1, 2, 4, 4), constants=["pse"], **fa)
+# Generated masks: causal from the top left (2), the bottom right (3), a band (4).
+case(FA, T(2, 4, 2, 8), T(2, 4, 2, 8), T(2, 4, 2, 8), 2, "BSND", scale=0.35, sparse_mode=2, **fa)
+case(FA, T(2, 3, 16), T(2, 5, 16), T(2, 5, 16), 2, "BSH", scale=0.35, sparse_mode=3, **fa)
+case(FA, T(5, 2, 16), T(5, 2, 16), T(5, 2, 16), 2, "SBH", scale=0.35, sparse_mode=4, pre_tockens=1, next_tockens=0, **fa)
+# TND: two sequences of 3 and 2 queries over 4 and 2 keys, causal from the bottom right.
+case(FA, T(5, 2, 8), T(6, 2, 8), T(6, 2, 8), 2, "TND", scale=0.35, actual_seq_qlen=[3, 5], actual_seq_kvlen=[4, 6], sparse_mode=3, **fa)
+
+
+def run_case(index, c, out_dir):
+    """Runs one case through both oracles; returns its index entry."""
+    rng = np.random.default_rng([SEED, index])
+    writer = CaseWriter(out_dir, index)
+    args, json_args, kwargs, json_kwargs, texts = realize_call(c, rng, writer)
+
+    def leaf(key, v):
+        wanted = isinstance(v, torch.Tensor) and v.is_floating_point() and key not in c.constants
+        return v.detach().requires_grad_(True) if wanted else v
+
+    args = [leaf(i, v) for i, v in enumerate(args)]
+    kwargs = {k: leaf(k, v) for k, v in kwargs.items()}
+    slots = args + list(kwargs.values())
+    differentiate = [isinstance(v, torch.Tensor) and v.requires_grad for v in slots]
+    leaves = [v for v in slots if isinstance(v, torch.Tensor) and v.requires_grad]
+    result = c.composition(*args, **kwargs)
+    outputs = [result] if isinstance(result, torch.Tensor) else list(result)
+    gy = [torch.from_numpy(rng.standard_normal(o.shape)) if o.requires_grad else None for o in outputs]
+    pairs = [(o, g) for o, g in zip(outputs, gy) if g is not None]
+    grads = torch.autograd.grad([o for o, _ in pairs], leaves, [g for _, g in pairs], allow_unused=True)
+    detached = [a.detach() if isinstance(a, torch.Tensor) else a for a in args]
+    detached_kw = {k: v.detach() if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
+    ms_out, ms_grads = c.msprobe(detached, detached_kw, outputs, gy)
+    save = lambda what, t: None if t is None else writer.save(what, t.detach())  # noqa: E731
+    return {
+        "name": c.name,
+        "dump_name": c.name,
+        "framework": "pytorch",
+        "call": f"{c.name}({', '.join(texts)})",
+        "args": json_args,
+        "kwargs": json_kwargs,
+        "differentiate": differentiate,
+        "outputs": [{"file": writer.save(f"out{i}", o), "dtype": "float32" if i in FLOAT32_OUTPUTS.get(c.name, ()) else str(o.dtype).removeprefix("torch.")} for i, o in enumerate(outputs)],
+        "backward": True,
+        "grad_outputs": [save(f"gout{i}", g) for i, g in enumerate(gy)],
+        "grads": [writer.save(f"grad{i}", torch.zeros_like(x) if g is None else g) for i, (x, g) in enumerate(zip(leaves, grads))],
+        "values_undefined": False,
+        "oracles": [{
+            "name": "msprobe 26.2.0",
+            "outputs": [save(f"ms_out{i}", o) for i, o in enumerate(ms_out)],
+            "grads": [save(f"ms_grad{i}", g) for i, g in enumerate(ms_grads)],
+            "tolerance": c.tolerance,
+        }],
+    }
+
+
+def main():
+    out_dir = Path(sys.argv[1])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    warnings.simplefilter("ignore")
+    torch.set_default_dtype(torch.float64)
+    entries = []
+    for index, c in enumerate(CASES):
+        try:
+            entries.append(run_case(index, c, out_dir))
+        except Exception as e:
+            raise SystemExit(f"case {index} ({c.name}): failed: {e!r}")
+    (out_dir / "cases.json").write_text(json.dumps({"cases": entries}, indent=1))
+    print(f"{len(entries)} cases written to {out_dir}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,172 @@
+"""Writes msprobe-format PyTorch tensor dumps of torch_npu's fused kernels
+(`NPU.<op>.<N>` entries) into tests/fixtures/npu/: there is no NPU here, so
+the recorded outputs and gradients come from an independent torch
+implementation run on the CPU in float32 (the compositions of
+runtime/tests/npu/compositions.py, which the runtime's entries are tested
+against, not the runtime itself), laid out as msprobe 8.3.2's dumper writes
+a tensor dump (task tensor, level L1): per call a forward entry
+(`input_args`, `input_kwargs`, `output`: every output, the dropout
+generator's seed, offset and numels as ints) and a backward entry (`input`:
+the outputs' gradients, null where an output has none; `output`: the
+differentiable inputs' gradients in input order), each tensor with its
+Max/Min/Mean/Norm and a `.pt` file in dump_tensor_data/.
+
+- clean/: the calls as recorded.
+- planted/: the same calls with errors planted in recorded device values,
+  one per call that has one (planted.json says where and how); the test
+  (tests/npu.rs) pins the row each one fails and its Message.
+
+Seeded and deterministic: the same torch gives the same files.
+
+Usage: make_npu_dumps.py [OUT]   (default: tests/fixtures/npu)
+"""
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(REPO / "runtime" / "tests" / "npu"))
+import compositions as C  # noqa: E402
+
+SEED = 22
+
+
+def stats(t):
+    """msprobe's summary of a tensor."""
+    if t.numel() == 0:
+        return {"Max": None, "Min": None, "Mean": None, "Norm": None}
+    if t.dtype == torch.bool:
+        return {"Max": bool(t.any()), "Min": bool(t.all()), "Mean": None, "Norm": None}
+    f = t.detach().float()
+    return {"Max": f.max().item(), "Min": f.min().item(), "Mean": f.mean().item(), "Norm": f.norm().item()}
+
+
+class Dump:
+    """One dump folder being written."""
+
+    def __init__(self, folder):
+        self.folder = folder
+        self.data = {}
+        (folder / "dump_tensor_data").mkdir(parents=True)
+
+    def value(self, v, name):
+        """An argument or result as msprobe records it; tensors saved as `name`.pt."""
+        if isinstance(v, torch.Tensor):
+            file = f"{name}.pt"
+            torch.save(v.detach().clone().contiguous(), self.folder / "dump_tensor_data" / file)
+            return {"type": "torch.Tensor", "dtype": str(v.dtype), "shape": list(v.shape), **stats(v),
+                    "requires_grad": v.requires_grad, "data_name": file}
+        if v is None:
+            return None
+        if isinstance(v, (list, tuple)):
+            return [self.value(x, f"{name}.{i}") for i, x in enumerate(v)]
+        return {"type": type(v).__name__, "value": v}
+
+    def call(self, key, args, kwargs, outputs, extra_outputs, grad_outputs, grads):
+        self.data[f"{key}.forward"] = {
+            "input_args": [self.value(a, f"{key}.forward.input.{i}") for i, a in enumerate(args)],
+            "input_kwargs": {k: self.value(v, f"{key}.forward.input.{k}") for k, v in kwargs.items()},
+            "is_recompute": False,
+            "output": [self.value(o, f"{key}.forward.output.{i}") for i, o in enumerate(outputs + extra_outputs)],
+        }
+        if grads is not None:
+            self.data[f"{key}.backward"] = {
+                "input": [self.value(g, f"{key}.backward.input.{i}") for i, g in enumerate(grad_outputs)],
+                "output": [self.value(g, f"{key}.backward.output.{i}") for i, g in enumerate(grads)],
+            }
+
+    def write(self):
+        dump = {"task": "tensor", "level": "L1", "framework": "pytorch", "dump_data_dir": None, "data": self.data}
+        (self.folder / "dump.json").write_text(json.dumps(dump, indent=1) + "\n")
+
+
+def rand(g, *shape, low=-2.0, high=2.0):
+    return (torch.rand(*shape, generator=g) * (high - low) + low).float()
+
+
+def calls():
+    """(key, composition, args, kwargs, extra outputs): the recorded calls."""
+    g = torch.Generator().manual_seed(SEED)
+    triu = torch.ones(4, 4, dtype=torch.bool).triu(1)
+    fa_extra = [torch.empty(0), 0, 0, 0]  # softmax_out (reserved), seed, offset, numels
+    yield ("NPU.npu_fusion_attention.0", C.npu_fusion_attention, [rand(g, 2, 4, 16), rand(g, 2, 4, 16), rand(g, 2, 4, 16), 2, "BSH"], {"scale": 0.35}, fa_extra)
+    yield ("NPU.npu_fusion_attention.1", C.npu_fusion_attention, [rand(g, 2, 2, 4, 8), rand(g, 2, 2, 4, 8), rand(g, 2, 2, 4, 8), 2, "BNSD"],
+           {"atten_mask": triu, "scale": 0.35, "sparse_mode": 2}, fa_extra)
+    yield ("NPU.npu_fusion_attention.2", C.npu_fusion_attention, [rand(g, 5, 2, 8), rand(g, 6, 2, 8), rand(g, 6, 2, 8), 2, "TND"],
+           {"scale": 0.35, "actual_seq_qlen": [3, 5], "actual_seq_kvlen": [4, 6], "sparse_mode": 3}, fa_extra)
+    yield ("NPU.npu_fusion_attention.3", C.npu_fusion_attention, [rand(g, 2, 4, 16), rand(g, 2, 4, 16), rand(g, 2, 4, 16), 2, "BSH"],
+           {"scale": 0.35, "keep_prob": 0.9}, [torch.empty(0), 1234, 0, 128])
+    yield ("NPU.npu_rms_norm.0", C.npu_rms_norm, [rand(g, 2, 3, 8), rand(g, 8, low=0.5, high=1.5)], {"epsilon": 1e-6}, [])
+    yield ("NPU.npu_swiglu.0", C.npu_swiglu, [rand(g, 2, 3, 8)], {"dim": -1}, [])
+    yield ("NPU.npu_fast_gelu.0", C.npu_fast_gelu, [rand(g, 4, 5, low=-4.0, high=4.0)], {}, [])
+    yield ("NPU.npu_mish.0", C.npu_mish, [rand(g, 4, 5, low=-4.0, high=4.0)], {}, [])
+    yield ("NPU.npu_rotary_mul.0", C.npu_rotary_mul, [rand(g, 2, 3, 4, 8), rand(g, 1, 3, 1, 8), rand(g, 1, 3, 1, 8)], {}, [])
+    yield ("NPU.npu_scaled_masked_softmax.0", C.npu_scaled_masked_softmax, [rand(g, 2, 2, 4, 6), torch.rand(2, 1, 4, 6, generator=g) < 0.3],
+           {"scale": 0.5}, [])
+
+
+# Where each planted error goes: (key, "forward.output.<i>" or
+# "backward.output.<i>", element, shift): the element moves by shift·max|t|.
+PLANTED = [
+    ("NPU.npu_fusion_attention.0", "forward.output.0", 5, 0.02),
+    ("NPU.npu_fusion_attention.1", "backward.output.0", 3, 0.5),
+    ("NPU.npu_fusion_attention.2", "forward.output.1", 0, 0.25),
+    ("NPU.npu_rms_norm.0", "forward.output.0", 7, 0.01),
+    ("NPU.npu_swiglu.0", "backward.output.0", 2, 0.05),
+    ("NPU.npu_fast_gelu.0", "forward.output.0", 4, 0.1),
+    ("NPU.npu_mish.0", "backward.output.0", 1, 1.0),
+    ("NPU.npu_rotary_mul.0", "backward.output.1", 0, 0.5),
+    ("NPU.npu_scaled_masked_softmax.0", "forward.output.0", 1, 0.2),
+]
+
+
+def record(out):
+    clean = Dump(out / "clean")
+    torch.manual_seed(SEED)
+    g = torch.Generator().manual_seed(SEED + 1)
+    for key, f, args, kwargs, extra in calls():
+        leaves = [a.requires_grad_(True) if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
+        result = f(*leaves, **kwargs)
+        outputs = [result] if isinstance(result, torch.Tensor) else list(result)
+        outputs = [o.float() for o in outputs]
+        if "keep_prob" in kwargs:
+            # No dropout here: the recorded output stands for a device that drew one.
+            outputs[0] = outputs[0] * (torch.rand(outputs[0].shape, generator=g) < 0.9) / 0.9
+        diff = [a for a in leaves if isinstance(a, torch.Tensor) and a.requires_grad]
+        gy = [torch.randn(o.shape, generator=g) if o.requires_grad else None for o in outputs]
+        pairs = [(o, d) for o, d in zip(outputs, gy) if d is not None]
+        grads = torch.autograd.grad([o for o, _ in pairs], diff, [d for _, d in pairs])
+        clean.call(key, [a.detach() if isinstance(a, torch.Tensor) else a for a in args], kwargs,
+                   [o.detach() for o in outputs], extra, gy + [None] * len(extra[:1]), list(grads))
+    clean.write()
+    planted = out / "planted"
+    shutil.copytree(out / "clean", planted)
+    for key, where, element, shift in PLANTED:
+        path = planted / "dump_tensor_data" / f"{key}.{where}.pt"
+        t = torch.load(path)
+        t.view(-1)[element] += shift * t.abs().max()
+        torch.save(t, path)
+    dump = json.loads((planted / "dump.json").read_text())
+    for key, where, _, _ in PLANTED:
+        direction, _, index = where.split(".")
+        entry = dump["data"][f"{key}.{direction}"]
+        tensor = entry["output"][int(index)]
+        tensor.update(stats(torch.load(planted / "dump_tensor_data" / tensor["data_name"])))
+    (planted / "dump.json").write_text(json.dumps(dump, indent=1) + "\n")
+    (planted / "planted.json").write_text(json.dumps([{"key": k, "where": w, "element": e, "shift": f} for k, w, e, f in PLANTED], indent=1) + "\n")
+
+
+def main():
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO / "tests" / "fixtures" / "npu"
+    for sub in ("clean", "planted"):
+        shutil.rmtree(out / sub, ignore_errors=True)
+    record(out)
+    print(f"wrote {out}/clean and {out}/planted")
+
+
+if __name__ == "__main__":
+    main()
