@@ -518,4 +518,9 @@ pub static OPS: &[Op] = &[
     Op { names: &["Torch.logcumsumexp"], sig: "input, dim", forward: logcumsumexp, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
     Op { names: &["Torch.count_nonzero"], sig: "input, dim=None", forward: count_nonzero, backward: false, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Functional.normalize"], sig: "input, p=2.0, dim=1, eps=1e-12, out=None", forward: normalize, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op { names: &["Torch.aminmax"], sig: "input, *, dim=None, keepdim=False", forward: |c, b| {
+        let mut out = extreme(c, b, false)?;
+        out.extend(extreme(c, b, true)?);
+        Ok(out)
+    }, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
 ];
