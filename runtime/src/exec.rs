@@ -99,8 +99,14 @@ pub fn run(
             }
         }
         let bound = bind(api, op.sig, args, kwargs)?;
+        let mut results = (op.forward)(ctx, &bound)?;
+        if op.in_place() {
+            // `self` is the first parameter.
+            let this = bound.tensor(crate::bind::param_names(op.sig)[0])?;
+            results = crate::ops::derive::into_self_shaped(ctx, this.dtype, Some(this.dims()), results)?;
+        }
         let mut outputs = vec![];
-        flatten((op.forward)(ctx, &bound)?, &mut outputs);
+        flatten(results, &mut outputs);
         let Some(grads) = grad_outputs else {
             return Ok(Outcome { outputs, grads: None });
         };

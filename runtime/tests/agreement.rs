@@ -141,6 +141,12 @@ fn check(dir: &Path, c: &Json) -> Vec<String> {
         problems.push(format!("{} outputs, torch {}", outcome.outputs.len(), want.len()));
     }
     for (i, (got, want)) in outcome.outputs.iter().zip(want).enumerate() {
+        // A Python bool (a protocol method's, `__bool__`) compares as torch's 0-d bool tensor.
+        let as_tensor = match got {
+            Value::Bool(v) => Some(Value::Tensor(T::from_f64(vec![*v as u8 as f64], &[], TDType::Bool, DType::F64).unwrap())),
+            _ => None,
+        };
+        let got = as_tensor.as_ref().unwrap_or(got);
         let Value::Tensor(got) = got else {
             problems.push(format!("output {i}: a {}, torch a tensor", got.kind()));
             continue;
@@ -201,13 +207,23 @@ fn has_float_tensor_arg(c: &Json) -> bool {
 #[test]
 fn runtime_agrees_with_torch() {
     let (torch_dir, npu_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let derived: Vec<Json> = ops::derive::derived()
+        .iter()
+        .map(|d| serde_json::json!({"name": d.name, "framework": d.family.as_str(), "base": d.derivation.base, "in_place": d.derivation.in_place}))
+        .collect();
+    std::fs::write(torch_dir.path().join("derived.json"), serde_json::to_string(&derived).unwrap()).unwrap();
     let torch_cases = common::torch_reference("tests/agreement/reference.py", torch_dir.path());
     let npu_cases = common::torch_reference("tests/npu/oracles.py", npu_dir.path());
     let cases: Vec<(&Path, &Json)> = torch_cases.iter().map(|c| (torch_dir.path(), c)).chain(npu_cases.iter().map(|c| (npu_dir.path(), c))).collect();
     let mut failures = vec![];
     // Per op-table name: (has a case, ran a backward, has a top-level float tensor).
     let mut covered: BTreeMap<&str, (bool, bool, bool)> = BTreeMap::new();
+    // Per derived name: (framework, name).
+    let mut derived_covered: BTreeSet<(&str, &str)> = BTreeSet::new();
     for (i, &(dir, c)) in cases.iter().enumerate() {
+        if c["derived"].as_bool() == Some(true) {
+            derived_covered.insert((c["framework"].as_str().unwrap(), c["name"].as_str().unwrap()));
+        }
         let e = covered.entry(c["name"].as_str().unwrap()).or_default();
         *e = (true, e.1 || c["backward"].as_bool().unwrap(), e.2 || has_float_tensor_arg(c));
         for p in check(dir, c) {
@@ -227,7 +243,13 @@ fn runtime_agrees_with_torch() {
             }
         }
     }
-    for n in covered.keys().filter(|n| !names.contains(*n)) {
+    for d in ops::derive::derived() {
+        if !derived_covered.contains(&(d.family.as_str(), d.name)) {
+            failures.push(format!("{} {}: derived from {}, but no case of it runs in torch under its own name", d.family.as_str(), d.name, d.derivation.base));
+        }
+    }
+    let derived_names: BTreeSet<&str> = ops::derive::derived().iter().map(|d| d.name).collect();
+    for n in covered.keys().filter(|n| !names.contains(*n) && !derived_names.contains(*n)) {
         failures.push(format!("{n}: a case for a name that is not in the op table"));
     }
     assert!(failures.is_empty(), "{} disagreements with torch over {} cases:\n{}", failures.len(), cases.len(), failures.join("\n"));

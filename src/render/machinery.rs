@@ -184,7 +184,7 @@ fn factors_key(class: Rounding) -> &'static str {
     }
 }
 
-/// `ROUNDING` (every op-table name's rounding class, `runtime/src/ops/mod.rs`)
+/// `ROUNDING` (every op-table name's rounding class, `runtime/src/ops/mod.rs`, and every derived name's)
 /// and `ROUNDING_FACTORS` (each class's `(k, compute dtype)` per float dtype,
 /// forward and backward), and `FLOAT_FORMATS` (each float dtype's mantissa
 /// bits and smallest normal exponent, `TDType::float_format`).
@@ -205,6 +205,12 @@ fn rounding_tables(o: &mut String) {
         if !classes.iter().any(|c| factors_key(*c) == factors_key(op.rounding())) {
             classes.push(op.rounding());
         }
+    }
+    // The names derived by rule (runtime/src/ops/derive.rs) take their base's
+    // class; MindSpore's under "MS.", which its scripts look up first.
+    for d in ops::derive::derived() {
+        let ms = if d.family == Framework::MindSpore { "MS." } else { "" };
+        writeln!(o, "    {}: {},", py_str(&format!("{ms}{}", d.name)), rounding_entry(&d.op)).unwrap();
     }
     o.push_str(
         "}\n# Each class's (k, compute dtype: u and eta) of k*(u*magnitude + eta) + ulp/2 by the output's float dtype, as\n\

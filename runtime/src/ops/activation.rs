@@ -145,6 +145,58 @@ fn relu6_t(x: &Tensor, edges: Edges) -> candle_core::Result<Tensor> {
     x.le(0.0)?.where_cond(&x.zeros_like()?, &t)
 }
 
+/// `where(x > 0, x, neg(x))` with `neg` seeing only `min(x, 0)` (its slope
+/// at 0 is `neg`'s, as torch's), so that a
+/// large `x` cannot make the unused branch's gradient NaN.
+fn split_at_zero(x: &Tensor, neg: impl Fn(&Tensor) -> candle_core::Result<Tensor>) -> candle_core::Result<Tensor> {
+    let low = x.le(0.0)?.where_cond(x, &x.zeros_like()?)?;
+    x.gt(0.0)?.where_cond(x, &neg(&low)?)
+}
+
+/// softplus with torch's threshold: `x` where `β·x > threshold`, else `ln(1 + e^(β·x)) / β`.
+fn softplus_t(x: &Tensor, beta: f64, threshold: f64) -> candle_core::Result<Tensor> {
+    let bx = (x * beta)?;
+    let soft = ((bx.minimum(threshold)?.exp()? + 1.0)?.log()? / beta)?;
+    bx.gt(threshold)?.where_cond(x, &soft)
+}
+
+/// `x` where `keep`, else `value`; the gradient reaches `x` where kept.
+fn kept(x: &Tensor, keep: &Tensor, value: f64) -> candle_core::Result<Tensor> {
+    keep.where_cond(x, &(x.zeros_like()? + value)?)
+}
+
+/// glu(input, dim=-1): the first half times the sigmoid of the second.
+fn glu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let d = crate::ctx::dim(b.int("dim")?, x.rank())?;
+    let n = x.dims()[d];
+    if n % 2 != 0 {
+        return Err(crate::error::Error::Arg(format!("glu: halving dim {d} of odd size {n}")));
+    }
+    let (a, g) = (x.t.narrow(d, 0, n / 2)?, x.t.narrow(d, n / 2, n / 2)?);
+    one(ctx.out((a * sigmoid_t(&g)?)?, float_of(x.dtype))?)
+}
+
+/// softmin(input, dim=None, _stacklevel=3, dtype=None): softmax of `-input`
+/// (an implicit dim as torch's legacy rule: 0 for ranks 0, 1 and 3, else 1).
+fn softmin(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let dtype = b.opt_dtype("dtype")?.unwrap_or(x.dtype);
+    if x.rank() == 0 {
+        return one(ctx.out(x.t.ones_like()?, dtype)?);
+    }
+    let d = match b.opt_int("dim")? {
+        Some(d) => crate::ctx::dim(d, x.rank())?,
+        None if matches!(x.rank(), 1 | 3) => 0,
+        None => 1,
+    };
+    let t = ctx.cast(x, dtype)?.t;
+    one(ctx.out(super::nn::softmax_t(&t.neg()?, d)?, dtype)?)
+}
+
+const SELU_ALPHA: f64 = 1.6732632423543772;
+const SELU_SCALE: f64 = 1.0507009873554805;
+
 /// The activation and elementwise-math entries.
 pub static OPS: &[Op] = &[
     Op { names: &["Functional.relu", "Torch.relu", "Tensor.relu", "Mint.relu", "MintFunctional.relu"], sig: "input, inplace=False", forward: |c, b| unary(c, b, true, relu_t), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
@@ -163,4 +215,42 @@ pub static OPS: &[Op] = &[
     Op { names: &["Functional.hardsigmoid", "MintFunctional.hardsigmoid"], sig: "input, inplace=False", forward: |c, b| unary(c, b, false, hardsigmoid_t), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
     Op { names: &["Functional.relu6", "MintFunctional.relu6"], sig: "input, inplace=False", forward: |c, b| unary(c, b, true, |x| relu6_t(x, Edges::Outer)), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
     Op { names: &["MS.Functional.relu6"], sig: "input", forward: |c, b| unary(c, b, true, |x| relu6_t(x, Edges::Middle)), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Functional.elu"], sig: "input, alpha=1.0, inplace=False", forward: |c, b| {
+        let alpha = b.float("alpha")?;
+        unary(c, b, false, |x| split_at_zero(x, |l| (l.exp()? - 1.0)? * alpha))
+    }, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Functional.selu", "Torch.selu"], sig: "input, inplace=False", forward: |c, b| unary(c, b, false, |x| split_at_zero(x, |l| (l.exp()? - 1.0)? * SELU_ALPHA)? * SELU_SCALE), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Functional.celu", "Torch.celu"], sig: "input, alpha=1.0, inplace=False", forward: |c, b| {
+        let alpha = b.float("alpha")?;
+        unary(c, b, false, |x| split_at_zero(x, |l| ((l / alpha)?.exp()? - 1.0)? * alpha))
+    }, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Functional.softplus"], sig: "input, beta=1.0, threshold=20.0", forward: |c, b| {
+        let (beta, threshold) = (b.float("beta")?, b.float("threshold")?);
+        unary(c, b, false, |x| softplus_t(x, beta, threshold))
+    }, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Functional.softsign"], sig: "input", forward: |c, b| unary(c, b, false, |x| x / (abs_t(x)? + 1.0)?), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Functional.logsigmoid"], sig: "input", forward: |c, b| unary(c, b, false, |x| softplus_t(&x.neg()?, 1.0, 20.0)?.neg()), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Functional.tanhshrink"], sig: "input", forward: |c, b| unary(c, b, false, |x| x - x.tanh()?), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Functional.mish"], sig: "input, inplace=False", forward: |c, b| unary(c, b, false, |x| x * softplus_t(x, 1.0, 20.0)?.tanh()?), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Functional.hardshrink", "Torch.hardshrink"], sig: "input, lambd=0.5", forward: |c, b| {
+        let l = b.float("lambd")?;
+        unary(c, b, true, |x| kept(x, &abs_t(x)?.gt(l)?, 0.0))
+    }, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Functional.softshrink"], sig: "input, lambd=0.5", forward: |c, b| {
+        let l = b.float("lambd")?;
+        unary(c, b, true, |x| x.gt(l)?.where_cond(&(x - l)?, &kept(&(x + l)?, &x.lt(-l)?, 0.0)?))
+    }, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    // The gradient reaches `input` strictly between the bounds, as torch's.
+    Op { names: &["Functional.hardtanh"], sig: "input, min_val=-1.0, max_val=1.0, inplace=False", forward: |c, b| {
+        let (lo, hi) = (b.float("min_val")?, b.float("max_val")?);
+        unary(c, b, true, |x| kept(&kept(x, &x.gt(lo)?, lo)?, &x.lt(hi)?, hi))
+    }, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Functional.threshold", "Torch.threshold"], sig: "input, threshold, value, inplace=False", forward: |c, b| {
+        let (t, v) = (b.float("threshold")?, b.float("value")?);
+        unary(c, b, true, |x| kept(x, &x.gt(t)?, v))
+    }, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Functional.glu"], sig: "input, dim=-1", forward: glu, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op { names: &["Functional.softmin"], sig: "input, dim=None, _stacklevel=3, dtype=None", forward: softmin, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    // mindspore.ops.softmin(x, axis=-1, *, dtype=None): the last axis by default.
+    Op { names: &["MS.Functional.softmin"], sig: "input, dim=-1, *, dtype=None", forward: softmin, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
 ];

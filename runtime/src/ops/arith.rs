@@ -169,14 +169,7 @@ fn clamp(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// In-place ops keep the dtype of `self`.
 fn inplace(ctx: &Ctx, b: &Bound, f: impl Fn(&Ctx, &Bound) -> Result<Vec<Value>>) -> Result<Vec<Value>> {
     let dtype = b.tensor("input")?.dtype;
-    let out = f(ctx, b)?;
-    match out.into_iter().next() {
-        Some(Value::Tensor(t)) if t.dtype.category() > dtype.category() => {
-            Err(Error::Arg(format!("result type {} can't be cast to the in-place output type {}", t.dtype.name(), dtype.name())))
-        }
-        Some(Value::Tensor(t)) => one(ctx.cast(&t, dtype)?),
-        _ => Err(Error::Arg("in-place op produced no tensor".into())),
-    }
+    super::derive::into_self(ctx, dtype, f(ctx, b)?)
 }
 
 /// `f(a, b, c)` with promotion and broadcasting, rounded once: a fused

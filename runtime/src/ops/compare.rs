@@ -133,5 +133,7 @@ pub static OPS: &[Op] = &[
     Op { names: &["Torch.logical_not", "Tensor.logical_not", "Mint.logical_not"], sig: "input", forward: logical_not, backward: false, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.maximum", "Tensor.maximum", "Mint.maximum"], sig: "input, other", forward: |c, b| extreme(c, b, true), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
     Op { names: &["Torch.minimum", "Tensor.minimum", "Mint.minimum"], sig: "input, other", forward: |c, b| extreme(c, b, false), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    // Tensor.where(condition, y) is torch.where(condition, self, y).
+    Op { names: &["Tensor.where"], sig: "input, condition, other", forward: where_, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
     Op { names: &["Torch.where", "Mint.where", "MS.Functional.where"], sig: "condition, input=None, other=None", forward: where_, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
 ];

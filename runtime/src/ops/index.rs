@@ -603,6 +603,36 @@ fn repeat_interleave(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(T { t: out, dtype: x.dtype })
 }
 
+/// sort(input, dim=-1, descending=False, stable=False): the values (the
+/// input gathered, so the gradient goes back to where each came from) and
+/// their int64 indices; NaN sorts as the largest; equal values keep their
+/// order (a stable sort, as torch's CPU sort gives).
+fn sort_values(ctx: &Ctx, x: &T, d: i64, descending: bool) -> Result<(T, T)> {
+    if x.rank() == 0 {
+        return Ok((x.clone(), T::from_f64(vec![0.0], &[], TDType::I64, ctx.compute)?));
+    }
+    let d = dim(d, x.rank())?;
+    let last = x.rank() - 1;
+    let t = x.t.transpose(d, last)?.contiguous()?;
+    let n = t.dims()[last];
+    let values = t.flatten_all()?.to_dtype(DType::F64)?.to_vec1::<f64>()?;
+    let key = |v: f64| if v.is_nan() { f64::INFINITY } else { v };
+    let mut order: Vec<u32> = Vec::with_capacity(values.len());
+    for row in values.chunks(n.max(1)) {
+        let mut idx: Vec<usize> = (0..row.len()).collect();
+        idx.sort_by(|&i, &j| {
+            let (a, b) = (row[i], row[j]);
+            let o = key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal).then(a.is_nan().cmp(&b.is_nan()));
+            if descending { o.reverse() } else { o }
+        });
+        order.extend(idx.into_iter().map(|i| i as u32));
+    }
+    let index = Tensor::from_vec(order.clone(), t.dims(), t.device())?;
+    let sorted = t.gather(&index, last)?.transpose(d, last)?;
+    let positions = Tensor::from_vec(order.into_iter().map(|i| i as f64).collect::<Vec<_>>(), t.dims(), t.device())?.transpose(d, last)?.contiguous()?;
+    Ok((T { t: sorted, dtype: x.dtype }, ctx.out(positions, TDType::I64)?))
+}
+
 /// The indexing entries.
 pub static OPS: &[Op] = &[
     Op { names: &["Torch.topk", "Tensor.topk", "Mint.topk"], sig: "input, k, dim=-1, largest=True, sorted=True", forward: |c, b| topk(c, b, Kernel::Torch), backward: true, standard: Standard::Exact, random: false, facts: &[] },
@@ -639,6 +669,18 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[],
     },
+    Op { names: &["Torch.sort"], sig: "input, dim=-1, descending=False, stable=False", forward: |c, b| {
+        let (v, i) = sort_values(c, b.tensor("input")?, b.int("dim")?, b.bool("descending")?)?;
+        Ok(vec![Value::Tensor(v), Value::Tensor(i)])
+    }, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.argsort"], sig: "input, dim=-1, descending=False, stable=False", forward: |c, b| {
+        let (_, i) = sort_values(c, b.tensor("input")?, b.int("dim")?, b.bool("descending")?)?;
+        Ok(vec![Value::Tensor(i)])
+    }, backward: false, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.msort"], sig: "input", forward: |c, b| {
+        let (v, _) = sort_values(c, b.tensor("input")?, 0, false)?;
+        Ok(vec![Value::Tensor(v)])
+    }, backward: true, standard: Standard::Exact, random: false, facts: &[] },
 ];
 
 #[cfg(test)]

@@ -21,10 +21,13 @@ mod blas;
 mod compare;
 mod conv;
 mod create;
+pub mod derive;
+mod einsum;
 pub mod hooks;
 mod index;
 mod inner_grad;
 mod loss;
+mod math;
 mod nn;
 mod node_grads;
 mod norm;
@@ -96,6 +99,9 @@ pub enum Fact {
     /// AddmmBackward0 `[bias, input, weight.t()]`, a view's one incoming
     /// gradient): the layouts it can have ([`crate::grad_layout`]).
     NodeGradients(NodeLayouts),
+    /// A derived in-place form ([`derive`]): the entry's out-of-place
+    /// result written into `self`, in its dtype ([`derive::into_self`]).
+    InPlace,
 }
 
 /// How rounding in the device's precision can move an op's results: the
@@ -280,6 +286,11 @@ impl Op {
         })
     }
 
+    /// Whether it is a derived in-place form ([`Fact::InPlace`]).
+    pub fn in_place(&self) -> bool {
+        self.facts.iter().any(|f| matches!(f, Fact::InPlace))
+    }
+
     /// Whether its forward values are undefined (uninitialized memory): only shapes are judged.
     pub fn values_undefined(&self) -> bool {
         self.standard == Standard::Undefined
@@ -294,13 +305,20 @@ impl Op {
 
 /// Every op the runtime replays.
 pub fn table() -> impl Iterator<Item = &'static Op> {
-    arith::OPS.iter().chain(blas::OPS).chain(activation::OPS).chain(conv::OPS).chain(pool::OPS).chain(nn::OPS).chain(norm::OPS).chain(loss::OPS).chain(shape::OPS).chain(reduce::OPS).chain(create::OPS).chain(compare::OPS).chain(index::OPS).chain(npu_fused::OPS).chain(npu_attention::OPS).chain(npu_misc::OPS)
+    arith::OPS.iter().chain(blas::OPS).chain(activation::OPS).chain(conv::OPS).chain(pool::OPS).chain(nn::OPS).chain(norm::OPS).chain(loss::OPS).chain(shape::OPS).chain(reduce::OPS).chain(create::OPS).chain(compare::OPS).chain(index::OPS).chain(math::OPS).chain(einsum::OPS).chain(npu_fused::OPS).chain(npu_attention::OPS).chain(npu_misc::OPS)
 }
 
-/// The entry for `Prefix.op` of a dump from `framework`.
+/// The entry for `Prefix.op` of a dump from `framework`: the table's, or
+/// one derived by rule from it ([`derive`]: in-place forms, operators,
+/// other spellings of the same function).
 /// MindSpore-specific meanings are listed as `MS.Prefix.op` and win for
 /// MindSpore dumps; MSAdapter's calls are PyTorch's ([`Framework::api_family`]).
 pub fn lookup(framework: Framework, api: &str) -> Option<&'static Op> {
+    direct(framework, api).or_else(|| derive::lookup(framework.api_family(), api))
+}
+
+/// The table's own entry for `Prefix.op`, as [`lookup`] without derivation.
+fn direct(framework: Framework, api: &str) -> Option<&'static Op> {
     let ms = (framework.api_family() == Framework::MindSpore).then(|| format!("MS.{api}"));
     ms.and_then(|n| table().find(|op| op.names.contains(&n.as_str()))).or_else(|| table().find(|op| op.names.contains(&api)))
 }

@@ -341,6 +341,144 @@ fn cumsum(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(x.t.to_dtype(DType::F64)?.cumsum(d)?, dtype)?)
 }
 
+/// all / any over `dim` (one int, a list, or every dim): a bool result.
+fn truth_reduce(ctx: &Ctx, b: &Bound, all: bool) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let dims = reduce_dims(b, x)?;
+    let truth = x.t.ne(0.0)?.to_dtype(DType::F64)?;
+    if x.rank() == 0 {
+        return one(ctx.out(truth, TDType::Bool)?);
+    }
+    let hits = sum_dims(&truth, &dims, b.bool("keepdim")?)?;
+    let n: usize = dims.iter().map(|&d| x.dims()[d]).product();
+    let r = if all { hits.ge(n as f64)? } else { hits.gt(0.0)? };
+    one(ctx.out(r.to_dtype(DType::F64)?, TDType::Bool)?)
+}
+
+/// The product along `d` as a tree of pairwise products (ones pad an odd
+/// count), so that the gradient is candle's autograd through products.
+fn prod_along(t: &Tensor, d: usize) -> candle_core::Result<Tensor> {
+    let mut t = t.clone();
+    while t.dims()[d] > 1 {
+        let n = t.dims()[d];
+        if n % 2 == 1 {
+            let mut shape = t.dims().to_vec();
+            shape[d] = 1;
+            t = Tensor::cat(&[&t, &Tensor::ones(shape, t.dtype(), t.device())?], d)?;
+        }
+        let half = t.dims()[d] / 2;
+        t = (t.narrow(d, 0, half)? * t.narrow(d, half, half)?)?;
+    }
+    Ok(t)
+}
+
+/// prod(input, dim=None, keepdim=False, *, dtype=None): integers give int64.
+fn prod(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = input_as(ctx, b)?;
+    let dtype = if x.dtype.is_float() { x.dtype } else { TDType::I64 };
+    let keepdim = b.bool("keepdim")?;
+    if x.rank() == 0 {
+        return one(ctx.out(x.t.clone(), dtype)?);
+    }
+    let r = match b.opt_int("dim")? {
+        None => prod_along(&x.t.flatten_all()?, 0)?.reshape(if keepdim { vec![1; x.rank()] } else { vec![] })?,
+        Some(d) => {
+            let d = dim(d, x.rank())?;
+            let r = if x.dims()[d] == 0 {
+                let mut shape = x.dims().to_vec();
+                shape[d] = 1;
+                Tensor::ones(shape, x.t.dtype(), x.t.device())?
+            } else {
+                prod_along(&x.t, d)?
+            };
+            drop_dims(&x.t, r, &[d], keepdim)?
+        }
+    };
+    one(ctx.out(r, dtype)?)
+}
+
+/// nansum / nanmean: NaN counts as absent (zero in the sum, not in the count).
+fn nan_reduce(ctx: &Ctx, b: &Bound, mean: bool) -> Result<Vec<Value>> {
+    let x = input_as(ctx, b)?;
+    let dims = reduce_dims(b, &x)?;
+    let keepdim = b.bool("keepdim")?;
+    let present = x.t.eq(&x.t)?;
+    let clean = present.where_cond(&x.t, &x.t.zeros_like()?)?;
+    let dtype = if x.dtype.is_float() { x.dtype } else if mean { return Err(Error::Unsupported("nanmean of an integer tensor".into())) } else { TDType::I64 };
+    let s = sum_dims(&clean, &dims, keepdim)?;
+    if !mean {
+        return one(ctx.out(s, dtype)?);
+    }
+    let count = sum_dims(&present.to_dtype(x.t.dtype())?, &dims, keepdim)?;
+    one(ctx.out((s / count)?, dtype)?)
+}
+
+/// cumprod(input, dim, *, dtype=None) as a Hillis-Steele scan of products.
+fn cumprod(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = input_as(ctx, b)?;
+    let dtype = if x.dtype.is_float() { x.dtype } else { TDType::I64 };
+    if x.rank() == 0 {
+        return one(ctx.out(x.t.clone(), dtype)?);
+    }
+    let d = dim(b.int("dim")?, x.rank())?;
+    let n = x.dims()[d];
+    let mut t = x.t.clone();
+    let mut shift = 1;
+    while shift < n {
+        let mut shape = t.dims().to_vec();
+        shape[d] = shift;
+        let shifted = Tensor::cat(&[&Tensor::ones(shape, t.dtype(), t.device())?, &t.narrow(d, 0, n - shift)?], d)?;
+        t = (t * shifted)?;
+        shift *= 2;
+    }
+    one(ctx.out(t, dtype)?)
+}
+
+/// logcumsumexp(input, dim): `m + log(cumsum(exp(x − m)))` with `m` the
+/// (constant) maximum along the dim.
+fn logcumsumexp(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    if !x.dtype.is_float() {
+        return Err(Error::Unsupported("logcumsumexp of an integer tensor".into()));
+    }
+    if x.rank() == 0 {
+        return one(ctx.out(x.t.clone(), x.dtype)?);
+    }
+    let d = dim(b.int("dim")?, x.rank())?;
+    let m = x.t.max_keepdim(d)?.detach();
+    let m = m.ne(&m)?.where_cond(&m.zeros_like()?, &m)?;
+    let m = m.abs()?.eq(f64::INFINITY)?.where_cond(&m.zeros_like()?, &m)?;
+    let r = x.t.broadcast_sub(&m)?.exp()?.cumsum(d)?.log()?.broadcast_add(&m)?;
+    one(ctx.out(r, x.dtype)?)
+}
+
+/// count_nonzero(input, dim=None): int64.
+fn count_nonzero(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let dims = reduce_dims(b, x)?;
+    let hits = x.t.ne(0.0)?.to_dtype(DType::F64)?;
+    one(ctx.out(sum_dims(&hits, &dims, false)?, TDType::I64)?)
+}
+
+/// normalize(input, p=2.0, dim=1, eps=1e-12): `x / max(‖x‖_p, eps)` along `dim`.
+fn normalize(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let (p, eps) = (b.float("p")?, b.float("eps")?);
+    let d = dim(b.int("dim")?, x.rank().max(1))?;
+    let t = if x.rank() == 0 { x.t.reshape(1)? } else { x.t.clone() };
+    let norm = if p == 2.0 {
+        // sqrt only of positive sums: a zero vector's norm has gradient 0, as torch's.
+        let ss = t.sqr()?.sum_keepdim(d)?;
+        let pos = ss.gt(0.0)?;
+        pos.where_cond(&pos.where_cond(&ss, &ss.ones_like()?)?.sqrt()?, &ss.zeros_like()?)?
+    } else {
+        norm_t(&t, p, &[d], true)?
+    };
+    let norm = norm.ge(eps)?.where_cond(&norm, &(norm.zeros_like()? + eps)?)?;
+    let y = t.broadcast_div(&norm)?.reshape(x.dims())?;
+    one(ctx.out(y, float_of(x.dtype))?)
+}
+
 /// The reduction entries.
 pub static OPS: &[Op] = &[
     Op { names: &["Torch.mean", "Tensor.mean", "Mint.mean"], sig: "input, dim=None, keepdim=False, *, dtype=None", forward: mean, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums)] },
@@ -371,4 +509,18 @@ pub static OPS: &[Op] = &[
     Op { names: &["Torch.cumsum", "Tensor.cumsum", "Mint.cumsum"], sig: "input, dim, *, dtype=None", forward: cumsum, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums)] },
     Op { names: &["Torch._foreach_norm"], sig: "tensors, ord=2", forward: foreach_norm, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
     Op { names: &["MS.Functional.clip_by_global_norm"], sig: "input, clip_norm=1.0, use_norm=None", forward: clip_by_global_norm, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op { names: &["Torch.all"], sig: "input, dim=None, keepdim=False", forward: |c, b| truth_reduce(c, b, true), backward: false, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.any"], sig: "input, dim=None, keepdim=False", forward: |c, b| truth_reduce(c, b, false), backward: false, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.prod"], sig: "input, dim=None, keepdim=False, *, dtype=None", forward: prod, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op { names: &["Torch.nansum"], sig: "input, dim=None, keepdim=False, *, dtype=None", forward: |c, b| nan_reduce(c, b, false), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums)] },
+    Op { names: &["Torch.nanmean"], sig: "input, dim=None, keepdim=False, *, dtype=None", forward: |c, b| nan_reduce(c, b, true), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums)] },
+    Op { names: &["Torch.cumprod"], sig: "input, dim, *, dtype=None", forward: cumprod, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op { names: &["Torch.logcumsumexp"], sig: "input, dim", forward: logcumsumexp, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op { names: &["Torch.count_nonzero"], sig: "input, dim=None", forward: count_nonzero, backward: false, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Functional.normalize"], sig: "input, p=2.0, dim=1, eps=1e-12, out=None", forward: normalize, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op { names: &["Torch.aminmax"], sig: "input, *, dim=None, keepdim=False", forward: |c, b| {
+        let mut out = extreme(c, b, false)?;
+        out.extend(extreme(c, b, true)?);
+        Ok(out)
+    }, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
 ];

@@ -377,6 +377,309 @@ fn squeeze(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     Ok(same(x, t))
 }
 
+/// unbind(input, dim=0): the slices along `dim`, that dim removed.
+fn unbind(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let d = dim(b.int("dim")?, x.rank())?;
+    (0..x.dims()[d]).map(|i| Ok(Value::Tensor(T { t: x.t.narrow(d, i, 1)?.squeeze(d)?, dtype: x.dtype }))).collect()
+}
+
+/// The sizes of tensor_split's pieces of a dim of `total`: `n` sections
+/// (the first `total % n` one longer), or the pieces between indices.
+fn section_sizes(total: usize, b: &Bound, key: &str) -> Result<Vec<usize>> {
+    match b.value(key) {
+        Value::List(_) => {
+            let mut sizes = vec![];
+            let mut at = 0usize;
+            for i in b.ints(key)? {
+                let i = if i < 0 { (i + total as i64).max(0) as usize } else { (i as usize).min(total) };
+                sizes.push(i.saturating_sub(at));
+                at = at.max(i);
+            }
+            sizes.push(total - at);
+            Ok(sizes)
+        }
+        _ => {
+            let n = b.int(key)?;
+            if n <= 0 {
+                return Err(Error::Arg(format!("tensor_split: sections must be positive, got {n}")));
+            }
+            let n = n as usize;
+            Ok((0..n).map(|i| total / n + usize::from(i < total % n)).collect())
+        }
+    }
+}
+
+fn tensor_split(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let d = dim(b.int("dim")?, x.rank())?;
+    pieces(x, d, &section_sizes(x.dims()[d], b, "indices_or_sections")?)
+}
+
+/// hsplit, vsplit, dsplit: tensor_split along dim 1 (0 for a 1-D input), 0
+/// or 2, whose sections must divide the dim.
+fn direction_split(b: &Bound, which: usize) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let d = if which == 1 && x.rank() == 1 { 0 } else { which };
+    if d >= x.rank() {
+        return Err(Error::Arg(format!("a tensor of rank {} cannot be split along dim {d}", x.rank())));
+    }
+    let total = x.dims()[d];
+    if let Value::Int(n) = b.value("indices_or_sections") {
+        if *n <= 0 || total % *n as usize != 0 {
+            return Err(Error::Arg(format!("dim {d} of size {total} cannot be split into {n} equal sections")));
+        }
+    }
+    pieces(x, d, &section_sizes(total, b, "indices_or_sections")?)
+}
+
+/// The dims a parameter names: one int or a list.
+fn dims_of(b: &Bound, key: &str, rank: usize) -> Result<Vec<usize>> {
+    let ds = match b.value(key) {
+        Value::List(_) => b.ints(key)?,
+        _ => vec![b.int(key)?],
+    };
+    ds.iter().map(|&d| dim(d, rank)).collect()
+}
+
+/// movedim(input, source, destination).
+fn movedim(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let (src, dst) = (dims_of(b, "source", x.rank())?, dims_of(b, "destination", x.rank())?);
+    if src.len() != dst.len() {
+        return Err(Error::Arg(format!("movedim: {} source dims, {} destination dims", src.len(), dst.len())));
+    }
+    let mut order: Vec<Option<usize>> = vec![None; x.rank()];
+    for (&s, &d) in src.iter().zip(&dst) {
+        order[d] = Some(s);
+    }
+    let mut rest = (0..x.rank()).filter(|i| !src.contains(i));
+    let perm: Vec<usize> = order.into_iter().map(|o| o.or_else(|| rest.next()).unwrap_or(0)).collect();
+    Ok(same(x, x.t.permute(perm)?))
+}
+
+fn flip_dims(x: &T, dims: &[usize]) -> Result<Vec<Value>> {
+    Ok(same(x, x.t.contiguous()?.flip(dims)?))
+}
+
+/// roll(input, shifts, dims=None): without dims, of the flattened tensor.
+fn roll(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let shifts = match b.value("shifts") {
+        Value::List(_) => b.ints("shifts")?,
+        _ => vec![b.int("shifts")?],
+    };
+    if b.is_none("dims") {
+        let flat = x.t.flatten_all()?;
+        let n = flat.elem_count() as i64;
+        let s = if n == 0 { 0 } else { shifts[0].rem_euclid(n) };
+        return Ok(same(x, flat.roll(s as i32, 0)?.reshape(x.dims())?));
+    }
+    let dims = dims_of(b, "dims", x.rank())?;
+    if dims.len() != shifts.len() {
+        return Err(Error::Arg(format!("roll: {} shifts for {} dims", shifts.len(), dims.len())));
+    }
+    let mut t = x.t.clone();
+    for (&d, &s) in dims.iter().zip(&shifts) {
+        let n = x.dims()[d] as i64;
+        t = t.roll(if n == 0 { 0 } else { s.rem_euclid(n) as i32 }, d)?;
+    }
+    Ok(same(x, t))
+}
+
+/// rot90(input, k=1, dims=None): dims [0, 1] by default; k quarter turns from dims[0] toward dims[1].
+fn rot90(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let dims = if b.is_none("dims") { vec![dim(0, x.rank())?, dim(1, x.rank())?] } else { dims_of(b, "dims", x.rank())? };
+    if dims.len() != 2 || dims[0] == dims[1] {
+        return Err(Error::Arg(format!("rot90: expects two different dims, got {dims:?}")));
+    }
+    let (d0, d1) = (dims[0], dims[1]);
+    let t = match b.int("k")?.rem_euclid(4) {
+        1 => x.t.contiguous()?.flip(&[d1])?.transpose(d0, d1)?,
+        2 => x.t.contiguous()?.flip(&[d0, d1])?,
+        3 => x.t.transpose(d0, d1)?.contiguous()?.flip(&[d1])?,
+        _ => x.t.clone(),
+    };
+    Ok(same(x, t))
+}
+
+/// `x` repeated `reps` times along each dim (leading dims added as needed).
+fn repeated(ctx: &Ctx, x: &T, reps: &[i64]) -> Result<Vec<Value>> {
+    if reps.iter().any(|&r| r < 0) {
+        return Err(Error::Arg(format!("repeat: negative repeats {reps:?}")));
+    }
+    let rank = reps.len().max(x.rank());
+    let mut shape = vec![1; rank - x.rank()];
+    shape.extend_from_slice(x.dims());
+    let reps: Vec<usize> = std::iter::repeat_n(1, rank - reps.len()).chain(reps.iter().map(|&r| r as usize)).collect();
+    ctx.fits(&shape.iter().zip(&reps).map(|(s, r)| s * r).collect::<Vec<_>>())?;
+    let mut t = x.t.reshape(shape.as_slice())?;
+    for (d, &r) in reps.iter().enumerate() {
+        if r != 1 {
+            t = Tensor::cat(&vec![&t; r], d)?;
+        }
+    }
+    Ok(same(x, t))
+}
+
+/// select(input, dim, index): one slice, that dim removed.
+fn select(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let d = dim(b.int("dim")?, x.rank())?;
+    let (n, i) = (x.dims()[d] as i64, b.int("index")?);
+    let at = if i < 0 { i + n } else { i };
+    if at < 0 || at >= n {
+        return Err(Error::Arg(format!("select: index {i} out of range for a dim of size {n}")));
+    }
+    Ok(same(x, x.t.narrow(d, at as usize, 1)?.squeeze(d)?))
+}
+
+/// diagonal(input, offset=0, dim1=0, dim2=1): the diagonal moved to the last dim.
+fn diagonal(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let (d1, d2) = (dim(b.int("dim1")?, x.rank())?, dim(b.int("dim2")?, x.rank())?);
+    if d1 == d2 {
+        return Err(Error::Arg("diagonal: dim1 and dim2 must differ".into()));
+    }
+    let offset = b.int("offset")?;
+    let rest: Vec<usize> = (0..x.rank()).filter(|&i| i != d1 && i != d2).collect();
+    let t = x.t.permute([rest.clone(), vec![d1, d2]].concat())?;
+    let (r, c) = (x.dims()[d1] as i64, x.dims()[d2] as i64);
+    let (r0, c0) = if offset >= 0 { (0, offset) } else { (-offset, 0) };
+    let n = (r - r0).min(c - c0).max(0) as usize;
+    let k = rest.len();
+    let items = (0..n).map(|i| t.narrow(k, r0 as usize + i, 1)?.narrow(k + 1, c0 as usize + i, 1)?.squeeze(k + 1)?.squeeze(k)).collect::<candle_core::Result<Vec<Tensor>>>()?;
+    let t = if items.is_empty() {
+        let mut shape: Vec<usize> = rest.iter().map(|&i| x.dims()[i]).collect();
+        shape.push(0);
+        Tensor::zeros(shape, x.t.dtype(), x.t.device())?
+    } else {
+        Tensor::stack(&items, k)?
+    };
+    Ok(same(x, t))
+}
+
+/// atleast_1d/2d/3d of one tensor or of each of a list: 0-d → [1], 1-d →
+/// [1, n] (2d), and a 3-D view that puts a 2-D [m, n] at [m, n, 1].
+fn atleast(b: &Bound, rank: usize) -> Result<Vec<Value>> {
+    let grow = |x: &T| -> Result<Value> {
+        let d = x.dims();
+        let shape: Vec<usize> = match (rank, d.len()) {
+            (_, r) if r >= rank => d.to_vec(),
+            (_, 0) => vec![1; rank],
+            (2, 1) | (3, 1) => [vec![1], d.to_vec(), vec![1; rank - 2]].concat(),
+            _ => [d.to_vec(), vec![1]].concat(),
+        };
+        Ok(Value::Tensor(T { t: x.t.reshape(shape)?, dtype: x.dtype }))
+    };
+    match b.value("tensors") {
+        Value::List(items) if items.len() == 1 && matches!(items[0], Value::List(_)) => match &items[0] {
+            Value::List(inner) => inner.iter().map(|v| grow(v.tensor("tensors")?)).collect(),
+            _ => unreachable!(),
+        },
+        Value::List(items) if items.len() == 1 => Ok(vec![grow(items[0].tensor("tensors")?)?]),
+        Value::List(items) => items.iter().map(|v| grow(v.tensor("tensors")?)).collect(),
+        v => Ok(vec![grow(v.tensor("tensors")?)?]),
+    }
+}
+
+/// hstack, vstack, dstack, column_stack: cat along 1 (0 for 1-D pieces), 0
+/// after atleast_2d, 2 after atleast_3d; column_stack makes 1-D pieces columns.
+fn stack_along(ctx: &Ctx, b: &Bound, how: &str) -> Result<Vec<Value>> {
+    let ts = b.tensors("tensors")?;
+    let first = ts.first().ok_or_else(|| Error::Arg("expects a non-empty list of tensors".into()))?;
+    let dtype = ts.iter().map(|t| t.dtype).reduce(TDType::promote).unwrap_or(first.dtype);
+    let shaped = |t: &T| -> Result<Tensor> {
+        let c = ctx.cast(t, dtype)?.t;
+        let d = t.dims().to_vec();
+        Ok(match (how, d.len()) {
+            ("v", 0) => c.reshape((1, 1))?,
+            ("v", 1) => c.reshape((1, d[0]))?,
+            ("d", 0) => c.reshape((1, 1, 1))?,
+            ("d", 1) => c.reshape((1, d[0], 1))?,
+            ("d", 2) => c.reshape((d[0], d[1], 1))?,
+            ("c", 0) => c.reshape((1, 1))?,
+            ("c", 1) => c.reshape((d[0], 1))?,
+            ("h", 0) => c.reshape(1)?,
+            _ => c,
+        })
+    };
+    let parts = ts.iter().map(|t| shaped(t)).collect::<Result<Vec<Tensor>>>()?;
+    let d = match how {
+        "h" if parts[0].rank() == 1 => 0,
+        "h" | "c" => 1,
+        "v" => 0,
+        _ => 2,
+    };
+    one(ctx.out(Tensor::cat(&parts, d)?, dtype)?)
+}
+
+/// unflatten(input, dim, sizes): one dim split into `sizes` (one may be -1).
+fn unflatten(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let d = dim(b.int("dim")?, x.rank())?;
+    let sizes = resolve_shape(&b.ints("sizes")?, x.dims()[d])?;
+    let shape = [&x.dims()[..d], &sizes[..], &x.dims()[d + 1..]].concat();
+    Ok(same(x, x.t.reshape(shape)?))
+}
+
+/// pad(input, pad, mode='constant', value=None): `pad` lists (before, after)
+/// pairs from the last dim backward; negative amounts crop. Modes
+/// 'constant' (`value`, 0 by default), 'replicate', 'reflect', 'circular'.
+fn pad(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let amounts = b.ints("pad")?;
+    let mode = if b.is_none("mode") { "constant" } else { b.str("mode")? };
+    let value = if b.is_none("value") { 0.0 } else { b.float("value")? };
+    if amounts.len() % 2 != 0 || amounts.len() / 2 > x.rank() {
+        return Err(Error::Arg(format!("pad: {} amounts for a tensor of rank {}", amounts.len(), x.rank())));
+    }
+    let mut t = x.t.clone();
+    for (k, pair) in amounts.chunks(2).enumerate() {
+        let d = x.rank() - 1 - k;
+        let (before, after) = (pair[0], pair[1]);
+        // Crops first.
+        let n = t.dims()[d] as i64;
+        let (from, to) = ((-before).max(0), n - (-after).max(0));
+        if to < from {
+            return Err(Error::Arg(format!("pad: cropping {pair:?} more than dim {d} of size {n}")));
+        }
+        t = t.narrow(d, from as usize, (to - from) as usize)?;
+        let n = t.dims()[d];
+        let (before, after) = (before.max(0) as usize, after.max(0) as usize);
+        if before == 0 && after == 0 {
+            continue;
+        }
+        let edge = |count: usize, at_end: bool| -> Result<Tensor> {
+            let mut shape = t.dims().to_vec();
+            shape[d] = count;
+            Ok(match mode {
+                "constant" => ctx.full(&shape, value, x.dtype)?,
+                "replicate" => t.narrow(d, if at_end { n - 1 } else { 0 }, 1)?.broadcast_as(shape)?.contiguous()?,
+                "circular" if count <= n => t.narrow(d, if at_end { 0 } else { n - count }, count)?,
+                "reflect" if count < n => {
+                    let idx: Vec<u32> = if at_end { (0..count).map(|i| (n - 2 - i) as u32).collect() } else { (0..count).map(|i| (count - i) as u32).collect() };
+                    t.contiguous()?.index_select(&Tensor::new(idx, t.device())?, d)?
+                }
+                "circular" | "reflect" => return Err(Error::Arg(format!("pad: {mode} padding of {count} is too large for a dim of size {n}"))),
+                m => return Err(Error::Arg(format!("pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {m:?}"))),
+            })
+        };
+        let mut parts = vec![];
+        if before > 0 {
+            parts.push(edge(before, false)?);
+        }
+        parts.push(t.clone());
+        if after > 0 {
+            parts.push(edge(after, true)?);
+        }
+        t = Tensor::cat(&parts, d)?;
+    }
+    ctx.fits(t.dims())?;
+    Ok(same(x, t))
+}
+
 /// The shape and data-movement entries.
 pub static OPS: &[Op] = &[
     Op { names: &["Tensor.reshape", "Tensor.view"], sig: "input, *shape", forward: reshape, backward: true, standard: Standard::Exact, random: false, facts: &[] },
@@ -401,8 +704,8 @@ pub static OPS: &[Op] = &[
     Op { names: &["Torch.broadcast_to", "Tensor.broadcast_to", "Mint.broadcast_to"], sig: "input, shape", forward: broadcast_to, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.narrow", "Tensor.narrow", "Mint.narrow"], sig: "input, dim, start, length", forward: narrow, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["MS.Functional.assign"], sig: "variable, value", forward: assign, backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.split", "Tensor.split", "Mint.split"], sig: "input, split_size_or_sections, dim=0", forward: split, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.chunk", "Tensor.chunk", "Mint.chunk"], sig: "input, chunks, dim=0", forward: chunk, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.split", "Tensor.split", "Mint.split", "MS.Functional.split"], sig: "input, split_size_or_sections, dim=0", forward: split, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.chunk", "Tensor.chunk", "Mint.chunk", "MS.Functional.chunk"], sig: "input, chunks, dim=0", forward: chunk, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.stack", "Mint.stack", "MS.Functional.stack"], sig: "tensors, dim=0", forward: stack, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.cat", "Mint.cat", "Torch.concat", "MS.Functional.cat"], sig: "tensors, dim=0", forward: cat, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.triu", "Tensor.triu", "Mint.triu"], sig: "input, diagonal=0", forward: |_, b| triangle(b, true), backward: true, standard: Standard::Exact, random: false, facts: &[] },
@@ -414,4 +717,62 @@ pub static OPS: &[Op] = &[
     Op { names: &["Tensor.__setitem__"], sig: "input, index, value", forward: setitem, backward: false, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
     Op { names: &["Tensor.contiguous", "Tensor.clone", "Torch.clone", "Mint.clone"], sig: "input, memory_format=None", forward: identity, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.flatten", "Tensor.flatten", "Mint.flatten"], sig: "input, start_dim=0, end_dim=-1", forward: flatten, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.unbind", "MS.Functional.unbind", "MS.Tensor.unbind"], sig: "input, dim=0", forward: unbind, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.split_with_sizes", "Torch.unsafe_split_with_sizes"], sig: "input, split_sizes, dim=0", forward: |_, b| {
+        let x = b.tensor("input")?;
+        let d = dim(b.int("dim")?, x.rank())?;
+        pieces(x, d, &split_sizes(x.dims()[d], b, "split_sizes")?)
+    }, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.unsafe_split"], sig: "input, split_size, dim=0", forward: |_, b| {
+        let x = b.tensor("input")?;
+        let d = dim(b.int("dim")?, x.rank())?;
+        pieces(x, d, &split_sizes(x.dims()[d], b, "split_size")?)
+    }, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.unsafe_chunk"], sig: "input, chunks, dim=0", forward: chunk, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.tensor_split", "MS.Functional.tensor_split", "MS.Tensor.tensor_split"], sig: "input, indices_or_sections, dim=0", forward: tensor_split, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.hsplit"], sig: "input, indices_or_sections", forward: |_, b| direction_split(b, 1), backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.vsplit"], sig: "input, indices_or_sections", forward: |_, b| direction_split(b, 0), backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.dsplit"], sig: "input, indices_or_sections", forward: |_, b| direction_split(b, 2), backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.movedim"], sig: "input, source, destination", forward: movedim, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.flip"], sig: "input, dims", forward: |_, b| {
+        let x = b.tensor("input")?;
+        flip_dims(x, &dims_of(b, "dims", x.rank())?)
+    }, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.fliplr"], sig: "input", forward: |_, b| flip_dims(b.tensor("input")?, &[1]), backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.flipud"], sig: "input", forward: |_, b| flip_dims(b.tensor("input")?, &[0]), backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.roll"], sig: "input, shifts, dims=None", forward: roll, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.rot90"], sig: "input, k=1, dims=None", forward: rot90, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.tile"], sig: "input, dims", forward: |c, b| repeated(c, b.tensor("input")?, &b.ints("dims")?), backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Tensor.repeat"], sig: "input, *repeats", forward: |c, b| {
+        let x = b.tensor("input")?;
+        let reps = b.ints("repeats")?;
+        if reps.len() < x.rank() {
+            return Err(Error::Arg(format!("repeat: {} repeats for a tensor of rank {}", reps.len(), x.rank())));
+        }
+        repeated(c, x, &reps)
+    }, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.ravel"], sig: "input", forward: |_, b| {
+        let x = b.tensor("input")?;
+        Ok(same(x, x.t.flatten_all()?))
+    }, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Tensor.view_as", "Tensor.reshape_as"], sig: "input, other", forward: |_, b| {
+        let x = b.tensor("input")?;
+        Ok(same(x, x.t.reshape(b.tensor("other")?.dims())?))
+    }, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Tensor.expand_as"], sig: "input, other", forward: |_, b| {
+        let x = b.tensor("input")?;
+        Ok(same(x, x.t.broadcast_as(b.tensor("other")?.dims())?))
+    }, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.select"], sig: "input, dim, index", forward: select, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.diagonal"], sig: "input, offset=0, dim1=0, dim2=1", forward: diagonal, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.narrow_copy"], sig: "input, dim, start, length", forward: narrow, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.atleast_1d"], sig: "*tensors", forward: |_, b| atleast(b, 1), backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.atleast_2d"], sig: "*tensors", forward: |_, b| atleast(b, 2), backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.atleast_3d"], sig: "*tensors", forward: |_, b| atleast(b, 3), backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.hstack"], sig: "tensors", forward: |c, b| stack_along(c, b, "h"), backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.vstack"], sig: "tensors", forward: |c, b| stack_along(c, b, "v"), backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.dstack"], sig: "tensors", forward: |c, b| stack_along(c, b, "d"), backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.column_stack"], sig: "tensors", forward: |c, b| stack_along(c, b, "c"), backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Torch.unflatten"], sig: "input, dim, sizes", forward: unflatten, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op { names: &["Functional.pad"], sig: "input, pad, mode='constant', value=None", forward: pad, backward: true, standard: Standard::Exact, random: false, facts: &[] },
 ];

@@ -101,6 +101,18 @@ SPECIAL = {
     "Torch.vector_norm": torch.linalg.vector_norm,
     "Torch.gelu": F.gelu,
     "Torch.silu": F.silu,
+    "Mint.gelu": F.gelu,
+    "Mint.silu": F.silu,
+    "MintFunctional.dense": F.linear,
+    # mindspore.ops' and Tensor's unbind/split family and einsum: torch's (axis for dim).
+    "MS.Functional.unbind": torch.unbind,
+    "MS.Tensor.unbind": torch.unbind,
+    "MS.Functional.tensor_split": torch.tensor_split,
+    "MS.Tensor.tensor_split": torch.tensor_split,
+    "MS.Functional.chunk": torch.chunk,
+    "MS.Functional.split": torch.split,
+    "MS.Functional.einsum": torch.einsum,
+    "MS.Functional.softmin": lambda x, axis=-1, dtype=None: F.softmin(x, dim=axis, dtype=dtype),
     "Tensor.__setitem__": _setitem,
 }
 
@@ -196,6 +208,42 @@ def case(name, *args, **kwargs):
     c = Case(name, args, kwargs)
     CASES.append(c)
     return c
+
+
+class DerivedCase(Case):
+    """A case of a name the runtime derives by rule (runtime/src/ops/derive.rs)
+    from a base entry: one of the base's cases, called in torch under the
+    derived name (its own function: `torch.Tensor.masked_fill_`,
+    `Tensor.__and__`), so that torch, not the rule, says what it computes.
+    In-place forms run on a copy of `self`, forward only."""
+
+    def __init__(self, derivation, base):
+        super().__init__(derivation["name"], base.args, base.kwargs)
+        self.derived_framework = derivation["framework"]
+        self.constants = set(base.constants)
+        if derivation["in_place"]:
+            method = self.reference
+            self.reference = lambda x, *args, **kwargs: method(x.clone(), *args, **kwargs)
+            self.bench = bench_reference(self.name, self.reference)
+            self.backward = False
+
+    @property
+    def framework(self):
+        return self.derived_framework
+
+
+def derived_cases(derivations):
+    """The cases of the derived names (runtime/tests/agreement.rs writes
+    them as [{name, framework, base, in_place}]): every case of the base."""
+    cases = []
+    for d in derivations:
+        for c in CASES:
+            if c.name == d["base"]:
+                try:
+                    cases.append(DerivedCase(d, c))
+                except AttributeError:  # torch has no such function: the name stays without a case
+                    pass
+    return cases
 
 
 def each(names, *args, **kwargs):
@@ -582,6 +630,7 @@ each(["Torch.mm", "Tensor.mm", "Mint.mm", "MS.Functional.mm"], T(3, 4), T(4, 5))
 each(["Torch.bmm", "Tensor.bmm", "Mint.bmm", "MS.Functional.bmm"], T(2, 3, 4), T(2, 4, 5))
 each(["Torch.addmm", "Tensor.addmm", "Mint.addmm", "MS.Functional.addmm"], T(5), T(3, 4), T(4, 5))
 case("Torch.addmm", T(3, 5), T(3, 4), T(4, 5), beta=0.5, alpha=2.0)
+case("Tensor.addmm", T(3, 5), T(3, 4), T(4, 5), alpha=-1.0)  # self of the result's shape: addmm_ too
 case("Torch.addmm", V([[float("nan")] * 5] * 3), T(3, 4), T(4, 5), beta=0)  # beta=0 ignores input, NaN included
 each(["Torch.baddbmm", "Tensor.baddbmm", "Mint.baddbmm", "MS.Functional.baddbmm"], T(2, 3, 5), T(2, 3, 4), T(2, 4, 5))
 case("Torch.baddbmm", T(1, 3, 5), T(2, 3, 4), T(2, 4, 5), beta=-1.0, alpha=0.25)
@@ -1184,3 +1233,249 @@ case("Torch.max", I(3, 4), 0)  # int64 values
 case("Tensor.max", V(2.0), 0)  # 0-d over dim 0: itself, index 0
 each(["Torch.max", "Tensor.max", "Torch.min", "Tensor.min"], T(3, 4), T(4))  # elementwise
 case("Torch.max", T(3, 4), other=T(3, 4))
+
+# --- elementwise math (runtime/src/ops/math.rs): each under its torch name;
+# the method, in-place and alias forms are derived and run these cases too.
+for _op in ["tan", "atan", "sinh", "cosh", "asinh", "expm1", "exp2", "sinc", "deg2rad", "rad2deg"]:
+    case(f"Torch.{_op}", T(3, 4, low=-1.2, high=1.2))
+case("Torch.sinc", V([0.0, 1.0, -2.5, 0.5]))
+case("Torch.exp2", I(3, 4))  # integers promote to float32
+for _op in ["asin", "acos", "atanh"]:
+    case(f"Torch.{_op}", T(3, 4, low=-0.9, high=0.9))
+case("Torch.acosh", T(3, 4, low=1.1, high=4.0))
+for _op in ["log10", "log2"]:
+    case(f"Torch.{_op}", T(3, 4, low=0.1, high=5.0))
+case("Torch.log10", V([0.0, 1.0, -1.0]))  # -inf and NaN
+case("Torch.log1p", T(3, 4, low=-0.9, high=3.0))
+for _op in ["ceil", "floor", "trunc", "sign", "frac"]:
+    case(f"Torch.{_op}", T(3, 4, low=-3.0, high=3.0))
+case("Torch.floor", I(3, 4, low=-5))  # integers unchanged
+case("Torch.sign", I(3, 4, low=-2, high=3))
+case("Torch.sgn", I(3, 4, low=-2, high=3))  # its float gradient is a ZeroTensor numpy cannot read
+case("Torch.sign", V([0.0, -0.0, 2.0, -1.5]))
+_SPECIALS = V([0.0, -0.0, 1.5, -2.0, INF, -INF, float("nan")])
+for _op in ["isfinite", "isinf", "isnan", "isposinf", "isneginf", "signbit"]:
+    case(f"Torch.{_op}", _SPECIALS)
+case("Torch.isnan", I(3, 4))
+case("Torch.atan2", T(3, 4), T(4))
+case("Torch.hypot", T(3, 4), T(3, 4))
+case("Torch.logaddexp", T(3, 4), T(4))
+case("Torch.logaddexp2", T(3, 4), T(3, 1))
+case("Torch.xlogy", T(3, 4), T(3, 4, low=0.1, high=3.0))
+case("Torch.xlogy", V([0.0, 1.0, 2.0]), V([0.0, 2.0, 0.5]))
+case("Torch.fmod", T(3, 4, low=-5.0, high=5.0), T(4, low=0.5, high=2.0))
+case("Torch.fmod", I(3, 4, low=-7, high=7), 3)
+case("Torch.fmod", T(3, 4, low=-5.0, high=5.0), -1.5)
+case("Torch.remainder", T(3, 4, low=-5.0, high=5.0), T(4, low=0.5, high=2.0))
+case("Torch.remainder", T(3, 4, low=-5.0, high=5.0), -1.5)
+case("Torch.remainder", I(3, 4, low=-7, high=7), 3)
+case("Torch.copysign", T(3, 4), T(4))
+for _op in ["bitwise_and", "bitwise_or", "bitwise_xor"]:
+    case(f"Torch.{_op}", I(3, 4, low=-8, high=8), I(4, low=0, high=8))
+    case(f"Torch.{_op}", B(3, 4), B(3, 4))
+    case(f"Torch.{_op}", I(3, 4, low=0, high=16), 5)
+for _op in ["bitwise_left_shift", "bitwise_right_shift"]:
+    case(f"Torch.{_op}", I(3, 4, low=-8, high=8), I(4, low=0, high=4))
+case("Torch.bitwise_not", I(3, 4, low=-8, high=8))
+case("Torch.bitwise_not", B(3, 4))
+case("Torch.gcd", I(3, 4, low=-12, high=12), I(4, low=0, high=9))
+case("Torch.lcm", I(3, 4, low=-12, high=12), I(4, low=0, high=9))
+case("Torch.floor_divide", T(3, 4, low=-5.0, high=5.0), T(4, low=0.5, high=2.0)).constant(0, 1)  # no derivative in torch
+case("Torch.floor_divide", I(3, 4, low=-7, high=7), 2)
+case("Torch.round", V([0.5, 1.5, 2.5, -0.5, -1.5, 1.2345, -2.71828]))
+case("Torch.round", T(3, 4, low=-5.0, high=5.0), decimals=2)
+case("Torch.round", I(3, 4))
+case("Torch.clamp_min", T(3, 4), 0.25)
+case("Torch.clamp_min", T(3, 4), T(4))
+case("Torch.clamp_max", T(3, 4), -0.5)
+case("Torch.clamp_max", I(3, 4), 2)
+_NANS = V([1.0, float("nan"), -2.0, float("nan"), 3.0])
+_NANS2 = V([float("nan"), 2.0, -3.0, float("nan"), 3.0])
+for _op in ["fmax", "fmin"]:
+    case(f"Torch.{_op}", T(3, 4), T(4))
+    case(f"Torch.{_op}", _NANS, _NANS2).constant(0, 1)
+case("Torch.float_power", T(3, 4, low=0.5, high=2.0), 2.5)
+case("Torch.float_power", T(3, 4, low=0.5, high=2.0), T(4))
+case("Torch.float_power", I(3, 4), 2)
+case("Torch.heaviside", V([-1.0, 0.0, 2.0, 0.0]), V([0.5, 0.5, 0.5, 1.0])).constant(0, 1)
+case("Torch.heaviside", I(3, 4, low=-2, high=3), I(4))
+case("Torch.ldexp", T(3, 4), I(4, low=-3, high=4))
+case("Torch.logit", T(3, 4, low=0.05, high=0.95))
+case("Torch.logit", V([0.0, 0.01, 0.5, 0.99, 1.0]), 0.05)
+case("Torch.nan_to_num", V([1.0, float("nan"), INF, -INF, -2.0]))
+case("Torch.nan_to_num", V([1.0, float("nan"), INF, -INF]), 0.5, 10.0, -10.0)
+case("Torch.nan_to_num", T(3, 4), nan=1.0)
+case("Torch.erfc", T(3, 4))
+case("Torch.isclose", V([1.0, 1.0 + 1e-6, float("nan"), INF, 2.0]), V([1.0, 1.0, float("nan"), INF, 2.1]))
+case("Torch.isclose", V([1.0, float("nan")]), V([1.1, float("nan")]), rtol=0.2, equal_nan=True)
+
+# --- the unbind/split/chunk families and other data movement (shape.rs)
+case("Torch.unbind", T(3, 4))
+case("Torch.unbind", T(2, 3, 4), 1)
+case("Torch.unbind", T(2, 3, 4), dim=-1)
+case("Torch.split_with_sizes", T(5, 4), [2, 3])
+case("Torch.split_with_sizes", T(3, 6), [1, 0, 5], dim=1)
+case("Torch.unsafe_split_with_sizes", T(5, 4), [4, 1])
+case("Torch.unsafe_split", T(5, 4), 2)
+case("Torch.unsafe_chunk", T(5, 4), 3)
+case("Torch.tensor_split", T(7, 4), 3)
+case("Torch.tensor_split", T(3, 7), [1, 5], dim=1)
+case("Torch.tensor_split", T(6), [2, -1, 10])
+case("Torch.hsplit", T(3, 6), 3)
+case("Torch.hsplit", T(6), [2, 4])
+case("Torch.vsplit", T(4, 3), 2)
+case("Torch.dsplit", T(2, 3, 4), [1, 3])
+case("Torch.movedim", T(2, 3, 4), 0, -1)
+case("Torch.movedim", T(2, 3, 4, 5), [0, 1], [3, 0])
+case("Torch.flip", T(2, 3, 4), [0, 2])
+case("Torch.flip", T(2, 3), [-1])
+case("Torch.fliplr", T(3, 4))
+case("Torch.flipud", T(3, 4, 2))
+case("Torch.roll", T(3, 4), 2)
+case("Torch.roll", T(3, 4), -1, 1)
+case("Torch.roll", T(3, 4), [1, 5], [0, 1])
+case("Torch.rot90", T(3, 4))
+case("Torch.rot90", T(2, 3, 4), 3, [1, 2])
+case("Torch.rot90", T(3, 4), -2)
+case("Torch.tile", T(2, 3), [2, 1])
+case("Torch.tile", T(3), [2, 2])
+case("Tensor.repeat", T(2, 3), 2, 1)
+case("Tensor.repeat", T(3), [2, 1, 2])
+case("Torch.ravel", T(2, 3, 4))
+case("Tensor.view_as", T(2, 6), T(3, 4))
+case("Tensor.reshape_as", T(2, 6), T(12))
+case("Tensor.expand_as", T(3, 1), T(2, 3, 4))
+case("Torch.select", T(3, 4), 1, -1)
+case("Torch.select", T(2, 3, 4), 0, 1)
+case("Torch.diagonal", T(3, 4))
+case("Torch.diagonal", T(3, 4), 1)
+case("Torch.diagonal", T(2, 3, 4), -1, 1, 2)
+case("Torch.diagonal", T(3, 4), offset=5)
+case("Torch.narrow_copy", T(4, 5), 1, 1, 3)
+case("Torch.atleast_1d", V(1.5))
+case("Torch.atleast_2d", T(3))
+case("Torch.atleast_3d", T(3, 4))
+case("Torch.atleast_3d", [T(3), V(2.0)])
+case("Torch.hstack", [T(2, 3), T(2, 1)])
+case("Torch.hstack", [T(3), T(2)])
+case("Torch.vstack", [T(3), T(2, 3)])
+case("Torch.dstack", [T(2, 3), T(2, 3, 2)])
+case("Torch.column_stack", [T(3), T(3, 2)])
+case("Torch.unflatten", T(2, 12), 1, [3, -1])
+
+# --- einsum (einsum.rs): contractions, batch dims, outer products,
+# reductions, transposes, diagonals, traces, ellipsis broadcasting, the
+# implicit output, three operands, the list form.
+case("Torch.einsum", "ij,jk->ik", T(3, 4), T(4, 5))
+case("Torch.einsum", "bhqd,bhkd->bhqk", T(2, 3, 4, 5), T(2, 3, 6, 5))
+case("Torch.einsum", "i,j->ij", T(3), T(4))
+case("Torch.einsum", "ij->", T(3, 4))
+case("Torch.einsum", "ij->ji", T(3, 4))
+case("Torch.einsum", "ii->i", T(4, 4))
+case("Torch.einsum", "ii", T(4, 4))
+case("Torch.einsum", "iij->j", T(3, 3, 2))
+case("Torch.einsum", "...ij,...jk->...ik", T(2, 3, 4), T(4, 5))
+case("Torch.einsum", "b...d,d->b...", T(2, 3, 4, 5), T(5))
+case("Torch.einsum", "ij,jk", T(3, 4), T(4, 5))
+case("Torch.einsum", "ba,ca", T(3, 4), T(2, 4))
+case("Torch.einsum", "ij,jk,kl->il", T(2, 3), T(3, 4), T(4, 5))
+case("Torch.einsum", "bi,bj,bk->bijk", T(2, 3), T(2, 2), T(2, 4))
+case("Torch.einsum", "i j , j -> i", T(3, 4), T(4))
+case("Torch.einsum", "ij,ij->i", T(3, 4), T(3, 4))
+case("Torch.einsum", "ij,kj->", T(3, 4), T(2, 4))
+case("Torch.einsum", "ij,jk->ik", [T(3, 4), T(4, 2)])
+case("Torch.einsum", "...,...->...", T(3, 1), T(4))
+
+# --- activations of torch.nn.functional (activation.rs); their in-place forms are derived
+for _op in ["elu", "selu", "celu", "softplus", "softsign", "logsigmoid", "tanhshrink", "mish", "hardshrink", "softshrink", "hardtanh"]:
+    case(f"Functional.{_op}", T(3, 4, low=-3.0, high=3.0))
+case("Functional.elu", T(3, 4), 0.5)
+case("Functional.elu", V([-1000.0, 1000.0, 0.0]))
+case("Functional.celu", T(3, 4), alpha=2.0)
+case("Functional.softplus", T(3, 4, low=-5.0, high=5.0), beta=3.0, threshold=4.0)
+case("Functional.softplus", V([-100.0, 30.0, 0.0]))
+case("Functional.logsigmoid", V([-100.0, 100.0, 0.0]))
+case("Functional.hardshrink", T(3, 4), 1.0)
+case("Functional.softshrink", T(3, 4), lambd=0.25)
+case("Functional.hardtanh", V([-2.0, -1.0, 0.5, 1.0, 2.0]))
+case("Functional.hardtanh", T(3, 4), -0.5, 0.5)
+case("Functional.threshold", T(3, 4), 0.1, -7.0)
+case("Functional.threshold", V([0.1, 0.2, -1.0]), 0.1, 20.0)
+case("Torch.selu", T(3, 4))
+case("Torch.celu", T(3, 4))
+case("Torch.hardshrink", T(3, 4))
+case("Torch.threshold", T(3, 4), 0.5, 0.0)
+case("Functional.glu", T(3, 4))
+case("Functional.glu", T(4, 3), 0)
+case("Functional.softmin", T(3, 4), 1)
+case("Functional.softmin", T(3, 4), dim=0, dtype=torch.float64)
+case("MS.Functional.softmin", T(2, 3, 4))  # the last axis by default, not torch's implicit dim
+case("MS.Functional.softmin", T(3, 4), 0)
+
+# MindSpore's spellings of the unbind/split family and einsum (keyword axis binds as dim).
+each(["MS.Functional.unbind", "MS.Tensor.unbind"], T(3, 4), 1)
+each(["MS.Functional.tensor_split", "MS.Tensor.tensor_split"], T(7, 4), 3)
+case("MS.Tensor.tensor_split", T(3, 7), [1, 5], 1)
+case("MS.Functional.chunk", T(5, 4), 2)
+case("MS.Functional.split", T(5, 4), [2, 3])
+case("MS.Functional.split", T(3, 6), 4, 1)
+case("MS.Functional.einsum", "bij,bjk->bik", T(2, 3, 4), T(2, 4, 5))
+
+# --- reductions (reduce.rs): all/any, prod, nansum/nanmean, cumprod, logcumsumexp, count_nonzero
+for _op in ["all", "any"]:
+    case(f"Torch.{_op}", B(3, 4))
+    case(f"Torch.{_op}", I(3, 4, low=0, high=2), 1)
+    case(f"Torch.{_op}", T(3, 4), 0, True)
+    case(f"Torch.{_op}", V([[0.0, float("nan")], [0.0, 0.0]]), dim=1)
+case("Torch.prod", T(3, 4))
+case("Torch.prod", T(3, 5), 1)
+case("Torch.prod", T(3, 4), 0, True)
+case("Torch.prod", V([[1.0, 0.0, 2.0], [3.0, 4.0, 0.5]]), 1)  # a zero: its gradient is the others' product
+case("Torch.prod", I(3, 4, low=1, high=4))
+case("Torch.prod", T(2, 3), dtype=torch.float64)
+case("Torch.nansum", V([[1.0, float("nan"), 2.0], [float("nan"), 3.0, 4.0]]))
+case("Torch.nansum", T(3, 4), 1, True)
+case("Torch.nanmean", V([[1.0, float("nan"), 2.0], [float("nan"), 3.0, 4.0]]), 1)
+case("Torch.nanmean", T(3, 4))
+case("Torch.cumprod", T(3, 5), 1)
+case("Torch.cumprod", T(7), 0)
+case("Torch.cumprod", V([2.0, 0.0, 3.0, 4.0]), 0)
+case("Torch.cumprod", I(2, 3, low=1, high=4), -1)
+case("Torch.logcumsumexp", T(3, 5), 1)
+case("Torch.logcumsumexp", T(4, 2, low=-50.0, high=50.0), 0)
+case("Torch.count_nonzero", I(3, 4, low=0, high=2))
+case("Torch.count_nonzero", T(3, 4), 0)
+case("Torch.count_nonzero", I(2, 3, 4, low=0, high=2), [0, 2])
+
+# --- protocol methods msprobe records: __bool__ (and __nonzero__, derived), a Python bool
+case("Tensor.__bool__", V([2.5]))
+case("Tensor.__bool__", V(0.0))
+case("Tensor.__bool__", V([[1]], "int64"))
+case("Tensor.__rmod__", T(3, 4, low=0.5, high=3.0), 5.0).constant(0)  # no derivative in torch
+case("Tensor.__rmod__", I(3, 4, low=1, high=5), 7)
+
+# --- Tensor.where (self is the value where the condition holds), pad, normalize
+case("Tensor.where", T(3, 4), B(3, 4), T(4))
+case("Tensor.where", T(3, 4), B(4), 0.5)
+case("Functional.pad", T(2, 3, 4), [1, 2])
+case("Functional.pad", T(2, 3, 4), [1, 0, 2, 1], value=-1.5)
+case("Functional.pad", T(2, 3, 4), [-1, 2])  # a crop and a pad
+case("Functional.pad", T(2, 3, 4), [2, 1], mode="replicate")
+case("Functional.pad", T(1, 2, 3, 4), [1, 2, 2, 1], "reflect")
+case("Functional.pad", T(2, 3, 4), [2, 3], mode="circular")
+case("Functional.pad", I(3, 4), [1, 1], value=7)
+case("Functional.normalize", T(3, 4))
+case("Functional.normalize", T(3, 4), 1.0, 0)
+case("Functional.normalize", T(2, 3, 4), dim=-1)
+case("Functional.normalize", V([[0.0, 0.0], [3.0, 4.0]]), eps=0.5)
+
+# --- sort, argsort, msort (index.rs), aminmax (reduce.rs)
+case("Torch.sort", T(3, 5))
+case("Torch.sort", T(3, 5), 0, True)
+case("Torch.sort", V([3.0, float("nan"), -1.0, 2.0]), descending=True)
+case("Torch.sort", I(2, 6, low=0, high=3), stable=True)  # ties keep their order
+case("Torch.argsort", T(3, 5), 1)
+case("Torch.argsort", I(8, low=0, high=3), stable=True, descending=True)
+case("Torch.msort", T(4, 3))
+case("Torch.aminmax", T(3, 4))
+case("Torch.aminmax", T(3, 4), dim=1, keepdim=True)

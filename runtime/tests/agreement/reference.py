@@ -4,6 +4,12 @@ per input, output, grad_output and input gradient.
 
 Usage: reference.py OUT_DIR
 
+With OUT_DIR/derived.json (the runtime's derived names, written by the
+Rust test), the base cases of each derived name run under that name too
+(`cases.derived_cases`); a derived case torch refuses (an in-place form
+whose result type `self` cannot hold) is left out, and the Rust test fails
+for a derived name left without a case.
+
 Float tensors are float64 and the values are computed with float64 as the
 default dtype, so that int -> float promotions are exact too, and with every
 floating dtype argument raised to float64 (`Case.bench`: the bench never
@@ -40,7 +46,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from cases import CASES, Given, Rand
+from cases import CASES, Given, Rand, derived_cases
 
 SEED = 1234
 
@@ -124,9 +130,12 @@ def realize(value, rng, writer, path):
 
 
 def flatten(result):
-    """The results of a call as a flat list (tuples and lists are spread)."""
+    """The results of a call as a flat list (tuples and lists are spread, a
+    Python bool becomes a 0-d tensor)."""
     if isinstance(result, (tuple, list)):
         return [t for r in result for t in flatten(r)]
+    if isinstance(result, bool):  # a protocol method's Python bool (__bool__): a 0-d bool tensor
+        return [torch.tensor(result)]
     assert isinstance(result, torch.Tensor), f"non-tensor result {result!r}"
     return [result]
 
@@ -195,6 +204,7 @@ def run_case(index, case, out_dir):
         "grad_outputs": None,
         "grads": None,
         "values_undefined": getattr(case, "values_undefined", False),
+        "derived": hasattr(case, "derived_framework"),
     }
     if not entry["backward"]:
         return entry
@@ -218,6 +228,13 @@ def main():
             entries.append(run_case(index, case, out_dir))
         except Exception as e:
             raise SystemExit(f"case {index} ({case.name}): torch failed: {e!r}")
+    derived = out_dir / "derived.json"
+    extra = derived_cases(json.loads(derived.read_text())) if derived.exists() else []
+    for index, case in enumerate(extra, start=len(CASES)):
+        try:
+            entries.append(run_case(index, case, out_dir))
+        except Exception:
+            continue
     (out_dir / "cases.json").write_text(json.dumps({"cases": entries}, indent=1))
     print(f"{len(entries)} cases written to {out_dir}")
 

@@ -1,0 +1,274 @@
+//! The long tail by rule: names of msprobe's hook lists that the table does
+//! not hold but that mean one of its entries, replayed from that entry
+//! instead of by code per name. A name is derived when it is
+//!
+//! - an in-place form (`Tensor.masked_fill_`, `Torch.relu_`,
+//!   `Tensor.__isub__`): its out-of-place entry, the result cast to the
+//!   dtype of `self` ([`into_self`]; torch refuses a result of a higher
+//!   category), forward only, as the table's own in-place entries;
+//! - a Python operator (`Tensor.__and__`, `Tensor.__ge__`, a commutative
+//!   reflected `__rand__`): the function Python's operator calls;
+//! - another spelling of the same function: the method form of a torch
+//!   function or the reverse (`Tensor.atan2` and `Torch.atan2`), torch's
+//!   documented aliases (`arccos`, `multiply`, `greater`), MindSpore's
+//!   `mint` and `mint.nn.functional` (torch's API, [`MINT`]).
+//!
+//! Only names on a hook list are derived (the set is finite and known:
+//! [`derived`]), each once, and every derived name has its agreement cases
+//! (the base's cases, run in torch under the derived name:
+//! runtime/tests/agreement.rs).
+
+use std::sync::OnceLock;
+
+use super::{direct, Fact, Op};
+use crate::ctx::Ctx;
+use crate::dtype::TDType;
+use crate::error::{Error, Result};
+use crate::spec::Framework;
+use crate::value::Value;
+
+/// Python's binary and unary operator methods and the torch function each calls.
+const OPERATORS: &[(&str, &str)] = &[
+    ("add", "add"),
+    ("sub", "sub"),
+    ("mul", "mul"),
+    ("truediv", "div"),
+    ("div", "div"),
+    ("floordiv", "floor_divide"),
+    ("mod", "remainder"),
+    ("pow", "pow"),
+    ("matmul", "matmul"),
+    ("and", "bitwise_and"),
+    ("or", "bitwise_or"),
+    ("xor", "bitwise_xor"),
+    ("lshift", "bitwise_left_shift"),
+    ("rshift", "bitwise_right_shift"),
+    ("eq", "eq"),
+    ("ne", "ne"),
+    ("lt", "lt"),
+    ("le", "le"),
+    ("gt", "gt"),
+    ("ge", "ge"),
+    ("neg", "neg"),
+    ("abs", "abs"),
+    ("invert", "bitwise_not"),
+];
+
+/// The operators whose reflected form (`__rand__`: `other & self`) is the operator itself.
+const COMMUTATIVE: &[&str] = &["add", "mul", "and", "or", "xor"];
+
+/// torch's documented aliases: the alias and the function it names.
+const ALIASES: &[(&str, &str)] = &[
+    ("absolute", "abs"),
+    ("arccos", "acos"),
+    ("arcsin", "asin"),
+    ("arctan", "atan"),
+    ("arctan2", "atan2"),
+    ("arccosh", "acosh"),
+    ("arcsinh", "asinh"),
+    ("arctanh", "atanh"),
+    ("multiply", "mul"),
+    ("divide", "div"),
+    ("subtract", "sub"),
+    ("true_divide", "div"),
+    ("greater", "gt"),
+    ("greater_equal", "ge"),
+    ("less", "lt"),
+    ("less_equal", "le"),
+    ("not_equal", "ne"),
+    ("negative", "neg"),
+    ("clip", "clamp"),
+    ("fix", "trunc"),
+    ("swapdims", "transpose"),
+    ("moveaxis", "movedim"),
+    ("concatenate", "cat"),
+    ("ger", "outer"),
+    ("row_stack", "vstack"),
+    ("__div__", "__truediv__"),
+    ("__rdiv__", "__rtruediv__"),
+    ("__idiv__", "__itruediv__"),
+    ("__nonzero__", "__bool__"),
+];
+
+/// Method forms that are not the torch function of the same name:
+/// `Tensor.where(condition, y)` is `torch.where(condition, self, y)`.
+const OTHER_FUNCTIONS: &[&str] = &["where"];
+
+/// MindSpore's prefixes whose APIs are torch's (`mindspore.mint.X` is
+/// `torch.X`, `mint.nn.functional.X` is `torch.nn.functional.X`), and the
+/// PyTorch prefix each spells.
+const MINT: &[(&str, &str)] = &[("Mint", "Torch"), ("MintFunctional", "Functional")];
+
+/// How a derived name replays its base entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Derivation {
+    /// The base entry's name this name was derived from.
+    pub base: &'static str,
+    /// Whether the call updates `self` in place ([`into_self`]).
+    pub in_place: bool,
+}
+
+/// The spellings to try for `op` under `prefix` of `family`, and whether they run in place.
+fn candidates(family: Framework, prefix: &str, op: &str) -> Vec<(String, bool)> {
+    let alias = ALIASES.iter().find(|(a, _)| *a == op).map(|(_, t)| *t);
+    let op = alias.unwrap_or(op);
+    // An alias of a name the table holds (`__rdiv__` of `__rtruediv__`).
+    let mut out: Vec<(String, bool)> = alias.map(|a| (format!("{prefix}.{a}"), false)).into_iter().collect();
+    let (stem, in_place) = match op.strip_prefix("__").and_then(|o| o.strip_suffix("__")) {
+        Some(inner) => {
+            let find = |n: &str| OPERATORS.iter().find(|(o, _)| *o == n).map(|(_, f)| *f);
+            // `a @= b` is not in place in torch (it rebinds `a` to `a @ b`).
+            let in_place = inner.strip_prefix('i').filter(|o| *o != "matmul").and_then(find);
+            match (find(inner), in_place, inner.strip_prefix('r')) {
+                (Some(f), _, _) => (f.to_string(), false),
+                (None, Some(f), _) => (f.to_string(), true),
+                (None, None, Some(r)) if COMMUTATIVE.contains(&r) => (find(r).unwrap_or(r).to_string(), false),
+                _ => return out,
+            }
+        }
+        None => match op.strip_suffix('_') {
+            Some(stem) if !stem.is_empty() && !stem.ends_with('_') && !op.starts_with('_') => (stem.to_string(), true),
+            _ => (op.to_string(), false),
+        },
+    };
+    // MindSpore's own APIs (mindspore.ops, Tensor) take only their in-place
+    // and operator forms: their other spellings are not torch's.
+    let torch_api = family != Framework::MindSpore || MINT.iter().any(|(m, _)| *m == prefix);
+    let mut stems = vec![stem.clone()];
+    if torch_api {
+        stems.extend(ALIASES.iter().filter(|(a, _)| *a == stem).map(|(_, t)| t.to_string()));
+    } else if alias.is_some() {
+        return vec![];
+    }
+    let other_function = OTHER_FUNCTIONS.contains(&stem.as_str());
+    let prefixes: Vec<&str> = match (family, prefix) {
+        (Framework::MindSpore, p) => match MINT.iter().find(|(m, _)| *m == p) {
+            Some((m, torch)) if *torch == "Torch" && !other_function => vec![m, torch, "Tensor"],
+            Some((m, torch)) => vec![m, torch],
+            None => vec![p],
+        },
+        (_, "Tensor") if !other_function => vec!["Tensor", "Torch"],
+        (_, "Torch") if !other_function => vec!["Torch", "Tensor"],
+        (_, p) => vec![p],
+    };
+    for s in &stems {
+        for p in &prefixes {
+            out.push((format!("{p}.{s}"), in_place));
+        }
+    }
+    out
+}
+
+/// The base entry of `api` in `family` by rule, when the table does not hold it.
+fn derive(family: Framework, api: &str) -> Option<(&'static Op, Derivation)> {
+    let (prefix, op) = api.split_once('.')?;
+    candidates(family, prefix, op).into_iter().find_map(|(name, in_place)| {
+        let base = direct(family, &name)?;
+        let base_name = base.names.iter().find(|n| n.trim_start_matches("MS.") == name)?;
+        Some((base, Derivation { base: base_name, in_place }))
+    })
+}
+
+/// One derived name with its entry.
+pub struct Derived {
+    /// The framework family whose dumps use the name.
+    pub family: Framework,
+    /// The name (`Prefix.op`).
+    pub name: &'static str,
+    /// What it derives from.
+    pub derivation: Derivation,
+    /// Its entry: the base's, under the derived name.
+    pub op: Op,
+}
+
+/// Every derived name of the hook lists (built once).
+pub fn derived() -> &'static [Derived] {
+    static DERIVED: OnceLock<Vec<Derived>> = OnceLock::new();
+    DERIVED.get_or_init(|| {
+        let mut out: Vec<Derived> = vec![];
+        for list in super::hooks::LISTS {
+            for name in list.names() {
+                let api = format!("{}.{}", list.prefix, name.rsplit('.').next().unwrap_or(name));
+                if direct(list.framework, &api).is_some() || out.iter().any(|d| d.family == list.framework && d.name == api) {
+                    continue;
+                }
+                let Some((base, derivation)) = derive(list.framework, &api) else { continue };
+                let name: &'static str = Box::leak(api.into_boxed_str());
+                let mut facts = base.facts.to_vec();
+                if derivation.in_place {
+                    facts.retain(|f| !matches!(f, Fact::NodeGradients(_)));
+                    facts.push(Fact::InPlace);
+                }
+                let op = Op {
+                    names: Box::leak(vec![name].into_boxed_slice()),
+                    sig: base.sig,
+                    forward: base.forward,
+                    // The runtime replays in-place calls forward only.
+                    backward: base.backward && !derivation.in_place,
+                    standard: base.standard,
+                    random: base.random,
+                    facts: Box::leak(facts.into_boxed_slice()),
+                };
+                out.push(Derived { family: list.framework, name, derivation, op });
+            }
+        }
+        out
+    })
+}
+
+/// The derived entry of `api` for dumps of `family`.
+pub fn lookup(family: Framework, api: &str) -> Option<&'static Op> {
+    derived().iter().find(|d| d.family == family && d.name == api).map(|d| &d.op)
+}
+
+/// An in-place op's result: the out-of-place result cast to `self`'s
+/// dtype, which it cannot exceed in category (torch refuses to write a
+/// float result into an integer tensor).
+pub fn into_self(ctx: &Ctx, dtype: TDType, out: Vec<Value>) -> Result<Vec<Value>> {
+    into_self_shaped(ctx, dtype, None, out)
+}
+
+/// [`into_self`] for `self` of shape `dims`: a result of more or fewer
+/// elements (`self` broadcast against a larger operand) cannot be written
+/// into it; a view's new shape (`transpose_`, `squeeze_`) can.
+pub fn into_self_shaped(ctx: &Ctx, dtype: TDType, dims: Option<&[usize]>, out: Vec<Value>) -> Result<Vec<Value>> {
+    match out.into_iter().next() {
+        Some(Value::Tensor(t)) if t.dtype.category() > dtype.category() => {
+            Err(Error::Arg(format!("result type {} can't be cast to the in-place output type {}", t.dtype.name(), dtype.name())))
+        }
+        Some(Value::Tensor(t)) if dims.is_some_and(|d| d.iter().product::<usize>() != t.t.elem_count()) => {
+            Err(Error::Arg(format!("the in-place result's shape {:?} doesn't match self's {:?}", t.dims(), dims.unwrap_or_default())))
+        }
+        Some(Value::Tensor(t)) => Ok(vec![Value::Tensor(ctx.cast(&t, dtype)?)]),
+        _ => Err(Error::Arg("in-place op produced no tensor".into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn derivation(family: Framework, api: &str) -> Option<(&'static str, bool)> {
+        derived().iter().find(|d| d.family == family && d.name == api).map(|d| (d.derivation.base, d.derivation.in_place))
+    }
+
+    #[test]
+    fn names_derive_by_rule() {
+        let pt = Framework::PyTorch;
+        assert_eq!(derivation(pt, "Tensor.masked_fill_"), Some(("Tensor.masked_fill", true)));
+        assert_eq!(derivation(pt, "Tensor.__isub__"), Some(("Tensor.sub", true)));
+        assert_eq!(derivation(pt, "Tensor.sub_"), Some(("Tensor.sub", true)));
+        assert_eq!(derivation(pt, "Tensor.multiply"), Some(("Tensor.mul", false)));
+        assert_eq!(derivation(pt, "Tensor.__rdiv__"), Some(("Tensor.__rtruediv__", false)));
+        assert_eq!(derivation(pt, "Tensor.index_add_"), Some(("Tensor.index_add", true)));
+        assert_eq!(derivation(pt, "Torch.relu_"), Some(("Torch.relu", true)));
+        // Names the table holds are not derived; nor are names off the lists.
+        assert_eq!(derivation(pt, "Tensor.add_"), None);
+        assert!(lookup(pt, "Tensor.add__").is_none() && lookup(pt, "Tensor.__rlshift__").is_none());
+        assert_eq!(derivation(pt, "Tensor.__nonzero__"), Some(("Tensor.__bool__", false)));
+        let op = lookup(pt, "Tensor.masked_fill_").unwrap();
+        assert!(op.in_place() && !op.backward && op.names == ["Tensor.masked_fill_"]);
+        // MSAdapter's dumps are PyTorch's: the same derived names.
+        assert!(std::ptr::eq(super::super::lookup(Framework::MindTorch, "Tensor.masked_fill_").unwrap(), op));
+    }
+}
