@@ -21,7 +21,8 @@
 //!   [`single_compare`] (two SingleSave runs), [`nan_analyze`] (the first
 //!   NaN/Inf across ranks), [`config_check`] (pack and compare training
 //!   environments) and [`checkpoint`] (`config_check -c` of two Megatron
-//!   checkpoints);
+//!   checkpoints) and [`result_change`] (why a run's loss changes with the
+//!   probe on: the user's training command rerun per variant);
 //! - [`cli`]: arguments to validated options, printing, and the binary's
 //!   [`cli::Error`], which maps each command's error to its exit code
 //!   (`runtime::exit`). Nothing below imports it.
@@ -42,6 +43,7 @@ pub mod progress;
 pub mod render;
 pub mod schedule;
 pub mod replay;
+pub mod result_change;
 pub mod select;
 pub mod single_compare;
 pub mod source;

@@ -12,6 +12,7 @@ use crate::config_check::ConfigCheckError;
 use crate::nan_analyze::AnalyzeError;
 use crate::op_generate::GenerateError;
 use crate::replay::ReplayError;
+use crate::result_change::ResultChangeError;
 use crate::single_compare::CompareError;
 
 /// Why the binary failed; [`Error::exit_code`] is its exit code.
@@ -41,6 +42,9 @@ pub enum Error {
     /// `config_check -c` of two checkpoints failed.
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
+    /// `result_change` failed.
+    #[error(transparent)]
+    ResultChange(#[from] ResultChangeError),
     /// A subcommand that is not ours could not reach mindstudio-probe's msprobe.
     #[error(transparent)]
     Foreign(#[from] ForeignError),
@@ -58,6 +62,7 @@ impl Error {
             Error::SingleCompare(e) => e.exit_code(),
             Error::ConfigCheck(e) => e.exit_code(),
             Error::Checkpoint(e) => e.exit_code(),
+            Error::ResultChange(e) => e.exit_code(),
         }
     }
 }

@@ -20,6 +20,7 @@ use crate::op_generate::{self, BatchOptions, Mode};
 use crate::progress::Progress;
 use crate::render::Lang;
 use crate::replay::{self, Scope};
+use crate::result_change::{self, TrainCommand};
 use crate::select::{ApiSelector, Shard};
 use crate::single_compare;
 use runtime::limits::Limits;
@@ -165,6 +166,19 @@ enum Command {
         #[arg(short = 'o', long = "output")]
         output: Option<PathBuf>,
     },
+    /// Why the loss changes with the probe on: runs the training command once per variant (baseline twice, sync, module hooks, API wrappers) and compares what msprobe_rs.ResultChange recorded.
+    #[command(name = "result_change", override_usage = "msprobe -f pytorch result_change -o <OUTPUT> [--ops] -- <COMMAND>...")]
+    ResultChange {
+        /// Folder the result_change_{timestamp}.json verdict is written to (created if missing).
+        #[arg(short = 'o', long = "output_path", visible_alias = "output-path")]
+        output_path: PathBuf,
+        /// Also record the hash of every op's output, to name the first op that changed.
+        #[arg(long)]
+        ops: bool,
+        /// The training command and its arguments, after `--` (e.g. -- python train.py).
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<OsString>,
+    },
     /// Any other subcommand (compare, run_ut, parse, ...): mindstudio-probe's msprobe, when installed.
     #[command(external_subcommand)]
     Foreign(Vec<OsString>),
@@ -223,6 +237,8 @@ pub enum Options {
     },
     /// `config_check -d` (pack) or `-c` of two packs (compare).
     ConfigCheck(config_check::Options),
+    /// `result_change` (needs `-f pytorch`).
+    ResultChange(result_change::Options),
     /// A subcommand of mindstudio-probe's msprobe, not ours: forwarded.
     Foreign(Forward),
 }
@@ -335,6 +351,10 @@ fn options(cli: Cli) -> Result<Options, Error> {
                 (None, None) => Err(Error::Usage("config_check needs -d [FILES...] to pack this environment or -c BENCH CMP to compare two packs".into())),
             }
         }
+        Command::ResultChange { output_path, ops, command } => match cli.framework {
+            Some(Framework::PyTorch) => Ok(Options::ResultChange(result_change::Options { command: TrainCommand(command), output: output_path, ops })),
+            _ => Err(Error::Usage("result_change needs -f pytorch (ResultChange records PyTorch runs only)".into())),
+        },
         Command::Foreign(external) => Ok(Options::Foreign(Forward::from_process(&external))),
     }
 }

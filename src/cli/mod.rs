@@ -13,7 +13,7 @@ pub use error::Error;
 use flags::Options;
 use runtime::exit;
 
-use crate::{checkpoint, config_check, nan_analyze, op_generate, replay, single_compare};
+use crate::{checkpoint, config_check, nan_analyze, op_generate, replay, result_change, single_compare};
 
 /// Runs a validated command, prints its result, and returns the exit code
 /// of its outcome (errors are the caller's to print).
@@ -54,6 +54,10 @@ pub fn run(options: Options) -> Result<u8, Error> {
             let outcome = config_check::run(&opts)?;
             printer::config_check(&outcome);
             Ok(outcome.exit_code())
+        }
+        Options::ResultChange(opts) => {
+            printer::result_change(&result_change::run(&opts)?);
+            Ok(exit::OK)
         }
         Options::Foreign(forward) => Ok(forward.run()?),
     }

@@ -7,6 +7,7 @@ use runtime::report::ranked_table;
 use super::Error;
 use crate::op_generate::{BatchReport, Generated};
 use crate::replay::ReplayReport;
+use crate::result_change;
 use crate::single_compare::Outcome;
 
 /// `msprobe: error: <message>`, one line.
@@ -182,4 +183,30 @@ pub fn nan_analyze(outcome: &crate::nan_analyze::Outcome) {
         Some(file) => println!("The analyze result is saved in: {}", file.display()),
         None => println!("Cannot find any anomaly node, no need to generate analyze file."),
     }
+}
+
+/// `result_change`: one row per comparison (changed or not, how many
+/// tensors, the first with its max abs difference, the first op), the
+/// conclusion, and the verdict's file.
+pub fn result_change(outcome: &result_change::Outcome) {
+    let v = &outcome.verdict;
+    println!("{:<14} {:<8} {:>8}  {:<40} {:>12}  first op", "run", "changed", "tensors", "first changed", "max abs diff");
+    let row = |name: &str, d: &result_change::compare::Difference| {
+        let first = d.changed.first();
+        let op = d.first_op.as_ref().map_or_else(|| "-".to_owned(), |o| format!("{} (step {}, #{})", o.other, o.step, o.index));
+        println!(
+            "{:<14} {:<8} {:>8}  {:<40} {:>12}  {op}",
+            name,
+            if d.changed.is_empty() { "no" } else { "yes" },
+            d.changed.len(),
+            first.map_or("-", |c| c.name.as_str()),
+            first.map_or_else(|| "-".to_owned(), |c| format!("{:.3e}", c.max_abs_diff)),
+        );
+    };
+    row("baseline x2", &v.repeat);
+    for (variant, d) in &v.variants {
+        row(variant.as_str(), d);
+    }
+    println!("{}", v.conclusion);
+    println!("wrote {}", outcome.file.display());
 }

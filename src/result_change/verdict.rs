@@ -1,0 +1,126 @@
+//! The verdict: reproducible or not, what each variant changed, and the
+//! conclusion of document 36 ("模型计算结果改变原因分析") in words.
+
+use serde_json::{json, Value};
+
+use super::compare::Difference;
+use super::runs::Variant;
+
+/// What the runs showed.
+#[derive(Debug)]
+pub struct Verdict {
+    /// Steps each run recorded.
+    pub steps: usize,
+    /// Run 2 against run 1: empty when the run is bitwise reproducible.
+    pub repeat: Difference,
+    /// Each compared variant against run 1 (none when not reproducible).
+    pub variants: Vec<(Variant, Difference)>,
+    /// The conclusion in words.
+    pub conclusion: String,
+}
+
+/// At most three names, then how many more.
+fn names(diff: &Difference) -> String {
+    let mut text = diff.changed.iter().take(3).map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ");
+    if diff.changed.len() > 3 {
+        text.push_str(&format!(" and {} more", diff.changed.len() - 3));
+    }
+    text
+}
+
+/// The clause of document 36 for one variant.
+fn clause(variant: Variant, diff: &Difference) -> String {
+    let changed = !diff.changed.is_empty();
+    match (variant, changed) {
+        (Variant::Sync, true) => format!("synchronisation (ASCEND_LAUNCH_BLOCKING=1, a host read of each op's output, as statistics collection does) changes {}: the change comes from synchronisation, not from the tool's hooks; compare runs that both set ASCEND_LAUNCH_BLOCKING=1", names(diff)),
+        (Variant::Sync, false) => "synchronisation changes nothing".into(),
+        (Variant::ModuleHooks, true) => format!("no-op module hooks (msprobe's L0/mix) change {} (accumulation order of gradients at a fan-out): collect at L1, or compare runs that both have the tool on", names(diff)),
+        (Variant::ModuleHooks, false) => "no-op module hooks change nothing".into(),
+        (Variant::ApiHooks, true) => format!("no-op API wrappers (msprobe's L1) change {}: compare runs that both have the tool on", names(diff)),
+        (Variant::ApiHooks, false) => "no-op API wrappers change nothing".into(),
+        (Variant::Baseline, _) => String::new(),
+    }
+}
+
+impl Verdict {
+    /// The verdict of these comparisons.
+    pub fn new(steps: usize, repeat: Difference, variants: Vec<(Variant, Difference)>) -> Verdict {
+        let conclusion = match repeat.changed.first() {
+            Some(first) => format!(
+                "the run is not reproducible: two unchanged runs differ first in {} (step {}); fix that first: a seed not fixed (torch.manual_seed, numpy, random, the data loader's workers) or a nondeterministic kernel (torch.use_deterministic_algorithms(True), HCCL_DETERMINISTIC=true); nothing else is judged",
+                first.name, first.step
+            ),
+            None => {
+                let clauses: Vec<String> = variants.iter().map(|(v, d)| clause(*v, d)).collect();
+                format!("the run is reproducible; {}", clauses.join("; "))
+            }
+        };
+        Verdict { steps, repeat, variants, conclusion }
+    }
+
+    /// Whether two unchanged runs were bitwise identical.
+    pub fn reproducible(&self) -> bool {
+        self.repeat.changed.is_empty()
+    }
+
+    /// The JSON report (RC.md's keys): `reproducible`, `variants` (each
+    /// `judged`, `changed`, `changed_tensors`, `first_changed` with the
+    /// max abs differences, `first_op`), `conclusion`.
+    pub fn to_json(&self) -> Value {
+        let variants: serde_json::Map<String, Value> = Variant::COMPARED
+            .iter()
+            .map(|&v| {
+                let entry = match self.variants.iter().find(|(w, _)| *w == v) {
+                    Some((_, d)) => json!({
+                        "judged": true,
+                        "changed": !d.changed.is_empty(),
+                        "changed_tensors": d.changed.iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
+                        "first_changed": d.changed.iter().take(5).collect::<Vec<_>>(),
+                        "first_op": d.first_op,
+                        "conclusion": clause(v, d),
+                    }),
+                    None => json!({"judged": false, "changed": null, "changed_tensors": [], "first_changed": [], "first_op": null, "conclusion": "not judged: the run is not reproducible"}),
+                };
+                (v.as_str().to_owned(), entry)
+            })
+            .collect();
+        json!({
+            "reproducible": self.reproducible(),
+            "steps": self.steps,
+            "repeat": {
+                "changed_tensors": self.repeat.changed.iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
+                "first_changed": self.repeat.changed.iter().take(5).collect::<Vec<_>>(),
+                "first_op": self.repeat.first_op,
+            },
+            "variants": variants,
+            "conclusion": self.conclusion,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result_change::compare::Changed;
+
+    fn diff(names: &[&str]) -> Difference {
+        Difference { changed: names.iter().map(|n| Changed { name: (*n).into(), step: 0, max_abs_diff: 1e-7 }).collect(), first_op: None }
+    }
+
+    #[test]
+    fn a_reproducible_run_gets_one_clause_per_variant() {
+        let v = Verdict::new(2, diff(&[]), vec![(Variant::Sync, diff(&[])), (Variant::ModuleHooks, diff(&["a", "b", "c", "d"])), (Variant::ApiHooks, diff(&[]))]);
+        assert_eq!(v.conclusion, "the run is reproducible; synchronisation changes nothing; no-op module hooks (msprobe's L0/mix) change a, b, c and 1 more (accumulation order of gradients at a fan-out): collect at L1, or compare runs that both have the tool on; no-op API wrappers change nothing");
+        let j = v.to_json();
+        assert_eq!(j["variants"]["module_hooks"]["changed_tensors"], json!(["a", "b", "c", "d"]));
+        assert_eq!(j["variants"]["sync"]["changed"], json!(false));
+    }
+
+    #[test]
+    fn an_irreproducible_run_judges_nothing_else() {
+        let v = Verdict::new(1, diff(&["loss"]), vec![]);
+        assert!(!v.reproducible());
+        assert!(v.conclusion.starts_with("the run is not reproducible: two unchanged runs differ first in loss (step 0)"), "{}", v.conclusion);
+        assert_eq!(v.to_json()["variants"]["api_hooks"]["judged"], json!(false));
+    }
+}
