@@ -83,11 +83,21 @@ fn abs_diff(a: &Value, b: &Value) -> f64 {
     }
 }
 
-/// The first `[name, hash]` pair that differs between two `ops` lists.
+/// The first op whose output hash differs between two `ops` lists of
+/// `[name, hash]`, compared by hash alone (the variants name ops their own
+/// way) after dropping an op whose output an earlier op already gave (a
+/// hook's pass-through, such as `view_as`, adds nothing).
 fn first_op(step: usize, a: &Value, b: &Value) -> Option<FirstOp> {
-    let (a, b) = (a.as_array()?, b.as_array()?);
-    let name = |v: Option<&Value>| v.map_or_else(|| "(none)".to_owned(), |op| op[0].as_str().unwrap_or("?").to_owned());
-    (0..a.len().max(b.len())).find(|&i| a.get(i) != b.get(i)).map(|index| FirstOp { step, index, baseline: name(a.get(index)), other: name(b.get(index)) })
+    let (a, b) = (distinct_outputs(a.as_array()?), distinct_outputs(b.as_array()?));
+    let name = |ops: &[(&str, &Value)], i: usize| ops.get(i).map_or("(none)", |op| op.0).to_owned();
+    (0..a.len().max(b.len())).find(|&i| a.get(i).map(|op| op.1) != b.get(i).map(|op| op.1)).map(|index| FirstOp { step, index, baseline: name(&a, index), other: name(&b, index) })
+}
+
+/// `(name, hash)` of each op, without those whose output an earlier op
+/// already gave.
+fn distinct_outputs(ops: &[Value]) -> Vec<(&str, &Value)> {
+    let mut seen = std::collections::HashSet::new();
+    ops.iter().filter(|op| seen.insert(op[1].to_string())).map(|op| (op[0].as_str().unwrap_or("?"), &op[1])).collect()
 }
 
 #[cfg(test)]
@@ -98,7 +108,7 @@ mod tests {
     fn step(loss: f64, hash: &str, mean: f64) -> Value {
         json!({"loss": loss, "loss_hex": format!("{loss:e}"), "grad_norm": 1.0, "grad_norm_hex": "1",
                "params": {"w": {"hash": "h", "mean": 0.0}, "b": {"hash": hash, "max": 1.0, "min": 0.0, "mean": mean, "norm": 1.0}},
-               "ops": [["linear", "x"], ["relu", hash]]})
+               "ops": [["linear", "x"], ["view_as", "x"], ["relu", hash]]})
     }
 
     #[test]
@@ -111,6 +121,6 @@ mod tests {
     fn changed_tensors_come_in_order_with_the_largest_difference() {
         let d = compare(&[step(1.0, "a", 0.5), step(1.0, "a", 0.5)], &[step(1.0, "b", 0.25), step(1.5, "c", 0.0)]);
         assert_eq!(d.changed, vec![Changed { name: "b".into(), step: 0, max_abs_diff: 0.5 }, Changed { name: "loss".into(), step: 1, max_abs_diff: 0.5 }]);
-        assert_eq!(d.first_op, Some(FirstOp { step: 0, index: 1, baseline: "relu".into(), other: "relu".into() }));
+        assert_eq!(d.first_op, Some(FirstOp { step: 0, index: 1, baseline: "relu".into(), other: "relu".into() }), "view_as repeats linear's output");
     }
 }
