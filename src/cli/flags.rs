@@ -378,6 +378,15 @@ mod tests {
     }
 
     #[test]
+    fn result_change_takes_the_command_after_the_double_dash() {
+        let Options::ResultChange(opts) = parse("msprobe -f pytorch result_change -o out --ops -- python train.py --lr 1").unwrap() else { panic!() };
+        assert_eq!(opts.command.display(), "python train.py --lr 1");
+        assert!(opts.ops && opts.output == Path::new("out"));
+        assert_eq!(parse("msprobe result_change -o out -- python t.py").unwrap_err(), "result_change needs -f pytorch (ResultChange records PyTorch runs only)");
+        assert!(parse("msprobe -f pytorch result_change -o out").is_err(), "the command is required");
+    }
+
+    #[test]
     fn replay_dump_alone_takes_the_defaults_and_both_directions() {
         let Options::Replay { opts, top } = parse("msprobe -f mindspore replay --dump d.json --data-mode real_data").unwrap() else { panic!() };
         assert_eq!((opts.framework, opts.propagation, top), (Framework::MindSpore, None, 20));

@@ -1,0 +1,127 @@
+//! `result_change` end to end with real torch ($MSPROBE_PYTHON): the
+//! training scripts of tests/result_change/ (with msprobe_rs.ResultChange
+//! from `python/` on PYTHONPATH) run by the binary, variant by variant;
+//! exact verdicts, and the exact one-line errors and exit codes of a
+//! crashing script, a missing `record` call and a command that does not
+//! exist, with nothing written.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{json, Value};
+
+fn script(name: &str) -> PathBuf {
+    common::repo().join("tests/result_change").join(name)
+}
+
+/// `msprobe -f pytorch result_change -o OUT [extra] -- command...` in a
+/// fresh folder (OUT is `out` in it).
+fn result_change(dir: &Path, extra: &[&str], command: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_msprobe"));
+    cmd.args(["-f", "pytorch", "result_change", "-o", "out"]).args(extra).arg("--").args(command);
+    cmd.current_dir(dir).env("PYTHONPATH", common::repo().join("python")).env("PYTHONDONTWRITEBYTECODE", "1").env_remove("MSPROBE_RC_DIR");
+    cmd.output().unwrap()
+}
+
+/// Runs a script of tests/result_change/ with the test Python.
+fn run_script(dir: &Path, name: &str, extra: &[&str]) -> Output {
+    let (python, script) = (common::python(), script(name));
+    result_change(dir, extra, &[python.to_str().unwrap(), script.to_str().unwrap()])
+}
+
+/// The one verdict file in `dir/out`, after a successful run.
+fn verdict(dir: &Path, o: &Output) -> Value {
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{:?}\nstdout:\n{stdout}\nstderr:\n{}", o.status, String::from_utf8_lossy(&o.stderr));
+    let files: Vec<PathBuf> = std::fs::read_dir(dir.join("out")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let name = files[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("result_change_") && name.ends_with(".json"), "{name}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    assert!(stdout.contains(v["conclusion"].as_str().unwrap()), "{stdout}");
+    v
+}
+
+/// Each variant as (changed, changed_tensors).
+fn changes(v: &Value) -> Vec<(&str, Value, Value)> {
+    ["sync", "module_hooks", "api_hooks"].into_iter().map(|k| (k, v["variants"][k]["changed"].clone(), v["variants"][k]["changed_tensors"].clone())).collect()
+}
+
+#[test]
+fn bignet_hooks_change_net1s_gradients_and_nothing_else_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = verdict(dir.path(), &run_script(dir.path(), "bignet.py", &["--ops"]));
+    assert_eq!(v["reproducible"], json!(true));
+    let net1 = ["net1.ln1.weight", "net1.ln1.bias", "net1.bn1.weight", "net1.bn1.bias", "net1.ln2.weight", "net1.ln2.bias"];
+    let mut module_hooks: Vec<&str> = vec!["grad_norm"];
+    module_hooks.extend(net1);
+    module_hooks.extend(["loss", "net2.ln1.weight", "net2.bn1.weight", "net2.ln2.weight", "net2.bn1.bias"]);
+    assert_eq!(changes(&v), vec![("sync", json!(false), json!([])), ("module_hooks", json!(true), json!(module_hooks)), ("api_hooks", json!(false), json!([]))]);
+    // At the first step, only the grad norm and net1's gradients change (net2's hook, net1's fan-out), by a rounding error.
+    let first = v["variants"]["module_hooks"]["first_changed"].as_array().unwrap();
+    assert_eq!(first.iter().map(|c| (c["name"].as_str().unwrap(), c["step"].as_u64().unwrap())).collect::<Vec<_>>(), [("grad_norm", 0), (net1[0], 0), (net1[1], 0), (net1[2], 0), (net1[3], 0)]);
+    assert!(first.iter().all(|c| (1e-9..1e-5).contains(&c["max_abs_diff"].as_f64().unwrap())), "{first:?}");
+    // Step 0's ops give the same outputs (the change is in the backward); the first op that differs is the
+    // optimizer's update of the changed gradients, recorded with step 1.
+    assert_eq!(v["variants"]["module_hooks"]["first_op"], json!({"step": 1, "index": 0, "baseline": "Tensor.add_", "other": "Tensor.add_"}));
+    assert_eq!(
+        v["conclusion"],
+        "the run is reproducible; synchronisation changes nothing; no-op module hooks (msprobe's L0/mix) change grad_norm, net1.ln1.weight, net1.ln1.bias and 9 more (accumulation order of gradients at a fan-out): collect at L1, or compare runs that both have the tool on; no-op API wrappers change nothing"
+    );
+}
+
+#[test]
+fn a_clock_seeded_run_is_not_reproducible_and_nothing_else_is_judged() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = verdict(dir.path(), &run_script(dir.path(), "clock_seed.py", &[]));
+    assert_eq!(v["reproducible"], json!(false));
+    assert_eq!(v["repeat"]["changed_tensors"][0], json!("loss"));
+    for k in ["sync", "module_hooks", "api_hooks"] {
+        assert_eq!((&v["variants"][k]["judged"], &v["variants"][k]["changed"]), (&json!(false), &Value::Null), "{k}");
+    }
+    assert!(v["conclusion"].as_str().unwrap().starts_with("the run is not reproducible: two unchanged runs differ first in loss (step 0); "), "{}", v["conclusion"]);
+    assert!(v["conclusion"].as_str().unwrap().ends_with("torch.use_deterministic_algorithms(True), HCCL_DETERMINISTIC=true); nothing else is judged"));
+}
+
+#[test]
+fn without_a_fan_out_hooks_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = verdict(dir.path(), &run_script(dir.path(), "nofanout.py", &[]));
+    assert_eq!(v["reproducible"], json!(true));
+    assert_eq!(changes(&v), vec![("sync", json!(false), json!([])), ("module_hooks", json!(false), json!([])), ("api_hooks", json!(false), json!([]))]);
+    assert_eq!(v["conclusion"], "the run is reproducible; synchronisation changes nothing; no-op module hooks change nothing; no-op API wrappers change nothing");
+}
+
+/// The exact stderr and exit code of a failed run, and no output folder.
+fn fails(dir: &Path, o: &Output, code: i32, message: &str) {
+    assert_eq!(String::from_utf8_lossy(&o.stderr), format!("msprobe: error: {message}\n"));
+    assert_eq!(o.status.code(), Some(code));
+    assert!(o.stdout.is_empty());
+    assert!(!dir.join("out").exists(), "nothing partial is written");
+}
+
+#[test]
+fn a_crash_a_missing_record_and_a_missing_command_are_one_line_errors() {
+    let python = common::python();
+    let command = |name: &str| format!("{} {}", python.display(), script(name).display());
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_script(dir.path(), "crash.py", &[]);
+    fails(dir.path(), &o, 4, &format!("result_change: run 1 (baseline) of `{}` exited with code 1: RuntimeError: result_change test: the training script crashed on purpose", command("crash.py")));
+    let o = run_script(dir.path(), "no_record.py", &[]);
+    fails(dir.path(), &o, 4, &format!("result_change: run 1 (baseline) of `{}` recorded no step: call rc.record(loss) after each backward (ResultChange of msprobe_rs)", command("no_record.py")));
+    let o = result_change(dir.path(), &[], &["no-such-training-command", "train.py"]);
+    fails(dir.path(), &o, 2, "result_change: cannot run `no-such-training-command train.py`: No such file or directory (os error 2)");
+}
+
+#[test]
+fn the_command_needs_pytorch_and_a_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_msprobe")).args(["-f", "mindspore", "result_change", "-o", "out", "--", "true"]).current_dir(dir.path()).output().unwrap();
+    fails(dir.path(), &o, 2, "result_change needs -f pytorch (ResultChange records PyTorch runs only)");
+    let o = Command::new(env!("CARGO_BIN_EXE_msprobe")).args(["-f", "pytorch", "result_change", "-o", "out"]).current_dir(dir.path()).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("<COMMAND>"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!dir.path().join("out").exists());
+}
