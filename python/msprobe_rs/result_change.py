@@ -32,6 +32,7 @@ import hashlib
 import json
 import math
 import os
+import sys
 
 from . import _files
 
@@ -224,6 +225,7 @@ class ResultChange:
 
 _MISSING = object()
 _NOT_OPS = ("__get__", "__set__")
+_HOOKS_FILE = os.path.join("torch", "utils", "hooks.py")
 
 
 def _noop_wrapper(original):
@@ -247,6 +249,10 @@ def _make_mode(rc, sync, record):
             out = func(*args, **(kwargs or {}))
             # record()'s own reads, and attribute reads (t.grad, t.shape: descriptors' __get__), are no ops.
             if rc._paused or getattr(func, "__name__", None) in _NOT_OPS:
+                return out
+            # The module hooks' own plumbing (torch.utils.hooks.BackwardHook: view_as on each
+            # input and output) is not the user's op: recording it would shift the op lists.
+            if sys._getframe(1).f_code.co_filename.endswith(_HOOKS_FILE):
                 return out
             tensors = [t for t in _tensors_in(out) if t.layout == torch.strided and t.device.type != "meta"]
             if sync:

@@ -180,3 +180,19 @@ def test_an_unknown_variant_is_refused(rc_env, monkeypatch):
     monkeypatch.setenv("MSPROBE_RC_VARIANT", "everything")
     with pytest.raises(ValueError, match=r"MSPROBE_RC_VARIANT must be one of \['baseline', 'sync', 'module_hooks', 'api_hooks'\], got 'everything'"):
         ResultChange(small_model())
+
+
+def test_the_module_hooks_plumbing_is_not_recorded_as_ops(tmp_path, monkeypatch):
+    monkeypatch.setenv("MSPROBE_RC_OPS", "1")
+    ops = {}
+    for variant in ("baseline", "module_hooks"):
+        folder = tmp_path / variant
+        folder.mkdir()
+        monkeypatch.setenv("MSPROBE_RC_DIR", str(folder))
+        monkeypatch.setenv("MSPROBE_RC_VARIANT", variant)
+        model = small_model()
+        rc = ResultChange(model)
+        step(model, rc)
+        rc.remove()
+        ops[variant] = load(folder, 0)["ops"]
+    assert ops["module_hooks"] == ops["baseline"]
