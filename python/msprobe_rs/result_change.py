@@ -20,7 +20,8 @@ Variants, from the least to the most intrusive:
     module_hooks  a no-op ``register_forward_hook`` and ``register_full_backward_hook``
                   on every module of the model (msprobe's L0/mix)
     api_hooks     no-op wrappers of the torch.nn.functional, torch.Tensor and torch
-                  APIs msprobe 8.3.2's support_wrap_ops.yaml lists (its L1)
+                  APIs msprobe 8.3.2's support_wrap_ops.yaml lists, each with a no-op
+                  hook on its output's grad_fn (its L1)
 
 Each ``record`` writes ``MSPROBE_RC_DIR/step_<k>.json`` atomically: loss,
 grad norm and, per parameter, the sha256 of the gradient's bytes and its
@@ -33,6 +34,7 @@ import json
 import math
 import os
 import sys
+import threading
 
 from . import _files
 
@@ -62,7 +64,10 @@ def read_hook_list(file_name, folder=_HOOK_LIST_DIR):
 def tensor_bytes(t):
     """The raw bytes of a tensor, in C order, on the host (bfloat16 included)."""
     torch = _torch()
-    return t.detach().contiguous().reshape(-1).view(torch.uint8).cpu().numpy().tobytes()
+    t = t.detach()
+    if t.layout != torch.strided:
+        t = t.to_dense()
+    return t.resolve_conj().resolve_neg().contiguous().reshape(-1).view(torch.uint8).cpu().numpy().tobytes()
 
 
 def tensor_hash(t):
@@ -224,15 +229,35 @@ class ResultChange:
 
 
 _MISSING = object()
+_WRAPPER_DEPTH = threading.local()
 _NOT_OPS = ("__get__", "__set__")
 _HOOKS_FILE = os.path.join("torch", "utils", "hooks.py")
 
 
+def _noop_grad_fn_hook(grad_inputs, grad_outputs):
+    return None
+
+
 def _noop_wrapper(original):
-    """A wrapper that only calls the original, as msprobe's L1 puts one around each API."""
+    """A wrapper that calls the original and, as msprobe 8.3.2's L1 does
+    (PytorchHookManager._register_backward_pre_hook), registers a no-op hook on
+    the grad_fn of the first tensor output when it requires a gradient."""
+    torch = _torch()
+
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
-        return original(*args, **kwargs)
+        depth = getattr(_WRAPPER_DEPTH, "value", 0)
+        _WRAPPER_DEPTH.value = depth + 1
+        try:
+            out = original(*args, **kwargs)
+        finally:
+            _WRAPPER_DEPTH.value = depth
+        if depth > 0:
+            return out  # an API called by a wrapped API: msprobe's L1 hooks only the outermost
+        first = next(_tensors_in(out), None)
+        if first is not None and first.requires_grad and torch.is_grad_enabled() and first.grad_fn is not None:
+            first.grad_fn.register_hook(_noop_grad_fn_hook)
+        return out
 
     return wrapper
 

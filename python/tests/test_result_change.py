@@ -196,3 +196,19 @@ def test_the_module_hooks_plumbing_is_not_recorded_as_ops(tmp_path, monkeypatch)
         rc.remove()
         ops[variant] = load(folder, 0)["ops"]
     assert ops["module_hooks"] == ops["baseline"]
+
+
+def test_api_hooks_hook_the_outputs_grad_fn_as_msprobes_l1(rc_env, monkeypatch):
+    monkeypatch.setenv("MSPROBE_RC_VARIANT", "api_hooks")
+    calls = []
+    monkeypatch.setattr(result_change, "_noop_grad_fn_hook", lambda grad_inputs, grad_outputs: calls.append(len(grad_outputs)))
+    rc = ResultChange(small_model())
+    x = torch.ones(3, requires_grad=True)
+    y = torch.nn.functional.relu(x)
+    with torch.no_grad():
+        z = torch.nn.functional.relu(x)
+    rc.remove()
+    assert z.grad_fn is None
+    y.sum().backward()
+    assert calls == [1]
+    assert torch.equal(x.grad, torch.ones(3))
