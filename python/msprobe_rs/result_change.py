@@ -25,7 +25,13 @@ Variants, from the least to the most intrusive:
 
 Each ``record`` writes ``MSPROBE_RC_DIR/step_<k>.json`` atomically: loss,
 grad norm and, per parameter, the sha256 of the gradient's bytes and its
-statistics (the keys are in RC.md of issue 23 and in the README).
+statistics (the keys are in RC.md of issue 23 and in the README). The files
+are strict JSON: a float that is not finite (a NaN loss) is null, and its
+``*_hex`` key (``float.hex``: "nan", "inf") keeps the exact value. With
+MSPROBE_RC_OPS=1, ``"ops"`` lists ``[name, sha256 of the outputs]`` of every
+torch call since the previous record (forward and optimizer; autograd's
+backward runs below Python and is not seen), named as msprobe names them
+(Functional.linear, Tensor.add_, Torch.tanh) without the call index.
 """
 
 import functools
@@ -99,13 +105,19 @@ def _api_name(func):
     return f"Torch.{name}"
 
 
+def _json_float(x):
+    """A float as strict JSON takes it (serde_json has no NaN token): null when not
+    finite; the exact value, NaN and infinities included, is in the *_hex key."""
+    return x if math.isfinite(x) else None
+
+
 def _param_entry(grad):
     torch = _torch()
     if grad is None:
         return {"hash": "none", "dtype": None, "shape": None, "max": None, "min": None, "mean": None, "norm": None}
     g = grad.detach()
     x = g.double() if g.is_floating_point() or g.is_complex() else g.to(torch.float64)
-    stats = [None] * 4 if g.numel() == 0 else [float(x.max()), float(x.min()), float(x.mean()), float(x.norm())]
+    stats = [None] * 4 if g.numel() == 0 else [_json_float(float(v)) for v in (x.max(), x.min(), x.mean(), x.norm())]
     return {"hash": tensor_hash(g), "dtype": str(g.dtype), "shape": list(g.shape),
             "max": stats[0], "min": stats[1], "mean": stats[2], "norm": stats[3]}
 
@@ -218,13 +230,13 @@ class ResultChange:
                 squares += float(param.grad.detach().double().pow(2).sum())
             params[name] = entry
         grad_norm = math.sqrt(squares)
-        data = {"step": self.step, "variant": self.variant, "loss": loss_value, "loss_hex": float.hex(loss_value),
-                "grad_norm": grad_norm, "grad_norm_hex": float.hex(grad_norm), "params": params}
+        data = {"step": self.step, "variant": self.variant, "loss": _json_float(loss_value), "loss_hex": float.hex(loss_value),
+                "grad_norm": _json_float(grad_norm), "grad_norm_hex": float.hex(grad_norm), "params": params}
         if self._record_ops:
             data["ops"] = self.ops
             self.ops = []
         path = os.path.join(self.folder, f"step_{self.step}.json")
-        text = json.dumps(data, indent=1, allow_nan=True)
+        text = json.dumps(data, indent=1, allow_nan=False)
         _files.write_atomic(path, lambda f: f.write(text.encode("utf-8")))
 
 

@@ -212,3 +212,17 @@ def test_api_hooks_hook_the_outputs_grad_fn_as_msprobes_l1(rc_env, monkeypatch):
     y.sum().backward()
     assert calls == [1]
     assert torch.equal(x.grad, torch.ones(3))
+
+
+def test_a_nan_loss_is_strict_json_with_its_exact_hex(rc_env):
+    model = small_model()
+    rc = ResultChange(model)
+    model.zero_grad()
+    loss = model(torch.full((2, 4), math.nan)).sum()
+    loss.backward()
+    rc.record(loss)
+    text = (rc_env / "step_0.json").read_text()
+    assert "NaN" not in text
+    data = json.loads(text)
+    assert (data["loss"], data["loss_hex"], data["grad_norm"], data["grad_norm_hex"]) == (None, "nan", None, "nan")
+    assert data["params"]["0.weight"]["max"] is None
