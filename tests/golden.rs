@@ -102,6 +102,13 @@ fn the_packages_tables_are_rendered_from_the_rust_tables() {
     assert_none(check_golden(&path, &msprobe::render::machinery::tables_file()).into_iter().collect());
 }
 
+/// The package's hook lists (ResultChange's api_hooks) are exactly the Rust ones, rendered.
+#[test]
+fn the_packages_hook_lists_are_rendered_from_the_rust_lists() {
+    let path = repo().join("python/msprobe_rs/_hook_lists.py");
+    assert_none(check_golden(&path, &msprobe::render::machinery::hook_lists_file()).into_iter().collect());
+}
+
 /// With --shared-module a script is its standalone head followed by the
 /// import of the shared module and the entry point (golden/python/shared/,
 /// that part only); the module is its imports followed by the machinery.

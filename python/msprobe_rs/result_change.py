@@ -43,28 +43,15 @@ import sys
 import threading
 
 from . import _files
+from ._hook_lists import HOOK_LISTS
 
 VARIANTS = ("baseline", "sync", "module_hooks", "api_hooks")
-# The hook lists of msprobe 8.3.2 (runtime/src/ops/hook_lists/, one home for the names): file, namespace.
-_HOOK_LISTS = (("pytorch_functional.txt", "functional"), ("pytorch_tensor.txt", "tensor"), ("pytorch_torch.txt", "torch"))
-_HOOK_LIST_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "runtime", "src", "ops", "hook_lists")
 
 
 def _torch():
     import torch
 
     return torch
-
-
-def read_hook_list(file_name, folder=_HOOK_LIST_DIR):
-    """The API names of one of msprobe's hook lists (comments and blank lines dropped)."""
-    path = os.path.join(folder, file_name)
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = [line.strip() for line in f]
-    except OSError as e:
-        raise RuntimeError(f"ResultChange: the api_hooks variant needs msprobe's hook list {path}: {e.strerror}") from None
-    return [line for line in lines if line and not line.startswith("#")]
 
 
 def tensor_bytes(t):
@@ -175,8 +162,8 @@ class ResultChange:
         import torch.nn.functional as functional
 
         owners = {"functional": functional, "tensor": torch.Tensor, "torch": torch}
-        for file_name, key in _HOOK_LISTS:
-            for name in read_hook_list(file_name):
+        for key, names in HOOK_LISTS.items():
+            for name in names:
                 owner = owners[key]
                 if key == "torch" and name.startswith("linalg."):
                     owner, name = torch.linalg, name[len("linalg."):]

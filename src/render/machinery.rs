@@ -85,6 +85,28 @@ pub fn tables_file() -> String {
     out
 }
 
+/// `python/msprobe_rs/_hook_lists.py`: msprobe 8.3.2's PyTorch hook lists
+/// (`runtime/src/ops/hook_lists/`), which `ResultChange`'s api_hooks variant
+/// wraps, so that an installed wheel has them (the package ships no Rust sources).
+pub fn hook_lists_file() -> String {
+    let mut out = String::from(
+        "\"\"\"msprobe 8.3.2's PyTorch hook lists (runtime/src/ops/hook_lists/), by namespace, rendered\n\
+         by src/render/machinery.rs. Generated: do not edit (`UPDATE_GOLDEN=1 cargo test\n\
+         --test golden` rewrites it; tests/golden.rs fails when it differs).\n\"\"\"\n\nHOOK_LISTS = {\n",
+    );
+    for (key, prefix) in [("functional", "Functional"), ("tensor", "Tensor"), ("torch", "Torch")] {
+        let names: Vec<&str> = ops::hooks::hook_list(runtime::spec::Framework::PyTorch, prefix).map(|l| l.names().collect()).unwrap_or_default();
+        writeln!(out, "    {}: (", py_str(key)).unwrap();
+        for name in names {
+            writeln!(out, "        {},", py_str(name)).unwrap();
+        }
+        out.push_str("    ),
+");
+    }
+    out.push_str("}\n");
+    out
+}
+
 fn py_list<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
     let items: Vec<String> = items.into_iter().map(py_str).collect();
     format!("[{}]", items.join(", "))
