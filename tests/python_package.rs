@@ -464,7 +464,7 @@ fn imports_and_saves_with_numpy_only() {
     let dir = tempfile::tempdir().unwrap();
     // Importing the package imports no framework even when they are installed.
     let out = run_ok(dir.path(), "import sys, msprobe_rs\nprint(sorted(m for m in ('torch', 'mindspore') if m in sys.modules), msprobe_rs.__all__)\n", &[]);
-    assert_eq!(out, "[] ['SingleSave', 'SingleComparator', 'ConfigChecker', 'MsprobeError', 'find_binary']\n");
+    assert_eq!(out, "[] ['SingleSave', 'SingleComparator', 'ConfigChecker', 'ResultChange', 'MsprobeError', 'find_binary']\n");
     // With torch and MindSpore unimportable, numpy arrays are saved with the same figures.
     run_ok(
         dir.path(),
