@@ -18,6 +18,9 @@ MSPROBE_MINDTORCH_PYTHON="$(scripts/setup-mindtorch-env.sh | tail -n 1)"
 export MSPROBE_MINDTORCH_PYTHON
 # The HTML report's browser test needs headless Chromium.
 scripts/setup-browser.sh >/dev/null
+# tests/slurm.rs starts a single-node Slurm (slurm-wlm, munge) and reads the
+# Kubernetes example with python3-yaml.
+scripts/setup-slurm.sh >/dev/null
 "$MSPROBE_PYTHON" -m ruff check --no-cache python/ scripts/mindtorch_env/
 "$MSPROBE_PYTHON" -m pytest -q -p no:cacheprovider python/tests
 cargo test --workspace "$@"
