@@ -61,6 +61,16 @@ read_pid() {
 stop() {
     [ -f "$pids" ] || return 0
     local name pid i
+    # Jobs still running (a test that failed midway) are cancelled first, so
+    # that no job step outlives the cluster.
+    if [ -f "$conf" ] && grep -q '^slurmctld ' "$pids"; then
+        if SLURM_CONF=$conf scancel --quiet --user=root 2>/dev/null; then
+            for i in $(seq $((stop_timeout * 10))); do
+                [ -z "$(SLURM_CONF=$conf squeue -h -o %A 2>/dev/null)" ] && break
+                sleep 0.1
+            done
+        fi
+    fi
     tac "$pids" | while read -r name pid; do
         [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$name" ] || continue
         kill -TERM "$pid" 2>/dev/null || continue
@@ -102,6 +112,8 @@ start() {
     done
     [ ! -s "$pids" ] || { echo "$0: $dir already holds a cluster ($pids): stop it first" >&2; exit 1; }
     rm -rf "$dir/munge" "$dir/state" "$dir/spool" "$dir/log" "$dir/run"
+    # Unix socket paths (munged's, slurmd's) hold at most 107 bytes.
+    [ ${#dir} -le 64 ] || { echo "$0: $dir is too long a folder for the daemons' sockets (at most 64 bytes)" >&2; exit 1; }
     mkdir -p "$dir/munge" "$dir/state" "$dir/spool" "$dir/log" "$dir/run"
     # munged (as munge) must reach its folder, and its socket folder must be
     # searchable by all (munged refuses it otherwise); the key itself is 0600.
