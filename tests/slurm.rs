@@ -181,6 +181,7 @@ impl Cluster {
     fn logs(&self, cwd: &Path) -> String {
         let mut files: Vec<PathBuf> = [self.dir.path().join("log"), cwd.join("logs")].iter().filter_map(|d| std::fs::read_dir(d).ok()).flatten().map(|e| e.unwrap().path()).collect();
         files.sort();
+        files.insert(0, self.dir.path().join("munge/munged.log"));
         files.iter().map(|f| format!("---- {}\n{}", f.display(), std::fs::read_to_string(f).unwrap_or_default())).collect()
     }
 }

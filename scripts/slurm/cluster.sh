@@ -89,7 +89,7 @@ stop() {
 fail() {
     echo "scripts/slurm/cluster.sh: $1" >&2
     local log
-    for log in "$dir"/log/*; do
+    for log in "$dir"/munge/munged.log "$dir"/log/*; do
         [ -f "$log" ] || continue
         echo "---- $log" >&2
         tail -n 40 "$log" >&2
@@ -129,7 +129,6 @@ start() {
         --seed-file="$dir/munge/munged.seed" \
         || fail "munged did not start (log: $dir/munge/munged.log)"
     record munged "$dir/munge/munged.pid"
-    cp "$dir/munge/munged.log" "$dir/log/munged.log" 2>/dev/null || true
 
     local host ctld_port slurmd_port node
     host=$(hostname -s)
