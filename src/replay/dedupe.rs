@@ -51,9 +51,10 @@ pub fn class_key(name: &ApiName, direction: Direction, read_as: Framework, entri
     hex(&h.finalize())
 }
 
-/// The full key: the class key and the sha256 of each named tensor file in
-/// `data_dir`, in order; `None` when a file cannot be read (such a call is
-/// replayed on its own, and its own replay reports the file).
+/// The full key: the class key and, for each named tensor file in
+/// `data_dir` in order, the sha256 of its bytes, or its name when it
+/// cannot be read (the replay then says the same of each: the file is
+/// missing); `None` without a tensor folder.
 pub fn input_key(class: &str, data_dir: Option<&Path>, names: &[String]) -> Option<String> {
     if names.is_empty() {
         return Some(class.to_string());
@@ -62,9 +63,10 @@ pub fn input_key(class: &str, data_dir: Option<&Path>, names: &[String]) -> Opti
     let mut h = Sha256::new();
     h.update(class.as_bytes());
     for name in names {
-        let (_, file) = hash_file(&dir.join(name)).ok()?;
-        h.update(b"\0");
-        h.update(file.as_bytes());
+        match hash_file(&dir.join(name)) {
+            Ok((_, file)) => h.update(format!("\0{file}")),
+            Err(_) => h.update(format!("\0missing {name}")),
+        }
     }
     Some(hex(&h.finalize()))
 }
@@ -103,12 +105,19 @@ pub fn note(api: &str, place: Option<(Option<u64>, Option<u64>)>) -> String {
 }
 
 /// The rows of a call that shares the verdict of `from`: `from`'s rows with
-/// its name replaced by `to` and each Message ending with `; <note>` (the
+/// its name replaced by `to` (and, in Messages, `from`'s tensor folder by
+/// the call's own, `dirs`) and each Message ending with `; <note>` (the
 /// note alone where the Message was empty).
-pub fn shared_rows(rows: &Rows, from: &str, to: &str, note: &str) -> Rows {
-    let message = |m: &str| match rename(m, from, to) {
-        m if m.is_empty() => note.to_string(),
-        m => format!("{m}; {note}"),
+pub fn shared_rows(rows: &Rows, (from, to): (&str, &str), dirs: Option<(&str, &str)>, note: &str) -> Rows {
+    let message = |m: &str| {
+        let m = match dirs {
+            Some((a, b)) => rename(m, a, b),
+            None => m.to_string(),
+        };
+        match rename(&m, from, to) {
+            m if m.is_empty() => note.to_string(),
+            m => format!("{m}; {note}"),
+        }
     };
     let mut out = Rows { details: rows.details.clone(), results: rows.results.clone() };
     for d in &mut out.details {
@@ -137,8 +146,8 @@ mod tests {
             details: vec![DetailRow::uncompared("Torch.add.1.forward.output.0".into(), Status::Pass, "tested: x; bench: y".into())],
             results: vec![ResultRow { api_name: "Torch.add.1".into(), forward: Some(Status::Pass), backward: None, message: String::new() }],
         };
-        let shared = shared_rows(&rows, "Torch.add.1", "Torch.add.4", "N");
-        assert_eq!((shared.details[0].api_name.as_str(), shared.details[0].message.as_str()), ("Torch.add.4.forward.output.0", "tested: x; bench: y; N"));
+        let shared = shared_rows(&rows, ("Torch.add.1", "Torch.add.4"), Some(("x", "z")), "N");
+        assert_eq!((shared.details[0].api_name.as_str(), shared.details[0].message.as_str()), ("Torch.add.4.forward.output.0", "tested: z; bench: y; N"));
         assert_eq!((shared.results[0].api_name.as_str(), shared.results[0].message.as_str()), ("Torch.add.4", "N"));
     }
 
@@ -156,7 +165,9 @@ mod tests {
         let key = |n: &str| input_key(&k, Some(dir.path()), &[n.to_string()]);
         assert_eq!(key("x.npy"), key("y.npy"));
         assert_ne!(key("x.npy"), key("z.npy"));
-        assert_eq!(key("missing.npy"), None);
+        assert_ne!(key("missing.npy"), key("other.npy"));
+        assert_eq!(key("missing.npy"), key("missing.npy"));
+        assert_eq!(input_key(&k, None, &["x.npy".into()]), None);
         assert_eq!(input_key(&k, None, &[]), Some(k.clone()));
     }
 }

@@ -354,7 +354,9 @@ fn finish_shard(opts: &Options, job: &Job, mine: &[usize], parts: &Path, header:
     let share = |from: &CallRecord, o: usize| {
         let api = job.name(o).to_string();
         let note = dedupe::note(&from.api, job.whole.then_some((from.step, from.rank)));
-        let rows = dedupe::shared_rows(&from.rows(), &from.api, &api, &note);
+        let dir = |ordinal: usize| job.dumps[job.calls[ordinal].dump].source.data_dir().map(|d| d.display().to_string());
+        let dirs = dir(from.ordinal).zip(dir(o));
+        let rows = dedupe::shared_rows(&from.rows(), (&from.api, &api), dirs.as_ref().map(|(a, b)| (a.as_str(), b.as_str())), &note);
         CallRecord::new(job.place(o), from.key.clone(), Some(from.ordinal), &rows, &from.args(), &stack(o))
     };
     let mut shared = 0;
