@@ -110,6 +110,16 @@ fn same_report(whole: &Path, merged: &Path) {
     assert!(rows.iter().any(|(_, status, _)| status == "error") && rows.iter().any(|(_, status, _)| status == "pass"), "{rows:?}");
 }
 
+/// The error rows a shard's output `log` counts on its summary line
+/// (`N rows: ... E error; wrote OUT/replay_parts/part_I_of_N.json (shard I/N)`),
+/// which must name `part`.
+fn shard_errors(log: &str, part: &str) -> usize {
+    let line = log.lines().find(|l| l.contains(" rows: ")).unwrap_or_else(|| panic!("no summary line in\n{log}"));
+    assert!(line.contains(part), "{line}: expected {part}");
+    let before = line.split(" error;").next().unwrap();
+    before.rsplit(' ').next().unwrap().parse().unwrap()
+}
+
 /// The parts of `n` complete shards in `out`, and no journal.
 fn parts_complete(out: &Path, n: usize) {
     let mut names: Vec<String> = std::fs::read_dir(out.join("replay_parts")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
@@ -197,13 +207,15 @@ impl Drop for Cluster {
 }
 
 /// `sbatch --array=0-2 examples/slurm/replay.sbatch ROOT OUT`, then
-/// examples/slurm/merge.sbatch as the job that depends on it: every task
-/// completes (verdict 3 is a judged shard, not a crash), the merge's exit code
-/// is the job's verdict, and its CSVs are the unsharded run's.
+/// examples/slurm/merge.sbatch as the job that depends on it: each task
+/// replays the shard of its array index and completes (error rows are a
+/// verdict, not a crash), the merge's exit code is the job's verdict, and its
+/// CSVs are the unsharded run's. A one-task array is the unsharded run: its
+/// verdict 3 still completes the task, and its CSVs are the unsharded run's.
 #[test]
 fn slurm_job_array_replays_a_job_root_in_shards_and_the_merge_equals_the_unsharded_run() {
     let tmp = tempfile::tempdir().unwrap();
-    let (root, out, whole) = (tmp.path().join("job"), tmp.path().join("replay"), tmp.path().join("whole"));
+    let (root, out, whole, single) = (tmp.path().join("job"), tmp.path().join("replay"), tmp.path().join("whole"), tmp.path().join("single"));
     job_root(&root);
     let verdict = unsharded(&root, &whole);
 
@@ -211,22 +223,31 @@ fn slurm_job_array_replays_a_job_root_in_shards_and_the_merge_equals_the_unshard
     std::fs::create_dir(tmp.path().join("logs")).unwrap();
     let cluster = Cluster::start();
     let (replay, merge) = (repo().join("examples/slurm/replay.sbatch"), repo().join("examples/slurm/merge.sbatch"));
-    let array = cluster.sbatch(tmp.path(), &["--array=0-2", "--output=logs/replay-%A_%a.out", replay.to_str().unwrap(), root.to_str().unwrap(), out.to_str().unwrap(), "--top", "0"]);
-    let merged = cluster.sbatch(tmp.path(), &[&format!("--dependency=afterany:{array}"), "--output=logs/merge-%j.out", merge.to_str().unwrap(), out.to_str().unwrap(), "--top", "0"]);
+    let (replay, merge, root_arg) = (replay.to_str().unwrap(), merge.to_str().unwrap(), root.to_str().unwrap());
+    let array = cluster.sbatch(tmp.path(), &["--array=0-2", "--output=logs/replay-%A_%a.out", replay, root_arg, out.to_str().unwrap(), "--top", "0"]);
+    let merged = cluster.sbatch(tmp.path(), &[&format!("--dependency=afterany:{array}"), "--output=logs/merge-%j.out", merge, out.to_str().unwrap(), "--top", "0"]);
+    let one = cluster.sbatch(tmp.path(), &["--array=0-0", "--output=logs/single-%A_%a.out", replay, root_arg, single.to_str().unwrap()]);
     let merge_task = cluster.wait(&merged, 1, tmp.path());
     let tasks = cluster.wait(&array, 3, tmp.path());
+    let one_task = cluster.wait(&one, 1, tmp.path());
     let logs = cluster.logs(tmp.path());
 
-    let judged: Vec<(String, String, String)> = (0..3).map(|i| (i.to_string(), "COMPLETED".to_string(), "0:0".to_string())).collect();
-    assert_eq!(tasks, judged, "{logs}");
-    // The shard holding the statistics rank's error rows judged them (exit 3) and still completed.
-    assert!(logs.contains("judged its shard: verdict exit 3"), "{logs}");
-    assert_eq!(merge_task, vec![(String::new(), "FAILED".to_string(), format!("{verdict}:0"))], "{logs}");
+    let completed = |ids: &[&str]| ids.iter().map(|i| (i.to_string(), "COMPLETED".to_string(), "0:0".to_string())).collect::<Vec<_>>();
+    assert_eq!(tasks, completed(&["0", "1", "2"]), "{logs}");
+    let mut errors = 0;
     for i in 0..3 {
-        assert!(tmp.path().join(format!("logs/replay-{array}_{i}.out")).is_file(), "{logs}");
+        let log = std::fs::read_to_string(tmp.path().join(format!("logs/replay-{array}_{i}.out"))).unwrap();
+        errors += shard_errors(&log, &format!("part_{i}_of_3.json (shard {i}/3)"));
     }
+    assert!(errors > 0, "the shards judged the statistics rank's error rows and still completed\n{logs}");
+    assert_eq!(merge_task, vec![(String::new(), "FAILED".to_string(), format!("{verdict}:0"))], "{logs}");
     parts_complete(&out, 3);
     same_report(&whole, &out);
+
+    assert_eq!(one_task, completed(&["0"]), "{logs}");
+    let log = std::fs::read_to_string(tmp.path().join(format!("logs/single-{one}_0.out"))).unwrap();
+    assert!(log.contains("msprobe-replay: task 0 judged its shard: verdict exit 3 (inaccurate)"), "{log}");
+    same_report(&whole, &single);
 }
 
 /// The shipped Kubernetes yaml, read as Kubernetes reads it (YAML documents).
@@ -271,8 +292,9 @@ fn flag<'a>(args: &'a [String], flag: &str) -> &'a str {
 /// completions with JOB_COMPLETIONS=N, and the merge Job, on one claim. Each
 /// pod's command line, run here with JOB_COMPLETION_INDEX set as Kubernetes
 /// sets it and the volume's mount path mapped to a folder, replays its shard
-/// (exit 0, a verdict of 3 being a judged shard); the merge Job's exits with
-/// the job's verdict and writes the unsharded run's CSVs.
+/// (exit 0: error rows are a verdict, not a crash); the merge Job's exits
+/// with the job's verdict and writes the unsharded run's CSVs. With one
+/// completion, the pod's verdict 3 is exit 0 too, and its CSVs the same.
 #[test]
 fn kubernetes_indexed_job_replays_a_job_root_in_shards_and_the_merge_equals_the_unsharded_run() {
     let jobs = kubernetes_jobs();
@@ -304,15 +326,23 @@ fn kubernetes_indexed_job_replays_a_job_root_in_shards_and_the_merge_equals_the_
     let whole = tmp.path().join("whole");
     let verdict = unsharded(&root, &whole);
 
-    let mut judged_errors = 0;
+    let pod = |index: u64, completions: &str| command(&shard_line[0], tmp.path()).args(&shard_line[1..]).envs(env.iter().copied()).env("JOB_COMPLETION_INDEX", index.to_string()).env("JOB_COMPLETIONS", completions).output().unwrap();
+    let mut errors = 0;
     for index in 0..n {
-        let o = command(&shard_line[0], tmp.path()).args(&shard_line[1..]).env("JOB_COMPLETION_INDEX", index.to_string()).envs(env.iter().copied()).output().unwrap();
+        let o = pod(index, &n.to_string());
         assert_eq!(o.status.code(), Some(0), "pod {index}: {}", text(&o));
-        judged_errors += text(&o).contains(&format!("shard {index} judged: verdict exit 3")) as usize;
+        errors += shard_errors(&text(&o), &format!("part_{index}_of_{n}.json (shard {index}/{n})"));
     }
-    assert!(judged_errors > 0, "the shard holding the error rows says it judged them");
+    assert!(errors > 0, "the shards judged the statistics rank's error rows and still succeeded");
     parts_complete(&out, n as usize);
     let o = command(&merge_line[0], tmp.path()).args(&merge_line[1..]).output().unwrap();
     assert_eq!(o.status.code(), Some(verdict), "the merge: {}", text(&o));
+    same_report(&whole, &out);
+
+    // One completion is the unsharded run: its verdict 3 still succeeds the pod.
+    std::fs::rename(&out, tmp.path().join("sharded")).unwrap();
+    let o = pod(0, "1");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).ends_with("shard 0 judged: verdict exit 3\n"), "{}", text(&o));
     same_report(&whole, &out);
 }
