@@ -212,6 +212,8 @@ impl Drop for Cluster {
 /// verdict, not a crash), the merge's exit code is the job's verdict, and its
 /// CSVs are the unsharded run's. A one-task array is the unsharded run: its
 /// verdict 3 still completes the task, and its CSVs are the unsharded run's.
+/// A task whose replay fails (a dump root that does not exist) fails with
+/// msprobe's exit code.
 #[test]
 fn slurm_job_array_replays_a_job_root_in_shards_and_the_merge_equals_the_unsharded_run() {
     let tmp = tempfile::tempdir().unwrap();
@@ -227,9 +229,12 @@ fn slurm_job_array_replays_a_job_root_in_shards_and_the_merge_equals_the_unshard
     let array = cluster.sbatch(tmp.path(), &["--array=0-2", "--output=logs/replay-%A_%a.out", replay, root_arg, out.to_str().unwrap(), "--top", "0"]);
     let merged = cluster.sbatch(tmp.path(), &[&format!("--dependency=afterany:{array}"), "--output=logs/merge-%j.out", merge, out.to_str().unwrap(), "--top", "0"]);
     let one = cluster.sbatch(tmp.path(), &["--array=0-0", "--output=logs/single-%A_%a.out", replay, root_arg, single.to_str().unwrap()]);
+    let nowhere = tmp.path().join("nowhere");
+    let broken = cluster.sbatch(tmp.path(), &["--array=0-1", "--output=logs/broken-%A_%a.out", replay, nowhere.to_str().unwrap(), tmp.path().join("broken").to_str().unwrap()]);
     let merge_task = cluster.wait(&merged, 1, tmp.path());
     let tasks = cluster.wait(&array, 3, tmp.path());
     let one_task = cluster.wait(&one, 1, tmp.path());
+    let broken_tasks = cluster.wait(&broken, 2, tmp.path());
     let logs = cluster.logs(tmp.path());
 
     let completed = |ids: &[&str]| ids.iter().map(|i| (i.to_string(), "COMPLETED".to_string(), "0:0".to_string())).collect::<Vec<_>>();
@@ -248,6 +253,12 @@ fn slurm_job_array_replays_a_job_root_in_shards_and_the_merge_equals_the_unshard
     let log = std::fs::read_to_string(tmp.path().join(format!("logs/single-{one}_0.out"))).unwrap();
     assert!(log.contains("msprobe-replay: task 0 judged its shard: verdict exit 3 (inaccurate)"), "{log}");
     same_report(&whole, &single);
+
+    // A tool error (here a dump root that does not exist: exit 4) fails the task with its code.
+    let failed = |ids: &[&str], code: &str| ids.iter().map(|i| (i.to_string(), "FAILED".to_string(), code.to_string())).collect::<Vec<_>>();
+    assert_eq!(broken_tasks, failed(&["0", "1"], "4:0"), "{logs}");
+    let log = std::fs::read_to_string(tmp.path().join(format!("logs/broken-{broken}_0.out"))).unwrap();
+    assert!(log.starts_with(&format!("msprobe: error: {}", nowhere.display())), "{log}");
 }
 
 /// The shipped Kubernetes yaml, read as Kubernetes reads it (YAML documents).
