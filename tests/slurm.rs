@@ -237,26 +237,26 @@ fn slurm_job_array_replays_a_job_root_in_shards_and_the_merge_equals_the_unshard
     let broken_tasks = cluster.wait(&broken, 2, tmp.path());
     let logs = cluster.logs(tmp.path());
 
-    let completed = |ids: &[&str]| ids.iter().map(|i| (i.to_string(), "COMPLETED".to_string(), "0:0".to_string())).collect::<Vec<_>>();
-    assert_eq!(tasks, completed(&["0", "1", "2"]), "{logs}");
+    // (task, state, exit code) of each of `ids`.
+    let ended = |ids: &[&str], state: &str, code: &str| ids.iter().map(|i| (i.to_string(), state.to_string(), code.to_string())).collect::<Vec<_>>();
+    assert_eq!(tasks, ended(&["0", "1", "2"], "COMPLETED", "0:0"), "{logs}");
     let mut errors = 0;
     for i in 0..3 {
         let log = std::fs::read_to_string(tmp.path().join(format!("logs/replay-{array}_{i}.out"))).unwrap();
         errors += shard_errors(&log, &format!("part_{i}_of_3.json (shard {i}/3)"));
     }
     assert!(errors > 0, "the shards judged the statistics rank's error rows and still completed\n{logs}");
-    assert_eq!(merge_task, vec![(String::new(), "FAILED".to_string(), format!("{verdict}:0"))], "{logs}");
+    assert_eq!(merge_task, ended(&[""], "FAILED", &format!("{verdict}:0")), "{logs}");
     parts_complete(&out, 3);
     same_report(&whole, &out);
 
-    assert_eq!(one_task, completed(&["0"]), "{logs}");
+    assert_eq!(one_task, ended(&["0"], "COMPLETED", "0:0"), "{logs}");
     let log = std::fs::read_to_string(tmp.path().join(format!("logs/single-{one}_0.out"))).unwrap();
     assert!(log.contains("msprobe-replay: task 0 judged its shard: verdict exit 3 (inaccurate)"), "{log}");
     same_report(&whole, &single);
 
     // A tool error (here a dump root that does not exist: exit 4) fails the task with its code.
-    let failed = |ids: &[&str], code: &str| ids.iter().map(|i| (i.to_string(), "FAILED".to_string(), code.to_string())).collect::<Vec<_>>();
-    assert_eq!(broken_tasks, failed(&["0", "1"], "4:0"), "{logs}");
+    assert_eq!(broken_tasks, ended(&["0", "1"], "FAILED", "4:0"), "{logs}");
     let log = std::fs::read_to_string(tmp.path().join(format!("logs/broken-{broken}_0.out"))).unwrap();
     assert!(log.starts_with(&format!("msprobe: error: {}", nowhere.display())), "{log}");
 }
