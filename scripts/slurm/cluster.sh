@@ -21,6 +21,8 @@ set -euo pipefail
 usage() { echo "usage: $0 start|stop DIR" >&2; exit 2; }
 [ $# -eq 2 ] || usage
 cmd=$1
+# Nothing to stop in a folder that is not there.
+[ "$cmd" != stop ] || [ -d "$2" ] || exit 0
 mkdir -p "$2"
 dir=$(cd "$2" && pwd)
 conf=$dir/slurm.conf
@@ -42,7 +44,7 @@ free_port() {
     done
 }
 
-# The pid in FILE once the daemon that writes it has (up to 10 s).
+# The pid in FILE, once its daemon has written it (waits up to 10 s).
 read_pid() {
     local file=$1 i
     for i in $(seq 100); do
