@@ -17,6 +17,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use common::repo;
+use runtime::exit;
 
 /// Variables that would shard an "unsharded" run, or change the framework the
 /// shipped scripts pass, when the test itself runs inside such a job.
@@ -79,7 +80,7 @@ fn unsharded(root: &Path, out: &Path) -> i32 {
         .output()
         .unwrap();
     let code = o.status.code().unwrap();
-    assert_eq!(code, 3, "the unsharded replay of the job root: {}", text(&o));
+    assert_eq!(code, i32::from(exit::INACCURATE), "the unsharded replay of the job root: {}", text(&o));
     code
 }
 
@@ -256,7 +257,7 @@ fn slurm_job_array_replays_a_job_root_in_shards_and_the_merge_equals_the_unshard
     same_report(&whole, &single);
 
     // A tool error (here a dump root that does not exist: exit 4) fails the task with its code.
-    assert_eq!(broken_tasks, ended(&["0", "1"], "FAILED", "4:0"), "{logs}");
+    assert_eq!(broken_tasks, ended(&["0", "1"], "FAILED", &format!("{}:0", exit::INPUT)), "{logs}");
     let log = std::fs::read_to_string(tmp.path().join(format!("logs/broken-{broken}_0.out"))).unwrap();
     assert!(log.starts_with(&format!("msprobe: error: {}", nowhere.display())), "{log}");
 }
@@ -322,6 +323,12 @@ fn kubernetes_indexed_job_replays_a_job_root_in_shards_and_the_merge_equals_the_
     let (c, mount, claim) = container(replay);
     let env: Vec<(&str, &str)> = c["env"].as_array().unwrap().iter().map(|e| (e["name"].as_str().unwrap(), e["value"].as_str().unwrap())).collect();
     assert_eq!(env, [("JOB_COMPLETIONS", n.to_string().as_str())]);
+    // The Job fails at once on the tool's errors, never on a verdict.
+    let rules = spec["podFailurePolicy"]["rules"].as_array().unwrap();
+    assert_eq!(rules.len(), 1);
+    assert_eq!((rules[0]["action"].as_str(), rules[0]["onExitCodes"]["containerName"].as_str(), rules[0]["onExitCodes"]["operator"].as_str()), (Some("FailJob"), c["name"].as_str(), Some("In")));
+    let codes: Vec<u64> = rules[0]["onExitCodes"]["values"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    assert_eq!(codes, [exit::USAGE, exit::INPUT, exit::WRITE, exit::INTERNAL, exit::CONFIG].map(u64::from));
     let (mc, merge_mount, merge_claim) = container(merge);
     assert_eq!((merge_mount, merge_claim), (mount, claim));
     assert_eq!(merge["spec"]["completions"], 1);
