@@ -260,10 +260,10 @@ fn run_job(opts: &Options, selector: &ApiSelector) -> Result<ReplayReport, Repla
         job_calls: job.calls.len(),
     };
     let parts = part::dir(&opts.output_dir);
-    let (part, path, counts) = match resume::load(&parts, &header)? {
+    let Finished { part, path, counts } = match resume::load(&parts, &header)? {
         Resumed::Complete(p) => {
             let n = p.calls.len();
-            (p, part::part_path(&parts, shard.index, shard.count), (0, n, 0))
+            Finished { part: *p, path: part::part_path(&parts, shard.index, shard.count), counts: (0, n, 0) }
         }
         Resumed::Journal(done, len) => finish_shard(opts, &job, &mine, &parts, header, done, Some(len))?,
         Resumed::Fresh => finish_shard(opts, &job, &mine, &parts, header, vec![], None)?,
@@ -286,11 +286,18 @@ enum Judge {
     Now(usize),
 }
 
+/// A shard's complete part, where it is, and how many of its calls were
+/// (replayed, already judged, shared) by this run.
+struct Finished {
+    part: Part,
+    path: PathBuf,
+    counts: (usize, usize, usize),
+}
+
 /// Replays the calls of `mine` that `done` (an earlier run's journal) does
 /// not hold, identical calls once, appending each finished call to the
-/// journal; then writes the complete part. Returns it, its path, and how
-/// many calls were (replayed, already judged, shared).
-fn finish_shard(opts: &Options, job: &Job, mine: &[usize], parts: &Path, header: Header, done: Vec<CallRecord>, keep: Option<u64>) -> Result<(Part, PathBuf, (usize, usize, usize)), ReplayError> {
+/// journal; then writes the complete part.
+fn finish_shard(opts: &Options, job: &Job, mine: &[usize], parts: &Path, header: Header, done: Vec<CallRecord>, keep: Option<u64>) -> Result<Finished, ReplayError> {
     let journal = Journal::open(parts, &header, keep)?;
     let finished: HashSet<usize> = done.iter().map(|r| r.ordinal).collect();
     let todo: Vec<usize> = mine.iter().copied().filter(|o| !finished.contains(o)).collect();
@@ -389,5 +396,5 @@ fn finish_shard(opts: &Options, job: &Job, mine: &[usize], parts: &Path, header:
     let part = Part { header, stack_notes, calls };
     drop(journal);
     let path = resume::finish(parts, &part)?;
-    Ok((part, path, (runs.len(), judged, shared)))
+    Ok(Finished { part, path, counts: (runs.len(), judged, shared) })
 }

@@ -21,7 +21,7 @@ pub enum Resumed {
     /// Nothing.
     Fresh,
     /// A complete part: nothing is left to replay.
-    Complete(Part),
+    Complete(Box<Part>),
     /// A journal: the calls it holds, and the length of its complete lines.
     Journal(Vec<CallRecord>, u64),
 }
@@ -40,7 +40,7 @@ pub fn load(parts: &Path, ours: &Header) -> Result<Resumed, ReplayError> {
         if let Some((what, detail)) = found.header.differs(ours, true) {
             return Err(refuse(&complete, format!("{what} ({detail})")));
         }
-        return Ok(Resumed::Complete(found));
+        return Ok(Resumed::Complete(Box::new(found)));
     }
     let journal = part::journal_path(parts, ours.shard, ours.shards);
     if !journal.is_file() {

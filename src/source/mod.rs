@@ -431,6 +431,33 @@ mod tests {
     }
 
     #[test]
+    fn job_roots_are_read_in_job_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for folder in ["step10/rank0", "step2/rank10", "step2/rank2", "step2/proc3", "step2/notes", "logs"] {
+            std::fs::create_dir_all(dir.path().join(folder)).unwrap();
+            if !folder.ends_with("notes") && folder != "logs" {
+                std::fs::write(dir.path().join(folder).join("dump.json"), "{}").unwrap();
+            }
+        }
+        let layout = job_dumps(dir.path());
+        assert!(layout.whole);
+        let got: Vec<(String, Option<u64>, Option<u64>)> = layout.dumps.iter().map(|d| (d.relative.display().to_string(), d.step, d.rank)).collect();
+        assert_eq!(
+            got,
+            [
+                ("step2/rank2/dump.json".to_string(), Some(2), Some(2)),
+                ("step2/proc3/dump.json".into(), Some(2), Some(3)),
+                ("step2/rank10/dump.json".into(), Some(2), Some(10)),
+                ("step10/rank0/dump.json".into(), Some(10), Some(0)),
+            ]
+        );
+        let step = job_dumps(&dir.path().join("step2"));
+        assert!(step.whole && step.dumps.len() == 3 && step.dumps[0].relative == Path::new("rank2/dump.json") && step.dumps[0].step == Some(2));
+        let one = job_dumps(&dir.path().join("step2/rank2/dump.json"));
+        assert_eq!((one.whole, one.dumps[0].relative.as_path(), one.dumps[0].step), (false, Path::new("dump.json"), None));
+    }
+
+    #[test]
     fn resolves_step_folders() {
         let dir = tempfile::tempdir().unwrap();
         for rank in ["rank1", "rank0"] {
@@ -440,6 +467,7 @@ mod tests {
         let files = dump_files(dir.path());
         assert_eq!(files, vec![dir.path().join("rank0/dump.json"), dir.path().join("rank1/dump.json")]);
         assert_eq!(dump_files(&dir.path().join("rank0")), vec![dir.path().join("rank0/dump.json")]);
+        assert!(job_dumps(dir.path()).whole && !job_dumps(&dir.path().join("rank0")).whole);
         let e = one_file(&DumpInput::Extract(dir.path().to_path_buf()), "point at one").unwrap_err().to_string();
         assert!(e.contains("holds several dumps (") && e.contains("rank1/dump.json); point at one"), "{e}");
     }
