@@ -79,9 +79,9 @@ pub fn replay(report: &ReplayReport, top: usize) {
     }
     match (&report.files, &report.part, &report.merge_hint) {
         (Some((details, result)), _, _) => eprintln!("{counts}; wrote {} and {}", result.display(), details.display()),
-        (None, Some(p), Some((framework, out))) => {
+        (None, Some(p), Some(merge)) => {
             eprintln!("{counts}; wrote {} (shard {})", p.path.display(), p.shard);
-            eprintln!("when all {} shards are done: msprobe -f {} replay --merge {}", p.shard.count, framework.as_str(), out.display());
+            eprintln!("when all {} shards are done: {merge}", p.shard.count);
         }
         _ => eprintln!("{counts}"),
     }

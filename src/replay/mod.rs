@@ -169,8 +169,9 @@ pub struct ReplayReport {
     pub html: Option<PathBuf>,
     /// A `--dump` replay's part.
     pub part: Option<PartOutcome>,
-    /// The framework flag and output folder a merge of the parts takes.
-    pub merge_hint: Option<(Framework, PathBuf)>,
+    /// For a shard of several: the command that merges the parts (with
+    /// `--html` when the shard was given it: the page is the merge's).
+    pub merge_hint: Option<String>,
 }
 
 impl ReplayReport {
@@ -271,7 +272,9 @@ fn run_job(opts: &Options, selector: &ApiSelector) -> Result<ReplayReport, Repla
     let outcome = PartOutcome { path, shard, replayed: counts.0, judged: counts.1, shared: counts.2 };
     if shard.count > 1 {
         let (rows, _) = html::join(&part.calls);
-        return Ok(ReplayReport { rows, files: None, html: None, part: Some(outcome), merge_hint: Some((opts.framework, opts.output_dir.clone())) });
+        let html = if opts.html.is_some() { " --html" } else { "" };
+        let hint = format!("msprobe -f {} replay --merge {}{html}", opts.framework.as_str(), opts.output_dir.display());
+        return Ok(ReplayReport { rows, files: None, html: None, part: Some(outcome), merge_hint: Some(hint) });
     }
     let dump = if job.whole { root.to_path_buf() } else { job.dumps[0].at.file.clone() };
     let page = Page { dump: &dump, framework: job.dumps[0].source.framework(), standard: opts.config.standard, emulate: opts.emulate, stack_note: part.stack_notes.join("; "), output_dir: &opts.output_dir };
