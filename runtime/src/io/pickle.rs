@@ -12,11 +12,15 @@
 //!   and the opcodes of lists, objects and state, are rejected.
 //! - **Checkpoint**: a whole `torch.save(dict)` such as Megatron's
 //!   `model_optim_rng.pt`: dicts, lists, sets, `argparse.Namespace`, enums,
-//!   numpy RNG state and `io.BytesIO` are built as data; every global must be
-//!   on the allowlist ([`allowed`]) the moment it is named, so `os.system`,
-//!   `builtins.eval` or `subprocess.Popen` are refused before anything else.
-//!   Classes of the allowlist that are not implemented become placeholders
-//!   holding their arguments and state, which are never called.
+//!   numpy RNG state and `io.BytesIO` are built as data. A global off the
+//!   allowlist ([`allowed`]) outside the tensors (a class of the user's
+//!   training script in `args`, an enum, even `os.system`) is only a name:
+//!   calling it (REDUCE, NEWOBJ, OBJ, INST) makes an inert placeholder
+//!   holding its state, as for the allowlisted classes that are not
+//!   implemented; nothing is imported or called. What builds a tensor or a
+//!   storage must be on the allowlist: a storage class, a tensor subclass or
+//!   rebuild function, or any call of a `torch` global off it, refuses the
+//!   file by the global's name ([`Machine::inert`]).
 //!
 //! Memory is bounded by the pickle's length: every opcode creates at most a
 //! few values, and containers live in an arena indexed by number, so that
@@ -38,7 +42,7 @@ const MAX_KEY_DEPTH: usize = 64;
 pub(super) enum Mode {
     /// A bare tensor (`torch.save(tensor)`), nothing else.
     Tensor,
-    /// Any data-only object tree of allowlisted classes.
+    /// Any object tree; tensors only of allowlisted classes.
     Checkpoint,
 }
 
@@ -131,8 +135,8 @@ enum Obj {
     List(Vec<Value>),
     /// A dict or OrderedDict, in insertion order.
     Dict(Vec<(Value, Value)>),
-    /// An instance of an allowlisted class that is not implemented: never
-    /// called; its `BUILD` state is kept (a Namespace's `__dict__`).
+    /// An instance of a class that is not implemented (allowlisted or
+    /// not): never called; its `BUILD` state is kept (a Namespace's `__dict__`).
     Placeholder { class: Rc<(String, String)>, state: Value },
 }
 
@@ -227,7 +231,7 @@ impl<'a> Machine<'a> {
                 b'c' => {
                     let module = self.line()?;
                     let name = self.line()?;
-                    let g = self.global(module, name)?;
+                    let g = self.global(module, name);
                     self.stack.push(g);
                 }
                 0x93 => {
@@ -235,7 +239,7 @@ impl<'a> Machine<'a> {
                     let module = self.pop()?;
                     match (module, name) {
                         (Value::Str(m), Value::Str(n)) => {
-                            let g = self.global(m.to_string(), n.to_string())?;
+                            let g = self.global(m.to_string(), n.to_string());
                             self.stack.push(g);
                         }
                         _ => return Err(format!("expected two strings for STACK_GLOBAL at pickle offset {at}")),
@@ -414,9 +418,8 @@ impl<'a> Machine<'a> {
             b'i' => {
                 let module = self.line()?; // INST
                 let name = self.line()?;
-                let class = self.checked(module, name)?;
                 self.pop_mark()?;
-                let obj = self.alloc(Obj::Placeholder { class, state: Value::None });
+                let obj = self.inert(Rc::new((module, name)))?;
                 self.stack.push(obj);
             }
             b'o' => {
@@ -459,24 +462,27 @@ impl<'a> Machine<'a> {
 
     fn placeholder(&mut self, class: &Value, at: usize) -> Result<Value, String> {
         match class {
-            Value::Global(g) => Ok(self.alloc(Obj::Placeholder { class: g.clone(), state: Value::None })),
+            Value::Global(g) => self.inert(g.clone()),
             other => Err(format!("expected a class to instantiate at pickle offset {at}, got {}", self.kind(other))),
         }
     }
 
-    /// A named global: any in [`Mode::Tensor`] (only a call can use it),
-    /// only an allowlisted one in [`Mode::Checkpoint`].
-    fn global(&self, module: String, name: String) -> Result<Value, String> {
-        self.checked(module, name).map(Value::Global)
+    /// A call of `class` in [`Mode::Checkpoint`] that is not implemented:
+    /// an inert placeholder, never called, whether allowlisted or not;
+    /// except a `torch` global off the allowlist, which may build a tensor
+    /// this reader cannot read (a quantized or sparse tensor, a module).
+    fn inert(&mut self, class: Rc<(String, String)>) -> Result<Value, String> {
+        let (module, name) = (&class.0, &class.1);
+        if (module == "torch" || module.starts_with("torch.")) && !allowed(module, name) {
+            return Err(refused(module, name));
+        }
+        Ok(self.alloc(Obj::Placeholder { class, state: Value::None }))
     }
 
-    fn checked(&self, module: String, name: String) -> Result<Rc<(String, String)>, String> {
-        if self.mode == Mode::Checkpoint && !allowed(&module, &name) {
-            return Err(format!(
-                "refused the global {module}.{name}: not on the allowlist of data-only classes (the pickle could run code; it is never executed)"
-            ));
-        }
-        Ok(Rc::new((module, name)))
+    /// A named global. Naming runs nothing, so any is accepted; what a call
+    /// or a tensor may use is decided there ([`Self::reduce`], [`Self::inert`]).
+    fn global(&self, module: String, name: String) -> Value {
+        Value::Global(Rc::new((module, name)))
     }
 
     fn bytes(&mut self, n: usize) -> Result<&[u8], String> {
@@ -595,6 +601,7 @@ impl<'a> Machine<'a> {
         let dtype = match (class.0.as_str(), class.1.as_str()) {
             ("torch", name) if storage_class_dtype(name).is_some() => storage_class_dtype(name),
             ("torch.storage" | "torch", "UntypedStorage") => None,
+            (m, n) if !allowed(m, n) => return Err(refused(m, n)),
             (m, n) => return Err(format!("expected a storage class of a supported dtype, got {m}.{n}")),
         };
         let len = u64::try_from(*len).map_err(|_| format!("expected a non-negative storage size, got {len}"))?;
@@ -625,15 +632,17 @@ impl<'a> Machine<'a> {
                 _ => Err("expected a tensor as the first argument of _rebuild_parameter".into()),
             },
             // A tensor subclass: (rebuild function, type, its arguments, state).
-            ("torch._tensor", "_rebuild_from_type_v2") => match (args.first(), args.get(2)) {
-                (Some(f), Some(inner)) => {
+            ("torch._tensor", "_rebuild_from_type_v2") => match (args.first(), args.get(1), args.get(2)) {
+                (_, Some(Value::Global(class)), _) if !allowed(&class.0, &class.1) => Err(refused(&class.0, &class.1)),
+                (Some(Value::Global(f)), _, _) if !allowed(&f.0, &f.1) => Err(refused(&f.0, &f.1)),
+                (Some(f), _, Some(inner)) => {
                     let (f, inner) = (f.clone(), inner.clone());
                     self.reduce(&f, &inner)
                 }
                 _ => Err("expected (function, type, args, state) for _rebuild_from_type_v2".into()),
             },
             ("_codecs", "encode") => Ok(Value::Bytes),
-            _ => Ok(self.alloc(Obj::Placeholder { class: g.clone(), state: Value::None })),
+            _ => self.inert(g.clone()),
         }
     }
 
@@ -717,11 +726,18 @@ impl<'a> Machine<'a> {
     }
 }
 
-/// The globals a checkpoint pickle may name: classes and functions that
+/// Why a checkpoint is refused: a tensor or storage needs `module.name`,
+/// which is off the allowlist.
+fn refused(module: &str, name: &str) -> String {
+    format!("refused the global {module}.{name}: a tensor or storage needs it, and it is not on the allowlist of data-only classes (the pickle is never executed)")
+}
+
+/// The known globals of a checkpoint pickle: classes and functions that
 /// build data, and the configuration and enum classes of the frameworks
 /// that write Megatron checkpoints. None of them is ever called (see the
-/// module doc); anything else (`os`, `builtins.eval`, `subprocess`,
-/// `functools.partial`, ...) refuses the whole file.
+/// module doc). Any other global (a user's class, `os.system`,
+/// `functools.partial`, ...) is an inert placeholder outside the tensors
+/// and refuses the file inside one.
 fn allowed(module: &str, name: &str) -> bool {
     let under = |root: &str| module == root || module.strip_prefix(root).is_some_and(|rest| rest.starts_with('.'));
     match module {
@@ -820,18 +836,53 @@ mod tests {
     }
 
     #[test]
-    fn checkpoint_mode_refuses_globals_off_the_allowlist_when_named() {
-        for (pkl, name) in [
-            (&b"\x80\x02cos\nsystem\n."[..], "os.system"),
-            (b"cposix\nsystem\n(Vtouch PWNED\ntR.", "posix.system"),
-            (b"\x80\x02cbuiltins\neval\nX\x01\x00\x00\x001\x85R.", "builtins.eval"),
-            (b"\x80\x04\x8c\nsubprocess\x8c\x05Popen\x93.", "subprocess.Popen"),
-            (b"\x80\x02}(X\x01\x00\x00\x00acfunctools\npartial\nu.", "functools.partial"),
-            (b"(ios\nsystem\nX\x02\x00\x00\x00ls.", "os.system"),
+    fn checkpoint_mode_keeps_unknown_globals_outside_tensors_inert() {
+        // Named, called (REDUCE, INST, NEWOBJ) or a dict value: placeholders, nothing run.
+        for pkl in [
+            &b"\x80\x02cos\nsystem\n."[..],
+            b"cposix\nsystem\n(Vtouch PWNED\ntR.",
+            b"\x80\x02cbuiltins\neval\nX\x01\x00\x00\x001\x85R.",
+            b"\x80\x04\x8c\nsubprocess\x8c\x05Popen\x93\x8c\x05touch\x8c\x05PWNED\x86\x85R.",
+            b"\x80\x02}(X\x01\x00\x00\x00acfunctools\npartial\nu.",
+            b"(ios\nsystem\nX\x02\x00\x00\x00ls.",
+            b"\x80\x02c__main__\nCfg\n)\x81}b.",
         ] {
-            let e = load_tree(pkl).unwrap_err();
-            assert_eq!(e, format!("refused the global {name}: not on the allowlist of data-only classes (the pickle could run code; it is never executed)"));
+            let tree = load_tree(pkl).unwrap();
+            assert!(tree.tensors.is_empty() && tree.scalars.is_empty(), "{tree:?}");
         }
+        // pickle.dumps({'args': Namespace(tp=2, cfg=__main__.Cfg() with x=3 and name='run',
+        // sched=__main__.Sched.cosine, status=http.HTTPStatus.OK), 'it': 1}, protocol=2)
+        let p = b"\x80\x02}q\x00(X\x04\x00\x00\x00argsq\x01cargparse\nNamespace\nq\x02)\x81q\x03}q\x04(X\x02\x00\x00\x00tpq\x05K\x02X\x03\x00\x00\x00cfgq\x06c__main__\nCfg\nq\x07)\x81q\x08}q\t(X\x01\x00\x00\x00xq\nK\x03X\x04\x00\x00\x00nameq\x0bX\x03\x00\x00\x00runq\x0cubX\x05\x00\x00\x00schedq\rc__main__\nSched\nq\x0eK\x01\x85q\x0fRq\x10X\x06\x00\x00\x00statusq\x11chttp\nHTTPStatus\nq\x12K\xc8\x85q\x13Rq\x14ubX\x02\x00\x00\x00itq\x15K\x01u.";
+        let scalars = load_tree(p).unwrap().scalars;
+        let want = [("args.tp", Scalar::Int(2)), ("args.cfg.x", Scalar::Int(3)), ("args.cfg.name", Scalar::Str("run".into())), ("it", Scalar::Int(1))];
+        assert_eq!(scalars, want.map(|(k, v)| (k.to_string(), v)));
+    }
+
+    #[test]
+    fn checkpoint_mode_refuses_a_tensor_that_needs_an_unknown_global() {
+        let t = transposed();
+        let body = &t[2..t.len() - 1];
+        let swap = |from: &[u8], to: &[u8]| {
+            let at = t.windows(from.len()).position(|w| w == from).unwrap();
+            [&t[..at], to, &t[at + from.len()..]].concat()
+        };
+        // A storage class, a tensor subclass, a rebuild function, a torch call off the allowlist.
+        let subclass = [&b"\x80\x02ctorch._tensor\n_rebuild_from_type_v2\n(ctorch._utils\n_rebuild_tensor_v2\nc__main__\nTagged\n"[..], &body[..body.len() - 1], b"}tR."].concat();
+        let rebuild = [&b"\x80\x02ctorch._tensor\n_rebuild_from_type_v2\n(c__main__\nrebuild\nctorch.nn.parameter\nParameter\n"[..], &body[..body.len() - 1], b"}tR."].concat();
+        for (pkl, name) in [
+            (swap(b"ctorch\nFloatStorage\n", b"c__main__\nEvilStorage\n"), "__main__.EvilStorage"),
+            (swap(b"ctorch\nFloatStorage\n", b"ctorch\nComplexFloatStorage\n"), "torch.ComplexFloatStorage"),
+            (subclass, "__main__.Tagged"),
+            (rebuild, "__main__.rebuild"),
+            (b"\x80\x02ctorch._utils\n_rebuild_qtensor\n)R.".to_vec(), "torch._utils._rebuild_qtensor"),
+            (b"\x80\x02ctorch.nn.modules.linear\nLinear\n)\x81.".to_vec(), "torch.nn.modules.linear.Linear"),
+        ] {
+            assert_eq!(load_tree(&pkl).unwrap_err(), refused(name.rsplit_once('.').unwrap().0, name.rsplit_once('.').unwrap().1), "{name}");
+        }
+        assert_eq!(
+            refused("__main__", "Tagged"),
+            "refused the global __main__.Tagged: a tensor or storage needs it, and it is not on the allowlist of data-only classes (the pickle is never executed)"
+        );
     }
 
     #[test]
