@@ -10,6 +10,10 @@ binary beside that script when the subcommand is one of msprobe-rs's, the
 command line unchanged. Any other command line, and every other program,
 runs as if msprobe-rs were not installed. Standard library only: ``os`` and
 ``sys``, which the interpreter has loaded before any ``.pth`` line runs.
+From Python 3.15 (PEP 829), ``msprobe_rs_route.start`` names :func:`route`
+instead, and the ``.pth``'s import line is skipped; such an interpreter
+imports this module at start-up and :func:`route` returns at once for any
+program not named ``msprobe``.
 """
 
 import os

@@ -70,7 +70,7 @@ case "$(basename "$WHEEL")" in
     *) fail "the wheel's platform tag is not a manylinux one: $WHEEL" ;;
 esac
 "$PY" -m zipfile -l "$WHEEL" > "$WORK/listing"
-for f in msprobe_rs/__init__.py msprobe_rs/repro/_tables.py msprobe_rs/repro/pytorch_side.py msprobe_rs_route.pth _msprobe_rs_route.py "msprobe_rs-$VERSION.data/scripts/msprobe" "msprobe_rs-$VERSION.data/scripts/msprobe-rs"; do
+for f in msprobe_rs/__init__.py msprobe_rs/repro/_tables.py msprobe_rs/repro/pytorch_side.py msprobe_rs_route.pth msprobe_rs_route.start _msprobe_rs_route.py "msprobe_rs-$VERSION.data/scripts/msprobe" "msprobe_rs-$VERSION.data/scripts/msprobe-rs"; do
     grep -q "^$f " "$WORK/listing" || fail "the wheel lacks $f"
 done
 

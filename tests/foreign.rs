@@ -107,7 +107,7 @@ fn the_start_up_hook_knows_every_subcommand_of_ours() {
 
 /// An environment where mindstudio-probe was installed after msprobe-rs:
 /// a virtual environment holding the wheel's start-up hook
-/// (python/msprobe_rs_route.pth and its module) in site-packages, the
+/// (python/msprobe_rs_route.pth, .start and their module) in site-packages, the
 /// stand-in's `msprobe` script written as pip writes a console script, and
 /// `msprobe-rs` beside it. scripts/test-wheel.sh does the same with pip and
 /// the real packages.
@@ -118,7 +118,7 @@ fn probe_installed_last(probe: &Path) -> tempfile::TempDir {
     let bin = env.path().join("bin");
     let o = Command::new(bin.join("python")).args(["-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]).output().unwrap();
     let site = PathBuf::from(String::from_utf8(o.stdout).unwrap().trim());
-    for f in ["msprobe_rs_route.pth", "_msprobe_rs_route.py"] {
+    for f in ["msprobe_rs_route.pth", "msprobe_rs_route.start", "_msprobe_rs_route.py"] {
         std::fs::copy(python_source().join(f), site.join(f)).unwrap();
     }
     std::fs::write(site.join("standin.pth"), format!("{}\n", probe.display())).unwrap();

@@ -5,13 +5,15 @@ scripts/test-wheel.sh runs it as pip installs it, beside mindstudio-probe."""
 
 import builtins
 import os
+import pkgutil
 import stat
 
 import pytest
 
 import _msprobe_rs_route as route_mod
 
-PTH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "msprobe_rs_route.pth")
+SOURCE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PTH = os.path.join(SOURCE, "msprobe_rs_route.pth")
 
 
 @pytest.mark.parametrize("args, want", [
@@ -86,6 +88,12 @@ def test_the_pth_is_one_import_line_that_imports_the_module_only_for_msprobe():
         env = {"__builtins__": dict(vars(builtins), __import__=lambda name, *a: seen.append(name) or _Module())}
         exec(lines[0].replace("import os, sys; ", ""), env, {"os": os, "sys": fake_sys})
         assert (seen == ["_msprobe_rs_route"]) == imports, (argv, seen)
+
+
+def test_the_start_file_names_route_as_pep_829_spells_an_entry_point():
+    with open(os.path.join(SOURCE, "msprobe_rs_route.start"), encoding="utf-8-sig") as f:
+        assert f.read().splitlines() == ["_msprobe_rs_route:route"]
+    assert pkgutil.resolve_name("_msprobe_rs_route:route") is route_mod.route
 
 
 class _Module:
