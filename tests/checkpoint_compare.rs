@@ -127,7 +127,8 @@ fn sharded_checkpoints_merge_into_the_unsharded_model() {
 fn unknown_classes_outside_the_tensors_are_inert() {
     // `args` holding a `__main__` class, a `__main__` enum and http.HTTPStatus,
     // a `__main__` object in the optimizer and RNG state: placeholders, and
-    // every parameter compares as without them.
+    // every parameter compares as without them, in model state dicts that
+    // are a `__main__` dict subclass.
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
     make(&a, &["--user-objects"]);

@@ -23,7 +23,8 @@ With --user-objects, objects of classes no checkpoint reader knows are added
 outside the tensors, as a training script's own classes end up there: in
 'args' a RunConfig and a Schedule enum defined in this script (pickled as
 `__main__.RunConfig`, `__main__.Schedule`) and the standard library's
-http.HTTPStatus.OK, in 'optimizer' and 'rng_state' a `__main__.LossScaler`.
+http.HTTPStatus.OK, in 'optimizer' and 'rng_state' a `__main__.LossScaler`,
+and each model state dict is a `__main__.StateDict` (a dict subclass).
 With --tensor-subclass NAME, parameter NAME (a rank file's name) is saved as
 a `__main__.TaggedTensor`, a torch.Tensor subclass defined here.
 """
@@ -71,6 +72,10 @@ class LossScaler:
     def __init__(self):
         self.scale = 65536.0
         self.growth_tracker = 3
+
+
+class StateDict(dict):
+    """A training script's own mapping holding a state dict."""
 
 
 class TaggedTensor(torch.Tensor):
@@ -231,7 +236,7 @@ def main():
                 sd = chunk_state(full, o.layers, c, nchunks, c == 0, c == nchunks - 1, o.tp, tp)
                 if o.tensor_subclass in sd:
                     sd[o.tensor_subclass] = sd[o.tensor_subclass].as_subclass(TaggedTensor)
-                model["model" if o.vpp == 1 else f"model{v}"] = sd
+                model["model" if o.vpp == 1 else f"model{v}"] = StateDict(sd) if o.user_objects else sd
             rank = f"mp_rank_{tp:02d}" if o.pp == 1 else f"mp_rank_{tp:02d}_{pp:03d}"
             save_rank(os.path.join(it, rank, "model_optim_rng.pt"), model, args, o.iteration, o.user_objects)
     with open(os.path.join(o.out, "latest_checkpointed_iteration.txt"), "w") as f:

@@ -136,8 +136,10 @@ enum Obj {
     /// A dict or OrderedDict, in insertion order.
     Dict(Vec<(Value, Value)>),
     /// An instance of a class that is not implemented (allowlisted or
-    /// not): never called; its `BUILD` state is kept (a Namespace's `__dict__`).
-    Placeholder { class: Rc<(String, String)>, state: Value },
+    /// not): never called; its `BUILD` state is kept (a Namespace's
+    /// `__dict__`), and so are the items set on it (a `defaultdict`, a
+    /// training script's dict subclass holding a state dict).
+    Placeholder { class: Rc<(String, String)>, state: Value, items: Vec<(Value, Value)> },
 }
 
 /// Runs the pickle in [`Mode::Tensor`] and returns the tensor it builds.
@@ -283,10 +285,9 @@ impl<'a> Machine<'a> {
                 b's' | b'u' => {
                     let items = if op == b's' { self.stack.split_off(self.stack.len().saturating_sub(2)) } else { self.pop_mark()? };
                     let entries = match self.top_obj() {
-                        Some(Obj::Dict(entries)) => entries,
-                        // A dict subclass built by REDUCE (a defaultdict, a
-                        // framework's own mapping): its items are dropped.
-                        Some(Obj::Placeholder { .. }) => continue,
+                        // A dict subclass built by REDUCE or NEWOBJ (a
+                        // defaultdict, a framework's or the user's own mapping).
+                        Some(Obj::Dict(entries) | Obj::Placeholder { items: entries, .. }) => entries,
                         _ => return Err(format!("expected a dict to set items on at pickle offset {at}")),
                     };
                     let mut items = items.into_iter();
@@ -476,7 +477,7 @@ impl<'a> Machine<'a> {
         if (module == "torch" || module.starts_with("torch.")) && !allowed(module, name) {
             return Err(refused(module, name));
         }
-        Ok(self.alloc(Obj::Placeholder { class, state: Value::None }))
+        Ok(self.alloc(Obj::Placeholder { class, state: Value::None, items: Vec::new() }))
     }
 
     /// A named global. Naming runs nothing, so any is accepted; what a call
@@ -697,23 +698,13 @@ impl<'a> Machine<'a> {
             Value::Str(s) => Scalar::Str(s.to_string()),
             Value::Obj(i) if depth < MAX_KEY_DEPTH && seen.insert(*i) => {
                 match self.arena.get(*i) {
-                    Some(Obj::Dict(entries)) => {
-                        for (k, child) in entries {
-                            let key = match k {
-                                Value::Str(s) => s.to_string(),
-                                Value::Int(n) => n.to_string(),
-                                _ => continue,
-                            };
-                            let len = path.len();
-                            if !path.is_empty() {
-                                path.push('.');
-                            }
-                            path.push_str(&key);
-                            self.flatten(child, path, depth + 1, seen, tree);
-                            path.truncate(len);
+                    Some(Obj::Dict(entries)) => self.flatten_entries(entries, path, depth, seen, tree),
+                    Some(Obj::Placeholder { state, items, .. }) => {
+                        if let Value::Obj(_) = state {
+                            self.flatten(state, path, depth + 1, seen, tree);
                         }
+                        self.flatten_entries(items, path, depth, seen, tree);
                     }
-                    Some(Obj::Placeholder { state: state @ Value::Obj(_), .. }) => self.flatten(state, path, depth + 1, seen, tree),
                     _ => {}
                 }
                 return;
@@ -722,6 +713,24 @@ impl<'a> Machine<'a> {
         };
         if !path.is_empty() {
             tree.scalars.push((path.clone(), scalar));
+        }
+    }
+
+    /// [`Self::flatten`] of a mapping's entries with string or int keys, each at `path.key`.
+    fn flatten_entries(&self, entries: &[(Value, Value)], path: &mut String, depth: usize, seen: &mut HashSet<usize>, tree: &mut Tree) {
+        for (k, child) in entries {
+            let key = match k {
+                Value::Str(s) => s.to_string(),
+                Value::Int(n) => n.to_string(),
+                _ => continue,
+            };
+            let len = path.len();
+            if !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(&key);
+            self.flatten(child, path, depth + 1, seen, tree);
+            path.truncate(len);
         }
     }
 }
@@ -911,6 +920,21 @@ mod tests {
         // pickle.dumps({'d': defaultdict(list, x=[1]), 'it': 3}, protocol=2): REDUCE(defaultdict, (list,)), then SETITEM on it.
         let p = b"\x80\x02}q\x00(X\x01\x00\x00\x00dq\x01ccollections\ndefaultdict\nq\x02c__builtin__\nlist\nq\x03\x85q\x04Rq\x05X\x01\x00\x00\x00xq\x06]q\x07K\x01asX\x02\x00\x00\x00itq\x08K\x03u.";
         assert_eq!(load_tree(p).unwrap().scalars, vec![("it".into(), Scalar::Int(3))]);
+    }
+
+    #[test]
+    fn items_set_on_a_placeholder_are_walked_as_a_dict() {
+        // pickle.dumps({'m': __main__.SD(a=1), 'v': __main__.Vec([2]), 'dd': defaultdict(int, b=3)}, protocol=2),
+        // with the model `{'w': <transposed tensor>}` set on a further __main__.SD.
+        let mut p = b"\x80\x02}q\x00(X\x01\x00\x00\x00mq\x01c__main__\nSD\nq\x02)\x81q\x03X\x01\x00\x00\x00aq\x04K\x01sX\x01\x00\x00\x00vq\x05c__main__\nVec\nq\x06)\x81q\x07K\x02a".to_vec();
+        p.extend(b"X\x02\x00\x00\x00ddq\x08ccollections\ndefaultdict\nq\tc__builtin__\nlong\nq\n\x85q\x0bRq\x0cX\x01\x00\x00\x00bq\rK\x03s");
+        p.extend(b"X\x05\x00\x00\x00modelc__main__\nSD\n)\x81X\x01\x00\x00\x00w");
+        let t = transposed();
+        p.extend(&t[2..t.len() - 1]);
+        p.extend(b"su.");
+        let tree = load_tree(&p).unwrap();
+        assert_eq!(tree.scalars, vec![("m.a".into(), Scalar::Int(1)), ("dd.b".into(), Scalar::Int(3))]);
+        assert_eq!(tree.tensors.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["model.w"]);
     }
 
     #[test]
