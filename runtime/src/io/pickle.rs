@@ -14,13 +14,15 @@
 //!   `model_optim_rng.pt`: dicts, lists, sets, `argparse.Namespace`, enums,
 //!   numpy RNG state and `io.BytesIO` are built as data. A global off the
 //!   allowlist ([`allowed`]) outside the tensors (a class of the user's
-//!   training script in `args`, an enum, even `os.system`) is only a name:
+//!   training script in `args`, an enum) is only a name:
 //!   calling it (REDUCE, NEWOBJ, OBJ, INST) makes an inert placeholder
 //!   holding its state, as for the allowlisted classes that are not
 //!   implemented; nothing is imported or called. What builds a tensor or a
 //!   storage must be on the allowlist: a storage class, a tensor subclass or
 //!   rebuild function, or any call of a `torch` global off it, refuses the
-//!   file by the global's name ([`Machine::inert`]).
+//!   file by the global's name ([`Machine::inert`]). A global that runs
+//!   code (`os.system`, `builtins.eval`, `subprocess.Popen`, [`runs_code`])
+//!   refuses the file the moment it is named, wherever it is.
 //!
 //! Memory is bounded by the pickle's length: every opcode creates at most a
 //! few values, and containers live in an arena indexed by number, so that
@@ -233,7 +235,7 @@ impl<'a> Machine<'a> {
                 b'c' => {
                     let module = self.line()?;
                     let name = self.line()?;
-                    let g = self.global(module, name);
+                    let g = self.global(module, name)?;
                     self.stack.push(g);
                 }
                 0x93 => {
@@ -241,7 +243,7 @@ impl<'a> Machine<'a> {
                     let module = self.pop()?;
                     match (module, name) {
                         (Value::Str(m), Value::Str(n)) => {
-                            let g = self.global(m.to_string(), n.to_string());
+                            let g = self.global(m.to_string(), n.to_string())?;
                             self.stack.push(g);
                         }
                         _ => return Err(format!("expected two strings for STACK_GLOBAL at pickle offset {at}")),
@@ -480,10 +482,15 @@ impl<'a> Machine<'a> {
         Ok(self.alloc(Obj::Placeholder { class, state: Value::None, items: Vec::new() }))
     }
 
-    /// A named global. Naming runs nothing, so any is accepted; what a call
-    /// or a tensor may use is decided there ([`Self::reduce`], [`Self::inert`]).
-    fn global(&self, module: String, name: String) -> Value {
-        Value::Global(Rc::new((module, name)))
+    /// A named global. Naming runs nothing, so any is accepted, but one
+    /// that runs code ([`runs_code`]) in [`Mode::Checkpoint`]: a pickle
+    /// naming it is hostile, and is refused whole; what a call or a tensor
+    /// may use is decided there ([`Self::reduce`], [`Self::inert`]).
+    fn global(&self, module: String, name: String) -> Result<Value, String> {
+        if self.mode == Mode::Checkpoint && runs_code(&module, &name) {
+            return Err(format!("refused the global {module}.{name}: not on the allowlist of data-only classes (the pickle could run code; it is never executed)"));
+        }
+        Ok(Value::Global(Rc::new((module, name))))
     }
 
     fn bytes(&mut self, n: usize) -> Result<&[u8], String> {
@@ -744,9 +751,9 @@ fn refused(module: &str, name: &str) -> String {
 /// The known globals of a checkpoint pickle: classes and functions that
 /// build data, and the configuration and enum classes of the frameworks
 /// that write Megatron checkpoints. None of them is ever called (see the
-/// module doc). Any other global (a user's class, `os.system`,
-/// `functools.partial`, ...) is an inert placeholder outside the tensors
-/// and refuses the file inside one.
+/// module doc). Any other global (a user's class, `functools.partial`,
+/// ...) is an inert placeholder outside the tensors and refuses the file
+/// inside one; one that runs code ([`runs_code`]) refuses it when named.
 fn allowed(module: &str, name: &str) -> bool {
     let under = |root: &str| module == root || module.strip_prefix(root).is_some_and(|rest| rest.starts_with('.'));
     match module {
@@ -769,6 +776,18 @@ fn allowed(module: &str, name: &str) -> bool {
         "torch.storage" => name == "UntypedStorage",
         "torch.nn.parameter" => name == "Parameter",
         _ => ["megatron", "mindspeed", "mindspeed_llm", "modellink"].iter().any(|root| under(root)),
+    }
+}
+
+/// Globals whose only use in a pickle is to run code (a shell, a
+/// subprocess, an evaluator, an importer, a file opener): a checkpoint that
+/// names one is refused, although it would never be called here.
+fn runs_code(module: &str, name: &str) -> bool {
+    let root = module.split('.').next().unwrap_or(module);
+    match root {
+        "os" | "posix" | "nt" | "subprocess" | "sys" | "shutil" | "importlib" | "runpy" | "pty" | "socket" | "ctypes" | "code" | "codeop" | "pickle" | "_pickle" | "marshal" | "webbrowser" | "multiprocessing" | "signal" | "commands" | "popen2" => true,
+        "builtins" | "__builtin__" => matches!(name, "eval" | "exec" | "compile" | "__import__" | "open" | "getattr" | "setattr" | "delattr" | "globals" | "locals" | "vars" | "input" | "breakpoint" | "exit" | "quit" | "help"),
+        _ => false,
     }
 }
 
@@ -845,16 +864,27 @@ mod tests {
     }
 
     #[test]
+    fn checkpoint_mode_refuses_globals_that_run_code_when_named() {
+        for (pkl, name) in [
+            (&b"\x80\x02cos\nsystem\n."[..], "os.system"),
+            (b"cposix\nsystem\n(Vtouch PWNED\ntR.", "posix.system"),
+            (b"\x80\x02cbuiltins\neval\nX\x01\x00\x00\x001\x85R.", "builtins.eval"),
+            (b"\x80\x04\x8c\nsubprocess\x8c\x05Popen\x93\x8c\x05touch\x8c\x05PWNED\x86\x85R.", "subprocess.Popen"),
+            (b"\x80\x02}(X\x01\x00\x00\x00acos.path\njoin\nu.", "os.path.join"),
+        ] {
+            let want = format!("refused the global {name}: not on the allowlist of data-only classes (the pickle could run code; it is never executed)");
+            assert_eq!(load_tree(pkl).unwrap_err(), want);
+        }
+    }
+
+    #[test]
     fn checkpoint_mode_keeps_unknown_globals_outside_tensors_inert() {
         // Named, called (REDUCE, INST, NEWOBJ) or a dict value: placeholders, nothing run.
         for pkl in [
-            &b"\x80\x02cos\nsystem\n."[..],
-            b"cposix\nsystem\n(Vtouch PWNED\ntR.",
-            b"\x80\x02cbuiltins\neval\nX\x01\x00\x00\x001\x85R.",
-            b"\x80\x04\x8c\nsubprocess\x8c\x05Popen\x93\x8c\x05touch\x8c\x05PWNED\x86\x85R.",
-            b"\x80\x02}(X\x01\x00\x00\x00acfunctools\npartial\nu.",
-            b"(ios\nsystem\nX\x02\x00\x00\x00ls.",
+            &b"\x80\x02}(X\x01\x00\x00\x00acfunctools\npartial\nu."[..],
+            b"(i__main__\nHook\nX\x02\x00\x00\x00ls.",
             b"\x80\x02c__main__\nCfg\n)\x81}b.",
+            b"\x80\x02chttp\nHTTPStatus\nK\xc8\x85R.",
         ] {
             let tree = load_tree(pkl).unwrap();
             assert!(tree.tensors.is_empty() && tree.scalars.is_empty(), "{tree:?}");
