@@ -36,13 +36,14 @@ trap 'rm -rf "$WORK"' EXIT
 native() {  # LABEL CALLS BYTES DUMP [replay flags...]
     local label=$1 calls=$2 bytes=$3 dump=$4 rss
     shift 4
+    # A fresh output folder each time: a replay resumes from the parts a folder holds.
     /usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$BIN" -f pytorch replay --dump "$dump" --data-mode real_data \
-        --output-dir "$WORK/out" --top 0 "$@" > /dev/null 2> "$WORK/err.txt" || true
+        --output-dir "$(mktemp -d "$WORK/out.XXXXXX")" --top 0 "$@" > /dev/null 2> "$WORK/err.txt" || true
     read -r SECS user sys rss < <(tail -n 1 "$WORK/time")  # after "Command exited with non-zero status N"
     CPU=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
     awk -v l="$label" -v s="$SECS" -v cpu="$CPU" -v r="$rss" -v c="$calls" -v b="$bytes" 'BEGIN {
         printf "%s: %.2f s (CPU %.2f s), %.2f calls/s, %.3f GB/s of tensor files, peak RSS %.0f MB\n", l, s, cpu, c / s, b / 1e9 / s, r / 1024 }'
-    sed -n '$p' "$WORK/err.txt" | sed 's/; wrote .*//; s/^/    /'
+    grep -E "rows:|^replayed" "$WORK/err.txt" | sed 's/; wrote .*//; s/^/    /' || true
 }
 
 # Torch's JSON figures: FIELD of the last line of FILE (a dotted path into "classes" too).
@@ -78,7 +79,7 @@ echo "== per op class of the block: replay --filter of the class's calls (forwar
 for class in 'matmul/linear:\.(linear|matmul)\.' 'attention:\.scaled_dot_product_attention\.' 'layer_norm:\.layer_norm\.' 'gelu/softmax:\.(gelu|softmax)\.'; do
     name=${class%%:*}
     /usr/bin/time -f "%e %U %S" -o "$WORK/time" "$BIN" -f pytorch replay --dump "$BLOCK/dump.json" --data-mode real_data \
-        --output-dir "$WORK/class" --top 0 --filter "${class#*:}" > /dev/null 2>&1 || true
+        --output-dir "$(mktemp -d "$WORK/class.XXXXXX")" --top 0 --filter "${class#*:}" > /dev/null 2>&1 || true
     read -r secs user sys < <(tail -n 1 "$WORK/time")
     t=$(figure "$WORK/block.txt" "round(r['classes']['$name']['read'] + r['classes']['$name']['bench'], 3)")
     tc=$(figure "$WORK/block.txt" "round(r['classes']['$name']['cpu'], 3)")
