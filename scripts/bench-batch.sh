@@ -4,9 +4,10 @@
 #
 #   scripts/bench-batch.sh          fixture dump + synthetic 1 GB dump
 #   scripts/bench-batch.sh --5g     also the synthetic 5 GB dump
-#   scripts/bench-batch.sh --write  also a fresh --all batch over the 1 GB dump
-#                                   and its rerun (writes ~5 GB of scripts, then
-#                                   removes them)
+#   scripts/bench-batch.sh --write  also a fresh --all --shared-module batch over
+#                                   the 1 GB dump, its rerun and --check (writes
+#                                   ~6 GB of scripts, then removes them; without
+#                                   --shared-module each script is ~130 KB)
 #
 # Peak RSS of a batch is the compact call index plus a fixed record per
 # script (src/source/calls.rs, src/op_generate/batch.rs): each --all line also
@@ -85,14 +86,14 @@ for size in "${sizes[@]}"; do
     per_api
     if $write && [ "$size" = 1G ]; then
         rm -rf all_out
-        timed "$size dump: --all --propagation both, fresh folder" \
-            "$BIN" -f pytorch op_generate -i all.json -o all_out --all --propagation both
+        timed "$size dump: --all --propagation both --shared-module, fresh folder" \
+            "$BIN" -f pytorch op_generate -i all.json -o all_out --all --propagation both --shared-module
         per_api
-        timed "$size dump: --all --propagation both, rerun (nothing changed)" \
-            "$BIN" -f pytorch op_generate -i all.json -o all_out --all --propagation both
+        timed "$size dump: the same, rerun (nothing changed)" \
+            "$BIN" -f pytorch op_generate -i all.json -o all_out --all --propagation both --shared-module
         grep -o '^[0-9]* APIs, [0-9]* scripts in [0-9.]* s.*' err.txt | sed 's/^/  /'
-        timed "$size dump: --all --propagation both --check of that folder (nothing drifted)" \
-            "$BIN" -f pytorch op_generate -i all.json -o all_out --all --propagation both --check -q
+        timed "$size dump: the same with --check (nothing drifted)" \
+            "$BIN" -f pytorch op_generate -i all.json -o all_out --all --propagation both --shared-module --check -q
         grep -o '^[0-9]* APIs, [0-9]* scripts in [0-9.]* s.*' err.txt | sed 's/^/  /'
         rm -rf all_out
     fi
