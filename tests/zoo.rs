@@ -171,7 +171,7 @@ fn zoo_coverage_does_not_fall() {
         println!("\nMeasured (floors for coverage.json):\n{}", serde_json::to_string_pretty(&measured).unwrap());
     }
     assert!(falls.is_empty(), "coverage fell:\n{}", falls.join("\n"));
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+    if common::update_golden() {
         std::fs::write(&pinned_path, serde_json::to_string_pretty(&verdicts).unwrap() + "\n").unwrap();
     } else {
         assert!(changed.is_empty(), "verdicts differ from tests/fixtures/zoo/verdicts.json:\n{}", changed.join("\n"));

@@ -16,6 +16,15 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Whether this run rewrites golden files and pinned verdicts
+/// (`UPDATE_GOLDEN` set). Refused under CI (`CI` set, as `.ci/run` sets it):
+/// a CI run that rewrote its own expectations would pass whatever changed.
+pub fn update_golden() -> bool {
+    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    assert!(!(update && std::env::var_os("CI").is_some()), "UPDATE_GOLDEN is set under CI (CI is set): golden files are rewritten only by hand, never by CI");
+    update
+}
+
 /// One generated script: which dump, which API, how.
 #[derive(Clone, Copy, Debug)]
 pub struct Case {
