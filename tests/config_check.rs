@@ -200,16 +200,9 @@ fn collection_asks_msprobe_python_not_the_python_beside_the_binary() {
     assert!(pip.lines().any(|l| l == "torch=2.1.0") && !pip.contains("9.9.9"), "{pip}");
 }
 
-/// msprobe 8.3.2 from PyPI, as scripts/setup-python-env.sh installs it.
-fn msprobe_832() -> PathBuf {
-    let path = std::env::var_os("MSPROBE_832").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/msprobe-rs/msprobe-8.3.2"));
-    assert!(path.join("msprobe/core/config_check").is_dir(), "msprobe 8.3.2 is not at {} (run scripts/setup-python-env.sh)", path.display());
-    path
-}
-
 #[test]
 fn a_pack_written_by_msprobe_832_compares() {
-    let src = msprobe_832();
+    let src = common::msprobe_832();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::write(d.join("train.sh"), "torchrun --nproc_per_node 8 pretrain.py --lr 1e-4 --seed 42 \\\n    --bf16\n").unwrap();
