@@ -222,6 +222,13 @@ fn exponent_floats(f: &Fixture) -> Scenario {
     Scenario { ranks: vec![("rank0", [f.ops(0..6), vec![origin(f, 6)], spread(f, 7..9)].concat())], construct: construct(&[]) }
 }
 
+/// Folders `rank0` and `rankk1`, the anomaly in `rankk1` (no communication):
+/// `"rankk1".strip("rank")` is `"1"` for 8.3.2.
+fn stripped_folder_name(f: &Fixture) -> Scenario {
+    let ranks = vec![("rank0", f.ops(0..8)), ("rankk1", [f.ops(0..5), vec![origin(f, 5)], spread(f, 6..8)].concat())];
+    Scenario { ranks, construct: construct(&[]) }
+}
+
 /// Every step of this file; msprobe 8.3.2 analyses them all in one process.
 const SCENARIOS: &[(&str, fn(&Fixture) -> Scenario)] = &[
     ("before_communication", before_communication),
@@ -234,6 +241,7 @@ const SCENARIOS: &[(&str, fn(&Fixture) -> Scenario)] = &[
     ("no_anomaly", no_anomaly),
     ("absent_group_rank", absent_group_rank),
     ("exponent_floats", exponent_floats),
+    ("stripped_folder_name", stripped_folder_name),
 ];
 
 /// What msprobe 8.3.2's own nan_analyze (tests/nan_analyze/msprobe_832.py)
@@ -506,6 +514,20 @@ fn no_anomaly_prints_msprobes_line_and_writes_nothing() {
 fn a_group_rank_that_was_not_dumped_is_skipped_where_msprobe_832_crashes() {
     let (run, theirs, _dir) = both("absent_group_rank");
     assert_eq!(theirs.error.as_deref(), Some("KeyError: 3"));
+    assert_eq!((run.code, run.stdout.as_str()), (Some(0), "Cannot find any anomaly node, no need to generate analyze file.\n"));
+    assert!(run.report.is_none() && !run.out_exists);
+}
+
+/// The documented difference in rank folders: 8.3.2 strips the letters of
+/// `rank` from both ends of a folder's name, so `rankk1` is its rank 1; here
+/// a rank folder is `rank` and digits only, and `rankk1` is not one.
+#[test]
+fn a_folder_is_a_rank_only_when_rank_is_followed_by_digits() {
+    let f = fixture();
+    let (run, theirs, _dir) = both("stripped_folder_name");
+    let (_, text) = theirs.report.as_ref().unwrap();
+    let value: Value = serde_json::from_reader(NonFiniteReader::new(text.as_bytes())).unwrap();
+    assert_eq!(value, json!({"rank_1": [node(&f, &origin(&f, 5), &["Tensor.__add__.0.forward"])]}), "msprobe 8.3.2's answer");
     assert_eq!((run.code, run.stdout.as_str()), (Some(0), "Cannot find any anomaly node, no need to generate analyze file.\n"));
     assert!(run.report.is_none() && !run.out_exists);
 }
