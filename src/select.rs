@@ -1,4 +1,6 @@
-//! Choosing APIs in batch: a name filter and a stable shard of the result.
+//! Choosing APIs in batch: a name filter and a stable shard of the result
+//! (`replay --dump` partitions its job by work instead, with the shard
+//! [`shard_from_env`] takes from a job engine when `--shard` is not given).
 
 use std::fmt;
 use std::str::FromStr;
@@ -32,6 +34,42 @@ impl FromStr for Shard {
 impl fmt::Display for Shard {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// The shard a job engine gives this process when `--shard` is not given:
+/// a Slurm job array's `SLURM_ARRAY_TASK_ID` (less `SLURM_ARRAY_TASK_MIN`
+/// when set) of `SLURM_ARRAY_TASK_COUNT`, else a Kubernetes Indexed Job's
+/// `JOB_COMPLETION_INDEX` of `JOB_COMPLETIONS`; `None` when neither pair is
+/// set. One of a pair without the other, a value that is not a number, or
+/// an index not below the count is an error naming the variables.
+pub fn shard_from_env(get: impl Fn(&str) -> Option<String>) -> Result<Option<Shard>, String> {
+    let number = |key: &str| -> Result<Option<u64>, String> {
+        get(key).map(|v| v.trim().parse::<u64>().map_err(|_| format!("{key}={v:?}: expected a whole number"))).transpose()
+    };
+    let pair = |(index, count): (&str, &str), min: Option<&str>| -> Result<Option<Shard>, String> {
+        let (i, n) = match (number(index)?, number(count)?) {
+            (None, None) => return Ok(None),
+            (Some(_), None) => return Err(format!("{index} is set but {count} is not: set both, or pass --shard I/N")),
+            (None, Some(_)) => return Err(format!("{count} is set but {index} is not: set both, or pass --shard I/N")),
+            (Some(i), Some(n)) => (i, n),
+        };
+        let low = match min {
+            Some(m) => number(m)?.unwrap_or(0),
+            None => 0,
+        };
+        let within = match min {
+            Some(m) if low > 0 => format!("{index}={i} minus {m}={low}"),
+            _ => format!("{index}={i}"),
+        };
+        match i.checked_sub(low) {
+            Some(k) if k < n => Ok(Some(Shard { index: k as u32, count: n as u32 })),
+            _ => Err(format!("{within} is not an index below {count}={n}: expected 0 <= index < count, or pass --shard I/N")),
+        }
+    };
+    match pair(("SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT"), Some("SLURM_ARRAY_TASK_MIN"))? {
+        Some(s) => Ok(Some(s)),
+        None => pair(("JOB_COMPLETION_INDEX", "JOB_COMPLETIONS"), None),
     }
 }
 
@@ -88,6 +126,27 @@ mod tests {
         for bad in ["4/4", "1/0", "x/2", "3", "-1/2"] {
             assert!(bad.parse::<Shard>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn job_engines_give_the_shard() {
+        let env = |vars: &[(&str, &str)]| {
+            let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            shard_from_env(move |k| vars.iter().find(|(x, _)| x == k).map(|(_, v)| v.clone()))
+        };
+        assert_eq!(env(&[]), Ok(None));
+        assert_eq!(env(&[("SLURM_ARRAY_TASK_ID", "2"), ("SLURM_ARRAY_TASK_COUNT", "4")]), Ok(Some(Shard { index: 2, count: 4 })));
+        assert_eq!(env(&[("SLURM_ARRAY_TASK_ID", "3"), ("SLURM_ARRAY_TASK_MIN", "1"), ("SLURM_ARRAY_TASK_COUNT", "4")]), Ok(Some(Shard { index: 2, count: 4 })));
+        assert_eq!(env(&[("JOB_COMPLETION_INDEX", "0"), ("JOB_COMPLETIONS", "3")]), Ok(Some(Shard { index: 0, count: 3 })));
+        assert_eq!(env(&[("SLURM_ARRAY_TASK_ID", "1"), ("SLURM_ARRAY_TASK_COUNT", "2"), ("JOB_COMPLETION_INDEX", "0"), ("JOB_COMPLETIONS", "3")]), Ok(Some(Shard { index: 1, count: 2 })));
+        assert_eq!(env(&[("SLURM_ARRAY_TASK_ID", "1")]), Err("SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not: set both, or pass --shard I/N".into()));
+        assert_eq!(env(&[("JOB_COMPLETIONS", "3")]), Err("JOB_COMPLETIONS is set but JOB_COMPLETION_INDEX is not: set both, or pass --shard I/N".into()));
+        assert_eq!(env(&[("JOB_COMPLETION_INDEX", "3"), ("JOB_COMPLETIONS", "3")]), Err("JOB_COMPLETION_INDEX=3 is not an index below JOB_COMPLETIONS=3: expected 0 <= index < count, or pass --shard I/N".into()));
+        assert_eq!(
+            env(&[("SLURM_ARRAY_TASK_ID", "0"), ("SLURM_ARRAY_TASK_MIN", "1"), ("SLURM_ARRAY_TASK_COUNT", "4")]),
+            Err("SLURM_ARRAY_TASK_ID=0 minus SLURM_ARRAY_TASK_MIN=1 is not an index below SLURM_ARRAY_TASK_COUNT=4: expected 0 <= index < count, or pass --shard I/N".into())
+        );
+        assert_eq!(env(&[("JOB_COMPLETION_INDEX", "x"), ("JOB_COMPLETIONS", "3")]), Err("JOB_COMPLETION_INDEX=\"x\": expected a whole number".into()));
     }
 
     #[test]

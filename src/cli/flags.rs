@@ -87,15 +87,18 @@ enum Command {
     #[command(override_usage = "msprobe -f <FRAMEWORK> replay [OPTIONS]")]
     Replay {
         /// Path of config_op.json (api_name, data_mode, seed, thresholds).
-        #[arg(short = 'i', long = "config_input", visible_alias = "config-input", required_unless_present = "dump")]
+        #[arg(short = 'i', long = "config_input", visible_alias = "config-input", required_unless_present_any = ["dump", "merge"])]
         config_input: Option<PathBuf>,
-        /// Replay many APIs of this dump (all, or those --filter selects) and print them ranked, worst first.
+        /// Replay many APIs of this dump, rank folder, step folder or job root (step*/rank*/dump.json): all, or those --filter selects; print them ranked, worst first.
         #[arg(long, value_name = "DUMP")]
         dump: Option<PathBuf>,
+        /// Merge the parts the shards of one job wrote into DIR (their --output-dir) into the job's CSVs (and --html).
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["config_input", "dump"])]
+        merge: Option<PathBuf>,
         /// With --dump: the APIs whose Prefix.op.N matches this regex.
         #[arg(long, value_name = "REGEX", requires = "dump")]
         filter: Option<String>,
-        /// With --dump: take shard I of N (0-based), e.g. 0/4.
+        /// With --dump: take shard I of N (0-based) of the job's calls, split by estimated work, e.g. 0/4 (default: from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT or JOB_COMPLETION_INDEX/JOB_COMPLETIONS when set).
         #[arg(long, value_name = "I/N", requires = "dump")]
         shard: Option<Shard>,
         /// forward, backward, or both (default: the config's, or both with --dump).
@@ -107,9 +110,9 @@ enum Command {
         /// Overrides the config's data_mode.
         #[arg(long, value_parser = one_of(&DataMode::ALL, DataMode::as_str))]
         data_mode: Option<DataMode>,
-        /// Where the CSVs go.
-        #[arg(long, default_value = "./op_result_output")]
-        output_dir: PathBuf,
+        /// Where the CSVs and the parts (replay_parts/) go (default: ./op_result_output; with --merge, DIR).
+        #[arg(long)]
+        output_dir: Option<PathBuf>,
         /// Rows of the ranked table to print (0: all).
         #[arg(long, default_value_t = 20)]
         top: usize,
@@ -226,6 +229,15 @@ pub enum Options {
         /// `--top`.
         top: usize,
     },
+    /// `replay --merge`, how many rows of the ranked table to print, and `--allow-skip`.
+    ReplayMerge {
+        /// The options.
+        opts: replay::MergeOptions,
+        /// `--top`.
+        top: usize,
+        /// `--allow-skip`.
+        allow_skip: bool,
+    },
     /// `single_compare` (`-f` is accepted and ignored).
     SingleCompare(single_compare::Options),
     /// `nan_analyze` (needs `-f pytorch`).
@@ -299,8 +311,21 @@ fn options(cli: Cli) -> Result<Options, Error> {
             let opts = op_generate::Options { framework, config, out_dir: api_output_path, lang, check, shared_module, runtime, mode };
             Ok(Options::OpGenerate { opts, config_input, unknown_keys, quiet })
         }
-        Command::Replay { config_input, dump, filter: regex, shard, propagation, emulate, data_mode, output_dir, top, standard, allow_skip, tensor_size_limit, memory_budget, html } => {
+        Command::Replay { config_input, dump, merge, filter: regex, shard, propagation, emulate, data_mode, output_dir, top, standard, allow_skip, tensor_size_limit, memory_budget, html } => {
             let framework = framework(cli.framework, "replay")?;
+            if let Some(dir) = merge {
+                let replays = [("--filter", regex.is_some()), ("--shard", shard.is_some()), ("--propagation", propagation.is_some()), ("--emulate", emulate), ("--data-mode", data_mode.is_some()), ("--standard", standard.is_some()), ("--tensor-size-limit", tensor_size_limit.is_some()), ("--memory-budget", memory_budget.is_some())];
+                if let Some((flag, _)) = replays.iter().find(|(_, given)| *given) {
+                    return Err(Error::Usage(format!("{flag} is an option of the shards' replay, not of --merge (which takes --output-dir, --html, --top and --allow-skip)")));
+                }
+                let output_dir = output_dir.unwrap_or_else(|| dir.clone());
+                return Ok(Options::ReplayMerge { opts: replay::MergeOptions { framework, dir, output_dir, html }, top, allow_skip });
+            }
+            let output_dir = output_dir.unwrap_or_else(|| PathBuf::from("./op_result_output"));
+            let shard = match (shard, &dump) {
+                (None, Some(_)) => crate::select::shard_from_env(|k| std::env::var(k).ok()).map_err(Error::Usage)?,
+                (s, _) => s,
+            };
             let filter = filter(regex)?;
             let mut config = match (&config_input, &dump) {
                 (Some(path), _) => OpConfig::load(path)?.0,

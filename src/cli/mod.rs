@@ -37,6 +37,11 @@ pub fn run(options: Options) -> Result<u8, Error> {
             printer::replay(&report, top);
             Ok(report.exit_code(opts.allow_skip))
         }
+        Options::ReplayMerge { opts, top, allow_skip } => {
+            let report = replay::merge(&opts)?;
+            printer::replay(&report, top);
+            Ok(report.exit_code(allow_skip))
+        }
         Options::SingleCompare(opts) => {
             let outcome = single_compare::run(&opts)?;
             printer::single_compare(&outcome);

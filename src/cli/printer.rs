@@ -68,20 +68,23 @@ pub fn batch(report: &BatchReport, check: bool, quiet: bool) {
     eprintln!("{line}");
 }
 
-/// `replay`: the ranked table (the `top` worst rows) and where the CSVs went.
+/// `replay`: the ranked table (the `top` worst rows), what a `--dump`
+/// run replayed, and where the CSVs (or a shard's part) went.
 pub fn replay(report: &ReplayReport, top: usize) {
     print!("{}", ranked_table(&report.rows.details, top));
     let n = |s| report.count(s);
-    eprintln!(
-        "{} rows: {} pass, {} warning, {} skip, {} error; wrote {} and {}",
-        report.rows.details.len(),
-        n(Status::Pass),
-        n(Status::Warning),
-        n(Status::Skip),
-        n(Status::Error),
-        report.files.1.display(),
-        report.files.0.display()
-    );
+    let counts = format!("{} rows: {} pass, {} warning, {} skip, {} error", report.rows.details.len(), n(Status::Pass), n(Status::Warning), n(Status::Skip), n(Status::Error));
+    if let Some(p) = &report.part {
+        eprintln!("replayed {} calls ({} already judged, {} shared with an identical call)", p.replayed, p.judged, p.shared);
+    }
+    match (&report.files, &report.part, &report.merge_hint) {
+        (Some((details, result)), _, _) => eprintln!("{counts}; wrote {} and {}", result.display(), details.display()),
+        (None, Some(p), Some(merge)) => {
+            eprintln!("{counts}; wrote {} (shard {})", p.path.display(), p.shard);
+            eprintln!("when all {} shards are done: {merge}", p.shard.count);
+        }
+        _ => eprintln!("{counts}"),
+    }
     if let Some(html) = &report.html {
         eprintln!("wrote {}", html.display());
     }

@@ -1,8 +1,8 @@
 //! Replaying the selected calls: each call read, typed, bridged and
 //! size-checked ([`prepare`]), then run by the runtime; one call's broken
-//! input is the command's error, a batch's is that call's `skip` row, and
-//! a batch runs calls in parallel within the memory budget
-//! ([`crate::schedule::within_budget`]).
+//! input is the command's error ([`replay_one`]), a batch's is that call's
+//! `skip` row, and a batch runs calls in parallel within the memory budget
+//! ([`replay_batch`], [`crate::schedule::within_budget`]).
 
 use rayon::prelude::*;
 use runtime::compare::Status;
@@ -10,24 +10,15 @@ use runtime::limits::{Admitted, Limit, TooLarge};
 use runtime::replay::{replay_admitted, Rows};
 use runtime::report::{DetailRow, HtmlArg, ResultRow};
 
-use super::select::Job;
-use super::{args, Options, ReplayError, Scope};
+use super::{args, Options, ReplayError};
 use crate::bridge;
 use crate::config::DataMode;
 use crate::model::Direction;
 use crate::schedule::within_budget;
 use crate::source::{Group, Source};
 
-/// What one call's replay produced: its rows and, for the HTML report,
-/// the call and its arguments.
-pub(super) struct Record<'a> {
-    /// Where the call's entries lie (its name).
-    pub group: &'a Group,
-    /// Its rows.
-    pub rows: Rows,
-    /// Its arguments as the HTML report shows them (only with `--html`).
-    pub args: Vec<HtmlArg>,
-}
+/// One call of a batch: its dump, where its entries lie, its direction.
+pub(super) type Item<'a> = (&'a Source, &'a Group, Direction);
 
 /// One call ready to run: what the runtime replays, admitted under the
 /// limits with its estimated working set.
@@ -58,7 +49,7 @@ fn prepare(opts: &Options, source: &Source, g: &Group, direction: Direction) -> 
     // Checked once: the estimate schedules the batch, and the runtime runs
     // the admitted call without checking again.
     let admitted = opts.limits.admit(replay).map_err(|e| too_large(g, e))?;
-    let args = if opts.html.is_some() { args::of(&call, source.framework()) } else { vec![] };
+    let args = args::of(&call, source.framework());
     Ok(Prepared { admitted, args })
 }
 
@@ -87,19 +78,21 @@ fn skip_rows(g: &Group, direction: Direction, e: &ReplayError) -> Rows {
     Rows { details: vec![row], results: vec![ResultRow { api_name: api, forward, backward, message }] }
 }
 
-/// Replays every job, in job order: one call (a broken input is the
-/// command's error, no CSV) or a `--dump` batch (a broken input is a `skip`
-/// row; calls run in parallel within `--memory-budget`).
-pub(super) fn replay_jobs<'a>(opts: &Options, source: &Source, jobs: &[Job<'a>]) -> Result<Vec<Record<'a>>, ReplayError> {
-    if let Scope::One(_) = opts.scope {
-        let (g, d) = jobs[0];
-        let p = prepare(opts, source, g, d)?;
-        return Ok(vec![Record { group: g, rows: run_prepared(g, &p)?, args: p.args }]);
-    }
-    let prepared: Vec<_> = jobs.par_iter().map(|&(g, d)| (g, d, prepare(opts, source, g, d))).collect();
-    let need = |(_, _, p): &(&Group, Direction, Result<Prepared, ReplayError>)| p.as_ref().map_or(0, |p| p.admitted.need());
-    let rows = within_budget(&prepared, need, opts.limits.memory_budget, rayon::current_num_threads(), |(g, d, p)| {
-        p.as_ref().map_err(|e| skip_rows(g, *d, e)).and_then(|p| run_prepared(g, p).map_err(|e| skip_rows(g, *d, &e))).unwrap_or_else(|rows| rows)
+/// Replays one call: its rows and its arguments, or its broken input
+/// (the command's error, no CSV).
+pub(super) fn replay_one(opts: &Options, source: &Source, g: &Group, direction: Direction) -> Result<(Rows, Vec<HtmlArg>), ReplayError> {
+    let p = prepare(opts, source, g, direction)?;
+    Ok((run_prepared(g, &p)?, p.args))
+}
+
+/// Replays a `--dump` batch (a broken input is a `skip` row; calls run in
+/// parallel within `--memory-budget`), handing each call's rows and
+/// arguments to `done` with its index as soon as it finishes.
+pub(super) fn replay_batch(opts: &Options, items: &[Item], done: impl Fn(usize, Rows, Vec<HtmlArg>) + Sync) {
+    let prepared: Vec<_> = items.par_iter().enumerate().map(|(i, &(source, g, d))| (i, g, d, prepare(opts, source, g, d))).collect();
+    let need = |(_, _, _, p): &(usize, &Group, Direction, Result<Prepared, ReplayError>)| p.as_ref().map_or(0, |p| p.admitted.need());
+    within_budget(&prepared, need, opts.limits.memory_budget, rayon::current_num_threads(), |(i, g, d, p)| {
+        let rows = p.as_ref().map_err(|e| skip_rows(g, *d, e)).and_then(|p| run_prepared(g, p).map_err(|e| skip_rows(g, *d, &e))).unwrap_or_else(|rows| rows);
+        done(*i, rows, p.as_ref().map(|p| p.args.clone()).unwrap_or_default());
     });
-    Ok(prepared.into_iter().zip(rows).map(|((group, _, p), rows)| Record { group, rows, args: p.map(|p| p.args).unwrap_or_default() }).collect())
 }

@@ -1,21 +1,23 @@
 //! The HTML view of a replay (`--html`): each call's record (its rows, its
-//! arguments, [`super::args`]) and its call stack from the source layer
-//! become one [`HtmlCall`]; the runtime's [`write_html`] renders the page.
+//! arguments, [`super::args`], and its call stack from the source layer,
+//! [`StackView`]) becomes one [`HtmlCall`]; the runtime's [`write_html`]
+//! renders the page.
 
 use std::path::{Path, PathBuf};
 
 use runtime::replay::Rows;
 use runtime::report::{write_html, HtmlCall, HtmlFrame, HtmlReport, ReportError};
+use runtime::standard::Standard;
 
-use super::call::Record;
-use super::Options;
-use crate::model::{Direction, Framework};
+use super::part::CallRecord;
+use crate::model::{ApiName, Direction, Framework};
 use crate::source::stack::{StackError, Stacks};
 
-/// The call stacks the page shows, and a note saying why there are none.
+/// The call stacks of one dump, and a note saying why there are none.
 pub(super) struct StackView {
     stacks: Stacks,
-    note: String,
+    /// Why there are none, empty when read.
+    pub note: String,
 }
 
 impl StackView {
@@ -26,40 +28,58 @@ impl StackView {
             Err(e) => StackView { stacks: Stacks::default(), note: format!("no call stacks: {e}") },
         }
     }
+
+    /// The forward call stack of `name`.
+    pub fn frames(&self, name: &ApiName) -> Vec<HtmlFrame> {
+        let frames = self.stacks.frames(&name.key(Direction::Forward));
+        frames.into_iter().map(|f| HtmlFrame { file: f.file, line: f.line, function: f.function, code: f.code, user: f.user }).collect()
+    }
 }
 
-/// Every call's rows joined in call order, and (with a stack view) each
-/// call's view for the page: its name, its rows' range, its arguments and
-/// its forward call stack.
-pub(super) fn join(records: Vec<Record>, stacks: Option<&StackView>) -> (Rows, Vec<HtmlCall>) {
+/// Every call's rows joined in job order, and each call's view for the
+/// page: its name, its rows' range, its arguments and its forward call stack.
+pub(super) fn join(records: &[CallRecord]) -> (Rows, Vec<HtmlCall>) {
     let mut rows = Rows::default();
     let mut calls = vec![];
     for record in records {
         let start = rows.details.len();
-        rows.details.extend(record.rows.details);
-        rows.results.extend(record.rows.results);
-        if let Some(view) = stacks {
-            let frames = view.stacks.frames(&record.group.name.key(Direction::Forward));
-            let stack = frames.into_iter().map(|f| HtmlFrame { file: f.file, line: f.line, function: f.function, code: f.code, user: f.user }).collect();
-            calls.push(HtmlCall { api: record.group.name.to_string(), rows: start..rows.details.len(), args: record.args, stack });
-        }
+        let own = record.rows();
+        rows.details.extend(own.details);
+        rows.results.extend(own.results);
+        calls.push(HtmlCall { api: record.api.clone(), rows: start..rows.details.len(), args: record.args(), stack: record.stack() });
     }
     (rows, calls)
 }
 
-/// Writes the page for the replay of the dump at `file` to `target` (or
-/// `replay_report_<stamp>.html` in the output folder); returns its path.
-pub(super) fn write(opts: &Options, (file, framework): (&Path, Framework), target: &Option<PathBuf>, rows: &Rows, calls: Vec<HtmlCall>, stacks: &StackView) -> Result<PathBuf, ReportError> {
-    let path = target.clone().unwrap_or_else(|| runtime::report::default_html_path(&opts.output_dir));
+/// What the page says of the replay beside its rows.
+pub(super) struct Page<'a> {
+    /// The dump (or the job's root).
+    pub dump: &'a Path,
+    /// The framework its calls were read as.
+    pub framework: Framework,
+    /// The precision standard.
+    pub standard: Standard,
+    /// `--emulate`.
+    pub emulate: bool,
+    /// Why some calls show no stack, empty when all were read.
+    pub stack_note: String,
+    /// The output folder (the page's default place).
+    pub output_dir: &'a Path,
+}
+
+/// Writes the page to `target` (or `replay_report_<stamp>.html` in the
+/// output folder); returns its path.
+pub(super) fn write(page: &Page, target: &Option<PathBuf>, rows: &Rows, calls: Vec<HtmlCall>) -> Result<PathBuf, ReportError> {
+    let path = target.clone().unwrap_or_else(|| runtime::report::default_html_path(page.output_dir));
     let report = HtmlReport {
-        title: file.display().to_string(),
-        framework: framework.as_str().to_string(),
-        standard: opts.config.standard.as_str().to_string(),
-        tested: if opts.emulate { "emulated device (--emulate)".into() } else { "the dump's recorded outputs where present, else the emulated device (see each Message)".into() },
+        title: page.dump.display().to_string(),
+        framework: page.framework.as_str().to_string(),
+        standard: page.standard.as_str().to_string(),
+        tested: if page.emulate { "emulated device (--emulate)".into() } else { "the dump's recorded outputs where present, else the emulated device (see each Message)".into() },
         command: std::env::args().map(|a| if a.contains(' ') { format!("'{a}'") } else { a }).collect::<Vec<_>>().join(" "),
         generated: runtime::report::stamp_now(),
-        stack_note: stacks.note.clone(),
-        repro: repro_command(framework, file),
+        stack_note: page.stack_note.clone(),
+        repro: repro_command(page.framework, page.dump),
         details: &rows.details,
         calls,
     };

@@ -4,11 +4,7 @@ use std::path::Path;
 
 use super::ReplayError;
 use crate::model::Direction;
-use crate::select::ApiSelector;
 use crate::source::{Group, SourceError};
-
-/// One call to replay: where its entries lie and its direction.
-pub(super) type Job<'a> = (&'a Group, Direction);
 
 /// The direction one call is replayed in: a backward replay compares the
 /// forward outputs too, so "both" is the backward replay where the dump
@@ -22,17 +18,18 @@ fn direction_of(wanted: Option<Direction>, g: &Group) -> Option<Direction> {
     }
 }
 
-/// The calls of `groups` (those of the dump at `file` that `selector`
-/// matched) in `selector`'s shard that have a forward entry, each with its
-/// direction; an error when none is left.
-pub(super) fn jobs<'a>(file: &Path, groups: &'a [Group], selector: &ApiSelector, propagation: Option<Direction>) -> Result<Vec<Job<'a>>, ReplayError> {
-    let selected: Vec<&Group> = groups.iter().filter(|g| g.forward.is_some() && selector.in_shard(&g.name)).collect();
-    if selected.is_empty() {
-        return Err(SourceError::selection(file, "no API selected (check api_name / --filter)").into());
-    }
-    let jobs: Vec<Job> = selected.into_iter().filter_map(|g| direction_of(propagation, g).map(|d| (g, d))).collect();
-    if jobs.is_empty() {
-        return Err(SourceError::selection(file, "propagation is backward, but no selected API has a backward entry").into());
-    }
-    Ok(jobs)
+/// The calls of `groups` (those the filter matched) that have a forward
+/// entry, each by its index with its direction, and how many had a
+/// forward entry at all.
+pub(super) fn directions(groups: &[Group], propagation: Option<Direction>) -> (Vec<(usize, Direction)>, usize) {
+    let selected: Vec<usize> = (0..groups.len()).filter(|&i| groups[i].forward.is_some()).collect();
+    let n = selected.len();
+    (selected.into_iter().filter_map(|i| direction_of(propagation, &groups[i]).map(|d| (i, d))).collect(), n)
+}
+
+/// The error when nothing is left to replay in `what` (a dump file or a
+/// job's root): no call selected, or none with the backward entry asked for.
+pub(super) fn nothing_selected(what: &Path, selected: usize) -> ReplayError {
+    let message = if selected == 0 { "no API selected (check api_name / --filter)" } else { "propagation is backward, but no selected API has a backward entry" };
+    SourceError::selection(what, message).into()
 }

@@ -2,9 +2,10 @@
 //! calls. Every command goes through it (op_generate, replay, and the ones
 //! to come); none reads a dump another way.
 //!
-//! - [`dump_files`] resolves a path: a `dump.json`, a rank folder holding
-//!   one, or a step folder of rank folders; [`one_file`] is the single-dump
-//!   case of a config.
+//! - [`job_dumps`] resolves a path: a `dump.json`, a rank folder holding
+//!   one, a step folder of rank folders, or a job root of step folders, in
+//!   the job order ([`dump_files`]: the files alone); [`one_file`] is the
+//!   single-dump case of a config.
 //! - [`Source::open`] indexes one dump file (streaming, see [`crate::dump`]),
 //!   pairs the selected entries into [`Group`]s by name, resolves the dump's
 //!   framework from its header and `-f` ([`Source::framework`]: `-f mindspore`
@@ -111,6 +112,33 @@ impl Entries {
     pub fn has_backward(&self) -> bool {
         self.backward.is_some()
     }
+
+    /// What identifies the call's inputs apart from its name: the entries'
+    /// JSON (forward, then backward) with every `data_name` removed, and
+    /// those tensor file names, in order (for a caller to hash the files).
+    pub fn identity(&self) -> (String, Vec<String>) {
+        fn strip(v: &Value, names: &mut Vec<String>) -> Value {
+            match v {
+                Value::Object(map) => Value::Object(
+                    map.iter()
+                        .filter_map(|(k, x)| match (k.as_str(), x) {
+                            ("data_name", Value::String(n)) => {
+                                names.push(n.clone());
+                                None
+                            }
+                            _ => Some((k.clone(), strip(x, names))),
+                        })
+                        .collect(),
+                ),
+                Value::Array(items) => Value::Array(items.iter().map(|x| strip(x, names)).collect()),
+                other => other.clone(),
+            }
+        }
+        let mut names = vec![];
+        let forward = strip(&self.forward, &mut names);
+        let backward = self.backward.as_ref().map(|b| strip(b, &mut names));
+        (serde_json::json!([forward, backward]).to_string(), names)
+    }
 }
 
 /// One dump file, opened for a command.
@@ -122,26 +150,92 @@ pub struct Source {
     data_dir: Option<PathBuf>,
 }
 
-/// The dump files a path stands for: the path itself when it is a file, else
-/// `dump.json` in that folder, else the `dump.json` files one level down (a
-/// `step*` folder holding `rank*`/`proc*` folders), sorted.
-pub fn dump_files(path: &Path) -> Vec<PathBuf> {
+/// One dump of a job, where it lies in the job's folders.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobDump {
+    /// The `dump.json`.
+    pub file: PathBuf,
+    /// Its path relative to the folder the command was pointed at
+    /// (`step0/rank1/dump.json`; the file name alone for a single dump).
+    pub relative: PathBuf,
+    /// The number of its `step*` folder, when the path is a job root or a step folder.
+    pub step: Option<u64>,
+    /// The number of its `rank*`/`proc*` folder, when the path is a job root or a step folder.
+    pub rank: Option<u64>,
+}
+
+/// What a path holds: its dumps in the job order (steps by their number,
+/// ranks by their number), and whether it is a whole step or job (a job
+/// root or a step folder: each row then names its step and rank).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobLayout {
+    /// The dumps, in job order.
+    pub dumps: Vec<JobDump>,
+    /// A job root (`step*/rank*/dump.json`) or a step folder (`rank*/dump.json`).
+    pub whole: bool,
+}
+
+/// The number a folder's name ends with (`rank12` → 12, `step3` → 3).
+fn folder_number(path: &Path) -> Option<u64> {
+    let name = path.file_name()?.to_str()?;
+    let digits = &name[name.trim_end_matches(|c: char| c.is_ascii_digit()).len()..];
+    digits.parse().ok()
+}
+
+/// The folders of `dir` that hold a `dump.json`, by their number, then name.
+fn rank_folders(dir: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.join("dump.json").is_file()).collect())
+        .unwrap_or_default();
+    found.sort_by(|a, b| (folder_number(a), a).cmp(&(folder_number(b), b)));
+    found
+}
+
+/// The dumps a path stands for ([`JobLayout`]): the path itself when it is
+/// a file; `dump.json` in it (a rank folder); the `dump.json` files one
+/// level down (a step folder of `rank*`/`proc*` folders); or two levels
+/// down (a job root of `step*` folders). A folder holding none of these
+/// stands for its missing `dump.json` (reading it reports the file).
+pub fn job_dumps(path: &Path) -> JobLayout {
+    let single = |file: PathBuf| {
+        let relative = PathBuf::from(file.file_name().unwrap_or(file.as_os_str()));
+        JobLayout { dumps: vec![JobDump { file, relative, step: None, rank: None }], whole: false }
+    };
     if !path.is_dir() {
-        return vec![path.to_path_buf()];
+        return single(path.to_path_buf());
     }
     let direct = path.join("dump.json");
     if direct.is_file() {
-        return vec![direct];
+        return single(direct);
     }
-    let mut found: Vec<PathBuf> = std::fs::read_dir(path)
-        .map(|d| d.filter_map(Result::ok).map(|e| e.path().join("dump.json")).filter(|p| p.is_file()).collect())
+    let in_step = |step_dir: &Path, step: Option<u64>, base: &Path| {
+        rank_folders(step_dir)
+            .into_iter()
+            .map(|r| {
+                let file = r.join("dump.json");
+                let relative = file.strip_prefix(base).map(Path::to_path_buf).unwrap_or_else(|_| file.clone());
+                JobDump { rank: folder_number(&r), file, relative, step }
+            })
+            .collect::<Vec<_>>()
+    };
+    let ranks = in_step(path, folder_number(path), path);
+    if !ranks.is_empty() {
+        return JobLayout { dumps: ranks, whole: true };
+    }
+    let mut steps: Vec<PathBuf> = std::fs::read_dir(path)
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_dir() && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("step"))).collect())
         .unwrap_or_default();
-    found.sort();
-    if found.is_empty() {
-        vec![direct] // reading it reports the missing file
-    } else {
-        found
+    steps.sort_by(|a, b| (folder_number(a), a).cmp(&(folder_number(b), b)));
+    let dumps: Vec<JobDump> = steps.iter().flat_map(|s| in_step(s, folder_number(s), path)).collect();
+    if dumps.is_empty() {
+        return single(direct);
     }
+    JobLayout { dumps, whole: true }
+}
+
+/// The dump files a path stands for, in job order ([`job_dumps`]).
+pub fn dump_files(path: &Path) -> Vec<PathBuf> {
+    job_dumps(path).dumps.into_iter().map(|d| d.file).collect()
 }
 
 /// The one dump file a command reads; `hint` says what to do when the
@@ -337,6 +431,33 @@ mod tests {
     }
 
     #[test]
+    fn job_roots_are_read_in_job_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for folder in ["step10/rank0", "step2/rank10", "step2/rank2", "step2/proc3", "step2/notes", "logs"] {
+            std::fs::create_dir_all(dir.path().join(folder)).unwrap();
+            if !folder.ends_with("notes") && folder != "logs" {
+                std::fs::write(dir.path().join(folder).join("dump.json"), "{}").unwrap();
+            }
+        }
+        let layout = job_dumps(dir.path());
+        assert!(layout.whole);
+        let got: Vec<(String, Option<u64>, Option<u64>)> = layout.dumps.iter().map(|d| (d.relative.display().to_string(), d.step, d.rank)).collect();
+        assert_eq!(
+            got,
+            [
+                ("step2/rank2/dump.json".to_string(), Some(2), Some(2)),
+                ("step2/proc3/dump.json".into(), Some(2), Some(3)),
+                ("step2/rank10/dump.json".into(), Some(2), Some(10)),
+                ("step10/rank0/dump.json".into(), Some(10), Some(0)),
+            ]
+        );
+        let step = job_dumps(&dir.path().join("step2"));
+        assert!(step.whole && step.dumps.len() == 3 && step.dumps[0].relative == Path::new("rank2/dump.json") && step.dumps[0].step == Some(2));
+        let one = job_dumps(&dir.path().join("step2/rank2/dump.json"));
+        assert_eq!((one.whole, one.dumps[0].relative.as_path(), one.dumps[0].step), (false, Path::new("dump.json"), None));
+    }
+
+    #[test]
     fn resolves_step_folders() {
         let dir = tempfile::tempdir().unwrap();
         for rank in ["rank1", "rank0"] {
@@ -346,6 +467,7 @@ mod tests {
         let files = dump_files(dir.path());
         assert_eq!(files, vec![dir.path().join("rank0/dump.json"), dir.path().join("rank1/dump.json")]);
         assert_eq!(dump_files(&dir.path().join("rank0")), vec![dir.path().join("rank0/dump.json")]);
+        assert!(job_dumps(dir.path()).whole && !job_dumps(&dir.path().join("rank0")).whole);
         let e = one_file(&DumpInput::Extract(dir.path().to_path_buf()), "point at one").unwrap_err().to_string();
         assert!(e.contains("holds several dumps (") && e.contains("rank1/dump.json); point at one"), "{e}");
     }

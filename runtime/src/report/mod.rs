@@ -97,6 +97,21 @@ pub enum ReportError {
     },
 }
 
+/// The cells of the two columns a job's replay appends to both CSVs
+/// ([`JOB_HEADER`]): each row's step and rank (`0`, `3`; empty when its
+/// folder has no number), one pair per row.
+#[derive(Debug, Clone, Copy)]
+pub struct JobColumns<'a> {
+    /// One `[step, rank]` per details row.
+    pub details: &'a [[String; 2]],
+    /// One `[step, rank]` per result row.
+    pub results: &'a [[String; 2]],
+}
+
+/// The columns a replay of a job root or a step folder appends to both
+/// CSVs, after all others.
+const JOB_HEADER: [&str; 2] = ["Step", "Rank"];
+
 /// Writes both CSVs into `dir` (with `Standard::Api` and `Standard::Bound`, the details carry
 /// [`STANDARD_HEADER`]'s two columns after msprobe's nine) (created with mode 0o750 if missing) and
 /// returns their paths as `(details, result)`. The stamp is the local time
@@ -105,6 +120,12 @@ pub enum ReportError {
 /// sibling and renamed into place (mode 0o640, synced; see [`crate::atomic`]),
 /// details first.
 pub fn write_report(dir: impl AsRef<Path>, details: &[DetailRow], results: &[ResultRow], standard: Standard) -> Result<(PathBuf, PathBuf), ReportError> {
+    write_job_report(dir, details, results, standard, None)
+}
+
+/// [`write_report`], with a job's `Step` and `Rank` columns last in both
+/// CSVs when `job` is given.
+pub fn write_job_report(dir: impl AsRef<Path>, details: &[DetailRow], results: &[ResultRow], standard: Standard, job: Option<JobColumns>) -> Result<(PathBuf, PathBuf), ReportError> {
     let dir = dir.as_ref();
     create_dir(dir)?;
     let (details_path, result_path) = free_names(dir, stamp::now())?;
@@ -116,15 +137,29 @@ pub fn write_report(dir: impl AsRef<Path>, details: &[DetailRow], results: &[Res
     if extended {
         header.extend(STANDARD_HEADER);
     }
-    let cells = |r: &DetailRow| {
-        let mut c = detail_cells(r);
-        if extended {
-            c.extend([r.rule.clone(), r.metrics.clone()]);
-        }
-        c
+    let mut result_header = RESULT_HEADER.to_vec();
+    if job.is_some() {
+        header.extend(JOB_HEADER);
+        result_header.extend(JOB_HEADER);
+    }
+    let tagged = |mut cells: Vec<String>, tags: Option<&[String; 2]>| {
+        cells.extend(tags.into_iter().flatten().cloned());
+        cells
     };
-    write(&details_path, csv::encode(&header, &details.iter().map(cells).collect::<Vec<_>>()))?;
-    write(&result_path, csv::encode(&RESULT_HEADER, &results.iter().map(result_cells).collect::<Vec<_>>()))?;
+    let detail_rows: Vec<Vec<String>> = details
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let mut c = detail_cells(r);
+            if extended {
+                c.extend([r.rule.clone(), r.metrics.clone()]);
+            }
+            tagged(c, job.and_then(|j| j.details.get(i)))
+        })
+        .collect();
+    let result_rows: Vec<Vec<String>> = results.iter().enumerate().map(|(i, r)| tagged(result_cells(r), job.and_then(|j| j.results.get(i)))).collect();
+    write(&details_path, csv::encode(&header, &detail_rows))?;
+    write(&result_path, csv::encode(&result_header, &result_rows))?;
     Ok((details_path, result_path))
 }
 
