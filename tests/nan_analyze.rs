@@ -90,8 +90,13 @@ fn tensor(nan: bool) -> Value {
 
 /// `Distributed.all_reduce.<n>.forward` over ranks 0..4, its input and output NaN or not.
 fn all_reduce(n: usize, input_nan: bool, output_nan: bool) -> (String, Value) {
-    let group = json!({"type": "torch.ProcessGroup", "group_ranks": [0, 1, 2, 3], "group_id": 139});
-    (format!("Distributed.all_reduce.{n}.forward"), json!({"input_args": [tensor(input_nan)], "input_kwargs": {"group": group}, "output": [tensor(output_nan)]}))
+    collective("all_reduce", n, &[0, 1, 2, 3], input_nan, output_nan)
+}
+
+/// `Distributed.<api>.<n>.forward` over `ranks`, its input and output NaN or not.
+fn collective(api: &str, n: usize, ranks: &[i64], input_nan: bool, output_nan: bool) -> (String, Value) {
+    let group = json!({"type": "torch.ProcessGroup", "group_ranks": ranks, "group_id": 139});
+    (format!("Distributed.{api}.{n}.forward"), json!({"input_args": [tensor(input_nan)], "input_kwargs": {"group": group}, "output": [tensor(output_nan)]}))
 }
 
 /// `dist.send(t, peer)` (`send`) or `dist.recv(t, peer)` (`recv`), the peer an int argument.
@@ -229,6 +234,13 @@ fn stripped_folder_name(f: &Fixture) -> Scenario {
     Scenario { ranks, construct: construct(&[]) }
 }
 
+/// Two clean ranks whose collectives are `all_gather` on rank 0 and
+/// `all_gather_into_tensor` on rank 1 (two different APIs).
+fn prefix_api_names(f: &Fixture) -> Scenario {
+    let rank = |api| [f.ops(0..3), vec![collective(api, 0, &[0, 1], false, false)]].concat();
+    Scenario { ranks: vec![("rank0", rank("all_gather")), ("rank1", rank("all_gather_into_tensor"))], construct: construct(&[]) }
+}
+
 /// Every step of this file; msprobe 8.3.2 analyses them all in one process.
 const SCENARIOS: &[(&str, fn(&Fixture) -> Scenario)] = &[
     ("before_communication", before_communication),
@@ -242,6 +254,7 @@ const SCENARIOS: &[(&str, fn(&Fixture) -> Scenario)] = &[
     ("absent_group_rank", absent_group_rank),
     ("exponent_floats", exponent_floats),
     ("stripped_folder_name", stripped_folder_name),
+    ("prefix_api_names", prefix_api_names),
 ];
 
 /// What msprobe 8.3.2's own nan_analyze (tests/nan_analyze/msprobe_832.py)
@@ -530,4 +543,21 @@ fn a_folder_is_a_rank_only_when_rank_is_followed_by_digits() {
     assert_eq!(value, json!({"rank_1": [node(&f, &origin(&f, 5), &["Tensor.__add__.0.forward"])]}), "msprobe 8.3.2's answer");
     assert_eq!((run.code, run.stdout.as_str()), (Some(0), "Cannot find any anomaly node, no need to generate analyze file.\n"));
     assert!(run.report.is_none() && !run.out_exists);
+}
+
+/// The documented difference in matching peers: 8.3.2 finds a peer by a
+/// prefix of its name, so rank 0's `all_gather` meets rank 1's
+/// `all_gather_into_tensor`; here peers have the same API, and rank 0's op
+/// finds none (its log line).
+#[test]
+fn peers_are_matched_by_exact_api_not_by_prefix() {
+    let (run, theirs, _dir) = both("prefix_api_names");
+    let none = "INFO Cannot find any anomaly node, no need to generate analyze file.";
+    let phases = ["INFO Start searching anomaly node before communication.", "INFO Start searching anomaly node during communication."];
+    let after = "INFO Start searching anomaly node after communication.";
+    let lines = |l: &[&str]| -> Vec<String> { l.iter().map(|s| s.to_string()).collect() };
+    assert_eq!((theirs.error.as_deref(), theirs.log.clone()), (None, lines(&[&phases[..], &[after, none]].concat())));
+    let unmatched = "INFO Cannot find connected communication node for \"0.Distributed.all_gather.0.forward\".";
+    assert_eq!(our_log(&run, Path::new("out")), lines(&[&phases[..], &[unmatched, after, none]].concat()));
+    assert!(run.report.is_none() && theirs.report.is_none());
 }
