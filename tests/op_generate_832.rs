@@ -4,7 +4,8 @@
 //! process for all of 8.3.2's work), both run with real MindSpore and torch
 //! on the CPU: the MindSpore tensor fixture in real_data mode (its
 //! `dump_data_dir` pointed at the fixture's tensors, as both tools then
-//! read the same files), one data-movement op and one matmul.
+//! read the same files), one data-movement op and one matmul, forward and
+//! backward.
 //!
 //! The same result CSV, byte for byte; the same details header, rows, API
 //! names, tested dtypes, shapes and statuses; for the op whose outputs are
@@ -12,7 +13,8 @@
 //! differences are asserted: the bench runs at raised precision (`Bench
 //! Dtype` Float64; 8.3.2 the dumped dtype), every row's message says what
 //! was compared (8.3.2: empty on a pass), cosine without 8.3.2's 1e-8 terms
-//! (the same to 1e-12 here).
+//! (the same to 1e-12 here), and a backward script compares the forward
+//! outputs too (8.3.2: the gradients only).
 
 mod common;
 
@@ -23,8 +25,8 @@ use common::{csv_cells, python, repo};
 use msprobe::dump::nonfinite::{to_msprobe_json, NonFiniteReader};
 use serde_json::{json, Value};
 
-/// (API, whether its outputs are exact in any precision).
-const APIS: [(&str, bool); 2] = [("Mint.split.0", true), ("Mint.matmul.0", false)];
+/// (API, propagation, whether its outputs are exact in any precision).
+const APIS: [(&str, &str, bool); 3] = [("Mint.split.0", "forward", true), ("Mint.matmul.0", "forward", false), ("Mint.matmul.0", "backward", false)];
 
 /// What our message says on a MindSpore row whose bench is raised.
 const MESSAGE: &str = "tested: mindspore on cpu in the dumped dtype; bench: torch on cpu at raised precision";
@@ -37,13 +39,13 @@ fn setup(dir: &Path) {
     let mut dump: Value = serde_json::from_reader(NonFiniteReader::new(text.as_slice())).unwrap();
     dump["dump_data_dir"] = json!(fixture.join("dump_tensor_data"));
     std::fs::write(dir.join("dump.json"), to_msprobe_json(&dump)).unwrap();
-    for (api, _) in APIS {
+    for (api, propagation, _) in APIS {
         for tool in ["ours", "832"] {
             let config = json!({
-                "dump_json_path": dir.join("dump.json"), "api_name": api, "extract_api_path": dir.join(format!("extract_{tool}_{api}.json")),
-                "propagation": "forward", "data_mode": "real_data", "random_seed": 42, "iter_times": 1,
+                "dump_json_path": dir.join("dump.json"), "api_name": api, "extract_api_path": dir.join(format!("extract_{tool}_{api}.{propagation}.json")),
+                "propagation": propagation, "data_mode": "real_data", "random_seed": 42, "iter_times": 1,
             });
-            std::fs::write(dir.join(format!("config_{tool}_{api}.json")), config.to_string()).unwrap();
+            std::fs::write(dir.join(format!("config_{tool}_{api}.{propagation}.json")), config.to_string()).unwrap();
         }
     }
 }
@@ -56,12 +58,12 @@ fn csv(dir: &Path, prefix: &str) -> String {
 }
 
 /// Generates our script for `api` and runs it in its folder: (details, result).
-fn ours(dir: &Path, api: &str) -> (String, String) {
-    let out = dir.join(format!("ours_{api}"));
-    let config = dir.join(format!("config_ours_{api}.json"));
+fn ours(dir: &Path, api: &str, propagation: &str) -> (String, String) {
+    let out = dir.join(format!("ours_{api}.{propagation}"));
+    let config = dir.join(format!("config_ours_{api}.{propagation}.json"));
     let o = Command::new(env!("CARGO_BIN_EXE_msprobe")).args(["-f", "mindspore", "op_generate", "-i"]).arg(&config).arg("-o").arg(&out).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    let script = format!("{api}.forward.py");
+    let script = format!("{api}.{propagation}.py");
     let o = Command::new(python()).arg(&script).current_dir(&out).env("PYTHONPATH", repo().join("python")).env("PYTHONDONTWRITEBYTECODE", "1").output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{script}: {}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     let results = out.join("op_result_output");
@@ -79,17 +81,27 @@ fn mindspore_scripts_write_msprobe_832s_csvs() {
     setup(d);
     let work = d.join("msprobe_832");
     std::fs::create_dir(&work).unwrap();
-    let configs: Vec<PathBuf> = APIS.iter().map(|(api, _)| d.join(format!("config_832_{api}.json"))).collect();
+    let configs: Vec<PathBuf> = APIS.iter().map(|(api, propagation, _)| d.join(format!("config_832_{api}.{propagation}.json"))).collect();
     let mut args = vec![work.as_os_str()];
     args.extend(configs.iter().map(|c| c.as_os_str()));
     let answers: Vec<Value> = serde_json::from_str(&common::run_832("tests/op_generate_832/msprobe_832.py", &args)).unwrap();
     assert_eq!(answers.len(), APIS.len());
-    for ((api, exact), theirs) in APIS.iter().zip(&answers) {
-        assert_eq!(theirs["script"], json!(format!("{api}.forward.py")), "the same script name");
-        let (details, result) = ours(d, api);
-        assert_eq!(result, theirs["result"].as_str().unwrap(), "{api}: the result CSV");
-        assert_eq!(result, format!("API Name,Forward Test Success,Backward Test Success,Message\r\n{api},pass,,\r\n"));
-        let (ours, theirs) = (rows(&details), rows(theirs["details"].as_str().unwrap()));
+    for ((api, propagation, exact), theirs) in APIS.iter().zip(&answers) {
+        assert_eq!(theirs["script"], json!(format!("{api}.{propagation}.py")), "the same script name");
+        let (details, result) = ours(d, api, propagation);
+        let header = "API Name,Forward Test Success,Backward Test Success,Message\r\n";
+        if *propagation == "forward" {
+            assert_eq!(result, theirs["result"].as_str().unwrap(), "{api} {propagation}: the result CSV");
+            assert_eq!(result, format!("{header}{api},pass,,\r\n"));
+        } else {
+            // Documented: a backward script replays the forward pass and
+            // compares its outputs too (8.3.2 leaves the forward status empty).
+            assert_eq!((result.as_str(), theirs["result"].as_str().unwrap()), (format!("{header}{api},pass,pass,\r\n").as_str(), format!("{header}{api},,pass,\r\n").as_str()));
+        }
+        let (mut ours, theirs) = (rows(&details), rows(theirs["details"].as_str().unwrap()));
+        let forward_rows = ours.iter().filter(|r| r[0].starts_with(&format!("{api}.forward."))).count();
+        ours.retain(|r| r[0] == "API Name" || r[0].starts_with(&format!("{api}.{propagation}.")));
+        assert!(forward_rows > 0 && ours.len() > 1, "{api} {propagation}: {details}");
         assert_eq!(ours[0], theirs[0], "{api}: the details header");
         assert_eq!(ours.len(), theirs.len(), "{api}: one row per output");
         assert!(ours.len() > 1);
