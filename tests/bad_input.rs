@@ -591,16 +591,30 @@ fn every_bad_checkpoint_fails_cleanly() {
     checkpoints(|_: &Path| {})(dir.path());
     let o = Command::new(env!("CARGO_BIN_EXE_msprobe")).args(CC).current_dir(dir.path()).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "the valid pair: {}", String::from_utf8_lossy(&o.stderr));
-    let out = std::fs::read_to_string(dir.path().join("out.json")).unwrap();
-    assert_eq!(out, "{\n    \"w\": {\n        \"l2\": 0.0,\n        \"cos\": 1.0,\n        \"numel\": 4,\n        \"shape\": [\n            4\n        ]\n    }\n}");
-    let refused = |g: &str| format!("{CK_FILE}: model_optim_rng/data.pkl: refused the global {g}: not on the allowlist of data-only classes");
+    assert_eq!(std::fs::read_to_string(dir.path().join("out.json")).unwrap(), CKPT_RESULT);
+    let refused = |g: &str| format!("{CK_FILE}: model_optim_rng/data.pkl: refused the global {g}: a tensor or storage needs it, and it is not on the allowlist of data-only classes (the pickle is never executed)");
+    let code = |g: &str| format!("{CK_FILE}: model_optim_rng/data.pkl: refused the global {g}: not on the allowlist of data-only classes (the pickle could run code; it is never executed)");
     let with_pickle = |p: &[u8]| rank_file(ckpt_pt(p));
+    let no_model = "key 'args.tensor_model_parallel_size': expected an integer of at least 1, got None";
+    let swapped = |from: &[u8], to: &[u8]| {
+        let at = CKPT_PICKLE.windows(from.len()).position(|w| w == from).unwrap();
+        [&CKPT_PICKLE[..at], to, &CKPT_PICKLE[at + from.len()..]].concat()
+    };
     let cases = vec![
-        case("pickle calling os.system", with_pickle(b"cposix\nsystem\n(Vtouch PWNED\ntR."), CC, 4, &[&refused("posix.system")]),
-        case("pickle calling os.system, protocol 2", with_pickle(b"\x80\x02cos\nsystem\nX\x0b\x00\x00\x00touch PWNED\x85R."), CC, 4, &[&refused("os.system")]),
-        case("pickle calling builtins.eval", with_pickle(b"\x80\x02cbuiltins\neval\nX\x24\x00\x00\x00__import__('os').system('touch PWNED')\x85R."), CC, 4, &[&refused("builtins.eval")]),
-        case("pickle calling subprocess.Popen", with_pickle(b"\x80\x04\x8c\nsubprocess\x8c\x05Popen\x93\x8c\x05touch\x8c\x05PWNED\x86\x85R."), CC, 4, &[&refused("subprocess.Popen")]),
-        case("os.system inside the args", with_pickle(&[&CKPT_PICKLE[..37], b"X\x01\x00\x00\x00xcos\nsystem\n", &CKPT_PICKLE[37..]].concat()), CC, 4, &[&refused("os.system")]),
+        // A global that runs code: refused the moment it is named, as before.
+        case("pickle calling os.system", with_pickle(b"cposix\nsystem\n(Vtouch PWNED\ntR."), CC, 4, &[&code("posix.system")]),
+        case("pickle calling os.system, protocol 2", with_pickle(b"\x80\x02cos\nsystem\nX\x0b\x00\x00\x00touch PWNED\x85R."), CC, 4, &[&code("os.system")]),
+        case("pickle calling builtins.eval", with_pickle(b"\x80\x02cbuiltins\neval\nX\x26\x00\x00\x00__import__('os').system('touch PWNED')\x85R."), CC, 4, &[&code("builtins.eval")]),
+        case("pickle calling subprocess.Popen", with_pickle(b"\x80\x04\x8c\nsubprocess\x8c\x05Popen\x93\x8c\x05touch\x8c\x05PWNED\x86\x85R."), CC, 4, &[&code("subprocess.Popen")]),
+        case("os.system inside the args", with_pickle(&[&CKPT_PICKLE[..37], b"X\x01\x00\x00\x00xcos\nsystem\n", &CKPT_PICKLE[37..]].concat()), CC, 4, &[&code("os.system")]),
+        // A pickle that is only a call of an unknown class: an inert placeholder, so no args (nor model).
+        case("pickle calling a __main__ class", with_pickle(b"c__main__\nHook\n(Vtouch PWNED\ntR."), CC, 4, &[CK_FILE, no_model]),
+        // A tensor whose storage class is off the allowlist: refused by its name.
+        case("storage of a __main__ class", with_pickle(&swapped(b"ctorch\nFloatStorage\n", b"c__main__\nEvilStorage\n")), CC, 4, &[&refused("__main__.EvilStorage")]),
+        case("tensor rebuilt by a __main__ function", with_pickle(&{
+            let p = swapped(b"ctorch._utils\n_rebuild_tensor_v2\n(", b"ctorch._tensor\n_rebuild_from_type_v2\n(c__main__\nrebuild\nctorch.nn.parameter\nParameter\n(");
+            [&p[..p.len() - 5], b"t}tRsu."].concat()
+        }), CC, 4, &[&refused("__main__.rebuild")]),
         case("truncated rank file", rank_file(ckpt_pt(CKPT_PICKLE)[..200].to_vec()), CC, 4, &[CK_FILE, "expected a zip archive written by torch.save"]),
         case("rank file not a zip", rank_file(b"\x80\x02}q\x00. not a zip".to_vec()), CC, 4, &[CK_FILE, "expected a zip archive written by torch.save"]),
         case("truncated pickle", with_pickle(&CKPT_PICKLE[..CKPT_PICKLE.len() - 5]), CC, 4, &[CK_FILE, "data.pkl is truncated"]),
@@ -634,6 +648,34 @@ fn every_bad_checkpoint_fails_cleanly() {
         if c.name != "output file exists" {
             assert!(!dir.path().join("out.json").exists(), "{}: a result was written", c.name);
         }
+    }
+}
+
+/// What the compare writes for two checkpoints of [`CKPT_PICKLE`]'s tensor.
+const CKPT_RESULT: &str = "{\n    \"w\": {\n        \"l2\": 0.0,\n        \"cos\": 1.0,\n        \"numel\": 4,\n        \"shape\": [\n            4\n        ]\n    }\n}";
+
+/// Globals off the allowlist outside the tensors (`args.x` below: a class
+/// of the user's training script named, called by REDUCE or instantiated,
+/// an unknown enum) load as inert placeholders: the parameters compare
+/// (exit 0, the same result as without them), and nothing runs. Globals
+/// that run code stay refused (the cases above).
+#[test]
+fn unknown_classes_in_the_args_are_inert() {
+    const CC: &[&str] = &["-f", "pytorch", "config_check", "-c", "a", "b", "-o", "out.json"];
+    for (what, x) in [
+        ("a __main__ class called", &b"c__main__\nHook\nX\x0b\x00\x00\x00touch PWNED\x85R"[..]),
+        ("a __main__ class named", b"c__main__\nHook\n"),
+        ("a __main__ class", b"c__main__\nRunConfig\n)\x81}(X\x04\x00\x00\x00stepK\x03ub"),
+        ("an unknown enum", b"chttp\nHTTPStatus\nK\xc8\x85R"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        // Into the Namespace's state, right after its MARK.
+        let pickle = [&CKPT_PICKLE[..37], b"X\x01\x00\x00\x00x", x, &CKPT_PICKLE[37..]].concat();
+        checkpoints(move |d: &Path| std::fs::write(d.join(CK_FILE), ckpt_pt(&pickle)).unwrap())(dir.path());
+        let o = Command::new(env!("CARGO_BIN_EXE_msprobe")).args(CC).current_dir(dir.path()).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{what}: {}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(std::fs::read_to_string(dir.path().join("out.json")).unwrap(), CKPT_RESULT, "{what}");
+        assert!(!dir.path().join("PWNED").exists(), "{what}: the pickle ran code");
     }
 }
 

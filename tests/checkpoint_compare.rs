@@ -207,3 +207,34 @@ fn sharded_checkpoints_merge_into_the_unsharded_model() {
     assert_eq!(differ, [PERTURBED, "decoder.final_layernorm.weight", "output_layer.weight"]);
     assert_eq!((outcome.compared, outcome.differing), (4 * 9 + 3, 3));
 }
+
+#[test]
+fn unknown_classes_outside_the_tensors_are_inert() {
+    // `args` holding a `__main__` class, a `__main__` enum and http.HTTPStatus,
+    // a `__main__` object in the optimizer and RNG state: placeholders, and
+    // every parameter compares as without them, in model state dicts that
+    // are a `__main__` dict subclass.
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    make(&a, &["--user-objects"]);
+    make(&b, &["--user-objects", "--tp", "2", "--perturb", PERTURBED]);
+    let outcome = compare_and_check(dir.path(), &a, &b);
+    assert_eq!(outcome.compared, 4 * 9 + 3);
+}
+
+#[test]
+fn a_tensor_of_an_unknown_class_is_refused_by_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    make(&a, &[]);
+    make(&b, &["--tensor-subclass", "decoder.layers.0.mlp.linear_fc2.weight"]);
+    let output = dir.path().join("o.json");
+    let e = checkpoint::run(&Options { bench: a, cmp: b.clone(), output: output.clone() }).unwrap_err();
+    let file = b.join("iter_0000010/mp_rank_00/model_optim_rng.pt");
+    assert_eq!(
+        e.to_string(),
+        format!("{}: model_optim_rng/data.pkl: refused the global __main__.TaggedTensor: a tensor or storage needs it, and it is not on the allowlist of data-only classes (the pickle is never executed)", file.display())
+    );
+    assert_eq!(e.exit_code(), 4);
+    assert!(!output.exists());
+}

@@ -4,6 +4,7 @@ tests/checkpoint_compare.rs and scripts/bench-checkpoint-compare.sh.
     make_checkpoints.py OUT [--tp T] [--pp P] [--vpp V] [--hidden H] [--layers L]
                             [--vocab N] [--dtype bf16|fp32] [--seed S] [--perturb NAME]
                             [--iteration I] [--no-full] [--expected OTHER_FULL.pt]
+                            [--user-objects] [--tensor-subclass NAME]
 
 OUT gets `latest_checkpointed_iteration.txt` and
 `iter_XXXXXXX/mp_rank_XX[_XXX]/model_optim_rng.pt`, laid out and named as
@@ -18,9 +19,18 @@ first element of NAME (a full-model name) and 0.25 to every element of its
 last row. With --expected OTHER, prints {name: {l2, cos, numel, shape}} of
 OUT's full state dict against OTHER's, computed with numpy in float64 from
 the float32 values, as a JSON list of [mapped name, metrics] in model order.
+With --user-objects, objects of classes no checkpoint reader knows are added
+outside the tensors, as a training script's own classes end up there: in
+'args' a RunConfig and a Schedule enum defined in this script (pickled as
+`__main__.RunConfig`, `__main__.Schedule`) and the standard library's
+http.HTTPStatus.OK, in 'optimizer' and 'rng_state' a `__main__.LossScaler`,
+and each model state dict is a `__main__.StateDict` (a dict subclass).
+With --tensor-subclass NAME, parameter NAME (a rank file's name) is saved as
+a `__main__.TaggedTensor`, a torch.Tensor subclass defined here.
 """
 import argparse
 import enum
+import http
 import io
 import json
 import os
@@ -43,6 +53,33 @@ class ModelType(enum.Enum):
 ModelType.__module__ = "megatron.core.enums"
 ModelType.__qualname__ = "ModelType"
 sys.modules["megatron.core.enums"].ModelType = ModelType
+
+
+class RunConfig:
+    """A training script's own configuration object."""
+
+    def __init__(self, micro_batches, note):
+        self.micro_batches = micro_batches
+        self.note = note
+
+
+class Schedule(enum.Enum):
+    cosine = 1
+    linear = 2
+
+
+class LossScaler:
+    def __init__(self):
+        self.scale = 65536.0
+        self.growth_tracker = 3
+
+
+class StateDict(dict):
+    """A training script's own mapping holding a state dict."""
+
+
+class TaggedTensor(torch.Tensor):
+    pass
 
 
 def full_model(h, layers, vocab, dtype, seed):
@@ -97,7 +134,7 @@ def chunk_state(full, layers, chunk, nchunks, first, last, tp, rank):
     return sd
 
 
-def save_rank(path, model, args, iteration):
+def save_rank(path, model, args, iteration, user_objects):
     ckpt = {
         "args": args,
         "checkpoint_version": 3.0,
@@ -111,6 +148,9 @@ def save_rank(path, model, args, iteration):
                        "rng_tracker_states": {"model-parallel-rng": torch.get_rng_state()}}],
         "num_floating_point_operations_so_far": 12345,
     }
+    if user_objects:
+        ckpt["optimizer"]["grad_scaler"] = LossScaler()
+        ckpt["rng_state"][0]["scaler"] = LossScaler()
     ckpt.update(model)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     torch.save(ckpt, path)
@@ -160,6 +200,8 @@ def main():
     ap.add_argument("--iteration", type=int, default=10)
     ap.add_argument("--expected")
     ap.add_argument("--no-full", action="store_true", help="do not save OUT/full.pt (benchmarks)")
+    ap.add_argument("--user-objects", action="store_true")
+    ap.add_argument("--tensor-subclass")
     o = ap.parse_args()
     if o.expected:
         a, b = torch.load(os.path.join(o.out, "full.pt")), torch.load(o.expected)
@@ -180,6 +222,10 @@ def main():
         hidden_size=o.hidden, padded_vocab_size=o.vocab, swiglu=False, params_dtype=dtype, bf16=dtype == torch.bfloat16,
         model_type=ModelType.encoder_or_decoder, transformer_impl="transformer_engine", lr=1e-4, seed=o.seed,
         data_path=["/data/gpt_text_document"], iteration=o.iteration)
+    if o.user_objects:
+        args.run_config = RunConfig(4, "user class")
+        args.lr_schedule = Schedule.cosine
+        args.status = http.HTTPStatus.OK
     it = os.path.join(o.out, f"iter_{o.iteration:07d}")
     nchunks = o.pp * o.vpp
     for pp in range(o.pp):
@@ -188,9 +234,11 @@ def main():
             for v in range(o.vpp):
                 c = v * o.pp + pp
                 sd = chunk_state(full, o.layers, c, nchunks, c == 0, c == nchunks - 1, o.tp, tp)
-                model["model" if o.vpp == 1 else f"model{v}"] = sd
+                if o.tensor_subclass in sd:
+                    sd[o.tensor_subclass] = sd[o.tensor_subclass].as_subclass(TaggedTensor)
+                model["model" if o.vpp == 1 else f"model{v}"] = StateDict(sd) if o.user_objects else sd
             rank = f"mp_rank_{tp:02d}" if o.pp == 1 else f"mp_rank_{tp:02d}_{pp:03d}"
-            save_rank(os.path.join(it, rank, "model_optim_rng.pt"), model, args, o.iteration)
+            save_rank(os.path.join(it, rank, "model_optim_rng.pt"), model, args, o.iteration, o.user_objects)
     with open(os.path.join(o.out, "latest_checkpointed_iteration.txt"), "w") as f:
         f.write(str(o.iteration))
     if not o.no_full:

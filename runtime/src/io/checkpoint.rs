@@ -1,7 +1,8 @@
 //! Whole `torch.save(dict)` archives, such as Megatron's
 //! `model_optim_rng.pt`, read without Python and without running code: the
 //! pickle is run in the checkpoint mode of the one interpreter
-//! ([`super::pickle`], globals only from its allowlist), which gives every
+//! ([`super::pickle`]: objects outside the tensors inert, tensors only of
+//! allowlisted globals), which gives every
 //! tensor and scalar by key path ([`read_pt_index`]). A tensor's values are
 //! read later, one at a time ([`PtTensor::read_f32`]), straight from its
 //! storage's bytes in the file, so memory holds one tensor, never the
@@ -89,8 +90,8 @@ impl PtTensor {
 }
 
 /// Reads the pickle of the archive `path` (under the path rule) and
-/// locates every tensor's bytes; refuses a pickle that names a global off
-/// the allowlist, a compressed or encrypted storage, and a view that does
+/// locates every tensor's bytes; refuses a tensor or storage that needs a
+/// global off the allowlist, a compressed or encrypted storage, and a view that does
 /// not fit its storage.
 pub fn read_pt_index(path: impl AsRef<Path>) -> Result<PtIndex, IoError> {
     let path = path.as_ref();

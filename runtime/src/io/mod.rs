@@ -144,7 +144,7 @@ pub fn check_tensor_pickle(pkl: &[u8]) -> Result<(), String> {
 }
 
 /// Runs the pickle interpreter alone, in its checkpoint mode (a whole
-/// `torch.save(dict)`, globals only from its allowlist), on the bytes of a
+/// `torch.save(dict)`: objects outside the tensors inert, tensors of allowlisted globals only), on the bytes of a
 /// `data.pkl`: the number of tensors and scalars it holds, else what was
 /// expected. For the fuzz target `checkpoint` (fuzz/README.md).
 #[doc(hidden)]

@@ -12,11 +12,17 @@
 //!   and the opcodes of lists, objects and state, are rejected.
 //! - **Checkpoint**: a whole `torch.save(dict)` such as Megatron's
 //!   `model_optim_rng.pt`: dicts, lists, sets, `argparse.Namespace`, enums,
-//!   numpy RNG state and `io.BytesIO` are built as data; every global must be
-//!   on the allowlist ([`allowed`]) the moment it is named, so `os.system`,
-//!   `builtins.eval` or `subprocess.Popen` are refused before anything else.
-//!   Classes of the allowlist that are not implemented become placeholders
-//!   holding their arguments and state, which are never called.
+//!   numpy RNG state and `io.BytesIO` are built as data. A global off the
+//!   allowlist ([`allowed`]) outside the tensors (a class of the user's
+//!   training script in `args`, an enum) is only a name:
+//!   calling it (REDUCE, NEWOBJ, OBJ, INST) makes an inert placeholder
+//!   holding its state, as for the allowlisted classes that are not
+//!   implemented; nothing is imported or called. What builds a tensor or a
+//!   storage must be on the allowlist: a storage class, a tensor subclass or
+//!   rebuild function, or any call of a `torch` global off it, refuses the
+//!   file by the global's name ([`Machine::inert`]). A global that runs
+//!   code (`os.system`, `builtins.eval`, `subprocess.Popen`, [`runs_code`])
+//!   refuses the file the moment it is named, wherever it is.
 //!
 //! Memory is bounded by the pickle's length: every opcode creates at most a
 //! few values, and containers live in an arena indexed by number, so that
@@ -38,7 +44,7 @@ const MAX_KEY_DEPTH: usize = 64;
 pub(super) enum Mode {
     /// A bare tensor (`torch.save(tensor)`), nothing else.
     Tensor,
-    /// Any data-only object tree of allowlisted classes.
+    /// Any object tree; tensors only of allowlisted classes.
     Checkpoint,
 }
 
@@ -131,9 +137,11 @@ enum Obj {
     List(Vec<Value>),
     /// A dict or OrderedDict, in insertion order.
     Dict(Vec<(Value, Value)>),
-    /// An instance of an allowlisted class that is not implemented: never
-    /// called; its `BUILD` state is kept (a Namespace's `__dict__`).
-    Placeholder { class: Rc<(String, String)>, state: Value },
+    /// An instance of a class that is not implemented (allowlisted or
+    /// not): never called; its `BUILD` state is kept (a Namespace's
+    /// `__dict__`), and so are the items set on it (a `defaultdict`, a
+    /// training script's dict subclass holding a state dict).
+    Placeholder { class: Rc<(String, String)>, state: Value, items: Vec<(Value, Value)> },
 }
 
 /// Runs the pickle in [`Mode::Tensor`] and returns the tensor it builds.
@@ -279,10 +287,9 @@ impl<'a> Machine<'a> {
                 b's' | b'u' => {
                     let items = if op == b's' { self.stack.split_off(self.stack.len().saturating_sub(2)) } else { self.pop_mark()? };
                     let entries = match self.top_obj() {
-                        Some(Obj::Dict(entries)) => entries,
-                        // A dict subclass built by REDUCE (a defaultdict, a
-                        // framework's own mapping): its items are dropped.
-                        Some(Obj::Placeholder { .. }) => continue,
+                        // A dict subclass built by REDUCE or NEWOBJ (a
+                        // defaultdict, a framework's or the user's own mapping).
+                        Some(Obj::Dict(entries) | Obj::Placeholder { items: entries, .. }) => entries,
                         _ => return Err(format!("expected a dict to set items on at pickle offset {at}")),
                     };
                     let mut items = items.into_iter();
@@ -414,9 +421,8 @@ impl<'a> Machine<'a> {
             b'i' => {
                 let module = self.line()?; // INST
                 let name = self.line()?;
-                let class = self.checked(module, name)?;
                 self.pop_mark()?;
-                let obj = self.alloc(Obj::Placeholder { class, state: Value::None });
+                let obj = self.inert(Rc::new((module, name)))?;
                 self.stack.push(obj);
             }
             b'o' => {
@@ -459,24 +465,32 @@ impl<'a> Machine<'a> {
 
     fn placeholder(&mut self, class: &Value, at: usize) -> Result<Value, String> {
         match class {
-            Value::Global(g) => Ok(self.alloc(Obj::Placeholder { class: g.clone(), state: Value::None })),
+            Value::Global(g) => self.inert(g.clone()),
             other => Err(format!("expected a class to instantiate at pickle offset {at}, got {}", self.kind(other))),
         }
     }
 
-    /// A named global: any in [`Mode::Tensor`] (only a call can use it),
-    /// only an allowlisted one in [`Mode::Checkpoint`].
-    fn global(&self, module: String, name: String) -> Result<Value, String> {
-        self.checked(module, name).map(Value::Global)
+    /// A call of `class` in [`Mode::Checkpoint`] that is not implemented:
+    /// an inert placeholder, never called, whether allowlisted or not;
+    /// except a `torch` global off the allowlist, which may build a tensor
+    /// this reader cannot read (a quantized or sparse tensor, a module).
+    fn inert(&mut self, class: Rc<(String, String)>) -> Result<Value, String> {
+        let (module, name) = (&class.0, &class.1);
+        if (module == "torch" || module.starts_with("torch.")) && !allowed(module, name) {
+            return Err(refused(module, name));
+        }
+        Ok(self.alloc(Obj::Placeholder { class, state: Value::None, items: Vec::new() }))
     }
 
-    fn checked(&self, module: String, name: String) -> Result<Rc<(String, String)>, String> {
-        if self.mode == Mode::Checkpoint && !allowed(&module, &name) {
-            return Err(format!(
-                "refused the global {module}.{name}: not on the allowlist of data-only classes (the pickle could run code; it is never executed)"
-            ));
+    /// A named global. Naming runs nothing, so any is accepted, but one
+    /// that runs code ([`runs_code`]) in [`Mode::Checkpoint`]: a pickle
+    /// naming it is hostile, and is refused whole; what a call or a tensor
+    /// may use is decided there ([`Self::reduce`], [`Self::inert`]).
+    fn global(&self, module: String, name: String) -> Result<Value, String> {
+        if self.mode == Mode::Checkpoint && runs_code(&module, &name) {
+            return Err(format!("refused the global {module}.{name}: not on the allowlist of data-only classes (the pickle could run code; it is never executed)"));
         }
-        Ok(Rc::new((module, name)))
+        Ok(Value::Global(Rc::new((module, name))))
     }
 
     fn bytes(&mut self, n: usize) -> Result<&[u8], String> {
@@ -595,6 +609,7 @@ impl<'a> Machine<'a> {
         let dtype = match (class.0.as_str(), class.1.as_str()) {
             ("torch", name) if storage_class_dtype(name).is_some() => storage_class_dtype(name),
             ("torch.storage" | "torch", "UntypedStorage") => None,
+            (m, n) if !allowed(m, n) => return Err(refused(m, n)),
             (m, n) => return Err(format!("expected a storage class of a supported dtype, got {m}.{n}")),
         };
         let len = u64::try_from(*len).map_err(|_| format!("expected a non-negative storage size, got {len}"))?;
@@ -625,15 +640,17 @@ impl<'a> Machine<'a> {
                 _ => Err("expected a tensor as the first argument of _rebuild_parameter".into()),
             },
             // A tensor subclass: (rebuild function, type, its arguments, state).
-            ("torch._tensor", "_rebuild_from_type_v2") => match (args.first(), args.get(2)) {
-                (Some(f), Some(inner)) => {
+            ("torch._tensor", "_rebuild_from_type_v2") => match (args.first(), args.get(1), args.get(2)) {
+                (_, Some(Value::Global(class)), _) if !allowed(&class.0, &class.1) => Err(refused(&class.0, &class.1)),
+                (Some(Value::Global(f)), _, _) if !allowed(&f.0, &f.1) => Err(refused(&f.0, &f.1)),
+                (Some(f), _, Some(inner)) => {
                     let (f, inner) = (f.clone(), inner.clone());
                     self.reduce(&f, &inner)
                 }
                 _ => Err("expected (function, type, args, state) for _rebuild_from_type_v2".into()),
             },
             ("_codecs", "encode") => Ok(Value::Bytes),
-            _ => Ok(self.alloc(Obj::Placeholder { class: g.clone(), state: Value::None })),
+            _ => self.inert(g.clone()),
         }
     }
 
@@ -688,23 +705,13 @@ impl<'a> Machine<'a> {
             Value::Str(s) => Scalar::Str(s.to_string()),
             Value::Obj(i) if depth < MAX_KEY_DEPTH && seen.insert(*i) => {
                 match self.arena.get(*i) {
-                    Some(Obj::Dict(entries)) => {
-                        for (k, child) in entries {
-                            let key = match k {
-                                Value::Str(s) => s.to_string(),
-                                Value::Int(n) => n.to_string(),
-                                _ => continue,
-                            };
-                            let len = path.len();
-                            if !path.is_empty() {
-                                path.push('.');
-                            }
-                            path.push_str(&key);
-                            self.flatten(child, path, depth + 1, seen, tree);
-                            path.truncate(len);
+                    Some(Obj::Dict(entries)) => self.flatten_entries(entries, path, depth, seen, tree),
+                    Some(Obj::Placeholder { state, items, .. }) => {
+                        if let Value::Obj(_) = state {
+                            self.flatten(state, path, depth + 1, seen, tree);
                         }
+                        self.flatten_entries(items, path, depth, seen, tree);
                     }
-                    Some(Obj::Placeholder { state: state @ Value::Obj(_), .. }) => self.flatten(state, path, depth + 1, seen, tree),
                     _ => {}
                 }
                 return;
@@ -715,13 +722,38 @@ impl<'a> Machine<'a> {
             tree.scalars.push((path.clone(), scalar));
         }
     }
+
+    /// [`Self::flatten`] of a mapping's entries with string or int keys, each at `path.key`.
+    fn flatten_entries(&self, entries: &[(Value, Value)], path: &mut String, depth: usize, seen: &mut HashSet<usize>, tree: &mut Tree) {
+        for (k, child) in entries {
+            let key = match k {
+                Value::Str(s) => s.to_string(),
+                Value::Int(n) => n.to_string(),
+                _ => continue,
+            };
+            let len = path.len();
+            if !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(&key);
+            self.flatten(child, path, depth + 1, seen, tree);
+            path.truncate(len);
+        }
+    }
 }
 
-/// The globals a checkpoint pickle may name: classes and functions that
+/// Why a checkpoint is refused: a tensor or storage needs `module.name`,
+/// which is off the allowlist.
+fn refused(module: &str, name: &str) -> String {
+    format!("refused the global {module}.{name}: a tensor or storage needs it, and it is not on the allowlist of data-only classes (the pickle is never executed)")
+}
+
+/// The known globals of a checkpoint pickle: classes and functions that
 /// build data, and the configuration and enum classes of the frameworks
 /// that write Megatron checkpoints. None of them is ever called (see the
-/// module doc); anything else (`os`, `builtins.eval`, `subprocess`,
-/// `functools.partial`, ...) refuses the whole file.
+/// module doc). Any other global (a user's class, `functools.partial`,
+/// ...) is an inert placeholder outside the tensors and refuses the file
+/// inside one; one that runs code ([`runs_code`]) refuses it when named.
 fn allowed(module: &str, name: &str) -> bool {
     let under = |root: &str| module == root || module.strip_prefix(root).is_some_and(|rest| rest.starts_with('.'));
     match module {
@@ -744,6 +776,18 @@ fn allowed(module: &str, name: &str) -> bool {
         "torch.storage" => name == "UntypedStorage",
         "torch.nn.parameter" => name == "Parameter",
         _ => ["megatron", "mindspeed", "mindspeed_llm", "modellink"].iter().any(|root| under(root)),
+    }
+}
+
+/// Globals whose only use in a pickle is to run code (a shell, a
+/// subprocess, an evaluator, an importer, a file opener): a checkpoint that
+/// names one is refused, although it would never be called here.
+fn runs_code(module: &str, name: &str) -> bool {
+    let root = module.split('.').next().unwrap_or(module);
+    match root {
+        "os" | "posix" | "nt" | "subprocess" | "sys" | "shutil" | "importlib" | "runpy" | "pty" | "socket" | "ctypes" | "code" | "codeop" | "pickle" | "_pickle" | "marshal" | "webbrowser" | "multiprocessing" | "signal" | "commands" | "popen2" => true,
+        "builtins" | "__builtin__" => matches!(name, "eval" | "exec" | "compile" | "__import__" | "open" | "getattr" | "setattr" | "delattr" | "globals" | "locals" | "vars" | "input" | "breakpoint" | "exit" | "quit" | "help"),
+        _ => false,
     }
 }
 
@@ -820,18 +864,64 @@ mod tests {
     }
 
     #[test]
-    fn checkpoint_mode_refuses_globals_off_the_allowlist_when_named() {
+    fn checkpoint_mode_refuses_globals_that_run_code_when_named() {
         for (pkl, name) in [
             (&b"\x80\x02cos\nsystem\n."[..], "os.system"),
             (b"cposix\nsystem\n(Vtouch PWNED\ntR.", "posix.system"),
             (b"\x80\x02cbuiltins\neval\nX\x01\x00\x00\x001\x85R.", "builtins.eval"),
-            (b"\x80\x04\x8c\nsubprocess\x8c\x05Popen\x93.", "subprocess.Popen"),
-            (b"\x80\x02}(X\x01\x00\x00\x00acfunctools\npartial\nu.", "functools.partial"),
-            (b"(ios\nsystem\nX\x02\x00\x00\x00ls.", "os.system"),
+            (b"\x80\x04\x8c\nsubprocess\x8c\x05Popen\x93\x8c\x05touch\x8c\x05PWNED\x86\x85R.", "subprocess.Popen"),
+            (b"\x80\x02}(X\x01\x00\x00\x00acos.path\njoin\nu.", "os.path.join"),
         ] {
-            let e = load_tree(pkl).unwrap_err();
-            assert_eq!(e, format!("refused the global {name}: not on the allowlist of data-only classes (the pickle could run code; it is never executed)"));
+            let want = format!("refused the global {name}: not on the allowlist of data-only classes (the pickle could run code; it is never executed)");
+            assert_eq!(load_tree(pkl).unwrap_err(), want);
         }
+    }
+
+    #[test]
+    fn checkpoint_mode_keeps_unknown_globals_outside_tensors_inert() {
+        // Named, called (REDUCE, INST, NEWOBJ) or a dict value: placeholders, nothing run.
+        for pkl in [
+            &b"\x80\x02}(X\x01\x00\x00\x00acfunctools\npartial\nu."[..],
+            b"(i__main__\nHook\nX\x02\x00\x00\x00ls.",
+            b"\x80\x02c__main__\nCfg\n)\x81}b.",
+            b"\x80\x02chttp\nHTTPStatus\nK\xc8\x85R.",
+        ] {
+            let tree = load_tree(pkl).unwrap();
+            assert!(tree.tensors.is_empty() && tree.scalars.is_empty(), "{tree:?}");
+        }
+        // pickle.dumps({'args': Namespace(tp=2, cfg=__main__.Cfg() with x=3 and name='run',
+        // sched=__main__.Sched.cosine, status=http.HTTPStatus.OK), 'it': 1}, protocol=2)
+        let p = b"\x80\x02}q\x00(X\x04\x00\x00\x00argsq\x01cargparse\nNamespace\nq\x02)\x81q\x03}q\x04(X\x02\x00\x00\x00tpq\x05K\x02X\x03\x00\x00\x00cfgq\x06c__main__\nCfg\nq\x07)\x81q\x08}q\t(X\x01\x00\x00\x00xq\nK\x03X\x04\x00\x00\x00nameq\x0bX\x03\x00\x00\x00runq\x0cubX\x05\x00\x00\x00schedq\rc__main__\nSched\nq\x0eK\x01\x85q\x0fRq\x10X\x06\x00\x00\x00statusq\x11chttp\nHTTPStatus\nq\x12K\xc8\x85q\x13Rq\x14ubX\x02\x00\x00\x00itq\x15K\x01u.";
+        let scalars = load_tree(p).unwrap().scalars;
+        let want = [("args.tp", Scalar::Int(2)), ("args.cfg.x", Scalar::Int(3)), ("args.cfg.name", Scalar::Str("run".into())), ("it", Scalar::Int(1))];
+        assert_eq!(scalars, want.map(|(k, v)| (k.to_string(), v)));
+    }
+
+    #[test]
+    fn checkpoint_mode_refuses_a_tensor_that_needs_an_unknown_global() {
+        let t = transposed();
+        let body = &t[2..t.len() - 1];
+        let swap = |from: &[u8], to: &[u8]| {
+            let at = t.windows(from.len()).position(|w| w == from).unwrap();
+            [&t[..at], to, &t[at + from.len()..]].concat()
+        };
+        // A storage class, a tensor subclass, a rebuild function, a torch call off the allowlist.
+        let subclass = [&b"\x80\x02ctorch._tensor\n_rebuild_from_type_v2\n(ctorch._utils\n_rebuild_tensor_v2\nc__main__\nTagged\n"[..], &body[..body.len() - 1], b"}tR."].concat();
+        let rebuild = [&b"\x80\x02ctorch._tensor\n_rebuild_from_type_v2\n(c__main__\nrebuild\nctorch.nn.parameter\nParameter\n"[..], &body[..body.len() - 1], b"}tR."].concat();
+        for (pkl, name) in [
+            (swap(b"ctorch\nFloatStorage\n", b"c__main__\nEvilStorage\n"), "__main__.EvilStorage"),
+            (swap(b"ctorch\nFloatStorage\n", b"ctorch\nComplexFloatStorage\n"), "torch.ComplexFloatStorage"),
+            (subclass, "__main__.Tagged"),
+            (rebuild, "__main__.rebuild"),
+            (b"\x80\x02ctorch._utils\n_rebuild_qtensor\n)R.".to_vec(), "torch._utils._rebuild_qtensor"),
+            (b"\x80\x02ctorch.nn.modules.linear\nLinear\n)\x81.".to_vec(), "torch.nn.modules.linear.Linear"),
+        ] {
+            assert_eq!(load_tree(&pkl).unwrap_err(), refused(name.rsplit_once('.').unwrap().0, name.rsplit_once('.').unwrap().1), "{name}");
+        }
+        assert_eq!(
+            refused("__main__", "Tagged"),
+            "refused the global __main__.Tagged: a tensor or storage needs it, and it is not on the allowlist of data-only classes (the pickle is never executed)"
+        );
     }
 
     #[test]
@@ -860,6 +950,21 @@ mod tests {
         // pickle.dumps({'d': defaultdict(list, x=[1]), 'it': 3}, protocol=2): REDUCE(defaultdict, (list,)), then SETITEM on it.
         let p = b"\x80\x02}q\x00(X\x01\x00\x00\x00dq\x01ccollections\ndefaultdict\nq\x02c__builtin__\nlist\nq\x03\x85q\x04Rq\x05X\x01\x00\x00\x00xq\x06]q\x07K\x01asX\x02\x00\x00\x00itq\x08K\x03u.";
         assert_eq!(load_tree(p).unwrap().scalars, vec![("it".into(), Scalar::Int(3))]);
+    }
+
+    #[test]
+    fn items_set_on_a_placeholder_are_walked_as_a_dict() {
+        // pickle.dumps({'m': __main__.SD(a=1), 'v': __main__.Vec([2]), 'dd': defaultdict(int, b=3)}, protocol=2),
+        // with the model `{'w': <transposed tensor>}` set on a further __main__.SD.
+        let mut p = b"\x80\x02}q\x00(X\x01\x00\x00\x00mq\x01c__main__\nSD\nq\x02)\x81q\x03X\x01\x00\x00\x00aq\x04K\x01sX\x01\x00\x00\x00vq\x05c__main__\nVec\nq\x06)\x81q\x07K\x02a".to_vec();
+        p.extend(b"X\x02\x00\x00\x00ddq\x08ccollections\ndefaultdict\nq\tc__builtin__\nlong\nq\n\x85q\x0bRq\x0cX\x01\x00\x00\x00bq\rK\x03s");
+        p.extend(b"X\x05\x00\x00\x00modelc__main__\nSD\n)\x81X\x01\x00\x00\x00w");
+        let t = transposed();
+        p.extend(&t[2..t.len() - 1]);
+        p.extend(b"su.");
+        let tree = load_tree(&p).unwrap();
+        assert_eq!(tree.scalars, vec![("m.a".into(), Scalar::Int(1)), ("dd.b".into(), Scalar::Int(3))]);
+        assert_eq!(tree.tensors.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["model.w"]);
     }
 
     #[test]
