@@ -4,7 +4,14 @@
 #
 #   scripts/bench-batch.sh          fixture dump + synthetic 1 GB dump
 #   scripts/bench-batch.sh --5g     also the synthetic 5 GB dump
+#   scripts/bench-batch.sh --write  also a fresh --all --shared-module batch over
+#                                   the 1 GB dump, its rerun and --check (writes
+#                                   ~6 GB of scripts, then removes them; without
+#                                   --shared-module each script is ~130 KB)
 #
+# Peak RSS of a batch is the compact call index plus a fixed record per
+# script (src/source/calls.rs, src/op_generate/batch.rs): each --all line also
+# prints it per API, the figure that must stay flat as dumps grow.
 # Synthetic dumps are made by scripts/make-synthetic-dump.py from the PyTorch
 # fixture and kept in $MSPROBE_BENCH_DIR (default ~/.cache/msprobe-rs/bench).
 set -euo pipefail
@@ -45,8 +52,21 @@ timed "fixture dump: --all --propagation both, rerun (nothing changed)" \
 timed "fixture dump: --check" \
     "$BIN" -f pytorch op_generate -i fixture.json -o fixture_out --all --propagation both --check -q
 
+per_api() { # peak RSS of the last run per API, from its summary line
+    local apis
+    apis=$(grep -o '^[0-9]* APIs' err.txt | cut -d' ' -f1)
+    kb=$(tail -n 1 time.txt | cut -d' ' -f2)
+    [ -n "$apis" ] && echo "  $(awk -v kb="$kb" -v n="$apis" 'BEGIN { printf "%.0f bytes of peak RSS per API", kb * 1024 / n }')"
+}
+
 sizes=(1G)
-[ "${1:-}" = "--5g" ] && sizes+=(5G)
+write=false
+for arg in "$@"; do
+    case $arg in
+        --5g) sizes+=(5G) ;;
+        --write) write=true ;;
+    esac
+done
 for size in "${sizes[@]}"; do
     dump="$WORK/dump_$size.json"
     [ -f "$dump" ] || python3 "$OLDPWD/scripts/make-synthetic-dump.py" "$FIXTURE" "$dump" --bytes "$size"
@@ -63,4 +83,18 @@ for size in "${sizes[@]}"; do
     timed "$size dump: --all --propagation both --check (renders every script in memory, writes none)" \
         "$BIN" -f pytorch op_generate -i all.json -o empty_out --all --propagation both --check -q
     grep -o '^[0-9]* APIs, [0-9]* scripts in [0-9.]* s' err.txt | sed 's/^/  /'
+    per_api
+    if $write && [ "$size" = 1G ]; then
+        rm -rf all_out
+        timed "$size dump: --all --propagation both --shared-module, fresh folder" \
+            "$BIN" -f pytorch op_generate -i all.json -o all_out --all --propagation both --shared-module
+        per_api
+        timed "$size dump: the same, rerun (nothing changed)" \
+            "$BIN" -f pytorch op_generate -i all.json -o all_out --all --propagation both --shared-module
+        grep -o '^[0-9]* APIs, [0-9]* scripts in [0-9.]* s.*' err.txt | sed 's/^/  /'
+        timed "$size dump: the same with --check (nothing drifted)" \
+            "$BIN" -f pytorch op_generate -i all.json -o all_out --all --propagation both --shared-module --check -q
+        grep -o '^[0-9]* APIs, [0-9]* scripts in [0-9.]* s.*' err.txt | sed 's/^/  /'
+        rm -rf all_out
+    fi
 done

@@ -63,26 +63,14 @@ fn generate(flag: &str, dump: &Path, out: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Runs scripts (each with `args`) in one harness process (tests/e2e/harness.py)
+/// Runs scripts (each with `args`) through the harness (tests/e2e/harness.py)
 /// of `interpreter`; the exit code of each, by script file name. The CSVs go under `out/csv`.
 fn run_scripts(interpreter: &Path, scripts: &[PathBuf], args: &[&str], out: &Path) -> BTreeMap<String, i64> {
-    let mut cmd = Command::new(interpreter);
-    cmd.arg(repo().join("tests/e2e/harness.py")).arg(out.join("csv"));
-    for s in scripts {
-        cmd.arg(std::iter::once(s.to_string_lossy().into_owned()).chain(args.iter().map(|a| a.to_string())).collect::<Vec<_>>().join("::"));
-    }
-    let o = cmd.current_dir(out).output().expect("start the test Python");
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "harness failed: {stdout}\n{}", String::from_utf8_lossy(&o.stderr));
-    let codes: BTreeMap<String, i64> = stdout
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            let name = Path::new(v["script"].as_str().unwrap()).file_name().unwrap().to_string_lossy().into_owned();
-            (name, v["code"].as_i64().unwrap())
-        })
+    let runs: Vec<(PathBuf, Vec<&str>)> = scripts.iter().map(|s| (s.clone(), args.to_vec())).collect();
+    let codes: BTreeMap<String, i64> = common::harness(interpreter, &runs, out)
+        .iter()
+        .map(|v| (Path::new(v["script"].as_str().unwrap()).file_name().unwrap().to_string_lossy().into_owned(), v["code"].as_i64().unwrap()))
         .collect();
-    assert_eq!(codes.len(), scripts.len(), "one result per script:\n{stdout}");
     codes
 }
 

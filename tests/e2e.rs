@@ -5,8 +5,11 @@
 //! MSPROBE_MINDTORCH_PYTHON (scripts/test.sh sets both).
 //!
 //! To pay the framework imports once, most scripts run through
-//! tests/e2e/harness.py, which executes each as `__main__` in one process;
-//! a few run as plain `python SCRIPT` subprocesses to cover that path too.
+//! tests/e2e/harness.py, which imports the frameworks and then executes
+//! each script as `__main__` in a child process forked from it (no state
+//! carries over from one script to the next), in a shuffled order
+//! (`MSPROBE_E2E_SEED`); a few run as plain `python SCRIPT` subprocesses to
+//! cover that path too.
 
 mod common;
 
@@ -47,6 +50,9 @@ struct Outcome {
     wrote_csv: bool,
     details: Vec<Vec<String>>,
     results: Vec<Vec<String>>,
+    /// The harness's MSPROBE_E2E_SEED (shown in assertion messages, to rerun the order).
+    #[allow(dead_code)]
+    seed: String,
 }
 
 /// Minimal RFC 4180 reader for the CSVs the scripts write (CRLF, quoted cells).
@@ -99,22 +105,7 @@ fn run_harness(runs: &[(PathBuf, Vec<&str>)], out: &Path) -> Vec<Outcome> {
 
 /// [`run_harness`] with the Python `interpreter`.
 fn run_harness_in(interpreter: &Path, runs: &[(PathBuf, Vec<&str>)], out: &Path) -> Vec<Outcome> {
-    let mut cmd = Command::new(interpreter);
-    cmd.arg(repo().join("tests/e2e/harness.py")).arg(out.join("csv"));
-    for (script, args) in runs {
-        let mut item = script.to_string_lossy().into_owned();
-        for a in args {
-            item.push_str("::");
-            item.push_str(a);
-        }
-        cmd.arg(item);
-    }
-    let output = cmd.current_dir(out).output().expect("start the test Python");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "harness failed: {}\n{}", stdout, String::from_utf8_lossy(&output.stderr));
-    let lines: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(lines.len(), runs.len(), "one result per script:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
-    lines
+    common::harness(interpreter, runs, out)
         .into_iter()
         .zip(runs)
         .map(|(l, (_, args))| {
@@ -122,11 +113,12 @@ fn run_harness_in(interpreter: &Path, runs: &[(PathBuf, Vec<&str>)], out: &Path)
             let code = l["code"].as_i64().unwrap();
             let error = l["error"].as_str().unwrap().to_string();
             let stderr = l["stderr"].as_str().unwrap().to_string();
+            let seed = l["seed"].as_str().unwrap().to_string();
             let header = if args.windows(2).any(|w| w == ["--standard", "api"]) { API_DETAILS_HEADER } else { DETAILS_HEADER };
             let wrote_csv = dir.exists();
             let (details, results) =
                 if wrote_csv { (read_report(&dir, "details", header), read_report(&dir, "result", RESULT_HEADER)) } else { (vec![], vec![]) };
-            Outcome { code, error, stderr, wrote_csv, details, results }
+            Outcome { code, error, stderr, wrote_csv, details, results, seed }
         })
         .collect()
 }
@@ -384,6 +376,31 @@ fn the_api_standard_writes_eleven_columns() {
                 assert_eq!(r[8], sides(case.framework), "{r:?}");
                 assert_eq!(r[9..], ["binary equality", "error_rate=0"], "{r:?}");
             }
+        }
+    }
+}
+
+/// The api standard's reference-based rules can fail in the scripts: with
+/// `--perturb`, the tested values move and the reference (the tested run as
+/// it came out, on the CPU) does not, so the ULP rule (float32 matmul
+/// forward) and the benchmark rule (its gradients) see a tested side far
+/// worse than its reference: `error` rows, exit 3, each saying that the
+/// rule judged the perturbation.
+#[test]
+fn the_api_standards_reference_rules_fail_against_a_planted_reference() {
+    let out = tempfile::tempdir().unwrap();
+    let cases = [Case::new(PyTorch, "pytorch/tensor", "Torch.matmul.0", "backward", "real_data"), Case::new(MindSpore, "mindspore/tensor", "Mint.matmul.0", "backward", "real_data")];
+    let runs: Vec<(PathBuf, Vec<&str>)> = cases.iter().map(|c| (c.generate(out.path()), vec!["--standard", "api", "--perturb", "0.001"])).collect();
+    let outcomes = run_harness(&runs, out.path());
+    let note = "the reference run is the tested run before --perturb, so this rule judges the perturbation";
+    for (case, o) in cases.iter().zip(&outcomes) {
+        assert_eq!(o.code, 3, "{case:?}: {o:?}");
+        let rules: Vec<(&str, &str)> = o.details.iter().map(|r| (r[7].as_str(), r[9].as_str())).collect();
+        let (forward, backward): (Vec<_>, Vec<_>) = o.details.iter().zip(&rules).partition(|(r, _)| r[0].contains(".forward."));
+        assert_eq!(forward.iter().map(|(_, r)| **r).collect::<Vec<_>>(), [("error", "ulp")], "{case:?}: {o:?}");
+        assert_eq!(backward.iter().map(|(_, r)| **r).collect::<Vec<_>>(), [("error", "benchmark"), ("error", "benchmark")], "{case:?}: {o:?}");
+        for r in &o.details {
+            assert!(r[8].ends_with(&format!("{note}; {}", sides(case.framework))), "{r:?}");
         }
     }
 }

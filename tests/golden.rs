@@ -9,7 +9,7 @@
 mod common;
 
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use common::{repo, Case};
 use msprobe::model::Framework::{self, MindSpore, MindTorch, PyTorch};
@@ -49,7 +49,7 @@ fn normalise(text: &str) -> String {
 
 /// Writes `text` to `golden` under UPDATE_GOLDEN, else says how it differs (None: it does not).
 fn check_golden(golden: &Path, text: &str) -> Option<String> {
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+    if common::update_golden() {
         std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
         std::fs::write(golden, text).unwrap();
         return None;
@@ -137,6 +137,20 @@ fn shared_module_scripts_are_the_head_and_an_import() {
     assert_none(mismatched);
 }
 
+/// Every file below `dir`, recursively.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = vec![];
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(files_under(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
 /// The generated Rust project of one call, against golden/rust/.
 #[test]
 fn rust_project_matches_golden_files() {
@@ -150,7 +164,13 @@ fn rust_project_matches_golden_files() {
     let (config, _) = msprobe::config::OpConfig::from_object(cfg.as_object().unwrap(), std::path::Path::new("c.json"), &repo()).unwrap();
     use msprobe::op_generate::{run, Outcome};
     let Ok(Outcome::Single(done)) = run(&common::single(PyTorch, config, out.path(), msprobe::render::Lang::Rust)) else { panic!("op_generate failed") };
-    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    let update = common::update_golden();
+    let generated: Vec<PathBuf> = done.files.iter().map(|f| f.strip_prefix(out.path()).unwrap().to_path_buf()).collect();
+    // Every golden file is one the case generates (a stale one would never be checked).
+    for golden in files_under(&repo().join("golden/rust")) {
+        let rel = golden.strip_prefix(repo().join("golden/rust")).unwrap();
+        assert!(generated.iter().any(|g| g == rel), "golden/rust/{} has no case: the Rust project of Functional.softmax.0 does not generate it", rel.display());
+    }
     for file in done.files {
         let rel = file.strip_prefix(out.path()).unwrap();
         let text = normalise(&std::fs::read_to_string(&file).unwrap());
@@ -177,4 +197,20 @@ fn every_golden_file_has_a_case() {
             );
         }
     }
+}
+
+/// `.ci/run` sets `CI`: a CI run with `UPDATE_GOLDEN` set must fail instead
+/// of rewriting the expectations it checks (this test binary rerun on one
+/// golden test, in a child process with both set).
+#[test]
+fn update_golden_is_refused_under_ci() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "rust_project_matches_golden_files", "--test-threads", "1"])
+        .env("UPDATE_GOLDEN", "1")
+        .env("CI", "true")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(101), "{text}");
+    assert!(text.contains("UPDATE_GOLDEN is set under CI (CI is set): golden files are rewritten only by hand, never by CI"), "{text}");
 }

@@ -3,9 +3,11 @@
 //! installs it through `scripts/setup-browser.sh`). The page's own
 //! `#selftest` mode sorts, filters and opens a call as a user would and
 //! writes what the DOM then shows into `<pre id="selftest">`; Chromium's
-//! `--dump-dom` hands the DOM back, and this test checks it against the
-//! CSVs and `stack.json`. Every host name resolves to nothing and the page
-//! counts its resource loads: no request may leave it.
+//! the DevTools protocol (`tests/html_report/cdp.py`) hands it back with
+//! every request the browser saw, and this test checks it against the CSVs
+//! and `stack.json`. Every host name resolves to nothing, and no request
+//! may leave the page, not even one its CSP blocks (a planted page shows
+//! that such requests are counted).
 //!
 //! Set `MSPROBE_CHROMIUM` to use another binary; without any Chromium the
 //! browser test fails (scripts/test.sh installs it).
@@ -33,35 +35,38 @@ fn csv_statuses(dir: &Path) -> Vec<(String, String)> {
     text.trim_start_matches('\u{feff}').lines().skip(1).map(common::csv_cells).map(|c| (c[0].clone(), c[7].clone())).collect()
 }
 
-/// The page's self-test result: Chromium loads `page#selftest=<api>` with
-/// every host unresolvable and dumps the DOM.
-fn selftest(page: &Path, api: &str) -> Value {
+/// What Chromium saw of a page: the self-test result it wrote into
+/// `<pre id="selftest">` (null when none) and every request the page made
+/// (`tests/html_report/cdp.py`: the DevTools protocol's network events,
+/// CSP-blocked and unresolvable ones included), with every host
+/// unresolvable.
+fn load(page: &Path, fragment: &str) -> (Value, Vec<Value>) {
     let browser = chromium().expect("chromium");
     let profile = tempfile::tempdir().unwrap();
-    let url = format!("file://{}#selftest={api}", page.canonicalize().unwrap().display());
-    let out = Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--host-resolver-rules=MAP * ~NOTFOUND",
-            "--window-size=1400,1000",
-            "--virtual-time-budget=5000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(["--dump-dom", &url])
+    let url = format!("file://{}{fragment}", page.canonicalize().unwrap().display());
+    let out = Command::new(common::python())
+        .arg(common::repo().join("tests/html_report/cdp.py"))
+        .arg(&browser)
+        .arg(&url)
+        .arg(profile.path())
         .output()
         .unwrap();
-    let dom = String::from_utf8_lossy(&out.stdout);
-    let start = dom.find("<pre id=\"selftest\">").unwrap_or_else(|| panic!("no self-test result in the DOM; stderr: {}", String::from_utf8_lossy(&out.stderr))) + "<pre id=\"selftest\">".len();
-    let text = &dom[start..start + dom[start..].find("</pre>").unwrap()];
-    let text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&amp;", "&");
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("self-test result is not JSON ({e}): {text}"))
+    assert!(out.status.success(), "cdp.py failed: {}", String::from_utf8_lossy(&out.stderr));
+    let seen: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("cdp.py printed no JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)));
+    let selftest = match seen["selftest"].as_str() {
+        Some(text) => serde_json::from_str(text).unwrap_or_else(|e| panic!("self-test result is not JSON ({e}): {text}")),
+        None => Value::Null,
+    };
+    (selftest, seen["requests"].as_array().unwrap().clone())
+}
+
+/// The page's self-test result: Chromium loads `page#selftest=<api>`; no
+/// request may leave the page.
+fn selftest(page: &Path, api: &str) -> Value {
+    let (result, requests) = load(page, &format!("#selftest={api}"));
+    assert!(requests.is_empty(), "the page made requests: {requests:?}");
+    assert!(!result.is_null(), "no self-test result");
+    result
 }
 
 /// The statistics fixture (it has `stack.json`) copied to a temp folder.
@@ -145,8 +150,8 @@ fn the_page_is_self_contained_and_a_bad_stack_json_is_a_note() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("no call stacks:") && html.contains("not valid JSON"));
     assert!(html.contains("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"));
-    // Nothing fetched: no external URL in src/href attributes.
-    for attr in ["src=\"http", "href=\"http", "src='http", "url(http", "@import"] {
+    // Nothing fetched: no external or protocol-relative URL in src/href attributes.
+    for attr in ["src=\"http", "href=\"http", "src='http", "href='http", "url(http", "@import", "src=\"//", "href=\"//", "src='//", "href='//", "url(//", "url('//", "url(\"//"] {
         assert!(!html.contains(attr), "{attr}");
     }
     // A missing stack.json is a note too.
@@ -170,4 +175,24 @@ fn a_single_api_replay_writes_the_report_too() {
     for arg in [r#"["args[2]","value","","None",""]"#, r#"["args[4]","value","","2.0",""]"#, r#"["args[5]","value","","False",""]"#] {
         assert!(html.contains(arg), "{arg}");
     }
+}
+
+/// The request count can fail: a page that loads an image and a
+/// protocol-relative stylesheet, both blocked by its CSP, shows both.
+#[test]
+fn blocked_requests_are_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let page = tmp.path().join("leak.html");
+    std::fs::write(
+        &page,
+        "<!doctype html><html><head><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline'\">\
+         <link rel=\"stylesheet\" href=\"//leak.invalid/b.css\"></head><body><img src=\"http://leak.invalid/a.png\">\
+         <pre id=\"selftest\" hidden></pre><script>const e = document.getElementById('selftest'); e.textContent = '{}'; e.hidden = false;</script></body></html>",
+    )
+    .unwrap();
+    let (result, requests) = load(&page, "");
+    assert_eq!(result, serde_json::json!({}));
+    let mut seen: Vec<(String, String)> = requests.iter().map(|r| (r["url"].as_str().unwrap().to_string(), r["blocked"].as_str().unwrap_or("").to_string())).collect();
+    seen.sort();
+    assert_eq!(seen, [("file://leak.invalid/b.css".to_string(), "csp".to_string()), ("http://leak.invalid/a.png".to_string(), "csp".to_string())]);
 }

@@ -88,7 +88,7 @@ fn npu_dumps_pass_clean_and_fail_each_planted_error() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     let path = common::repo().join("tests/fixtures/npu/verdicts.json");
     let got = serde_json::to_string_pretty(&pinned).unwrap() + "\n";
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+    if common::update_golden() {
         std::fs::write(&path, &got).unwrap();
     } else {
         let want = std::fs::read_to_string(&path).unwrap();

@@ -215,30 +215,16 @@ fn plant(script: &Path, body: &str) {
     std::fs::write(script, format!("{}{}{}", &text[..start], planted, &text[end..])).unwrap();
 }
 
-/// Runs scripts with their arguments in one process (tests/e2e/harness.py):
+/// Runs scripts with their arguments through the harness (tests/e2e/harness.py):
 /// per script (exit code, rows, its exception and stderr for messages).
 fn run_scripts(interpreter: &Path, runs: &[(PathBuf, Vec<&str>)], out: &Path) -> Vec<(i64, Vec<Row>, String)> {
-    let mut cmd = Command::new(interpreter);
-    cmd.arg(repo().join("tests/e2e/harness.py")).arg(out.join("csv"));
-    for (script, args) in runs {
-        let mut item = script.to_string_lossy().into_owned();
-        for a in args {
-            item.push_str("::");
-            item.push_str(a);
-        }
-        cmd.arg(item);
-    }
-    let output = cmd.current_dir(out).output().expect("start the test Python");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "harness failed: {stdout}\n{}", String::from_utf8_lossy(&output.stderr));
-    let lines: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(lines.len(), runs.len(), "one result per script:\n{stdout}");
+    let lines = common::harness(interpreter, runs, out);
     lines
         .iter()
         .map(|l| {
             let dir = PathBuf::from(l["output_dir"].as_str().unwrap());
             let rows = if dir.exists() { details(&dir) } else { vec![] };
-            let why = format!("{} {}", l["error"].as_str().unwrap(), l["stderr"].as_str().unwrap());
+            let why = format!("{} {} (MSPROBE_E2E_SEED={})", l["error"].as_str().unwrap(), l["stderr"].as_str().unwrap(), l["seed"].as_str().unwrap());
             (l["code"].as_i64().unwrap(), rows, why)
         })
         .collect()

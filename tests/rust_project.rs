@@ -25,7 +25,11 @@ fn target_dir() -> PathBuf {
 
 #[test]
 fn generated_rust_project_builds_runs_and_writes_the_report() {
+    // The work folder lives under target/ (its build cache is reused), so an
+    // earlier run's projects and runtime copy are removed first: the
+    // checks below must see only what this run wrote.
     let work = target_dir().join("generated-projects/work");
+    let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).unwrap();
     let cfg = serde_json::json!({
         "dump_json_path": repo().join("tests/fixtures/pytorch/tensor/dump.json"),
@@ -47,7 +51,7 @@ fn generated_rust_project_builds_runs_and_writes_the_report() {
     let manifest = std::fs::read_to_string(project.join("Cargo.toml")).unwrap();
     assert!(manifest.contains(&format!("runtime = {{ path = \"../{runtime}\" }}")), "{manifest}");
     assert!(work.join("projects").join(&runtime).join("src/lib.rs").is_file());
-    let _ = std::fs::remove_dir_all(project.join("op_result_output"));
+    assert!(!project.join("op_result_output").exists());
     std::fs::copy(repo().join("Cargo.lock"), project.join("Cargo.lock")).unwrap();
 
     let run = Command::new(env!("CARGO"))

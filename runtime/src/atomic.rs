@@ -43,6 +43,12 @@ pub fn create_dir(dir: &Path) -> Result<(), WriteError> {
 
 /// Writes `bytes` to `path` via a new temporary sibling and a rename.
 pub fn write_atomic(path: &Path, bytes: &[u8], options: WriteOptions) -> Result<(), WriteError> {
+    write_atomic_with(path, options, &mut |file| file.write_all(bytes))
+}
+
+/// [`write_atomic`] of what `fill` writes, for a file too large to hold in
+/// memory (a batch's manifest): the same temporary sibling and rename.
+pub fn write_atomic_with(path: &Path, options: WriteOptions, fill: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>) -> Result<(), WriteError> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let err = |source| WriteError { path: path.to_path_buf(), source };
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -57,7 +63,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], options: WriteOptions) -> Result<
         }
     };
     let result = (|| {
-        file.write_all(bytes)?;
+        fill(&mut file)?;
         if options.durable {
             file.sync_all()?;
         }

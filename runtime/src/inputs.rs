@@ -24,6 +24,17 @@ pub struct Master {
     pub shape: Vec<usize>,
     /// Logical dtype.
     pub dtype: TDType,
+    /// The dtype of the file the values were read from (`None`: random
+    /// data). When it is [`Master::dtype`], every value is already one of
+    /// the dtype's, and rounding it to the dtype again changes nothing.
+    pub read_as: Option<TDType>,
+}
+
+impl Master {
+    /// Whether the values are the dtype's own (read from a file of that dtype).
+    pub fn is_exact(&self) -> bool {
+        self.read_as == Some(self.dtype)
+    }
 }
 
 fn int_range(d: TDType) -> (f64, f64) {
@@ -101,19 +112,21 @@ pub fn master(spec: &TensorSpec, mode: DataMode, stream: (u64, u64, u64)) -> Res
     if !spec.dtype.is_computable() {
         return Err(Error::Unsupported(format!("{} tensors are not replayed by the runtime", spec.dtype.name())));
     }
-    let values = match mode {
-        DataMode::Random => random_values(spec, stream)?,
+    let (values, read_as) = match mode {
+        DataMode::Random => (random_values(spec, stream)?, None),
         DataMode::Real => {
             let path = spec.data.as_ref().ok_or_else(|| Error::Input("real data: this tensor has no data file in the dump".into()))?;
-            match read_tensor_shaped(path, &spec.shape)?.data {
+            let host = read_tensor_shaped(path, &spec.shape)?;
+            let values = match host.data {
                 HostData::F64(v) => v,
                 HostData::I64(v) => v.into_iter().map(|x| x as f64).collect(),
                 HostData::U64(v) => v.into_iter().map(|x| x as f64).collect(),
                 HostData::Bool(v) => v.into_iter().map(|x| x as u8 as f64).collect(),
-            }
+            };
+            (values, Some(host.dtype))
         }
     };
-    Ok(Master { values, shape: spec.shape.clone(), dtype: spec.dtype })
+    Ok(Master { values, shape: spec.shape.clone(), dtype: spec.dtype, read_as })
 }
 
 /// Spec trees with their tensors realized once (shared by both sides).
@@ -150,6 +163,7 @@ impl Realized {
     /// The value for one side: tensors built in that side's precision.
     pub fn on(&self, ctx: &Ctx) -> Result<Value> {
         Ok(match self {
+            Realized::Tensor(m, _) if m.is_exact() => Value::Tensor(T::from_exact_f64(m.values.clone(), &m.shape, m.dtype, ctx.compute)?),
             Realized::Tensor(m, _) => Value::Tensor(T::from_f64(m.values.clone(), &m.shape, m.dtype, ctx.compute)?),
             Realized::Value(v) => v.clone(),
             Realized::List(items) => Value::List(items.iter().map(|r| r.on(ctx)).collect::<Result<_>>()?),

@@ -29,9 +29,21 @@ impl T {
         self.t.rank()
     }
 
-    /// All values as f64, row-major.
+    /// All values as f64, row-major: a float32 tensor widened in one pass
+    /// (no float64 copy of it first).
     pub fn to_f64_vec(&self) -> Result<Vec<f64>> {
-        Ok(self.t.flatten_all()?.to_dtype(DType::F64)?.to_vec1::<f64>()?)
+        let flat = self.t.flatten_all()?;
+        Ok(match flat.dtype() {
+            DType::F32 => flat.to_vec1::<f32>()?.into_iter().map(f64::from).collect(),
+            _ => flat.to_dtype(DType::F64)?.to_vec1::<f64>()?,
+        })
+    }
+
+    /// [`T::from_f64`] of values that are already `dtype`'s own (read from a
+    /// file of that dtype): the same tensor, without rounding them again.
+    pub fn from_exact_f64(values: Vec<f64>, shape: &[usize], dtype: TDType, compute: DType) -> Result<T> {
+        let t = Tensor::from_vec(values, shape, &Device::Cpu)?.to_dtype(storage(dtype, compute))?;
+        Ok(T { t, dtype })
     }
 
     /// Builds a tensor from f64 values, rounded to `dtype`, stored as a run

@@ -73,13 +73,8 @@ fn value(dir: &Path, j: &Json) -> Value {
     }
 }
 
-/// Whether `rust` is within the bound of `torch`:
-/// `max|rust - torch| <= TOLERANCE * max(1, max|torch|)` over the finite
-/// values, with NaN and ±Inf at the same places. The bound is relative to
-/// the largest value of torch's result, not to each element, so it does not
-/// blow up where results are near zero (gradients that cancel, softmax
-/// tails), and it is absolute for results below 1.
-/// Returns the max difference, or why the results do not compare.
+/// Whether `rust` is within the bound of `torch`, element by element:
+/// [`common::per_element`] with [`TOLERANCE`].
 fn within_bound(rust: &T, dir: &Path, file: &str) -> Result<f64, String> {
     within(rust, dir, file, TOLERANCE)
 }
@@ -91,22 +86,7 @@ fn within(rust: &T, dir: &Path, file: &str, tolerance: f64) -> Result<f64, Strin
         return Err(format!("shape {:?}, torch {shape:?}", rust.dims()));
     }
     let got = rust.to_f64_vec().map_err(|e| e.to_string())?;
-    let scale = want.iter().filter(|w| w.is_finite()).fold(1f64, |m, w| m.max(w.abs()));
-    let mut max_diff = 0f64;
-    for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
-        if w.is_finite() {
-            if !g.is_finite() {
-                return Err(format!("element {i}: {g}, torch {w}"));
-            }
-            max_diff = max_diff.max((g - w).abs());
-        } else if !(g == w || (g.is_nan() && w.is_nan())) {
-            return Err(format!("element {i}: {g}, torch {w}"));
-        }
-    }
-    if max_diff > tolerance * scale {
-        return Err(format!("max diff {max_diff:e} (bound {:e})", tolerance * scale));
-    }
-    Ok(max_diff)
+    common::per_element(&got, &want, tolerance)
 }
 
 /// Replays one case; the problems found, each as one line.

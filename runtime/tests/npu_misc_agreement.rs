@@ -50,19 +50,14 @@ fn arg(dir: &Path, j: &Json) -> Value {
     }
 }
 
-/// Whether `got` matches the oracle's file within `tolerance`·max(1, max|want|).
+/// Whether `got` matches the oracle's file within `tolerance`, element by
+/// element ([`common::per_element`]).
 fn agrees(got: &T, dir: &Path, file: &str, tolerance: f64) -> Result<(), String> {
     let (shape, want) = common::read(dir, file);
     if got.dims() != shape.as_slice() {
         return Err(format!("shape {:?}, oracle {shape:?}", got.dims()));
     }
-    let got = got.to_f64_vec().unwrap();
-    let scale = want.iter().fold(1f64, |m, w| m.max(w.abs()));
-    let diff = got.iter().zip(&want).fold(0f64, |m, (g, w)| if g.is_nan() || w.is_nan() { f64::INFINITY } else { m.max((g - w).abs()) });
-    if diff > tolerance * scale {
-        return Err(format!("max diff {diff:e} (bound {:e})", tolerance * scale));
-    }
-    Ok(())
+    common::per_element(&got.to_f64_vec().unwrap(), &want, tolerance).map(|_| ())
 }
 
 /// The problems of one case, one line each.

@@ -7,10 +7,12 @@
 
 mod batch;
 mod error;
+mod file_list;
 mod single;
 
 pub use batch::BatchReport;
 pub use error::GenerateError;
+pub use file_list::FileList;
 pub use single::Generated;
 
 use std::path::{Path, PathBuf};

@@ -11,6 +11,8 @@
 //!   framework from its header and `-f` ([`Source::framework`]: `-f mindspore`
 //!   reads MSAdapter's `mindtorch` dumps) and, for real data, finds the
 //!   tensor folder.
+//! - [`Source::open_calls`] does the same into a compact [`Calls`] index
+//!   (a fixed-size record per call), for batches over millions of calls.
 //! - [`Source::read`] and [`Source::call`] turn a group into an [`ApiCall`];
 //!   [`Source::check_real_data`] says whether real data can replay it, and
 //!   [`Source::write_extract`] saves its entries as msprobe's extract file.
@@ -21,11 +23,11 @@
 //! Every failure is a [`SourceError`], the lower layers' typed errors kept
 //! as its sources.
 
+mod calls;
 mod extract;
 pub mod ops;
 pub mod stack;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use runtime::atomic::WriteError;
@@ -35,6 +37,8 @@ use serde_json::Value;
 use crate::config::{DataMode, DumpInput};
 use crate::dump::{self, DumpError, DumpHeader, EntryLoc};
 use crate::model::{ApiCall, ApiName, Arg, Direction, Framework, ModelError};
+
+pub use calls::Calls;
 
 /// Why the source layer could not hand a command its calls.
 #[derive(Debug, thiserror::Error)]
@@ -279,35 +283,32 @@ impl Source {
     /// [`Source::framework`]) and, for `data_mode` real_data, finds the
     /// tensor folder.
     pub fn open(file: &Path, requested: Framework, data_mode: DataMode, want: &dyn Fn(&ApiName) -> bool) -> Result<(Source, Vec<Group>), SourceError> {
+        let (source, calls) = Source::open_calls(file, requested, data_mode, want)?;
+        Ok((source, calls.groups()))
+    }
+
+    /// [`Source::open`] with the calls in a compact index ([`Calls`]), for
+    /// batches over dumps of millions of calls.
+    pub fn open_calls(file: &Path, requested: Framework, data_mode: DataMode, want: &dyn Fn(&ApiName) -> bool) -> Result<(Source, Calls), SourceError> {
         // The header may come after the entries: keep what any framework `-f` reads could replay.
         let readable = |name: &ApiName| Framework::ALL.iter().any(|&f| f.flag() == requested && name.prefix.replayable_in(f));
-        let mut keep = |key: &str| match ApiName::parse_key(key) {
-            Ok((name, _)) => readable(&name) && want(&name),
-            Err(_) => false,
-        };
-        let index = dump::index(file, &mut keep)?;
-        let framework = resolve_framework(file, &index.header, requested)?;
-        let data_dir = find_data_dir(file, &index.header);
+        let mut calls = Calls::default();
+        let header = dump::for_each_entry(file, &mut |_| true, &mut |loc| {
+            if let Ok((name, direction)) = ApiName::parse_key(&loc.key) {
+                if readable(&name) && want(&name) {
+                    calls.push(&loc, &loc.key[..loc.key.len() - direction.as_str().len() - 1], direction);
+                }
+            }
+            Ok(())
+        })?;
+        let framework = resolve_framework(file, &header, requested)?;
+        let data_dir = find_data_dir(file, &header);
         if data_mode == DataMode::Real && data_dir.is_none() {
             return Err(SourceError::selection(file, "real_data: no tensor folder found (neither dump_data_dir nor dump_tensor_data/ beside the dump exists)"));
         }
-        let mut order: HashMap<ApiName, usize> = HashMap::new();
-        let mut groups: Vec<Group> = vec![];
-        for loc in index.entries {
-            let Ok((name, direction)) = ApiName::parse_key(&loc.key) else { continue };
-            if !name.prefix.replayable_in(framework) {
-                continue;
-            }
-            let slot = *order.entry(name.clone()).or_insert_with(|| {
-                groups.push(Group { name, forward: None, backward: None });
-                groups.len() - 1
-            });
-            match direction {
-                Direction::Forward => groups[slot].forward = Some(loc),
-                Direction::Backward => groups[slot].backward = Some(loc),
-            }
-        }
-        Ok((Source { file: file.to_path_buf(), header: index.header, framework, data_dir }, groups))
+        calls.retain(|name| name.prefix.replayable_in(framework));
+        calls.pair();
+        Ok((Source { file: file.to_path_buf(), header, framework, data_dir }, calls))
     }
 
     /// The framework of the dump: `-f`'s, or the one it reads (`mindtorch`

@@ -16,6 +16,15 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Whether this run rewrites golden files and pinned verdicts
+/// (`UPDATE_GOLDEN` set). Refused under CI (`CI` set, as `.ci/run` sets it):
+/// a CI run that rewrote its own expectations would pass whatever changed.
+pub fn update_golden() -> bool {
+    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    assert!(!(update && std::env::var_os("CI").is_some()), "UPDATE_GOLDEN is set under CI (CI is set): golden files are rewritten only by hand, never by CI");
+    update
+}
+
 /// One generated script: which dump, which API, how.
 #[derive(Clone, Copy, Debug)]
 pub struct Case {
@@ -209,4 +218,31 @@ pub fn run_ok(dir: &Path, code: &str, env: &[(&str, &str)]) -> String {
     let (out, err) = (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned());
     assert!(o.status.success(), "python failed ({:?})\nstdout:\n{out}\nstderr:\n{err}", o.status);
     out
+}
+
+/// Runs scripts (each with its extra arguments) through tests/e2e/harness.py
+/// with `interpreter`: the frameworks imported once, each script in a
+/// process of its own, in an order shuffled by `MSPROBE_E2E_SEED` (taken
+/// from the environment, else from the clock, and carried in each line as
+/// `seed` so that a failure names the order to rerun). The CSVs go under
+/// `out/csv`. Returns each script's JSON line, in the order of `runs`.
+pub fn harness(interpreter: &Path, runs: &[(PathBuf, Vec<&str>)], out: &Path) -> Vec<serde_json::Value> {
+    let seed = std::env::var("MSPROBE_E2E_SEED").unwrap_or_else(|_| {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
+        nanos.to_string()
+    });
+    let mut cmd = Command::new(interpreter);
+    cmd.arg(repo().join("tests/e2e/harness.py")).arg(out.join("csv")).env("MSPROBE_E2E_SEED", &seed);
+    for (script, args) in runs {
+        cmd.arg(std::iter::once(script.to_string_lossy().into_owned()).chain(args.iter().map(|a| a.to_string())).collect::<Vec<_>>().join("::"));
+    }
+    let output = cmd.current_dir(out).output().expect("start the test Python");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "harness failed (MSPROBE_E2E_SEED={seed}): {stdout}\n{stderr}");
+    let mut lines: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    // The scripts ran in a shuffled order: back to the order of `runs`.
+    lines.sort_by_key(|l| l["index"].as_u64().unwrap());
+    assert!(lines.len() == runs.len() && lines.iter().enumerate().all(|(i, l)| l["index"] == i), "one result per script (MSPROBE_E2E_SEED={seed}):\n{stdout}\n{stderr}");
+    lines
 }

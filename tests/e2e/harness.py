@@ -1,21 +1,32 @@
-"""Runs generated repro scripts inside one Python process and reports each
-script's exit status as a JSON line.
+"""Runs generated repro scripts, each in a process of its own, and reports
+each script's exit status as a JSON line.
 
-Each script is executed as `__main__` (exactly as `python SCRIPT ARGS...`
-would, minus the interpreter start and the framework imports, which are paid
-once). Used by the end-to-end tests: importing torch and MindSpore takes
-seconds, running one API takes milliseconds. What a script writes to
-sys.stderr is reported with its status (and still shown on stderr).
+The frameworks are imported once, here; then each script runs in a child
+forked from this process, as `__main__` (exactly as `python SCRIPT ARGS...`
+would, minus the interpreter start and the imports): nothing a script
+changes (torch's default dtype, seeds, MindSpore's context, imported
+modules) reaches the next one. Used by the end-to-end tests: importing
+torch and MindSpore takes seconds, running one API takes milliseconds. The
+scripts run in an order shuffled by MSPROBE_E2E_SEED (default 0; the seed
+is printed on stderr), and each line carries the script's position in the
+command line (`index`). What a script writes to sys.stderr is reported with
+its status (and still shown on stderr).
 
 usage: python harness.py OUTPUT_DIR SCRIPT[::ARG::ARG...] ...
 """
 
+import importlib
 import io
 import json
 import os
+import random
 import runpy
 import sys
 import traceback
+
+# Imported before the children fork, when this Python has them (MSAdapter's
+# environment imports mindtorch in each script, after the fork).
+PRELOADED = ("numpy", "torch", "mindspore")
 
 
 class Tee(io.StringIO):
@@ -48,14 +59,54 @@ def run(script, args, output_dir):
     return code, error, captured.getvalue()
 
 
+def preload():
+    """Imports the frameworks this Python has, once for every child."""
+    for name in PRELOADED:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+
+
+def run_in_child(script, args, output_dir):
+    """run() in a forked child; its result comes back through a pipe."""
+    read_end, write_end = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: run, send the result, leave without cleanup
+        os.close(read_end)
+        try:
+            result = run(script, args, output_dir)
+        except BaseException as exc:  # the harness itself failed in the child
+            result = (1, f"harness: {exc!r}", "")
+        with os.fdopen(write_end, "w") as pipe:
+            json.dump(result, pipe)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as pipe:
+        text = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    if not text:
+        return 1, f"the script's process died (wait status {status})", ""
+    return tuple(json.loads(text))
+
+
 def main():
     output_root = sys.argv[1]
-    for index, item in enumerate(sys.argv[2:]):
+    seed = int(os.environ.get("MSPROBE_E2E_SEED", "0"))
+    order = list(enumerate(sys.argv[2:]))
+    random.Random(seed).shuffle(order)
+    print(f"harness: {len(order)} scripts in an order shuffled by MSPROBE_E2E_SEED={seed}", file=sys.stderr)
+    preload()
+    for index, item in order:
         script, *args = item.split("::")
         output_dir = os.path.join(output_root, f"{index:04d}")
-        code, error, stderr = run(script, args, output_dir)
-        print(json.dumps({"script": script, "args": args, "code": code, "output_dir": output_dir, "error": error,
-                          "stderr": stderr}), flush=True)
+        code, error, stderr = run_in_child(script, args, output_dir)
+        print(json.dumps({"index": index, "seed": str(seed), "script": script, "args": args, "code": code, "output_dir": output_dir,
+                          "error": error, "stderr": stderr}), flush=True)
 
 
 if __name__ == "__main__":

@@ -2509,7 +2509,11 @@ def compare_leaf(call, tested_leaf_, bench_leaf_, reference, backward, opts, rou
     status, message, rule, metrics_text = judge(opts.standard, call.API_OP, backward, exact, dtype, t, b, reference,
                                                 call.COSINE_THRESHOLD, call.MAX_ABS_ERR_THRESHOLD, rounding=rounding)
     if opts.reference_is_tested and rule in ("benchmark", "ulp"):
-        message = "; ".join(part for part in (message, SELF_REFERENCE) if part)
+        # --perturb moves the tested values only, so the reference (the tested
+        # run as it came out) then differs from them and the rule can fail.
+        perturbed = "the reference run is the tested run before --perturb, so this rule judges the perturbation"
+        note = perturbed if opts.perturb else SELF_REFERENCE
+        message = "; ".join(part for part in (message, note) if part)
     return [b_dtype, t_dtype, shape, cosine, max_abs, max_rel, status, message, rule, metrics_text]
 
 

@@ -26,10 +26,20 @@ impl Decoder {
         Decoder { dtype, data }
     }
 
-    /// Appends every whole element of `bytes` (a multiple of the item size).
+    /// Appends every whole element of `bytes` (a multiple of the item size),
+    /// with the dtype decided once for the floating dtypes (the readers' hot
+    /// loop: a dump's tensors are read through it).
     pub(super) fn extend(&mut self, bytes: &[u8]) {
-        for element in bytes.chunks_exact(self.dtype.itemsize()) {
-            self.push(element);
+        match (&mut self.data, self.dtype) {
+            (HostData::F64(v), TDType::F32) => v.extend(bytes.chunks_exact(4).map(|e| f64::from(f32::from_le_bytes([e[0], e[1], e[2], e[3]])))),
+            (HostData::F64(v), TDType::F64) => v.extend(bytes.chunks_exact(8).map(|e| f64::from_le_bytes([e[0], e[1], e[2], e[3], e[4], e[5], e[6], e[7]]))),
+            (HostData::F64(v), TDType::BF16) => v.extend(bytes.chunks_exact(2).map(|e| bf16::from_bits(u16::from_le_bytes([e[0], e[1]])).to_f64())),
+            (HostData::F64(v), TDType::F16) => v.extend(bytes.chunks_exact(2).map(|e| f16::from_bits(u16::from_le_bytes([e[0], e[1]])).to_f64())),
+            _ => {
+                for element in bytes.chunks_exact(self.dtype.itemsize()) {
+                    self.push(element);
+                }
+            }
         }
     }
 

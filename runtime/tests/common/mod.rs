@@ -42,3 +42,32 @@ pub fn read(dir: &Path, file: &str) -> (Vec<usize>, Vec<f64>) {
     };
     (h.shape, values)
 }
+
+/// Below this fraction of a tensor's largest value, an element's bound in
+/// [`per_element`] stops shrinking with it.
+pub const FLOOR: f64 = 1e-3;
+
+/// Whether `got` agrees with `want` element by element:
+/// `|got - want| <= tolerance * max(|want|, FLOOR * max|want|)` over the
+/// finite values, with NaN and ±Inf at the same places. Each element is
+/// held to its own size; only elements far below the tensor's largest
+/// (gradients that cancel, softmax tails) are held to `FLOOR` of it.
+/// Returns the largest difference in units of its element's bound, or the
+/// first element that breaks it.
+pub fn per_element(got: &[f64], want: &[f64], tolerance: f64) -> Result<f64, String> {
+    let scale = want.iter().filter(|w| w.is_finite()).fold(0f64, |m, w| m.max(w.abs()));
+    let mut worst = 0f64;
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        if w.is_finite() {
+            let (diff, bound) = ((g - w).abs(), tolerance * w.abs().max(FLOOR * scale));
+            // A NaN difference fails the comparison too.
+            if !(diff <= bound) {
+                return Err(format!("element {i}: {g:e}, expected {w:e}: difference {diff:e} over its bound {bound:e}"));
+            }
+            worst = worst.max(if bound > 0.0 { diff / bound } else { 0.0 });
+        } else if !(g == w || (g.is_nan() && w.is_nan())) {
+            return Err(format!("element {i}: {g}, expected {w}"));
+        }
+    }
+    Ok(worst)
+}

@@ -28,7 +28,8 @@ fixed_triu_mask=True fails (it calls torch.triu(..., k=1), which torch does
 not accept); its rotary r1/r2 gradients accumulate in
 float32, and so do its rms_norm's rstd, its swiglu forward (silu in
 float32 for any dtype but float32) and its scaled_masked_softmax's exp:
-tolerance 1e-6 for those cases.
+tolerance 1e-5 per element (float32 rounding of each element, accumulated) for
+those cases.
 
 Usage: oracles.py OUT_DIR
 """
@@ -170,19 +171,19 @@ def causal_mask(s1, s2):
     return Given(np.triu(np.ones((s1, s2), dtype=bool), 1).tolist(), "bool")
 
 
-rms = dict(composition=C.npu_rms_norm, msprobe=ms_rms_norm, tolerance=1e-6)
+rms = dict(composition=C.npu_rms_norm, msprobe=ms_rms_norm, tolerance=1e-5)
 case("NPU.npu_rms_norm", T(2, 3, 8), T(8), **rms)
 case("NPU.npu_rms_norm", T(2, 3, 8), T(8), epsilon=1e-3, **rms)
 case("NPU.npu_rms_norm", T(2, 4, 6), T(4, 6), **rms)
-case("NPU.npu_swiglu", T(2, 3, 8), composition=C.npu_swiglu, msprobe=ms_swiglu, tolerance=1e-6)
-case("NPU.npu_swiglu", T(4, 6, 3), dim=0, composition=C.npu_swiglu, msprobe=ms_swiglu, tolerance=1e-6)
+case("NPU.npu_swiglu", T(2, 3, 8), composition=C.npu_swiglu, msprobe=ms_swiglu, tolerance=1e-5)
+case("NPU.npu_swiglu", T(4, 6, 3), dim=0, composition=C.npu_swiglu, msprobe=ms_swiglu, tolerance=1e-5)
 for name in ["NPU.npu_fast_gelu", "NPU.fast_gelu"]:
     case(name, T(4, 5, low=-6.0, high=6.0), composition=C.npu_fast_gelu, msprobe=ms_fast_gelu)
 case("NPU.npu_mish", T(4, 5, low=-8.0, high=8.0), composition=C.npu_mish, msprobe=ms_mish)
-case("NPU.npu_rotary_mul", T(2, 3, 4, 8), T(1, 3, 1, 8), T(1, 3, 1, 8), composition=C.npu_rotary_mul, msprobe=ms_rotary_mul, tolerance=1e-6)
-case("NPU.npu_rotary_mul", T(2, 3, 4, 8), T(1, 1, 4, 8), T(1, 1, 4, 8), composition=C.npu_rotary_mul, msprobe=ms_rotary_mul, tolerance=1e-6)
+case("NPU.npu_rotary_mul", T(2, 3, 4, 8), T(1, 3, 1, 8), T(1, 3, 1, 8), composition=C.npu_rotary_mul, msprobe=ms_rotary_mul, tolerance=1e-5)
+case("NPU.npu_rotary_mul", T(2, 3, 4, 8), T(1, 1, 4, 8), T(1, 1, 4, 8), composition=C.npu_rotary_mul, msprobe=ms_rotary_mul, tolerance=1e-5)
 case("NPU.npu_rotary_mul", T(2, 3, 4, 8), T(1, 3, 1, 8), T(1, 3, 1, 8), rotary_mode="interleave", composition=C.npu_rotary_mul, msprobe=ms_rotary_mul)
-case("NPU.npu_scaled_masked_softmax", T(2, 2, 4, 6), B(2, 1, 4, 6), scale=0.5, tolerance=1e-6, composition=C.npu_scaled_masked_softmax, msprobe=ms_scaled_masked_softmax)
+case("NPU.npu_scaled_masked_softmax", T(2, 2, 4, 6), B(2, 1, 4, 6), scale=0.5, tolerance=1e-5, composition=C.npu_scaled_masked_softmax, msprobe=ms_scaled_masked_softmax)
 case("NPU.npu_scaled_masked_softmax", T(1, 2, 5, 5), B(1, 2, 5, 5), fixed_triu_mask=True, composition=C.npu_scaled_masked_softmax, msprobe=ms_scaled_masked_softmax)
 
 FA = "NPU.npu_fusion_attention"

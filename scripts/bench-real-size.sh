@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The real-size benchmark of the native replay, beside torch doing the same work on the same cores
+# in the same run (a benchmark, not a test: the figures vary with the machine and its load).
+#
+#   scripts/bench-real-size.sh
+#
+# The dumps (made by zoo/make/make_gpt2_block.sh with the real msprobe when missing, outside the
+# repository): the real-data L1 dump of one GPT-2-small-sized block at sequence 512, forward and
+# backward ($GPT2_BLOCK_DUMP, default $HOME/.cache/msprobe-rs/bench/gpt2_block), and the issue's
+# 2048x2048 matmul ($HOME/.cache/msprobe-rs/bench/matmul_2048). THREADS (default: all cores) is
+# both rayon's and torch's thread count. For each dump it prints
+#   - `msprobe -f pytorch replay --dump DUMP --data-mode real_data` (the default standard): wall
+#     time, CPU time, calls/s, GB of tensor files read per second, peak RSS; then the same with
+#     --emulate (the emulated device run as well);
+#   - torch replaying every call from the same tensor files (scripts/bench_torch_replay.py): the
+#     files read, the float64 bench forward+backward, the device in the dumped dtypes, and the
+#     ratios (replay against torch's read + bench; --emulate against torch's whole run);
+# and, for the block, the same per op class (replay --filter of the class's calls beside the
+# torch figures of those calls).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${MSPROBE_PYTHON:-$HOME/.cache/msprobe-rs/venv/bin/python}
+THREADS=${THREADS:-$(nproc)}
+export RAYON_NUM_THREADS=$THREADS
+BLOCK=${GPT2_BLOCK_DUMP:-$HOME/.cache/msprobe-rs/bench/gpt2_block}
+MATMUL=$HOME/.cache/msprobe-rs/bench/matmul_2048
+zoo/make/make_gpt2_block.sh "$BLOCK"
+MODEL=matmul_2048 zoo/make/make_gpt2_block.sh "$MATMUL"
+cargo build --release --quiet --bin msprobe
+TARGET="${CARGO_TARGET_DIR:-target}"
+BIN="$(cd "$TARGET" && pwd)/release/msprobe"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+
+# One replay of DUMP with FLAGS: prints LABEL's figures, sets SECS (wall) and CPU.
+native() {  # LABEL CALLS BYTES DUMP [replay flags...]
+    local label=$1 calls=$2 bytes=$3 dump=$4 rss
+    shift 4
+    # A fresh output folder each time: a replay resumes from the parts a folder holds.
+    /usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$BIN" -f pytorch replay --dump "$dump" --data-mode real_data \
+        --output-dir "$(mktemp -d "$WORK/out.XXXXXX")" --top 0 "$@" > /dev/null 2> "$WORK/err.txt" || true
+    read -r SECS user sys rss < <(tail -n 1 "$WORK/time")  # after "Command exited with non-zero status N"
+    CPU=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
+    awk -v l="$label" -v s="$SECS" -v cpu="$CPU" -v r="$rss" -v c="$calls" -v b="$bytes" 'BEGIN {
+        printf "%s: %.2f s (CPU %.2f s), %.2f calls/s, %.3f GB/s of tensor files, peak RSS %.0f MB\n", l, s, cpu, c / s, b / 1e9 / s, r / 1024 }'
+    grep -E "rows:|^replayed" "$WORK/err.txt" | sed 's/; wrote .*//; s/^/    /' || true
+}
+
+# Torch's JSON figures: FIELD of the last line of FILE (a dotted path into "classes" too).
+figure() {  # FILE EXPR
+    "$PYTHON" -c 'import json, sys; r = json.loads(open(sys.argv[1]).read().splitlines()[-1]); print(eval(sys.argv[2], {"r": r}))' "$1" "$2"
+}
+
+bench_dump() {  # NAME DUMP_DIR
+    local name=$1 dump=$2/dump.json calls bytes native emulate native_cpu emulate_cpu tb ta tbc tac
+    cat "$dump" "$2"/dump_tensor_data/* > /dev/null  # both sides read from the page cache
+    "$PYTHON" scripts/bench_torch_replay.py "$dump" --threads "$THREADS" --classes > "$WORK/torch.txt"
+    calls=$(figure "$WORK/torch.txt" 'r["calls"]')
+    bytes=$(figure "$WORK/torch.txt" 'r["bytes"]')
+    echo "== $name: $calls calls, $(awk -v b="$bytes" 'BEGIN { printf "%.3f", b / 1e9 }') GB of tensor files, $THREADS threads"
+    native "msprobe replay (bench f64 vs the recorded device values)" "$calls" "$bytes" "$dump"
+    native=$SECS native_cpu=$CPU
+    native "msprobe replay --emulate (bench f64 and the emulated device)" "$calls" "$bytes" "$dump" --emulate
+    emulate=$SECS emulate_cpu=$CPU
+    sed '$d' "$WORK/torch.txt" | sed 's/^/  /'
+    tb=$(figure "$WORK/torch.txt" 'round(r["read"] + r["bench"], 3)')
+    ta=$(figure "$WORK/torch.txt" 'round(r["wall"], 3)')
+    tbc=$(figure "$WORK/torch.txt" 'round(r["cpu_read"] + r["cpu_bench"], 3)')
+    tac=$(figure "$WORK/torch.txt" 'round(r["cpu"], 3)')
+    awk -v n="$native" -v e="$emulate" -v tb="$tb" -v ta="$ta" 'BEGIN {
+        printf "ratio native / torch, wall: replay %.2f s / torch read+bench %.2f s = %.2fx; --emulate %.2f s / torch all %.2f s = %.2fx\n", n, tb, n / tb, e, ta, e / ta }'
+    awk -v n="$native_cpu" -v e="$emulate_cpu" -v tb="$tbc" -v ta="$tac" 'BEGIN {
+        printf "ratio native / torch, CPU:  replay %.2f s / torch read+bench %.2f s = %.2fx; --emulate %.2f s / torch all %.2f s = %.2fx\n", n, tb, n / tb, e, ta, e / ta }'
+}
+
+bench_dump "GPT-2 block, sequence 512 ($BLOCK)" "$BLOCK"
+cp "$WORK/torch.txt" "$WORK/block.txt"
+echo "== per op class of the block: replay --filter of the class's calls (forward and backward), torch's read + bench of them"
+for class in 'matmul/linear:\.(linear|matmul)\.' 'attention:\.scaled_dot_product_attention\.' 'layer_norm:\.layer_norm\.' 'gelu/softmax:\.(gelu|softmax)\.'; do
+    name=${class%%:*}
+    /usr/bin/time -f "%e %U %S" -o "$WORK/time" "$BIN" -f pytorch replay --dump "$BLOCK/dump.json" --data-mode real_data \
+        --output-dir "$(mktemp -d "$WORK/class.XXXXXX")" --top 0 --filter "${class#*:}" > /dev/null 2>&1 || true
+    read -r secs user sys < <(tail -n 1 "$WORK/time")
+    t=$(figure "$WORK/block.txt" "round(r['classes']['$name']['read'] + r['classes']['$name']['bench'], 3)")
+    tc=$(figure "$WORK/block.txt" "round(r['classes']['$name']['cpu'], 3)")
+    awk -v c="$name" -v s="$secs" -v cpu="$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" -v t="$t" -v tc="$tc" 'BEGIN {
+        printf "  %-14s native %.2f s (CPU %.2f s), torch read + bench %.2f s (CPU %.2f s): %.2fx wall, %.2fx CPU\n", c, s, cpu, t, tc, s / t, cpu / tc }'
+done
+bench_dump "matmul 2048x2048, forward and backward ($MATMUL)" "$MATMUL"

@@ -1,0 +1,198 @@
+"""Torch doing the work of `msprobe replay --dump DUMP --data-mode real_data`, for the real-size
+benchmark (scripts/bench-real-size.sh): every call of a tensor dump.json replayed with torch on the
+CPU from the same tensor files.
+
+    python scripts/bench_torch_replay.py DUMP.json [--threads N] [--classes]
+
+For each forward entry (with its backward entry when the dump has one): every tensor file the call
+names is read (torch.load: inputs, recorded outputs, gradients), then
+
+- bench: the call in float64, forward and backward (torch.autograd.grad with the dumped output
+  gradients), as the native bench runs it;
+- device: the same call in the dumped dtypes, forward and backward (what `replay --emulate` adds).
+
+The ops are the PyTorch callables of the API names (`Functional.x` is torch.nn.functional.x,
+`Tensor.x` torch.Tensor.x, `Torch.x` torch.x); an in-place method runs on a copy, forward only.
+Prints one line per figure (read, bench, device, total: seconds and calls/s; tensor bytes read;
+the process's CPU seconds), with --classes the seconds of each op class (matmul/linear, attention,
+layer_norm, gelu/softmax, other), and a last line of JSON with the same figures.
+"""
+import argparse
+import json
+import os
+import re
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+CLASSES = [
+    ("matmul/linear", re.compile(r"\.(linear|matmul|mm|bmm|addmm|baddbmm|__matmul__)$")),
+    ("attention", re.compile(r"\.scaled_dot_product_attention$")),
+    ("layer_norm", re.compile(r"\.layer_norm$")),
+    ("gelu/softmax", re.compile(r"\.(gelu|softmax|log_softmax)$")),
+]
+DTYPES = {f"torch.{n}": getattr(torch, n) for n in ("float64", "float32", "float16", "bfloat16", "int64", "int32", "bool", "uint8")}
+
+
+def op_class(api):
+    for name, pattern in CLASSES:
+        if pattern.search(api):
+            return name
+    return "other"
+
+
+def callable_of(api):
+    prefix, op = api.split(".", 1)
+    if prefix == "Functional":
+        return getattr(F, op)
+    if prefix == "Tensor":
+        return getattr(torch.Tensor, op)
+    if prefix == "Torch":
+        return getattr(torch, op)
+    raise ValueError(f"{api}: no torch callable for prefix {prefix}")
+
+
+class Files:
+    """The tensor files of one call, each read once, with the bytes read and the time taken."""
+
+    def __init__(self, folder):
+        self.folder, self.bytes, self.seconds, self.cpu = folder, 0, 0.0, 0.0
+
+    def load(self, name):
+        path = os.path.join(self.folder, name)
+        start, cpu = time.perf_counter(), time.process_time()
+        t = torch.load(path, weights_only=True)
+        self.seconds += time.perf_counter() - start
+        self.cpu += time.process_time() - cpu
+        self.bytes += os.path.getsize(path)
+        return t
+
+
+def decode(v, files):
+    """A dump value as the argument it stands for; tensors read from their file."""
+    if isinstance(v, list):
+        return [decode(x, files) for x in v]
+    if v is None:
+        return None
+    kind = v.get("type")
+    if kind == "torch.Tensor":
+        return files.load(v["data_name"]) if "data_name" in v else None
+    if kind == "torch.dtype":
+        return DTYPES[v["value"]]
+    if kind == "torch.memory_format":
+        return torch.preserve_format
+    return v.get("value")
+
+
+def tensors_in(x):
+    if isinstance(x, torch.Tensor):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return [t for item in x for t in tensors_in(item)]
+    return []
+
+
+def marked(entry):
+    """Which top-level tensor inputs are differentiated (as the native replay decides)."""
+    specs = list(entry.get("input_args", [])) + list(entry.get("input_kwargs", {}).values())
+    specs = [s for s in specs if isinstance(s, dict) and s.get("type") == "torch.Tensor"]
+    any_marked = any(s.get("requires_grad") for s in specs)
+    return lambda s: (not any_marked) or bool(s.get("requires_grad"))
+
+
+def side(dtype_of, fn, in_place, args, kwargs, entry, grads):
+    """One side: the call forward (and backward with `grads`) with floating tensors cast by dtype_of."""
+    wanted = marked(entry)
+    leaves = []
+
+    def prepare(x, spec):
+        if isinstance(x, list):
+            return [prepare(i, s if isinstance(s, dict) else None) for i, s in zip(x, spec if isinstance(spec, list) else [None] * len(x))]
+        if isinstance(x, torch.Tensor):
+            x = x.to(dtype_of(x.dtype)) if x.is_floating_point() else x
+            if in_place:
+                return x.clone()
+            if grads is not None and x.is_floating_point() and (spec is None or wanted(spec)):
+                x = x.detach().requires_grad_(True)
+                leaves.append(x)
+            return x
+        return x
+
+    a = [prepare(x, s) for x, s in zip(args, entry.get("input_args", []))]
+    k = {n: prepare(x, entry["input_kwargs"][n]) for n, x in kwargs.items()}
+    with torch.set_grad_enabled(grads is not None):
+        out = fn(*a, **k)
+    if grads is None or not leaves:
+        return
+    outs = tensors_in(out)
+    pairs = [(o, g.to(o.dtype)) for o, g in zip(outs, grads) if g is not None and o.requires_grad]
+    if pairs:
+        torch.autograd.grad([o for o, _ in pairs], leaves, [g for _, g in pairs], allow_unused=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dump")
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--classes", action="store_true", help="also print the seconds of each op class")
+    opts = ap.parse_args()
+    torch.set_num_threads(opts.threads)
+    with open(opts.dump, encoding="utf-8") as f:
+        data = json.load(f)["data"]
+    folder = os.path.join(os.path.dirname(os.path.abspath(opts.dump)), "dump_tensor_data")
+    totals = {"read": 0.0, "bench": 0.0, "device": 0.0, "cpu_read": 0.0, "cpu_bench": 0.0, "cpu_device": 0.0}
+    classes = {}
+    calls, nbytes = 0, 0
+    wall, cpu = time.perf_counter(), time.process_time()
+    for name, entry in data.items():
+        if not name.endswith(".forward"):
+            continue
+        api = name[: -len(".forward")].rsplit(".", 1)[0]
+        fn = callable_of(api)
+        in_place = api.endswith("_") and not api.endswith("__")
+        backward = None if in_place else data.get(name[: -len("forward")] + "backward")
+        files = Files(folder)
+        args = [decode(v, files) for v in entry.get("input_args", [])]
+        kwargs = {n: decode(v, files) for n, v in entry.get("input_kwargs", {}).items()}
+        decode(entry.get("output"), files)  # the recorded outputs the replay compares against
+        grads = None
+        if backward is not None:
+            grads = decode(backward.get("input"), files)
+            decode(backward.get("output"), files)  # the recorded gradients
+        start, cpu0 = time.perf_counter(), time.process_time()
+        side(lambda d: torch.float64, fn, in_place, args, kwargs, entry, grads)
+        bench, cpu_bench = time.perf_counter() - start, time.process_time() - cpu0
+        start, cpu0 = time.perf_counter(), time.process_time()
+        side(lambda d: d, fn, in_place, args, kwargs, entry, grads)
+        device, cpu_device = time.perf_counter() - start, time.process_time() - cpu0
+        totals["read"] += files.seconds
+        totals["bench"] += bench
+        totals["device"] += device
+        totals["cpu_read"] += files.cpu
+        totals["cpu_bench"] += cpu_bench
+        totals["cpu_device"] += cpu_device
+        c = classes.setdefault(op_class(api), {"calls": 0, "read": 0.0, "bench": 0.0, "device": 0.0, "cpu": 0.0})
+        c["calls"] += 1
+        c["read"] += files.seconds
+        c["cpu"] += files.cpu + cpu_bench
+        c["bench"] += bench
+        c["device"] += device
+        calls += 1
+        nbytes += files.bytes
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    gb = nbytes / 1e9
+    print(f"torch {torch.__version__}, {opts.threads} threads: {calls} calls, {gb:.3f} GB of tensor files")
+    print(f"  read (torch.load): {totals['read']:.2f} s, CPU {totals['cpu_read']:.2f} s ({gb / max(totals['read'], 1e-9):.2f} GB/s)")
+    print(f"  bench (float64, forward+backward): {totals['bench']:.2f} s, CPU {totals['cpu_bench']:.2f} s")
+    print(f"  device (dumped dtypes, forward+backward): {totals['device']:.2f} s, CPU {totals['cpu_device']:.2f} s")
+    print(f"  read + bench: {totals['read'] + totals['bench']:.2f} s; all: {wall:.2f} s, CPU {cpu:.2f} s ({calls / wall:.1f} calls/s, {gb / wall:.2f} GB/s)")
+    if opts.classes:
+        for name, c in sorted(classes.items()):
+            print(f"  {name}: {c['calls']} calls, read + bench {c['read'] + c['bench']:.2f} s (CPU {c['cpu']:.2f} s), device {c['device']:.2f} s")
+    print(json.dumps({"calls": calls, "bytes": nbytes, "wall": wall, "cpu": cpu, **totals, "classes": classes}))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
