@@ -413,7 +413,7 @@ fn bad_command_lines_are_usage_errors() {
     let lines: [&[&str]; 8] = [
         &["op_generate", "-i", "c.json", "-o", "out"],
         &["-f", "tensorflow", "op_generate", "-i", "c.json", "-o", "out"],
-        &["-f", "pytorch", "op_generate", "-i", "c.json"],
+        &["-f", "pytorch", "op_generate", "-i", "c.json", "-o"],
         &["-f", "pytorch", "op_generate", "-i", "c.json", "-o", "out", "--shard", "0/2"],
         &["-f", "pytorch", "op_generate", "-i", "c.json", "-o", "out", "--all", "--filter", "("],
         &["-f", "pytorch", "replay"],
