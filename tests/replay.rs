@@ -18,12 +18,9 @@ fn text(o: &Output) -> String {
 /// The rows of the one `accuracy_checking_{kind}_*.csv` in `dir`, header checked.
 fn csv(dir: &Path, kind: &str, header: &str) -> Vec<Vec<String>> {
     let file = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("accuracy_checking_{kind}_"))).unwrap();
-    let body = std::fs::read_to_string(file).unwrap();
-    let body = body.strip_prefix('\u{feff}').expect("BOM");
-    let mut lines = body.split("\r\n").filter(|l| !l.is_empty());
-    assert_eq!(lines.next(), Some(header));
-    // Messages may contain commas inside quotes; split on the unquoted ones.
-    lines.map(common::csv_cells).collect()
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(text.starts_with(&format!("\u{feff}{header}\r\n")), "BOM and header: {text:?}");
+    common::csv_records(&text).split_off(1)
 }
 
 const DETAILS: &str = "API Name,Bench Dtype,Tested Dtype,Shape,Cosine,MaxAbsErr,MaxRelativeErr,Status,Message";

@@ -115,19 +115,27 @@ pub fn mindtorch_python() -> PathBuf {
     }
 }
 
-/// The cells of one line of msprobe's CSVs (as the reports write them:
-/// quoted where a cell holds a comma; quotes dropped).
-pub fn csv_cells(line: &str) -> Vec<String> {
-    let mut cells = vec![String::new()];
-    let mut quoted = false;
-    for c in line.chars() {
-        match c {
-            '"' => quoted = !quoted,
-            ',' if !quoted => cells.push(String::new()),
-            c => cells.last_mut().unwrap().push(c),
-        }
+/// The records of one of msprobe's accuracy CSVs, header first, as the
+/// `csv` crate reads them, after checking the raw text: a UTF-8 BOM first
+/// and every record ended by CRLF (what Python's csv module writes to a
+/// file opened with `encoding="utf-8-sig", newline=""`).
+pub fn csv_records(text: &str) -> Vec<Vec<String>> {
+    let body = text.strip_prefix('\u{feff}').unwrap_or_else(|| panic!("a CSV starts with a UTF-8 BOM: {text:?}"));
+    assert!(body.is_empty() || body.ends_with("\r\n"), "the last record ends with CRLF: {text:?}");
+    let mut reader = csv::ReaderBuilder::new().has_headers(false).from_reader(body.as_bytes());
+    let mut records = vec![];
+    for record in reader.records() {
+        let record = record.unwrap_or_else(|e| panic!("{e}: {text:?}"));
+        let start = record.position().unwrap().byte() as usize;
+        assert!(start == 0 || body.as_bytes()[..start].ends_with(b"\r\n"), "the record before byte {start} ends with CRLF: {text:?}");
+        records.push(record.iter().map(str::to_string).collect());
     }
-    cells
+    records
+}
+
+/// [`csv_records`] of the file at `path`.
+pub fn csv_file_records(path: &Path) -> Vec<Vec<String>> {
+    csv_records(&std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
 }
 
 /// The bytes of a little-endian .npy file of `shape` (C order) holding
@@ -156,16 +164,9 @@ pub fn npy_f32(shape: &[usize], values: &[f32]) -> Vec<u8> {
 /// (API Name, Status, Message), whether it has msprobe's nine columns or eleven.
 pub fn detail_rows(dir: &Path) -> Vec<(String, String, String)> {
     let file = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_string_lossy().starts_with("accuracy_checking_details_")).unwrap();
-    let body = std::fs::read_to_string(file).unwrap();
-    let mut lines = body.trim_start_matches('\u{feff}').split("\r\n").filter(|l| !l.is_empty());
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let status = header.iter().position(|h| *h == "Status").unwrap();
-    lines
-        .map(|l| {
-            let cells = csv_cells(l);
-            (cells[0].clone(), cells[status].clone(), cells[status + 1].clone())
-        })
-        .collect()
+    let records = csv_file_records(&file);
+    let status = records[0].iter().position(|h| h == "Status").unwrap();
+    records[1..].iter().map(|cells| (cells[0].clone(), cells[status].clone(), cells[status + 1].clone())).collect()
 }
 
 /// Runs `code` as `test_script.py` in `dir` with the `msprobe_rs` package
