@@ -178,7 +178,7 @@ fn nothing_to_replay_missing_tensors_and_unwritable_report() {
     assert_eq!(o.status.code(), Some(8), "{}", text(&o));
     let rows = csv(&dir.path().join("m"), "details", DETAILS);
     assert_eq!((rows.len(), rows[0][0].as_str(), rows[0][7].as_str()), (1, "Torch.matmul.0.backward", "skip"));
-    let reason = "d.json: Torch.matmul.0: input_args[0] has no data_name; real_data needs a dump made with task tensor (or use data_mode random_data)";
+    let reason = "d.json: Torch.matmul.0: input_args[0] has no data_name; real_data needs a dump made with task \"tensor\" (or use data_mode random_data)";
     assert!(rows[0][8].starts_with("cannot replay here: broken input: ") && rows[0][8].ends_with(reason), "{rows:?}");
     let cfg = serde_json::json!({"dump_json_path": "d.json", "api_name": "Torch.matmul.0", "propagation": "backward", "data_mode": "real_data"});
     std::fs::write(dir.path().join("one.json"), cfg.to_string()).unwrap();

@@ -116,20 +116,24 @@ pub fn mindtorch_python() -> PathBuf {
 }
 
 /// The records of one of msprobe's accuracy CSVs, header first, as the
-/// `csv` crate reads them, after checking the raw text: a UTF-8 BOM first
-/// and every record ended by CRLF (what Python's csv module writes to a
-/// file opened with `encoding="utf-8-sig", newline=""`).
+/// `csv` crate reads them, after checking the raw text is exactly what
+/// Python's csv module writes for them to a file opened with
+/// `encoding="utf-8-sig", newline=""`: a UTF-8 BOM, every record ended by
+/// CRLF, cells quoted only where QUOTE_MINIMAL quotes them.
 pub fn csv_records(text: &str) -> Vec<Vec<String>> {
-    let body = text.strip_prefix('\u{feff}').unwrap_or_else(|| panic!("a CSV starts with a UTF-8 BOM: {text:?}"));
-    assert!(body.is_empty() || body.ends_with("\r\n"), "the last record ends with CRLF: {text:?}");
-    let mut reader = csv::ReaderBuilder::new().has_headers(false).from_reader(body.as_bytes());
-    let mut records = vec![];
-    for record in reader.records() {
-        let record = record.unwrap_or_else(|e| panic!("{e}: {text:?}"));
-        let start = record.position().unwrap().byte() as usize;
-        assert!(start == 0 || body.as_bytes()[..start].ends_with(b"\r\n"), "the record before byte {start} ends with CRLF: {text:?}");
-        records.push(record.iter().map(str::to_string).collect());
+    assert!(text.starts_with('\u{feff}'), "a CSV starts with a UTF-8 BOM: {text:?}");
+    let records: Vec<Vec<String>> = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(text.as_bytes())
+        .records()
+        .map(|r| r.unwrap_or_else(|e| panic!("{e}: {text:?}")).iter().map(str::to_string).collect())
+        .collect();
+    let mut writer = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer("\u{feff}".as_bytes().to_vec());
+    for record in &records {
+        writer.write_record(record).unwrap();
     }
+    let canonical = String::from_utf8(writer.into_inner().unwrap()).unwrap();
+    assert_eq!(text, canonical, "a CSV as Python's csv module writes it (BOM, CRLF, minimal quoting)");
     records
 }
 
