@@ -30,11 +30,12 @@ STAMP="$VENV/.msprobe-rs-pins"
 EXTRAS_STAMP="$VENV/.msprobe-rs-extras"
 
 MSPROBE_832="${MSPROBE_832:-$(dirname "$VENV")/msprobe-8.3.2}"
-MSPROBE_832_PKGS="mindstudio-probe==8.3.2 pandas==2.0.3 python-dateutil==4.0.0 pytz==2026.6 tzdata==2026.6 pyyaml==6.0.4 tqdm==4.70.1 matplotlib==3.11.2 pyparsing==3.3.3 cycler==0.12.1 kiwisolver==1.5.1 fonttools==4.68.0 openpyxl==3.1.5 et_xmlfile==2.0.0 einops==0.8.2 tensorboard==2.21.0 absl-py==2.5.1"
+MSPROBE_832_PKGS="mindstudio-probe==8.3.2 pandas==2.0.3 python-dateutil==4.0.0 pytz==2026.6 tzdata==2026.6 pyyaml==6.0.4 tqdm==4.70.1 matplotlib==3.11.2 pyparsing==3.3.3 cycler==0.12.1 kiwisolver==1.5.1 fonttools==4.68.0 openpyxl==3.1.5 et_xmlfile==2.0.0 einops==0.8.2 tensorboard==2.21.0 absl-py==2.5.1 tabulate==0.10.0"
 
-# msprobe 8.3.2 without dependencies, so pip never brings a second torch or numpy.
+# msprobe 8.3.2 without dependencies, so pip never brings a second torch or numpy
+# (tabulate: its generated MindSpore scripts import it; tests/op_generate_832.rs runs them).
 install_msprobe_832() {
-    if ! PYTHONPATH="$MSPROBE_832" "$VENV/bin/python" -c 'import msprobe.core.config_check, yaml, pandas' >/dev/null 2>&1; then
+    if ! PYTHONPATH="$MSPROBE_832" "$VENV/bin/python" -c 'import msprobe.core.config_check, yaml, pandas, tabulate' >/dev/null 2>&1; then
         echo "setup-python-env: installing msprobe 8.3.2 into $MSPROBE_832" >&2
         # shellcheck disable=SC2086
         "$VENV/bin/python" -m pip install --quiet --no-deps --upgrade --target "$MSPROBE_832" $MSPROBE_832_PKGS >&2

@@ -64,6 +64,15 @@ fn sheets(xlsx: &Path) -> Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
+/// msprobe 8.3.2's own `ConfigChecker.compare` on two packs (in `dir`, into
+/// `dir/out`): its result.xlsx read as [`sheets`] reads ours.
+fn compare_832(dir: &Path, bench: &str, cmp: &str, out: &str) -> Value {
+    const COMPARE: &str = "import contextlib, io, json, sys, openpyxl\nfrom msprobe.core.config_check import ConfigChecker\nwith contextlib.redirect_stdout(io.StringIO()):\n    ConfigChecker.compare(*sys.argv[1:4])\nwb = openpyxl.load_workbook(sys.argv[3] + '/result.xlsx')\nprint(json.dumps([[ws.title, [[c.value for c in r] for r in ws.iter_rows()]] for ws in wb]))";
+    let o = Command::new(python()).args(["-c", COMPARE, bench, cmp, out]).current_dir(dir).env("PYTHONPATH", common::msprobe_832()).env("PYTHONDONTWRITEBYTECODE", "1").output().unwrap();
+    assert!(o.status.success(), "msprobe 8.3.2's compare: {}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
 fn weights(max_w2: f64) -> String {
     json!({"w1": {"max": 1.0, "min": -1.0, "mean": 0.0, "norm": 2.0}, "w2": {"max": max_w2, "min": -1.0, "mean": 0.0, "norm": 2.0}}).to_string()
 }
@@ -99,8 +108,9 @@ fn packs_differing_in_one_of_each_part_say_exactly_that() {
     assert_eq!(String::from_utf8_lossy(&o.stdout), "env: error\npip: error\nweights: error\nhyperparameters: error\nconfig checking result saved to out/result.xlsx\n");
     assert_eq!(String::from_utf8_lossy(&o.stderr), "msprobe: warning: not compared, a pack lacks their part: dataset\n");
     assert_eq!(std::fs::read_to_string(d.join("out/cmp/env")).unwrap(), read_entry(&d.join("cmp/pack.zip"), "env"), "the packs are extracted");
+    let ours = sheets(&d.join("out/result.xlsx"));
     assert_eq!(
-        sheets(&d.join("out/result.xlsx")),
+        ours,
         json!([
             ["summary", [["filename", "pass_check"], ["env", "error"], ["pip", "error"], ["weights", "error"], ["hyperparameters", "error"]]],
             ["env", [["bench_env_name", "cmp_env_name", "bench_value", "cmp_value", "level"], ["HCCL_DETERMINISTIC", "HCCL_DETERMINISTIC", "true", "false", "error"]]],
@@ -116,6 +126,19 @@ fn packs_differing_in_one_of_each_part_say_exactly_that() {
             ]]
         ])
     );
+    // msprobe 8.3.2's own compare on the same packs: the same workbook but
+    // for the differences docs/config-check.md lists: it never compares
+    // torch (pip passes, no row) and swaps the env sheet's bench and cmp values.
+    let mut theirs = ours.clone();
+    theirs[0][1][2][1] = json!("pass");
+    theirs[2][1].as_array_mut().unwrap().truncate(1);
+    theirs[1][1][1].as_array_mut().unwrap().swap(2, 3);
+    // Its weights rows come in the order of a Python set: compared sorted.
+    let sort_weights = |mut v: Value| {
+        v[3][1].as_array_mut().unwrap()[1..].sort_by_key(|r| r[2].as_str().unwrap().to_owned());
+        v
+    };
+    assert_eq!(sort_weights(compare_832(d, "bench/pack.zip", "cmp/pack.zip", "out_832")), sort_weights(theirs));
 }
 
 #[test]
@@ -200,16 +223,9 @@ fn collection_asks_msprobe_python_not_the_python_beside_the_binary() {
     assert!(pip.lines().any(|l| l == "torch=2.1.0") && !pip.contains("9.9.9"), "{pip}");
 }
 
-/// msprobe 8.3.2 from PyPI, as scripts/setup-python-env.sh installs it.
-fn msprobe_832() -> PathBuf {
-    let path = std::env::var_os("MSPROBE_832").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/msprobe-rs/msprobe-8.3.2"));
-    assert!(path.join("msprobe/core/config_check").is_dir(), "msprobe 8.3.2 is not at {} (run scripts/setup-python-env.sh)", path.display());
-    path
-}
-
 #[test]
 fn a_pack_written_by_msprobe_832_compares() {
-    let src = msprobe_832();
+    let src = common::msprobe_832();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::write(d.join("train.sh"), "torchrun --nproc_per_node 8 pretrain.py --lr 1e-4 --seed 42 \\\n    --bf16\n").unwrap();
@@ -233,7 +249,9 @@ fn a_pack_written_by_msprobe_832_compares() {
     );
     let o = msprobe(d, &["-f", "pytorch", "config_check", "-c", "theirs.zip", "ours.zip", "-o", "out"], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(sheets(&d.join("out/result.xlsx"))[0], json!(["summary", [["filename", "pass_check"], ["env", "pass"], ["pip", "pass"], ["hyperparameters", "pass"]]]));
+    let summary = json!(["summary", [["filename", "pass_check"], ["env", "pass"], ["pip", "pass"], ["hyperparameters", "pass"]]]);
+    assert_eq!(sheets(&d.join("out/result.xlsx"))[0], summary);
+    assert_eq!(compare_832(d, "theirs.zip", "ours.zip", "out_832")[0], summary, "msprobe 8.3.2's own compare of the two packs");
 }
 
 #[test]

@@ -524,18 +524,27 @@ fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_msprobe"))
 }
 
-/// Two runs, one weight perturbed, compared by the binary through
-/// `ConfigChecker.compare` (`msprobe -f pytorch config_check -c A B -o OUT`):
-/// result.xlsx's summary fails weights only, and the weights sheet names the
-/// parameter at both steps. (msprobe 8.3.2's own Python compare gives the
-/// same verdicts on these packs.)
+/// Two runs, one weight perturbed, packed by `msprobe_rs.ConfigChecker` and
+/// by msprobe 8.3.2's own (the same training script and environment), and
+/// compared by the binary through `ConfigChecker.compare` (`msprobe -f
+/// pytorch config_check -c A B -o OUT`) and by 8.3.2's compare: the packs
+/// are byte for byte 8.3.2's, entry order included; result.xlsx's summary
+/// fails weights only, as 8.3.2's summary does on either tool's packs; the
+/// weights sheet names the parameter at both steps with 8.3.2's figures,
+/// but for the documented differences (docs/config-check.md): the relative
+/// difference divides by the bench value's magnitude (8.3.2: its signed
+/// value), floats are exact (8.3.2's writer keeps 16 significant digits),
+/// rows in model order, and the dataset sheet keeps its `status` column.
 #[test]
 fn perturbed_weight_fails_the_weights_check() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let run = r#"
 import sys, random
-from msprobe_rs import ConfigChecker
+if sys.argv[3] == "832":
+    from msprobe.core.config_check import ConfigChecker
+else:
+    from msprobe_rs import ConfigChecker
 ConfigChecker.apply_patches("pytorch")
 import torch
 torch.manual_seed(0)
@@ -550,25 +559,40 @@ for step in range(2):
 "#;
     std::fs::write(d.join("run.py"), run).unwrap();
     let code = r#"
-import json, subprocess, sys
+import contextlib, io, json, subprocess, sys, zipfile
 import openpyxl
 from msprobe_rs import ConfigChecker
-for zip_path, flag in (("a.zip", "0"), ("b.zip", "1")):
-    subprocess.run([sys.executable, "run.py", zip_path, flag], check=True)
-print("PASSED", json.dumps(ConfigChecker.compare("a.zip", "b.zip", "out")))
-wb = openpyxl.load_workbook("out/result.xlsx")
-print("SHEETS", json.dumps(wb.sheetnames))
-for ws in wb:
-    print("SHEET_" + ws.title, json.dumps([list(r) for r in ws.iter_rows(values_only=True)]))
+from msprobe.core.config_check import ConfigChecker as ConfigChecker832
+for tool in ("rs", "832"):
+    for zip_path, flag in ((f"a_{tool}.zip", "0"), (f"b_{tool}.zip", "1")):
+        subprocess.run([sys.executable, "run.py", zip_path, flag, tool], check=True, capture_output=True)
+        with zipfile.ZipFile(zip_path) as z:
+            print(f"PACK_{zip_path}", json.dumps([[n, z.read(n).decode()] for n in z.namelist()]))
+print("PASSED", json.dumps(ConfigChecker.compare("a_rs.zip", "b_rs.zip", "out")))
+with contextlib.redirect_stdout(io.StringIO()):
+    ConfigChecker832.compare("a_rs.zip", "b_rs.zip", "out_832")
+    ConfigChecker832.compare("a_832.zip", "b_832.zip", "out_832_on_832")
+for out in ("out", "out_832", "out_832_on_832"):
+    wb = openpyxl.load_workbook(f"{out}/result.xlsx")
+    print(f"SHEETS_{out}", json.dumps(wb.sheetnames))
+    for ws in wb:
+        print(f"SHEET_{out}_{ws.title}", json.dumps([list(r) for r in ws.iter_rows(values_only=True)]))
 "#;
-    let out = run_ok(d, code, &[("MSPROBE_BIN", binary().to_str().unwrap())]);
+    let pythonpath = std::env::join_paths([repo().join("python"), common::msprobe_832()]).unwrap();
+    let out = run_ok(d, code, &[("MSPROBE_BIN", binary().to_str().unwrap()), ("PYTHONPATH", pythonpath.to_str().unwrap())]);
+    for run in ["a", "b"] {
+        let (ours, theirs) = (tagged(&out, &format!("PACK_{run}_rs.zip")), tagged(&out, &format!("PACK_{run}_832.zip")));
+        let names: Vec<&Value> = ours.as_array().unwrap().iter().map(|e| &e[0]).collect();
+        assert_eq!(names.len(), 7, "env, pip, dataset and weights at 2 steps, random: {names:?}");
+        assert_eq!(ours, theirs, "pack {run}: ours (left) and msprobe 8.3.2's (right), entry by entry");
+    }
     assert_eq!(tagged(&out, "PASSED"), json!(false));
-    assert_eq!(tagged(&out, "SHEETS"), json!(["summary", "env", "pip", "dataset", "weights", "random"]));
-    assert_eq!(
-        tagged(&out, "SHEET_summary"),
-        json!([["filename", "pass_check"], ["env", "pass"], ["pip", "pass"], ["dataset", "pass"], ["weights", "error"], ["random", "pass"]])
-    );
-    let weights = tagged(&out, "SHEET_weights");
+    let summary = json!([["filename", "pass_check"], ["env", "pass"], ["pip", "pass"], ["dataset", "pass"], ["weights", "error"], ["random", "pass"]]);
+    for result in ["out", "out_832", "out_832_on_832"] {
+        assert_eq!(tagged(&out, &format!("SHEETS_{result}")), json!(["summary", "env", "pip", "dataset", "weights", "random"]), "{result}");
+        assert_eq!(tagged(&out, &format!("SHEET_{result}_summary")), summary, "{result}");
+    }
+    let weights = tagged(&out, "SHEET_out_weights");
     let rows = weights.as_array().unwrap();
     assert_eq!(
         rows[0],
@@ -578,6 +602,38 @@ for ws in wb:
     let failed: Vec<(i64, String)> =
         rows[1..].iter().filter(|r| r[3] == json!(false)).map(|r| (r[0].as_i64().unwrap(), r[2].as_str().unwrap().to_owned())).collect();
     assert_eq!(failed, [(0, "1.weight".to_owned()), (1, "1.weight".to_owned())]);
+    // 8.3.2's sheets on the same packs (and on its own): the same rows, in
+    // its order, its floats at 16 significant digits; the perturbed weight's
+    // min (negative in the bench) divided by the signed value; the dataset
+    // sheet without `status`.
+    let sheet = |result: &str, name: &str, columns: usize| -> Vec<Vec<Value>> {
+        let rows = tagged(&out, &format!("SHEET_{result}_{name}"));
+        let mut rows: Vec<Vec<Value>> = rows.as_array().unwrap()[1..]
+            .iter()
+            .map(|r| r.as_array().unwrap()[..columns].iter().map(|c| c.as_f64().map_or_else(|| c.clone(), |f| json!(format!("{f:.15e}").parse::<f64>().unwrap()))).collect())
+            .collect();
+        rows.sort_by_key(|r| r.iter().take(3).map(Value::to_string).collect::<Vec<_>>());
+        rows
+    };
+    let mut ours = sheet("out", "weights", 8);
+    for r in ours.iter_mut().filter(|r| r[3] == json!(false)) {
+        r[5] = json!(-r[5].as_f64().unwrap());
+    }
+    assert_eq!(tagged(&out, "SHEET_out_dataset")[0][8], json!("status"));
+    for theirs in ["out_832", "out_832_on_832"] {
+        assert_eq!(ours, sheet(theirs, "weights", 8), "weights: ours (left), {theirs} (right)");
+        for (name, columns) in [("dataset", 8), ("random", 7), ("weights", 8)] {
+            let header = |result: &str| tagged(&out, &format!("SHEET_{result}_{name}"))[0].as_array().unwrap()[..columns].to_vec();
+            assert_eq!(header("out"), header(theirs), "{name}'s header");
+            if name != "weights" {
+                assert_eq!(sheet("out", name, columns), sheet(theirs, name, columns), "{name}: ours (left), {theirs} (right)");
+            }
+        }
+        // The same environment and packages on both sides: no rows.
+        for name in ["env", "pip"] {
+            assert_eq!(tagged(&out, &format!("SHEET_out_{name}")), tagged(&out, &format!("SHEET_{theirs}_{name}")), "{name}");
+        }
+    }
 }
 
 /// shell_path through the real binary: its parse of a launch script, written

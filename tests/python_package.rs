@@ -5,7 +5,11 @@
 //! it wrote. Needs MSPROBE_PYTHON (scripts/test.sh sets it).
 //!
 //! Expected statistics are numpy's figures (float32 reductions; bf16/fp16
-//! rounded to bf16/fp16), chosen so that every reduction is exact.
+//! rounded to bf16/fp16), chosen so that every reduction is exact. The
+//! layout and dtype tests run the same script with msprobe 8.3.2's own
+//! SingleSave too and compare every file byte for byte, asserting the
+//! differences docs/python.md documents (rank, relative dump_path, float32
+//! and Fortran-order .npy, the empty tensor).
 
 mod common;
 
@@ -37,6 +41,22 @@ fn tree(root: &Path) -> Vec<String> {
 fn read_json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}\n{text}", path.display()))
+}
+
+/// Runs `body` twice, with `{SINGLESAVE}` replaced by msprobe_rs's
+/// `SingleSave` import in `dir/ours` and by msprobe 8.3.2's own (`from
+/// msprobe.core import SingleSave`, 8.3.2 on PYTHONPATH) in `dir/theirs`,
+/// both with `env`: the oracle of SingleSave's layout and files. Each run's
+/// stdout and folder.
+fn ours_and_832(dir: &Path, body: &str, env: &[(&str, &str)]) -> [(String, PathBuf); 2] {
+    let pythonpath = std::env::join_paths([common::repo().join("python"), common::msprobe_832()]).unwrap();
+    let pythonpath = pythonpath.to_str().unwrap();
+    [("ours", "from msprobe_rs import SingleSave"), ("theirs", "from msprobe.core import SingleSave")].map(|(name, import)| {
+        let d = dir.join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        let env: Vec<(&str, &str)> = env.iter().copied().chain([("PYTHONPATH", pythonpath)]).collect();
+        (run_ok(&d, &body.replace("{SINGLESAVE}", import), &env), d)
+    })
 }
 
 /// One tensor's statistics as SingleSave writes them.
@@ -99,11 +119,11 @@ fn arange6(shape: &[u64]) -> Value {
 #[test]
 fn layout_of_steps_micro_steps_and_configurations() {
     let dir = tempfile::tempdir().unwrap();
-    let out = run_ok(
+    let [(out, ours), (out_832, theirs)] = ours_and_832(
         dir.path(),
         r#"
 import os, torch
-from msprobe_rs import SingleSave
+{SINGLESAVE}
 x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
 s = SingleSave("dump")
 SingleSave.save({"a": x, "b": [x, x]})
@@ -126,7 +146,9 @@ print(s.dump_path == os.path.abspath("../dump"), s.step_count)
         &[("RANK", "2")],
     );
     assert_eq!(out, "True 3\n");
-    let dump = dir.path().join("dump");
+    // msprobe 8.3.2 keeps dump_path relative, so the chdir moved its last save (documented).
+    assert_eq!(out_832, "False 3\n");
+    let dump = ours.join("dump");
     let expected = [
         "configurations.json",
         "data/",
@@ -169,6 +191,20 @@ print(s.dump_path == os.path.abspath("../dump"), s.step_count)
         "data/c/step1/rank2/micro_step7/c.npy",
     ];
     assert_eq!(tree(&dump), expected);
+    // msprobe 8.3.2's own SingleSave on the same calls: the same files, byte
+    // for byte, but for the documented differences: it reads the rank once,
+    // at construction (0 before torch.distributed is set up, whatever RANK
+    // says), and its relative dump_path followed the chdir for the last save.
+    let moved = "data/a/step3/rank0/micro_step1/";
+    let theirs_dump = theirs.join("dump");
+    let as_832: Vec<String> = expected.iter().map(|p| p.replace("rank2", "rank0")).filter(|p| !p.starts_with(moved)).collect();
+    assert_eq!(tree(&theirs_dump), as_832);
+    assert_eq!(tree(&theirs.join("sub/dump")), ["data/", "data/a/", "data/a/step3/", "data/a/step3/rank0/", moved, &format!("{moved}a.json"), &format!("{moved}a.npy")]);
+    for p in expected.iter().filter(|p| !p.ends_with('/')) {
+        let theirs_file = p.replace("rank2", "rank0");
+        let theirs_file = if theirs_file.starts_with(moved) { theirs.join("sub/dump").join(theirs_file) } else { theirs_dump.join(theirs_file) };
+        assert_eq!(std::fs::read(dump.join(p)).unwrap(), std::fs::read(&theirs_file).unwrap(), "{p}: ours and msprobe 8.3.2's");
+    }
     // msprobe's format exactly: json.dump(indent=4), keys in this order.
     let a = std::fs::read_to_string(dump.join("data/a/step0/rank2/micro_step0/a.json")).unwrap();
     let want = "{\n    \"data\": {\n        \"max\": 5.0,\n        \"min\": 0.0,\n        \"mean\": 2.5,\n        \"norm\": 7.416198253631592,\n        \"shape\": [\n            2,\n            3\n        ]\n    }\n}";
@@ -200,13 +236,14 @@ print(s.dump_path == os.path.abspath("../dump"), s.step_count)
 #[test]
 fn torch_dtypes_arrays_and_statistics() {
     let dir = tempfile::tempdir().unwrap();
-    run_ok(
+    let [(out, ours), (out_832, theirs)] = ours_and_832(
         dir.path(),
         r#"
 import torch
-from msprobe_rs import SingleSave
+{SINGLESAVE}
 SingleSave("dump", fmk="pytorch")
-SingleSave.save({
+try:
+  SingleSave.save({
     "f32": torch.arange(6, dtype=torch.float32).reshape(2, 3),
     "transposed": torch.arange(6, dtype=torch.float32).reshape(2, 3).T,
     "bf16": torch.arange(6, dtype=torch.bfloat16),
@@ -218,11 +255,14 @@ SingleSave.save({
     "zero_d": torch.tensor(-2.5),
     "grad": torch.tensor([-1.5, 0.25, 4.0, -8.0], requires_grad=True) * 1,
     "empty": torch.zeros(0, 3),
-})
+  })
+except Exception as e:
+    print("raised", type(e).__name__)
 "#,
         &[],
     );
-    let m = dir.path().join("dump/data");
+    assert_eq!((out.as_str(), out_832.as_str()), ("", "raised RuntimeError\n"), "msprobe 8.3.2 raises on the empty tensor, its last key");
+    let m = ours.join("dump/data");
     let file = |k: &str, ext: &str| m.join(format!("{k}/step0/rank0/micro_step0/{k}.{ext}"));
     let cases: Vec<(&str, Value, Npy)> = vec![
         ("f32", arange6(&[2, 3]), npy("<f4", "(2, 3)", f32s(&[0., 1., 2., 3., 4., 5.]))),
@@ -245,10 +285,29 @@ SingleSave.save({
         // msprobe raises on an empty tensor; here: no extremes or mean, norm 0.
         ("empty", json!({"max": null, "min": null, "mean": null, "norm": 0.0, "shape": [0, 3]}), npy("<f4", "(0, 3)", vec![])),
     ];
-    for (key, want_stats, want_npy) in cases {
-        assert_eq!(read_json(&file(key, "json")), json!({ "data": want_stats }), "{key}");
-        assert_eq!(read_npy(&file(key, "npy")), want_npy, "{key}");
+    for (key, want_stats, want_npy) in &cases {
+        assert_eq!(&read_json(&file(key, "json")), &json!({ "data": want_stats }), "{key}");
+        assert_eq!(&read_npy(&file(key, "npy")), want_npy, "{key}");
     }
+    // msprobe 8.3.2's own SingleSave: the same statistics files byte for
+    // byte; its .npy files are float32 whatever the dtype (`.float()`), a
+    // transpose in Fortran order, and the empty tensor's folder is left
+    // without files (the documented differences).
+    let theirs_file = |k: &str, ext: &str| theirs.join(format!("dump/data/{k}/step0/rank0/micro_step0/{k}.{ext}"));
+    let as_f32 = |v: &[f32]| npy("<f4", &format!("({},)", v.len()), f32s(v));
+    for (key, _, want_npy) in cases.iter().filter(|c| c.0 != "empty") {
+        assert_eq!(std::fs::read(file(key, "json")).unwrap(), std::fs::read(theirs_file(key, "json")).unwrap(), "{key}.json: ours and msprobe 8.3.2's");
+        let want_832 = match *key {
+            "transposed" => Npy { fortran: true, ..npy("<f4", "(3, 2)", f32s(&[0., 1., 2., 3., 4., 5.])) },
+            "f16" => as_f32(&[0., 1., 2., 3., 4., 5.]),
+            "i64" => as_f32(&[1., -2., 3., 40.]),
+            "f64" => as_f32(&[0.5, -1.5]),
+            "bool" => as_f32(&[1., 0., 1.]),
+            _ => npy(&want_npy.descr, &want_npy.shape, want_npy.data.clone()),
+        };
+        assert_eq!(read_npy(&theirs_file(key, "npy")), want_832, "{key}.npy: msprobe 8.3.2's");
+    }
+    assert_eq!(tree(&theirs.join("dump/data/empty")), ["step0/", "step0/rank0/", "step0/rank0/micro_step0/"]);
 }
 
 #[test]

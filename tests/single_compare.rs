@@ -1,10 +1,13 @@
 //! `msprobe single_compare` on crafted SingleSave runs: every workbook is
-//! read back with openpyxl and each compared row's figures are checked
-//! exactly against numpy running msprobe's formulas on the same files
-//! (`tests/single_compare/reference.py`); the rows msprobe would drop or
-//! get wrong (one-sided arrays and keys, shape mismatches, dict entries,
-//! NaN) are checked cell by cell. The last test saves two runs with the
-//! `msprobe_rs` Python package and real torch tensors.
+//! read back with openpyxl and checked against msprobe 8.3.2's own
+//! `SingleComparator` on the same two runs (its workbooks cell by cell, its
+//! 16 significant digits), and each compared row's figures exactly against
+//! numpy running msprobe's formulas on the same files
+//! (`tests/single_compare/reference.py`, which runs both). Where we differ
+//! on purpose (docs/single-compare.md: dict entries, shapes, NaN, one-sided
+//! and empty arrays, float16, bool and bf16) the test asserts 8.3.2's rows
+//! and ours. The last test saves two runs with the `msprobe_rs` Python
+//! package and real torch tensors.
 
 mod common;
 
@@ -40,15 +43,60 @@ fn le<T: Copy, const N: usize>(v: &[T], bytes: fn(T) -> [u8; N]) -> Vec<u8> {
     v.iter().flat_map(|&x| bytes(x)).collect()
 }
 
-/// The workbooks of `out` as `reference.py` reads them: per file, the rows
-/// (header first) and numpy's figures for each compared row.
-fn workbooks(out: &Path, run1: &Path, run2: &Path) -> serde_json::Map<String, Value> {
+/// The workbooks of `out` as `reference.py` reads them (per file, the rows,
+/// header first, and numpy's figures for each compared row), and the
+/// workbooks msprobe 8.3.2's own `SingleComparator` writes for the same two
+/// runs (into `out` + `_832`).
+struct Books {
+    ours: serde_json::Map<String, Value>,
+    msprobe_832: serde_json::Map<String, Value>,
+}
+
+fn workbooks(out: &Path, run1: &Path, run2: &Path) -> Books {
     let script = repo().join("tests/single_compare/reference.py");
-    let o = Command::new(python()).arg(script).args([out, run1, run2]).output().unwrap();
+    let out_832 = out.with_file_name(format!("{}_832", out.file_name().unwrap().to_str().unwrap()));
+    let o = Command::new(python()).arg(script).args([out, run1, run2, &out_832]).env("PYTHONPATH", common::msprobe_832()).env("PYTHONDONTWRITEBYTECODE", "1").output().unwrap();
     assert!(o.status.success(), "reference.py: {}", String::from_utf8_lossy(&o.stderr));
-    match serde_json::from_slice(&o.stdout).unwrap() {
+    let mut v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut take = |k: &str| match v[k].take() {
         Value::Object(m) => m,
-        other => panic!("{other}"),
+        other => panic!("{k}: {other}"),
+    };
+    Books { ours: take("ours"), msprobe_832: take("msprobe_832") }
+}
+
+impl Books {
+    /// msprobe 8.3.2's rows of workbook `name`, after its header (its twelve columns).
+    fn theirs(&self, name: &str) -> Vec<Vec<Value>> {
+        let rows = self.msprobe_832[name]["rows"].as_array().unwrap();
+        assert_eq!(rows[0], json!(HEADER[..12]), "msprobe 8.3.2's header ({name})");
+        rows[1..].iter().map(|r| cells(r.as_array().unwrap())).collect()
+    }
+
+    /// Our rows of workbook `name` as msprobe 8.3.2 writes them: its twelve
+    /// columns, floats kept to 16 significant digits (its pandas/openpyxl
+    /// writer's; ours writes them exactly: docs/single-compare.md).
+    fn ours_as_832(&self, name: &str) -> Vec<Vec<Value>> {
+        let rows = self.ours[name]["rows"].as_array().unwrap();
+        rows[1..].iter().map(|r| r.as_array().unwrap()[..12].iter().map(|c| c.as_f64().map_or_else(|| c.clone(), |f| json!(format!("{f:.15e}").parse::<f64>().unwrap()))).collect()).collect()
+    }
+
+    /// Workbook `name` is msprobe 8.3.2's cell by cell (its twelve columns,
+    /// its 16 digits), every row; returns how many rows.
+    fn same_as_832(&self, name: &str) -> usize {
+        let theirs = self.theirs(name);
+        assert_eq!(self.ours_as_832(name), theirs, "{name}: ours (left) and msprobe 8.3.2's (right)");
+        assert_eq!(self.msprobe_832[name]["sheets"], json!(["Sheet1"]));
+        theirs.len()
+    }
+
+    /// The documented difference for dict entries: 8.3.2 gives every
+    /// `<key>.<name>.npy` id 0, so of the entries of one micro-step only the
+    /// one its `listdir` gives last (`last`, listdir sorted) is compared.
+    fn dict_as_832(&self, name: &str, last: &str) {
+        let ours: Vec<Vec<Value>> = self.ours_as_832(name).into_iter().filter(|r| r[3] == json!(last)).map(|mut r| (r[3] = json!(0.0), r).1).collect();
+        assert!(!ours.is_empty());
+        assert_eq!(ours, self.theirs(name), "{name}: our {last:?} rows with id 0 (left) and msprobe 8.3.2's (right)");
     }
 }
 
@@ -135,10 +183,23 @@ fn figures_match_numpy_for_every_dtype_and_layout() {
     let o = msprobe(&["-f", "pytorch", "single_compare", "run1", "run2", "-o", "out", "-j", "3"], dir.path());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
-    let books = workbooks(&out, &r1, &r2);
+    let all = workbooks(&out, &r1, &r2);
+    let books = &all.ours;
     let names: Vec<&str> = books.keys().map(String::as_str).collect();
     assert_eq!(names, ["b.xlsx", "bf.xlsx", "d.xlsx", "f8.xlsx", "h.xlsx", "i.xlsx", "loss.xlsx", "lst.xlsx"]);
-    assert_eq!(figures_match_numpy(&books), 65);
+    assert_eq!(figures_match_numpy(books), 65);
+    // msprobe 8.3.2's own SingleComparator: one workbook per key, as ours.
+    assert_eq!(all.msprobe_832.keys().collect::<Vec<_>>(), books.keys().collect::<Vec<_>>());
+    assert_eq!(["loss.xlsx", "lst.xlsx", "f8.xlsx", "i.xlsx"].map(|n| all.same_as_832(n)), [12, 24, 1, 1]);
+    all.dict_as_832("d.xlsx", "var");
+    // The documented differences: 8.3.2 computes float16 in float16 (its
+    // maximum relative error rounded to a float16, ours float32's), and a
+    // bool subtraction or ml_dtypes' bf16 (`<V2`) raises there, so it drops the row.
+    let (h, h_832) = (all.ours_as_832("h.xlsx"), all.theirs("h.xlsx"));
+    assert_eq!((h.len(), h[0][..9].to_vec(), h[0][10..].to_vec()), (h_832.len(), h_832[0][..9].to_vec(), h_832[0][10..].to_vec()));
+    let (rel, rel_832) = (h[0][9].as_f64().unwrap(), h_832[0][9].as_f64().unwrap());
+    assert!(rel != rel_832 && (rel - rel_832).abs() <= rel * 2f64.powi(-11), "{rel} {rel_832}: float16 rounding");
+    assert_eq!((all.theirs("b.xlsx"), all.theirs("bf.xlsx")), (vec![], vec![]), "header-only workbooks");
     // 4 perturbed seeds: loss, lst.0, lst.1, d.mean, and d.var for seeds 6 and 9; h, bf, f8, i (b's signs hold).
     assert_eq!(summary(&err), [8, 65, 4 * 4 + 2 + 4, 0, 0, 0], "{err}");
     for book in books.values() {
@@ -188,7 +249,22 @@ fn one_sided_arrays_shapes_and_non_finite_values_are_reported() {
     assert_eq!(summary(&err), [4, 9, 2, 1, 2, 2], "{err}");
     let out = dir.path().join("msprobe_compare_output");
     assert_eq!(String::from_utf8_lossy(&o.stdout), ["flat", "gone", "k", "new"].map(|k| format!("wrote ./msprobe_compare_output/{k}.xlsx\n")).concat());
-    let books = workbooks(&out, &r1, &r2);
+    let all = workbooks(&out, &r1, &r2);
+    let books = &all.ours;
+    assert_eq!(all.same_as_832("flat.xlsx"), 1);
+    // The documented differences, in msprobe 8.3.2's own workbook: (2, 3)
+    // against (3, 2) compares the 2x2 corner as if whole; NaN never equals
+    // NaN, inf - inf is NaN (an empty cell) and nan_to_num makes the relative
+    // error 0; empty arrays, one-sided arrays and keys are dropped.
+    let n = Value::Null;
+    let third = 2.0 / 3.0 * 100.0;
+    let k_832 = [
+        json!([0.0, 0.0, 0.0, 0.0, "[2, 3]", "[3, 2]", 100.0, n, 0.0, 0.0, 100.0, 100.0]),
+        json!([0.0, 0.0, 1.0, 0.0, "[4]", "[4]", 75.0, 0.0, n, 0.0, 50.0, 50.0]),
+        json!([0.0, 0.0, 2.0, 0.0, "[3]", "[3]", third, 1.0, n, 0.0, third, third]),
+    ];
+    assert_eq!(all.theirs("k.xlsx").into_iter().map(Value::from).collect::<Vec<_>>(), k_832);
+    assert_eq!((all.theirs("gone.xlsx"), all.theirs("new.xlsx")), (vec![], vec![]), "header-only workbooks");
     let flat = books.iter().filter(|(name, _)| *name == "flat.xlsx").map(|(n, b)| (n.clone(), b.clone())).collect();
     assert_eq!(figures_match_numpy(&flat), 1, "k's NaN rows differ from msprobe on purpose");
     let rows = |name: &str| -> Vec<Vec<Value>> { books[name]["rows"].as_array().unwrap()[1..].iter().map(|r| cells(r.as_array().unwrap())).collect() };
@@ -268,13 +344,17 @@ fn runs_saved_by_the_python_package_with_torch() {
     assert!(o.status.success(), "{err}");
     assert_eq!(summary(&err), [3, 60, 6, 0, 0, 0], "{err}");
     let (r1, r2): (PathBuf, PathBuf) = (dir.path().join("run1"), dir.path().join("run2"));
-    let books = workbooks(&dir.path().join("out"), &r1, &r2);
+    let all = workbooks(&dir.path().join("out"), &r1, &r2);
+    let books = &all.ours;
+    assert_eq!(all.same_as_832("response.xlsx"), 12);
+    assert_eq!(all.same_as_832("log_prob.xlsx"), 24);
+    all.dict_as_832("stats.xlsx", "var");
     let names: Vec<&str> = books.keys().map(String::as_str).collect();
     assert_eq!(names, ["log_prob.xlsx", "response.xlsx", "stats.xlsx"]);
     // 3 steps x 2 ranks x 2 micro-steps, times 2 ids for the list and the dict.
     let count = |name: &str| books[name]["rows"].as_array().unwrap().len() - 1;
     assert_eq!((count("response.xlsx"), count("log_prob.xlsx"), count("stats.xlsx")), (12, 24, 24));
-    assert_eq!(figures_match_numpy(&books), 60);
+    assert_eq!(figures_match_numpy(books), 60);
     // step 1, micro 0 of each rank: one element of 20 moved, at flat index 2*5+3.
     for row in &books["response.xlsx"]["rows"].as_array().unwrap()[1..] {
         let r = cells(row.as_array().unwrap());

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::LazyLock;
 
+use ndarray::{ArrayD, ArrayViewD, Axis, Slice};
 use regex::Regex;
 use runtime::io::{read_pt_index, PtTensor};
 
@@ -246,32 +247,39 @@ pub fn materialize(p: &Param) -> Result<Merged, CheckpointError> {
             }
             let mut shape = base.to_vec();
             shape[axis] = shapes.iter().try_fold(0usize, |n, s| n.checked_add(s[axis])).ok_or_else(|| shape_error("whose joined dim fits in 64 bits"))?;
-            let outer: usize = base[..axis].iter().product();
             let shards = p.shards.iter().map(|s| s.read_f32()).collect::<Result<Vec<_>, _>>()?;
-            // Shards without values (a 0 in the shape) join into nothing,
-            // however many outer runs the other dims claim.
-            if shards.iter().all(Vec::is_empty) {
-                return Ok(Merged { shape, values: vec![], inconsistent: false });
-            }
-            let mut values = Vec::with_capacity(shards.iter().map(Vec::len).sum());
-            if p.join == Join::Swiglu {
-                for half in 0..2 {
-                    for s in &shards {
-                        let n = s.len() / 2;
-                        values.extend_from_slice(&s[half * n..(half + 1) * n]);
-                    }
-                }
+            let views = shards.iter().zip(&shapes).map(|(v, s)| ArrayViewD::from_shape(*s, v)).collect::<Result<Vec<_>, _>>().map_err(|_| shape_error("whose values fill their shapes"))?;
+            let values = if p.join == Join::Swiglu {
+                let halves = views.into_iter().map(|v| {
+                    let half = v.len_of(Axis(0)) / 2;
+                    v.split_at(Axis(0), half)
+                });
+                let (gates, ups): (Vec<_>, Vec<_>) = halves.unzip();
+                join(Axis(0), &[gates, ups].concat())
             } else {
-                for o in 0..outer {
-                    for s in &shards {
-                        let run = s.len() / outer.max(1);
-                        values.extend_from_slice(&s[o * run..(o + 1) * run]);
-                    }
-                }
-            }
+                join(Axis(axis), &views)
+            };
             Ok(Merged { shape, values, inconsistent: false })
         }
     }
+}
+
+/// `pieces` (equal but in `axis`) joined along `axis`, in row-major order.
+/// Each piece is assigned into its slice of a row-major array: the one copy
+/// the join needs, whatever the axis (`ndarray::concatenate` grows its result
+/// along `axis`, which is row-major only for axis 0, and would need a second
+/// copy for the others).
+fn join(axis: Axis, pieces: &[ArrayViewD<'_, f32>]) -> Vec<f32> {
+    let mut dim = pieces[0].raw_dim();
+    dim[axis.index()] = pieces.iter().map(|p| p.len_of(axis)).sum();
+    let mut joined = ArrayD::zeros(dim);
+    let mut at = 0;
+    for p in pieces {
+        let n = p.len_of(axis);
+        joined.slice_axis_mut(axis, Slice::from(at..at + n)).assign(p);
+        at += n;
+    }
+    joined.into_raw_vec_and_offset().0
 }
 
 /// `np.allclose(a, b)` (rtol 1e-5, atol 1e-8; NaN is never close).
@@ -301,6 +309,15 @@ mod tests {
         assert_eq!(join_for("decoder.layers.0.mlp.linear_fc2.weight", true), Join::Concat(1));
         assert_eq!(join_for("decoder.layers.0.mlp.linear_fc2.bias", false), Join::Replicated);
         assert!(allclose(&[1.0, 2.0], &[1.000001, 2.0]) && !allclose(&[f32::NAN], &[f32::NAN]));
+    }
+
+    #[test]
+    fn joins_are_row_major_along_any_axis() {
+        let view = |shape: &[usize], v: &'static [f32]| ArrayViewD::from_shape(shape, v).expect("values fill the shape");
+        let a: &[f32] = &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0];
+        assert_eq!(join(Axis(1), &[view(&[2, 3], a), view(&[2, 1], &[6.0, 7.0])]), [0.0, 1.0, 2.0, 6.0, 3.0, 4.0, 5.0, 7.0]);
+        assert_eq!(join(Axis(0), &[view(&[2, 3], a), view(&[1, 3], &[6.0, 7.0, 8.0])]), [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]);
+        assert!(join(Axis(1), &[view(&[4, 0], &[]), view(&[4, 0], &[])]).is_empty());
     }
 
     #[test]

@@ -101,6 +101,33 @@ pub fn python() -> PathBuf {
     }
 }
 
+/// msprobe 8.3.2 itself (mindstudio-probe from PyPI, which
+/// scripts/setup-python-env.sh installs at `MSPROBE_832`, default
+/// ~/.cache/msprobe-rs/msprobe-8.3.2): the oracle wherever the README claims
+/// its behaviour. Tests put it on PYTHONPATH.
+pub fn msprobe_832() -> PathBuf {
+    let path = std::env::var_os("MSPROBE_832").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/msprobe-rs/msprobe-8.3.2"));
+    assert!(path.join("msprobe/core/config_check").is_dir(), "msprobe 8.3.2 is not at {} (run scripts/setup-python-env.sh)", path.display());
+    path
+}
+
+/// Runs the oracle script `script` (a path under the repository) with
+/// `args` in [`python`], msprobe 8.3.2 ([`msprobe_832`]) on PYTHONPATH and a
+/// fixed hash seed (8.3.2 iterates sets of strings); it must succeed. Its stdout.
+pub fn run_832(script: &str, args: &[&std::ffi::OsStr]) -> String {
+    let o = Command::new(python())
+        .arg(repo().join(script))
+        .args(args)
+        .env("PYTHONPATH", msprobe_832())
+        .env("PYTHONHASHSEED", "0")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    let (out, err) = (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned());
+    assert!(o.status.success(), "{script} (msprobe 8.3.2) failed ({:?})\nstdout:\n{out}\nstderr:\n{err}", o.status);
+    out
+}
+
 /// The Python of the MSAdapter test environment (mindspore-dev
 /// 2.6.0.dev20250323, mindtorch 0.4.0 and the real torch) that
 /// scripts/setup-mindtorch-env.sh made; the MSAdapter script tests cannot

@@ -4,8 +4,16 @@ with numpy, the figures each compared row should hold: msprobe 8.3.2's
 for floats of at most 32 bits, float64 otherwise; bf16 files are
 ml_dtypes' 2-byte voids, widened here by hand).
 
-    reference.py OUT RUN1 RUN2  ->  JSON on stdout:
-    {"<key>.xlsx": {"sheets": [names], "rows": [[cells]], "expected": [[figures] | null]}}
+    reference.py OUT RUN1 RUN2 [OUT_832]  ->  JSON on stdout:
+    {"ours": {"<key>.xlsx": {"sheets": [names], "rows": [[cells]], "expected": [[figures] | null]}},
+     "msprobe_832": {"<key>.xlsx": {"sheets": [names], "rows": [[cells]]}}}
+
+With OUT_832, msprobe 8.3.2's own SingleComparator (on PYTHONPATH) first
+compares RUN1 and RUN2 into OUT_832 (one worker process), and its
+workbooks are read back too: the oracle of tests/single_compare.rs. Its
+`os.listdir` is sorted while it runs, so that where 8.3.2 keeps whichever
+file listdir gives last (dict entries, a rank folder's `.json` beside its
+`.npy`) the choice is reproducible.
 """
 
 import json
@@ -59,11 +67,37 @@ def find(run, tag, step, rank, micro, id_):
     raise SystemExit(f"no file for {tag} {step} {rank} {micro} {id_!r} in {run}")
 
 
-def main(out, run1, run2):
-    result = {}
+def read(out):
+    """Each workbook of `out`: its sheet names and rows (the header first)."""
+    books = {}
     for name in sorted(os.listdir(out)):
         book = openpyxl.load_workbook(os.path.join(out, name))
         rows = [list(r) for ws in book.worksheets for r in ws.iter_rows(values_only=True)]
+        books[name] = {"sheets": book.sheetnames, "rows": rows}
+    return books
+
+
+def msprobe_832(run1, run2, out):
+    """msprobe 8.3.2's SingleComparator.compare on the two runs, into `out`."""
+    import contextlib
+    import io
+
+    from msprobe.core.single_save.single_comparator import SingleComparator
+
+    real_listdir = os.listdir
+    os.listdir = lambda path=".": sorted(real_listdir(path))
+    try:
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            SingleComparator.compare(run1, run2, out, 1)
+    finally:
+        os.listdir = real_listdir
+    return read(out)
+
+
+def main(out, run1, run2, out_832=None):
+    result = {}
+    for name, book in read(out).items():
+        rows = book["rows"]
         tag = name[: -len(".xlsx")]
         expected = []
         for row in rows[1:]:
@@ -72,8 +106,9 @@ def main(out, run1, run2):
                 expected.append(figures(find(run1, tag, step, rank, micro, id_), find(run2, tag, step, rank, micro, id_)))
             else:
                 expected.append(None)
-        result[name] = {"sheets": book.sheetnames, "rows": rows, "expected": expected}
-    json.dump(result, sys.stdout)
+        result[name] = {"sheets": book["sheets"], "rows": rows, "expected": expected}
+    theirs = msprobe_832(run1, run2, out_832) if out_832 else None
+    json.dump({"ours": result, "msprobe_832": theirs}, sys.stdout)
 
 
 if __name__ == "__main__":
