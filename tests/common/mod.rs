@@ -142,25 +142,31 @@ pub fn mindtorch_python() -> PathBuf {
     }
 }
 
-/// The records of one of msprobe's accuracy CSVs, header first, as the
-/// `csv` crate reads them, after checking the raw text is exactly what
-/// Python's csv module writes for them to a file opened with
-/// `encoding="utf-8-sig", newline=""`: a UTF-8 BOM, every record ended by
-/// CRLF, cells quoted only where QUOTE_MINIMAL quotes them.
+/// The records of one of msprobe's accuracy CSVs, header first: its UTF-8
+/// BOM checked, then [`csv_body_records`] of the rest.
 pub fn csv_records(text: &str) -> Vec<Vec<String>> {
-    assert!(text.starts_with('\u{feff}'), "a CSV starts with a UTF-8 BOM: {text:?}");
+    let body = text.strip_prefix('\u{feff}').unwrap_or_else(|| panic!("a CSV starts with a UTF-8 BOM: {text:?}"));
+    csv_body_records(body)
+}
+
+/// The records of a CSV's text after its BOM (as Python reads a file opened
+/// with `encoding="utf-8-sig"`), header first, as the `csv` crate reads
+/// them, after checking the text is exactly what Python's csv module writes
+/// for them (`newline=""`): every record ended by CRLF, cells quoted only
+/// where QUOTE_MINIMAL quotes them.
+pub fn csv_body_records(body: &str) -> Vec<Vec<String>> {
     let records: Vec<Vec<String>> = csv::ReaderBuilder::new()
         .has_headers(false)
-        .from_reader(text.as_bytes())
+        .from_reader(body.as_bytes())
         .records()
-        .map(|r| r.unwrap_or_else(|e| panic!("{e}: {text:?}")).iter().map(str::to_string).collect())
+        .map(|r| r.unwrap_or_else(|e| panic!("{e}: {body:?}")).iter().map(str::to_string).collect())
         .collect();
-    let mut writer = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer("\u{feff}".as_bytes().to_vec());
+    let mut writer = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(vec![]);
     for record in &records {
         writer.write_record(record).unwrap();
     }
     let canonical = String::from_utf8(writer.into_inner().unwrap()).unwrap();
-    assert_eq!(text, canonical, "a CSV as Python's csv module writes it (BOM, CRLF, minimal quoting)");
+    assert_eq!(body, canonical, "a CSV as Python's csv module writes it (CRLF, minimal quoting)");
     records
 }
 
