@@ -123,9 +123,9 @@ fn usage_errors_are_exit_2() {
     let o = msprobe(&["-f", "tensorflow", "op_generate", "-i", "c.json", "-o", "out"], dir.path());
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("invalid value 'tensorflow'"));
-    let o = msprobe(&["-f", "pytorch", "op_generate", "-i", "c.json"], dir.path());
+    let o = msprobe(&["-f", "pytorch", "op_generate", "-o", "out"], dir.path());
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("--api_output_path"));
+    assert!(stderr(&o).contains("--config_input"));
     let o = msprobe(&["op_generate", "-i", "c.json", "-o", "out"], dir.path());
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("op_generate needs -f pytorch or -f mindspore"), "{}", stderr(&o));
@@ -138,7 +138,7 @@ fn usage_errors_are_exit_2() {
 fn help_shows_the_framework_flag_the_commands_require() {
     let dir = tempfile::tempdir().unwrap();
     for (command, usage) in [
-        ("op_generate", "Usage: msprobe -f <FRAMEWORK> op_generate [OPTIONS] --config_input <CONFIG_INPUT> --api_output_path <API_OUTPUT_PATH>"),
+        ("op_generate", "Usage: msprobe -f <FRAMEWORK> op_generate [OPTIONS] --config_input <CONFIG_INPUT> [--api_output_path <API_OUTPUT_PATH>]"),
         ("replay", "Usage: msprobe -f <FRAMEWORK> replay [OPTIONS]"),
     ] {
         let o = msprobe(&[command, "--help"], dir.path());
@@ -178,4 +178,25 @@ fn single_api_check() {
     std::fs::remove_file(&script).unwrap();
     assert_eq!(run(&["--check"]).status.code(), Some(1));
     assert!(!script.exists());
+}
+
+/// The design card's command, as a new user types it: no `-o`, so the
+/// script goes into the current folder (`--help` says so).
+#[test]
+fn op_generate_without_o_writes_into_the_current_folder() {
+    // A copy of the bundled example (its config's extract_api_path writes beside it).
+    let (example, dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let status = Command::new("cp").arg("-r").arg(repo().join("examples/mindspore")).arg(example.path()).status().unwrap();
+    assert!(status.success());
+    let config = example.path().join("mindspore/config_op.json");
+    let o = msprobe(&["-f", "mindspore", "op_generate", "-i", config.to_str().unwrap()], dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mut written: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    written.sort();
+    // The script, and the config's extract_api_path (`out/Mint.matmul.0.json`, relative to the current folder).
+    assert_eq!(written, ["Mint.matmul.0.backward.py", "out"]);
+    assert!(dir.path().join("out/Mint.matmul.0.json").is_file());
+    assert!(std::fs::read_to_string(dir.path().join("Mint.matmul.0.backward.py")).unwrap().contains("mint.matmul"));
+    let help = msprobe(&["-f", "mindspore", "op_generate", "--help"], dir.path());
+    assert!(String::from_utf8_lossy(&help.stdout).contains("[default: .]"), "{}", String::from_utf8_lossy(&help.stdout));
 }

@@ -47,13 +47,13 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Extract API calls from a dump and write standalone repro scripts.
-    #[command(name = "op_generate", override_usage = "msprobe -f <FRAMEWORK> op_generate [OPTIONS] --config_input <CONFIG_INPUT> --api_output_path <API_OUTPUT_PATH>")]
+    #[command(name = "op_generate", override_usage = "msprobe -f <FRAMEWORK> op_generate [OPTIONS] --config_input <CONFIG_INPUT> [--api_output_path <API_OUTPUT_PATH>]")]
     OpGenerate {
         /// Path of config_op.json.
         #[arg(short = 'i', long = "config_input", visible_alias = "config-input")]
         config_input: PathBuf,
-        /// Folder the scripts are written to (created if missing).
-        #[arg(short = 'o', long = "api_output_path", visible_alias = "api-output-path")]
+        /// Folder the scripts are written to (created if missing; --check compares against it).
+        #[arg(short = 'o', long = "api_output_path", visible_alias = "api-output-path", default_value = ".")]
         api_output_path: PathBuf,
         /// Batch: every API of the dump (api_name may be omitted).
         #[arg(long)]
