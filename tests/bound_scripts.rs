@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{csv_cells, mindtorch_python, python, repo};
+use common::{csv_records, mindtorch_python, python, repo};
 
 /// One details row: status, Message and Standard (the rule).
 #[derive(Debug, Clone, PartialEq)]
@@ -37,10 +37,9 @@ fn details(dir: &Path) -> BTreeMap<String, Vec<Row>> {
     let mut rows: BTreeMap<String, Vec<Row>> = BTreeMap::new();
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();
-        let mut lines = text.trim_start_matches('\u{feff}').split("\r\n").filter(|l| !l.is_empty());
-        assert_eq!(lines.next().unwrap(), "API Name,Bench Dtype,Tested Dtype,Shape,Cosine,MaxAbsErr,MaxRelativeErr,Status,Message,Standard,Standard Metrics", "{}", file.display());
-        for line in lines {
-            let c = csv_cells(line);
+        let header = "\u{feff}API Name,Bench Dtype,Tested Dtype,Shape,Cosine,MaxAbsErr,MaxRelativeErr,Status,Message,Standard,Standard Metrics\r\n";
+        assert!(text.starts_with(header), "{}: BOM and header: {text:?}", file.display());
+        for c in csv_records(&text).split_off(1) {
             rows.entry(c[0].clone()).or_default().push(Row { status: c[7].clone(), message: c[8].clone(), rule: c[9].clone() });
         }
     }

@@ -55,28 +55,6 @@ struct Outcome {
     seed: String,
 }
 
-/// Minimal RFC 4180 reader for the CSVs the scripts write (CRLF, quoted cells).
-fn parse_csv(text: &str) -> Vec<Vec<String>> {
-    let (mut rows, mut row, mut cell, mut quoted, mut chars) = (vec![], vec![], String::new(), false, text.chars().peekable());
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                cell.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => row.push(std::mem::take(&mut cell)),
-            ('\r', false) => {}
-            ('\n', false) => {
-                row.push(std::mem::take(&mut cell));
-                rows.push(std::mem::take(&mut row));
-            }
-            (c, _) => cell.push(c),
-        }
-    }
-    rows
-}
-
 /// Reads `accuracy_checking_{kind}_*.csv` in `dir`, checking the BOM, the
 /// exact header and CRLF line ends; returns the data rows.
 fn read_report(dir: &Path, kind: &str, header: &str) -> Vec<Vec<String>> {
@@ -92,7 +70,7 @@ fn read_report(dir: &Path, kind: &str, header: &str) -> Vec<Vec<String>> {
     let text = std::fs::read_to_string(&files[0]).unwrap();
     let body = text.strip_prefix('\u{feff}').unwrap_or_else(|| panic!("{name} starts with a UTF-8 BOM"));
     assert!(body.starts_with(&format!("{header}\r\n")), "{name} header: {body}");
-    let rows = parse_csv(body);
+    let rows = common::csv_records(&text);
     assert_eq!(rows[0].join(","), header);
     rows[1..].to_vec()
 }

@@ -105,8 +105,7 @@ fn replay(dump: &Path, standard: &str, extra: &[&str]) -> (i32, Vec<Vec<String>>
         .unwrap();
     let file = std::fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_string_lossy().starts_with("accuracy_checking_details_"));
     let file = file.unwrap_or_else(|| panic!("no details CSV: {}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)));
-    let body = std::fs::read_to_string(file).unwrap();
-    let rows = body.trim_start_matches('\u{feff}').split("\r\n").skip(1).filter(|l| !l.is_empty()).map(common::csv_cells).collect();
+    let rows = common::csv_file_records(&file).split_off(1);
     (o.status.code().unwrap(), rows)
 }
 

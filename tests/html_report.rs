@@ -31,8 +31,7 @@ fn chromium() -> Option<PathBuf> {
 /// The details CSV's rows as (output name, status).
 fn csv_statuses(dir: &Path) -> Vec<(String, String)> {
     let path = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_string_lossy().starts_with("accuracy_checking_details_")).unwrap();
-    let text = std::fs::read_to_string(path).unwrap();
-    text.trim_start_matches('\u{feff}').lines().skip(1).map(common::csv_cells).map(|c| (c[0].clone(), c[7].clone())).collect()
+    common::csv_file_records(&path).split_off(1).into_iter().map(|c| (c[0].clone(), c[7].clone())).collect()
 }
 
 /// What Chromium saw of a page: the self-test result it wrote into

@@ -21,7 +21,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{csv_cells, python, repo};
+use common::{csv_body_records, python, repo};
 use msprobe::dump::nonfinite::{to_msprobe_json, NonFiniteReader};
 use serde_json::{json, Value};
 
@@ -70,9 +70,6 @@ fn ours(dir: &Path, api: &str, propagation: &str) -> (String, String) {
     (csv(&results, "accuracy_checking_details_"), csv(&results, "accuracy_checking_result_"))
 }
 
-fn rows(text: &str) -> Vec<Vec<String>> {
-    text.split("\r\n").filter(|l| !l.is_empty()).map(csv_cells).collect()
-}
 
 #[test]
 fn mindspore_scripts_write_msprobe_832s_csvs() {
@@ -98,7 +95,7 @@ fn mindspore_scripts_write_msprobe_832s_csvs() {
             // compares its outputs too (8.3.2 leaves the forward status empty).
             assert_eq!((result.as_str(), theirs["result"].as_str().unwrap()), (format!("{header}{api},pass,pass,\r\n").as_str(), format!("{header}{api},,pass,\r\n").as_str()));
         }
-        let (mut ours, theirs) = (rows(&details), rows(theirs["details"].as_str().unwrap()));
+        let (mut ours, theirs) = (csv_body_records(&details), csv_body_records(theirs["details"].as_str().unwrap()));
         let forward_rows = ours.iter().filter(|r| r[0].starts_with(&format!("{api}.forward."))).count();
         ours.retain(|r| r[0] == "API Name" || r[0].starts_with(&format!("{api}.{propagation}.")));
         assert!(forward_rows > 0 && ours.len() > 1, "{api} {propagation}: {details}");

@@ -18,12 +18,9 @@ fn text(o: &Output) -> String {
 /// The rows of the one `accuracy_checking_{kind}_*.csv` in `dir`, header checked.
 fn csv(dir: &Path, kind: &str, header: &str) -> Vec<Vec<String>> {
     let file = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("accuracy_checking_{kind}_"))).unwrap();
-    let body = std::fs::read_to_string(file).unwrap();
-    let body = body.strip_prefix('\u{feff}').expect("BOM");
-    let mut lines = body.split("\r\n").filter(|l| !l.is_empty());
-    assert_eq!(lines.next(), Some(header));
-    // Messages may contain commas inside quotes; split on the unquoted ones.
-    lines.map(common::csv_cells).collect()
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(text.starts_with(&format!("\u{feff}{header}\r\n")), "BOM and header: {text:?}");
+    common::csv_records(&text).split_off(1)
 }
 
 const DETAILS: &str = "API Name,Bench Dtype,Tested Dtype,Shape,Cosine,MaxAbsErr,MaxRelativeErr,Status,Message";
@@ -181,7 +178,7 @@ fn nothing_to_replay_missing_tensors_and_unwritable_report() {
     assert_eq!(o.status.code(), Some(8), "{}", text(&o));
     let rows = csv(&dir.path().join("m"), "details", DETAILS);
     assert_eq!((rows.len(), rows[0][0].as_str(), rows[0][7].as_str()), (1, "Torch.matmul.0.backward", "skip"));
-    let reason = "d.json: Torch.matmul.0: input_args[0] has no data_name; real_data needs a dump made with task tensor (or use data_mode random_data)";
+    let reason = "d.json: Torch.matmul.0: input_args[0] has no data_name; real_data needs a dump made with task \"tensor\" (or use data_mode random_data)";
     assert!(rows[0][8].starts_with("cannot replay here: broken input: ") && rows[0][8].ends_with(reason), "{rows:?}");
     let cfg = serde_json::json!({"dump_json_path": "d.json", "api_name": "Torch.matmul.0", "propagation": "backward", "data_mode": "real_data"});
     std::fs::write(dir.path().join("one.json"), cfg.to_string()).unwrap();

@@ -71,11 +71,6 @@ fn csv_text(dir: &Path, kind: &str) -> String {
     std::fs::read_to_string(&files[0]).unwrap()
 }
 
-/// The rows of a CSV text, header first.
-fn rows(csv: &str) -> Vec<Vec<String>> {
-    csv.strip_prefix('\u{feff}').unwrap().split("\r\n").filter(|l| !l.is_empty()).map(common::csv_cells).collect()
-}
-
 fn part(out: &Path, i: u32, n: u32) -> Value {
     serde_json::from_str(&std::fs::read_to_string(out.join(format!("replay_parts/part_{i}_of_{n}.json"))).unwrap()).unwrap()
 }
@@ -115,9 +110,9 @@ fn merged_shards_equal_the_unsharded_run() {
     let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--dump", "job", "--output-dir", "all", "--top", "0"]);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     let (details, result) = (csv_text(&dir.path().join("all"), "details"), csv_text(&dir.path().join("all"), "result"));
-    let d = rows(&details);
+    let d = common::csv_records(&details);
     assert_eq!(d[0].join(","), "API Name,Bench Dtype,Tested Dtype,Shape,Cosine,MaxAbsErr,MaxRelativeErr,Status,Message,Step,Rank");
-    assert_eq!(rows(&result)[0].join(","), "API Name,Forward Test Success,Backward Test Success,Message,Step,Rank");
+    assert_eq!(common::csv_records(&result)[0].join(","), "API Name,Forward Test Success,Backward Test Success,Message,Step,Rank");
     // Job order: step 0 rank 0, step 0 rank 1, step 1 rank 0.
     let places: Vec<(String, String)> = d[1..].iter().map(|r| (r[9].clone(), r[10].clone())).collect();
     let mut order = places.clone();
@@ -147,7 +142,7 @@ fn merged_shards_equal_the_unsharded_run() {
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     let o = shards_and_merge(dir.path(), "mindspore", &ms, "ms_s", 2, &real);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
-    let ms_rows = rows(&csv_text(&dir.path().join("ms_all"), "details"));
+    let ms_rows = common::csv_records(&csv_text(&dir.path().join("ms_all"), "details"));
     assert_eq!(csv_text(&dir.path().join("ms_s/merged"), "details"), csv_text(&dir.path().join("ms_all"), "details"));
     assert_eq!(ms_rows.last().unwrap()[9..], ["2".to_string(), "0".into()]);
 }
@@ -222,7 +217,7 @@ fn identical_calls_are_replayed_once() {
         let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--dump", "job", "--data-mode", mode, "--output-dir", &out]);
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
         assert!(stderr(&o).starts_with(&summary(11, 0, 11)), "{mode}: {}", stderr(&o));
-        let result = rows(&csv_text(&dir.path().join(&out), "result"));
+        let result = common::csv_records(&csv_text(&dir.path().join(&out), "result"));
         let (rank0, rank1): (Vec<&Vec<String>>, Vec<&Vec<String>>) = result[1..].iter().partition(|r| r[5] == "0");
         assert_eq!((rank0.len(), rank1.len()), (11, 11));
         for (a, b) in rank0.iter().zip(&rank1) {
@@ -231,7 +226,7 @@ fn identical_calls_are_replayed_once() {
             let expected = if a[3].is_empty() { note } else { format!("{}; {note}", a[3]) };
             assert_eq!(b[3], expected);
         }
-        let details = rows(&csv_text(&dir.path().join(&out), "details"));
+        let details = common::csv_records(&csv_text(&dir.path().join(&out), "details"));
         let first = details.iter().find(|r| r[10] == "1").unwrap();
         assert!(first[8].ends_with("; shares the verdict of Functional.embedding.0 in step 0 rank 0 (identical call and inputs)"), "{first:?}");
         let p = part(&dir.path().join(&out), 0, 1);
@@ -247,7 +242,7 @@ fn identical_calls_are_replayed_once() {
     std::fs::write(&file, bytes).unwrap();
     let o = msprobe(dir.path(), &["-f", "mindspore", "replay", "--dump", "ms", "--data-mode", "real_data", "--output-dir", "ms_real"]);
     assert!(stderr(&o).starts_with(&summary(10, 0, 8)), "{}", text(&o));
-    let result = rows(&csv_text(&dir.path().join("ms_real"), "result"));
+    let result = common::csv_records(&csv_text(&dir.path().join("ms_real"), "result"));
     let matmul = result.iter().find(|r| r[0] == "Mint.matmul.0" && r[5] == "1").unwrap();
     assert!(!matmul[3].contains("shares the verdict"), "{matmul:?}");
     let o = msprobe(dir.path(), &["-f", "mindspore", "replay", "--dump", "ms", "--output-dir", "ms_random"]);
@@ -255,7 +250,7 @@ fn identical_calls_are_replayed_once() {
     // Within one dump: no step and rank in the note.
     let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--dump", repo().join("tests/fixtures/pytorch/statistics").to_str().unwrap(), "--output-dir", "single"]);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
-    let result = rows(&csv_text(&dir.path().join("single"), "result"));
+    let result = common::csv_records(&csv_text(&dir.path().join("single"), "result"));
     let shared: Vec<&Vec<String>> = result.iter().filter(|r| r[3].contains("shares the verdict")).collect();
     assert!(!shared.is_empty());
     assert!(shared.iter().all(|r| r[3].ends_with(" (identical call and inputs)") && !r[3].contains(" in step ")), "{shared:?}");
@@ -366,15 +361,15 @@ fn a_single_dump_keeps_its_columns_and_a_step_folder_gains_step_and_rank() {
     for (dump, out) in [(root.join("step1/rank0/dump.json"), "file"), (root.join("step1/rank0"), "folder")] {
         let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--dump", dump.to_str().unwrap(), "--output-dir", out]);
         assert_eq!(o.status.code(), Some(3), "{}", text(&o));
-        let details = rows(&csv_text(&dir.path().join(out), "details"));
+        let details = common::csv_records(&csv_text(&dir.path().join(out), "details"));
         assert_eq!(details[0].join(","), "API Name,Bench Dtype,Tested Dtype,Shape,Cosine,MaxAbsErr,MaxRelativeErr,Status,Message");
         assert!(details.iter().all(|r| r.len() == 9));
-        assert_eq!(rows(&csv_text(&dir.path().join(out), "result"))[0].join(","), "API Name,Forward Test Success,Backward Test Success,Message");
+        assert_eq!(common::csv_records(&csv_text(&dir.path().join(out), "result"))[0].join(","), "API Name,Forward Test Success,Backward Test Success,Message");
     }
     assert_eq!(csv_text(&dir.path().join("file"), "details"), csv_text(&dir.path().join("folder"), "details"));
     let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--dump", root.join("step0").to_str().unwrap(), "--output-dir", "step", "--standard", "api"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let details = rows(&csv_text(&dir.path().join("step"), "details"));
+    let details = common::csv_records(&csv_text(&dir.path().join("step"), "details"));
     assert_eq!(details[0][8..].join(","), "Message,Standard,Standard Metrics,Step,Rank");
     assert_eq!(details.last().unwrap()[11..], ["0".to_string(), "1".into()]);
 }

@@ -51,15 +51,13 @@ fn details(dir: &Path) -> Vec<Row> {
         .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("accuracy_checking_details_"))
         .collect();
     assert_eq!(files.len(), 1, "one details CSV in {}: {files:?}", dir.display());
-    let body = std::fs::read_to_string(&files[0]).unwrap();
-    let mut lines = body.trim_start_matches('\u{feff}').split("\r\n").filter(|l| !l.is_empty());
-    let header: Vec<String> = common::csv_cells(lines.next().unwrap());
+    let mut records = common::csv_file_records(&files[0]).into_iter();
+    let header = records.next().unwrap();
     let col = |name: &str| header.iter().position(|h| h == name);
     let (status, message) = (col("Status").unwrap(), col("Message").unwrap());
     let (standard, metrics) = (col("Standard"), col("Standard Metrics"));
-    lines
-        .map(|l| {
-            let cells = common::csv_cells(l);
+    records
+        .map(|cells| {
             let get = |i: Option<usize>| i.map(|i| cells[i].clone()).unwrap_or_default();
             Row { name: cells[0].clone(), status: cells[status].clone(), message: cells[message].clone(), standard: get(standard), metrics: get(metrics) }
         })

@@ -100,11 +100,10 @@ fn same_report(whole: &Path, merged: &Path) {
         let (w, m) = (report(whole, kind), report(merged, kind));
         assert!(w == m, "{kind} CSV of the merge differs from the unsharded run's\nunsharded:\n{w}\nmerged:\n{m}");
     }
-    let details = report(whole, "details");
-    let mut lines = details.trim_start_matches('\u{feff}').split("\r\n").filter(|l| !l.is_empty());
-    let header = common::csv_cells(lines.next().unwrap());
+    let mut records = common::csv_records(&report(whole, "details")).into_iter();
+    let header = records.next().unwrap();
     assert_eq!(header[header.len() - 2..], ["Step", "Rank"], "{header:?}");
-    let mut places: Vec<(String, String)> = lines.map(common::csv_cells).map(|c| (c[c.len() - 2].clone(), c[c.len() - 1].clone())).collect();
+    let mut places: Vec<(String, String)> = records.map(|c| (c[c.len() - 2].clone(), c[c.len() - 1].clone())).collect();
     places.dedup();
     assert_eq!(places, [("0", "0"), ("0", "1"), ("1", "0"), ("1", "1")].map(|(s, r)| (s.to_string(), r.to_string())));
     let rows = common::detail_rows(whole);

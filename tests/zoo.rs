@@ -105,10 +105,8 @@ fn replay(d: &ZooDump, out: &Path, standard: &str) -> Coverage {
     // exactly in verdicts.json (`exit`), checked by the caller.
     assert!(matches!(o.status.code(), Some(0 | 3 | 8)), "{}: {}", d.key, String::from_utf8_lossy(&o.stderr));
     let file = std::fs::read_dir(out).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().contains("accuracy_checking_details_")).unwrap();
-    let text = std::fs::read_to_string(file).unwrap();
     let mut cov = Coverage { exit: o.status.code().unwrap_or(-1), ..Coverage::default() };
-    for line in text.trim_start_matches('\u{feff}').split("\r\n").skip(1).filter(|l| !l.is_empty()) {
-        let cells = common::csv_cells(line);
+    for cells in common::csv_file_records(&file).split_off(1) {
         if cells[7] == "error" || cells[7] == "skip" {
             cov.verdicts.insert(cells[0].clone(), cells[7].clone());
         }

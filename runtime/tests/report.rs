@@ -142,6 +142,20 @@ fn unwritable_folder_is_an_error_naming_it() {
     assert!(e.to_string().contains("not_a_dir"), "{e}");
 }
 
+/// The scripts' CSV machinery (python/msprobe_rs/repro/compare.py from the
+/// number pattern through `cell()` and `write_csv`, Python's csv module
+/// underneath), then `main`, run with `args`; its stdout.
+fn run_python_writer(main: &str, args: &[&str]) -> Vec<u8> {
+    let template = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../python/msprobe_rs/repro/compare.py")).unwrap();
+    let start = template.find("# A number as the reports print them").expect("NUMBER in compare.py");
+    let end = start + template[start..].find("\n\n\ndef write_report").expect("cell() and write_csv before write_report");
+    let code = format!("import csv, json, os, re, sys, tempfile\n{}\n{main}", &template[start..end]);
+    let python = std::env::var_os("MSPROBE_PYTHON").expect("MSPROBE_PYTHON (scripts/test.sh sets it)");
+    let out = std::process::Command::new(python).arg("-c").arg(code).args(args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
 /// Cells a spreadsheet would run as formulas get a leading `'`, numbers keep
 /// their sign, and the scripts' `cell()` (python/msprobe_rs/repro/compare.py)
 /// decides every case the same way as this writer.
@@ -151,18 +165,71 @@ fn formula_cells_are_text_in_both_writers() {
     let dir = tempfile::tempdir().unwrap();
     let rows: Vec<DetailRow> = cases.iter().map(|c| DetailRow::uncompared(c.to_string(), Status::Pass, String::new())).collect();
     let (d, _) = write_report(dir.path(), &rows, &[], Standard::Msprobe).unwrap();
-    let text = fs::read_to_string(d).unwrap();
-    let rust: Vec<&str> = text.split("\r\n").skip(1).filter(|l| !l.is_empty()).map(|l| l.split(',').next().unwrap()).collect();
+    let rust: Vec<String> = csv::Reader::from_path(d).unwrap().records().map(|r| r.unwrap()[0].to_string()).collect();
     assert_eq!(rust[..4], ["'=1+1", "'+cmd|' /C calc'!A0", "'-x", "'@SUM(A1)"]);
     assert_eq!(rust[8..], ["-0.5", "+1", "-1e-08", "-inf", "-nan", "-.5", "-5.", "x=1", "plain"]);
-    // The Python writer's own cell(), taken from the scripts' machinery.
-    let template = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../python/msprobe_rs/repro/compare.py")).unwrap();
-    let start = template.find("# A number as the reports print them").expect("NUMBER in compare.py");
-    let end = start + template[start..].find("\n\n\ndef write_csv").expect("cell() before write_csv");
-    let code = format!("import json, re, sys\n{}\nprint(json.dumps([cell(c) for c in json.loads(sys.argv[1])]))", &template[start..end]);
-    let python = std::env::var_os("MSPROBE_PYTHON").expect("MSPROBE_PYTHON (scripts/test.sh sets it)");
-    let out = std::process::Command::new(python).arg("-c").arg(code).arg(serde_json::to_string(&cases).unwrap()).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let python: Vec<String> = serde_json::from_slice(&out.stdout).unwrap();
+    let main = "print(json.dumps([cell(c) for c in json.loads(sys.argv[1])]))";
+    let python: Vec<String> = serde_json::from_slice(&run_python_writer(main, &[&serde_json::to_string(&cases).unwrap()])).unwrap();
     assert_eq!(python, rust);
+}
+
+/// Both CSVs of rows full of hostile cells (quotes, commas, CR, LF, CRLF,
+/// formula starts, spaces, `#`, non-ASCII, empty cells, every kind of float)
+/// are byte for byte what the scripts' `write_csv` (Python's csv module,
+/// utf-8-sig, QUOTE_MINIMAL) writes for the same values.
+#[test]
+fn hostile_cells_match_pythons_csv_module() {
+    let hostile = [
+        "say \"hi\"", "a,b", "x\ry", "line\nbreak", "crlf\r\nend", "=1+1", "+cmd|' /C calc'!A0", "-x", "@SUM(A1)", "\tx", "\rx", "\"", ",", "\"\"",
+        " lead and trail ", "\u{fc}n\u{ef}code", "#hash", "-0.5", "",
+    ];
+    let floats = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0, 1e-08, 0.9999999403953552, 1.5e16, 1.0, 2.5e-05];
+    let float = |i: usize| (i % 4 != 3).then(|| floats[i % floats.len()]);
+    let statuses = [Status::Pass, Status::Warning, Status::Skip, Status::Error];
+    let details: Vec<DetailRow> = hostile
+        .iter()
+        .enumerate()
+        .map(|(i, h)| DetailRow {
+            bench_dtype: Some(h.to_string()),
+            tested_dtype: (i % 2 == 0).then(|| "torch.bfloat16".to_string()),
+            shape: [None, Some(vec![]), Some(vec![6]), Some(vec![2, 3])][i % 4].clone(),
+            cosine: float(i),
+            max_abs: float(i + 1),
+            max_rel: float(i + 2),
+            ..DetailRow::uncompared(h.to_string(), statuses[i % 4], hostile[(i + 1) % hostile.len()].to_string())
+        })
+        .collect();
+    let results: Vec<ResultRow> = hostile
+        .iter()
+        .enumerate()
+        .map(|(i, h)| ResultRow { api_name: h.to_string(), forward: (i % 3 != 0).then_some(statuses[i % 4]), backward: (i % 2 == 0).then_some(statuses[(i + 1) % 4]), message: format!("{h}; {h}") })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let (d, r) = write_report(dir.path(), &details, &results, Standard::Msprobe).unwrap();
+
+    // The same values as Python sees them: None, str, float or tuple.
+    let json_float = |x: Option<f64>| x.map_or(serde_json::Value::Null, |x| serde_json::json!({ "float": runtime::pyfmt::repr(x) }));
+    let detail_values: Vec<serde_json::Value> = details
+        .iter()
+        .map(|d| {
+            serde_json::json!([d.api_name, d.bench_dtype, d.tested_dtype, d.shape.as_ref().map(|s| serde_json::json!({ "tuple": s })), json_float(d.cosine), json_float(d.max_abs), json_float(d.max_rel), d.status.as_str(), d.message])
+        })
+        .collect();
+    let result_values: Vec<serde_json::Value> = results.iter().map(|r| serde_json::json!([r.api_name, r.forward.map(Status::as_str), r.backward.map(Status::as_str), r.message])).collect();
+    let main = r#"def value(v):
+    if isinstance(v, dict):
+        return float(v["float"]) if "float" in v else tuple(v["tuple"])
+    return v
+
+
+for name, header, rows in json.loads(sys.argv[1]):
+    write_csv(os.path.join(sys.argv[2], name), header, [[value(v) for v in row] for row in rows])"#;
+    let spec = serde_json::json!([
+        ["details.csv", ["API Name", "Bench Dtype", "Tested Dtype", "Shape", "Cosine", "MaxAbsErr", "MaxRelativeErr", "Status", "Message"], detail_values],
+        ["result.csv", ["API Name", "Forward Test Success", "Backward Test Success", "Message"], result_values],
+    ]);
+    let python_dir = tempfile::tempdir().unwrap();
+    run_python_writer(main, &[&spec.to_string(), python_dir.path().to_str().unwrap()]);
+    assert_eq!(String::from_utf8(fs::read(&d).unwrap()).unwrap(), String::from_utf8(fs::read(python_dir.path().join("details.csv")).unwrap()).unwrap());
+    assert_eq!(String::from_utf8(fs::read(&r).unwrap()).unwrap(), String::from_utf8(fs::read(python_dir.path().join("result.csv")).unwrap()).unwrap());
 }

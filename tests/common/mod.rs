@@ -142,19 +142,37 @@ pub fn mindtorch_python() -> PathBuf {
     }
 }
 
-/// The cells of one line of msprobe's CSVs (as the reports write them:
-/// quoted where a cell holds a comma; quotes dropped).
-pub fn csv_cells(line: &str) -> Vec<String> {
-    let mut cells = vec![String::new()];
-    let mut quoted = false;
-    for c in line.chars() {
-        match c {
-            '"' => quoted = !quoted,
-            ',' if !quoted => cells.push(String::new()),
-            c => cells.last_mut().unwrap().push(c),
-        }
+/// The records of one of msprobe's accuracy CSVs, header first: its UTF-8
+/// BOM checked, then [`csv_body_records`] of the rest.
+pub fn csv_records(text: &str) -> Vec<Vec<String>> {
+    let body = text.strip_prefix('\u{feff}').unwrap_or_else(|| panic!("a CSV starts with a UTF-8 BOM: {text:?}"));
+    csv_body_records(body)
+}
+
+/// The records of a CSV's text after its BOM (as Python reads a file opened
+/// with `encoding="utf-8-sig"`), header first, as the `csv` crate reads
+/// them, after checking the text is exactly what Python's csv module writes
+/// for them (`newline=""`): every record ended by CRLF, cells quoted only
+/// where QUOTE_MINIMAL quotes them.
+pub fn csv_body_records(body: &str) -> Vec<Vec<String>> {
+    let records: Vec<Vec<String>> = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(body.as_bytes())
+        .records()
+        .map(|r| r.unwrap_or_else(|e| panic!("{e}: {body:?}")).iter().map(str::to_string).collect())
+        .collect();
+    let mut writer = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(vec![]);
+    for record in &records {
+        writer.write_record(record).unwrap();
     }
-    cells
+    let canonical = String::from_utf8(writer.into_inner().unwrap()).unwrap();
+    assert_eq!(body, canonical, "a CSV as Python's csv module writes it (CRLF, minimal quoting)");
+    records
+}
+
+/// [`csv_records`] of the file at `path`.
+pub fn csv_file_records(path: &Path) -> Vec<Vec<String>> {
+    csv_records(&std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
 }
 
 /// The bytes of a little-endian .npy file of `shape` (C order) holding
@@ -183,16 +201,9 @@ pub fn npy_f32(shape: &[usize], values: &[f32]) -> Vec<u8> {
 /// (API Name, Status, Message), whether it has msprobe's nine columns or eleven.
 pub fn detail_rows(dir: &Path) -> Vec<(String, String, String)> {
     let file = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_string_lossy().starts_with("accuracy_checking_details_")).unwrap();
-    let body = std::fs::read_to_string(file).unwrap();
-    let mut lines = body.trim_start_matches('\u{feff}').split("\r\n").filter(|l| !l.is_empty());
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let status = header.iter().position(|h| *h == "Status").unwrap();
-    lines
-        .map(|l| {
-            let cells = csv_cells(l);
-            (cells[0].clone(), cells[status].clone(), cells[status + 1].clone())
-        })
-        .collect()
+    let records = csv_file_records(&file);
+    let status = records[0].iter().position(|h| h == "Status").unwrap();
+    records[1..].iter().map(|cells| (cells[0].clone(), cells[status].clone(), cells[status + 1].clone())).collect()
 }
 
 /// Runs `code` as `test_script.py` in `dir` with the `msprobe_rs` package

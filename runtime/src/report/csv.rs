@@ -1,26 +1,29 @@
 //! The bytes of one CSV file as Python's `csv.writer` writes them to a file
-//! opened with `encoding="utf-8-sig", newline=""`: a BOM, CRLF line ends,
-//! minimal quoting. Cells are formatted like the scripts' `cell()`: empty
-//! for `None`, `repr()` for floats, `str()` for everything else; a text
-//! cell a spreadsheet would take for a formula gets a leading `'`
+//! opened with `encoding="utf-8-sig", newline=""`: a BOM, then the `csv`
+//! crate's writer with CRLF line ends and minimal quoting (a cell is quoted
+//! iff it holds a comma, a quote or a line-end char, or is a row's only
+//! cell and empty; inner quotes doubled), as Python's QUOTE_MINIMAL does.
+//! Cells are formatted like the scripts' `cell()`: empty for `None`,
+//! `repr()` for floats, `str()` for everything else; a text cell a
+//! spreadsheet would take for a formula gets a leading `'`
 //! ([`spreadsheet_safe`]), as the scripts' `cell()` does.
 
 use crate::pyfmt::repr;
 
-/// The whole file: BOM, header row, then `rows`.
+/// The whole file: BOM, header row, then `rows`, each cell made
+/// [`spreadsheet_safe`].
 pub(super) fn encode(header: &[&str], rows: &[Vec<String>]) -> Vec<u8> {
-    let mut out = String::from("\u{feff}");
+    let mut writer = csv::WriterBuilder::new()
+        .quote_style(csv::QuoteStyle::Necessary)
+        .terminator(csv::Terminator::CRLF)
+        .flexible(true)
+        .from_writer("\u{feff}".as_bytes().to_vec());
     let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
     for row in std::iter::once(&header).chain(rows) {
-        for (i, cell) in row.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            push_cell(&mut out, cell);
-        }
-        out.push_str("\r\n");
+        let cells = row.iter().map(|cell| spreadsheet_safe(cell).into_owned());
+        writer.write_record(cells).expect("a flexible writer into memory cannot fail");
     }
-    out.into_bytes()
+    writer.into_inner().expect("flushing into memory cannot fail")
 }
 
 /// Characters that make a spreadsheet read a cell as a formula (or DDE).
@@ -55,20 +58,6 @@ pub(super) fn spreadsheet_safe(cell: &str) -> std::borrow::Cow<'_, str> {
         format!("'{cell}").into()
     } else {
         cell.into()
-    }
-}
-
-/// QUOTE_MINIMAL: quoted iff the cell holds the delimiter, the quote char or
-/// a line-end char; inner quotes are doubled. The cell is made
-/// [`spreadsheet_safe`] first.
-fn push_cell(out: &mut String, cell: &str) {
-    let cell = &*spreadsheet_safe(cell);
-    if cell.contains([',', '"', '\r', '\n']) {
-        out.push('"');
-        out.push_str(&cell.replace('"', "\"\""));
-        out.push('"');
-    } else {
-        out.push_str(cell);
     }
 }
 
@@ -113,5 +102,18 @@ mod tests {
         let rows = vec![vec!["a,b".to_string(), "say \"hi\"".into(), "x\ry".into(), "line\nbreak".into(), "plain; text".into(), String::new()]];
         let got = String::from_utf8(encode(&["h"], &rows)).unwrap();
         assert_eq!(got, "\u{feff}h\r\n\"a,b\",\"say \"\"hi\"\"\",\"x\ry\",\"line\nbreak\",plain; text,\r\n");
+    }
+
+    /// Python's `csv.writer` writes `['']` as `""` (a bare empty line would
+    /// read back as no row) and `['', '']` as `,`; spaces, `#` and a lone
+    /// quote as Python does too.
+    #[test]
+    fn empty_cells_as_python_writes_them() {
+        let rows: Vec<Vec<String>> = [vec![""], vec!["", ""], vec!["a", ""], vec!["", "x"], vec![" "], vec!["#x"], vec!["\""]]
+            .iter()
+            .map(|r| r.iter().map(|c| c.to_string()).collect())
+            .collect();
+        let got = String::from_utf8(encode(&["h"], &rows)).unwrap();
+        assert_eq!(got, "\u{feff}h\r\n\"\"\r\n,\r\na,\r\n,x\r\n \r\n#x\r\n\"\"\"\"\r\n");
     }
 }
