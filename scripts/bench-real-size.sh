@@ -11,12 +11,13 @@
 # both rayon's and torch's thread count. For each dump it prints
 #   - `msprobe -f pytorch replay --dump DUMP --data-mode real_data` (the default standard): wall
 #     time, CPU time, calls/s, GB of tensor files read per second, peak RSS; then the same with
-#     --emulate (the emulated device run as well);
+#     --emulate (the emulated device run as well), and with --standard msprobe (no rounding
+#     magnitudes: the same work as torch's side);
 #   - torch replaying every call from the same tensor files (scripts/bench_torch_replay.py): the
 #     files read, the float64 bench forward+backward, the device in the dumped dtypes, and the
 #     ratios (replay against torch's read + bench; --emulate against torch's whole run);
-# and, for the block, the same per op class (replay --filter of the class's calls beside the
-# torch figures of those calls).
+# and, for the block, the same per op class (replay --filter of the class's calls, with the default
+# standard and with --standard msprobe, beside the torch figures of those calls).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${MSPROBE_PYTHON:-$HOME/.cache/msprobe-rs/venv/bin/python}
@@ -52,7 +53,7 @@ figure() {  # FILE EXPR
 }
 
 bench_dump() {  # NAME DUMP_DIR
-    local name=$1 dump=$2/dump.json calls bytes native emulate native_cpu emulate_cpu tb ta tbc tac
+    local name=$1 dump=$2/dump.json calls bytes native emulate plain native_cpu emulate_cpu plain_cpu tb ta tbc tac
     cat "$dump" "$2"/dump_tensor_data/* > /dev/null  # both sides read from the page cache
     "$PYTHON" scripts/bench_torch_replay.py "$dump" --threads "$THREADS" --classes > "$WORK/torch.txt"
     calls=$(figure "$WORK/torch.txt" 'r["calls"]')
@@ -62,6 +63,11 @@ bench_dump() {  # NAME DUMP_DIR
     native=$SECS native_cpu=$CPU
     native "msprobe replay --emulate (bench f64 and the emulated device)" "$calls" "$bytes" "$dump" --emulate
     emulate=$SECS emulate_cpu=$CPU
+    # The default standard also computes each call's rounding magnitudes (extra passes over the
+    # bench, runtime/src/replay/magnitude.rs), which torch's side does not: msprobe's own
+    # standard replays the bench alone, the work torch's read + bench does.
+    native "msprobe replay --standard msprobe (bench f64 alone, no rounding magnitudes)" "$calls" "$bytes" "$dump" --standard msprobe
+    plain=$SECS plain_cpu=$CPU
     sed '$d' "$WORK/torch.txt" | sed 's/^/  /'
     tb=$(figure "$WORK/torch.txt" 'round(r["read"] + r["bench"], 3)')
     ta=$(figure "$WORK/torch.txt" 'round(r["wall"], 3)')
@@ -71,6 +77,8 @@ bench_dump() {  # NAME DUMP_DIR
         printf "ratio native / torch, wall: replay %.2f s / torch read+bench %.2f s = %.2fx; --emulate %.2f s / torch all %.2f s = %.2fx\n", n, tb, n / tb, e, ta, e / ta }'
     awk -v n="$native_cpu" -v e="$emulate_cpu" -v tb="$tbc" -v ta="$tac" 'BEGIN {
         printf "ratio native / torch, CPU:  replay %.2f s / torch read+bench %.2f s = %.2fx; --emulate %.2f s / torch all %.2f s = %.2fx\n", n, tb, n / tb, e, ta, e / ta }'
+    awk -v n="$plain" -v c="$plain_cpu" -v tb="$tb" -v tbc="$tbc" 'BEGIN {
+        printf "ratio native / torch, the same work: --standard msprobe %.2f s / torch read+bench %.2f s = %.2fx wall; CPU %.2f s / %.2f s = %.2fx\n", n, tb, n / tb, c, tbc, c / tbc }'
 }
 
 bench_dump "GPT-2 block, sequence 512 ($BLOCK)" "$BLOCK"
@@ -78,12 +86,16 @@ cp "$WORK/torch.txt" "$WORK/block.txt"
 echo "== per op class of the block: replay --filter of the class's calls (forward and backward), torch's read + bench of them"
 for class in 'matmul/linear:\.(linear|matmul)\.' 'attention:\.scaled_dot_product_attention\.' 'layer_norm:\.layer_norm\.' 'gelu/softmax:\.(gelu|softmax)\.'; do
     name=${class%%:*}
-    /usr/bin/time -f "%e %U %S" -o "$WORK/time" "$BIN" -f pytorch replay --dump "$BLOCK/dump.json" --data-mode real_data \
-        --output-dir "$(mktemp -d "$WORK/class.XXXXXX")" --top 0 --filter "${class#*:}" > /dev/null 2>&1 || true
-    read -r secs user sys < <(tail -n 1 "$WORK/time")
     t=$(figure "$WORK/block.txt" "round(r['classes']['$name']['read'] + r['classes']['$name']['bench'], 3)")
     tc=$(figure "$WORK/block.txt" "round(r['classes']['$name']['cpu'], 3)")
-    awk -v c="$name" -v s="$secs" -v cpu="$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" -v t="$t" -v tc="$tc" 'BEGIN {
-        printf "  %-14s native %.2f s (CPU %.2f s), torch read + bench %.2f s (CPU %.2f s): %.2fx wall, %.2fx CPU\n", c, s, cpu, t, tc, s / t, cpu / tc }'
+    for standard in default msprobe; do
+        flags=()
+        [ "$standard" = default ] || flags=(--standard "$standard")
+        /usr/bin/time -f "%e %U %S" -o "$WORK/time" "$BIN" -f pytorch replay --dump "$BLOCK/dump.json" --data-mode real_data \
+            --output-dir "$(mktemp -d "$WORK/class.XXXXXX")" --top 0 --filter "${class#*:}" "${flags[@]}" > /dev/null 2>&1 || true
+        read -r secs user sys < <(tail -n 1 "$WORK/time")
+        awk -v c="$name" -v st="$standard" -v s="$secs" -v cpu="$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" -v t="$t" -v tc="$tc" 'BEGIN {
+            printf "  %-14s %-8s native %.2f s (CPU %.2f s), torch read + bench %.2f s (CPU %.2f s): %.2fx wall, %.2fx CPU\n", c, st, s, cpu, t, tc, s / t, cpu / tc }'
+    done
 done
 bench_dump "matmul 2048x2048, forward and backward ($MATMUL)" "$MATMUL"
