@@ -32,10 +32,12 @@ fn store(like: &CpuStorage, v: Vec<f64>) -> CpuStorage {
     }
 }
 
-/// `f` pointwise, with `df` its derivative (none: no gradient flows).
-struct Pointwise {
-    f: fn(f64) -> f64,
-    df: Option<fn(f64) -> f64>,
+/// `f` pointwise, with `df` its derivative (none: no gradient flows): one
+/// pass forward and one backward, where a composite of candle ops would
+/// allocate and differentiate every intermediate (gelu uses it too).
+pub(super) struct Pointwise {
+    pub(super) f: fn(f64) -> f64,
+    pub(super) df: Option<fn(f64) -> f64>,
 }
 
 impl CustomOp1 for Pointwise {

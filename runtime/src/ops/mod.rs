@@ -23,6 +23,7 @@ mod conv;
 mod create;
 pub mod derive;
 mod einsum;
+mod fused;
 pub mod hooks;
 mod index;
 mod inner_grad;

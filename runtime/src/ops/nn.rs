@@ -1,10 +1,13 @@
 //! Neural-network functions, composed from candle primitives so that every
 //! gradient is exact (candle's fused softmax/layer_norm have none, and its
-//! gelu backward uses 6-digit constants).
+//! gelu backward uses 6-digit constants); gelu is one pointwise pass with
+//! its exact derivative, where the composite's intermediates cost more than
+//! the op.
 
 use candle_core::{Tensor, D};
 use rand::{Rng, SeedableRng};
 
+use super::math::Pointwise;
 use super::{node_grads, one, Fact, Op, Parts, Rounding, Standard};
 use crate::bind::Bound;
 use crate::ctx::{dim, precise, Ctx};
@@ -25,6 +28,9 @@ fn implicit_dim(rank: usize) -> usize {
 /// Softmax along `d`, max-shifted (the shift is detached: it cancels
 /// mathematically, and max's tie-splitting gradient would only add noise).
 pub(crate) fn softmax_t(x: &Tensor, d: usize) -> candle_core::Result<Tensor> {
+    if let Some(y) = super::fused::softmax_f64(x, d)? {
+        return Ok(y);
+    }
     let m = x.max_keepdim(d)?.detach();
     let e = x.broadcast_sub(&m)?.exp()?;
     e.broadcast_div(&e.sum_keepdim(d)?)
@@ -107,19 +113,43 @@ fn linear(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(out, dtype)?)
 }
 
+/// √(2/π), the tanh form's constant.
+const GELU_TANH_C: f64 = 0.7978845608028654;
+/// 1/√(2π), the standard normal density's factor.
+const INV_SQRT_2PI: f64 = 0.3989422804014327;
+
+/// Exact gelu, `x·½(1 + erf(x/√2))`, in the order torch's CPU kernel evaluates it.
+fn gelu_erf(x: f64) -> f64 {
+    (x * 0.5) * (candle_core::cpu::erf::erf_f64(x * std::f64::consts::FRAC_1_SQRT_2) + 1.0)
+}
+
+/// Exact gelu's derivative, `½(1 + erf(x/√2)) + x·φ(x)`.
+fn gelu_erf_slope(x: f64) -> f64 {
+    0.5 * (candle_core::cpu::erf::erf_f64(x * std::f64::consts::FRAC_1_SQRT_2) + 1.0) + x * INV_SQRT_2PI * (-0.5 * x * x).exp()
+}
+
+/// The tanh form, `x·½(1 + tanh(√(2/π)(x + 0.044715x³)))`.
+fn gelu_tanh(x: f64) -> f64 {
+    (x * 0.5) * (((x + x.powf(3.0) * 0.044715) * GELU_TANH_C).tanh() + 1.0)
+}
+
+/// The tanh form's derivative: `½(1 + th) + ½x(1 - th²)·√(2/π)(1 + 3·0.044715x²)`.
+fn gelu_tanh_slope(x: f64) -> f64 {
+    let th = ((x + x.powf(3.0) * 0.044715) * GELU_TANH_C).tanh();
+    0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * GELU_TANH_C * (1.0 + 3.0 * 0.044715 * x * x)
+}
+
+/// gelu in float64 and its exact derivative, one pointwise pass each way
+/// ([`super::math::Pointwise`]), rounded once to the input's dtype.
 fn gelu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;
     let approximate = if b.is_none("approximate") { "none" } else { b.str("approximate")? };
-    let t = &precise(&x.t)?;
-    let inner = match approximate {
-        "none" => (t * std::f64::consts::FRAC_1_SQRT_2)?.erf()?,
-        "tanh" => {
-            let c = (2.0 / std::f64::consts::PI).sqrt();
-            ((t + (t.powf(3.0)? * 0.044715)?)? * c)?.tanh()?
-        }
+    let op = match approximate {
+        "none" => Pointwise { f: gelu_erf, df: Some(gelu_erf_slope) },
+        "tanh" => Pointwise { f: gelu_tanh, df: Some(gelu_tanh_slope) },
         other => return Err(Error::Arg(format!("gelu: approximate must be 'none' or 'tanh', got {other:?}"))),
     };
-    one(ctx.out(((t * 0.5)? * (inner + 1.0)?)?, x.dtype)?)
+    one(ctx.out(precise(&x.t)?.contiguous()?.apply_op1(op)?, x.dtype)?)
 }
 
 /// gelu's parts: `x·½(1 + erf(x/√2))` cancels inside for negative x, and so
