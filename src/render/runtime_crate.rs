@@ -44,6 +44,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/create.rs",
     "src/ops/derive.rs",
     "src/ops/einsum.rs",
+    "src/ops/fused.rs",
     "src/ops/hook_lists/mindspore_functional.txt",
     "src/ops/hook_lists/mindspore_mint.txt",
     "src/ops/hook_lists/mindspore_mint_functional.txt",
