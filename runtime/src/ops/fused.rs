@@ -57,5 +57,74 @@ pub(super) fn softmax_f64(x: &Tensor, d: usize) -> candle_core::Result<Option<Te
     if x.dtype() != DType::F64 {
         return Ok(None);
     }
+    if d >= x.rank() {
+        return Err(candle_core::Error::Msg(format!("softmax: dim {d} of a rank-{} tensor", x.rank())));
+    }
     x.contiguous()?.apply_op1(Softmax { dim: d }).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use candle_core::{Device, Tensor, Var};
+
+    use super::*;
+
+    /// The composite the kernel replaces (`nn::softmax_t` for other dtypes).
+    fn composite(x: &Tensor, d: usize) -> candle_core::Result<Tensor> {
+        let m = x.max_keepdim(d)?.detach();
+        let e = x.broadcast_sub(&m)?.exp()?;
+        e.broadcast_div(&e.sum_keepdim(d)?)
+    }
+
+    /// Element for element within `rel` of the composite (NaN where it is NaN).
+    fn close(a: &[f64], b: &[f64], rel: f64, what: &str) {
+        assert_eq!(a.len(), b.len(), "{what}");
+        for (i, (x, y)) in a.iter().zip(b).enumerate() {
+            assert!((x.is_nan() && y.is_nan()) || (x - y).abs() <= rel * y.abs().max(1e-300), "{what}: element {i}: {x} vs {y}");
+        }
+    }
+
+    #[test]
+    fn matches_the_composite_forward_and_backward_along_every_dim() {
+        let dev = Device::Cpu;
+        let values: Vec<f64> = (0..60).map(|i| ((i * 37 % 23) as f64 - 11.0) * 3.5).collect();
+        let x = Tensor::from_vec(values, (3, 4, 5), &dev).unwrap();
+        let g = Tensor::from_vec((0..60).map(|i| (i as f64 * 0.37).sin()).collect::<Vec<f64>>(), (3, 4, 5), &dev).unwrap();
+        for d in 0..3 {
+            let (a, b) = (Var::from_tensor(&x).unwrap(), Var::from_tensor(&x).unwrap());
+            let (ya, yb) = (softmax_f64(a.as_tensor(), d).unwrap().unwrap(), composite(b.as_tensor(), d).unwrap());
+            close(&ya.flatten_all().unwrap().to_vec1().unwrap(), &yb.flatten_all().unwrap().to_vec1().unwrap(), 1e-15, &format!("forward, dim {d}"));
+            let (ga, gb) = ((&ya * &g).unwrap().sum_all().unwrap().backward().unwrap(), (&yb * &g).unwrap().sum_all().unwrap().backward().unwrap());
+            let (ga, gb) = (ga.get(a.as_tensor()).unwrap(), gb.get(b.as_tensor()).unwrap());
+            // dx = y·(g − Σgy) cancels where g ≈ Σgy, so both sides' rounding is
+            // bounded by y·(|g| + |Σgy|) ≤ 2·y·max|g| (|g| ≤ 1 here), not by |dx|.
+            let (ga, gb): (Vec<f64>, Vec<f64>) = (ga.flatten_all().unwrap().to_vec1().unwrap(), gb.flatten_all().unwrap().to_vec1().unwrap());
+            let y: Vec<f64> = yb.flatten_all().unwrap().to_vec1().unwrap();
+            for (i, ((a, b), y)) in ga.iter().zip(&gb).zip(&y).enumerate() {
+                assert!((a - b).abs() <= 1e-14 * 2.0 * y.abs() + 1e-300, "backward, dim {d}: element {i}: {a} vs {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn masked_and_nan_rows_are_what_the_composite_gives() {
+        let (inf, nan) = (f64::INFINITY, f64::NAN);
+        let rows = vec![0.0, -inf, 1.0, -inf, -inf, -inf, 1.0, nan, 2.0, 1e308, -1e308, 0.0];
+        let x = Tensor::from_vec(rows, (4, 3), &Device::Cpu).unwrap();
+        let got: Vec<f64> = softmax_f64(&x, 1).unwrap().unwrap().flatten_all().unwrap().to_vec1().unwrap();
+        let want: Vec<f64> = composite(&x, 1).unwrap().flatten_all().unwrap().to_vec1().unwrap();
+        close(&got, &want, 1e-15, "rows");
+        assert!(got[3..9].iter().all(|v| v.is_nan()), "a fully masked row and a row holding NaN are NaN, as in torch: {got:?}");
+        assert_eq!(&got[9..], &[1.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn other_dtypes_and_empty_or_bad_dims() {
+        let dev = Device::Cpu;
+        assert!(softmax_f64(&Tensor::zeros((2, 3), DType::F32, &dev).unwrap(), 1).unwrap().is_none());
+        let empty = softmax_f64(&Tensor::zeros((2, 0, 3), DType::F64, &dev).unwrap(), 1).unwrap().unwrap();
+        assert_eq!(empty.dims(), &[2, 0, 3]);
+        let err = softmax_f64(&Tensor::zeros((2, 3), DType::F64, &dev).unwrap(), 2).unwrap_err();
+        assert!(err.to_string().contains("softmax: dim 2 of a rank-2 tensor"), "{err}");
+    }
 }
