@@ -46,7 +46,7 @@ pub(super) fn join(records: &[CallRecord]) -> (Rows, Vec<HtmlCall>) {
         let own = record.rows();
         rows.details.extend(own.details);
         rows.results.extend(own.results);
-        calls.push(HtmlCall { api: record.api.clone(), rows: start..rows.details.len(), args: record.args(), stack: record.stack() });
+        calls.push(HtmlCall { api: record.place.api.clone(), rows: start..rows.details.len(), args: record.args(), stack: record.stack() });
     }
     (rows, calls)
 }

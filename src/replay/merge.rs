@@ -88,8 +88,8 @@ pub fn merge(opts: &MergeOptions) -> Result<ReplayReport, ReplayError> {
     let mut owner: HashMap<usize, String> = HashMap::new();
     for (path, p) in &parts {
         for c in &p.calls {
-            if let Some(other) = owner.insert(c.ordinal, name(path)) {
-                return Err(refuse(path, format!("covers call {} ({}), which {other} covers too (a duplicated part)", c.ordinal, c.api)));
+            if let Some(other) = owner.insert(c.place.ordinal, name(path)) {
+                return Err(refuse(path, format!("covers call {} ({}), which {other} covers too (a duplicated part)", c.place.ordinal, c.place.api)));
             }
         }
     }
@@ -106,7 +106,7 @@ pub fn merge(opts: &MergeOptions) -> Result<ReplayReport, ReplayError> {
         }
     }
     let mut calls: Vec<_> = parts.into_iter().flat_map(|(_, p)| p.calls).collect();
-    calls.sort_by_key(|c| c.ordinal);
+    calls.sort_by_key(|c| c.place.ordinal);
     let standard = Standard::ALL.into_iter().find(|s| s.as_str() == header.options.standard).unwrap_or(Standard::Msprobe);
     let framework = Framework::parse(&header.read_as).unwrap_or(opts.framework);
     let root = PathBuf::from(&header.root);

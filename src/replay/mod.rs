@@ -302,7 +302,7 @@ struct Finished {
 /// journal; then writes the complete part.
 fn finish_shard(opts: &Options, job: &Job, mine: &[usize], parts: &Path, header: Header, done: Vec<CallRecord>, keep: Option<u64>) -> Result<Finished, ReplayError> {
     let journal = Journal::open(parts, &header, keep)?;
-    let finished: HashSet<usize> = done.iter().map(|r| r.ordinal).collect();
+    let finished: HashSet<usize> = done.iter().map(|r| r.place.ordinal).collect();
     let todo: Vec<usize> = mine.iter().copied().filter(|o| !finished.contains(o)).collect();
     // The stacks of every dump of the shard (the part notes those without).
     let shard_dumps: Vec<usize> = {
@@ -363,11 +363,11 @@ fn finish_shard(opts: &Options, job: &Job, mine: &[usize], parts: &Path, header:
     };
     let share = |from: &CallRecord, o: usize| {
         let api = job.name(o).to_string();
-        let note = dedupe::note(&from.api, job.whole.then_some((from.step, from.rank)));
+        let note = dedupe::note(&from.place.api, job.whole.then_some((from.place.step, from.place.rank)));
         let dir = |ordinal: usize| job.dumps[job.calls[ordinal].dump].source.data_dir().map(|d| d.display().to_string());
-        let dirs = dir(from.ordinal).zip(dir(o));
-        let rows = dedupe::shared_rows(&from.rows(), (&from.api, &api), dirs.as_ref().map(|(a, b)| (a.as_str(), b.as_str())), &note);
-        CallRecord::new(job.place(o), from.key.clone(), Some(from.ordinal), &rows, &from.args(), &stack(o))
+        let dirs = dir(from.place.ordinal).zip(dir(o));
+        let rows = dedupe::shared_rows(&from.rows(), (&from.place.api, &api), dirs.as_ref().map(|(a, b)| (a.as_str(), b.as_str())), &note);
+        CallRecord::new(job.place(o), from.key.clone(), Some(from.place.ordinal), &rows, &from.args(), &stack(o))
     };
     let mut shared = 0;
     for (judge, clones) in &plan {
@@ -395,7 +395,7 @@ fn finish_shard(opts: &Options, job: &Job, mine: &[usize], parts: &Path, header:
     let judged = done.len();
     let mut calls = done;
     calls.extend(new.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner));
-    calls.sort_by_key(|r| r.ordinal);
+    calls.sort_by_key(|r| r.place.ordinal);
     let part = Part { header, stack_notes, calls };
     drop(journal);
     let path = resume::finish(parts, &part)?;

@@ -267,16 +267,9 @@ struct Frame {
 /// rows, and what the HTML report shows of it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CallRecord {
-    /// Its place in the job order, 0-based.
-    pub ordinal: usize,
-    /// Its step folder's number (job roots and step folders).
-    pub step: Option<u64>,
-    /// Its rank folder's number (job roots and step folders).
-    pub rank: Option<u64>,
-    /// `Prefix.op.N`.
-    pub api: String,
-    /// The direction it was replayed in.
-    pub direction: String,
+    /// Where it is in the job (its fields first in the part's JSON).
+    #[serde(flatten)]
+    pub place: Place,
     /// The ordinal of the identical call whose verdict it shares.
     pub shares: Option<usize>,
     /// The identity of its call and inputs ([`super::dedupe`]), hex, when known.
@@ -287,18 +280,18 @@ pub struct CallRecord {
     stack: Vec<Frame>,
 }
 
-/// A call's place in the job, as [`CallRecord::new`] takes it.
-#[derive(Debug, Clone)]
+/// A call's place in the job.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Place {
-    /// Its place in the job order.
+    /// Its place in the job order, 0-based.
     pub ordinal: usize,
-    /// Its step folder's number.
+    /// Its step folder's number (job roots and step folders).
     pub step: Option<u64>,
-    /// Its rank folder's number.
+    /// Its rank folder's number (job roots and step folders).
     pub rank: Option<u64>,
     /// `Prefix.op.N`.
     pub api: String,
-    /// forward or backward.
+    /// The direction it was replayed in.
     pub direction: String,
 }
 
@@ -326,8 +319,7 @@ impl CallRecord {
         let results = rows.results.iter().map(|r| Result_ { api_name: r.api_name.clone(), forward: r.forward, backward: r.backward, message: r.message.clone() }).collect();
         let args = args.iter().map(|a| Argument { name: a.name.clone(), dtype: a.dtype.clone(), shape: a.shape.clone(), min: a.min.clone(), max: a.max.clone() }).collect();
         let stack = stack.iter().map(|f| Frame { file: f.file.clone(), line: f.line, function: f.function.clone(), code: f.code.clone(), user: f.user }).collect();
-        let Place { ordinal, step, rank, api, direction } = place;
-        CallRecord { ordinal, step, rank, api, direction, shares, key, details, results, args, stack }
+        CallRecord { place, shares, key, details, results, args, stack }
     }
 
     /// Its rows.

@@ -35,7 +35,7 @@ pub(super) fn write(out: &Path, standard: Standard, whole: bool, records: &[Call
     let mut tags: (Vec<[String; 2]>, Vec<[String; 2]>) = (vec![], vec![]);
     if whole {
         for r in records {
-            let tag = [cell(r.step), cell(r.rank)];
+            let tag = [cell(r.place.step), cell(r.place.rank)];
             let own = r.rows();
             tags.0.extend(std::iter::repeat_n(tag.clone(), own.details.len()));
             tags.1.extend(std::iter::repeat_n(tag, own.results.len()));
