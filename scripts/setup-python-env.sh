@@ -6,10 +6,11 @@
 # msprobe 8.3.2 itself from PyPI with its pure-Python dependencies, in a
 # folder of its own ($MSPROBE_832, default beside the environment) that tests
 # put on PYTHONPATH to check compatibility with packs msprobe writes, and
-# msprobe 26.2.0 beside it (zoo/make/msprobe_target.sh, with the einops its
+# msprobe 26.2.0 beside it (zoo/make/msprobe_target.sh, with what its
 # PyTorch bench functions import in msprobe-26.2.0-pytorch), whose CPU
 # references of torch_npu's fused kernels are an oracle of
-# runtime/tests/npu/oracles.py.
+# runtime/tests/npu/oracles.py; the set-up ends with an import check of each
+# bench module the tests use, which fails in one line naming what is missing.
 # The environment lives outside the clone, at $MSPROBE_RS_VENV
 # (default: $HOME/.cache/msprobe-rs/venv), and is reused when its stamp matches.
 # Prints the path of the environment's python on its last line.
@@ -42,16 +43,34 @@ install_msprobe_832() {
     fi
 }
 
-# msprobe 26.2.0 and what its msprobe.pytorch bench functions import, as zoo/make installs them.
+# msprobe 26.2.0, and in a folder beside it what its msprobe.pytorch imports and the venv lacks
+# (bench_functions/npu_fusion_attention.py imports einops; msprobe/pytorch/__init__.py, through
+# monitor/, torch.utils.tensorboard, which needs tensorboard and absl-py), pinned; then the import
+# check of every bench module the tests use (runtime/tests/npu/msprobe26.py) with `python -I` and
+# only those two folders: a missing package fails the set-up here, in one line that names it.
+MSPROBE_26_PT_EXTRAS="einops==0.8.2 tensorboard==2.21.0 absl-py==2.5.1"
 install_msprobe_26() {
-    local target extra
+    local target extra stamp
     target="$(dirname "$VENV")/msprobe-26.2.0"
     extra="$(dirname "$VENV")/msprobe-26.2.0-pytorch"
+    stamp="$extra/.msprobe-rs-extras"
     # shellcheck source=zoo/make/msprobe_target.sh
     . "$(dirname "$0")/../zoo/make/msprobe_target.sh"
     ensure_msprobe_26 "$VENV/bin/python" "$target" "$(dirname "$VENV")/wheels" >&2
-    if ! PYTHONPATH="$extra" "$VENV/bin/python" -c 'import einops' >/dev/null 2>&1; then
-        "$VENV/bin/python" -m pip install --quiet --no-deps --target "$extra" einops==0.8.2 >&2
+    if [ "$(cat "$stamp" 2>/dev/null)" != "$MSPROBE_26_PT_EXTRAS" ]; then
+        # shellcheck disable=SC2086
+        "$VENV/bin/python" -m pip install --quiet --no-deps --upgrade --target "$extra" $MSPROBE_26_PT_EXTRAS >&2
+        echo "$MSPROBE_26_PT_EXTRAS" > "$stamp"
+    fi
+    check_msprobe_26 "$target" "$extra"
+}
+
+# The one-line import check of msprobe 26.2.0's bench functions (runtime/tests/npu/msprobe26.py).
+check_msprobe_26() {
+    local failure
+    if ! failure=$("$VENV/bin/python" -I "$(dirname "$0")/../runtime/tests/npu/msprobe26.py" "$1" "$2" 2>&1 >/dev/null); then
+        echo "setup-python-env: ${failure##*$'\n'}" >&2
+        exit 1
     fi
 }
 

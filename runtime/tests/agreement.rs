@@ -32,6 +32,7 @@ mod common;
 use common::read;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::process::Command;
 
 use candle_core::DType;
 use runtime::ctx::Ctx;
@@ -258,4 +259,45 @@ fn dropout_mask_is_reproducible() {
         let scale = if *y == 0.0 { 0.0 } else { 1.0 / 0.75 };
         assert_eq!((*y, *g), (x * scale, scale), "element {i}");
     }
+}
+
+/// The set-up's import check of msprobe 26.2.0's bench functions
+/// (tests/npu/msprobe26.py, which scripts/setup-python-env.sh runs last):
+/// with the extras' folder as the set-up made it, every module imports;
+/// with the same folder less `tensorboard`, the check fails in one line
+/// that names it (a fresh machine once failed on that import only in a test).
+#[test]
+fn the_setups_msprobe_check_names_a_missing_package_in_one_line() {
+    let checker = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/npu/msprobe26.py");
+    let located = Command::new(common::python())
+        .arg("-c")
+        .arg("import sys; sys.path.insert(0, sys.argv[1]); import msprobe26; print('\\n'.join(msprobe26.paths()))")
+        .arg(checker.parent().unwrap())
+        .output()
+        .unwrap();
+    assert!(located.status.success(), "{}", String::from_utf8_lossy(&located.stderr));
+    let located = String::from_utf8(located.stdout).unwrap();
+    let [root, extra] = located.lines().collect::<Vec<_>>()[..] else { panic!("two folders: {located}") };
+    let check = |extra: &Path| Command::new(common::python()).arg("-I").arg(&checker).arg(root).arg(extra).output().unwrap();
+
+    let whole = check(Path::new(extra));
+    assert!(whole.status.success(), "the set-up's folders do not pass their own check: {}", String::from_utf8_lossy(&whole.stderr));
+
+    let less = tempfile::tempdir().unwrap();
+    let mut dropped = 0;
+    for entry in std::fs::read_dir(extra).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with("tensorboard") {
+            dropped += 1;
+        } else {
+            std::os::unix::fs::symlink(entry.path(), less.path().join(&name)).unwrap();
+        }
+    }
+    assert!(dropped > 0, "no tensorboard in {extra}");
+    let failed = check(less.path());
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert_eq!(failed.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.contains("No module named 'tensorboard'"), "{stderr}");
 }

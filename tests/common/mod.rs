@@ -103,10 +103,12 @@ pub fn python() -> PathBuf {
 
 /// msprobe 8.3.2 itself (mindstudio-probe from PyPI, which
 /// scripts/setup-python-env.sh installs at `MSPROBE_832`, default
-/// ~/.cache/msprobe-rs/msprobe-8.3.2): the oracle wherever the README claims
-/// its behaviour. Tests put it on PYTHONPATH.
+/// msprobe-8.3.2 beside the environment of [`python`], as the set-up puts
+/// it wherever `MSPROBE_RS_VENV` or `XDG_CACHE_HOME` move that environment):
+/// the oracle wherever the README claims its behaviour. Tests put it on PYTHONPATH.
 pub fn msprobe_832() -> PathBuf {
-    let path = std::env::var_os("MSPROBE_832").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/msprobe-rs/msprobe-8.3.2"));
+    let beside_venv = || python().ancestors().nth(3).expect("MSPROBE_PYTHON is VENV/bin/python").join("msprobe-8.3.2");
+    let path = std::env::var_os("MSPROBE_832").map(PathBuf::from).unwrap_or_else(beside_venv);
     assert!(path.join("msprobe/core/config_check").is_dir(), "msprobe 8.3.2 is not at {} (run scripts/setup-python-env.sh)", path.display());
     path
 }
@@ -256,4 +258,59 @@ pub fn harness(interpreter: &Path, runs: &[(PathBuf, Vec<&str>)], out: &Path) ->
     lines.sort_by_key(|l| l["index"].as_u64().unwrap());
     assert!(lines.len() == runs.len() && lines.iter().enumerate().all(|(i, l)| l["index"] == i), "one result per script (MSPROBE_E2E_SEED={seed}):\n{stdout}\n{stderr}");
     lines
+}
+
+/// Whether the script sweeps run every item: `MSPROBE_RS_SWEEP=full` (the
+/// full sweep, a separate command in the README); otherwise they run the
+/// fixed, seeded sample of [`sweep`], which keeps CI within its time.
+pub fn sweep_is_full() -> bool {
+    std::env::var("MSPROBE_RS_SWEEP").is_ok_and(|v| v == "full")
+}
+
+/// The seed of [`sweep`]'s sample: `MSPROBE_RS_SWEEP_SEED`, else a fixed one.
+fn sweep_seed() -> u64 {
+    std::env::var("MSPROBE_RS_SWEEP_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(20261202)
+}
+
+/// A script sweep's items: every one under [`sweep_is_full`], else a fixed,
+/// seeded sample that keeps one item of each class. `key` gives an item's
+/// group and its unique name (`mlp` and `mlp_8.3.2_tensor/Torch.tanh.3.forward.py`);
+/// its class is the group and the name's file part without its call
+/// counters (`mlp/Torch.tanh.forward.py`): every API of every group, in each
+/// direction, still runs; of its repeated calls (and of the group's dumps)
+/// one, chosen by the seed (`MSPROBE_RS_SWEEP_SEED` draws another). The
+/// order of `items` is kept.
+pub fn sweep<T>(items: Vec<T>, key: impl Fn(&T) -> (String, String)) -> Vec<T> {
+    if sweep_is_full() {
+        return items;
+    }
+    let seed = sweep_seed();
+    let class = |group: &str, name: &str| {
+        let file = name.rsplit_once('/').map_or(name, |(_, file)| file);
+        let parts: Vec<&str> = file.split('.').filter(|part| part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit())).collect();
+        format!("{group}/{}", parts.join("."))
+    };
+    let mut chosen: std::collections::BTreeMap<String, (u64, usize)> = std::collections::BTreeMap::new();
+    for (i, item) in items.iter().enumerate() {
+        let (group, name) = key(item);
+        let draw = splitmix(seed ^ fnv1a(name.as_bytes()));
+        let slot = chosen.entry(class(&group, &name)).or_insert((draw, i));
+        if draw < slot.0 {
+            *slot = (draw, i);
+        }
+    }
+    let keep: std::collections::BTreeSet<usize> = chosen.values().map(|&(_, i)| i).collect();
+    items.into_iter().enumerate().filter(|(i, _)| keep.contains(i)).map(|(_, item)| item).collect()
+}
+
+/// FNV-1a of `bytes`: a stable hash (std's is randomised per process).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// splitmix64's finaliser: the seed's draw for one name.
+fn splitmix(x: u64) -> u64 {
+    let x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    let x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
 }

@@ -13,10 +13,8 @@ runtime/tests/agreement.rs reads:
   run on the same inputs (null where msprobe has no function for that
   output or gradient).
 
-msprobe 26.2.0 is found at $MSPROBE_26 (default: msprobe-26.2.0 beside the
-test Python's environment, where zoo/make/make_mindspore.sh installs it)
-with the extras its attention module imports (einops) at $MSPROBE_26_PT_EXTRA
-(default msprobe-26.2.0-pytorch beside it, zoo/make/make_pytorch_layouts.sh).
+msprobe 26.2.0 is found as msprobe26.py says ($MSPROBE_26 and
+$MSPROBE_26_PT_EXTRA, default beside the test Python's environment).
 
 Where msprobe's functions differ from torch_npu's documentation, the
 difference is the reason the case gives msprobe no value (`None` below):
@@ -34,9 +32,7 @@ those cases.
 Usage: oracles.py OUT_DIR
 """
 
-import importlib
 import json
-import os
 import sys
 import warnings
 from pathlib import Path
@@ -49,25 +45,11 @@ sys.path[:0] = [str(HERE), str(HERE.parent / "agreement")]
 
 import compositions as C  # noqa: E402
 from cases import B, T, Given  # noqa: E402
+from msprobe26 import bench, paths  # noqa: E402
 from reference import SEED, CaseWriter, realize_call  # noqa: E402
 
 
-def _msprobe_path():
-    cache = Path(sys.executable).parents[2]
-    root = Path(os.environ.get("MSPROBE_26", cache / "msprobe-26.2.0"))
-    extra = Path(os.environ.get("MSPROBE_26_PT_EXTRA", cache / "msprobe-26.2.0-pytorch"))
-    if not (root / "msprobe" / "pytorch" / "bench_functions" / "fusion_operator_config.yaml").is_file():
-        raise SystemExit(f"msprobe 26.2.0 not found at {root} (set MSPROBE_26; zoo/make/make_mindspore.sh installs it)")
-    return [str(root), str(extra)]
-
-
-sys.path[len(sys.path):] = _msprobe_path()
-
-
-def bench(module):
-    """One module of msprobe 26.2.0's bench functions (not the package's
-    __init__, which imports every module)."""
-    return importlib.import_module(f"msprobe.pytorch.bench_functions.{module}")
+sys.path[len(sys.path):] = paths()
 
 
 # ------------------------------------------------------------ msprobe oracles

@@ -7,9 +7,9 @@ imported from the mindstudio-probe wheel, on the same inputs.
 
 Usage: reference.py OUT_DIR
 
-msprobe 26.2.0 is found as runtime/tests/npu/oracles.py finds it: $MSPROBE_26
-(default: msprobe-26.2.0 beside the test Python's environment) with its
-extras at $MSPROBE_26_PT_EXTRA (default: msprobe-26.2.0-pytorch beside it).
+msprobe 26.2.0 is found as runtime/tests/npu/msprobe26.py says ($MSPROBE_26
+and $MSPROBE_26_PT_EXTRA, default beside the test Python's environment);
+each bench module imported here is in its MODULES, which the set-up checks.
 
 cases.json holds {"cases": [...]}, one object per case:
   name, call          the op-table name and a readable description
@@ -28,16 +28,16 @@ runtime's logical float32 tensors hold the very same numbers.
 """
 
 import json
-import os
 import sys
 from pathlib import Path
 
 import numpy as np
 import torch
 
-CACHE = Path(sys.executable).parents[2]
-sys.path[len(sys.path):] = [os.environ.get("MSPROBE_26", str(CACHE / "msprobe-26.2.0")),
-                            os.environ.get("MSPROBE_26_PT_EXTRA", str(CACHE / "msprobe-26.2.0-pytorch"))]
+sys.path.append(str(Path(__file__).resolve().parent.parent / "npu"))
+from msprobe26 import paths  # noqa: E402
+
+sys.path[len(sys.path):] = paths()
 
 import compositions as C  # noqa: E402
 from msprobe.pytorch.bench_functions.apply_adam import npu_apply_adam as ms_apply_adam
