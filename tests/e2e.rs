@@ -727,12 +727,16 @@ fn the_documents_msadapter_example_runs_under_msadapter() {
 /// statistics with random data, tensor with real data; forward and
 /// backward) gets a script, and every script runs under MSAdapter to a
 /// verdict: no traceback, and every row passes (the dumps were made on the
-/// CPU, so no row is an error; the counts are printed).
+/// CPU, so no row is an error; the counts are printed). A sweep: every API
+/// of each model in each direction runs, from one of the model's six dumps
+/// and one of its repeated calls (`common::sweep`; `MSPROBE_RS_SWEEP=full`
+/// runs all 576 scripts).
 #[test]
 fn every_msadapter_fixture_script_runs_to_a_verdict() {
     let out = tempfile::tempdir().unwrap();
-    let mut runs: Vec<(PathBuf, Vec<&str>)> = vec![];
-    let mut dumps = vec![];
+    // (model, dump, script) of every script generated.
+    let mut all: Vec<(&str, String, PathBuf)> = vec![];
+    let (mut names, mut generated) = (vec![], vec![]);
     for model in ["mlp", "attention"] {
         for version in ["8.3.2", "26.2.0"] {
             // Statistics dumps with random data; tensor dumps with their own data and with random data.
@@ -753,13 +757,24 @@ fn every_msadapter_fixture_script_runs_to_a_verdict() {
                 assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
                 let mut scripts: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "py")).collect();
                 scripts.sort();
-                dumps.push((name, runs.len()..runs.len() + scripts.len()));
-                runs.extend(scripts.into_iter().map(|s| (s, vec![])));
+                generated.push(scripts.len());
+                all.extend(scripts.into_iter().map(|s| (model, name.clone(), s)));
+                names.push(name);
             }
         }
     }
     // 21 calls forward and backward (mlp); 29 forward and 25 backward (attention).
-    assert_eq!(dumps.iter().map(|(_, r)| r.len()).collect::<Vec<_>>(), [42, 42, 42, 42, 42, 42, 54, 54, 54, 54, 54, 54], "{dumps:?}");
+    assert_eq!(generated, [42, 42, 42, 42, 42, 42, 54, 54, 54, 54, 54, 54], "{names:?}");
+    // The sweep: each API of a model in each direction once, from one of its six dumps.
+    let all = common::sweep(all, |(model, name, s)| (model.to_string(), format!("{name}/{}", s.file_name().unwrap().to_string_lossy())));
+    let mut runs: Vec<(PathBuf, Vec<&str>)> = vec![];
+    let mut dumps = vec![];
+    for name in names {
+        let scripts: Vec<PathBuf> = all.iter().filter(|(_, n, _)| *n == name).map(|(_, _, s)| s.clone()).collect();
+        assert!(!scripts.is_empty() || common::sweep_is_full(), "the sweep left no script of {name}");
+        dumps.push((name, runs.len()..runs.len() + scripts.len()));
+        runs.extend(scripts.into_iter().map(|s| (s, vec![])));
+    }
     let outcomes = run_harness_in(&mindtorch_python(), &runs, out.path());
     let mut failures = vec![];
     for (name, range) in &dumps {

@@ -7,20 +7,24 @@ would, minus the interpreter start and the imports): nothing a script
 changes (torch's default dtype, seeds, MindSpore's context, imported
 modules) reaches the next one. Used by the end-to-end tests: importing
 torch and MindSpore takes seconds, running one API takes milliseconds. The
-scripts run in an order shuffled by MSPROBE_E2E_SEED (default 0; the seed
-is printed on stderr), and each line carries the script's position in the
-command line (`index`). What a script writes to sys.stderr is reported with
+scripts start in an order shuffled by MSPROBE_E2E_SEED (default 0; the seed
+is printed on stderr), as many at once as MSPROBE_E2E_JOBS says (default:
+the cores this process may use), each writing under a folder of its own;
+the lines come in the order the scripts end, and each carries the script's
+position in the command line (`index`). What a script writes to sys.stderr is reported with
 its status (and still shown on stderr).
 
 usage: python harness.py OUTPUT_DIR SCRIPT[::ARG::ARG...] ...
 """
 
+import collections
 import importlib
 import io
 import json
 import os
 import random
 import runpy
+import selectors
 import sys
 import traceback
 
@@ -68,8 +72,9 @@ def preload():
             pass
 
 
-def run_in_child(script, args, output_dir):
-    """run() in a forked child; its result comes back through a pipe."""
+def start_child(script, args, output_dir):
+    """Forks a child that runs run() and sends its result through a pipe;
+    (pid, the pipe's read end)."""
     read_end, write_end = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -86,12 +91,21 @@ def run_in_child(script, args, output_dir):
         sys.stderr.flush()
         os._exit(0)
     os.close(write_end)
-    with os.fdopen(read_end) as pipe:
-        text = pipe.read()
+    return pid, read_end
+
+
+def finish_child(pid, text):
+    """The child's result, once its pipe is closed: reaps it."""
     _, status = os.waitpid(pid, 0)
     if not text:
         return 1, f"the script's process died (wait status {status})", ""
     return tuple(json.loads(text))
+
+
+def jobs():
+    """How many scripts run at once: MSPROBE_E2E_JOBS, else the cores this
+    process may use."""
+    return max(1, int(os.environ.get("MSPROBE_E2E_JOBS", "0")) or len(os.sched_getaffinity(0)))
 
 
 def main():
@@ -99,14 +113,32 @@ def main():
     seed = int(os.environ.get("MSPROBE_E2E_SEED", "0"))
     order = list(enumerate(sys.argv[2:]))
     random.Random(seed).shuffle(order)
-    print(f"harness: {len(order)} scripts in an order shuffled by MSPROBE_E2E_SEED={seed}", file=sys.stderr)
+    width = jobs()
+    print(f"harness: {len(order)} scripts in an order shuffled by MSPROBE_E2E_SEED={seed}, {width} at a time", file=sys.stderr)
     preload()
-    for index, item in order:
-        script, *args = item.split("::")
-        output_dir = os.path.join(output_root, f"{index:04d}")
-        code, error, stderr = run_in_child(script, args, output_dir)
-        print(json.dumps({"index": index, "seed": str(seed), "script": script, "args": args, "code": code, "output_dir": output_dir,
-                          "error": error, "stderr": stderr}), flush=True)
+    waiting = collections.deque(order)
+    running = {}  # read end -> [index, script, args, output_dir, pid, chunks]
+    with selectors.DefaultSelector() as selector:
+        while waiting or running:
+            while waiting and len(running) < width:
+                index, item = waiting.popleft()
+                script, *args = item.split("::")
+                output_dir = os.path.join(output_root, f"{index:04d}")
+                pid, fd = start_child(script, args, output_dir)
+                running[fd] = [index, script, args, output_dir, pid, []]
+                selector.register(fd, selectors.EVENT_READ)
+            for key, _ in selector.select():
+                fd = key.fd
+                chunk = os.read(fd, 1 << 16)
+                if chunk:
+                    running[fd][5].append(chunk)
+                    continue
+                selector.unregister(fd)
+                os.close(fd)
+                index, script, args, output_dir, pid, chunks = running.pop(fd)
+                code, error, stderr = finish_child(pid, b"".join(chunks).decode())
+                print(json.dumps({"index": index, "seed": str(seed), "script": script, "args": args, "code": code,
+                                  "output_dir": output_dir, "error": error, "stderr": stderr}), flush=True)
 
 
 if __name__ == "__main__":
