@@ -377,18 +377,24 @@ fn code_for(rows: &[Row]) -> i64 {
 fn cancellation_and_real_kernels_are_not_errors_by_script() {
     let out = tempfile::tempdir().unwrap();
     let mut failures = vec![];
-    let mut total = 0;
+    // Every case's scripts in one harness run (the frameworks imported once): each case's range of runs.
+    let mut runs = vec![];
+    let mut ranges = vec![];
     for case in &CASES {
-        let mut runs = vec![];
+        let start = runs.len();
         for (api, propagation) in calls(case.dump) {
             let s = script(case.framework, case.dump, &api, propagation, &out.path().join(case.dump));
             runs.extend(["bound", "api"].map(|standard| (s.clone(), vec!["--standard", standard])));
         }
-        total += runs.len();
-        let outcomes = run_scripts(&python(), &runs, &out.path().join(case.dump));
+        ranges.push(start..runs.len());
+    }
+    let total = runs.len();
+    let outcomes = run_scripts(&python(), &runs, out.path());
+    for (case, range) in CASES.iter().zip(ranges) {
+        let (runs, outcomes) = (&runs[range.clone()], &outcomes[range]);
         for standard in ["bound", "api"] {
             let mut rows = vec![];
-            for ((script, args), (code, got, why)) in runs.iter().zip(&outcomes).filter(|((_, a), _)| a[1] == standard) {
+            for ((script, args), (code, got, why)) in runs.iter().zip(outcomes).filter(|((_, a), _)| a[1] == standard) {
                 if got.is_empty() || *code != code_for(got) {
                     failures.push(format!("{} {args:?}: exit {code}, {got:?} {why}", script.display()));
                 }
