@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::model::{ApiName, Direction, NameError};
-use runtime::standard::Standard;
 /// random_data / real_data: the runtime's type, shared by config, flags and scripts.
 pub use runtime::spec::DataMode;
+use runtime::standard::Standard;
 
 /// `--propagation`: one direction, or both (batch `op_generate` and `replay --dump`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -255,20 +255,7 @@ impl OpConfig {
         };
         let unknown = obj.keys().filter(|k| !KNOWN_KEYS.contains(&k.as_str())).cloned().collect();
         let iter_times = if data_mode == DataMode::Real { 1 } else { iter_times };
-        Ok((
-            OpConfig {
-                input,
-                api_name,
-                propagation,
-                data_mode,
-                random_seed,
-                iter_times,
-                cosine_threshold,
-                max_abs_err_threshold,
-                standard,
-            },
-            unknown,
-        ))
+        Ok((OpConfig { input, api_name, propagation, data_mode, random_seed, iter_times, cosine_threshold, max_abs_err_threshold, standard }, unknown))
     }
 }
 
@@ -333,12 +320,15 @@ mod tests {
     fn names_file_key_and_expectation() {
         let e = load(json!({"dump_json_path": "d.json", "api_name": "../../etc/passwd.0"})).unwrap_err();
         assert!(e.starts_with("cfg.json: key \"api_name\": expected <Prefix>.<op>.<N>"), "{e}");
+        assert_eq!(load(json!({"dump_json_path": "d.json", "iter_times": 0})).unwrap_err(), "cfg.json: key \"iter_times\": expected an integer from 1 to 1000");
         assert_eq!(
-            load(json!({"dump_json_path": "d.json", "iter_times": 0})).unwrap_err(),
-            "cfg.json: key \"iter_times\": expected an integer from 1 to 1000"
+            load(json!({"dump_json_path": "d.json", "random_seed": true})).unwrap_err(),
+            "cfg.json: key \"random_seed\": expected an integer from 0 to 4294967295"
         );
-        assert_eq!(load(json!({"dump_json_path": "d.json", "random_seed": true})).unwrap_err(), "cfg.json: key \"random_seed\": expected an integer from 0 to 4294967295");
-        assert_eq!(load(json!({"dump_json_path": "d.json", "propagation": "sideways"})).unwrap_err(), "cfg.json: key \"propagation\": expected \"forward\" or \"backward\"");
+        assert_eq!(
+            load(json!({"dump_json_path": "d.json", "propagation": "sideways"})).unwrap_err(),
+            "cfg.json: key \"propagation\": expected \"forward\" or \"backward\""
+        );
         assert!(load(json!({"api_name": "Tensor.add.0"})).unwrap_err().contains("key \"dump_json_path\""));
     }
 

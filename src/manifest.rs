@@ -233,7 +233,15 @@ mod tests {
     }
 
     fn head() -> ManifestHead {
-        ManifestHead { generator: "g".into(), framework: "pytorch".into(), dump: "d.json".into(), lang: "python".into(), propagation: "both".into(), filter: None, shard: Some("0/2".into()) }
+        ManifestHead {
+            generator: "g".into(),
+            framework: "pytorch".into(),
+            dump: "d.json".into(),
+            lang: "python".into(),
+            propagation: "both".into(),
+            filter: None,
+            shard: Some("0/2".into()),
+        }
     }
 
     fn entry(file: &str) -> ManifestEntry {
@@ -267,7 +275,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("manifest.json");
         assert_eq!(read(&path, &mut |_| {}), None);
-        for bad in [r#"{"generator": "g"}"#, "[]", r#"{"generator": "g", "framework": "f", "dump": "d", "lang": "l", "propagation": "p", "scripts": [], "scripts": []}"#, "{} x"] {
+        for bad in [
+            r#"{"generator": "g"}"#,
+            "[]",
+            r#"{"generator": "g", "framework": "f", "dump": "d", "lang": "l", "propagation": "p", "scripts": [], "scripts": []}"#,
+            "{} x",
+        ] {
             std::fs::write(&path, bad).unwrap();
             assert_eq!(read(&path, &mut |_| {}), None, "{bad}");
         }

@@ -88,24 +88,36 @@ mod tests {
     fn the_running_needs_never_exceed_the_budget() {
         let needs: Vec<u64> = vec![3, 5, 2, 8, 1, 1, 4, 6, 2, 7, 3, 3, 20, 1];
         let (running, peak) = (AtomicU64::new(0), AtomicU64::new(0));
-        let out = within_budget(&needs, |&n| n, 10, 4, |&n| {
-            let now = running.fetch_add(n, Ordering::SeqCst) + n;
-            peak.fetch_max(now, Ordering::SeqCst);
-            std::thread::sleep(std::time::Duration::from_millis(20));
-            running.fetch_sub(n, Ordering::SeqCst);
-            n * 10
-        });
+        let out = within_budget(
+            &needs,
+            |&n| n,
+            10,
+            4,
+            |&n| {
+                let now = running.fetch_add(n, Ordering::SeqCst) + n;
+                peak.fetch_max(now, Ordering::SeqCst);
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                running.fetch_sub(n, Ordering::SeqCst);
+                n * 10
+            },
+        );
         assert_eq!(out, needs.iter().map(|n| n * 10).collect::<Vec<_>>(), "results in item order");
         // 20 is over the budget alone and runs alone; everything else fits in 10.
         assert_eq!(peak.load(Ordering::SeqCst), 20);
         let peak = AtomicU64::new(0);
         let small: Vec<u64> = needs.into_iter().filter(|&n| n <= 10).collect();
         let running = AtomicU64::new(0);
-        within_budget(&small, |&n| n, 10, 4, |&n| {
-            peak.fetch_max(running.fetch_add(n, Ordering::SeqCst) + n, Ordering::SeqCst);
-            std::thread::sleep(std::time::Duration::from_millis(20));
-            running.fetch_sub(n, Ordering::SeqCst);
-        });
+        within_budget(
+            &small,
+            |&n| n,
+            10,
+            4,
+            |&n| {
+                peak.fetch_max(running.fetch_add(n, Ordering::SeqCst) + n, Ordering::SeqCst);
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                running.fetch_sub(n, Ordering::SeqCst);
+            },
+        );
         let peak = peak.load(Ordering::SeqCst);
         assert!(peak <= 10 && peak > 8, "ran concurrently within the budget: peak {peak}");
         assert!(within_budget(&Vec::<u64>::new(), |&n| n, 10, 4, |&n| n).is_empty());

@@ -136,12 +136,24 @@ mod tests {
         };
         assert_eq!(env(&[]), Ok(None));
         assert_eq!(env(&[("SLURM_ARRAY_TASK_ID", "2"), ("SLURM_ARRAY_TASK_COUNT", "4")]), Ok(Some(Shard { index: 2, count: 4 })));
-        assert_eq!(env(&[("SLURM_ARRAY_TASK_ID", "3"), ("SLURM_ARRAY_TASK_MIN", "1"), ("SLURM_ARRAY_TASK_COUNT", "4")]), Ok(Some(Shard { index: 2, count: 4 })));
+        assert_eq!(
+            env(&[("SLURM_ARRAY_TASK_ID", "3"), ("SLURM_ARRAY_TASK_MIN", "1"), ("SLURM_ARRAY_TASK_COUNT", "4")]),
+            Ok(Some(Shard { index: 2, count: 4 }))
+        );
         assert_eq!(env(&[("JOB_COMPLETION_INDEX", "0"), ("JOB_COMPLETIONS", "3")]), Ok(Some(Shard { index: 0, count: 3 })));
-        assert_eq!(env(&[("SLURM_ARRAY_TASK_ID", "1"), ("SLURM_ARRAY_TASK_COUNT", "2"), ("JOB_COMPLETION_INDEX", "0"), ("JOB_COMPLETIONS", "3")]), Ok(Some(Shard { index: 1, count: 2 })));
-        assert_eq!(env(&[("SLURM_ARRAY_TASK_ID", "1")]), Err("SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not: set both, or pass --shard I/N".into()));
+        assert_eq!(
+            env(&[("SLURM_ARRAY_TASK_ID", "1"), ("SLURM_ARRAY_TASK_COUNT", "2"), ("JOB_COMPLETION_INDEX", "0"), ("JOB_COMPLETIONS", "3")]),
+            Ok(Some(Shard { index: 1, count: 2 }))
+        );
+        assert_eq!(
+            env(&[("SLURM_ARRAY_TASK_ID", "1")]),
+            Err("SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not: set both, or pass --shard I/N".into())
+        );
         assert_eq!(env(&[("JOB_COMPLETIONS", "3")]), Err("JOB_COMPLETIONS is set but JOB_COMPLETION_INDEX is not: set both, or pass --shard I/N".into()));
-        assert_eq!(env(&[("JOB_COMPLETION_INDEX", "3"), ("JOB_COMPLETIONS", "3")]), Err("JOB_COMPLETION_INDEX=3 is not an index below JOB_COMPLETIONS=3: expected 0 <= index < count, or pass --shard I/N".into()));
+        assert_eq!(
+            env(&[("JOB_COMPLETION_INDEX", "3"), ("JOB_COMPLETIONS", "3")]),
+            Err("JOB_COMPLETION_INDEX=3 is not an index below JOB_COMPLETIONS=3: expected 0 <= index < count, or pass --shard I/N".into())
+        );
         assert_eq!(
             env(&[("SLURM_ARRAY_TASK_ID", "0"), ("SLURM_ARRAY_TASK_MIN", "1"), ("SLURM_ARRAY_TASK_COUNT", "4")]),
             Err("SLURM_ARRAY_TASK_ID=0 minus SLURM_ARRAY_TASK_MIN=1 is not an index below SLURM_ARRAY_TASK_COUNT=4: expected 0 <= index < count, or pass --shard I/N".into())

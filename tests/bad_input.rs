@@ -162,50 +162,209 @@ fn config_cases() -> Vec<Case> {
 fn dump_cases() -> Vec<Case> {
     vec![
         case("dump missing", |d: &Path| config(d, "Torch.add.0", json!({})), GEN, 4, &["d.json: cannot read dump"]),
-        case("dump not JSON", |d: &Path| { write(d, "d.json", "not json"); config(d, "Torch.add.0", json!({})) }, GEN, 4, &["d.json: not a valid msprobe dump.json"]),
-        case("dump truncated", |d: &Path| { let t = statistics_dump().to_string(); write(d, "d.json", &t[..t.len() / 2]); config(d, "Torch.add.0", json!({})) }, REPLAY, 4, &["d.json: not a valid msprobe dump.json"]),
+        case(
+            "dump not JSON",
+            |d: &Path| {
+                write(d, "d.json", "not json");
+                config(d, "Torch.add.0", json!({}))
+            },
+            GEN,
+            4,
+            &["d.json: not a valid msprobe dump.json"],
+        ),
+        case(
+            "dump truncated",
+            |d: &Path| {
+                let t = statistics_dump().to_string();
+                write(d, "d.json", &t[..t.len() / 2]);
+                config(d, "Torch.add.0", json!({}))
+            },
+            REPLAY,
+            4,
+            &["d.json: not a valid msprobe dump.json"],
+        ),
         case("dump data not an object", edited("Torch.add.0", |d| d["data"] = json!([1])), GEN, 4, &["d.json"]),
         case("empty dump", edited("Torch.add.0", |d| d["data"] = json!({})), GEN, 4, &["d.json", "Torch.add.0"]),
         case("API not in the dump", stats("Torch.add.7", json!({})), GEN, 4, &["d.json", "API Torch.add.7 not found"]),
         case("API not in the dump, replay", stats("Torch.add.7", json!({})), REPLAY, 4, &["d.json", "no API selected"]),
         case("backward without a backward entry", stats("Torch.add.0", json!({"propagation": "backward"})), GEN, 4, &["no \"Torch.add.0.backward\" entry"]),
-        case("backward without a backward entry, replay", stats("Torch.add.0", json!({"propagation": "backward"})), REPLAY, 4, &["propagation is backward, but no selected API has a backward entry"]),
-        case("prefix of another framework", edited("Torch.add.0", |d| d["framework"] = json!("mindspore")), &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out"], 4, &["d.json: Torch.add.0: prefix Torch is not replayable for mindspore dumps"]),
-        case("prefix of another framework's dump", stats("Torch.add.0", json!({})), &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out"], 4, &["d.json: key \"framework\": the dump was made by \"pytorch\", but -f mindspore was given"]),
-        case("framework of another dump", edited("Tensor.add.0", |d| d["data"]["Tensor.add.0.forward"] = d["data"]["Torch.add.0.forward"].clone()), &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out"], 4, &["made by \"pytorch\"", "-f mindspore"]),
-        case("prefix not replayable", edited("Distributed.all_reduce.0", |d| d["data"]["Distributed.all_reduce.0.forward"] = d["data"]["Torch.add.0.forward"].clone()), GEN, 7, &["c.json: key \"api_name\": expected a prefix among", "got \"Distributed\""]),
-        case("negative shape", edited("Torch.add.0", |d| d["data"]["Torch.add.0.forward"]["input_args"][0]["shape"] = json!([2, -1])), GEN, 4, &["Torch.add.0.forward.input_args[0].shape: expected non-negative dimensions"]),
-        case("shape not a list", edited("Torch.add.0", |d| d["data"]["Torch.add.0.forward"]["input_args"][0]["shape"] = json!("4")), REPLAY, 4, &["Torch.add.0.forward.input_args[0].shape"]),
-        case("unknown dtype", edited("Torch.add.0", |d| d["data"]["Torch.add.0.forward"]["input_args"][0]["dtype"] = json!("torch.float7")), GEN, 4, &["Torch.add.0.forward.input_args[0]", "torch.float7"]),
-        case("kwarg key with a newline and an escape", edited("Torch.add.0", |d| d["data"]["Torch.add.0.forward"]["input_kwargs"] = json!({"a\n\u{1b}[31mb": {"type": "torch.Tensor", "dtype": "torch.float7", "shape": [1]}})), GEN, 4, &["Torch.add.0.forward.input_kwargs.\"a\\n\\u{1b}[31mb\""]),
-        case("input_args not a list", edited("Torch.add.0", |d| d["data"]["Torch.add.0.forward"]["input_args"] = json!({"a": 1})), GEN, 4, &["Torch.add.0.forward.input_args"]),
+        case(
+            "backward without a backward entry, replay",
+            stats("Torch.add.0", json!({"propagation": "backward"})),
+            REPLAY,
+            4,
+            &["propagation is backward, but no selected API has a backward entry"],
+        ),
+        case(
+            "prefix of another framework",
+            edited("Torch.add.0", |d| d["framework"] = json!("mindspore")),
+            &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out"],
+            4,
+            &["d.json: Torch.add.0: prefix Torch is not replayable for mindspore dumps"],
+        ),
+        case(
+            "prefix of another framework's dump",
+            stats("Torch.add.0", json!({})),
+            &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out"],
+            4,
+            &["d.json: key \"framework\": the dump was made by \"pytorch\", but -f mindspore was given"],
+        ),
+        case(
+            "framework of another dump",
+            edited("Tensor.add.0", |d| d["data"]["Tensor.add.0.forward"] = d["data"]["Torch.add.0.forward"].clone()),
+            &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out"],
+            4,
+            &["made by \"pytorch\"", "-f mindspore"],
+        ),
+        case(
+            "prefix not replayable",
+            edited("Distributed.all_reduce.0", |d| d["data"]["Distributed.all_reduce.0.forward"] = d["data"]["Torch.add.0.forward"].clone()),
+            GEN,
+            7,
+            &["c.json: key \"api_name\": expected a prefix among", "got \"Distributed\""],
+        ),
+        case(
+            "negative shape",
+            edited("Torch.add.0", |d| d["data"]["Torch.add.0.forward"]["input_args"][0]["shape"] = json!([2, -1])),
+            GEN,
+            4,
+            &["Torch.add.0.forward.input_args[0].shape: expected non-negative dimensions"],
+        ),
+        case(
+            "shape not a list",
+            edited("Torch.add.0", |d| d["data"]["Torch.add.0.forward"]["input_args"][0]["shape"] = json!("4")),
+            REPLAY,
+            4,
+            &["Torch.add.0.forward.input_args[0].shape"],
+        ),
+        case(
+            "unknown dtype",
+            edited("Torch.add.0", |d| d["data"]["Torch.add.0.forward"]["input_args"][0]["dtype"] = json!("torch.float7")),
+            GEN,
+            4,
+            &["Torch.add.0.forward.input_args[0]", "torch.float7"],
+        ),
+        case(
+            "kwarg key with a newline and an escape",
+            edited("Torch.add.0", |d| {
+                d["data"]["Torch.add.0.forward"]["input_kwargs"] = json!({"a\n\u{1b}[31mb": {"type": "torch.Tensor", "dtype": "torch.float7", "shape": [1]}})
+            }),
+            GEN,
+            4,
+            &["Torch.add.0.forward.input_kwargs.\"a\\n\\u{1b}[31mb\""],
+        ),
+        case(
+            "input_args not a list",
+            edited("Torch.add.0", |d| d["data"]["Torch.add.0.forward"]["input_args"] = json!({"a": 1})),
+            GEN,
+            4,
+            &["Torch.add.0.forward.input_args"],
+        ),
         case("entry not an object", edited("Torch.add.0", |d| d["data"]["Torch.add.0.forward"] = json!(3)), REPLAY, 4, &["Torch.add.0.forward"]),
         case("real data from a statistics dump", stats("Torch.add.0", json!({"data_mode": "real_data"})), GEN, 4, &["real_data"]),
-        case("real data from a statistics dump, replay", stats("Torch.add.0", json!({"data_mode": "real_data"})), REPLAY, 4, &["d.json: real_data: no tensor folder found"]),
-        case("a dump folder with several dumps", |d: &Path| {
-            for rank in ["rank0", "rank1"] {
-                std::fs::create_dir_all(d.join("step0").join(rank)).unwrap();
-                write(&d.join("step0").join(rank), "dump.json", statistics_dump().to_string());
-            }
-            write(d, "c.json", json!({"dump_json_path": "step0", "api_name": "Torch.add.0"}).to_string());
-        }, GEN, 4, &["holds several dumps"]),
+        case(
+            "real data from a statistics dump, replay",
+            stats("Torch.add.0", json!({"data_mode": "real_data"})),
+            REPLAY,
+            4,
+            &["d.json: real_data: no tensor folder found"],
+        ),
+        case(
+            "a dump folder with several dumps",
+            |d: &Path| {
+                for rank in ["rank0", "rank1"] {
+                    std::fs::create_dir_all(d.join("step0").join(rank)).unwrap();
+                    write(&d.join("step0").join(rank), "dump.json", statistics_dump().to_string());
+                }
+                write(d, "c.json", json!({"dump_json_path": "step0", "api_name": "Torch.add.0"}).to_string());
+            },
+            GEN,
+            4,
+            &["holds several dumps"],
+        ),
     ]
 }
 
 fn tensor_cases() -> Vec<Case> {
     vec![
-        case("tensor file missing", tensors(|t: &Path| std::fs::remove_file(t.join("Torch.add.0.forward.input.1.npy")).unwrap()), REPLAY, 4, &["Torch.add.0.forward.input.1.npy"]),
-        case("tensor file missing, op_generate", tensors(|t: &Path| std::fs::remove_file(t.join("Torch.add.0.forward.input.1.npy")).unwrap()), GEN, 4, &["Torch.add.0.forward.input.1.npy"]),
-        case("npy truncated", tensors(|t: &Path| { let p = t.join("Torch.add.0.forward.input.0.npy"); let b = std::fs::read(&p).unwrap(); std::fs::write(&p, &b[..b.len() - 5]).unwrap() }), REPLAY, 4, &["Torch.add.0.forward.input.0.npy"]),
-        case("npy header only", tensors(|t: &Path| { let p = t.join("Torch.add.0.forward.input.0.npy"); let b = std::fs::read(&p).unwrap(); std::fs::write(&p, &b[..20]).unwrap() }), REPLAY, 4, &["Torch.add.0.forward.input.0.npy"]),
-        case("npy claims a huge shape", tensors(|t: &Path| std::fs::write(t.join("Torch.add.0.forward.input.0.npy"), npy_f32(&[1 << 40, 1 << 30], &[])).unwrap()), REPLAY, 4, &["Torch.add.0.forward.input.0.npy"]),
-        case("npy of another shape", tensors(|t: &Path| std::fs::write(t.join("Torch.add.0.forward.input.0.npy"), npy_f32(&[2, 2], &[1.0; 4])).unwrap()), REPLAY, 4, &["Torch.add.0.forward.input.0.npy", "differs from the dumped"]),
-        case("not an npy", tensors(|t: &Path| std::fs::write(t.join("Torch.add.0.forward.input.0.npy"), "just text").unwrap()), REPLAY, 4, &["Torch.add.0.forward.input.0.npy"]),
-        case("a folder where the file should be", tensors(|t: &Path| { let p = t.join("Torch.add.0.forward.input.0.npy"); std::fs::remove_file(&p).unwrap(); std::fs::create_dir(&p).unwrap() }), REPLAY, 4, &["Torch.add.0.forward.input.0.npy"]),
+        case(
+            "tensor file missing",
+            tensors(|t: &Path| std::fs::remove_file(t.join("Torch.add.0.forward.input.1.npy")).unwrap()),
+            REPLAY,
+            4,
+            &["Torch.add.0.forward.input.1.npy"],
+        ),
+        case(
+            "tensor file missing, op_generate",
+            tensors(|t: &Path| std::fs::remove_file(t.join("Torch.add.0.forward.input.1.npy")).unwrap()),
+            GEN,
+            4,
+            &["Torch.add.0.forward.input.1.npy"],
+        ),
+        case(
+            "npy truncated",
+            tensors(|t: &Path| {
+                let p = t.join("Torch.add.0.forward.input.0.npy");
+                let b = std::fs::read(&p).unwrap();
+                std::fs::write(&p, &b[..b.len() - 5]).unwrap()
+            }),
+            REPLAY,
+            4,
+            &["Torch.add.0.forward.input.0.npy"],
+        ),
+        case(
+            "npy header only",
+            tensors(|t: &Path| {
+                let p = t.join("Torch.add.0.forward.input.0.npy");
+                let b = std::fs::read(&p).unwrap();
+                std::fs::write(&p, &b[..20]).unwrap()
+            }),
+            REPLAY,
+            4,
+            &["Torch.add.0.forward.input.0.npy"],
+        ),
+        case(
+            "npy claims a huge shape",
+            tensors(|t: &Path| std::fs::write(t.join("Torch.add.0.forward.input.0.npy"), npy_f32(&[1 << 40, 1 << 30], &[])).unwrap()),
+            REPLAY,
+            4,
+            &["Torch.add.0.forward.input.0.npy"],
+        ),
+        case(
+            "npy of another shape",
+            tensors(|t: &Path| std::fs::write(t.join("Torch.add.0.forward.input.0.npy"), npy_f32(&[2, 2], &[1.0; 4])).unwrap()),
+            REPLAY,
+            4,
+            &["Torch.add.0.forward.input.0.npy", "differs from the dumped"],
+        ),
+        case(
+            "not an npy",
+            tensors(|t: &Path| std::fs::write(t.join("Torch.add.0.forward.input.0.npy"), "just text").unwrap()),
+            REPLAY,
+            4,
+            &["Torch.add.0.forward.input.0.npy"],
+        ),
+        case(
+            "a folder where the file should be",
+            tensors(|t: &Path| {
+                let p = t.join("Torch.add.0.forward.input.0.npy");
+                std::fs::remove_file(&p).unwrap();
+                std::fs::create_dir(&p).unwrap()
+            }),
+            REPLAY,
+            4,
+            &["Torch.add.0.forward.input.0.npy"],
+        ),
         case("pt not a zip", pt_input(b"PK\x03\x04 not really a zip".to_vec()), REPLAY, 4, &["Torch.add.0.forward.input.0.pt"]),
         case("pt truncated", pt_input(b"PK\x03\x04".to_vec()), REPLAY, 4, &["Torch.add.0.forward.input.0.pt"]),
         case("pt pickle calling os.system", pt_input(pt_with_pickle(b"cposix\nsystem\n(Vtouch PWNED\ntR.")), REPLAY, 4, &["Torch.add.0.forward.input.0.pt"]),
-        case("pt pickle calling builtins.eval", pt_input(pt_with_pickle(b"cbuiltins\neval\n(V__import__('os').system('touch PWNED')\ntR.")), REPLAY, 4, &["Torch.add.0.forward.input.0.pt"]),
+        case(
+            "pt pickle calling builtins.eval",
+            pt_input(pt_with_pickle(b"cbuiltins\neval\n(V__import__('os').system('touch PWNED')\ntR.")),
+            REPLAY,
+            4,
+            &["Torch.add.0.forward.input.0.pt"],
+        ),
         case("pt pickle of a plain dict", pt_input(pt_with_pickle(b"}q\x00.")), REPLAY, 4, &["Torch.add.0.forward.input.0.pt"]),
     ]
 }
@@ -255,24 +414,60 @@ fn path_and_size_cases() -> Vec<Case> {
         case("data_name with a backslash", data_name("..\\x.npy"), GEN, 4, &[expected]),
         case("data_name dot-dot", data_name(".."), REPLAY, 4, &[expected]),
         case("data_name with a newline", data_name("x\n.npy"), REPLAY, 4, &[expected, "got \"x\\n.npy\""]),
-        case("tensor file a symlink out of the folder", tensors(|t: &Path| {
-            let outside = t.parent().unwrap().join("outside.npy");
-            std::fs::write(&outside, npy_f32(&[4], &[9.0; 4])).unwrap();
-            let link = t.join("Torch.add.0.forward.input.0.npy");
-            std::fs::remove_file(&link).unwrap();
-            std::os::unix::fs::symlink(&outside, &link).unwrap();
-        }), REPLAY, 4, &["Torch.add.0.forward.input.0.npy: refused: it resolves to", "outside the tensor folder"]),
-        case("tensor file a symlink out of the folder, op_generate", tensors(|t: &Path| {
-            let outside = t.parent().unwrap().join("outside.npy");
-            std::fs::write(&outside, npy_f32(&[4], &[9.0; 4])).unwrap();
-            let link = t.join("Torch.add.0.forward.input.0.npy");
-            std::fs::remove_file(&link).unwrap();
-            std::os::unix::fs::symlink(&outside, &link).unwrap();
-        }), GEN, 4, &["refused: it resolves to", "outside the tensor folder"]),
-        case("shape overflowing int64", edited("Torch.add.0", |d| d["data"]["Torch.add.0.forward"]["input_args"][0]["shape"] = json!([4294967296u64, 4294967296u64])), GEN, 4, &["Torch.add.0.forward.input_args[0].shape: expected dimensions whose product (the element count) fits in an int64"]),
-        case("shape of 1e24 elements, replay", edited("Torch.add.0", |d| d["data"]["Torch.add.0.forward"]["input_args"][0]["shape"] = json!([1000000000000u64, 1000000000000u64])), REPLAY, 4, &["fits in an int64"]),
-        case("tensor over the size limit", edited("Torch.add.0", |d| d["data"]["Torch.add.0.forward"]["input_args"][0]["shape"] = json!([65536, 65536])), &["-f", "pytorch", "replay", "-i", "c.json", "--output-dir", "out", "--tensor-size-limit", "1M"], 4, &["Torch.add.0: forward.input_args[0]: shape [65536, 65536] needs", "over the tensor size limit of 1048576 bytes (--tensor-size-limit)"]),
-        case("call over the memory budget", stats("Torch.add.0", json!({})), &["-f", "pytorch", "replay", "-i", "c.json", "--output-dir", "out", "--memory-budget", "256"], 4, &["Torch.add.0: the call needs an estimated 384 bytes", "over the memory budget of 256 bytes (--memory-budget)"]),
+        case(
+            "tensor file a symlink out of the folder",
+            tensors(|t: &Path| {
+                let outside = t.parent().unwrap().join("outside.npy");
+                std::fs::write(&outside, npy_f32(&[4], &[9.0; 4])).unwrap();
+                let link = t.join("Torch.add.0.forward.input.0.npy");
+                std::fs::remove_file(&link).unwrap();
+                std::os::unix::fs::symlink(&outside, &link).unwrap();
+            }),
+            REPLAY,
+            4,
+            &["Torch.add.0.forward.input.0.npy: refused: it resolves to", "outside the tensor folder"],
+        ),
+        case(
+            "tensor file a symlink out of the folder, op_generate",
+            tensors(|t: &Path| {
+                let outside = t.parent().unwrap().join("outside.npy");
+                std::fs::write(&outside, npy_f32(&[4], &[9.0; 4])).unwrap();
+                let link = t.join("Torch.add.0.forward.input.0.npy");
+                std::fs::remove_file(&link).unwrap();
+                std::os::unix::fs::symlink(&outside, &link).unwrap();
+            }),
+            GEN,
+            4,
+            &["refused: it resolves to", "outside the tensor folder"],
+        ),
+        case(
+            "shape overflowing int64",
+            edited("Torch.add.0", |d| d["data"]["Torch.add.0.forward"]["input_args"][0]["shape"] = json!([4294967296u64, 4294967296u64])),
+            GEN,
+            4,
+            &["Torch.add.0.forward.input_args[0].shape: expected dimensions whose product (the element count) fits in an int64"],
+        ),
+        case(
+            "shape of 1e24 elements, replay",
+            edited("Torch.add.0", |d| d["data"]["Torch.add.0.forward"]["input_args"][0]["shape"] = json!([1000000000000u64, 1000000000000u64])),
+            REPLAY,
+            4,
+            &["fits in an int64"],
+        ),
+        case(
+            "tensor over the size limit",
+            edited("Torch.add.0", |d| d["data"]["Torch.add.0.forward"]["input_args"][0]["shape"] = json!([65536, 65536])),
+            &["-f", "pytorch", "replay", "-i", "c.json", "--output-dir", "out", "--tensor-size-limit", "1M"],
+            4,
+            &["Torch.add.0: forward.input_args[0]: shape [65536, 65536] needs", "over the tensor size limit of 1048576 bytes (--tensor-size-limit)"],
+        ),
+        case(
+            "call over the memory budget",
+            stats("Torch.add.0", json!({})),
+            &["-f", "pytorch", "replay", "-i", "c.json", "--output-dir", "out", "--memory-budget", "256"],
+            4,
+            &["Torch.add.0: the call needs an estimated 384 bytes", "over the memory budget of 256 bytes (--memory-budget)"],
+        ),
     ]
 }
 
@@ -298,18 +493,49 @@ fn mindtorch_cases() -> Vec<Case> {
     const RUST_MS: &[&str] = &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out", "--lang", "rust"];
     const REPLAY_MS: &[&str] = &["-f", "mindspore", "replay", "-i", "c.json", "--output-dir", "out"];
     const PY_MS: &[&str] = &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out"];
-    let unknown_dtype = "d.json: Torch.tanh.0.forward.input_args[0].dtype: expected a supported dtype (float16/32/64, bfloat16, int, bool, complex), got \"mindtorch.float17\"";
+    let unknown_dtype =
+        "d.json: Torch.tanh.0.forward.input_args[0].dtype: expected a supported dtype (float16/32/64, bfloat16, int, bool, complex), got \"mindtorch.float17\"";
     let missing = "dump_tensor_data/Torch.tanh.0.forward.input.0.npy: cannot read: No such file or directory";
     let pytorch = "d.json: key \"framework\": \"mindtorch\" marks an MSAdapter dump, which is read with -f mindspore, not -f pytorch";
     vec![
         case("mindtorch: unknown dtype string", mindtorch("bad/unknown_dtype", "Torch.tanh.0", json!({})), REPLAY_MS, 4, &[unknown_dtype]),
         case("mindtorch: unknown dtype string, op_generate", mindtorch("bad/unknown_dtype", "Torch.tanh.0", json!({})), RUST_MS, 4, &[unknown_dtype]),
-        case("mindtorch: .npy missing", mindtorch("bad/missing_npy", "Torch.tanh.0", json!({"data_mode": "real_data"})), REPLAY_MS, 4, &["msprobe: error: Torch.tanh.0: ", missing]),
-        case("mindtorch: .npy missing, op_generate", mindtorch("bad/missing_npy", "Torch.tanh.0", json!({"data_mode": "real_data"})), RUST_MS, 4, &["msprobe: error: Torch.tanh.0: ", missing]),
+        case(
+            "mindtorch: .npy missing",
+            mindtorch("bad/missing_npy", "Torch.tanh.0", json!({"data_mode": "real_data"})),
+            REPLAY_MS,
+            4,
+            &["msprobe: error: Torch.tanh.0: ", missing],
+        ),
+        case(
+            "mindtorch: .npy missing, op_generate",
+            mindtorch("bad/missing_npy", "Torch.tanh.0", json!({"data_mode": "real_data"})),
+            RUST_MS,
+            4,
+            &["msprobe: error: Torch.tanh.0: ", missing],
+        ),
         case("mindtorch: unknown dtype string, script", mindtorch("bad/unknown_dtype", "Torch.tanh.0", json!({})), PY_MS, 4, &[unknown_dtype]),
-        case("mindtorch: .npy missing, script", mindtorch("bad/missing_npy", "Torch.tanh.0", json!({"data_mode": "real_data"})), PY_MS, 4, &["msprobe: error: Torch.tanh.0: ", missing]),
-        case("mindtorch: an NPU entry, script", mindtorch("bad/npu_entry", "NPU.npu_rms_norm.0", json!({})), PY_MS, 4, &["d.json: key \"NPU.npu_rms_norm.0.forward\": Python scripts for MSAdapter's NPU calls are not generated yet (use --lang rust or replay)"]),
-        case("mindtorch: MindSpore's prefix", mindtorch("bad/npu_entry", "Mint.tanh.0", json!({})), RUST_MS, 4, &["d.json: Mint.tanh.0: prefix Mint is not replayable for mindtorch dumps"]),
+        case(
+            "mindtorch: .npy missing, script",
+            mindtorch("bad/missing_npy", "Torch.tanh.0", json!({"data_mode": "real_data"})),
+            PY_MS,
+            4,
+            &["msprobe: error: Torch.tanh.0: ", missing],
+        ),
+        case(
+            "mindtorch: an NPU entry, script",
+            mindtorch("bad/npu_entry", "NPU.npu_rms_norm.0", json!({})),
+            PY_MS,
+            4,
+            &["d.json: key \"NPU.npu_rms_norm.0.forward\": Python scripts for MSAdapter's NPU calls are not generated yet (use --lang rust or replay)"],
+        ),
+        case(
+            "mindtorch: MindSpore's prefix",
+            mindtorch("bad/npu_entry", "Mint.tanh.0", json!({})),
+            RUST_MS,
+            4,
+            &["d.json: Mint.tanh.0: prefix Mint is not replayable for mindtorch dumps"],
+        ),
         case("mindtorch: -f pytorch", mindtorch("mlp/8.3.2/statistics", "Torch.tanh.0", json!({})), REPLAY, 4, &[pytorch]),
         case("mindtorch: -f pytorch, op_generate", mindtorch("mlp/8.3.2/statistics", "Torch.tanh.0", json!({})), GEN, 4, &[pytorch]),
     ]
@@ -333,9 +559,21 @@ fn npu_cases() -> Vec<Case> {
     let why = "expected an API that torch_npu exposes under NPU (the runtime's op table only: an NPU call's bench is its reference there)";
     vec![
         case("NPU: unknown name, op_generate", npu("npu_no_such_op", 1), GEN, 4, &[&format!("d.json: key \"NPU.npu_no_such_op.0.forward\": {why}")]),
-        case("NPU: unknown name, op_generate --lang rust", npu("npu_no_such_op", 1), RUST, 4, &[&format!("d.json: key \"NPU.npu_no_such_op.0.forward\": {why}")]),
+        case(
+            "NPU: unknown name, op_generate --lang rust",
+            npu("npu_no_such_op", 1),
+            RUST,
+            4,
+            &[&format!("d.json: key \"NPU.npu_no_such_op.0.forward\": {why}")],
+        ),
         case("NPU: on msprobe's list without a reference", npu("npu_gru", 1), RUST, 4, &[&format!("d.json: key \"NPU.npu_gru.0.forward\": {why}")]),
-        case("NPU: a PyTorch prefix under -f mindspore", npu("npu_gru", 1), &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out"], 4, &["d.json: key \"framework\": the dump was made by \"pytorch\", but -f mindspore was given"]),
+        case(
+            "NPU: a PyTorch prefix under -f mindspore",
+            npu("npu_gru", 1),
+            &["-f", "mindspore", "op_generate", "-i", "c.json", "-o", "out"],
+            4,
+            &["d.json: key \"framework\": the dump was made by \"pytorch\", but -f mindspore was given"],
+        ),
     ]
 }
 
@@ -363,10 +601,40 @@ fn npu_calls_replay_cannot_judge_are_skip_rows() {
 
 fn output_cases() -> Vec<Case> {
     vec![
-        case("replay --dump missing", |_: &Path| {}, &["-f", "pytorch", "replay", "--dump", "nowhere.json", "--output-dir", "out"], 4, &["nowhere.json: cannot read dump"]),
-        case("replay --filter matching nothing", |d: &Path| write(d, "d.json", statistics_dump().to_string()), &["-f", "pytorch", "replay", "--dump", "d.json", "--filter", "^Nothing", "--output-dir", "out"], 4, &["d.json: no API selected"]),
-        case("output folder is a file", |d: &Path| { stats("Torch.add.0", json!({}))(d); write(d, "taken", "x") }, &["-f", "pytorch", "op_generate", "-i", "c.json", "-o", "taken"], 5, &["taken: cannot write"]),
-        case("replay output folder is a file", |d: &Path| { stats("Torch.add.0", json!({}))(d); write(d, "taken", "x") }, &["-f", "pytorch", "replay", "-i", "c.json", "--output-dir", "taken"], 5, &["taken"]),
+        case(
+            "replay --dump missing",
+            |_: &Path| {},
+            &["-f", "pytorch", "replay", "--dump", "nowhere.json", "--output-dir", "out"],
+            4,
+            &["nowhere.json: cannot read dump"],
+        ),
+        case(
+            "replay --filter matching nothing",
+            |d: &Path| write(d, "d.json", statistics_dump().to_string()),
+            &["-f", "pytorch", "replay", "--dump", "d.json", "--filter", "^Nothing", "--output-dir", "out"],
+            4,
+            &["d.json: no API selected"],
+        ),
+        case(
+            "output folder is a file",
+            |d: &Path| {
+                stats("Torch.add.0", json!({}))(d);
+                write(d, "taken", "x")
+            },
+            &["-f", "pytorch", "op_generate", "-i", "c.json", "-o", "taken"],
+            5,
+            &["taken: cannot write"],
+        ),
+        case(
+            "replay output folder is a file",
+            |d: &Path| {
+                stats("Torch.add.0", json!({}))(d);
+                write(d, "taken", "x")
+            },
+            &["-f", "pytorch", "replay", "-i", "c.json", "--output-dir", "taken"],
+            5,
+            &["taken"],
+        ),
     ]
 }
 
@@ -400,7 +668,8 @@ fn check(c: &Case) -> Option<String> {
 
 #[test]
 fn every_bad_input_fails_cleanly() {
-    let cases: Vec<Case> = [config_cases(), dump_cases(), tensor_cases(), path_and_size_cases(), mindtorch_cases(), npu_cases(), output_cases()].into_iter().flatten().collect();
+    let cases: Vec<Case> =
+        [config_cases(), dump_cases(), tensor_cases(), path_and_size_cases(), mindtorch_cases(), npu_cases(), output_cases()].into_iter().flatten().collect();
     assert!(cases.len() >= 60, "{} cases", cases.len());
     let failures: Vec<String> = cases.iter().filter_map(check).collect();
     assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
@@ -451,26 +720,98 @@ fn every_bad_single_compare_run_fails_cleanly() {
     const SC: &[&str] = &["single_compare", "a", "b", "-o", "out"];
     const K: &str = "b/data/k/step0/rank0/micro_step0/k.npy";
     let cases = vec![
-        case("truncated .npy", single_runs(|d: &Path| std::fs::write(d.join(K), &npy_f32(&[4], &[1.0; 4])[..138]).unwrap()), SC, 4, &[K, "expected 16 data bytes for shape [4] and dtype '<f4', found 10"]),
-        case(".npy claiming a huge shape", single_runs(|d: &Path| std::fs::write(d.join(K), common::npy_bytes("<f4", &[1 << 20, 1 << 20], &[0; 16])).unwrap()), SC, 4, &[K, "data bytes for shape [1048576, 1048576]"]),
+        case(
+            "truncated .npy",
+            single_runs(|d: &Path| std::fs::write(d.join(K), &npy_f32(&[4], &[1.0; 4])[..138]).unwrap()),
+            SC,
+            4,
+            &[K, "expected 16 data bytes for shape [4] and dtype '<f4', found 10"],
+        ),
+        case(
+            ".npy claiming a huge shape",
+            single_runs(|d: &Path| std::fs::write(d.join(K), common::npy_bytes("<f4", &[1 << 20, 1 << 20], &[0; 16])).unwrap()),
+            SC,
+            4,
+            &[K, "data bytes for shape [1048576, 1048576]"],
+        ),
         case("not a .npy", single_runs(|d: &Path| std::fs::write(d.join(K), "{\"data\": 1}").unwrap()), SC, 4, &[K, "expected the .npy magic"]),
-        case("step folder that does not parse", single_runs(|d: &Path| std::fs::create_dir_all(d.join("a/data/k/stepX/rank0")).unwrap()), SC, 4, &["a/data/k: expected a folder named step<N> (N a number), got \"stepX\""]),
-        case("rank folder that does not parse", single_runs(|d: &Path| std::fs::create_dir_all(d.join("b/data/k/step0/rank_1")).unwrap()), SC, 4, &["b/data/k/step0: expected a folder named rank<N> (N a number), got \"rank_1\""]),
-        case("micro_step folder that does not parse", single_runs(|d: &Path| std::fs::create_dir_all(d.join("a/data/k/step0/rank0/micro_step1b")).unwrap()), SC, 4, &["got \"micro_step1b\""]),
-        case("step that is a file", single_runs(|d: &Path| write(d, "a/data/k/step3", "x")), SC, 4, &["a/data/k/step3: expected step<N> to be a folder, found a file"]),
-        case(".npy a symlink out of the run", single_runs(|d: &Path| {
-            std::fs::write(d.join("outside.npy"), npy_f32(&[4], &[9.0; 4])).unwrap();
-            std::fs::remove_file(d.join(K)).unwrap();
-            std::os::unix::fs::symlink(d.join("outside.npy"), d.join(K)).unwrap();
-        }), SC, 4, &[K, "refused: it resolves to", "outside.npy"]),
-        case("key folder a symlink out of the run", single_runs(|d: &Path| {
-            std::fs::create_dir_all(d.join("elsewhere/step0/rank0")).unwrap();
-            std::os::unix::fs::symlink(d.join("elsewhere"), d.join("a/data/k2")).unwrap();
-        }), SC, 4, &["a/data/k2: refused: it resolves to", "elsewhere, outside the run folder"]),
-        case("data folder missing", single_runs(|d: &Path| std::fs::remove_dir_all(d.join("b/data")).unwrap()), SC, 4, &["b/data: expected the data folder of a SingleSave run"]),
-        case("a key name with a newline", single_runs(|d: &Path| std::fs::create_dir_all(d.join("a/data/k\nx")).unwrap()), SC, 4, &["a/data: expected printable UTF-8 names, got \"k\\nx\""]),
-        case("no arrays in either run", |d: &Path| ["a/data", "b/data"].iter().for_each(|p| std::fs::create_dir_all(d.join(p)).unwrap()), SC, 4, &["a: expected .npy files under data/<key>/step<N>/rank<R> here or in b, found none"]),
-        case("output path is a file", single_runs(|d: &Path| write(d, "taken", "x")), &["single_compare", "a", "b", "-o", "taken"], 5, &["taken: cannot write: expected a folder, found a file"]),
+        case(
+            "step folder that does not parse",
+            single_runs(|d: &Path| std::fs::create_dir_all(d.join("a/data/k/stepX/rank0")).unwrap()),
+            SC,
+            4,
+            &["a/data/k: expected a folder named step<N> (N a number), got \"stepX\""],
+        ),
+        case(
+            "rank folder that does not parse",
+            single_runs(|d: &Path| std::fs::create_dir_all(d.join("b/data/k/step0/rank_1")).unwrap()),
+            SC,
+            4,
+            &["b/data/k/step0: expected a folder named rank<N> (N a number), got \"rank_1\""],
+        ),
+        case(
+            "micro_step folder that does not parse",
+            single_runs(|d: &Path| std::fs::create_dir_all(d.join("a/data/k/step0/rank0/micro_step1b")).unwrap()),
+            SC,
+            4,
+            &["got \"micro_step1b\""],
+        ),
+        case(
+            "step that is a file",
+            single_runs(|d: &Path| write(d, "a/data/k/step3", "x")),
+            SC,
+            4,
+            &["a/data/k/step3: expected step<N> to be a folder, found a file"],
+        ),
+        case(
+            ".npy a symlink out of the run",
+            single_runs(|d: &Path| {
+                std::fs::write(d.join("outside.npy"), npy_f32(&[4], &[9.0; 4])).unwrap();
+                std::fs::remove_file(d.join(K)).unwrap();
+                std::os::unix::fs::symlink(d.join("outside.npy"), d.join(K)).unwrap();
+            }),
+            SC,
+            4,
+            &[K, "refused: it resolves to", "outside.npy"],
+        ),
+        case(
+            "key folder a symlink out of the run",
+            single_runs(|d: &Path| {
+                std::fs::create_dir_all(d.join("elsewhere/step0/rank0")).unwrap();
+                std::os::unix::fs::symlink(d.join("elsewhere"), d.join("a/data/k2")).unwrap();
+            }),
+            SC,
+            4,
+            &["a/data/k2: refused: it resolves to", "elsewhere, outside the run folder"],
+        ),
+        case(
+            "data folder missing",
+            single_runs(|d: &Path| std::fs::remove_dir_all(d.join("b/data")).unwrap()),
+            SC,
+            4,
+            &["b/data: expected the data folder of a SingleSave run"],
+        ),
+        case(
+            "a key name with a newline",
+            single_runs(|d: &Path| std::fs::create_dir_all(d.join("a/data/k\nx")).unwrap()),
+            SC,
+            4,
+            &["a/data: expected printable UTF-8 names, got \"k\\nx\""],
+        ),
+        case(
+            "no arrays in either run",
+            |d: &Path| ["a/data", "b/data"].iter().for_each(|p| std::fs::create_dir_all(d.join(p)).unwrap()),
+            SC,
+            4,
+            &["a: expected .npy files under data/<key>/step<N>/rank<R> here or in b, found none"],
+        ),
+        case(
+            "output path is a file",
+            single_runs(|d: &Path| write(d, "taken", "x")),
+            &["single_compare", "a", "b", "-o", "taken"],
+            5,
+            &["taken: cannot write: expected a folder, found a file"],
+        ),
     ];
     let failures: Vec<String> = cases.iter().filter_map(check).collect();
     assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
@@ -513,22 +854,94 @@ fn every_bad_nan_analyze_run_fails_cleanly() {
     assert_eq!(o.status.code(), Some(0), "the valid step: {}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(std::fs::read_dir(dir.path().join("out")).unwrap().count(), 1, "the valid step writes its report");
     let cases = vec![
-        case("rank folder without dump.json", nan_step(|d: &Path| std::fs::remove_file(d.join("step0/rank1/dump.json")).unwrap()), NA, 4, &["step0/rank1: no dump.json: a rank folder needs dump.json, construct.json and stack.json"]),
-        case("rank folder without stack.json", nan_step(|d: &Path| std::fs::remove_file(d.join("step0/rank0/stack.json")).unwrap()), NA, 4, &["step0/rank0: no stack.json"]),
-        case("truncated dump", nan_step(|d: &Path| write(d, "step0/rank1/dump.json", r#"{"task": "statistics", "data": {"Torch.add.0.forward": {"input_args": [{"Max": 1.0"#)), NA, 4, &["step0/rank1/dump.json: not a valid msprobe dump.json: the document ends early"]),
-        case("dump entry that is no object", nan_step(|d: &Path| write(d, "step0/rank1/dump.json", r#"{"data": {"Torch.add.0.forward": [1]}}"#)), NA, 4, &["step0/rank1/dump.json: not a valid msprobe dump.json: entry \"Torch.add.0.forward\": expected an object"]),
-        case("dump of another framework", nan_step(|d: &Path| write(d, "step0/rank0/dump.json", r#"{"framework": "mindspore", "data": {}}"#)), NA, 4, &["step0/rank0/dump.json: key \"framework\": the dump was made by \"mindspore\"; nan_analyze reads PyTorch dumps only"]),
-        case("stack.json of the wrong shape", nan_step(|d: &Path| write(d, "step0/rank1/stack.json", r#"{"0": {"ops": ["Torch.add.0.forward"]}}"#)), NA, 4, &["step0/rank1/stack.json: key \"0\": expected a list [[op names], [frames]]"]),
+        case(
+            "rank folder without dump.json",
+            nan_step(|d: &Path| std::fs::remove_file(d.join("step0/rank1/dump.json")).unwrap()),
+            NA,
+            4,
+            &["step0/rank1: no dump.json: a rank folder needs dump.json, construct.json and stack.json"],
+        ),
+        case(
+            "rank folder without stack.json",
+            nan_step(|d: &Path| std::fs::remove_file(d.join("step0/rank0/stack.json")).unwrap()),
+            NA,
+            4,
+            &["step0/rank0: no stack.json"],
+        ),
+        case(
+            "truncated dump",
+            nan_step(|d: &Path| write(d, "step0/rank1/dump.json", r#"{"task": "statistics", "data": {"Torch.add.0.forward": {"input_args": [{"Max": 1.0"#)),
+            NA,
+            4,
+            &["step0/rank1/dump.json: not a valid msprobe dump.json: the document ends early"],
+        ),
+        case(
+            "dump entry that is no object",
+            nan_step(|d: &Path| write(d, "step0/rank1/dump.json", r#"{"data": {"Torch.add.0.forward": [1]}}"#)),
+            NA,
+            4,
+            &["step0/rank1/dump.json: not a valid msprobe dump.json: entry \"Torch.add.0.forward\": expected an object"],
+        ),
+        case(
+            "dump of another framework",
+            nan_step(|d: &Path| write(d, "step0/rank0/dump.json", r#"{"framework": "mindspore", "data": {}}"#)),
+            NA,
+            4,
+            &["step0/rank0/dump.json: key \"framework\": the dump was made by \"mindspore\"; nan_analyze reads PyTorch dumps only"],
+        ),
+        case(
+            "stack.json of the wrong shape",
+            nan_step(|d: &Path| write(d, "step0/rank1/stack.json", r#"{"0": {"ops": ["Torch.add.0.forward"]}}"#)),
+            NA,
+            4,
+            &["step0/rank1/stack.json: key \"0\": expected a list [[op names], [frames]]"],
+        ),
         case("stack.json not an object", nan_step(|d: &Path| write(d, "step0/rank0/stack.json", "[]")), NA, 4, &["step0/rank0/stack.json: expected an object"]),
-        case("construct.json of the wrong shape", nan_step(|d: &Path| write(d, "step0/rank0/construct.json", r#"{"Torch.add.0.forward": 7}"#)), NA, 4, &["step0/rank0/construct.json: key \"Torch.add.0.forward\": expected a parent name, null, or [parent, micro_step]"]),
-        case("construct.json not JSON", nan_step(|d: &Path| write(d, "step0/rank0/construct.json", "{\"a\": ")), NA, 4, &["step0/rank0/construct.json: not valid JSON: EOF while parsing"]),
-        case("-i a file", |d: &Path| write(d, "step0", "x"), NA, 4, &["step0: is not a folder; -i expects a step folder holding rank folders (rank0, rank1, ...)"]),
+        case(
+            "construct.json of the wrong shape",
+            nan_step(|d: &Path| write(d, "step0/rank0/construct.json", r#"{"Torch.add.0.forward": 7}"#)),
+            NA,
+            4,
+            &["step0/rank0/construct.json: key \"Torch.add.0.forward\": expected a parent name, null, or [parent, micro_step]"],
+        ),
+        case(
+            "construct.json not JSON",
+            nan_step(|d: &Path| write(d, "step0/rank0/construct.json", "{\"a\": ")),
+            NA,
+            4,
+            &["step0/rank0/construct.json: not valid JSON: EOF while parsing"],
+        ),
+        case(
+            "-i a file",
+            |d: &Path| write(d, "step0", "x"),
+            NA,
+            4,
+            &["step0: is not a folder; -i expects a step folder holding rank folders (rank0, rank1, ...)"],
+        ),
         case("-i missing", |_: &Path| {}, NA, 4, &["step0: does not exist; -i expects a step folder"]),
-        case("-i without rank folders", |d: &Path| std::fs::create_dir_all(d.join("step0/proc0")).unwrap(), NA, 4, &["step0: holds no rank folder (rank, rank0, rank1, ...)"]),
+        case(
+            "-i without rank folders",
+            |d: &Path| std::fs::create_dir_all(d.join("step0/proc0")).unwrap(),
+            NA,
+            4,
+            &["step0: holds no rank folder (rank, rank0, rank1, ...)"],
+        ),
         case("two folders of one rank", nan_step(|d: &Path| std::fs::create_dir(d.join("step0/rank01")).unwrap()), NA, 4, &["are both rank 1"]),
         case("output path is a file", nan_step(|d: &Path| write(d, "out", "x")), NA, 5, &["out: cannot write: "]),
-        case("-f mindspore", nan_step(|_: &Path| {}), &["-f", "mindspore", "nan_analyze", "-i", "step0", "-o", "out"], 2, &["nan_analyze needs -f pytorch (it analyses PyTorch dumps only, as msprobe)"]),
-        case("no -f", nan_step(|_: &Path| {}), &["nan_analyze", "-i", "step0", "-o", "out"], 2, &["nan_analyze needs -f pytorch (it analyses PyTorch dumps only, as msprobe)"]),
+        case(
+            "-f mindspore",
+            nan_step(|_: &Path| {}),
+            &["-f", "mindspore", "nan_analyze", "-i", "step0", "-o", "out"],
+            2,
+            &["nan_analyze needs -f pytorch (it analyses PyTorch dumps only, as msprobe)"],
+        ),
+        case(
+            "no -f",
+            nan_step(|_: &Path| {}),
+            &["nan_analyze", "-i", "step0", "-o", "out"],
+            2,
+            &["nan_analyze needs -f pytorch (it analyses PyTorch dumps only, as msprobe)"],
+        ),
     ];
     let failures: Vec<String> = cases.iter().filter_map(check).collect();
     assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
@@ -591,8 +1004,12 @@ fn every_bad_checkpoint_fails_cleanly() {
     let o = Command::new(env!("CARGO_BIN_EXE_msprobe")).args(CC).current_dir(dir.path()).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "the valid pair: {}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(std::fs::read_to_string(dir.path().join("out.json")).unwrap(), CKPT_RESULT);
-    let refused = |g: &str| format!("{CK_FILE}: model_optim_rng/data.pkl: refused the global {g}: a tensor or storage needs it, and it is not on the allowlist of data-only classes (the pickle is never executed)");
-    let code = |g: &str| format!("{CK_FILE}: model_optim_rng/data.pkl: refused the global {g}: not on the allowlist of data-only classes (the pickle could run code; it is never executed)");
+    let refused = |g: &str| {
+        format!("{CK_FILE}: model_optim_rng/data.pkl: refused the global {g}: a tensor or storage needs it, and it is not on the allowlist of data-only classes (the pickle is never executed)")
+    };
+    let code = |g: &str| {
+        format!("{CK_FILE}: model_optim_rng/data.pkl: refused the global {g}: not on the allowlist of data-only classes (the pickle could run code; it is never executed)")
+    };
     let with_pickle = |p: &[u8]| rank_file(ckpt_pt(p));
     let no_model = "key 'args.tensor_model_parallel_size': expected an integer of at least 1, got None";
     let swapped = |from: &[u8], to: &[u8]| {
@@ -651,7 +1068,8 @@ fn every_bad_checkpoint_fails_cleanly() {
 }
 
 /// What the compare writes for two checkpoints of [`CKPT_PICKLE`]'s tensor.
-const CKPT_RESULT: &str = "{\n    \"w\": {\n        \"l2\": 0.0,\n        \"cos\": 1.0,\n        \"numel\": 4,\n        \"shape\": [\n            4\n        ]\n    }\n}";
+const CKPT_RESULT: &str =
+    "{\n    \"w\": {\n        \"l2\": 0.0,\n        \"cos\": 1.0,\n        \"numel\": 4,\n        \"shape\": [\n            4\n        ]\n    }\n}";
 
 /// Globals off the allowlist outside the tensors (`args.x` below: a class
 /// of the user's training script named, called by REDUCE or instantiated,
@@ -727,24 +1145,98 @@ fn every_bad_config_check_input_fails_cleanly() {
     let entry = |name: &'static str| config_packs(move |d: &Path| config_pack(&d.join("a.zip"), &[("env", b"{}".to_vec()), (name, b"x".to_vec())]));
     let cases = vec![
         case("entry climbing out with ..", entry("../evil"), CC, 4, &["a.zip: entry \"../evil\": refused: an empty, `.` or `..` path segment"]),
-        case("entry climbing out mid-path", entry("weights/../../evil"), CC, 4, &["a.zip: entry \"weights/../../evil\": refused: an empty, `.` or `..` path segment"]),
+        case(
+            "entry climbing out mid-path",
+            entry("weights/../../evil"),
+            CC,
+            4,
+            &["a.zip: entry \"weights/../../evil\": refused: an empty, `.` or `..` path segment"],
+        ),
         case("absolute entry", entry("/tmp/evil"), CC, 4, &["a.zip: entry \"/tmp/evil\": refused: an absolute path"]),
         case("entry both file and folder", entry("env/x"), CC, 4, &["a.zip: entry \"env\" is both a file and a folder"]),
-        case("zip bomb declaring its size", zip_bomb(0xF000_0000), CC, 4, &["a.zip: entry \"env\": expands to 4026531840 bytes, over the limit of 1073741824 bytes an entry"]),
+        case(
+            "zip bomb declaring its size",
+            zip_bomb(0xF000_0000),
+            CC,
+            4,
+            &["a.zip: entry \"env\": expands to 4026531840 bytes, over the limit of 1073741824 bytes an entry"],
+        ),
         case("zip bomb understating its size", zip_bomb(100), CC, 4, &["a.zip: entry \"env\": corrupt: File is larger than its declared uncompressed size"]),
         case("not a zip", config_packs(|d: &Path| write(d, "b.zip", "PK but not really")), CC, 4, &["b.zip: not a zip archive"]),
         case("pack missing", config_packs(|d: &Path| std::fs::remove_file(d.join("b.zip")).unwrap()), CC, 4, &["b.zip: cannot read"]),
-        case("a folder that is no checkpoint", config_packs(|d: &Path| std::fs::create_dir(d.join("dir")).unwrap()), &["-f", "pytorch", "config_check", "-c", "a.zip", "dir", "-o", "out"], 4, &["dir: is a folder; expected a config pack (.zip)"]),
-        case("env not JSON", config_packs(|d: &Path| config_pack(&d.join("b.zip"), &[("env", b"{\"A\": ".to_vec())])), CC, 4, &["b.zip: entry \"env\": not valid JSON: EOF while parsing"]),
-        case("weights outside step/rank", config_packs(|d: &Path| ["a.zip", "b.zip"].iter().for_each(|z| config_pack(&d.join(z), &[("weights/w.json", b"{}".to_vec())]))), CC, 4, &["a.zip: entry \"weights/w.json\": expected weights/step<N>/rank<N>/weight.json"]),
-        case("weight without its statistics", config_packs(|d: &Path| ["a.zip", "b.zip"].iter().for_each(|z| config_pack(&d.join(z), &[("weights/step0/rank0/weight.json", b"{\"w\": {\"max\": 1}}".to_vec())]))), CC, 4, &["entry \"weights/step0/rank0/weight.json\": key \"w\": expected {\"max\", \"min\", \"mean\", \"norm\"} numbers"]),
-        case("output folder is a file", config_packs(|d: &Path| write(d, "taken", "x")), &["-f", "pytorch", "config_check", "-c", "a.zip", "b.zip", "-o", "taken"], 5, &["taken: cannot write"]),
-        case("-o not ending with .zip", |_: &Path| {}, &["-f", "pytorch", "config_check", "-d", "-o", "pack.tar"], 2, &["config_check -o pack.tar: the pack's name must end with .zip"]),
-        case("-d file of another kind", |d: &Path| write(d, "notes.txt", "--lr 1"), &["-f", "pytorch", "config_check", "-d", "notes.txt", "-o", "p.zip"], 4, &["notes.txt: expected a .sh launch script or a .yaml/.yml config"]),
+        case(
+            "a folder that is no checkpoint",
+            config_packs(|d: &Path| std::fs::create_dir(d.join("dir")).unwrap()),
+            &["-f", "pytorch", "config_check", "-c", "a.zip", "dir", "-o", "out"],
+            4,
+            &["dir: is a folder; expected a config pack (.zip)"],
+        ),
+        case(
+            "env not JSON",
+            config_packs(|d: &Path| config_pack(&d.join("b.zip"), &[("env", b"{\"A\": ".to_vec())])),
+            CC,
+            4,
+            &["b.zip: entry \"env\": not valid JSON: EOF while parsing"],
+        ),
+        case(
+            "weights outside step/rank",
+            config_packs(|d: &Path| ["a.zip", "b.zip"].iter().for_each(|z| config_pack(&d.join(z), &[("weights/w.json", b"{}".to_vec())]))),
+            CC,
+            4,
+            &["a.zip: entry \"weights/w.json\": expected weights/step<N>/rank<N>/weight.json"],
+        ),
+        case(
+            "weight without its statistics",
+            config_packs(|d: &Path| {
+                ["a.zip", "b.zip"].iter().for_each(|z| config_pack(&d.join(z), &[("weights/step0/rank0/weight.json", b"{\"w\": {\"max\": 1}}".to_vec())]))
+            }),
+            CC,
+            4,
+            &["entry \"weights/step0/rank0/weight.json\": key \"w\": expected {\"max\", \"min\", \"mean\", \"norm\"} numbers"],
+        ),
+        case(
+            "output folder is a file",
+            config_packs(|d: &Path| write(d, "taken", "x")),
+            &["-f", "pytorch", "config_check", "-c", "a.zip", "b.zip", "-o", "taken"],
+            5,
+            &["taken: cannot write"],
+        ),
+        case(
+            "-o not ending with .zip",
+            |_: &Path| {},
+            &["-f", "pytorch", "config_check", "-d", "-o", "pack.tar"],
+            2,
+            &["config_check -o pack.tar: the pack's name must end with .zip"],
+        ),
+        case(
+            "-d file of another kind",
+            |d: &Path| write(d, "notes.txt", "--lr 1"),
+            &["-f", "pytorch", "config_check", "-d", "notes.txt", "-o", "p.zip"],
+            4,
+            &["notes.txt: expected a .sh launch script or a .yaml/.yml config"],
+        ),
         case("-d file missing", |_: &Path| {}, &["-f", "pytorch", "config_check", "-d", "train.sh", "-o", "p.zip"], 4, &["train.sh: cannot read"]),
-        case("-d YAML with an anchor", |d: &Path| write(d, "c.yaml", "base: &b 1\n"), &["-f", "pytorch", "config_check", "-d", "c.yaml", "-o", "p.zip"], 4, &["c.yaml: line 1: anchors and aliases are not supported"]),
-        case("-o an existing file that is no pack", |d: &Path| write(d, "p.zip", "not a zip"), &["-f", "pytorch", "config_check", "-d", "-o", "p.zip"], 4, &["p.zip: -o names an existing file that is not a config pack to add to: not a zip archive"]),
-        case("neither -d nor -c", |_: &Path| {}, &["-f", "pytorch", "config_check"], 2, &["config_check needs -d [FILES...] to pack this environment or -c BENCH CMP to compare two packs"]),
+        case(
+            "-d YAML with an anchor",
+            |d: &Path| write(d, "c.yaml", "base: &b 1\n"),
+            &["-f", "pytorch", "config_check", "-d", "c.yaml", "-o", "p.zip"],
+            4,
+            &["c.yaml: line 1: anchors and aliases are not supported"],
+        ),
+        case(
+            "-o an existing file that is no pack",
+            |d: &Path| write(d, "p.zip", "not a zip"),
+            &["-f", "pytorch", "config_check", "-d", "-o", "p.zip"],
+            4,
+            &["p.zip: -o names an existing file that is not a config pack to add to: not a zip archive"],
+        ),
+        case(
+            "neither -d nor -c",
+            |_: &Path| {},
+            &["-f", "pytorch", "config_check"],
+            2,
+            &["config_check needs -d [FILES...] to pack this environment or -c BENCH CMP to compare two packs"],
+        ),
         case("no -f", config_packs(|_: &Path| {}), &["config_check", "-c", "a.zip", "b.zip"], 2, &["config_check needs -f pytorch or -f mindspore"]),
     ];
     let failures: Vec<String> = cases.iter().filter_map(check).collect();

@@ -26,11 +26,7 @@ fn statistics_dump() -> PathBuf {
 }
 
 fn scripts_in(dir: &Path) -> BTreeSet<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".py"))
-        .collect()
+    std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| n.ends_with(".py")).collect()
 }
 
 fn manifest(path: &Path) -> serde_json::Value {
@@ -76,7 +72,10 @@ fn all_then_check_then_drift() {
     assert_eq!(stdout.lines().count(), 2, "{stdout}");
 
     // A narrower selection makes the manifest's other files "extra".
-    let o = msprobe(dir.path(), &["-f", "pytorch", "op_generate", "-i", "cfg.json", "-o", "out", "--filter", "^Torch\\.matmul\\.", "--propagation", "both", "--check"]);
+    let o = msprobe(
+        dir.path(),
+        &["-f", "pytorch", "op_generate", "-i", "cfg.json", "-o", "out", "--filter", "^Torch\\.matmul\\.", "--propagation", "both", "--check"],
+    );
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stdout).contains("extra: out/Functional.gelu.0.forward.py"));
 }
@@ -174,7 +173,8 @@ fn a_killed_run_leaves_only_complete_scripts() {
             data.insert(format!("{}.{}.{}.{}", p[0], p[1], n + rep * 1000, p[3]), e.clone());
         }
     }
-    std::fs::write(&big, serde_json::json!({"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": data}).to_string()).unwrap();
+    std::fs::write(&big, serde_json::json!({"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": data}).to_string())
+        .unwrap();
     let cfg = serde_json::json!({"dump_json_path": big});
     std::fs::write(dir.path().join("cfg.json"), cfg.to_string()).unwrap();
     let args = ["-f", "pytorch", "op_generate", "-i", "cfg.json", "--all", "-q"];
@@ -318,7 +318,8 @@ fn a_shared_module_batch_is_at_most_a_fifth_of_the_standalone_batch() {
 fn an_msadapter_dump_batch_is_rust_projects_or_scripts() {
     let dump = repo().join("tests/fixtures/mindtorch/attention/26.2.0/tensor");
     let dir = setup(&dump.join("dump.json"));
-    let o = msprobe(dir.path(), &["-f", "mindspore", "op_generate", "-i", "cfg.json", "-o", "out", "--all", "--lang", "rust", "--propagation", "both", "--quiet"]);
+    let o =
+        msprobe(dir.path(), &["-f", "mindspore", "op_generate", "-i", "cfg.json", "-o", "out", "--all", "--lang", "rust", "--propagation", "both", "--quiet"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let m = manifest(&dir.path().join("out/manifest.json"));
     assert_eq!((m["framework"].as_str(), m["lang"].as_str()), (Some("mindtorch"), Some("rust")));
@@ -326,7 +327,10 @@ fn an_msadapter_dump_batch_is_rust_projects_or_scripts() {
     assert_eq!(m["scripts"].as_array().unwrap().len(), 2 * (29 + 25));
     let main = std::fs::read_to_string(dir.path().join("out/Torch.matmul.0.backward/src/main.rs")).unwrap();
     assert!(main.contains("framework: Framework::MindTorch,"));
-    let o = msprobe(dir.path(), &["-f", "mindspore", "op_generate", "-i", "cfg.json", "-o", "out", "--all", "--lang", "rust", "--propagation", "both", "--check", "--quiet"]);
+    let o = msprobe(
+        dir.path(),
+        &["-f", "mindspore", "op_generate", "-i", "cfg.json", "-o", "out", "--all", "--lang", "rust", "--propagation", "both", "--check", "--quiet"],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let o = msprobe(dir.path(), &["-f", "mindspore", "op_generate", "-i", "cfg.json", "-o", "py", "--all", "--propagation", "both", "--quiet"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));

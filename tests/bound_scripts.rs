@@ -59,7 +59,8 @@ fn generate(flag: &str, dump: &Path, out: &Path) -> Vec<PathBuf> {
         .output()
         .unwrap();
     assert!(o.status.success(), "op_generate: {}", String::from_utf8_lossy(&o.stderr));
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&scripts).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "py")).collect();
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(&scripts).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "py")).collect();
     files.sort();
     files
 }
@@ -79,7 +80,21 @@ fn run_scripts(interpreter: &Path, scripts: &[PathBuf], args: &[&str], out: &Pat
 fn native(flag: &str, dump: &Path, out: &Path) -> BTreeMap<String, Vec<Row>> {
     let dir = out.join("native");
     let o = Command::new(env!("CARGO_BIN_EXE_msprobe"))
-        .args(["-f", flag, "replay", "--dump", dump.to_str().unwrap(), "--standard", "bound", "--data-mode", "real_data", "--output-dir", dir.to_str().unwrap(), "--top", "1"])
+        .args([
+            "-f",
+            flag,
+            "replay",
+            "--dump",
+            dump.to_str().unwrap(),
+            "--standard",
+            "bound",
+            "--data-mode",
+            "real_data",
+            "--output-dir",
+            dir.to_str().unwrap(),
+            "--top",
+            "1",
+        ])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "native replay: {}", String::from_utf8_lossy(&o.stderr));
@@ -137,7 +152,12 @@ fn pytorch_gpt2_block_scripts_pass_under_bound_as_the_native_replay() {
 fn mindspore_transformer_misc_scripts_pass_under_bound_as_the_native_replay() {
     // The native replay compares Mint.split's recorded gradient as sorted values (a
     // tensor msprobe dumped in another memory layout) and marks it a warning.
-    scripts_agree_with_the_native_replay(&python(), "mindspore", "tests/fixtures/zoo/mindspore/ms_transformer_misc/tensor/dump.json", &["Mint.split.0.backward.output.0"]);
+    scripts_agree_with_the_native_replay(
+        &python(),
+        "mindspore",
+        "tests/fixtures/zoo/mindspore/ms_transformer_misc/tensor/dump.json",
+        &["Mint.split.0.backward.output.0"],
+    );
 }
 
 #[test]
@@ -150,8 +170,15 @@ fn msadapter_attention_scripts_pass_under_bound_as_the_native_replay() {
 fn perturbed_outputs_are_beyond_the_bound() {
     let tmp = tempfile::tempdir().unwrap();
     let dump = repo().join("tests/fixtures/zoo/pytorch/gpt2_block/tensor/dump.json");
-    let wanted = ["Functional.gelu.0.backward.py", "Functional.linear.0.forward.py", "Functional.softmax.0.backward.py", "Tensor.__add__.0.forward.py", "Functional.layer_norm.0.backward.py"];
-    let scripts: Vec<PathBuf> = generate("pytorch", &dump, tmp.path()).into_iter().filter(|s| wanted.contains(&s.file_name().unwrap().to_str().unwrap())).collect();
+    let wanted = [
+        "Functional.gelu.0.backward.py",
+        "Functional.linear.0.forward.py",
+        "Functional.softmax.0.backward.py",
+        "Tensor.__add__.0.forward.py",
+        "Functional.layer_norm.0.backward.py",
+    ];
+    let scripts: Vec<PathBuf> =
+        generate("pytorch", &dump, tmp.path()).into_iter().filter(|s| wanted.contains(&s.file_name().unwrap().to_str().unwrap())).collect();
     assert_eq!(scripts.len(), wanted.len());
     let codes = run_scripts(&python(), &scripts, &["--perturb", "1e-3"], tmp.path());
     assert!(codes.values().all(|c| *c == 3), "{codes:?}");

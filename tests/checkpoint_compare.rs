@@ -150,7 +150,11 @@ fn tp2_pp2_checkpoints_match_numpy() {
     assert_eq!(outcome.compared, 4 * 9 + 3);
     agrees_with_832(&read_output(&outcome.output), &msprobe_832(dir.path(), &[(&a, &b)])[0], (2, 2));
     // The binary writes the same file, and names it.
-    let o = Command::new(env!("CARGO_BIN_EXE_msprobe")).args(["-f", "pytorch", "config_check", "-c", "a", "b", "-o", "cli.json"]).current_dir(dir.path()).output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_msprobe"))
+        .args(["-f", "pytorch", "config_check", "-c", "a", "b", "-o", "cli.json"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(stdout.ends_with("Comparison results written to cli.json\n") && stdout.starts_with("39 parameters compared in "), "{stdout}");

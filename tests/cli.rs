@@ -68,7 +68,8 @@ fn writes_script_and_extract_file() {
 #[test]
 fn accepts_msprobe_flag_spellings_and_a_dump_folder() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("c.json"), serde_json::json!({"dump_json_path": fixture("mindspore/tensor"), "api_name": "Mint.add.0"}).to_string()).unwrap();
+    std::fs::write(dir.path().join("c.json"), serde_json::json!({"dump_json_path": fixture("mindspore/tensor"), "api_name": "Mint.add.0"}).to_string())
+        .unwrap();
     let o = msprobe(&["--framework", "mindspore", "op_generate", "--config_input", "c.json", "--api_output_path", "o"], dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(dir.path().join("o/Mint.add.0.forward.py").is_file());
@@ -80,11 +81,17 @@ fn config_errors_name_file_key_and_expectation() {
     let dump = fixture("pytorch/statistics/dump.json");
     let cases = [
         (serde_json::json!({"dump_json_path": dump, "api_name": "../../etc/passwd"}), "key \"api_name\": expected <Prefix>.<op>.<N>"),
-        (serde_json::json!({"dump_json_path": dump, "api_name": "Torch.matmul.0", "iter_times": 1001}), "key \"iter_times\": expected an integer from 1 to 1000"),
+        (
+            serde_json::json!({"dump_json_path": dump, "api_name": "Torch.matmul.0", "iter_times": 1001}),
+            "key \"iter_times\": expected an integer from 1 to 1000",
+        ),
         (serde_json::json!({"dump_json_path": dump, "api_name": "Torch.matmul.0", "data_mode": "real"}), "key \"data_mode\""),
         (serde_json::json!({"dump_json_path": dump, "api_name": "Torch.matmul.0", "random_seed": -1}), "key \"random_seed\""),
         (serde_json::json!({"api_name": "Torch.matmul.0"}), "key \"dump_json_path\""),
-        (serde_json::json!({"dump_json_path": dump, "api_name": "Torch.matmul.0", "standard": "strict"}), "key \"standard\": expected \"msprobe\", \"api\" or \"bound\""),
+        (
+            serde_json::json!({"dump_json_path": dump, "api_name": "Torch.matmul.0", "standard": "strict"}),
+            "key \"standard\": expected \"msprobe\", \"api\" or \"bound\"",
+        ),
     ];
     // An invalid config has its own exit code, 7 (3 is an inaccurate result).
     for (cfg, needle) in cases {
@@ -100,7 +107,11 @@ fn dump_errors_are_exit_4_and_name_the_dump() {
     let pt = fixture("pytorch/statistics/dump.json");
     let cases: Vec<(&str, serde_json::Value, Vec<&str>)> = vec![
         ("pytorch", serde_json::json!({"dump_json_path": pt, "api_name": "Torch.matmul.99"}), vec!["API Torch.matmul.99 not found", "dump.json"]),
-        ("pytorch", serde_json::json!({"dump_json_path": pt, "api_name": "Torch.stack.0", "propagation": "backward"}), vec!["no \"Torch.stack.0.backward\" entry"]),
+        (
+            "pytorch",
+            serde_json::json!({"dump_json_path": pt, "api_name": "Torch.stack.0", "propagation": "backward"}),
+            vec!["no \"Torch.stack.0.backward\" entry"],
+        ),
         ("pytorch", serde_json::json!({"dump_json_path": pt, "api_name": "Torch.matmul.0", "data_mode": "real_data"}), vec!["real_data"]),
         ("mindspore", serde_json::json!({"dump_json_path": pt, "api_name": "Tensor.add.0"}), vec!["made by \"pytorch\"", "-f mindspore"]),
         ("pytorch", serde_json::json!({"dump_json_path": pt, "api_name": "Mint.add.0"}), vec!["prefix Mint is not replayable for pytorch dumps"]),
@@ -112,7 +123,11 @@ fn dump_errors_are_exit_4_and_name_the_dump() {
     std::fs::write(dir.path().join("bad.json"), "{\"data\": {\"Torch.matmul.0.forward\": {\"input_args\": [1,]}}}").unwrap();
     let cfg = serde_json::json!({"dump_json_path": "bad.json", "api_name": "Torch.matmul.0"});
     assert_fails(&generate("pytorch", cfg, dir.path()), 4, &["bad.json: not a valid msprobe dump.json", "line 1 column"], dir.path());
-    std::fs::write(dir.path().join("bad2.json"), "{\"data\": {\"Torch.matmul.0.forward\": {\"input_args\": [{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [2, -1]}]}}}").unwrap();
+    std::fs::write(
+        dir.path().join("bad2.json"),
+        "{\"data\": {\"Torch.matmul.0.forward\": {\"input_args\": [{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [2, -1]}]}}}",
+    )
+    .unwrap();
     let cfg = serde_json::json!({"dump_json_path": "bad2.json", "api_name": "Torch.matmul.0"});
     assert_fails(&generate("pytorch", cfg, dir.path()), 4, &["Torch.matmul.0.forward.input_args[0].shape: expected non-negative dimensions"], dir.path());
 }

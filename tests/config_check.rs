@@ -68,7 +68,13 @@ fn sheets(xlsx: &Path) -> Value {
 /// `dir/out`): its result.xlsx read as [`sheets`] reads ours.
 fn compare_832(dir: &Path, bench: &str, cmp: &str, out: &str) -> Value {
     const COMPARE: &str = "import contextlib, io, json, sys, openpyxl\nfrom msprobe.core.config_check import ConfigChecker\nwith contextlib.redirect_stdout(io.StringIO()):\n    ConfigChecker.compare(*sys.argv[1:4])\nwb = openpyxl.load_workbook(sys.argv[3] + '/result.xlsx')\nprint(json.dumps([[ws.title, [[c.value for c in r] for r in ws.iter_rows()]] for ws in wb]))";
-    let o = Command::new(python()).args(["-c", COMPARE, bench, cmp, out]).current_dir(dir).env("PYTHONPATH", common::msprobe_832()).env("PYTHONDONTWRITEBYTECODE", "1").output().unwrap();
+    let o = Command::new(python())
+        .args(["-c", COMPARE, bench, cmp, out])
+        .current_dir(dir)
+        .env("PYTHONPATH", common::msprobe_832())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
     assert!(o.status.success(), "msprobe 8.3.2's compare: {}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout).unwrap()
 }
@@ -87,9 +93,21 @@ fn two_packs(dir: &Path) {
         let python = fake_python(&d, torch);
         std::fs::write(d.join("train.sh"), format!("LR={lr}\ntorchrun --nproc_per_node 8 pretrain.py --lr $LR --seed 42 --no-shuffle\n")).unwrap();
         write_zip(&d.join("pack.zip"), &[("weights/step0/rank0/weight.json", weights(max_w2))]);
-        let o = msprobe(&d, &["-f", "pytorch", "config_check", "-d", "train.sh", "-o", "pack.zip"], &[("MSPROBE_PYTHON", python.to_str().unwrap()), ("ASCEND_HOME_PATH", "/usr/local/Ascend"), ("HCCL_DETERMINISTIC", deterministic), ("SECRET_TOKEN", "x")]);
+        let o = msprobe(
+            &d,
+            &["-f", "pytorch", "config_check", "-d", "train.sh", "-o", "pack.zip"],
+            &[
+                ("MSPROBE_PYTHON", python.to_str().unwrap()),
+                ("ASCEND_HOME_PATH", "/usr/local/Ascend"),
+                ("HCCL_DETERMINISTIC", deterministic),
+                ("SECRET_TOKEN", "x"),
+            ],
+        );
         assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-        assert_eq!(String::from_utf8_lossy(&o.stdout), "packed 2 environment variables, 2 packages, 4 hyperparameters, kept 1 entries of the existing pack: pack.zip\n");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            "packed 2 environment variables, 2 packages, 4 hyperparameters, kept 1 entries of the existing pack: pack.zip\n"
+        );
     }
 }
 
@@ -100,12 +118,18 @@ fn packs_differing_in_one_of_each_part_say_exactly_that() {
     two_packs(d);
     let bench = d.join("bench/pack.zip");
     assert_eq!(names(&bench), vec!["env", "pip", "hyperparameters/hyperparameters_static.json", "weights/step0/rank0/weight.json"]);
-    assert_eq!(serde_json::from_str::<Value>(&read_entry(&bench, "env")).unwrap(), json!({"ASCEND_HOME_PATH": "/usr/local/Ascend", "HCCL_DETERMINISTIC": "true"}));
+    assert_eq!(
+        serde_json::from_str::<Value>(&read_entry(&bench, "env")).unwrap(),
+        json!({"ASCEND_HOME_PATH": "/usr/local/Ascend", "HCCL_DETERMINISTIC": "true"})
+    );
     assert_eq!(read_entry(&bench, "pip"), "numpy=1.26.4\ntorch=2.1.0\n");
 
     let o = msprobe(d, &["-f", "pytorch", "config_check", "-c", "bench/pack.zip", "cmp/pack.zip", "-o", "out"], &[]);
     assert_eq!(o.status.code(), Some(9), "a required check failed: {}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(String::from_utf8_lossy(&o.stdout), "env: error\npip: error\nweights: error\nhyperparameters: error\nconfig checking result saved to out/result.xlsx\n");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "env: error\npip: error\nweights: error\nhyperparameters: error\nconfig checking result saved to out/result.xlsx\n"
+    );
     assert_eq!(String::from_utf8_lossy(&o.stderr), "msprobe: warning: not compared, a pack lacks their part: dataset\n");
     assert_eq!(std::fs::read_to_string(d.join("out/cmp/env")).unwrap(), read_entry(&d.join("cmp/pack.zip"), "env"), "the packs are extracted");
     let ours = sheets(&d.join("out/result.xlsx"));
@@ -113,17 +137,29 @@ fn packs_differing_in_one_of_each_part_say_exactly_that() {
         ours,
         json!([
             ["summary", [["filename", "pass_check"], ["env", "error"], ["pip", "error"], ["weights", "error"], ["hyperparameters", "error"]]],
-            ["env", [["bench_env_name", "cmp_env_name", "bench_value", "cmp_value", "level"], ["HCCL_DETERMINISTIC", "HCCL_DETERMINISTIC", "true", "false", "error"]]],
+            [
+                "env",
+                [
+                    ["bench_env_name", "cmp_env_name", "bench_value", "cmp_value", "level"],
+                    ["HCCL_DETERMINISTIC", "HCCL_DETERMINISTIC", "true", "false", "error"]
+                ]
+            ],
             ["pip", [["package", "bench version", "cmp version", "level"], ["torch", "2.1.0", "2.4.0", "error"]]],
-            ["weights", [
-                ["step", "rank", "weight_name", "equal", "max_relative_diff", "min_relative_diff", "mean_relative_diff", "norm_relative_diff"],
-                [0, 0, "w1", true, 0, 0, null, 0],
-                [0, 0, "w2", false, 0.5, 0, null, 0]
-            ]],
-            ["hyperparameters", [
-                ["file_name", "bench_para", "cmp_para", "bench_value", "cmp_value", "matched_with", "level"],
-                ["hyperparameters_static.json", "lr", "lr", "1e-4", "2e-4", "pure name", "error"]
-            ]]
+            [
+                "weights",
+                [
+                    ["step", "rank", "weight_name", "equal", "max_relative_diff", "min_relative_diff", "mean_relative_diff", "norm_relative_diff"],
+                    [0, 0, "w1", true, 0, 0, null, 0],
+                    [0, 0, "w2", false, 0.5, 0, null, 0]
+                ]
+            ],
+            [
+                "hyperparameters",
+                [
+                    ["file_name", "bench_para", "cmp_para", "bench_value", "cmp_value", "matched_with", "level"],
+                    ["hyperparameters_static.json", "lr", "lr", "1e-4", "2e-4", "pure name", "error"]
+                ]
+            ]
         ])
     );
     // msprobe 8.3.2's own compare on the same packs: the same workbook but
@@ -264,7 +300,11 @@ fn compare_routes_checkpoint_folders_and_refuses_both_modes() {
     }
     let o = msprobe(d, &["-f", "pytorch", "config_check", "-c", "c1", "c2"], &[]);
     assert_eq!(o.status.code(), Some(4));
-    assert_eq!(String::from_utf8_lossy(&o.stderr), "msprobe: error: c1/iter_0000001: expected the iteration folder that latest_checkpointed_iteration.txt names, it does not exist\n", "a checkpoint compare");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "msprobe: error: c1/iter_0000001: expected the iteration folder that latest_checkpointed_iteration.txt names, it does not exist\n",
+        "a checkpoint compare"
+    );
     let o = msprobe(d, &["-f", "pytorch", "config_check", "-d", "-c", "c1", "c2"], &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).starts_with("error: the argument '--dump [<FILE>...]' cannot be used with '--compare <BENCH> <CMP>'"));

@@ -21,8 +21,7 @@ use msprobe::model::Framework::{self, MindSpore, MindTorch, PyTorch};
 
 const DETAILS_HEADER: &str = "API Name,Bench Dtype,Tested Dtype,Shape,Cosine,MaxAbsErr,MaxRelativeErr,Status,Message";
 /// The details header under `--standard api`.
-const API_DETAILS_HEADER: &str =
-    "API Name,Bench Dtype,Tested Dtype,Shape,Cosine,MaxAbsErr,MaxRelativeErr,Status,Message,Standard,Standard Metrics";
+const API_DETAILS_HEADER: &str = "API Name,Bench Dtype,Tested Dtype,Shape,Cosine,MaxAbsErr,MaxRelativeErr,Status,Message,Standard,Standard Metrics";
 const RESULT_HEADER: &str = "API Name,Forward Test Success,Backward Test Success,Message";
 /// The end of every row's Message: what was compared.
 const TORCH_SIDES: &str = "tested: torch on cpu in the dumped dtype; bench: torch on cpu at raised precision";
@@ -212,7 +211,17 @@ fn an_api_without_a_kernel_is_a_skip_row() {
     for ((api, raised), o) in apis.iter().zip(outcomes.chunks(3)) {
         // A call that did not run compared nothing: no tested/bench suffix.
         let message = format!("cannot replay here: the tested call raised {raised}");
-        let row = vec![format!("{api}.forward"), String::new(), String::new(), String::new(), String::new(), String::new(), String::new(), "skip".into(), message.clone()];
+        let row = vec![
+            format!("{api}.forward"),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            "skip".into(),
+            message.clone(),
+        ];
         let result = vec![vec![api.to_string(), "skip".into(), String::new(), format!("{api}.forward: {message}")]];
         let (plain, allowed, api_standard) = (&o[0], &o[1], &o[2]);
         assert_eq!((plain.code, &plain.details, &plain.results), (8, &vec![row.clone()], &result), "{plain:?}");
@@ -306,7 +315,9 @@ fn the_bench_raises_dtype_arguments() {
     let mut cfg: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&example).unwrap()).unwrap();
     cfg.remove("extract_api_path"); // the test writes nothing beside the example
     let (config, _) = msprobe::config::OpConfig::from_object(&cfg, &example, example.parent().unwrap()).unwrap();
-    let Ok(msprobe::op_generate::Outcome::Single(done)) = msprobe::op_generate::run(&common::single(PyTorch, config, out.path(), msprobe::render::Lang::Python)) else {
+    let Ok(msprobe::op_generate::Outcome::Single(done)) =
+        msprobe::op_generate::run(&common::single(PyTorch, config, out.path(), msprobe::render::Lang::Python))
+    else {
         panic!("op_generate failed")
     };
     let o = run_harness(&[(done.files[0].clone(), vec![])], out.path()).remove(0);
@@ -367,7 +378,10 @@ fn the_api_standard_writes_eleven_columns() {
 #[test]
 fn the_api_standards_reference_rules_fail_against_a_planted_reference() {
     let out = tempfile::tempdir().unwrap();
-    let cases = [Case::new(PyTorch, "pytorch/tensor", "Torch.matmul.0", "backward", "real_data"), Case::new(MindSpore, "mindspore/tensor", "Mint.matmul.0", "backward", "real_data")];
+    let cases = [
+        Case::new(PyTorch, "pytorch/tensor", "Torch.matmul.0", "backward", "real_data"),
+        Case::new(MindSpore, "mindspore/tensor", "Mint.matmul.0", "backward", "real_data"),
+    ];
     let runs: Vec<(PathBuf, Vec<&str>)> = cases.iter().map(|c| (c.generate(out.path()), vec!["--standard", "api", "--perturb", "0.001"])).collect();
     let outcomes = run_harness(&runs, out.path());
     let note = "the reference run is the tested run before --perturb, so this rule judges the perturbation";
@@ -640,11 +654,8 @@ fn shared_module_scripts_run_to_a_verdict() {
     };
     let pytorch = batch("pytorch", "pytorch/statistics", "^(Torch\\.matmul|Functional\\.softmax)\\.0$");
     let mindspore = batch("mindspore", "mindspore/statistics", "^Functional\\.gather\\.0$");
-    let scripts = [
-        pytorch.join("Torch.matmul.0.forward.py"),
-        pytorch.join("Functional.softmax.0.backward.py"),
-        mindspore.join("Functional.gather.0.forward.py"),
-    ];
+    let scripts =
+        [pytorch.join("Torch.matmul.0.forward.py"), pytorch.join("Functional.softmax.0.backward.py"), mindspore.join("Functional.gather.0.forward.py")];
     for s in &scripts {
         let text = std::fs::read_to_string(s).unwrap();
         assert!(text.contains("from msprobe_repro_") && !text.contains("def judge("), "{}: imports the machinery", s.display());
@@ -714,10 +725,7 @@ fn the_documents_msadapter_example_runs_under_msadapter() {
         let rows: Vec<(&str, &str, &str)> = rows.iter().map(|(n, s, m)| (n.as_str(), s.as_str(), m.as_str())).collect();
         assert_eq!(
             (code, rows),
-            (0, vec![
-                ("Tensor.reshape.779.forward.output.0", "pass", MSADAPTER_SIDES),
-                ("Tensor.reshape.779.backward.output.0", "pass", MSADAPTER_SIDES),
-            ]),
+            (0, vec![("Tensor.reshape.779.forward.output.0", "pass", MSADAPTER_SIDES), ("Tensor.reshape.779.backward.output.0", "pass", MSADAPTER_SIDES),]),
             "{env:?}: {stderr}"
         );
     }
@@ -755,7 +763,8 @@ fn every_msadapter_fixture_script_runs_to_a_verdict() {
                     .output()
                     .unwrap();
                 assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
-                let mut scripts: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "py")).collect();
+                let mut scripts: Vec<PathBuf> =
+                    std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "py")).collect();
                 scripts.sort();
                 generated.push(scripts.len());
                 all.extend(scripts.into_iter().map(|s| (model, name.clone(), s)));
@@ -839,7 +848,8 @@ fn msadapter_shared_module_scripts_run_to_a_verdict() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let module = format!("{}.py", msprobe::render::machinery::shared_module_name(MindTorch));
     assert!(dir.join(&module).exists(), "{module}");
-    let mut scripts: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "py") && !p.ends_with(&module)).collect();
+    let mut scripts: Vec<PathBuf> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "py") && !p.ends_with(&module)).collect();
     scripts.sort();
     assert_eq!(scripts.len(), 6, "{scripts:?}");
     let mut runs: Vec<(PathBuf, Vec<&str>)> = scripts.iter().map(|s| (s.clone(), vec![])).collect();
@@ -855,5 +865,9 @@ fn msadapter_shared_module_scripts_run_to_a_verdict() {
     }
     let folder = msadapter_folder();
     let (code, stderr, rows) = run_script_in(&mindtorch_python(), &scripts[0], &[("PYTHONPATH", &folder)]);
-    assert!(code == 0 && !rows.is_empty() && rows.iter().all(|(_, s, m)| s == "pass" && m == MSADAPTER_SIDES), "{}: {code} {rows:?}\n{stderr}", scripts[0].display());
+    assert!(
+        code == 0 && !rows.is_empty() && rows.iter().all(|(_, s, m)| s == "pass" && m == MSADAPTER_SIDES),
+        "{}: {code} {rows:?}\n{stderr}",
+        scripts[0].display()
+    );
 }

@@ -42,7 +42,10 @@ fn other_subcommands_reach_mindstudio_probe_unchanged_with_their_exit_code() {
     for bin in [env!("CARGO_BIN_EXE_msprobe"), env!("CARGO_BIN_EXE_msprobe-rs")] {
         let o = run(bin, probe.path(), &["-f", "pytorch", "compare", "-i", "a.json", "-o", "out dir", "7"]);
         assert_eq!(o.status.code(), Some(7), "{}", String::from_utf8_lossy(&o.stderr));
-        assert_eq!(stdout_json(&o), serde_json::json!({"argv": ["msprobe", "-f", "pytorch", "compare", "-i", "a.json", "-o", "out dir", "7"], "cwd_on_path": false}));
+        assert_eq!(
+            stdout_json(&o),
+            serde_json::json!({"argv": ["msprobe", "-f", "pytorch", "compare", "-i", "a.json", "-o", "out dir", "7"], "cwd_on_path": false})
+        );
     }
     // The spelling of -f is theirs to read, as typed.
     let o = run(env!("CARGO_BIN_EXE_msprobe"), probe.path(), &["--framework=mindspore", "run_ut", "--help"]);
@@ -74,11 +77,21 @@ fn without_mindstudio_probe_it_says_so_in_one_line() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.starts_with("msprobe: error: `compare` is not an msprobe-rs command, and mindstudio-probe (whose msprobe has the other commands) is not installed for "), "{stderr}");
-    let o = Command::new(env!("CARGO_BIN_EXE_msprobe")).args(["-f", "pytorch", "graph"]).env("MSPROBE_PYTHON", empty.path().join("no-python")).output().unwrap();
+    assert!(
+        stderr.starts_with(
+            "msprobe: error: `compare` is not an msprobe-rs command, and mindstudio-probe (whose msprobe has the other commands) is not installed for "
+        ),
+        "{stderr}"
+    );
+    let o =
+        Command::new(env!("CARGO_BIN_EXE_msprobe")).args(["-f", "pytorch", "graph"]).env("MSPROBE_PYTHON", empty.path().join("no-python")).output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
-    assert!(stderr.starts_with("msprobe: error: `graph` is not an msprobe-rs command; it goes to mindstudio-probe's msprobe, but ") && stderr.contains("no-python could not run"), "{stderr}");
+    assert!(
+        stderr.starts_with("msprobe: error: `graph` is not an msprobe-rs command; it goes to mindstudio-probe's msprobe, but ")
+            && stderr.contains("no-python could not run"),
+        "{stderr}"
+    );
 }
 
 /// The repo's folder of the wheel's Python files.
@@ -136,7 +149,8 @@ fn under_their_script_our_subcommands_run_ours_and_the_rest_theirs() {
     let msprobe = env.path().join("bin/msprobe");
     let work = tempfile::tempdir().unwrap();
     let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mindspore/config_op.json");
-    let run = |args: &[&str]| Command::new(&msprobe).args(args).current_dir(work.path()).env_remove("PYTHONPATH").env("PYTHONNOUSERSITE", "1").output().unwrap();
+    let run =
+        |args: &[&str]| Command::new(&msprobe).args(args).current_dir(work.path()).env_remove("PYTHONPATH").env("PYTHONNOUSERSITE", "1").output().unwrap();
     // Ours: the generated script is msprobe-rs's.
     let o = run(&["-f", "mindspore", "op_generate", "-i", config.to_str().unwrap(), "-o", "out"]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));

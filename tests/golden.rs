@@ -8,7 +8,6 @@
 
 mod common;
 
-
 use std::path::{Path, PathBuf};
 
 use common::{repo, Case};
@@ -191,10 +190,7 @@ fn every_golden_file_has_a_case() {
     for fw in Framework::ALL.map(Framework::as_str) {
         for entry in std::fs::read_dir(dir.join(fw)).unwrap() {
             let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-            assert!(
-                CASES.iter().any(|c| c.framework.as_str() == fw && c.file_name() == name),
-                "golden/python/{fw}/{name} has no case: delete it or add one"
-            );
+            assert!(CASES.iter().any(|c| c.framework.as_str() == fw && c.file_name() == name), "golden/python/{fw}/{name} has no case: delete it or add one");
         }
     }
 }

@@ -103,7 +103,10 @@ fn replay(dump: &Path, standard: &str, extra: &[&str]) -> (i32, Vec<Vec<String>>
         .args(extra)
         .output()
         .unwrap();
-    let file = std::fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_string_lossy().starts_with("accuracy_checking_details_"));
+    let file = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("accuracy_checking_details_"));
     let file = file.unwrap_or_else(|| panic!("no details CSV: {}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)));
     let rows = common::csv_file_records(&file).split_off(1);
     (o.status.code().unwrap(), rows)
@@ -178,7 +181,11 @@ fn an_untransposed_square_weight_gradient_is_an_error() {
             let statuses: Vec<(&str, &str)> = rows.iter().map(|r| (r[0].as_str(), r[7].as_str())).collect();
             assert_eq!(
                 statuses,
-                [("Functional.linear.1.forward.output.0", "pass"), ("Functional.linear.1.backward.output.0", "pass"), ("Functional.linear.1.backward.output.1", "error")],
+                [
+                    ("Functional.linear.1.forward.output.0", "pass"),
+                    ("Functional.linear.1.backward.output.0", "pass"),
+                    ("Functional.linear.1.backward.output.1", "error")
+                ],
                 "{version} {standard}"
             );
             assert!(rows[2][8].ends_with(TRANSPOSED) && rows[2][4].parse::<f64>().unwrap() < 0.9, "{:?}", rows[2]);

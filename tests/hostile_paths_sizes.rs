@@ -165,7 +165,8 @@ fn a_tensor_file_that_is_a_symlink_out_of_the_tensor_folder_is_refused() {
     let link = d.tensor_dir().join("Mint.mul.1.forward.input.0.npy");
     std::fs::remove_file(&link).unwrap();
     symlink(outside.join("secret.npy"), &link).unwrap();
-    let refused = format!("{}: refused: it resolves to {}, outside the tensor folder {}", link.display(), outside.join("secret.npy").display(), d.tensor_dir().display());
+    let refused =
+        format!("{}: refused: it resolves to {}, outside the tensor folder {}", link.display(), outside.join("secret.npy").display(), d.tensor_dir().display());
     for command in ["replay", "op_generate"] {
         let (o, out) = d.one(command, "Mint.mul.1", "real_data", &[]);
         assert_eq!(o.status.code(), Some(4), "{command}: {}", text(&o));
@@ -186,7 +187,12 @@ fn a_tensor_file_that_is_a_symlink_out_of_the_tensor_folder_is_refused() {
     symlink(outside.join("secret.npy"), &output).unwrap();
     let (o, out) = d.one("replay", "Mint.mul.1", "real_data", &[]);
     assert_eq!(o.status.code(), Some(4), "{}", text(&o));
-    let refused = format!("{}: refused: it resolves to {}, outside the tensor folder {}", output.display(), outside.join("secret.npy").display(), d.tensor_dir().display());
+    let refused = format!(
+        "{}: refused: it resolves to {}, outside the tensor folder {}",
+        output.display(),
+        outside.join("secret.npy").display(),
+        d.tensor_dir().display()
+    );
     assert_eq!(one_line(&o), format!("msprobe: error: Mint.mul.1: {refused}"));
     no_output(&out);
 }
@@ -277,7 +283,9 @@ fn op_generate_refuses_impossible_shapes_only() {
     // ... one no tensor can have is refused.
     let (o, out) = d.one("op_generate", "Mint.mul.2", "random_data", &[]);
     assert_eq!(o.status.code(), Some(4), "{}", text(&o));
-    assert!(one_line(&o).ends_with("Mint.mul.2.forward.input_args[0].shape: expected dimensions whose product (the element count) fits in an int64, got [4294967296, 4294967296]"));
+    assert!(one_line(&o).ends_with(
+        "Mint.mul.2.forward.input_args[0].shape: expected dimensions whose product (the element count) fits in an int64, got [4294967296, 4294967296]"
+    ));
     no_output(&out);
 }
 
@@ -307,7 +315,9 @@ fn size_flags_are_checked_by_the_parser() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(
-        stderr.starts_with("error: invalid value '2X' for '--tensor-size-limit <NUM+SUFFIX?>': expected a number of bytes with an optional suffix K, M, G or T, got \"2X\""),
+        stderr.starts_with(
+            "error: invalid value '2X' for '--tensor-size-limit <NUM+SUFFIX?>': expected a number of bytes with an optional suffix K, M, G or T, got \"2X\""
+        ),
         "{stderr}"
     );
 }

@@ -30,7 +30,11 @@ fn chromium() -> Option<PathBuf> {
 
 /// The details CSV's rows as (output name, status).
 fn csv_statuses(dir: &Path) -> Vec<(String, String)> {
-    let path = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_string_lossy().starts_with("accuracy_checking_details_")).unwrap();
+    let path = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("accuracy_checking_details_"))
+        .unwrap();
     common::csv_file_records(&path).split_off(1).into_iter().map(|c| (c[0].clone(), c[7].clone())).collect()
 }
 
@@ -43,13 +47,7 @@ fn load(page: &Path, fragment: &str) -> (Value, Vec<Value>) {
     let browser = chromium().expect("chromium");
     let profile = tempfile::tempdir().unwrap();
     let url = format!("file://{}{fragment}", page.canonicalize().unwrap().display());
-    let out = Command::new(common::python())
-        .arg(common::repo().join("tests/html_report/cdp.py"))
-        .arg(&browser)
-        .arg(&url)
-        .arg(profile.path())
-        .output()
-        .unwrap();
+    let out = Command::new(common::python()).arg(common::repo().join("tests/html_report/cdp.py")).arg(&browser).arg(&url).arg(profile.path()).output().unwrap();
     assert!(out.status.success(), "cdp.py failed: {}", String::from_utf8_lossy(&out.stderr));
     let seen: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("cdp.py printed no JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)));
     let selftest = match seen["selftest"].as_str() {
@@ -128,7 +126,10 @@ fn the_report_works_in_a_real_browser() {
     assert!(stack[1].starts_with("/data/dumps/pytorch/../scripts/pt_tiny_gpt.py:146 in <module>"), "{stack:?}");
     assert!(stack[2].contains("site-packages/msprobe/core/data_dump/api_registry.py:94"), "{stack:?}");
     assert_eq!(r["stackNote"], "");
-    assert_eq!(r["repro"].as_str().unwrap().split("   #").next().unwrap(), "msprobe -f pytorch op_generate -i config_op.json -o ./op_repro --filter '^Functional\\.embedding\\.0$'");
+    assert_eq!(
+        r["repro"].as_str().unwrap().split("   #").next().unwrap(),
+        "msprobe -f pytorch op_generate -i config_op.json -o ./op_repro --filter '^Functional\\.embedding\\.0$'"
+    );
     assert!(r["hists"].as_u64().unwrap() >= 1, "histograms of the call's outputs");
     assert!(r["chartPaths"].as_u64().unwrap() >= 1);
 
@@ -144,18 +145,39 @@ fn the_page_is_self_contained_and_a_bad_stack_json_is_a_note() {
     let out = msprobe(&["-f", "pytorch", "replay", "--dump", dump.to_str().unwrap(), "--output-dir", "out", "--html", "--filter", "embedding"], tmp.path());
     assert!(String::from_utf8_lossy(&out.stderr).contains("wrote"), "{}", String::from_utf8_lossy(&out.stderr));
     // The default name, beside the CSVs.
-    let page = std::fs::read_dir(tmp.path().join("out")).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|e| e == "html")).expect("replay_report_<stamp>.html");
+    let page = std::fs::read_dir(tmp.path().join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "html"))
+        .expect("replay_report_<stamp>.html");
     assert!(page.file_name().unwrap().to_string_lossy().starts_with("replay_report_"));
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("no call stacks:") && html.contains("not valid JSON"));
     assert!(html.contains("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"));
     // Nothing fetched: no external or protocol-relative URL in src/href attributes.
-    for attr in ["src=\"http", "href=\"http", "src='http", "href='http", "url(http", "@import", "src=\"//", "href=\"//", "src='//", "href='//", "url(//", "url('//", "url(\"//"] {
+    for attr in [
+        "src=\"http",
+        "href=\"http",
+        "src='http",
+        "href='http",
+        "url(http",
+        "@import",
+        "src=\"//",
+        "href=\"//",
+        "src='//",
+        "href='//",
+        "url(//",
+        "url('//",
+        "url(\"//",
+    ] {
         assert!(!html.contains(attr), "{attr}");
     }
     // A missing stack.json is a note too.
     std::fs::remove_file(dump.join("stack.json")).unwrap();
-    let out = msprobe(&["-f", "pytorch", "replay", "--dump", dump.to_str().unwrap(), "--output-dir", "out2", "--html", "r2.html", "--filter", "embedding"], tmp.path());
+    let out = msprobe(
+        &["-f", "pytorch", "replay", "--dump", dump.to_str().unwrap(), "--output-dir", "out2", "--html", "r2.html", "--filter", "embedding"],
+        tmp.path(),
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("wrote"));
     assert!(std::fs::read_to_string(tmp.path().join("r2.html")).unwrap().contains("no call stacks:"));
 }
@@ -165,7 +187,8 @@ fn a_single_api_replay_writes_the_report_too() {
     let tmp = tempfile::tempdir().unwrap();
     let dump = fixture_copy(tmp.path());
     let config = tmp.path().join("config_op.json");
-    std::fs::write(&config, format!("{{\"dump_json_path\": {:?}, \"api_name\": \"Functional.embedding.0\"}}", dump.join("dump.json").to_str().unwrap())).unwrap();
+    std::fs::write(&config, format!("{{\"dump_json_path\": {:?}, \"api_name\": \"Functional.embedding.0\"}}", dump.join("dump.json").to_str().unwrap()))
+        .unwrap();
     let out = msprobe(&["-f", "pytorch", "replay", "-i", config.to_str().unwrap(), "--output-dir", "out", "--html", "one.html"], tmp.path());
     assert!(String::from_utf8_lossy(&out.stderr).contains("wrote"), "{}", String::from_utf8_lossy(&out.stderr));
     let html = std::fs::read_to_string(tmp.path().join("one.html")).unwrap();
@@ -191,7 +214,8 @@ fn blocked_requests_are_counted() {
     .unwrap();
     let (result, requests) = load(&page, "");
     assert_eq!(result, serde_json::json!({}));
-    let mut seen: Vec<(String, String)> = requests.iter().map(|r| (r["url"].as_str().unwrap().to_string(), r["blocked"].as_str().unwrap_or("").to_string())).collect();
+    let mut seen: Vec<(String, String)> =
+        requests.iter().map(|r| (r["url"].as_str().unwrap().to_string(), r["blocked"].as_str().unwrap_or("").to_string())).collect();
     seen.sort();
     assert_eq!(seen, [("file://leak.invalid/b.css".to_string(), "csp".to_string()), ("http://leak.invalid/a.png".to_string(), "csp".to_string())]);
 }

@@ -181,8 +181,17 @@ fn through_all_reduce(f: &Fixture) -> Scenario {
 
 /// rank 0 -> rank 1 -> rank 2: rank 0's Tensor.__add__.0 starts it after a clean exchange.
 fn p2p_chain(f: &Fixture) -> Scenario {
-    let rank0 = [f.ops(0..3), vec![p2p("send", 0, 1, false, false)], f.ops(3..5), vec![origin(f, 5)], spread(f, 6..7), vec![p2p("send", 1, 1, true, false)]].concat();
-    let rank1 = [f.ops(0..3), vec![p2p("recv", 0, 0, false, false)], f.ops(3..6), vec![p2p("recv", 1, 0, false, true)], spread(f, 6..8), vec![p2p("send", 0, 2, true, false)]].concat();
+    let rank0 =
+        [f.ops(0..3), vec![p2p("send", 0, 1, false, false)], f.ops(3..5), vec![origin(f, 5)], spread(f, 6..7), vec![p2p("send", 1, 1, true, false)]].concat();
+    let rank1 = [
+        f.ops(0..3),
+        vec![p2p("recv", 0, 0, false, false)],
+        f.ops(3..6),
+        vec![p2p("recv", 1, 0, false, true)],
+        spread(f, 6..8),
+        vec![p2p("send", 0, 2, true, false)],
+    ]
+    .concat();
     let rank2 = [f.ops(0..3), vec![p2p("recv", 0, 1, false, true)], spread(f, 3..5)].concat();
     Scenario { ranks: vec![("rank0", rank0), ("rank1", rank1), ("rank2", rank2)], construct: construct(&["Tensor.__add__.0.forward"]) }
 }
@@ -215,8 +224,13 @@ fn no_anomaly(f: &Fixture) -> Scenario {
 
 /// [`no_anomaly`] without rank 3, which the all_reduce's group names.
 fn absent_group_rank(f: &Fixture) -> Scenario {
-    let rank = |peer| [f.ops(0..3), vec![all_reduce(0, false, false)], f.ops(3..6), vec![p2p(if peer == 1 { "send" } else { "recv" }, 0, peer, false, false)]].concat();
-    let broadcast = ("Distributed.broadcast.0.forward".to_string(), json!({"input_args": [tensor(false)], "input_kwargs": {"src": {"type": "int", "value": 0}}, "output": []}));
+    let rank = |peer| {
+        [f.ops(0..3), vec![all_reduce(0, false, false)], f.ops(3..6), vec![p2p(if peer == 1 { "send" } else { "recv" }, 0, peer, false, false)]].concat()
+    };
+    let broadcast = (
+        "Distributed.broadcast.0.forward".to_string(),
+        json!({"input_args": [tensor(false)], "input_kwargs": {"src": {"type": "int", "value": 0}}, "output": []}),
+    );
     let rank0 = [rank(1), vec![broadcast]].concat();
     Scenario { ranks: vec![("rank0", rank0), ("rank1", rank(0)), ("rank2", vec![])], construct: construct(&[]) }
 }
@@ -419,7 +433,10 @@ fn anomalies_before_any_communication_are_reported_per_rank_in_rank_order() {
     });
     assert_eq!(report, expected);
     // msprobe's layout: indent 2, the bare NaN token, key order kept.
-    assert!(text.starts_with("{\n  \"rank_2\": [\n    {\n      \"op_name\": \"Tensor.__add__.0.forward\",\n      \"data_info\": {\n        \"input_args\": ["), "{text}");
+    assert!(
+        text.starts_with("{\n  \"rank_2\": [\n    {\n      \"op_name\": \"Tensor.__add__.0.forward\",\n      \"data_info\": {\n        \"input_args\": ["),
+        "{text}"
+    );
     assert_eq!(text.matches("\"Max\": NaN").count(), 2, "{text}");
 }
 
@@ -428,7 +445,9 @@ fn anomalies_before_any_communication_are_reported_per_rank_in_rank_order() {
 #[test]
 fn msprobe_832_orders_ranks_as_listdir_gives_them() {
     let (ours, theirs, _dir) = both("before_communication/reversed");
-    let keys = |text: &str| -> Vec<String> { serde_json::from_reader::<_, Map<String, Value>>(NonFiniteReader::new(text.as_bytes())).unwrap().keys().cloned().collect() };
+    let keys = |text: &str| -> Vec<String> {
+        serde_json::from_reader::<_, Map<String, Value>>(NonFiniteReader::new(text.as_bytes())).unwrap().keys().cloned().collect()
+    };
     assert_eq!(keys(&ours.report.unwrap().0), ["rank_2", "rank_10"]);
     assert_eq!(keys(&theirs.report.as_ref().unwrap().1), ["rank_10", "rank_2"]);
 }
@@ -447,7 +466,8 @@ fn megatron_constructs_and_cycles_where_msprobe_832_crashes_or_repeats() {
 
     let (ours, theirs, _d3) = both("construct_cycle");
     assert_eq!(theirs.error, None);
-    let chain = |text: &str| -> Value { serde_json::from_reader::<_, Value>(NonFiniteReader::new(text.as_bytes())).unwrap()["rank_2"][0]["construct_info"].clone() };
+    let chain =
+        |text: &str| -> Value { serde_json::from_reader::<_, Value>(NonFiniteReader::new(text.as_bytes())).unwrap()["rank_2"][0]["construct_info"].clone() };
     let add = "Tensor.__add__.0.forward";
     assert_eq!(chain(&theirs.report.as_ref().unwrap().1), json!([add, "Module.blocks.0.Block.forward.0", add]));
     assert_eq!(chain(&ours.report.unwrap().0), json!(["Module.blocks.0.Block.forward.0", add]));

@@ -102,7 +102,13 @@ fn npu_dumps_pass_clean_and_fail_each_planted_error() {
 fn an_msadapter_npu_entry_is_replayed() {
     let out = tempfile::tempdir().unwrap();
     let file = common::repo().join("tests/fixtures/mindtorch/bad/npu_entry/dump.json");
-    let o = Command::new(env!("CARGO_BIN_EXE_msprobe")).args(["-f", "mindspore", "replay", "--dump"]).arg(&file).arg("--output-dir").arg(out.path()).output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_msprobe"))
+        .args(["-f", "mindspore", "replay", "--dump"])
+        .arg(&file)
+        .arg("--output-dir")
+        .arg(out.path())
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let rows: Vec<(String, String)> = common::detail_rows(out.path()).into_iter().filter(|r| r.0.starts_with("NPU.")).map(|(n, s, _)| (n, s)).collect();
     let pass = |n: &str| (n.to_string(), "pass".to_string());
@@ -117,7 +123,11 @@ fn rust_projects_are_generated_for_npu_calls() {
     let dump = common::repo().join("tests/fixtures/npu/clean/dump.json");
     let config = json!({"dump_json_path": dump, "api_name": "NPU.npu_fusion_attention.2", "data_mode": "real_data"});
     std::fs::write(dir.path().join("c.json"), config.to_string()).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_msprobe")).args(["-f", "pytorch", "op_generate", "-i", "c.json", "-o", "out", "--lang", "rust"]).current_dir(dir.path()).output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_msprobe"))
+        .args(["-f", "pytorch", "op_generate", "-i", "c.json", "-o", "out", "--lang", "rust"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let main = std::fs::read_to_string(dir.path().join("out/NPU.npu_fusion_attention.2.forward/src/main.rs")).unwrap();
     assert!(main.contains("npu_fusion_attention") && main.contains("TND"), "{main}");

@@ -66,7 +66,10 @@ fn replay(dump: &Path, standard: &str) -> (i32, Vec<Vec<String>>) {
         .args(["--standard", standard, "--data-mode", "real_data"])
         .output()
         .unwrap();
-    let file = std::fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_string_lossy().starts_with("accuracy_checking_details_"));
+    let file = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("accuracy_checking_details_"));
     let file = file.unwrap_or_else(|| panic!("no details CSV: {}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)));
     let rows = common::csv_file_records(&file).split_off(1);
     (o.status.code().unwrap(), rows)

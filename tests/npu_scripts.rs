@@ -75,7 +75,10 @@ const FUSED: &[(&str, Option<(i32, &str)>)] = &[
     ("NPU.npu_fusion_attention.0.forward", None),
     ("NPU.npu_fusion_attention.1.forward", None),
     ("NPU.npu_fusion_attention.2.forward", None),
-    ("NPU.npu_fusion_attention.3.forward", Some((8, "cannot replay here: the bench call raised NotImplementedError: npu_fusion_attention: keep_prob < 1 draws the dropout mask on the device"))),
+    (
+        "NPU.npu_fusion_attention.3.forward",
+        Some((8, "cannot replay here: the bench call raised NotImplementedError: npu_fusion_attention: keep_prob < 1 draws the dropout mask on the device")),
+    ),
     ("NPU.npu_mish.0.forward", None),
     ("NPU.npu_rms_norm.0.forward", None),
     ("NPU.npu_rotary_mul.0.forward", None),
@@ -88,7 +91,8 @@ fn generate(out: &Path) -> PathBuf {
 }
 
 fn generate_from(out: &Path, dump: &str, propagation: &str) -> PathBuf {
-    let config = serde_json::json!({"dump_json_path": repo().join("tests/fixtures").join(dump).join("dump.json"), "propagation": "forward", "data_mode": "real_data"});
+    let config =
+        serde_json::json!({"dump_json_path": repo().join("tests/fixtures").join(dump).join("dump.json"), "propagation": "forward", "data_mode": "real_data"});
     std::fs::write(out.join("config.json"), config.to_string()).unwrap();
     let scripts = out.join("scripts");
     let o = Command::new(env!("CARGO_BIN_EXE_msprobe"))
@@ -102,7 +106,11 @@ fn generate_from(out: &Path, dump: &str, propagation: &str) -> PathBuf {
 
 /// The scripts in `scripts`, sorted.
 fn names(scripts: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(scripts).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter_map(|n| n.strip_suffix(".py").map(str::to_string)).collect();
+    let mut names: Vec<String> = std::fs::read_dir(scripts)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter_map(|n| n.strip_suffix(".py").map(str::to_string))
+        .collect();
     names.sort();
     names
 }
@@ -137,7 +145,11 @@ fn without_torch_npu_a_script_prints_one_line_and_exits_with_the_skip_code() {
         let runs: &[(&[&str], i32)] = if *name == SCRIPTS[0] { &[(&[], 8), (&["--allow-skip"], 0)] } else { &[(&[], 8)] };
         for &(args, code) in runs {
             let o = run(&scripts, name, args, None);
-            assert_eq!((o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned()), (Some(code), line.clone(), String::new()), "{name} {args:?}");
+            assert_eq!(
+                (o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned()),
+                (Some(code), line.clone(), String::new()),
+                "{name} {args:?}"
+            );
         }
         assert!(!scripts.join("op_result_output").exists(), "{name}: a skipped script writes no CSV");
     }
@@ -179,7 +191,13 @@ fn the_fused_ops_scripts_compare_against_their_references() {
         match expected {
             None => {
                 assert_eq!(o.status.code(), Some(0), "{name}: {}", text(&o));
-                let outputs = if name.starts_with("NPU.npu_fusion_attention.") { 3 } else if name.starts_with("NPU.npu_rms_norm.") { 2 } else { 1 };
+                let outputs = if name.starts_with("NPU.npu_fusion_attention.") {
+                    3
+                } else if name.starts_with("NPU.npu_rms_norm.") {
+                    2
+                } else {
+                    1
+                };
                 assert_eq!(rows.len(), outputs, "{name}: {rows:?}");
                 for (row, status, message) in rows {
                     assert_eq!(status, "pass", "{name}: {row}: {message}");

@@ -52,7 +52,8 @@ fn setup(dir: &Path) {
 
 /// The text (BOM dropped) of the one CSV in `dir` whose name starts with `prefix`.
 fn csv(dir: &Path, prefix: &str) -> String {
-    let files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with(prefix)).collect();
+    let files: Vec<PathBuf> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with(prefix)).collect();
     assert_eq!(files.len(), 1, "{files:?}");
     std::fs::read_to_string(&files[0]).unwrap().trim_start_matches('\u{feff}').to_string()
 }
@@ -64,12 +65,12 @@ fn ours(dir: &Path, api: &str, propagation: &str) -> (String, String) {
     let o = Command::new(env!("CARGO_BIN_EXE_msprobe")).args(["-f", "mindspore", "op_generate", "-i"]).arg(&config).arg("-o").arg(&out).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let script = format!("{api}.{propagation}.py");
-    let o = Command::new(python()).arg(&script).current_dir(&out).env("PYTHONPATH", repo().join("python")).env("PYTHONDONTWRITEBYTECODE", "1").output().unwrap();
+    let o =
+        Command::new(python()).arg(&script).current_dir(&out).env("PYTHONPATH", repo().join("python")).env("PYTHONDONTWRITEBYTECODE", "1").output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{script}: {}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     let results = out.join("op_result_output");
     (csv(&results, "accuracy_checking_details_"), csv(&results, "accuracy_checking_result_"))
 }
-
 
 #[test]
 fn mindspore_scripts_write_msprobe_832s_csvs() {
@@ -93,7 +94,10 @@ fn mindspore_scripts_write_msprobe_832s_csvs() {
         } else {
             // Documented: a backward script replays the forward pass and
             // compares its outputs too (8.3.2 leaves the forward status empty).
-            assert_eq!((result.as_str(), theirs["result"].as_str().unwrap()), (format!("{header}{api},pass,pass,\r\n").as_str(), format!("{header}{api},,pass,\r\n").as_str()));
+            assert_eq!(
+                (result.as_str(), theirs["result"].as_str().unwrap()),
+                (format!("{header}{api},pass,pass,\r\n").as_str(), format!("{header}{api},,pass,\r\n").as_str())
+            );
         }
         let (mut ours, theirs) = (csv_body_records(&details), csv_body_records(theirs["details"].as_str().unwrap()));
         let forward_rows = ours.iter().filter(|r| r[0].starts_with(&format!("{api}.forward."))).count();

@@ -39,8 +39,8 @@ use serde_json::{json, Map, Value};
 
 use common::repo;
 use msprobe::config::{OpConfig, Propagation};
-use msprobe::op_generate::GenerateError as Error;
 use msprobe::model::Framework;
+use msprobe::op_generate::GenerateError as Error;
 use msprobe::op_generate::{self, BatchOptions, Mode, Options, Outcome};
 use msprobe::progress::Progress;
 use msprobe::render::Lang;
@@ -58,15 +58,57 @@ const CARGO_CHECKS: usize = 3;
 /// Pieces that end a literal, a comment or a template tag in some language
 /// the tool writes, or that would run something if they did.
 const EVIL: &[&str] = &[
-    "\"", "'", "\\", "*/", "/*", "//", "#", "\"\"\"", "'''", "\n", "\r", "\t", "\0", "\u{7f}", "\u{1b}[31m", "\u{2028}", "\u{feff}",
-    "é", "😀", "\u{10ffff}", "{{", "}}", "{%", "%}", "{#", "#}", "r#\"", "\"#", "\\u{0}", "\\x00", "\\N{NULL}", "`", "$(touch PWNED)",
-    "__import__('os').system('touch PWNED')", "\"); __import__('os').system('touch PWNED'); (\"", "\"\"\"\nimport os\n\"\"\"",
-    "*/ std::fs::write(\"PWNED\", \"\").unwrap(); /*", "x */, { let _ = std::fs::write(\"PWNED\", \"\"); Spec::None } /*",
-    "\"); std::process::exit(0); (\"", "\n# -*- coding: latin-1 -*-\n", "]}", ")", ";", ",", ":", "=",
+    "\"",
+    "'",
+    "\\",
+    "*/",
+    "/*",
+    "//",
+    "#",
+    "\"\"\"",
+    "'''",
+    "\n",
+    "\r",
+    "\t",
+    "\0",
+    "\u{7f}",
+    "\u{1b}[31m",
+    "\u{2028}",
+    "\u{feff}",
+    "é",
+    "😀",
+    "\u{10ffff}",
+    "{{",
+    "}}",
+    "{%",
+    "%}",
+    "{#",
+    "#}",
+    "r#\"",
+    "\"#",
+    "\\u{0}",
+    "\\x00",
+    "\\N{NULL}",
+    "`",
+    "$(touch PWNED)",
+    "__import__('os').system('touch PWNED')",
+    "\"); __import__('os').system('touch PWNED'); (\"",
+    "\"\"\"\nimport os\n\"\"\"",
+    "*/ std::fs::write(\"PWNED\", \"\").unwrap(); /*",
+    "x */, { let _ = std::fs::write(\"PWNED\", \"\"); Spec::None } /*",
+    "\"); std::process::exit(0); (\"",
+    "\n# -*- coding: latin-1 -*-\n",
+    "]}",
+    ")",
+    ";",
+    ",",
+    ":",
+    "=",
 ];
 
 /// Identifier-like pieces: foreign callables and harmless names.
-const WORDS: &[&str] = &["os", "system", "eval", "exec", "__import__", "__class__", "getattr", "breakpoint", "subprocess", "run", "x", "_", "add", "matmul", "linalg"];
+const WORDS: &[&str] =
+    &["os", "system", "eval", "exec", "__import__", "__class__", "getattr", "breakpoint", "subprocess", "run", "x", "_", "add", "matmul", "linalg"];
 
 fn evil_string() -> BoxedStrategy<String> {
     prop::collection::vec(
@@ -120,7 +162,8 @@ fn int() -> BoxedStrategy<Value> {
 
 /// dtype spellings of both frameworks, and hostile ones.
 fn dtype() -> BoxedStrategy<Value> {
-    let valid = vec!["torch.float32", "torch.float16", "torch.bfloat16", "torch.int64", "torch.bool", "torch.complex64", "Float32", "BFloat16", "Int32", "float64"];
+    let valid =
+        vec!["torch.float32", "torch.float16", "torch.bfloat16", "torch.int64", "torch.bool", "torch.complex64", "Float32", "BFloat16", "Int32", "float64"];
     prop_oneof![12 => prop::sample::select(valid).prop_map(Value::from), 1 => evil_string().prop_map(Value::from)].boxed()
 }
 
@@ -136,7 +179,8 @@ fn shape() -> BoxedStrategy<Value> {
 fn tensor() -> BoxedStrategy<Value> {
     let ty = prop_oneof![8 => prop::sample::select(vec!["torch.Tensor", "mindspore.Tensor", "torch.nn.parameter.Parameter"]).prop_map(Value::from), 1 => evil_string().prop_map(Value::from)];
     let requires_grad = prop_oneof![4 => Just(Value::Null), 4 => any::<bool>().prop_map(Value::from), 1 => evil_string().prop_map(Value::from)];
-    let data_name = prop_oneof![2 => Just(None), 1 => Just(Some(Value::from("Torch.add.0.forward.input.0.pt"))), 1 => evil_string().prop_map(|s| Some(Value::from(s)))];
+    let data_name =
+        prop_oneof![2 => Just(None), 1 => Just(Some(Value::from("Torch.add.0.forward.input.0.pt"))), 1 => evil_string().prop_map(|s| Some(Value::from(s)))];
     (ty, dtype(), shape(), number(), number(), number(), requires_grad, data_name)
         .prop_map(|(ty, dtype, shape, max, min, mean, requires_grad, data_name)| {
             let mut t = json!({"type": ty, "dtype": dtype, "shape": shape, "Max": max, "Min": min, "Mean": mean, "Norm": 1.0, "requires_grad": requires_grad});
@@ -180,8 +224,25 @@ fn kwargs() -> BoxedStrategy<Value> {
 /// `Prefix.op.N`: a name `framework` exposes, or a foreign one.
 fn api_name(framework: Framework) -> BoxedStrategy<String> {
     let exposed: Vec<&str> = match framework {
-        Framework::PyTorch | Framework::MindTorch => vec!["Torch.matmul", "Functional.softmax", "Tensor.__setitem__", "Torch.vector_norm", "Torch.linalg.vector_norm", "Functional.rms_norm", "Tensor.half", "Torch.add"],
-        Framework::MindSpore => vec!["Mint.split", "Functional.gather", "Tensor.transpose", "MintFunctional.linear", "Tensor.to", "Functional.log_softmax", "MintFunctional.rms_norm"],
+        Framework::PyTorch | Framework::MindTorch => vec![
+            "Torch.matmul",
+            "Functional.softmax",
+            "Tensor.__setitem__",
+            "Torch.vector_norm",
+            "Torch.linalg.vector_norm",
+            "Functional.rms_norm",
+            "Tensor.half",
+            "Torch.add",
+        ],
+        Framework::MindSpore => vec![
+            "Mint.split",
+            "Functional.gather",
+            "Tensor.transpose",
+            "MintFunctional.linear",
+            "Tensor.to",
+            "Functional.log_softmax",
+            "MintFunctional.rms_norm",
+        ],
     };
     let prefix = prop::sample::select(vec!["Torch", "Functional", "Tensor", "Mint", "MintFunctional", "Module", "MS", "Distributed"]);
     let op = prop_oneof![
@@ -205,7 +266,8 @@ fn api(framework: Framework) -> BoxedStrategy<(String, Value, Option<Value>)> {
             .prop_map(|(args, kwargs, out)| json!({"input_args": args, "input_kwargs": kwargs, "output": out})),
         1 => prop_oneof![evil_string().prop_map(Value::from), number(), (evil_string(), arg()).prop_map(|(k, v)| json!({k: v}))],
     ];
-    let backward = (prop::collection::vec(arg(), 0..2), prop::collection::vec(arg(), 0..3)).prop_map(|(input, output)| json!({"input": input, "output": output}));
+    let backward =
+        (prop::collection::vec(arg(), 0..2), prop::collection::vec(arg(), 0..3)).prop_map(|(input, output)| json!({"input": input, "output": output}));
     (api_name(framework), forward, prop::option::weighted(0.3, backward)).boxed()
 }
 
@@ -287,7 +349,12 @@ fn rust_tokens(src: &str) -> Result<Vec<String>, String> {
             tokens.push(chars[start..i].iter().collect());
         } else if c.is_ascii_digit() {
             let start = i;
-            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_' || chars[i] == '.' || (matches!(chars[i], '+' | '-') && matches!(chars[i - 1], 'e' | 'E'))) {
+            while i < chars.len()
+                && (chars[i].is_ascii_alphanumeric()
+                    || chars[i] == '_'
+                    || chars[i] == '.'
+                    || (matches!(chars[i], '+' | '-') && matches!(chars[i - 1], 'e' | 'E')))
+            {
                 i += 1;
             }
             let number: String = chars[start..i].iter().collect();
@@ -311,10 +378,52 @@ fn rust_allowed() -> &'static BTreeSet<String> {
         let mut allowed: BTreeSet<String> = rust_tokens(&golden).unwrap().into_iter().collect();
         let extra = [
             // Spec constructors and f64 constants (literal.rs).
-            "Spec", "Int", "Float", "Bool", "Str", "DType", "Slice", "Ellipsis", "None", "List", "Some", "vec", "into", "true", "false", "f64", "NAN", "INFINITY",
-            "NEG_INFINITY", "data", "tensor", "TDType", "Bool", "U8", "I8", "I16", "I32", "I64", "U16", "U32", "U64", "F16", "BF16", "F32", "F64", "C64", "C128",
+            "Spec",
+            "Int",
+            "Float",
+            "Bool",
+            "Str",
+            "DType",
+            "Slice",
+            "Ellipsis",
+            "None",
+            "List",
+            "Some",
+            "vec",
+            "into",
+            "true",
+            "false",
+            "f64",
+            "NAN",
+            "INFINITY",
+            "NEG_INFINITY",
+            "data",
+            "tensor",
+            "TDType",
+            "Bool",
+            "U8",
+            "I8",
+            "I16",
+            "I32",
+            "I64",
+            "U16",
+            "U32",
+            "U64",
+            "F16",
+            "BF16",
+            "F32",
+            "F64",
+            "C64",
+            "C128",
             // The template's variant choices.
-            "Random", "Real", "Msprobe", "Api", "PyTorch", "MindSpore", "MindTorch", "Some",
+            "Random",
+            "Real",
+            "Msprobe",
+            "Api",
+            "PyTorch",
+            "MindSpore",
+            "MindTorch",
+            "Some",
         ];
         allowed.extend(extra.iter().map(|s| s.to_string()));
         allowed
@@ -324,7 +433,11 @@ fn rust_allowed() -> &'static BTreeSet<String> {
 /// A generated main.rs has only template tokens outside its literals and comments.
 fn check_main_rs(src: &str) -> Result<(), String> {
     let foreign: BTreeSet<String> = rust_tokens(src)?.into_iter().filter(|t| !rust_allowed().contains(t)).collect();
-    if foreign.is_empty() { Ok(()) } else { Err(format!("tokens the template does not write: {foreign:?}")) }
+    if foreign.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("tokens the template does not write: {foreign:?}"))
+    }
 }
 
 /// A generated Cargo.toml has the template's lines: the golden project's,
@@ -340,9 +453,13 @@ fn check_cargo_toml(text: &str) -> Result<(), String> {
         let ok = if w.starts_with('#') {
             g.starts_with('#')
         } else if w.starts_with("name = ") {
-            g.strip_prefix("name = \"").and_then(|r| r.strip_suffix('"')).is_some_and(|n| n.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'))
+            g.strip_prefix("name = \"")
+                .and_then(|r| r.strip_suffix('"'))
+                .is_some_and(|n| n.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'))
         } else if w.starts_with("runtime = ") {
-            g.strip_prefix("runtime = { path = \"").and_then(|r| r.strip_suffix("\" }")).is_some_and(|p| toml_string(&p.replace("\\\\", "").replace("\\\"", "")))
+            g.strip_prefix("runtime = { path = \"")
+                .and_then(|r| r.strip_suffix("\" }"))
+                .is_some_and(|p| toml_string(&p.replace("\\\\", "").replace("\\\"", "")))
         } else {
             w == g
         };
@@ -400,7 +517,16 @@ fn render_case(dir: &Path, framework: Framework, dump: &str, first: &str) -> Res
     std::fs::write(&path, dump).unwrap();
     for (lang, out) in [(Lang::Python, "py"), (Lang::Rust, "rs")] {
         let batch = BatchOptions { selector: ApiSelector::default(), propagation: Propagation::Both, progress: Progress::Quiet };
-        let opts = Options { framework: framework.flag(), config: config(&path, None).unwrap(), out_dir: dir.join(out), lang, check: false, shared_module: false, runtime: Some(repo().join("runtime")), mode: Mode::Batch(batch) };
+        let opts = Options {
+            framework: framework.flag(),
+            config: config(&path, None).unwrap(),
+            out_dir: dir.join(out),
+            lang,
+            check: false,
+            shared_module: false,
+            runtime: Some(repo().join("runtime")),
+            mode: Mode::Batch(batch),
+        };
         match op_generate::run(&opts) {
             Ok(Outcome::Batch(report)) => report.failed.iter().try_for_each(|(_, e)| acceptable(e))?,
             Ok(other) => return Err(TestCaseError::fail(format!("batch mode gave {other:?}"))),
@@ -541,7 +667,8 @@ fn foreign_callable_dump(dir: &Path) {
     std::fs::write(dir.join("all.json"), r#"{"dump_json_path": "dump.json"}"#).unwrap();
 }
 
-const REFUSED: &str = r#"dump.json: key "Torch.os.system.0.forward": expected an API that torch exposes under Torch (msprobe's list or the runtime's op table)"#;
+const REFUSED: &str =
+    r#"dump.json: key "Torch.os.system.0.forward": expected an API that torch exposes under Torch (msprobe's list or the runtime's op table)"#;
 
 #[test]
 fn a_foreign_callable_is_refused_alone_and_in_a_batch() {

@@ -168,7 +168,7 @@ fn torch_pack_layout_weights_dataset_and_random() {
     assert_eq!(w1["head.weight"], feats(-1.5, -1.75, -1.625, expected["weights/step1/rank0/weight.json"]["head.weight"]["norm"].as_f64().unwrap()));
     let d0 = read_json(&root.join("dataset/step0/rank0/dataset.json"));
     assert_eq!(d0["args"]["0"]["max"], json!(5.0)); // int64 ids reduced in float32
-    // msprobe's text: json.dumps(indent=4), floats in Python repr.
+                                                    // msprobe's text: json.dumps(indent=4), floats in Python repr.
     let text = entry_text(&root, "weights/step0/rank0/weight.json");
     assert!(text.starts_with("{\n    \"embed.weight\": {\n        \"max\": 7.75,\n        \"min\": 0.0,\n"), "{text}");
 
@@ -594,10 +594,7 @@ for out in ("out", "out_832", "out_832_on_832"):
     }
     let weights = tagged(&out, "SHEET_out_weights");
     let rows = weights.as_array().unwrap();
-    assert_eq!(
-        rows[0],
-        json!(["step", "rank", "weight_name", "equal", "max_relative_diff", "min_relative_diff", "mean_relative_diff", "norm_relative_diff"])
-    );
+    assert_eq!(rows[0], json!(["step", "rank", "weight_name", "equal", "max_relative_diff", "min_relative_diff", "mean_relative_diff", "norm_relative_diff"]));
     assert_eq!(rows.len(), 9); // 4 parameters x 2 steps
     let failed: Vec<(i64, String)> =
         rows[1..].iter().filter(|r| r[3] == json!(false)).map(|r| (r[0].as_i64().unwrap(), r[2].as_str().unwrap().to_owned())).collect();
@@ -610,7 +607,12 @@ for out in ("out", "out_832", "out_832_on_832"):
         let rows = tagged(&out, &format!("SHEET_{result}_{name}"));
         let mut rows: Vec<Vec<Value>> = rows.as_array().unwrap()[1..]
             .iter()
-            .map(|r| r.as_array().unwrap()[..columns].iter().map(|c| c.as_f64().map_or_else(|| c.clone(), |f| json!(format!("{f:.15e}").parse::<f64>().unwrap()))).collect())
+            .map(|r| {
+                r.as_array().unwrap()[..columns]
+                    .iter()
+                    .map(|c| c.as_f64().map_or_else(|| c.clone(), |f| json!(format!("{f:.15e}").parse::<f64>().unwrap())))
+                    .collect()
+            })
             .collect();
         rows.sort_by_key(|r| r.iter().take(3).map(Value::to_string).collect::<Vec<_>>());
         rows

@@ -199,7 +199,10 @@ print(s.dump_path == os.path.abspath("../dump"), s.step_count)
     let theirs_dump = theirs.join("dump");
     let as_832: Vec<String> = expected.iter().map(|p| p.replace("rank2", "rank0")).filter(|p| !p.starts_with(moved)).collect();
     assert_eq!(tree(&theirs_dump), as_832);
-    assert_eq!(tree(&theirs.join("sub/dump")), ["data/", "data/a/", "data/a/step3/", "data/a/step3/rank0/", moved, &format!("{moved}a.json"), &format!("{moved}a.npy")]);
+    assert_eq!(
+        tree(&theirs.join("sub/dump")),
+        ["data/", "data/a/", "data/a/step3/", "data/a/step3/rank0/", moved, &format!("{moved}a.json"), &format!("{moved}a.npy")]
+    );
     for p in expected.iter().filter(|p| !p.ends_with('/')) {
         let theirs_file = p.replace("rank2", "rank0");
         let theirs_file = if theirs_file.starts_with(moved) { theirs.join("sub/dump").join(theirs_file) } else { theirs_dump.join(theirs_file) };
@@ -213,7 +216,9 @@ print(s.dump_path == os.path.abspath("../dump"), s.step_count)
     assert_eq!(read_json(&dump.join("data/b/step1/rank2/micro_step0/b.json")), json!({"data": {"k": arange6(&[2, 3])}}));
     assert_eq!(read_json(&dump.join("data/a/step3/rank2/micro_step0/a.json")), json!({"data": [arange6(&[2, 3])]}));
     let x = npy("<f4", "(2, 3)", f32s(&[0., 1., 2., 3., 4., 5.]));
-    for f in ["data/a/step0/rank2/micro_step1/a.npy", "data/b/step0/rank2/micro_step0/b.1.npy", "data/b/step1/rank2/micro_step0/b.k.npy", "data/c/step1/rank2/c.npy"] {
+    for f in
+        ["data/a/step0/rank2/micro_step1/a.npy", "data/b/step0/rank2/micro_step0/b.1.npy", "data/b/step1/rank2/micro_step0/b.k.npy", "data/c/step1/rank2/c.npy"]
+    {
         assert_eq!(read_npy(&dump.join(f)), x, "{f}");
     }
     let config = std::fs::read_to_string(dump.join("configurations.json")).unwrap();
@@ -467,7 +472,16 @@ SingleSave.save({"bad_env": x})
     );
     let data = dir.path().join("dump/data");
     for (key, rank) in [("no_env", 0), ("env_rank", 7), ("distributed", 0), ("env_rank_id", 4), ("bad_env", 4)] {
-        assert_eq!(tree(&data.join(key).join("step0")), [format!("rank{rank}/"), format!("rank{rank}/micro_step0/"), format!("rank{rank}/micro_step0/{key}.json"), format!("rank{rank}/micro_step0/{key}.npy")], "{key}");
+        assert_eq!(
+            tree(&data.join(key).join("step0")),
+            [
+                format!("rank{rank}/"),
+                format!("rank{rank}/micro_step0/"),
+                format!("rank{rank}/micro_step0/{key}.json"),
+                format!("rank{rank}/micro_step0/{key}.npy")
+            ],
+            "{key}"
+        );
     }
 }
 
@@ -688,7 +702,12 @@ for key in ["same", "diff", "ids", "pair"]:
     assert_eq!(tables[0], json!([header, [0, 0, 0, 0, "[2, 3]", "[2, 3]", 100, null]]));
     assert_eq!(
         tables[1],
-        json!([header, [0, 0, 0, 0, "[2, 3]", "[2, 3]", five_of_six, 3], [1, 0, 0, 0, "[2, 3]", "[2, 3]", five_of_six, 3], [1, 0, 1, 0, "[2, 3]", "[2, 3]", five_of_six, 3]])
+        json!([
+            header,
+            [0, 0, 0, 0, "[2, 3]", "[2, 3]", five_of_six, 3],
+            [1, 0, 0, 0, "[2, 3]", "[2, 3]", five_of_six, 3],
+            [1, 0, 1, 0, "[2, 3]", "[2, 3]", five_of_six, 3]
+        ])
     );
     assert_eq!(tables[2], json!([header, [0, 0, 0, 0, "[3]", "[3]", 100, null]]));
     assert_eq!(tables[3], json!([header, [0, 0, 0, 0, "[2, 3]", "[2, 3]", 100, null], [0, 0, 0, 1, "[2, 3]", "[2, 3]", five_of_six, 3]]));

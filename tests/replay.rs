@@ -17,7 +17,11 @@ fn text(o: &Output) -> String {
 
 /// The rows of the one `accuracy_checking_{kind}_*.csv` in `dir`, header checked.
 fn csv(dir: &Path, kind: &str, header: &str) -> Vec<Vec<String>> {
-    let file = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("accuracy_checking_{kind}_"))).unwrap();
+    let file = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("accuracy_checking_{kind}_")))
+        .unwrap();
     let text = std::fs::read_to_string(file).unwrap();
     assert!(text.starts_with(&format!("\u{feff}{header}\r\n")), "BOM and header: {text:?}");
     common::csv_records(&text).split_off(1)
@@ -95,14 +99,14 @@ fn every_fixture_api_replays_forward_and_backward() {
         let mut errors: Vec<&str> = details.iter().filter(|r| r[7] == "error").map(|r| r[0].as_str()).collect();
         errors.sort_unstable();
         assert_eq!(errors, expected, "{fw}: the error rows");
-        let bad: Vec<&Vec<String>> = details
-            .iter()
-            .filter(|r| r[7] != "pass" && !(r[7] == "error" && r[8].starts_with("max absolute error")))
-            .collect();
+        let bad: Vec<&Vec<String>> = details.iter().filter(|r| r[7] != "pass" && !(r[7] == "error" && r[8].starts_with("max absolute error"))).collect();
         assert!(bad.is_empty(), "{fw}: rows that are failures, not verdicts: {bad:#?}");
         let emulated = "tested: emulated device in the dumped dtypes (random_data has no device values); bench: float64 recompute on the CPU";
         // A call identical to an earlier one shares its verdict and says so last.
-        let says = |m: &str| m.ends_with(emulated) || m.split_once(&format!("{emulated}; shares the verdict of ")).is_some_and(|(_, who)| who.ends_with(" (identical call and inputs)"));
+        let says = |m: &str| {
+            m.ends_with(emulated)
+                || m.split_once(&format!("{emulated}; shares the verdict of ")).is_some_and(|(_, who)| who.ends_with(" (identical call and inputs)"))
+        };
         assert!(details.iter().all(|r| says(&r[8])), "{fw}: a row that does not say what it compared");
         assert!(details.iter().any(|r| r[0].contains(".backward.output.")));
         // The ranked table starts with the worst row.
@@ -124,7 +128,10 @@ fn filter_shard_and_bad_input() {
     // Shards split the APIs without overlap: each writes its part, the merge the whole.
     for i in 0..2 {
         let shard = format!("{i}/2");
-        let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--dump", p, "--filter", "^Torch\\.", "--propagation", "forward", "--shard", &shard, "--output-dir", "s"]);
+        let o = msprobe(
+            dir.path(),
+            &["-f", "pytorch", "replay", "--dump", p, "--filter", "^Torch\\.", "--propagation", "forward", "--shard", &shard, "--output-dir", "s"],
+        );
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     }
     let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--merge", "s"]);
@@ -174,7 +181,10 @@ fn nothing_to_replay_missing_tensors_and_unwritable_report() {
     let data_dir = serde_json::Value::String(tensor.join("dump_tensor_data").to_string_lossy().into_owned()).to_string();
     let dump = dump.replace(needle, "").replace("\"/data/dumps/pytorch/dump_tensor_L1/step0/rank/dump_tensor_data\"", &data_dir);
     std::fs::write(dir.path().join("d.json"), dump).unwrap();
-    let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--dump", "d.json", "--filter", "^Torch\\.matmul\\.0$", "--data-mode", "real_data", "--output-dir", "m"]);
+    let o = msprobe(
+        dir.path(),
+        &["-f", "pytorch", "replay", "--dump", "d.json", "--filter", "^Torch\\.matmul\\.0$", "--data-mode", "real_data", "--output-dir", "m"],
+    );
     assert_eq!(o.status.code(), Some(8), "{}", text(&o));
     let rows = csv(&dir.path().join("m"), "details", DETAILS);
     assert_eq!((rows.len(), rows[0][0].as_str(), rows[0][7].as_str()), (1, "Torch.matmul.0.backward", "skip"));
@@ -185,7 +195,12 @@ fn nothing_to_replay_missing_tensors_and_unwritable_report() {
     let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "-i", "one.json", "--output-dir", "one"]);
     assert_eq!(o.status.code(), Some(4), "{}", text(&o));
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(stderr.trim_end().ends_with("d.json: Torch.matmul.0: input_args[0] has no data_name; real_data needs a dump made with task \"tensor\" (or use data_mode random_data)"), "{stderr}");
+    assert!(
+        stderr.trim_end().ends_with(
+            "d.json: Torch.matmul.0: input_args[0] has no data_name; real_data needs a dump made with task \"tensor\" (or use data_mode random_data)"
+        ),
+        "{stderr}"
+    );
     assert!(!dir.path().join("one").exists());
     // The CSV folder is a file: exit 5, like every unwritable output.
     std::fs::write(dir.path().join("taken"), "x").unwrap();
@@ -213,7 +228,8 @@ fn explicit_dtype_arguments_are_raised_on_the_bench() {
 }
 
 /// The Message of every row of an MSAdapter dump replayed with random data.
-const MSADAPTER_EMULATED: &str = "tested: emulated device in the MSAdapter dump's dtypes (random_data has no device values); bench: float64 recompute on the CPU";
+const MSADAPTER_EMULATED: &str =
+    "tested: emulated device in the MSAdapter dump's dtypes (random_data has no device values); bench: float64 recompute on the CPU";
 
 /// The example of the MindSpore op_generate document (doc 33, §2.1: an
 /// MSAdapter dump, `"framework": "mindtorch"`) with its §2.2 config, both
@@ -236,7 +252,11 @@ fn the_msadapter_example_of_the_mindspore_document_replays_to_a_verdict() {
     let names: Vec<&str> = details.iter().map(|r| r[0].as_str()).collect();
     assert_eq!(names, ["Tensor.reshape.779.forward.output.0", "Tensor.reshape.779.backward.output.0"]);
     for r in &details {
-        assert_eq!((r[1].as_str(), r[2].as_str(), r[3].as_str(), r[7].as_str(), r[8].as_str()), ("Float64", "BFloat16", "(8192, 896)", "pass", MSADAPTER_EMULATED), "{r:?}");
+        assert_eq!(
+            (r[1].as_str(), r[2].as_str(), r[3].as_str(), r[7].as_str(), r[8].as_str()),
+            ("Float64", "BFloat16", "(8192, 896)", "pass", MSADAPTER_EMULATED),
+            "{r:?}"
+        );
         assert!(r[4].parse::<f64>().unwrap() > 0.99999 && r[5] == "0.0", "{r:?}");
     }
     assert!(!dir.path().join("Tensor.reshape.779").exists(), "replay writes no extract file");
@@ -248,7 +268,10 @@ fn the_msadapter_example_of_the_mindspore_document_replays_to_a_verdict() {
     assert!(extract.contains("\"framework\": \"mindtorch\"") && extract.contains("\"Tensor.reshape.779.backward\""), "{extract}");
     let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "-i", "./config_op.json", "--output-dir", "pt"]);
     assert_eq!(o.status.code(), Some(4), "{}", text(&o));
-    assert_eq!(String::from_utf8_lossy(&o.stderr), "msprobe: error: ./dump.json: key \"framework\": \"mindtorch\" marks an MSAdapter dump, which is read with -f mindspore, not -f pytorch\n");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "msprobe: error: ./dump.json: key \"framework\": \"mindtorch\" marks an MSAdapter dump, which is read with -f mindspore, not -f pytorch\n"
+    );
     assert!(!dir.path().join("pt").exists());
 }
 

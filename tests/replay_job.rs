@@ -66,7 +66,11 @@ fn pytorch_job(dir: &Path) -> PathBuf {
 
 /// The text of the one `accuracy_checking_{kind}_*.csv` in `dir` (BOM and all).
 fn csv_text(dir: &Path, kind: &str) -> String {
-    let files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("accuracy_checking_{kind}_"))).collect();
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("accuracy_checking_{kind}_")))
+        .collect();
     assert_eq!(files.len(), 1, "{files:?}");
     std::fs::read_to_string(&files[0]).unwrap()
 }
@@ -248,7 +252,10 @@ fn identical_calls_are_replayed_once() {
     let o = msprobe(dir.path(), &["-f", "mindspore", "replay", "--dump", "ms", "--output-dir", "ms_random"]);
     assert!(stderr(&o).starts_with(&summary(9, 0, 9)), "{}", text(&o));
     // Within one dump: no step and rank in the note.
-    let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--dump", repo().join("tests/fixtures/pytorch/statistics").to_str().unwrap(), "--output-dir", "single"]);
+    let o = msprobe(
+        dir.path(),
+        &["-f", "pytorch", "replay", "--dump", repo().join("tests/fixtures/pytorch/statistics").to_str().unwrap(), "--output-dir", "single"],
+    );
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     let result = common::csv_records(&csv_text(&dir.path().join("single"), "result"));
     let shared: Vec<&Vec<String>> = result.iter().filter(|r| r[3].contains("shares the verdict")).collect();
@@ -276,7 +283,10 @@ fn merge_refuses_missing_duplicated_and_mismatched_parts() {
     let run = |d: &str, line: &str| {
         let args = merge(d);
         refused(&args.iter().map(String::as_str).collect::<Vec<_>>(), line);
-        assert!(!std::fs::read_dir(dir.path().join(d)).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().starts_with("accuracy_checking_")), "{d}: no CSV");
+        assert!(
+            !std::fs::read_dir(dir.path().join(d)).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().starts_with("accuracy_checking_")),
+            "{d}: no CSV"
+        );
     };
     std::fs::create_dir(dir.path().join("empty")).unwrap();
     run("empty", "empty: no replay parts (replay_parts/part_I_of_N.json, written by replay --dump ROOT --shard I/N --output-dir DIR)");
@@ -312,10 +322,20 @@ fn merge_refuses_missing_duplicated_and_mismatched_parts() {
     std::fs::write(dir.path().join("whole/replay_parts/part_0_of_1.json"), "{\"format\": 1}").unwrap();
     let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--merge", "whole"]);
     assert_eq!(o.status.code(), Some(4), "{}", text(&o));
-    assert!(stderr(&o).starts_with("msprobe: error: whole/replay_parts/part_0_of_1.json: not a replay part (") && stderr(&o).lines().count() == 1, "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("msprobe: error: whole/replay_parts/part_0_of_1.json: not a replay part (") && stderr(&o).lines().count() == 1,
+        "{}",
+        stderr(&o)
+    );
     // Flags of the shards' replay are not the merge's.
     let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--merge", "whole", "--standard", "api"]);
-    assert_eq!((o.status.code(), stderr(&o)), (Some(2), "msprobe: error: --standard is an option of the shards' replay, not of --merge (which takes --output-dir, --html, --top and --allow-skip)\n".into()));
+    assert_eq!(
+        (o.status.code(), stderr(&o)),
+        (
+            Some(2),
+            "msprobe: error: --standard is an option of the shards' replay, not of --merge (which takes --output-dir, --html, --top and --allow-skip)\n".into()
+        )
+    );
 }
 
 /// (e) Without `--shard`, a Slurm array task or a Kubernetes Indexed Job
@@ -344,7 +364,10 @@ fn job_engine_variables_pick_the_shard() {
     assert_eq!(part(&dir.path().join("both"), 1, 3), expected);
     for (env, line) in [
         (&[("SLURM_ARRAY_TASK_ID", "1")][..], "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not: set both, or pass --shard I/N"),
-        (&[("JOB_COMPLETION_INDEX", "3"), ("JOB_COMPLETIONS", "3")][..], "JOB_COMPLETION_INDEX=3 is not an index below JOB_COMPLETIONS=3: expected 0 <= index < count, or pass --shard I/N"),
+        (
+            &[("JOB_COMPLETION_INDEX", "3"), ("JOB_COMPLETIONS", "3")][..],
+            "JOB_COMPLETION_INDEX=3 is not an index below JOB_COMPLETIONS=3: expected 0 <= index < count, or pass --shard I/N",
+        ),
     ] {
         let o = msprobe_env(dir.path(), &[&base[..], &["bad"]].concat(), env);
         assert_eq!((o.status.code(), stderr(&o)), (Some(2), format!("msprobe: error: {line}\n")));

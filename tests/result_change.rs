@@ -58,10 +58,16 @@ fn bignet_hooks_change_net1s_gradients_and_nothing_else_does() {
     let mut module_hooks: Vec<&str> = vec!["grad_norm"];
     module_hooks.extend(net1);
     module_hooks.extend(["loss", "net2.ln1.weight", "net2.bn1.weight", "net2.ln2.weight", "net2.bn1.bias"]);
-    assert_eq!(changes(&v), vec![("sync", json!(false), json!([])), ("module_hooks", json!(true), json!(module_hooks)), ("api_hooks", json!(false), json!([]))]);
+    assert_eq!(
+        changes(&v),
+        vec![("sync", json!(false), json!([])), ("module_hooks", json!(true), json!(module_hooks)), ("api_hooks", json!(false), json!([]))]
+    );
     // At the first step, only the grad norm and net1's gradients change (net2's hook, net1's fan-out), by a rounding error.
     let first = v["variants"]["module_hooks"]["first_changed"].as_array().unwrap();
-    assert_eq!(first.iter().map(|c| (c["name"].as_str().unwrap(), c["step"].as_u64().unwrap())).collect::<Vec<_>>(), [("grad_norm", 0), (net1[0], 0), (net1[1], 0), (net1[2], 0), (net1[3], 0)]);
+    assert_eq!(
+        first.iter().map(|c| (c["name"].as_str().unwrap(), c["step"].as_u64().unwrap())).collect::<Vec<_>>(),
+        [("grad_norm", 0), (net1[0], 0), (net1[1], 0), (net1[2], 0), (net1[3], 0)]
+    );
     assert!(first.iter().all(|c| (1e-9..1e-5).contains(&c["max_abs_diff"].as_f64().unwrap())), "{first:?}");
     // Step 0's ops give the same outputs (the change is in the backward); the first op that differs is the
     // optimizer's update of the changed gradients, recorded with step 1.
@@ -81,7 +87,11 @@ fn a_clock_seeded_run_is_not_reproducible_and_nothing_else_is_judged() {
     for k in ["sync", "module_hooks", "api_hooks"] {
         assert_eq!((&v["variants"][k]["judged"], &v["variants"][k]["changed"]), (&json!(false), &Value::Null), "{k}");
     }
-    assert!(v["conclusion"].as_str().unwrap().starts_with("the run is not reproducible: two unchanged runs differ first in loss (step 0); "), "{}", v["conclusion"]);
+    assert!(
+        v["conclusion"].as_str().unwrap().starts_with("the run is not reproducible: two unchanged runs differ first in loss (step 0); "),
+        "{}",
+        v["conclusion"]
+    );
     assert!(v["conclusion"].as_str().unwrap().ends_with("torch.use_deterministic_algorithms(True), HCCL_DETERMINISTIC=true); nothing else is judged"));
 }
 
@@ -91,7 +101,10 @@ fn without_a_fan_out_hooks_change_nothing() {
     let v = verdict(dir.path(), &run_script(dir.path(), "nofanout.py", &[]));
     assert_eq!(v["reproducible"], json!(true));
     assert_eq!(changes(&v), vec![("sync", json!(false), json!([])), ("module_hooks", json!(false), json!([])), ("api_hooks", json!(false), json!([]))]);
-    assert_eq!(v["conclusion"], "the run is reproducible; synchronisation changes nothing; no-op module hooks change nothing; no-op API wrappers change nothing");
+    assert_eq!(
+        v["conclusion"],
+        "the run is reproducible; synchronisation changes nothing; no-op module hooks change nothing; no-op API wrappers change nothing"
+    );
 }
 
 /// The exact stderr and exit code of a failed run, and no output folder.
@@ -108,9 +121,25 @@ fn a_crash_a_missing_record_and_a_missing_command_are_one_line_errors() {
     let command = |name: &str| format!("{} {}", python.display(), script(name).display());
     let dir = tempfile::tempdir().unwrap();
     let o = run_script(dir.path(), "crash.py", &[]);
-    fails(dir.path(), &o, 4, &format!("result_change: run 1 (baseline) of `{}` exited with code 1: RuntimeError: result_change test: the training script crashed on purpose", command("crash.py")));
+    fails(
+        dir.path(),
+        &o,
+        4,
+        &format!(
+            "result_change: run 1 (baseline) of `{}` exited with code 1: RuntimeError: result_change test: the training script crashed on purpose",
+            command("crash.py")
+        ),
+    );
     let o = run_script(dir.path(), "no_record.py", &[]);
-    fails(dir.path(), &o, 4, &format!("result_change: run 1 (baseline) of `{}` recorded no step: call rc.record(loss) after each backward (ResultChange of msprobe_rs)", command("no_record.py")));
+    fails(
+        dir.path(),
+        &o,
+        4,
+        &format!(
+            "result_change: run 1 (baseline) of `{}` recorded no step: call rc.record(loss) after each backward (ResultChange of msprobe_rs)",
+            command("no_record.py")
+        ),
+    );
     let o = result_change(dir.path(), &[], &["no-such-training-command", "train.py"]);
     fails(dir.path(), &o, 2, "result_change: cannot run `no-such-training-command train.py`: No such file or directory (os error 2)");
 }
@@ -118,7 +147,11 @@ fn a_crash_a_missing_record_and_a_missing_command_are_one_line_errors() {
 #[test]
 fn the_command_needs_pytorch_and_a_command() {
     let dir = tempfile::tempdir().unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_msprobe")).args(["-f", "mindspore", "result_change", "-o", "out", "--", "true"]).current_dir(dir.path()).output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_msprobe"))
+        .args(["-f", "mindspore", "result_change", "-o", "out", "--", "true"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
     fails(dir.path(), &o, 2, "result_change needs -f pytorch (ResultChange records PyTorch runs only)");
     let o = Command::new(env!("CARGO_BIN_EXE_msprobe")).args(["-f", "pytorch", "result_change", "-o", "out"]).current_dir(dir.path()).output().unwrap();
     assert_eq!(o.status.code(), Some(2));

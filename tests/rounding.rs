@@ -244,7 +244,8 @@ fn planted_errors_are_rounding_bound_errors_by_script_and_the_unplanted_pass() {
     for (p, pair) in PLANTED.iter().zip(outcomes.chunks(2)) {
         let name = format!("{}.forward.output.0", p.api);
         let (code, rows, why) = &pair[0];
-        let ok = *code == 0 && rows.len() == 1 && rows[0].name == name && rows[0].status == "pass" && rows[0].standard == RULE && rows[0].message == TORCH_SIDES;
+        let ok =
+            *code == 0 && rows.len() == 1 && rows[0].name == name && rows[0].status == "pass" && rows[0].standard == RULE && rows[0].message == TORCH_SIDES;
         if !ok {
             failures.push(format!("unplanted {}: exit {code}, {rows:?} {why}", p.api));
         }
@@ -252,7 +253,13 @@ fn planted_errors_are_rounding_bound_errors_by_script_and_the_unplanted_pass() {
         let message = format!("{}; {TORCH_SIDES}", p.script.unwrap_or(p.native));
         // The metrics are the native ones where the Message is.
         let metrics_ok = p.script.is_some() || rows.first().is_some_and(|r| r.metrics == p.metrics);
-        let ok = *code == 3 && rows.len() == 1 && rows[0].name == name && rows[0].status == "error" && rows[0].standard == RULE && rows[0].message == message && metrics_ok;
+        let ok = *code == 3
+            && rows.len() == 1
+            && rows[0].name == name
+            && rows[0].status == "error"
+            && rows[0].standard == RULE
+            && rows[0].message == message
+            && metrics_ok;
         if !ok {
             failures.push(format!("planted {}: expected exit 3, error / {RULE} / {message} / {}\n  got exit {code}, {rows:?} {why}", p.api, p.metrics));
         }
@@ -415,11 +422,41 @@ fn the_api_standard_passes_the_cancelling_calls_and_says_why() {
     const EMULATED: &str = "tested: emulated device in the dumped dtypes (random_data has no device values); bench: float64 recompute on the CPU";
     const RECORDED_GRAD: &str = "tested: device gradient recorded in the dump; bench: float64 recompute on the CPU";
     let cases = [
-        ("pytorch", "sgd_weight_decay/8.3.2/tensor", "Tensor.add.0.forward.output.0", "46 elements within the rounding bound counted as exact (worst 0.227012 of the bound; the api rule alone: error)", RECORDED),
-        ("pytorch", "sgd_weight_decay/26.2.0/tensor", "Tensor.add.0.forward.output.0", "46 elements within the rounding bound counted as exact (worst 0.227012 of the bound; the api rule alone: error)", RECORDED),
-        ("pytorch", "autocast_residual/8.3.2/tensor", "Tensor.add.4.forward.output.0", "164 elements within the rounding bound counted as exact (worst 0.265116 of the bound; the api rule alone: error)", RECORDED),
-        ("pytorch", "autocast_residual/8.3.2/statistics", "Tensor.add.4.forward.output.0", "175 elements within the rounding bound counted as exact (worst 0.361587 of the bound; the api rule alone: error)", EMULATED),
-        ("mindspore", "ms_gelu_grad/26.2.0/tensor", "Functional.gelu.0.backward.output.0", "128 elements within the rounding bound counted as exact (worst 0.206998 of the bound; the api rule alone: error)", RECORDED_GRAD),
+        (
+            "pytorch",
+            "sgd_weight_decay/8.3.2/tensor",
+            "Tensor.add.0.forward.output.0",
+            "46 elements within the rounding bound counted as exact (worst 0.227012 of the bound; the api rule alone: error)",
+            RECORDED,
+        ),
+        (
+            "pytorch",
+            "sgd_weight_decay/26.2.0/tensor",
+            "Tensor.add.0.forward.output.0",
+            "46 elements within the rounding bound counted as exact (worst 0.227012 of the bound; the api rule alone: error)",
+            RECORDED,
+        ),
+        (
+            "pytorch",
+            "autocast_residual/8.3.2/tensor",
+            "Tensor.add.4.forward.output.0",
+            "164 elements within the rounding bound counted as exact (worst 0.265116 of the bound; the api rule alone: error)",
+            RECORDED,
+        ),
+        (
+            "pytorch",
+            "autocast_residual/8.3.2/statistics",
+            "Tensor.add.4.forward.output.0",
+            "175 elements within the rounding bound counted as exact (worst 0.361587 of the bound; the api rule alone: error)",
+            EMULATED,
+        ),
+        (
+            "mindspore",
+            "ms_gelu_grad/26.2.0/tensor",
+            "Functional.gelu.0.backward.output.0",
+            "128 elements within the rounding bound counted as exact (worst 0.206998 of the bound; the api rule alone: error)",
+            RECORDED_GRAD,
+        ),
     ];
     let mut failures = vec![];
     for (flag, dump, name, note, sides) in cases {
@@ -439,12 +476,24 @@ fn the_api_standard_passes_the_cancelling_calls_and_says_why() {
 #[test]
 fn the_api_standard_of_the_scripts_passes_the_cancelling_adds_and_says_why() {
     let cases = [
-        ("sgd_weight_decay/8.3.2/tensor", "Tensor.add.0", "46 elements within the rounding bound counted as exact (worst 0.227012 of the bound; the api rule alone: error)"),
-        ("sgd_weight_decay/26.2.0/tensor", "Tensor.add.0", "46 elements within the rounding bound counted as exact (worst 0.227012 of the bound; the api rule alone: error)"),
+        (
+            "sgd_weight_decay/8.3.2/tensor",
+            "Tensor.add.0",
+            "46 elements within the rounding bound counted as exact (worst 0.227012 of the bound; the api rule alone: error)",
+        ),
+        (
+            "sgd_weight_decay/26.2.0/tensor",
+            "Tensor.add.0",
+            "46 elements within the rounding bound counted as exact (worst 0.227012 of the bound; the api rule alone: error)",
+        ),
         // 164 natively: the count is of the elements that differ from the bench, and torch's
         // float64 bench of `a + alpha*b` (fused) differs from the native one at one element
         // where the recorded float32 result equals the unfused float64 value.
-        ("autocast_residual/8.3.2/tensor", "Tensor.add.4", "165 elements within the rounding bound counted as exact (worst 0.265116 of the bound; the api rule alone: error)"),
+        (
+            "autocast_residual/8.3.2/tensor",
+            "Tensor.add.4",
+            "165 elements within the rounding bound counted as exact (worst 0.265116 of the bound; the api rule alone: error)",
+        ),
     ];
     let out = tempfile::tempdir().unwrap();
     let runs: Vec<(PathBuf, Vec<&str>)> =

@@ -68,7 +68,8 @@ fn generated_rust_project_builds_runs_and_writes_the_report() {
         let line = stdout.lines().find(|l| l.starts_with(row)).unwrap_or_else(|| panic!("no row {row}: {stdout}"));
         assert_eq!(line.split_whitespace().nth(3), Some("pass"), "{line}");
     }
-    let csvs: Vec<String> = std::fs::read_dir(project.join("op_result_output")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let csvs: Vec<String> =
+        std::fs::read_dir(project.join("op_result_output")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     assert_eq!(csvs.len(), 2, "{csvs:?}");
     let result = csvs.iter().find(|n| n.starts_with("accuracy_checking_result_")).unwrap();
     let text = std::fs::read_to_string(project.join("op_result_output").join(result)).unwrap();

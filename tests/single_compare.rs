@@ -55,7 +55,13 @@ struct Books {
 fn workbooks(out: &Path, run1: &Path, run2: &Path) -> Books {
     let script = repo().join("tests/single_compare/reference.py");
     let out_832 = out.with_file_name(format!("{}_832", out.file_name().unwrap().to_str().unwrap()));
-    let o = Command::new(python()).arg(script).args([out, run1, run2, &out_832]).env("PYTHONPATH", common::msprobe_832()).env("PYTHONDONTWRITEBYTECODE", "1").output().unwrap();
+    let o = Command::new(python())
+        .arg(script)
+        .args([out, run1, run2, &out_832])
+        .env("PYTHONPATH", common::msprobe_832())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
     assert!(o.status.success(), "reference.py: {}", String::from_utf8_lossy(&o.stderr));
     let mut v: Value = serde_json::from_slice(&o.stdout).unwrap();
     let mut take = |k: &str| match v[k].take() {
@@ -78,7 +84,15 @@ impl Books {
     /// writer's; ours writes them exactly: docs/single-compare.md).
     fn ours_as_832(&self, name: &str) -> Vec<Vec<Value>> {
         let rows = self.ours[name]["rows"].as_array().unwrap();
-        rows[1..].iter().map(|r| r.as_array().unwrap()[..12].iter().map(|c| c.as_f64().map_or_else(|| c.clone(), |f| json!(format!("{f:.15e}").parse::<f64>().unwrap()))).collect()).collect()
+        rows[1..]
+            .iter()
+            .map(|r| {
+                r.as_array().unwrap()[..12]
+                    .iter()
+                    .map(|c| c.as_f64().map_or_else(|| c.clone(), |f| json!(format!("{f:.15e}").parse::<f64>().unwrap())))
+                    .collect()
+            })
+            .collect()
     }
 
     /// Workbook `name` is msprobe 8.3.2's cell by cell (its twelve columns,
@@ -136,7 +150,21 @@ fn summary(err: &str) -> [usize; 6] {
     numbers.try_into().unwrap()
 }
 
-const HEADER: [&str; 13] = ["step", "rank", "micro_step", "id", "shape1", "shape2", "相同元素百分比(%)", "首个不匹配元素索引", "最大绝对误差", "最大相对误差", "误差在千分之一内元素占比(%)", "误差在百分之一内元素占比(%)", "note"];
+const HEADER: [&str; 13] = [
+    "step",
+    "rank",
+    "micro_step",
+    "id",
+    "shape1",
+    "shape2",
+    "相同元素百分比(%)",
+    "首个不匹配元素索引",
+    "最大绝对误差",
+    "最大相对误差",
+    "误差在千分之一内元素占比(%)",
+    "误差在百分之一内元素占比(%)",
+    "note",
+];
 
 #[test]
 fn figures_match_numpy_for_every_dtype_and_layout() {
@@ -171,7 +199,17 @@ fn figures_match_numpy_for_every_dtype_and_layout() {
     let g: Vec<f32> = f.iter().enumerate().map(|(i, x)| if i % 3 == 0 { x + 0.01 } else { *x }).collect();
     for (run, v, bump) in [(&r1, &f, 0), (&r2, &g, 1)] {
         // Normal finite halves straight from bits: sign, a small exponent, a mantissa (bumped in run 2).
-        let bits = |exp_bias: u16, mant_bits: u32| -> Vec<u8> { v.iter().enumerate().flat_map(|(i, x)| (u16::from(*x < 0.0) << 15 | (exp_bias + i as u16 % 4) << mant_bits | ((x.to_bits() >> 9) as u16 + bump * (i as u16 % 2)) & ((1 << mant_bits) - 1)).to_le_bytes()).collect() };
+        let bits = |exp_bias: u16, mant_bits: u32| -> Vec<u8> {
+            v.iter()
+                .enumerate()
+                .flat_map(|(i, x)| {
+                    (u16::from(*x < 0.0) << 15
+                        | (exp_bias + i as u16 % 4) << mant_bits
+                        | ((x.to_bits() >> 9) as u16 + bump * (i as u16 % 2)) & ((1 << mant_bits) - 1))
+                        .to_le_bytes()
+                })
+                .collect()
+        };
         put(run, "h/step0/rank0/micro_step0/h.npy", &npy_bytes("<f2", &[8], &bits(14, 10)));
         put(run, "bf/step0/rank0/micro_step0/bf.npy", &npy_bytes("<V2", &[2, 4], &bits(126, 7)));
         put(run, "f8/step0/rank0/micro_step0/f8.npy", &npy_bytes("<f8", &[8], &le(v, |x| (f64::from(x) / 3.0).to_le_bytes())));
@@ -207,13 +245,21 @@ fn figures_match_numpy_for_every_dtype_and_layout() {
         assert_eq!(book["rows"][0], json!(HEADER));
     }
     // Sorted by (step, rank, micro_step, id), numerically; dict ids are names.
-    let keys = |name: &str| -> Vec<Value> { books[name]["rows"].as_array().unwrap()[1..].iter().map(|r| json!([cell(&r[0]), cell(&r[1]), cell(&r[2]), cell(&r[3])])).collect() };
-    assert_eq!(keys("d.xlsx")[..4], [json!([0.0, 0.0, 0.0, "mean"]), json!([0.0, 0.0, 0.0, "var"]), json!([0.0, 0.0, 1.0, "mean"]), json!([0.0, 0.0, 1.0, "var"])]);
+    let keys = |name: &str| -> Vec<Value> {
+        books[name]["rows"].as_array().unwrap()[1..].iter().map(|r| json!([cell(&r[0]), cell(&r[1]), cell(&r[2]), cell(&r[3])])).collect()
+    };
+    assert_eq!(
+        keys("d.xlsx")[..4],
+        [json!([0.0, 0.0, 0.0, "mean"]), json!([0.0, 0.0, 0.0, "var"]), json!([0.0, 0.0, 1.0, "mean"]), json!([0.0, 0.0, 1.0, "var"])]
+    );
     assert_eq!(keys("loss.xlsx").iter().map(|k| k[0].as_f64().unwrap()).collect::<Vec<_>>(), [0.0, 0.0, 0.0, 0.0, 2.0, 2.0, 2.0, 2.0, 10.0, 10.0, 10.0, 10.0]);
     assert_eq!(keys("lst.xlsx")[1], json!([0.0, 0.0, 0.0, 1.0]));
     // A perturbed row, by hand: seed 3 is step 0, rank 1, micro 0; element 3 moved by 0.25.
     let row = &books["loss.xlsx"]["rows"][3];
-    assert_eq!(cells(&row.as_array().unwrap()[..8]), cells(&[json!(0), json!(1), json!(0), json!(0), json!("[4, 6]"), json!("[4, 6]"), json!(22.0 / 24.0 * 100.0), json!(3)]));
+    assert_eq!(
+        cells(&row.as_array().unwrap()[..8]),
+        cells(&[json!(0), json!(1), json!(0), json!(0), json!("[4, 6]"), json!("[4, 6]"), json!(22.0 / 24.0 * 100.0), json!(3)])
+    );
     assert_eq!(row[12], Value::Null);
 }
 
@@ -274,10 +320,52 @@ fn one_sided_arrays_shapes_and_non_finite_values_are_reported() {
     assert_eq!(
         rows("k.xlsx"),
         vec![
-            vec![f(0.0), f(0.0), f(0.0), f(0.0), s("[2, 3]"), s("[3, 2]"), n.clone(), n.clone(), n.clone(), n.clone(), n.clone(), n.clone(), s("shapes differ: not compared")],
+            vec![
+                f(0.0),
+                f(0.0),
+                f(0.0),
+                f(0.0),
+                s("[2, 3]"),
+                s("[3, 2]"),
+                n.clone(),
+                n.clone(),
+                n.clone(),
+                n.clone(),
+                n.clone(),
+                n.clone(),
+                s("shapes differ: not compared")
+            ],
             vec![f(0.0), f(0.0), f(1.0), f(0.0), s("[4]"), s("[4]"), f(100.0), n.clone(), f(0.0), f(0.0), f(100.0), f(100.0), n.clone()],
-            vec![f(0.0), f(0.0), f(2.0), f(0.0), s("[3]"), s("[3]"), f(2.0 / 3.0 * 100.0), f(1.0), s("inf"), s("inf"), f(2.0 / 3.0 * 100.0), f(2.0 / 3.0 * 100.0), n.clone()],
-            vec![f(0.0), f(0.0), f(3.0), f(0.0), s("[0]"), s("[0]"), n.clone(), n.clone(), n.clone(), n.clone(), n.clone(), n.clone(), s("empty arrays: nothing to compare")],
+            vec![
+                f(0.0),
+                f(0.0),
+                f(2.0),
+                f(0.0),
+                s("[3]"),
+                s("[3]"),
+                f(2.0 / 3.0 * 100.0),
+                f(1.0),
+                s("inf"),
+                s("inf"),
+                f(2.0 / 3.0 * 100.0),
+                f(2.0 / 3.0 * 100.0),
+                n.clone()
+            ],
+            vec![
+                f(0.0),
+                f(0.0),
+                f(3.0),
+                f(0.0),
+                s("[0]"),
+                s("[0]"),
+                n.clone(),
+                n.clone(),
+                n.clone(),
+                n.clone(),
+                n.clone(),
+                n.clone(),
+                s("empty arrays: nothing to compare")
+            ],
             vec![f(1.0), f(0.0), f(0.0), f(0.0), s("[2]"), n.clone(), n.clone(), n.clone(), n.clone(), n.clone(), n.clone(), n.clone(), s("only in dir1")],
             vec![f(1.0), f(3.0), f(0.0), f(0.0), n.clone(), s("[1]"), n.clone(), n.clone(), n.clone(), n.clone(), n.clone(), n.clone(), s("only in dir2")],
         ]

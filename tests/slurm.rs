@@ -21,7 +21,8 @@ use runtime::exit;
 
 /// Variables that would shard an "unsharded" run, or change the framework the
 /// shipped scripts pass, when the test itself runs inside such a job.
-const JOB_VARS: [&str; 6] = ["SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "JOB_COMPLETION_INDEX", "JOB_COMPLETIONS", "MSPROBE_FRAMEWORK"];
+const JOB_VARS: [&str; 6] =
+    ["SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "JOB_COMPLETION_INDEX", "JOB_COMPLETIONS", "MSPROBE_FRAMEWORK"];
 
 fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
@@ -64,7 +65,9 @@ fn copy_dir(from: &Path, to: &Path) {
 /// is 3), step1/rank0 the zoo's MoE tensor dump.
 fn job_root(root: &Path) {
     let fixtures = repo().join("tests/fixtures");
-    for (folder, dump) in [("step0/rank0", "pytorch/tensor"), ("step0/rank1", "pytorch/statistics"), ("step1/rank0", "zoo/pytorch/moe/tensor"), ("step1/rank1", "pytorch/tensor")] {
+    for (folder, dump) in
+        [("step0/rank0", "pytorch/tensor"), ("step0/rank1", "pytorch/statistics"), ("step1/rank0", "zoo/pytorch/moe/tensor"), ("step1/rank1", "pytorch/tensor")]
+    {
         copy_dir(&fixtures.join(dump), &root.join(folder));
     }
 }
@@ -87,7 +90,8 @@ fn unsharded(root: &Path, out: &Path) -> i32 {
 /// The body of the one `accuracy_checking_{kind}_*.csv` in `dir`.
 fn report(dir: &Path, kind: &str) -> String {
     let prefix = format!("accuracy_checking_{kind}_");
-    let files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(&prefix)).collect();
+    let files: Vec<PathBuf> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(&prefix)).collect();
     assert_eq!(files.len(), 1, "{}: one {prefix}*.csv, found {files:?}", dir.display());
     std::fs::read_to_string(&files[0]).unwrap()
 }
@@ -189,7 +193,8 @@ impl Cluster {
 
     /// The daemons' logs and the jobs' output files in `cwd`/logs, for a failure's message.
     fn logs(&self, cwd: &Path) -> String {
-        let mut files: Vec<PathBuf> = [self.dir.path().join("log"), cwd.join("logs")].iter().filter_map(|d| std::fs::read_dir(d).ok()).flatten().map(|e| e.unwrap().path()).collect();
+        let mut files: Vec<PathBuf> =
+            [self.dir.path().join("log"), cwd.join("logs")].iter().filter_map(|d| std::fs::read_dir(d).ok()).flatten().map(|e| e.unwrap().path()).collect();
         files.sort();
         files.insert(0, self.dir.path().join("munge/munged.log"));
         files.iter().map(|f| format!("---- {}\n{}", f.display(), std::fs::read_to_string(f).unwrap_or_default())).collect()
@@ -227,10 +232,12 @@ fn slurm_job_array_replays_a_job_root_in_shards_and_the_merge_equals_the_unshard
     let (replay, merge) = (repo().join("examples/slurm/replay.sbatch"), repo().join("examples/slurm/merge.sbatch"));
     let (replay, merge, root_arg) = (replay.to_str().unwrap(), merge.to_str().unwrap(), root.to_str().unwrap());
     let array = cluster.sbatch(tmp.path(), &["--array=0-2", "--output=logs/replay-%A_%a.out", replay, root_arg, out.to_str().unwrap(), "--top", "0"]);
-    let merged = cluster.sbatch(tmp.path(), &[&format!("--dependency=afterany:{array}"), "--output=logs/merge-%j.out", merge, out.to_str().unwrap(), "--top", "0"]);
+    let merged =
+        cluster.sbatch(tmp.path(), &[&format!("--dependency=afterany:{array}"), "--output=logs/merge-%j.out", merge, out.to_str().unwrap(), "--top", "0"]);
     let one = cluster.sbatch(tmp.path(), &["--array=0-0", "--output=logs/single-%A_%a.out", replay, root_arg, single.to_str().unwrap()]);
     let nowhere = tmp.path().join("nowhere");
-    let broken = cluster.sbatch(tmp.path(), &["--array=0-1", "--output=logs/broken-%A_%a.out", replay, nowhere.to_str().unwrap(), tmp.path().join("broken").to_str().unwrap()]);
+    let broken = cluster
+        .sbatch(tmp.path(), &["--array=0-1", "--output=logs/broken-%A_%a.out", replay, nowhere.to_str().unwrap(), tmp.path().join("broken").to_str().unwrap()]);
     let merge_task = cluster.wait(&merged, 1, tmp.path());
     let tasks = cluster.wait(&array, 3, tmp.path());
     let one_task = cluster.wait(&one, 1, tmp.path());
@@ -325,7 +332,10 @@ fn kubernetes_indexed_job_replays_a_job_root_in_shards_and_the_merge_equals_the_
     // The Job fails at once on the tool's errors, never on a verdict.
     let rules = spec["podFailurePolicy"]["rules"].as_array().unwrap();
     assert_eq!(rules.len(), 1);
-    assert_eq!((rules[0]["action"].as_str(), rules[0]["onExitCodes"]["containerName"].as_str(), rules[0]["onExitCodes"]["operator"].as_str()), (Some("FailJob"), c["name"].as_str(), Some("In")));
+    assert_eq!(
+        (rules[0]["action"].as_str(), rules[0]["onExitCodes"]["containerName"].as_str(), rules[0]["onExitCodes"]["operator"].as_str()),
+        (Some("FailJob"), c["name"].as_str(), Some("In"))
+    );
     let codes: Vec<u64> = rules[0]["onExitCodes"]["values"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
     assert_eq!(codes, [exit::USAGE, exit::INPUT, exit::WRITE, exit::INTERNAL, exit::CONFIG].map(u64::from));
     let (mc, merge_mount, merge_claim) = container(merge);
@@ -343,7 +353,15 @@ fn kubernetes_indexed_job_replays_a_job_root_in_shards_and_the_merge_equals_the_
     let whole = tmp.path().join("whole");
     let verdict = unsharded(&root, &whole);
 
-    let pod = |index: u64, completions: &str| command(&shard_line[0], tmp.path()).args(&shard_line[1..]).envs(env.iter().copied()).env("JOB_COMPLETION_INDEX", index.to_string()).env("JOB_COMPLETIONS", completions).output().unwrap();
+    let pod = |index: u64, completions: &str| {
+        command(&shard_line[0], tmp.path())
+            .args(&shard_line[1..])
+            .envs(env.iter().copied())
+            .env("JOB_COMPLETION_INDEX", index.to_string())
+            .env("JOB_COMPLETIONS", completions)
+            .output()
+            .unwrap()
+    };
     let mut errors = 0;
     for index in 0..n {
         let o = pod(index, &n.to_string());

@@ -213,7 +213,8 @@ fn a_missing_recorded_output_is_emulated_and_says_so() {
     std::fs::remove_file(&file).unwrap();
     let (o, out) = d.replay("Mint.mul.0", "forward", &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let message = format!("tested: emulated device in the dumped dtypes (no recorded output: {} is missing); bench: float64 recompute on the CPU", file.display());
+    let message =
+        format!("tested: emulated device in the dumped dtypes (no recorded output: {} is missing); bench: float64 recompute on the CPU", file.display());
     assert_eq!(row(&out, "Mint.mul.0.forward.output.0"), ("pass".into(), message));
 }
 
@@ -446,7 +447,13 @@ fn data_movement_with_the_same_values_in_another_order_is_a_warning() {
     // The second gradient as its transposed memory: [[a, b], [c, d]] stored as a, c, b, d.
     let g1 = d.tensor("Mint.split.0.backward.input.1", Dt::F32, &[2, 2], &[2.0, 8.0, 4.0, 16.0]);
     let gi = d.tensor("Mint.split.0.backward.output.0", Dt::F32, &[2, 4], &[0.5, 0.25, 2.0, 4.0, 0.125, 1.0, 8.0, 16.0]);
-    d.call("Mint.split.0", vec![x, json!({"type": "int", "value": 2})], json!({"dim": {"type": "int", "value": -1}}), vec![o0, o1], Some((vec![g0, g1], vec![gi])));
+    d.call(
+        "Mint.split.0",
+        vec![x, json!({"type": "int", "value": 2})],
+        json!({"dim": {"type": "int", "value": -1}}),
+        vec![o0, o1],
+        Some((vec![g0, g1], vec![gi])),
+    );
     let (o, out) = d.replay("Mint.split.0", "backward", &["--standard", "api"]);
     assert_eq!(o.status.code(), Some(0), "a warning is not a failure: {}", text(&o));
     let layout = "same values in another order: a tensor dumped in another memory layout (msprobe quirk, seen with non-contiguous MindSpore tensors) or a device layout bug; compared as sorted values";
@@ -467,10 +474,7 @@ fn a_call_under_autocast_is_replayed_on_its_cast_inputs() {
     // is what autocast computed: the product of the inputs cast to bfloat16.
     let x = [1.00390625, 2.0078125, -3.01171875, 0.50390625, 1.75, -0.99609375];
     let w = [0.2001953125, -1.00390625, 0.30078125, 2.00390625, 0.125, 1.0];
-    let y: Vec<f64> = (0..2)
-        .flat_map(|i| (0..2).map(move |j| (0..3).map(|k| bf16(x[i * 3 + k]) * bf16(w[j * 3 + k])).sum::<f64>()))
-        .map(bf16)
-        .collect();
+    let y: Vec<f64> = (0..2).flat_map(|i| (0..2).map(move |j| (0..3).map(|k| bf16(x[i * 3 + k]) * bf16(w[j * 3 + k])).sum::<f64>())).map(bf16).collect();
     let mut d = Dump::new("pytorch");
     let a = d.tensor("Functional.linear.0.forward.input.0", Dt::F32, &[2, 3], &x);
     let b = d.tensor("Functional.linear.0.forward.input.1", Dt::F32, &[2, 3], &w);
@@ -478,7 +482,8 @@ fn a_call_under_autocast_is_replayed_on_its_cast_inputs() {
     d.call("Functional.linear.0", vec![a, b], json!({}), vec![out], None);
     let (o, out) = d.replay("Functional.linear.0", "forward", &["--standard", "api"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let quirk = "msprobe quirk: the call ran under autocast (inputs dumped as torch.float32, output torch.bfloat16); replayed on the inputs cast to torch.bfloat16";
+    let quirk =
+        "msprobe quirk: the call ran under autocast (inputs dumped as torch.float32, output torch.bfloat16); replayed on the inputs cast to torch.bfloat16";
     assert_eq!(row(&out, "Functional.linear.0.forward.output.0"), ("pass".into(), format!("{quirk}; {RECORDED}")));
 }
 
@@ -546,7 +551,8 @@ fn one_missing_gradient_file_leaves_the_others_recorded() {
     let (status, message) = row(&out, "Mint.mul.0.backward.output.0");
     assert_eq!(status, "error");
     assert!(message.starts_with("cosine similarity -1 is not above the threshold 0.99") && message.ends_with(RECORDED_GRAD), "{message}");
-    let emulated = format!("tested: emulated device in the dumped dtypes (no recorded gradient: {} is missing); bench: float64 recompute on the CPU", file.display());
+    let emulated =
+        format!("tested: emulated device in the dumped dtypes (no recorded gradient: {} is missing); bench: float64 recompute on the CPU", file.display());
     assert_eq!(row(&out, "Mint.mul.0.backward.output.1"), ("pass".into(), emulated));
 }
 
@@ -604,7 +610,8 @@ fn without_its_recorded_output_a_dropout_gradient_is_emulated() {
     std::fs::remove_file(&file).unwrap();
     let (o, out) = d.replay("Functional.dropout.0", "backward", &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let message = "tested: emulated device in the dumped dtypes (a random op's mask is unknown without its recorded output); bench: float64 recompute on the CPU";
+    let message =
+        "tested: emulated device in the dumped dtypes (a random op's mask is unknown without its recorded output); bench: float64 recompute on the CPU";
     assert_eq!(row(&out, "Functional.dropout.0.backward.output.0"), ("pass".into(), message.into()));
 }
 

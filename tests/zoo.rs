@@ -96,7 +96,8 @@ fn case_of(row: &str) -> Option<(String, String)> {
 }
 
 fn replay(d: &ZooDump, out: &Path, standard: &str) -> Coverage {
-    let mut args = vec!["-f", d.flag, "replay", "--dump", d.path.to_str().unwrap(), "--output-dir", out.to_str().unwrap(), "--top", "1", "--standard", standard];
+    let mut args =
+        vec!["-f", d.flag, "replay", "--dump", d.path.to_str().unwrap(), "--output-dir", out.to_str().unwrap(), "--top", "1", "--standard", standard];
     if d.task == "tensor" {
         args.extend(["--data-mode", "real_data"]);
     }
@@ -198,7 +199,21 @@ fn fixture_tensor_dumps_have_no_error_row_under_api_or_bound() {
         for standard in ["api", "bound"] {
             let out = tmp.path().join(format!("{i}-{standard}"));
             let o = Command::new(env!("CARGO_BIN_EXE_msprobe"))
-                .args(["-f", fw, "replay", "--dump", dump.to_str().unwrap(), "--output-dir", out.to_str().unwrap(), "--top", "0", "--standard", standard, "--data-mode", "real_data"])
+                .args([
+                    "-f",
+                    fw,
+                    "replay",
+                    "--dump",
+                    dump.to_str().unwrap(),
+                    "--output-dir",
+                    out.to_str().unwrap(),
+                    "--top",
+                    "0",
+                    "--standard",
+                    standard,
+                    "--data-mode",
+                    "real_data",
+                ])
                 .output()
                 .unwrap();
             let rows = common::detail_rows(&out);

@@ -323,7 +323,10 @@ pub fn single_save_names(data: &[u8]) {
         if let Some(other) = seen.insert(id.clone(), name) {
             // A tensor and a list's first element are both id 0, as in msprobe.
             let zero = [format!("{tag}.npy"), format!("{tag}.0.npy")];
-            assert!(other == name || (zero.contains(&other.to_string()) && zero.contains(&name.to_string())), "{other:?} and {name:?} of key {tag:?} have the id {id:?}");
+            assert!(
+                other == name || (zero.contains(&other.to_string()) && zero.contains(&name.to_string())),
+                "{other:?} and {name:?} of key {tag:?} have the id {id:?}"
+            );
         }
     }
 }

@@ -13,6 +13,11 @@ fn main() {
         let m = runtime::compare::compare_f32(&tested, &bench).expect("equal lengths");
         let secs = start.elapsed().as_secs_f64();
         let gbs = (2 * n * std::mem::size_of::<f32>()) as f64 / secs / 1e9;
-        println!("round {round}: {n} elements in {secs:.3} s ({gbs:.2} GB/s), cosine {:.9}, max_abs {:.3e}, binned {}", m.cosine, m.max_abs, m.rel_hist.iter().sum::<u64>());
+        println!(
+            "round {round}: {n} elements in {secs:.3} s ({gbs:.2} GB/s), cosine {:.9}, max_abs {:.3e}, binned {}",
+            m.cosine,
+            m.max_abs,
+            m.rel_hist.iter().sum::<u64>()
+        );
     }
 }

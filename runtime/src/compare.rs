@@ -41,7 +41,11 @@ pub const HIST_MIN_EXP: i32 = -36;
 
 /// The lower edge of histogram bin `i` (0 for bins 0 and 1).
 pub fn hist_lower_edge(i: usize) -> f64 {
-    if i < 2 { 0.0 } else { 2f64.powi(HIST_MIN_EXP + 3 * (i as i32 - 2)) }
+    if i < 2 {
+        0.0
+    } else {
+        2f64.powi(HIST_MIN_EXP + 3 * (i as i32 - 2))
+    }
 }
 
 /// The histogram bin of a nonzero relative error by its biased exponent
@@ -168,18 +172,10 @@ impl Metrics {
         }
         // `not x > th` / `not x < th` in Python: a NaN fails both.
         if self.cosine.partial_cmp(&cos_threshold) != Some(Ordering::Greater) {
-            problems.push(format!(
-                "cosine similarity {} is not above the threshold {}",
-                format_g6(self.cosine),
-                repr(cos_threshold)
-            ));
+            problems.push(format!("cosine similarity {} is not above the threshold {}", format_g6(self.cosine), repr(cos_threshold)));
         }
         if self.max_abs.partial_cmp(&abs_threshold) != Some(Ordering::Less) {
-            problems.push(format!(
-                "max absolute error {} is not below the threshold {}",
-                format_g6(self.max_abs),
-                repr(abs_threshold)
-            ));
+            problems.push(format!("max absolute error {} is not below the threshold {}", format_g6(self.max_abs), repr(abs_threshold)));
         }
         if !problems.is_empty() {
             (Status::Error, problems.join("; "))
@@ -355,7 +351,11 @@ impl Partial {
 /// `a.max(b)` without NaN handling, which costs a few percent of the pass:
 /// no operand is NaN, since pairs not finite on both sides are zeroed.
 fn fmax(a: f64, b: f64) -> f64 {
-    if b > a { b } else { a }
+    if b > a {
+        b
+    } else {
+        a
+    }
 }
 
 /// Applies `f` to matching chunks of both sides and merges the results in chunk order.
@@ -453,19 +453,13 @@ mod tests {
         let same = m(&[1.0, NAN, INF, -INF], &[1.0, NAN, INF, -INF]);
         assert!(!same.nonfinite_differ);
         assert_eq!((same.cosine, same.max_abs, same.max_rel), (1.0, 0.0, 0.0));
-        assert_eq!(
-            same.status(0.99, 1e-4),
-            (Status::Pass, "NaN/Inf at the same places on both sides; metrics over the finite elements".into())
-        );
+        assert_eq!(same.status(0.99, 1e-4), (Status::Pass, "NaN/Inf at the same places on both sides; metrics over the finite elements".into()));
         let sign = m(&[INF, 1.0], &[-INF, 1.0]);
         assert!(sign.nonfinite_differ);
         let moved = m(&[NAN, 1.0, 2.0], &[1.0, NAN, 2.0]);
         assert!(moved.nonfinite_differ);
         assert_eq!((moved.tested_nan, moved.bench_nan, moved.cosine), (1, 1, 1.0));
-        assert_eq!(
-            moved.status(0.99, 1e-4).1,
-            "NaN/Inf differ: tested has 1 NaN and 0 Inf, bench has 1 NaN and 0 Inf"
-        );
+        assert_eq!(moved.status(0.99, 1e-4).1, "NaN/Inf differ: tested has 1 NaN and 0 Inf, bench has 1 NaN and 0 Inf");
         // Nothing finite on both sides: Python's metrics return (1.0, 0.0, 0.0).
         let none = m(&[NAN, INF], &[1.0, 2.0]);
         assert_eq!((none.cosine, none.max_abs, none.max_rel), (1.0, 0.0, 0.0));

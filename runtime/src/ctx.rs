@@ -283,7 +283,8 @@ mod tests {
         assert_eq!(values(&sum), vec![1.0 + 2f64.powi(-30)]);
         // float16: computed in f32, rounded once (1 + 2^-11 ties to 1).
         let ctx = Ctx::device(TDType::F16, 0);
-        let sum = run(&ctx, "Torch.add", vec![tensor(&ctx, &[1.0, 1.0], TDType::F16), tensor(&ctx, &[2f64.powi(-11), 3.0 * 2f64.powi(-11)], TDType::F16)], vec![]);
+        let sum =
+            run(&ctx, "Torch.add", vec![tensor(&ctx, &[1.0, 1.0], TDType::F16), tensor(&ctx, &[2f64.powi(-11), 3.0 * 2f64.powi(-11)], TDType::F16)], vec![]);
         assert_eq!((values(&sum), sum.dtype), (vec![1.0, 1.0 + 2.0 * 2f64.powi(-10)], TDType::F16));
     }
 
@@ -298,7 +299,12 @@ mod tests {
         let sum = run(&ctx, "Torch.add", vec![tensor(&ctx, &[1_000_000_001.0], TDType::I64), Value::Float(0.5)], vec![]);
         assert_eq!((values(&sum), sum.dtype), (vec![1e9], TDType::F32));
         // int64 / int64 -> float32 on the device, exact floor division.
-        let q = run(&ctx, "Torch.div", vec![tensor(&ctx, &NEAR_1E9, TDType::I64), tensor(&ctx, &[7.0; 4], TDType::I64)], vec![("rounding_mode", Value::Str("floor".into()))]);
+        let q = run(
+            &ctx,
+            "Torch.div",
+            vec![tensor(&ctx, &NEAR_1E9, TDType::I64), tensor(&ctx, &[7.0; 4], TDType::I64)],
+            vec![("rounding_mode", Value::Str("floor".into()))],
+        );
         assert_eq!(values(&q), NEAR_1E9.iter().map(|x| (x / 7.0).floor()).collect::<Vec<_>>());
     }
 

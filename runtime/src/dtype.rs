@@ -328,7 +328,13 @@ mod tests {
     #[test]
     fn parses_msadapter_spellings() {
         // mindtorch 0.4.0's own dtype strings beside MindSpore's, as one MSAdapter dump holds them.
-        for (mindtorch, mindspore, d) in [("mindtorch.float32", "Float32", TDType::F32), ("mindtorch.int64", "Int64", TDType::I64), ("mindtorch.bfloat16", "BFloat16", TDType::BF16), ("mindtorch.float16", "Float16", TDType::F16), ("mindtorch.bool", "Bool", TDType::Bool)] {
+        for (mindtorch, mindspore, d) in [
+            ("mindtorch.float32", "Float32", TDType::F32),
+            ("mindtorch.int64", "Int64", TDType::I64),
+            ("mindtorch.bfloat16", "BFloat16", TDType::BF16),
+            ("mindtorch.float16", "Float16", TDType::F16),
+            ("mindtorch.bool", "Bool", TDType::Bool),
+        ] {
             assert_eq!((TDType::parse(mindtorch), TDType::parse(mindspore)), (Some(d), Some(d)), "{mindtorch}");
         }
         assert_eq!(TDType::parse("mindtorch.half"), Some(TDType::F16));

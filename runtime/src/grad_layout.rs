@@ -151,7 +151,12 @@ pub fn recorded_places(inputs: &[GradInput], recorded: &[Option<&[usize]>], inco
         let positional: Vec<GradInput> = inputs.iter().filter(|i| !i.keyword).copied().collect();
         let slots = gradient_slots(&positional, recorded.len())?;
         let mut slots = slots.into_iter();
-        return Some(inputs.iter().map(|i| if i.keyword { Place::Absent } else { slots.next().flatten().map_or(Place::Absent, |k| Place::Recorded(k, Transform::Same)) }).collect());
+        return Some(
+            inputs
+                .iter()
+                .map(|i| if i.keyword { Place::Absent } else { slots.next().flatten().map_or(Place::Absent, |k| Place::Recorded(k, Transform::Same)) })
+                .collect(),
+        );
     };
     let view = Inputs(inputs);
     let fits = |layout: &NodeLayout| {
@@ -170,7 +175,10 @@ pub fn recorded_places(inputs: &[GradInput], recorded: &[Option<&[usize]>], inco
             _ => None,
         });
         found.unwrap_or_else(|| match layout.slots.contains(&Slot::Incoming) {
-            true => Place::Elsewhere(format!("msprobe records the input gradients of the call's last autograd node, {}: the incoming gradient passed on, not this input's gradient", layout.node)),
+            true => Place::Elsewhere(format!(
+                "msprobe records the input gradients of the call's last autograd node, {}: the incoming gradient passed on, not this input's gradient",
+                layout.node
+            )),
             false => Place::Absent,
         })
     };
@@ -260,7 +268,9 @@ mod tests {
     fn linear(i: &Inputs) -> Vec<NodeLayout> {
         let w = Slot::Input("weight", Transform::Transposed);
         match (i.rank("input"), i.shape("bias").is_some()) {
-            (Some(2), true) => vec![NodeLayout { node: "AddmmBackward0", slots: vec![Slot::Input("bias", Transform::Same), Slot::Input("input", Transform::Same), w] }],
+            (Some(2), true) => {
+                vec![NodeLayout { node: "AddmmBackward0", slots: vec![Slot::Input("bias", Transform::Same), Slot::Input("input", Transform::Same), w] }]
+            }
             (Some(2), false) => vec![NodeLayout { node: "MmBackward0", slots: vec![Slot::Input("input", Transform::Same), w] }],
             _ => vec![NodeLayout { node: "UnsafeViewBackward0", slots: vec![Slot::Incoming] }],
         }
@@ -307,7 +317,10 @@ mod tests {
         let (x, w) = ([3, 4], [4, 4]);
         let inputs = [input("input", &x, false), input("weight", &w, false), input("bias", &[4], true)];
         let rec: [Option<&[usize]>; 2] = [Some(&[3, 4]), Some(&[4, 4])];
-        assert_eq!(recorded_places(&inputs, &rec, Some(12), None).unwrap(), [Place::Recorded(0, Transform::Same), Place::Recorded(1, Transform::Same), Place::Absent]);
+        assert_eq!(
+            recorded_places(&inputs, &rec, Some(12), None).unwrap(),
+            [Place::Recorded(0, Transform::Same), Place::Recorded(1, Transform::Same), Place::Absent]
+        );
         assert_eq!(recorded_places(&inputs, &rec[..1], Some(12), None), None);
     }
 }

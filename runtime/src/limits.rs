@@ -318,7 +318,10 @@ mod tests {
         let r = call(vec![tensor(&[16]), tensor(&[16])], vec![tensor(&[16])], None);
         let e = limits.check(&r).unwrap_err();
         assert_eq!(e.limit, Limit::Budget);
-        assert_eq!(e.to_string(), "the call needs an estimated 1536 bytes (its tensors' 384 bytes as float64 × 4 copies), over the memory budget of 1000 bytes");
+        assert_eq!(
+            e.to_string(),
+            "the call needs an estimated 1536 bytes (its tensors' 384 bytes as float64 × 4 copies), over the memory budget of 1000 bytes"
+        );
         assert_eq!(Limits { memory_budget: 1536, ..limits }.check(&r), Ok(1536));
     }
 

@@ -328,7 +328,11 @@ impl JsonWriter {
 
 /// `repr(b)` of a Python `bool`: `True`, `False`.
 pub fn bool(b: bool) -> &'static str {
-    if b { "True" } else { "False" }
+    if b {
+        "True"
+    } else {
+        "False"
+    }
 }
 
 /// `repr(None)`.

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::exit;
 use crate::dtype::TDType;
+use crate::exit;
 use crate::replay::replay;
 use crate::report::{ranked_table, write_report};
 use crate::spec::{Replay, Spec, TensorSpec};

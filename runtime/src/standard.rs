@@ -233,7 +233,9 @@ pub fn judge(standard: Standard, case: &Case) -> Judged {
     let api = api_standard(case.op);
     // A magnitude that is not finite where the bench is (an input perturbed
     // into NaN, a float32 probe that overflowed) bounds nothing: no bound.
-    let bounded = case.rounding.is_some_and(|r| r.magnitude.len() == case.bench.len() && r.magnitude.iter().zip(case.bench).all(|(m, b)| m.is_finite() || !b.is_finite()));
+    let bounded = case
+        .rounding
+        .is_some_and(|r| r.magnitude.len() == case.bench.len() && r.magnitude.iter().zip(case.bench).all(|(m, b)| m.is_finite() || !b.is_finite()));
     let rounding = case.rounding.filter(|_| bounded);
     let rule = rule(standard, api.rule, case.backward, case.exact_op, case.dtype, bounded);
     let (t, b) = (case.tested, case.bench);
@@ -272,10 +274,8 @@ pub fn judge(standard: Standard, case: &Case) -> Judged {
     let mut message = Vec::new();
     if m.nonfinite_differ {
         status = Status::Error;
-        message.push(format!(
-            "NaN/Inf differ: tested has {} NaN and {} Inf, bench has {} NaN and {} Inf",
-            m.tested_nan, m.tested_inf, m.bench_nan, m.bench_inf
-        ));
+        message
+            .push(format!("NaN/Inf differ: tested has {} NaN and {} Inf, bench has {} NaN and {} Inf", m.tested_nan, m.tested_inf, m.bench_nan, m.bench_inf));
     }
     message.extend(problems);
     message.extend(notes);

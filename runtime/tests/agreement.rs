@@ -246,7 +246,16 @@ fn dropout_mask_is_reproducible() {
     let run = || {
         let x = T::from_f64((1..=n).map(|i| i as f64).collect(), &[n], TDType::F64, DType::F64).unwrap();
         let g = T::from_f64(vec![1.0; n], &[n], TDType::F64, DType::F64).unwrap();
-        let out = runtime::exec::run(op, "Functional.dropout", vec![Value::Tensor(x)], vec![("p".into(), Value::Float(0.25))], &[true], Some(&[Some(g)]), &Ctx::bench(7)).unwrap();
+        let out = runtime::exec::run(
+            op,
+            "Functional.dropout",
+            vec![Value::Tensor(x)],
+            vec![("p".into(), Value::Float(0.25))],
+            &[true],
+            Some(&[Some(g)]),
+            &Ctx::bench(7),
+        )
+        .unwrap();
         let Value::Tensor(y) = &out.outputs[0] else { panic!("dropout returned no tensor") };
         (y.to_f64_vec().unwrap(), out.grads.unwrap()[0].to_f64_vec().unwrap())
     };

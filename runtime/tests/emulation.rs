@@ -218,7 +218,8 @@ fn replay(dir: &Path, c: &Json) -> Result<Vec<Pair>, String> {
     let run_dtype = dtype(&c["dtype"]);
     let ctx = Ctx::device(if run_dtype.is_float() { run_dtype } else { TDType::F32 }, 0);
     let args: Vec<Value> = c["args"].as_array().unwrap().iter().map(|a| value(&ctx, dir, a)).collect();
-    let kwargs: Vec<(String, Value)> = c["kwargs"].as_array().unwrap().iter().map(|kv| (kv[0].as_str().unwrap().to_string(), value(&ctx, dir, &kv[1]))).collect();
+    let kwargs: Vec<(String, Value)> =
+        c["kwargs"].as_array().unwrap().iter().map(|kv| (kv[0].as_str().unwrap().to_string(), value(&ctx, dir, &kv[1]))).collect();
     let outcome = runtime::exec::run(op, name, args, kwargs, &[], None, &ctx).map_err(|e| format!("runtime error: {e}"))?;
     let want = c["outputs"].as_array().unwrap();
     if outcome.outputs.len() != want.len() {

@@ -69,8 +69,16 @@ fn measure<'a>(framework: Framework, version: &'static str, prefix: &'static str
 fn rows() -> Vec<Row> {
     let mut rows: Vec<Row> = LISTS.iter().map(|l| measure(l.framework, "8.3.2", l.prefix, l.names())).collect();
     for (file, framework, keys) in [
-        ("pytorch_support_wrap_ops_26.2.0.yaml", Framework::PyTorch, &[("functional", "Functional"), ("tensor", "Tensor"), ("torch", "Torch"), ("torch_npu", "NPU")][..]),
-        ("mindspore_support_wrap_ops_26.2.0.yaml", Framework::MindSpore, &[("ops", "Functional"), ("tensor", "Tensor"), ("mint.ops", "Mint"), ("mint.nn.functional", "MintFunctional")][..]),
+        (
+            "pytorch_support_wrap_ops_26.2.0.yaml",
+            Framework::PyTorch,
+            &[("functional", "Functional"), ("tensor", "Tensor"), ("torch", "Torch"), ("torch_npu", "NPU")][..],
+        ),
+        (
+            "mindspore_support_wrap_ops_26.2.0.yaml",
+            Framework::MindSpore,
+            &[("ops", "Functional"), ("tensor", "Tensor"), ("mint.ops", "Mint"), ("mint.nn.functional", "MintFunctional")][..],
+        ),
     ] {
         let lists = yaml_lists(file);
         for (key, prefix) in keys {
@@ -106,7 +114,9 @@ const FLOORS: &[(&str, &str, &str, f64)] = &[
 const PYTORCH_FLOOR: f64 = 62.8;
 
 fn pytorch_share(rows: &[Row]) -> (usize, usize) {
-    rows.iter().filter(|r| r.framework == Framework::PyTorch && r.version == "8.3.2" && ["Tensor", "Torch", "Functional"].contains(&r.prefix)).fold((0, 0), |(a, b), r| (a + r.replayed, b + r.listed))
+    rows.iter()
+        .filter(|r| r.framework == Framework::PyTorch && r.version == "8.3.2" && ["Tensor", "Torch", "Functional"].contains(&r.prefix))
+        .fold((0, 0), |(a, b), r| (a + r.replayed, b + r.listed))
 }
 
 #[test]
@@ -128,7 +138,10 @@ fn hook_list_coverage_holds_its_floors() {
     }
     let mut failures = vec![];
     for r in &rows {
-        let floor = FLOORS.iter().find(|f| (f.0, f.1, f.2) == (r.framework.as_str(), r.version, r.prefix)).unwrap_or_else(|| panic!("no floor for {} {} {}", r.framework.as_str(), r.version, r.prefix));
+        let floor = FLOORS
+            .iter()
+            .find(|f| (f.0, f.1, f.2) == (r.framework.as_str(), r.version, r.prefix))
+            .unwrap_or_else(|| panic!("no floor for {} {} {}", r.framework.as_str(), r.version, r.prefix));
         if r.share() < floor.3 {
             failures.push(format!("{} {} {}: {:.1} % of the list replayed, below its floor {} %", floor.0, floor.1, floor.2, r.share(), floor.3));
         }

@@ -46,12 +46,7 @@ fn symlinks_out_of_the_tensor_folder_are_refused() {
     npy(&dir.join("x.npy"), "(2,)", &[3.0, 4.0]);
     let link = dir.join("Torch.mul.0.forward.input.0.npy");
     symlink(outside.join("secret.npy"), &link).unwrap();
-    let expected = format!(
-        "{}: refused: it resolves to {}, outside the tensor folder {}",
-        link.display(),
-        outside.join("secret.npy").display(),
-        dir.display()
-    );
+    let expected = format!("{}: refused: it resolves to {}, outside the tensor folder {}", link.display(), outside.join("secret.npy").display(), dir.display());
     for e in [read_tensor(&link).unwrap_err(), read_npy(&link).unwrap_err(), read_tensor_shaped(&link, &[2]).unwrap_err()] {
         assert!(matches!(e, IoError::Outside { .. }), "{e:?}");
         assert_eq!(e.to_string(), expected);
@@ -77,7 +72,10 @@ fn a_file_of_another_shape_is_refused_from_its_header() {
     let p = dir.path().join("claims.npy");
     // The header claims 10^9 float64 values; the file holds none.
     npy(&p, "(1000000000,)", &[]);
-    assert_eq!(read_tensor(&p).unwrap_err().to_string(), format!("{}: expected 8000000000 data bytes for shape [1000000000] and dtype '<f8', found 0", p.display()));
+    assert_eq!(
+        read_tensor(&p).unwrap_err().to_string(),
+        format!("{}: expected 8000000000 data bytes for shape [1000000000] and dtype '<f8', found 0", p.display())
+    );
     assert_eq!(read_tensor_shaped(&p, &[4]).unwrap_err().to_string(), format!("{}: shape [1000000000] differs from the dumped [4]", p.display()));
     let pt = dir.path().join("f32.pt");
     fs::copy(data("f32.pt"), &pt).unwrap();
@@ -124,10 +122,17 @@ fn shapes_that_wrap_or_exceed_the_limit_are_refused_before_allocating() {
     assert_eq!(t.limit, Limit::Tensor);
     // 10^24 elements, with the default limits (a share of this machine's memory).
     let e = replay(&mul(&[1_000_000_000_000, 1_000_000_000_000], &[4])).unwrap_err();
-    assert!(matches!(e, Error::TooLarge(_)) && e.to_string().starts_with("forward.input_args[0]: shape [1000000000000, 1000000000000] needs 8000000000000000000000000 bytes"), "{e}");
+    assert!(
+        matches!(e, Error::TooLarge(_))
+            && e.to_string().starts_with("forward.input_args[0]: shape [1000000000000, 1000000000000] needs 8000000000000000000000000 bytes"),
+        "{e}"
+    );
     // Each tensor fits, the call does not.
     let e = replay_within(&mul(&[1 << 20], &[1 << 20]), &Limits { tensor_bytes: 1 << 30, memory_budget: 1 << 25 }).unwrap_err();
-    assert_eq!(e.to_string(), "the call needs an estimated 67108864 bytes (its tensors' 16777216 bytes as float64 × 4 copies), over the memory budget of 33554432 bytes");
+    assert_eq!(
+        e.to_string(),
+        "the call needs an estimated 67108864 bytes (its tensors' 16777216 bytes as float64 × 4 copies), over the memory budget of 33554432 bytes"
+    );
     // Within the limits, the call replays.
     let rows = replay_within(&mul(&[4], &[4]), &limits).unwrap();
     assert_eq!(rows.details.iter().map(|d| d.status).collect::<Vec<_>>(), vec![Status::Pass]);

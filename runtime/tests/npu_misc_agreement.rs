@@ -68,7 +68,14 @@ fn check(dir: &Path, c: &Json) -> Vec<String> {
     let kwargs: Vec<(String, Value)> = c["kwargs"].as_array().unwrap().iter().map(|kv| (kv[0].as_str().unwrap().to_string(), arg(dir, &kv[1]))).collect();
     let differentiate: Vec<bool> = c["differentiate"].as_array().unwrap().iter().map(|d| d.as_bool().unwrap()).collect();
     let grad_outputs: Option<Vec<Option<T>>> = c["grad_outputs"].as_array().map(|g| {
-        g.iter().map(|f| f.as_str().map(|f| { let (s, v) = common::read(dir, f); T::from_f64(v, &s, TDType::F64, DType::F64).unwrap() })).collect()
+        g.iter()
+            .map(|f| {
+                f.as_str().map(|f| {
+                    let (s, v) = common::read(dir, f);
+                    T::from_f64(v, &s, TDType::F64, DType::F64).unwrap()
+                })
+            })
+            .collect()
     });
     let outcome = match runtime::exec::run(op, name, args, kwargs, &differentiate, grad_outputs.as_deref(), &Ctx::bench(0)) {
         Ok(o) => o,

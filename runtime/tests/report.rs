@@ -161,7 +161,8 @@ fn run_python_writer(main: &str, args: &[&str]) -> Vec<u8> {
 /// decides every case the same way as this writer.
 #[test]
 fn formula_cells_are_text_in_both_writers() {
-    let cases = ["=1+1", "+cmd|' /C calc'!A0", "-x", "@SUM(A1)", "\tx", "-", "--1", "-1e", "-0.5", "+1", "-1e-08", "-inf", "-nan", "-.5", "-5.", "x=1", "plain"];
+    let cases =
+        ["=1+1", "+cmd|' /C calc'!A0", "-x", "@SUM(A1)", "\tx", "-", "--1", "-1e", "-0.5", "+1", "-1e-08", "-inf", "-nan", "-.5", "-5.", "x=1", "plain"];
     let dir = tempfile::tempdir().unwrap();
     let rows: Vec<DetailRow> = cases.iter().map(|c| DetailRow::uncompared(c.to_string(), Status::Pass, String::new())).collect();
     let (d, _) = write_report(dir.path(), &rows, &[], Standard::Msprobe).unwrap();
@@ -180,8 +181,25 @@ fn formula_cells_are_text_in_both_writers() {
 #[test]
 fn hostile_cells_match_pythons_csv_module() {
     let hostile = [
-        "say \"hi\"", "a,b", "x\ry", "line\nbreak", "crlf\r\nend", "=1+1", "+cmd|' /C calc'!A0", "-x", "@SUM(A1)", "\tx", "\rx", "\"", ",", "\"\"",
-        " lead and trail ", "\u{fc}n\u{ef}code", "#hash", "-0.5", "",
+        "say \"hi\"",
+        "a,b",
+        "x\ry",
+        "line\nbreak",
+        "crlf\r\nend",
+        "=1+1",
+        "+cmd|' /C calc'!A0",
+        "-x",
+        "@SUM(A1)",
+        "\tx",
+        "\rx",
+        "\"",
+        ",",
+        "\"\"",
+        " lead and trail ",
+        "\u{fc}n\u{ef}code",
+        "#hash",
+        "-0.5",
+        "",
     ];
     let floats = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0, 1e-08, 0.9999999403953552, 1.5e16, 1.0, 2.5e-05];
     let float = |i: usize| (i % 4 != 3).then(|| floats[i % floats.len()]);
@@ -202,7 +220,12 @@ fn hostile_cells_match_pythons_csv_module() {
     let results: Vec<ResultRow> = hostile
         .iter()
         .enumerate()
-        .map(|(i, h)| ResultRow { api_name: h.to_string(), forward: (i % 3 != 0).then_some(statuses[i % 4]), backward: (i % 2 == 0).then_some(statuses[(i + 1) % 4]), message: format!("{h}; {h}") })
+        .map(|(i, h)| ResultRow {
+            api_name: h.to_string(),
+            forward: (i % 3 != 0).then_some(statuses[i % 4]),
+            backward: (i % 2 == 0).then_some(statuses[(i + 1) % 4]),
+            message: format!("{h}; {h}"),
+        })
         .collect();
     let dir = tempfile::tempdir().unwrap();
     let (d, r) = write_report(dir.path(), &details, &results, Standard::Msprobe).unwrap();
@@ -212,10 +235,21 @@ fn hostile_cells_match_pythons_csv_module() {
     let detail_values: Vec<serde_json::Value> = details
         .iter()
         .map(|d| {
-            serde_json::json!([d.api_name, d.bench_dtype, d.tested_dtype, d.shape.as_ref().map(|s| serde_json::json!({ "tuple": s })), json_float(d.cosine), json_float(d.max_abs), json_float(d.max_rel), d.status.as_str(), d.message])
+            serde_json::json!([
+                d.api_name,
+                d.bench_dtype,
+                d.tested_dtype,
+                d.shape.as_ref().map(|s| serde_json::json!({ "tuple": s })),
+                json_float(d.cosine),
+                json_float(d.max_abs),
+                json_float(d.max_rel),
+                d.status.as_str(),
+                d.message
+            ])
         })
         .collect();
-    let result_values: Vec<serde_json::Value> = results.iter().map(|r| serde_json::json!([r.api_name, r.forward.map(Status::as_str), r.backward.map(Status::as_str), r.message])).collect();
+    let result_values: Vec<serde_json::Value> =
+        results.iter().map(|r| serde_json::json!([r.api_name, r.forward.map(Status::as_str), r.backward.map(Status::as_str), r.message])).collect();
     let main = r#"def value(v):
     if isinstance(v, dict):
         return float(v["float"]) if "float" in v else tuple(v["tuple"])

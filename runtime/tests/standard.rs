@@ -84,10 +84,7 @@ fn rust_verdict(c: &Json) -> Judged {
 /// One line per field that differs from the expected verdict.
 fn mismatches(name: &str, side: &str, got: [&str; 4], want: [&str; 4]) -> Vec<String> {
     let fields = ["status", "message", "rule", "metrics"];
-    (0..4)
-        .filter(|&i| got[i] != want[i])
-        .map(|i| format!("{side} {name}: {}\n    got  {:?}\n    want {:?}", fields[i], got[i], want[i]))
-        .collect()
+    (0..4).filter(|&i| got[i] != want[i]).map(|i| format!("{side} {name}: {}\n    got  {:?}\n    want {:?}", fields[i], got[i], want[i])).collect()
 }
 
 fn assert_none(side: &str, problems: Vec<String>) {
@@ -145,5 +142,11 @@ fn python_mirror_is_the_scripts_machinery() {
     let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let marker = "\n# --- msprobe-rs: the scripts inline this file from here ---\n";
     let inlined = source.split_once(marker).unwrap_or_else(|| panic!("{} has no marker line", path.display())).1;
-    assert!(inlined.contains("\ndef judge(standard, api, backward, exact_op, dtype, tested, bench, reference, cosine_threshold, max_abs_err_threshold, rounding=None):\n"), "{}", path.display());
+    assert!(
+        inlined.contains(
+            "\ndef judge(standard, api, backward, exact_op, dtype, tested, bench, reference, cosine_threshold, max_abs_err_threshold, rounding=None):\n"
+        ),
+        "{}",
+        path.display()
+    );
 }

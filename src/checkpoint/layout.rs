@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use runtime::io::{read_pt_index, Scalar};
 
-use crate::unreadable::Unreadable;
 use super::CheckpointError;
+use crate::unreadable::Unreadable;
 
 /// The file that names the latest iteration.
 const TRACKER: &str = "latest_checkpointed_iteration.txt";
@@ -63,7 +63,10 @@ pub fn layout(path: &Path) -> Result<Layout, CheckpointError> {
     found.sort();
     if found.is_empty() {
         if iter_dir.join(".metadata").is_file() {
-            return Err(CheckpointError::layout(&iter_dir, "is a torch_dist (.distcp) checkpoint; only the legacy format with mp_rank_* folders is read (as msprobe)"));
+            return Err(CheckpointError::layout(
+                &iter_dir,
+                "is a torch_dist (.distcp) checkpoint; only the legacy format with mp_rank_* folders is read (as msprobe)",
+            ));
         }
         return Err(CheckpointError::layout(&iter_dir, "expected mp_rank_* folders (a Megatron iteration folder), found none"));
     }
@@ -95,14 +98,18 @@ pub fn layout(path: &Path) -> Result<Layout, CheckpointError> {
                 }
                 let file = iter_dir.join(&name).join(RANK_FILE);
                 if !file.is_file() {
-                    return Err(CheckpointError::layout(&file, format!("expected this rank file (args of {}: tp {tp}, pp {pp}, ep {ep}), it is missing", found[0])));
+                    return Err(CheckpointError::layout(
+                        &file,
+                        format!("expected this rank file (args of {}: tp {tp}, pp {pp}, ep {ep}), it is missing", found[0]),
+                    ));
                 }
                 ranks.push(Rank { tp: t, pp: p, ep: e, file });
             }
         }
     }
     if found.len() != ranks.len() {
-        let expected: Vec<String> = ranks.iter().map(|r| r.file.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()).collect();
+        let expected: Vec<String> =
+            ranks.iter().map(|r| r.file.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()).collect();
         let extra: Vec<&String> = found.iter().filter(|f| !expected.contains(f)).collect();
         return Err(CheckpointError::layout(&iter_dir, format!("expected {} rank folders for tp {tp}, pp {pp}, ep {ep}, found also {extra:?}", ranks.len())));
     }
@@ -127,7 +134,10 @@ fn rank_dirs(dir: &Path) -> std::io::Result<Vec<String>> {
 fn iteration_dir(path: &Path) -> Result<PathBuf, CheckpointError> {
     if !path.is_dir() {
         let what = if path.exists() { "is not a folder" } else { "does not exist" };
-        return Err(CheckpointError::layout(path, format!("{what}; expected a checkpoint folder (holding {TRACKER}) or an iteration folder (holding mp_rank_* folders)")));
+        return Err(CheckpointError::layout(
+            path,
+            format!("{what}; expected a checkpoint folder (holding {TRACKER}) or an iteration folder (holding mp_rank_* folders)"),
+        ));
     }
     let tracker = path.join(TRACKER);
     if !tracker.is_file() {

@@ -248,7 +248,12 @@ pub fn materialize(p: &Param) -> Result<Merged, CheckpointError> {
             let mut shape = base.to_vec();
             shape[axis] = shapes.iter().try_fold(0usize, |n, s| n.checked_add(s[axis])).ok_or_else(|| shape_error("whose joined dim fits in 64 bits"))?;
             let shards = p.shards.iter().map(|s| s.read_f32()).collect::<Result<Vec<_>, _>>()?;
-            let views = shards.iter().zip(&shapes).map(|(v, s)| ArrayViewD::from_shape(*s, v)).collect::<Result<Vec<_>, _>>().map_err(|_| shape_error("whose values fill their shapes"))?;
+            let views = shards
+                .iter()
+                .zip(&shapes)
+                .map(|(v, s)| ArrayViewD::from_shape(*s, v))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|_| shape_error("whose values fill their shapes"))?;
             let values = if p.join == Join::Swiglu {
                 let halves = views.into_iter().map(|v| {
                     let half = v.len_of(Axis(0)) / 2;
@@ -297,7 +302,10 @@ mod tests {
         assert_eq!(mapped, "decoder.layers.1.self_attention.linear_qkv.weight");
         assert_eq!(reindex("decoder.layers.1.x.layers.12.w", &LAYER, 4, true), "decoder.layers.5.x.layers.12.w");
         assert_eq!(reindex("mtp.layers.0.w", &LAYER, 4, true), "mtp.layers.0.w");
-        assert_eq!(reindex("decoder.layers.0.mlp.experts.local_experts.3.linear_fc1.weight", &EXPERT, 8, false), "decoder.layers.0.mlp.experts.local_experts.11.linear_fc1.weight");
+        assert_eq!(
+            reindex("decoder.layers.0.mlp.experts.local_experts.3.linear_fc1.weight", &EXPERT, 8, false),
+            "decoder.layers.0.mlp.experts.local_experts.11.linear_fc1.weight"
+        );
         assert_eq!(reindex("decoder.layers.0.mlp.experts.linear_fc2.weight3", &GROUPED, 8, false), "decoder.layers.0.mlp.experts.linear_fc2.weight11");
     }
 

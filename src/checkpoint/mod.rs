@@ -26,9 +26,9 @@ use runtime::exit;
 use runtime::io::IoError;
 use runtime::limits::Limits;
 
-pub use layout::is_checkpoint_dir;
-use crate::unreadable::Unreadable;
 use crate::schedule;
+use crate::unreadable::Unreadable;
+pub use layout::is_checkpoint_dir;
 use metrics::Metrics;
 
 /// The two checkpoints and the result file.

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 
-use crate::config::{ConfigError, DataMode, DumpInput, OpConfig, Overrides, Propagation};
 use super::foreign::Forward;
 use super::Error;
+use crate::config::{ConfigError, DataMode, DumpInput, OpConfig, Overrides, Propagation};
 use crate::config_check;
 use crate::model::Framework;
 use crate::nan_analyze;
@@ -29,7 +29,8 @@ use runtime::standard::Standard;
 /// A flag whose values are one of the library's enums, by its msprobe
 /// spelling (`-f pytorch`, `--data-mode real_data`).
 fn one_of<T: Copy + Send + Sync + 'static>(all: &'static [T], name: fn(T) -> &'static str) -> impl TypedValueParser<Value = T> {
-    PossibleValuesParser::new(all.iter().map(|&v| name(v))).map(move |s| all.iter().copied().find(|&v| name(v) == s).expect("clap accepts only the possible values"))
+    PossibleValuesParser::new(all.iter().map(|&v| name(v)))
+        .map(move |s| all.iter().copied().find(|&v| name(v) == s).expect("clap accepts only the possible values"))
 }
 
 #[derive(Parser)]
@@ -47,7 +48,10 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Extract API calls from a dump and write standalone repro scripts.
-    #[command(name = "op_generate", override_usage = "msprobe -f <FRAMEWORK> op_generate [OPTIONS] --config_input <CONFIG_INPUT> [--api_output_path <API_OUTPUT_PATH>]")]
+    #[command(
+        name = "op_generate",
+        override_usage = "msprobe -f <FRAMEWORK> op_generate [OPTIONS] --config_input <CONFIG_INPUT> [--api_output_path <API_OUTPUT_PATH>]"
+    )]
     OpGenerate {
         /// Path of config_op.json.
         #[arg(short = 'i', long = "config_input", visible_alias = "config-input")]
@@ -305,18 +309,49 @@ fn options(cli: Cli) -> Result<Options, Error> {
             };
             let mode = match name {
                 Some(name) => Mode::Single(name),
-                None => Mode::Batch(BatchOptions { selector: ApiSelector { filter, shard }, propagation: propagation.unwrap_or(config.propagation.into()), progress }),
+                None => Mode::Batch(BatchOptions {
+                    selector: ApiSelector { filter, shard },
+                    propagation: propagation.unwrap_or(config.propagation.into()),
+                    progress,
+                }),
             };
             let runtime = std::env::var_os("MSPROBE_RUNTIME_PATH").map(PathBuf::from);
             let opts = op_generate::Options { framework, config, out_dir: api_output_path, lang, check, shared_module, runtime, mode };
             Ok(Options::OpGenerate { opts, config_input, unknown_keys, quiet })
         }
-        Command::Replay { config_input, dump, merge, filter: regex, shard, propagation, emulate, data_mode, output_dir, top, standard, allow_skip, tensor_size_limit, memory_budget, html } => {
+        Command::Replay {
+            config_input,
+            dump,
+            merge,
+            filter: regex,
+            shard,
+            propagation,
+            emulate,
+            data_mode,
+            output_dir,
+            top,
+            standard,
+            allow_skip,
+            tensor_size_limit,
+            memory_budget,
+            html,
+        } => {
             let framework = framework(cli.framework, "replay")?;
             if let Some(dir) = merge {
-                let replays = [("--filter", regex.is_some()), ("--shard", shard.is_some()), ("--propagation", propagation.is_some()), ("--emulate", emulate), ("--data-mode", data_mode.is_some()), ("--standard", standard.is_some()), ("--tensor-size-limit", tensor_size_limit.is_some()), ("--memory-budget", memory_budget.is_some())];
+                let replays = [
+                    ("--filter", regex.is_some()),
+                    ("--shard", shard.is_some()),
+                    ("--propagation", propagation.is_some()),
+                    ("--emulate", emulate),
+                    ("--data-mode", data_mode.is_some()),
+                    ("--standard", standard.is_some()),
+                    ("--tensor-size-limit", tensor_size_limit.is_some()),
+                    ("--memory-budget", memory_budget.is_some()),
+                ];
                 if let Some((flag, _)) = replays.iter().find(|(_, given)| *given) {
-                    return Err(Error::Usage(format!("{flag} is an option of the shards' replay, not of --merge (which takes --output-dir, --html, --top and --allow-skip)")));
+                    return Err(Error::Usage(format!(
+                        "{flag} is an option of the shards' replay, not of --merge (which takes --output-dir, --html, --top and --allow-skip)"
+                    )));
                 }
                 let output_dir = output_dir.unwrap_or_else(|| dir.clone());
                 return Ok(Options::ReplayMerge { opts: replay::MergeOptions { framework, dir, output_dir, html }, top, allow_skip });
@@ -341,14 +376,19 @@ fn options(cli: Cli) -> Result<Options, Error> {
             let scope = match (&dump, &config.api_name, &config_input) {
                 (Some(_), _, _) => Scope::Many(ApiSelector { filter, shard }),
                 (None, Some(name), _) => Scope::One(name.clone()),
-                (None, None, path) => return Err(missing_api_name(path.as_deref().unwrap_or(Path::new("--dump")), "an API name such as Tensor.add.0 (or pass --dump)")),
+                (None, None, path) => {
+                    return Err(missing_api_name(path.as_deref().unwrap_or(Path::new("--dump")), "an API name such as Tensor.add.0 (or pass --dump)"))
+                }
             };
             let available = Limits::from_available_memory();
-            let limits = Limits { tensor_bytes: tensor_size_limit.unwrap_or(available.tensor_bytes), memory_budget: memory_budget.unwrap_or(available.memory_budget) };
+            let limits =
+                Limits { tensor_bytes: tensor_size_limit.unwrap_or(available.tensor_bytes), memory_budget: memory_budget.unwrap_or(available.memory_budget) };
             let opts = replay::Options { framework, config, scope, propagation: direction, emulate, allow_skip, output_dir, limits, html };
             Ok(Options::Replay { opts, top })
         }
-        Command::SingleCompare { dir1, dir2, output_path, num_processes } => Ok(Options::SingleCompare(single_compare::Options { dir1, dir2, output_path, jobs: usize::from(num_processes) })),
+        Command::SingleCompare { dir1, dir2, output_path, num_processes } => {
+            Ok(Options::SingleCompare(single_compare::Options { dir1, dir2, output_path, jobs: usize::from(num_processes) }))
+        }
         Command::NanAnalyze { input_path, output_path } => match cli.framework {
             Some(Framework::PyTorch) => Ok(Options::NanAnalyze(nan_analyze::Options { input: input_path, output: output_path })),
             _ => Err(Error::Usage("nan_analyze needs -f pytorch (it analyses PyTorch dumps only, as msprobe)".into())),
@@ -407,7 +447,10 @@ mod tests {
         let Options::ResultChange(opts) = parse("msprobe -f pytorch result_change -o out --ops -- python train.py --lr 1").unwrap() else { panic!() };
         assert_eq!(opts.command.display(), "python train.py --lr 1");
         assert!(opts.ops && opts.output == Path::new("out"));
-        assert_eq!(parse("msprobe result_change -o out -- python t.py").unwrap_err(), "result_change needs -f pytorch (ResultChange records PyTorch runs only)");
+        assert_eq!(
+            parse("msprobe result_change -o out -- python t.py").unwrap_err(),
+            "result_change needs -f pytorch (ResultChange records PyTorch runs only)"
+        );
         assert!(parse("msprobe -f pytorch result_change -o out").is_err(), "the command is required");
     }
 
@@ -431,7 +474,9 @@ mod tests {
         assert_eq!(byte_size("-1"), Err("expected a number of bytes with an optional suffix K, M, G or T, got \"-1\"".into()));
         assert_eq!(byte_size("0M"), Err("expected a size of at least 1 byte".into()));
         assert_eq!(byte_size("99999999999T"), Err("\"99999999999T\" is more bytes than 64 bits can count".into()));
-        let Options::Replay { opts, .. } = parse("msprobe -f pytorch replay --dump d.json --tensor-size-limit 1G --memory-budget 3G").unwrap() else { panic!() };
+        let Options::Replay { opts, .. } = parse("msprobe -f pytorch replay --dump d.json --tensor-size-limit 1G --memory-budget 3G").unwrap() else {
+            panic!()
+        };
         assert_eq!(opts.limits, Limits { tensor_bytes: 1 << 30, memory_budget: 3 << 30 });
         let Options::Replay { opts, .. } = parse("msprobe -f pytorch replay --dump d.json --memory-budget 3G").unwrap() else { panic!() };
         assert_eq!(opts.limits.memory_budget, 3 << 30);

@@ -73,7 +73,14 @@ pub fn batch(report: &BatchReport, check: bool, quiet: bool) {
 pub fn replay(report: &ReplayReport, top: usize) {
     print!("{}", ranked_table(&report.rows.details, top));
     let n = |s| report.count(s);
-    let counts = format!("{} rows: {} pass, {} warning, {} skip, {} error", report.rows.details.len(), n(Status::Pass), n(Status::Warning), n(Status::Skip), n(Status::Error));
+    let counts = format!(
+        "{} rows: {} pass, {} warning, {} skip, {} error",
+        report.rows.details.len(),
+        n(Status::Pass),
+        n(Status::Warning),
+        n(Status::Skip),
+        n(Status::Error)
+    );
     if let Some(p) = &report.part {
         eprintln!("replayed {} calls ({} already judged, {} shared with an identical call)", p.replayed, p.judged, p.shared);
     }

@@ -5,9 +5,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::xlsx::{Level, Table};
 use super::pack::Pack;
 use super::{env, hyperparams, pip, random, stats, ConfigCheckError};
+use crate::xlsx::{Level, Table};
 
 /// The checks that must pass for two runs to count as configured alike
 /// (msprobe's documentation); `random` is informative.

@@ -72,8 +72,12 @@ pub fn compare(bench: &Map<String, Value>, cmp: &Map<String, Value>) -> Table {
                     rows.push(vec![Cell::text(b.0), Cell::text(c.0), Cell::Text(bv), Cell::Text(cv), Cell::level(Level::Error)]);
                 }
             }
-            (Some(b), None) => rows.push(vec![Cell::text(b.0), Cell::text("only bench has this env"), Cell::Text(value(bench, b)), Cell::Empty, Cell::level(Level::Warning)]),
-            (None, Some(c)) => rows.push(vec![Cell::text("only cmp has this env"), Cell::text(c.0), Cell::Empty, Cell::Text(value(cmp, c)), Cell::level(Level::Warning)]),
+            (Some(b), None) => {
+                rows.push(vec![Cell::text(b.0), Cell::text("only bench has this env"), Cell::Text(value(bench, b)), Cell::Empty, Cell::level(Level::Warning)])
+            }
+            (None, Some(c)) => {
+                rows.push(vec![Cell::text("only cmp has this env"), Cell::text(c.0), Cell::Empty, Cell::Text(value(cmp, c)), Cell::level(Level::Warning)])
+            }
         }
     }
     Table::new(HEADER, rows)

@@ -23,9 +23,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::xlsx::{Cell, Level, Table};
 use super::difflib;
 use super::pyvalue;
+use crate::xlsx::{Cell, Level, Table};
 
 /// msprobe's alias table (`hyperparameter.yaml`), less `bf16`/`fp32`.
 const ALIASES: [(&str, &[&str]); 8] = [
@@ -138,7 +138,15 @@ pub fn compare_file(file: &str, bench: &Map<String, Value>, cmp: &Map<String, Va
                     rows.push(vec![Cell::text(file), Cell::Text(full), Cell::Text(cmp_full), cell(&bv), cell(&cv), Cell::Text(how), Cell::level(Level::Error)]);
                 }
             }
-            None => rows.push(vec![Cell::text(file), Cell::Text(full), Cell::text("Only in benchmark"), cell(&bv), Cell::Empty, Cell::Empty, Cell::level(Level::Warning)]),
+            None => rows.push(vec![
+                Cell::text(file),
+                Cell::Text(full),
+                Cell::text("Only in benchmark"),
+                cell(&bv),
+                Cell::Empty,
+                Cell::Empty,
+                Cell::level(Level::Warning),
+            ]),
         }
     }
     for (_, cmp_full) in available {

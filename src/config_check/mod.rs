@@ -33,8 +33,8 @@ use runtime::atomic::{create_dir, write_atomic, WriteError, WriteOptions};
 use runtime::exit;
 use serde_json::{Map, Value};
 
-use crate::unreadable::Unreadable;
 use crate::dump::nonfinite::to_msprobe_json_indented;
+use crate::unreadable::Unreadable;
 use crate::xlsx::{self, Cell, Level, Table, XlsxError};
 
 /// The summary sheet's columns (msprobe's).
@@ -124,7 +124,11 @@ impl ConfigCheckError {
     /// output's, [`exit::INTERNAL`] for this tool's.
     pub fn exit_code(&self) -> u8 {
         match self {
-            ConfigCheckError::Input { .. } | ConfigCheckError::Unreadable(_) | ConfigCheckError::NoPython { .. } | ConfigCheckError::SysPath { .. } | ConfigCheckError::EntryJson { .. } => exit::INPUT,
+            ConfigCheckError::Input { .. }
+            | ConfigCheckError::Unreadable(_)
+            | ConfigCheckError::NoPython { .. }
+            | ConfigCheckError::SysPath { .. }
+            | ConfigCheckError::EntryJson { .. } => exit::INPUT,
             ConfigCheckError::Zip(_) | ConfigCheckError::Workbook(_) => exit::INTERNAL,
             ConfigCheckError::Write(_) => exit::WRITE,
         }
@@ -209,14 +213,17 @@ fn collect(files: &[PathBuf], output: &Path, python: &Path) -> Result<Outcome, C
     let hyper = hyperparameters(files)?;
     let env = env::collect(std::env::vars_os().map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned())));
     let pip = pip::collect(python)?;
-    let mut entries = vec![("env".to_string(), to_msprobe_json_indented(&Value::Object(env.clone()), 4).into_bytes()), ("pip".to_string(), pip.clone().into_bytes())];
+    let mut entries =
+        vec![("env".to_string(), to_msprobe_json_indented(&Value::Object(env.clone()), 4).into_bytes()), ("pip".to_string(), pip.clone().into_bytes())];
     if !hyper.is_empty() {
         entries.push(("hyperparameters/hyperparameters_static.json".to_string(), to_msprobe_json_indented(&Value::Object(hyper.clone()), 4).into_bytes()));
     }
     let mut kept = 0;
     if std::fs::symlink_metadata(output).is_ok() {
         let existing = pack::read(output).map_err(|e| match e {
-            ConfigCheckError::Input { path, message } => ConfigCheckError::Input { path, message: format!("-o names an existing file that is not a config pack to add to: {message}") },
+            ConfigCheckError::Input { path, message } => {
+                ConfigCheckError::Input { path, message: format!("-o names an existing file that is not a config pack to add to: {message}") }
+            }
             other => other,
         })?;
         for (name, bytes) in existing.files() {

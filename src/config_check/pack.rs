@@ -67,7 +67,11 @@ impl Pack {
 
     /// Entry `name` parsed as msprobe's JSON (bare `NaN`/`Infinity` allowed).
     pub fn json(&self, name: &str, bytes: &[u8]) -> Result<Value, ConfigCheckError> {
-        serde_json::from_reader(NonFiniteReader::new(bytes)).map_err(|source| ConfigCheckError::EntryJson { path: self.path.clone(), entry: name.to_string(), source })
+        serde_json::from_reader(NonFiniteReader::new(bytes)).map_err(|source| ConfigCheckError::EntryJson {
+            path: self.path.clone(),
+            entry: name.to_string(),
+            source,
+        })
     }
 
     /// Every file, by name.
@@ -81,7 +85,9 @@ pub fn read(path: &Path) -> Result<Pack, ConfigCheckError> {
     let fail = |message: String| ConfigCheckError::Input { path: path.to_path_buf(), message };
     let meta = std::fs::metadata(path).map_err(|e| fail(format!("cannot read: {e}")))?;
     if meta.is_dir() {
-        return Err(fail("is a folder; expected a config pack (.zip) written by config_check -d (two Megatron checkpoint folders are compared as checkpoints)".into()));
+        return Err(fail(
+            "is a folder; expected a config pack (.zip) written by config_check -d (two Megatron checkpoint folders are compared as checkpoints)".into(),
+        ));
     }
     let file = std::fs::File::open(path).map_err(|e| fail(format!("cannot read: {e}")))?;
     let mut zip = ZipArchive::new(BufReader::new(file)).map_err(|e| fail(format!("not a zip archive: {e}")))?;
@@ -211,7 +217,14 @@ mod tests {
 
     #[test]
     fn names_outside_the_pack_are_refused() {
-        for (name, why) in [("/etc/passwd", "an absolute path"), ("a/../../x", "an empty, `.` or `..` path segment"), ("C:/x", "an absolute path"), ("a\\b", "a backslash in the name"), ("a//b", "an empty, `.` or `..` path segment"), ("a\nb", "a control character in the name")] {
+        for (name, why) in [
+            ("/etc/passwd", "an absolute path"),
+            ("a/../../x", "an empty, `.` or `..` path segment"),
+            ("C:/x", "an absolute path"),
+            ("a\\b", "a backslash in the name"),
+            ("a//b", "an empty, `.` or `..` path segment"),
+            ("a\nb", "a control character in the name"),
+        ] {
             assert_eq!(check_name(name), Err(format!("refused: {why}")), "{name:?}");
         }
         assert_eq!(check_name("weights/step0/rank0/weight.json"), Ok(()));

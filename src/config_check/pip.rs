@@ -20,8 +20,8 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::xlsx::{Cell, Level, Table};
 use super::ConfigCheckError;
+use crate::xlsx::{Cell, Level, Table};
 
 /// The distributions compared, in row order.
 const CHECKED: [&str; 9] = ["transformers", "deepspeed", "megatron", "megatron-core", "numpy", "datasets", "peft", "mindspore", "torch"];
@@ -43,8 +43,11 @@ pub fn collect(python: &Path) -> Result<String, ConfigCheckError> {
         let err = String::from_utf8_lossy(&out.stderr);
         return Err(fail(format!("printing sys.path failed ({}): {}", out.status, err.lines().last().unwrap_or("").escape_debug())));
     }
-    let path: Vec<String> = serde_json::from_slice(&out.stdout)
-        .map_err(|source| ConfigCheckError::SysPath { path: python.to_path_buf(), got: String::from_utf8_lossy(&out.stdout).trim().to_string(), source })?;
+    let path: Vec<String> = serde_json::from_slice(&out.stdout).map_err(|source| ConfigCheckError::SysPath {
+        path: python.to_path_buf(),
+        got: String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        source,
+    })?;
     let mut seen = std::collections::HashSet::new();
     let mut text = String::new();
     for dir in path.iter().filter(|d| !d.is_empty()) {
@@ -126,12 +129,20 @@ fn parse(text: &str) -> Vec<(String, String)> {
 /// distribution whose versions differ (`None` where it is missing).
 pub fn compare(bench: &str, cmp: &str) -> Table {
     let (bench, cmp) = (parse(bench), parse(cmp));
-    let version = |list: &[(String, String)], name: &str| list.iter().rev().find(|(n, _)| *n == normalize(name)).map(|(_, v)| v.clone()).filter(|v| !v.is_empty());
+    let version =
+        |list: &[(String, String)], name: &str| list.iter().rev().find(|(n, _)| *n == normalize(name)).map(|(_, v)| v.clone()).filter(|v| !v.is_empty());
     let rows = CHECKED
         .iter()
         .filter_map(|name| {
             let (b, c) = (version(&bench, name), version(&cmp, name));
-            (b != c).then(|| vec![Cell::text(name), Cell::Text(b.unwrap_or_else(|| "None".into())), Cell::Text(c.unwrap_or_else(|| "None".into())), Cell::level(Level::Error)])
+            (b != c).then(|| {
+                vec![
+                    Cell::text(name),
+                    Cell::Text(b.unwrap_or_else(|| "None".into())),
+                    Cell::Text(c.unwrap_or_else(|| "None".into())),
+                    Cell::level(Level::Error),
+                ]
+            })
         })
         .collect();
     Table::new(HEADER, rows)
@@ -145,10 +156,7 @@ mod tests {
     fn torch_is_compared_and_names_match_as_pip_matches_them() {
         let bench = "torch=2.1.0\nNumPy=1.26.4\nmegatron_core=0.8.0\nnumpy=1.26.4\n";
         let cmp = "torch=2.4.0\nnumpy=1.26.4\nMegatron-Core=0.8.0\ntransformers=4.40.0\n";
-        assert_eq!(
-            compare(bench, cmp).texts(),
-            vec![vec!["transformers", "None", "4.40.0", "error"], vec!["torch", "2.1.0", "2.4.0", "error"]]
-        );
+        assert_eq!(compare(bench, cmp).texts(), vec![vec!["transformers", "None", "4.40.0", "error"], vec!["torch", "2.1.0", "2.4.0", "error"]]);
     }
 
     #[test]

@@ -10,10 +10,10 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::xlsx::{Cell, Level, Table};
 use super::difflib;
 use super::pack::Pack;
 use super::ConfigCheckError;
+use crate::xlsx::{Cell, Level, Table};
 
 /// The sheet's columns (msprobe's).
 pub const HEADER: &[&str] = &["op", "rank", "bench_stack", "cmp_stack", "bench_count", "cmp_count", "check_result"];
@@ -40,7 +40,12 @@ fn ranks(pack: &Pack) -> Result<BTreeMap<i64, Ops>, ConfigCheckError> {
             let sites = sites.as_array().ok_or_else(bad)?;
             let sites: Option<Vec<Site>> = sites
                 .iter()
-                .map(|s| Some(Site { count: s.get("count")?.as_i64()?, stack: s.get("stack")?.as_array()?.iter().map(|f| f.as_str().map(str::to_string)).collect::<Option<_>>()? }))
+                .map(|s| {
+                    Some(Site {
+                        count: s.get("count")?.as_i64()?,
+                        stack: s.get("stack")?.as_array()?.iter().map(|f| f.as_str().map(str::to_string)).collect::<Option<_>>()?,
+                    })
+                })
                 .collect();
             ops.push((op, sites.ok_or_else(bad)?));
         }
@@ -92,12 +97,36 @@ pub fn compare(bench: &Pack, cmp: &Pack) -> Result<(Level, Table), ConfigCheckEr
             let (bs, cs) = (sites(bo), sites(co));
             for site in &bs {
                 match cs.iter().find(|c| stacks_match(&c.stack, &site.stack)) {
-                    Some(m) => rows.push(vec![Cell::text(op), Cell::Int(rank), stack(&site.stack), stack(&m.stack), Cell::Int(site.count), Cell::Int(m.count), Cell::Bool(site.count == m.count)]),
-                    None => rows.push(vec![Cell::text(op), Cell::Int(rank), stack(&site.stack), Cell::text("no match stack"), Cell::Int(site.count), Cell::Int(0), Cell::Bool(false)]),
+                    Some(m) => rows.push(vec![
+                        Cell::text(op),
+                        Cell::Int(rank),
+                        stack(&site.stack),
+                        stack(&m.stack),
+                        Cell::Int(site.count),
+                        Cell::Int(m.count),
+                        Cell::Bool(site.count == m.count),
+                    ]),
+                    None => rows.push(vec![
+                        Cell::text(op),
+                        Cell::Int(rank),
+                        stack(&site.stack),
+                        Cell::text("no match stack"),
+                        Cell::Int(site.count),
+                        Cell::Int(0),
+                        Cell::Bool(false),
+                    ]),
                 }
             }
             for site in cs.iter().filter(|c| !bs.iter().any(|b| stacks_match(&b.stack, &c.stack))) {
-                rows.push(vec![Cell::text(op), Cell::Int(rank), Cell::text("no match stack"), stack(&site.stack), Cell::Int(0), Cell::Int(site.count), Cell::Bool(false)]);
+                rows.push(vec![
+                    Cell::text(op),
+                    Cell::Int(rank),
+                    Cell::text("no match stack"),
+                    stack(&site.stack),
+                    Cell::Int(0),
+                    Cell::Int(site.count),
+                    Cell::Bool(false),
+                ]);
             }
         }
     }

@@ -88,7 +88,8 @@ fn flags(words: &[String]) -> Map<String, Value> {
             continue;
         }
         let next = words.get(i).map(String::as_str);
-        let is_value = next.is_some_and(|n| !is_script(n, script_seen) && (!n.starts_with('-') || n[1..].starts_with(|c: char| c.is_ascii_digit() || c == '.')));
+        let is_value =
+            next.is_some_and(|n| !is_script(n, script_seen) && (!n.starts_with('-') || n[1..].starts_with(|c: char| c.is_ascii_digit() || c == '.')));
         if is_value {
             out.insert(body.to_string(), Value::String(words[i].clone()));
             i += 1;

@@ -16,10 +16,10 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use crate::xlsx::{Cell, Level, Table};
 use super::pack::Pack;
 use super::ConfigCheckError;
 use crate::dump::nonfinite;
+use crate::xlsx::{Cell, Level, Table};
 
 /// The four statistics, in column order.
 const STATS: [&str; 4] = ["max", "min", "mean", "norm"];
@@ -27,7 +27,8 @@ const STATS: [&str; 4] = ["max", "min", "mean", "norm"];
 /// The weights sheet's columns (msprobe's).
 const WEIGHTS_HEADER: &[&str] = &["step", "rank", "weight_name", "equal", "max_relative_diff", "min_relative_diff", "mean_relative_diff", "norm_relative_diff"];
 /// The dataset sheet's columns (msprobe's, and `status`).
-const DATASET_HEADER: &[&str] = &["step", "rank", "tag", "equal", "max_relative_diff", "min_relative_diff", "mean_relative_diff", "norm_relative_diff", "status"];
+const DATASET_HEADER: &[&str] =
+    &["step", "rank", "tag", "equal", "max_relative_diff", "min_relative_diff", "mean_relative_diff", "norm_relative_diff", "status"];
 
 /// A statistics file: its step, rank and name below `step<S>/rank<R>/`.
 type Loc = (i64, i64, String);
@@ -50,7 +51,8 @@ fn files(pack: &Pack, target: &str, example: &str) -> Result<Vec<StatsFile>, Con
         }
         let parts: Vec<&str> = rel.splitn(3, '/').collect();
         let number = |s: &str, prefix: &str| s.strip_prefix(prefix).and_then(|n| n.parse::<i64>().ok());
-        let (Some(step), Some(rank), Some(rest)) = (parts.first().and_then(|s| number(s, "step")), parts.get(1).and_then(|r| number(r, "rank")), parts.get(2)) else {
+        let (Some(step), Some(rank), Some(rest)) = (parts.first().and_then(|s| number(s, "step")), parts.get(1).and_then(|r| number(r, "rank")), parts.get(2))
+        else {
             return Err(pack.error(name, format!("expected {target}/step<N>/rank<N>/{example}, the layout the collection writes")));
         };
         match pack.json(name, bytes)? {
@@ -97,7 +99,14 @@ fn finish(header: &'static [&'static str], mut rows: Vec<Vec<Cell>>) -> (Level, 
 /// The weights check over two packs.
 pub fn weights(bench: &Pack, cmp: &Pack) -> Result<(Level, Table), ConfigCheckError> {
     let (b_files, c_files) = (files(bench, "weights", "weight.json")?, files(cmp, "weights", "weight.json")?);
-    let stats = |pack: &Pack, loc: &Loc, name: &str, v: &Value| features(v).ok_or_else(|| pack.error(&format!("weights/step{}/rank{}/{}", loc.0, loc.1, loc.2), format!("key {name:?}: expected {{\"max\", \"min\", \"mean\", \"norm\"}} numbers")));
+    let stats = |pack: &Pack, loc: &Loc, name: &str, v: &Value| {
+        features(v).ok_or_else(|| {
+            pack.error(
+                &format!("weights/step{}/rank{}/{}", loc.0, loc.1, loc.2),
+                format!("key {name:?}: expected {{\"max\", \"min\", \"mean\", \"norm\"}} numbers"),
+            )
+        })
+    };
     let c_index: HashMap<&Loc, &Map<String, Value>> = c_files.iter().map(|(l, m)| (l, m)).collect();
     let b_locs: HashSet<&Loc> = b_files.iter().map(|(l, _)| l).collect();
     let mut rows = Vec::new();
@@ -188,7 +197,12 @@ mod tests {
         let d1 = json!({"args": {"0": f(1.0), "1": ""}, "kwargs": {"mask": f(2.0), "ids": f(1.0)}});
         let d2 = json!({"args": {"0": f(2.0), "1": ""}, "kwargs": {"mask": "", "extra": f(1.0)}});
         let mut rows = Vec::new();
-        dicts(d1.as_object().unwrap(), d2.as_object().unwrap(), "", &mut |t, e, d, s| rows.push(format!("{t} {e} {} {s}", d.iter().map(Cell::display).collect::<Vec<_>>().join(","))));
-        assert_eq!(rows, vec!["args.0 false 1.0,1.0,,0.0 changed", "kwargs.mask false ,,, changed", "kwargs.ids false ,,, delete", "kwargs.extra false ,,, added"]);
+        dicts(d1.as_object().unwrap(), d2.as_object().unwrap(), "", &mut |t, e, d, s| {
+            rows.push(format!("{t} {e} {} {s}", d.iter().map(Cell::display).collect::<Vec<_>>().join(",")))
+        });
+        assert_eq!(
+            rows,
+            vec!["args.0 false 1.0,1.0,,0.0 changed", "kwargs.mask false ,,, changed", "kwargs.ids false ,,, delete", "kwargs.extra false ,,, added"]
+        );
     }
 }

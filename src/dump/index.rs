@@ -273,7 +273,11 @@ pub fn index(path: &Path, want: &mut dyn FnMut(&str) -> bool) -> Result<DumpInde
 /// `each` as soon as the entry ends, in file order, instead of into a list
 /// (memory stays flat however many entries the dump has); the scan stops at
 /// the first error `each` returns. Returns the header fields.
-pub fn for_each_entry(path: &Path, want: &mut dyn FnMut(&str) -> bool, each: &mut dyn FnMut(EntryLoc) -> Result<(), DumpError>) -> Result<DumpHeader, DumpError> {
+pub fn for_each_entry(
+    path: &Path,
+    want: &mut dyn FnMut(&str) -> bool,
+    each: &mut dyn FnMut(EntryLoc) -> Result<(), DumpError>,
+) -> Result<DumpHeader, DumpError> {
     let io = |source| DumpError::Io { path: path.to_path_buf(), source };
     let fmt = |message: String| DumpError::Format { path: path.to_path_buf(), message };
     let mut reader = BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
@@ -327,10 +331,8 @@ pub fn read_entry(path: &Path, loc: &EntryLoc) -> Result<Value, DumpError> {
     let mut file = File::open(path).map_err(io)?;
     file.seek(SeekFrom::Start(loc.start)).map_err(io)?;
     let reader = NonFiniteReader::new(BufReader::new(file.take(loc.end - loc.start)));
-    serde_json::from_reader(reader).map_err(|e| DumpError::Format {
-        path: path.to_path_buf(),
-        message: format!("entry {:?} (bytes {}..{}): {e}", loc.key, loc.start, loc.end),
-    })
+    serde_json::from_reader(reader)
+        .map_err(|e| DumpError::Format { path: path.to_path_buf(), message: format!("entry {:?} (bytes {}..{}): {e}", loc.key, loc.start, loc.end) })
 }
 
 /// Reads entries one after another through one open file, for a pass over
@@ -373,10 +375,8 @@ impl EntryReader {
         } else {
             &self.raw
         };
-        serde_json::from_slice(text).map_err(|e| DumpError::Format {
-            path: self.path.clone(),
-            message: format!("entry {:?} (bytes {}..{}): {e}", loc.key, loc.start, loc.end),
-        })
+        serde_json::from_slice(text)
+            .map_err(|e| DumpError::Format { path: self.path.clone(), message: format!("entry {:?} (bytes {}..{}): {e}", loc.key, loc.start, loc.end) })
     }
 }
 

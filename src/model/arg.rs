@@ -5,8 +5,8 @@ use std::path::{Component, Path};
 
 use serde_json::{Map, Value};
 
-use super::TDType;
 use super::ModelError;
+use super::TDType;
 use crate::dump::nonfinite;
 
 /// One recorded statistic (`Max`, `Min`, ...): a number, possibly non-finite;
@@ -114,9 +114,14 @@ fn data_name(v: Option<&Value>, path: &str) -> Result<Option<String>, ModelError
     match v {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => {
-            let bare = !s.contains(['/', '\\', '\0']) && !s.chars().any(char::is_control) && matches!(Path::new(s).components().collect::<Vec<_>>()[..], [Component::Normal(_)]);
+            let bare = !s.contains(['/', '\\', '\0'])
+                && !s.chars().any(char::is_control)
+                && matches!(Path::new(s).components().collect::<Vec<_>>()[..], [Component::Normal(_)]);
             if !bare {
-                return Err(err(path, format!("a bare file name in the dump's tensor folder (no '/', '\\', '.', '..', control character or absolute path), got {s:?}")));
+                return Err(err(
+                    path,
+                    format!("a bare file name in the dump's tensor folder (no '/', '\\', '.', '..', control character or absolute path), got {s:?}"),
+                ));
             }
             Ok(Some(s.clone()))
         }
@@ -251,7 +256,9 @@ mod tests {
     #[test]
     fn data_names_must_be_bare_file_names() {
         let named = |n: &str| Arg::from_json(&json!({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [1], "data_name": n}), "K.input_args[0]");
-        let expected = |n: &str| format!("K.input_args[0].data_name: expected a bare file name in the dump's tensor folder (no '/', '\\', '.', '..', control character or absolute path), got {n:?}");
+        let expected = |n: &str| {
+            format!("K.input_args[0].data_name: expected a bare file name in the dump's tensor folder (no '/', '\\', '.', '..', control character or absolute path), got {n:?}")
+        };
         for bad in ["../../outside/secret.pt", "/etc/passwd", "sub/x.pt", "..\\x.pt", "x.pt/", "..", ".", "", "a\0b.pt", "x\n.pt", "\u{1b}[31mx.pt"] {
             assert_eq!(named(bad).unwrap_err().to_string(), expected(bad), "{bad:?}");
         }

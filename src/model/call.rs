@@ -3,9 +3,9 @@
 
 use serde_json::Value;
 
-use super::{Arg, ApiName, ModelError, Prefix};
 #[cfg(test)]
 use super::TDType;
+use super::{ApiName, Arg, ModelError, Prefix};
 
 /// The forward half: how the API was called and what it returned.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,11 +67,8 @@ impl ApiCall {
                 .collect::<Result<_, ModelError>>()?,
             Some(_) => return Err(ModelError::Arg { path: format!("{fpath}.input_kwargs"), expected: "an object".into() }),
         };
-        let mut forward = Forward {
-            args: list(forward, "input_args", &fpath)?.unwrap_or_default(),
-            kwargs,
-            outputs: list(forward, "output", &fpath)?.unwrap_or_default(),
-        };
+        let mut forward =
+            Forward { args: list(forward, "input_args", &fpath)?.unwrap_or_default(), kwargs, outputs: list(forward, "output", &fpath)?.unwrap_or_default() };
         if name.prefix == Prefix::Tensor && name.op == "to" {
             recover_cast_dtype(&mut forward);
         }
@@ -81,10 +78,8 @@ impl ApiCall {
                 let bpath = name.key(super::Direction::Backward);
                 let grad_outputs = match list(b, "grad_input", &bpath)? {
                     Some(g) => g,
-                    None => list(b, "input", &bpath)?.ok_or_else(|| ModelError::Arg {
-                        path: bpath.clone(),
-                        expected: "an \"input\" (or \"grad_input\") list of gradients".into(),
-                    })?,
+                    None => list(b, "input", &bpath)?
+                        .ok_or_else(|| ModelError::Arg { path: bpath.clone(), expected: "an \"input\" (or \"grad_input\") list of gradients".into() })?,
                 };
                 let grad_inputs = match list(b, "grad_output", &bpath)? {
                     Some(g) => g,
@@ -122,7 +117,6 @@ fn path_key(k: &str) -> String {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,7 +132,8 @@ mod tests {
     fn an_unrecorded_cast_argument_is_the_recorded_outputs_dtype() {
         assert_eq!(to_call("torch.int64").forward.args[1], Arg::DType(TDType::I64));
         assert_eq!(to_call("torch.float32").forward.args[1], Arg::DType(TDType::F32));
-        let other = ApiCall::from_entries(ApiName::parse("Tensor.add.0").unwrap(), &json!({"input_args": [{}], "input_kwargs": {}, "output": []}), None).unwrap();
+        let other =
+            ApiCall::from_entries(ApiName::parse("Tensor.add.0").unwrap(), &json!({"input_args": [{}], "input_kwargs": {}, "output": []}), None).unwrap();
         assert_eq!(other.forward.args[0], Arg::Unsupported(String::new()));
     }
 }

@@ -124,8 +124,7 @@ fn module_hint(prefix: &str) -> &'static str {
 
 fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 impl ApiName {
@@ -139,13 +138,7 @@ impl ApiName {
         if !(3..=4).contains(&parts.len()) {
             return Err(shape_err());
         }
-        let prefix = Prefix::parse(parts[0]).ok_or_else(|| {
-            if is_identifier(parts[0]) {
-                NameError::Prefix(parts[0].to_string())
-            } else {
-                shape_err()
-            }
-        })?;
+        let prefix = Prefix::parse(parts[0]).ok_or_else(|| if is_identifier(parts[0]) { NameError::Prefix(parts[0].to_string()) } else { shape_err() })?;
         let call = parts[parts.len() - 1];
         let op_parts = &parts[1..parts.len() - 1];
         if call.is_empty() || !call.bytes().all(|b| b.is_ascii_digit()) || !op_parts.iter().all(|p| is_identifier(p)) {

@@ -7,8 +7,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::unreadable::Unreadable;
 use super::AnalyzeError;
+use crate::unreadable::Unreadable;
 
 /// The parent of every node of one rank.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

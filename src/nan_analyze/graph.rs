@@ -259,7 +259,8 @@ pub fn connect(ranks: &[i64], nodes: &mut [Vec<CommNode>]) -> Vec<String> {
 pub fn prune(nodes: Vec<Vec<CommNode>>) -> Vec<Vec<Option<CommNode>>> {
     let mut kept: Vec<Vec<Option<CommNode>>> =
         nodes.into_iter().map(|rank| rank.into_iter().map(|n| (n.input_bad || n.output_bad || !n.compute_ops.is_empty()).then_some(n)).collect()).collect();
-    let live: BTreeSet<(usize, usize)> = kept.iter().enumerate().flat_map(|(ri, r)| r.iter().enumerate().filter(|(_, n)| n.is_some()).map(move |(ni, _)| (ri, ni))).collect();
+    let live: BTreeSet<(usize, usize)> =
+        kept.iter().enumerate().flat_map(|(ri, r)| r.iter().enumerate().filter(|(_, n)| n.is_some()).map(move |(ni, _)| (ri, ni))).collect();
     for n in kept.iter_mut().flatten().flatten() {
         n.edges.retain(|e| live.contains(e));
     }

@@ -21,12 +21,12 @@ use rayon::prelude::*;
 use runtime::atomic::WriteError;
 use runtime::exit;
 
-use crate::unreadable::Unreadable;
 use crate::dump::DumpError;
+use crate::source::stack::{StackError, StackFile};
+use crate::unreadable::Unreadable;
 use construct::Construct;
 use report::RankFiles;
 use search::Phase;
-use crate::source::stack::{StackError, StackFile};
 
 /// What to analyse and where the report goes.
 #[derive(Debug, Clone)]

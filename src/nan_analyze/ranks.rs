@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::unreadable::Unreadable;
 use super::AnalyzeError;
+use crate::unreadable::Unreadable;
 
 /// One rank's folder and its three files.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,7 +82,8 @@ mod tests {
 
     #[test]
     fn rank_names_are_a_prefix_and_digits() {
-        let got: Vec<Option<i64>> = ["rank", "rank0", "rank12", "rank01", "rankk1", "rank1a", "ranks", "proc0", "rank-1"].iter().map(|n| rank_number(n)).collect();
+        let got: Vec<Option<i64>> =
+            ["rank", "rank0", "rank12", "rank01", "rankk1", "rank1a", "ranks", "proc0", "rank-1"].iter().map(|n| rank_number(n)).collect();
         assert_eq!(got, [Some(0), Some(0), Some(12), Some(1), None, None, None, None, None]);
     }
 

@@ -9,8 +9,8 @@ use runtime::atomic::{create_dir, write_atomic, WriteOptions};
 use runtime::pyfmt::Escape;
 use serde_json::{Map, Value};
 
-use crate::dump::nonfinite;
 use super::AnalyzeError;
+use crate::dump::nonfinite;
 use crate::source::ops::{data_info, RawJson};
 
 use super::construct::Construct;

@@ -16,16 +16,16 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use super::file_list::FileList;
+use super::GenerateError;
 use super::{BatchOptions, Generator, Options};
 use crate::config::Propagation;
-use super::GenerateError;
-use runtime::exit;
 use crate::manifest::{self, ManifestEntry, ManifestHead};
 use crate::model::{ApiName, Direction};
 use crate::output::{self, FileStatus};
 use crate::paths;
 use crate::progress::Reporter;
 use crate::source::{self, Calls, Source};
+use runtime::exit;
 
 /// What a batch did, for the summary and the exit code.
 #[derive(Debug, Default)]
@@ -164,7 +164,12 @@ impl<'a> Scripts<'a> {
     /// The manifest entry of script `k`.
     fn entry(&self, k: usize) -> ManifestEntry {
         let s = &self.list[k];
-        ManifestEntry { file: self.file(k), api: self.calls.name_str(s.call as usize).to_string(), direction: s.direction.as_str().into(), sha256: manifest::hex(&s.sha256) }
+        ManifestEntry {
+            file: self.file(k),
+            api: self.calls.name_str(s.call as usize).to_string(),
+            direction: s.direction.as_str().into(),
+            sha256: manifest::hex(&s.sha256),
+        }
     }
 }
 
@@ -204,7 +209,8 @@ fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, r
     }
     let reporter = Reporter::new(batch.progress, total, &file.display().to_string(), "op_generate", "scripts");
     let mut scripts = Scripts { calls: &calls, list: Vec::with_capacity(total), tails: vec![] };
-    let mut jobs = (0..calls.len()).filter_map(|i| jobs_of(&calls, i, batch).map(|(d, _)| (i, d))).flat_map(|(i, d)| d.into_iter().flatten().map(move |d| (i, d)));
+    let mut jobs =
+        (0..calls.len()).filter_map(|i| jobs_of(&calls, i, batch).map(|(d, _)| (i, d))).flat_map(|(i, d)| d.into_iter().flatten().map(move |d| (i, d)));
     let mut chunk: Vec<Job> = Vec::with_capacity(CHUNK);
     loop {
         chunk.clear();
@@ -289,7 +295,14 @@ fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, r
 
 /// Renders (and writes, or with `--check` compares) the files of one job:
 /// each file's name, hash and what became of it.
-fn render_job(calls: &Calls, (call, direction): Job, source: &Source, generator: &Generator, out_dir: &Path, check: bool) -> Result<Vec<(String, [u8; 32], FileStatus)>, (String, GenerateError)> {
+fn render_job(
+    calls: &Calls,
+    (call, direction): Job,
+    source: &Source,
+    generator: &Generator,
+    out_dir: &Path,
+    check: bool,
+) -> Result<Vec<(String, [u8; 32], FileStatus)>, (String, GenerateError)> {
     let fail = |e: GenerateError| (format!("{}.{}", calls.name_str(call), direction.as_str()), e);
     let call = source.read_call(&calls.group(call)).map_err(|e| fail(e.into()))?;
     let files = generator.files(&call, direction).map_err(fail)?;

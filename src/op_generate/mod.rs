@@ -19,12 +19,12 @@ use std::path::{Path, PathBuf};
 
 use crate::bridge;
 use crate::config::{DataMode, OpConfig, Propagation};
+use crate::manifest::{self, ModuleEntry};
 use crate::model::{ApiCall, ApiName, Direction, Framework, Prefix};
+use crate::output;
+use crate::output::FileStatus;
 use crate::paths::{self, PathRef};
 use crate::progress::Progress;
-use crate::output;
-use crate::manifest::{self, ModuleEntry};
-use crate::output::FileStatus;
 use crate::render::{self, runtime_crate, Lang, NotExposed, PythonContext, Renderer, RustContext, SharedModule};
 use crate::select::ApiSelector;
 use crate::source::Source;
@@ -166,7 +166,10 @@ impl<'a> Generator<'a> {
             // PyTorch scripts of NPU calls bench with the machinery's references (npu_bench.py);
             // MSAdapter's scripts have none yet.
             Lang::Python if call.name.prefix == Prefix::Npu && framework == Framework::MindTorch => {
-                return Err(GenerateError::selection(source.file(), format!("key {:?}: Python scripts for MSAdapter's NPU calls are not generated yet (use --lang rust or replay)", call.name.key(direction))));
+                return Err(GenerateError::selection(
+                    source.file(),
+                    format!("key {:?}: Python scripts for MSAdapter's NPU calls are not generated yet (use --lang rust or replay)", call.name.key(direction)),
+                ));
             }
             Lang::Python => {
                 let data_dir = source.data_dir().map(|d| paths::refer(&self.out_abs, d));

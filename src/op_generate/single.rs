@@ -2,13 +2,13 @@
 
 use std::path::PathBuf;
 
+use super::GenerateError;
 use super::{Generator, Options};
 use crate::config::DumpInput;
-use super::GenerateError;
-use runtime::exit;
 use crate::model::{ApiName, Direction};
 use crate::output::{self, FileStatus};
 use crate::source::{self, Group, Source};
+use runtime::exit;
 
 /// What a successful run wrote (or, with `--check`, compared).
 #[derive(Debug)]

@@ -42,9 +42,9 @@ const TABLE_ONLY: &str = "the runtime's op table only: an NPU call's bench is it
 pub fn exposed(framework: Framework, name: &ApiName) -> Result<(), NotExposed> {
     let op = name.op.as_str();
     let needs_table = name.prefix == Prefix::Npu;
-    let on_list = !needs_table && hooks::hook_list(framework, name.prefix.as_str()).is_some_and(|list| {
-        list.contains(op) || (name.prefix == Prefix::Torch && !op.contains('.') && list.contains(&format!("linalg.{op}")))
-    });
+    let on_list = !needs_table
+        && hooks::hook_list(framework, name.prefix.as_str())
+            .is_some_and(|list| list.contains(op) || (name.prefix == Prefix::Torch && !op.contains('.') && list.contains(&format!("linalg.{op}"))));
     let in_table = name.prefix.replayable_in(framework) && ops::lookup(framework, &name.op_key()).is_some();
     if on_list || in_table {
         Ok(())
@@ -160,7 +160,11 @@ pub fn bench(framework: Framework, name: &ApiName) -> Callable {
         }
     }
     if name.prefix == Prefix::Npu {
-        return Callable { module: "", attr: format!("{NPU_REFERENCE}{}", name.op), note: Some("torch_npu's kernels run on the NPU only: the bench is the machinery's torch reference (npu_bench.py)") };
+        return Callable {
+            module: "",
+            attr: format!("{NPU_REFERENCE}{}", name.op),
+            note: Some("torch_npu's kernels run on the NPU only: the bench is the machinery's torch reference (npu_bench.py)"),
+        };
     }
     match (framework, name.prefix) {
         // mindspore.ops functions: torch.nn.functional when it has the name, else torch.
@@ -208,7 +212,10 @@ mod tests {
         assert_eq!(path(tested(Framework::PyTorch, &n("Torch.vector_norm.0"))), "torch.linalg.vector_norm");
         assert_eq!(path(tested(Framework::PyTorch, &n("Torch.norm.0"))), "torch.norm");
         assert_eq!(path(tested(Framework::PyTorch, &n("NPU.npu_rms_norm.0"))), "torch_npu.npu_rms_norm");
-        assert_eq!((bench(Framework::PyTorch, &n("NPU.npu_linear.0")).module, bench(Framework::PyTorch, &n("NPU.npu_linear.0")).attr.as_str()), ("", "ref_npu_linear"));
+        assert_eq!(
+            (bench(Framework::PyTorch, &n("NPU.npu_linear.0")).module, bench(Framework::PyTorch, &n("NPU.npu_linear.0")).attr.as_str()),
+            ("", "ref_npu_linear")
+        );
         assert!(npu_references().contains(&"npu_linear") && npu_references().contains(&"npu_fusion_attention"));
         assert_eq!(path(tested(Framework::MindSpore, &n("Functional.gather.0"))), "mindspore.ops.gather");
         assert_eq!(bench(Framework::MindSpore, &n("Functional.gather.0")).attr, "ms_ops_gather");
@@ -231,18 +238,18 @@ mod tests {
         let n = |s| ApiName::parse(s).unwrap();
         let (pt, ms, mt) = (Framework::PyTorch, Framework::MindSpore, Framework::MindTorch);
         for (fw, ok) in [
-            (mt, "Torch.matmul.0"),            // MSAdapter's dumps: PyTorch's names
+            (mt, "Torch.matmul.0"), // MSAdapter's dumps: PyTorch's names
             (mt, "Tensor.reshape.0"),
             (mt, "Functional.smooth_l1_loss.0"),
             (pt, "Torch.matmul.0"),
-            (pt, "Torch.vector_norm.0"),         // msprobe's linalg.vector_norm, dumped by its last name
-            (pt, "Torch.linalg.vector_norm.0"),  // the dotted name, where the list has it
-            (pt, "Functional.rms_norm.0"),       // the runtime's op table only
-            (pt, "NPU.npu_rms_norm.0"),          // torch_npu's, with a reference in the op table
-            (mt, "NPU.npu_fusion_attention.0"),  // MSAdapter's torch_npu
+            (pt, "Torch.vector_norm.0"),        // msprobe's linalg.vector_norm, dumped by its last name
+            (pt, "Torch.linalg.vector_norm.0"), // the dotted name, where the list has it
+            (pt, "Functional.rms_norm.0"),      // the runtime's op table only
+            (pt, "NPU.npu_rms_norm.0"),         // torch_npu's, with a reference in the op table
+            (mt, "NPU.npu_fusion_attention.0"), // MSAdapter's torch_npu
             (pt, "Tensor.__setitem__.0"),
             (ms, "Mint.split.0"),
-            (ms, "MintFunctional.rms_norm.0"),   // the runtime's op table only
+            (ms, "MintFunctional.rms_norm.0"), // the runtime's op table only
             (ms, "Functional.gather.0"),
         ] {
             assert_eq!(exposed(fw, &n(ok)), Ok(()), "{ok}");
@@ -253,19 +260,22 @@ mod tests {
         let npu = "expected an API that torch_npu exposes under NPU (the runtime's op table only: an NPU call's bench is its reference there)";
         assert_eq!(refused(pt, "NPU.npu_no_such_op.0"), npu);
         assert_eq!(refused(pt, "NPU.npu_gru.0"), npu, "on msprobe's list, without a reference");
-        assert_eq!(refused(mt, "NPU.npu_gru.0"), "expected an API that MSAdapter's torch_npu exposes under NPU (the runtime's op table only: an NPU call's bench is its reference there)");
+        assert_eq!(
+            refused(mt, "NPU.npu_gru.0"),
+            "expected an API that MSAdapter's torch_npu exposes under NPU (the runtime's op table only: an NPU call's bench is its reference there)"
+        );
         assert_eq!(refused(ms, "NPU.npu_rms_norm.0"), "expected an API that mindspore exposes under NPU (msprobe's list or the runtime's op table)");
         assert_eq!(refused(mt, "Tensor.os.system.0"), "expected an API that MSAdapter's torch exposes under Tensor (msprobe's list or the runtime's op table)");
         for (fw, bad) in [
             (pt, "Torch.system.0"),
             (pt, "Torch.linalg.system.0"),
-            (pt, "Functional.linalg.norm.0"),  // linalg only under Torch
+            (pt, "Functional.linalg.norm.0"), // linalg only under Torch
             (pt, "Tensor.vector_norm.0"),
-            (pt, "Mint.add.0"),                // a MindSpore prefix in a PyTorch dump, though the table has Mint.add
-            (ms, "Torch.matmul.0"),            // not replayed for MindSpore dumps
+            (pt, "Mint.add.0"),     // a MindSpore prefix in a PyTorch dump, though the table has Mint.add
+            (ms, "Torch.matmul.0"), // not replayed for MindSpore dumps
             (ms, "Functional.eval.0"),
-            (mt, "Mint.add.0"),                // MindSpore's prefixes are not MSAdapter's
-            (mt, "Functional.dense.0"),        // mindspore.ops, not torch.nn.functional
+            (mt, "Mint.add.0"),         // MindSpore's prefixes are not MSAdapter's
+            (mt, "Functional.dense.0"), // mindspore.ops, not torch.nn.functional
             (pt, "Tensor.__class__.0"),
         ] {
             assert!(exposed(fw, &n(bad)).is_err(), "{bad}");

@@ -49,7 +49,11 @@ pub fn py_float(x: f64) -> String {
     if x.is_nan() {
         "float(\"nan\")".into()
     } else if x.is_infinite() {
-        if x > 0.0 { "float(\"inf\")".into() } else { "float(\"-inf\")".into() }
+        if x > 0.0 {
+            "float(\"inf\")".into()
+        } else {
+            "float(\"-inf\")".into()
+        }
     } else {
         // Debug prints the shortest round-trip form and always marks a float (`3.0`, `1e-8`).
         format!("{x:?}")
@@ -66,7 +70,6 @@ pub fn py_opt(v: Option<String>) -> String {
     v.unwrap_or_else(|| pyfmt::none().into())
 }
 
-
 /// A Rust string literal (ASCII only, `\u{..}` escapes).
 pub fn rs_str(s: &str) -> String {
     quoted(s, |out, c| write!(out, "\\u{{{:x}}}", c as u32).unwrap())
@@ -77,7 +80,11 @@ pub fn rs_float(x: f64) -> String {
     if x.is_nan() {
         "f64::NAN".into()
     } else if x.is_infinite() {
-        if x > 0.0 { "f64::INFINITY".into() } else { "f64::NEG_INFINITY".into() }
+        if x > 0.0 {
+            "f64::INFINITY".into()
+        } else {
+            "f64::NEG_INFINITY".into()
+        }
     } else {
         format!("{x:?}")
     }

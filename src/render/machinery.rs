@@ -33,7 +33,8 @@ macro_rules! repro {
 }
 
 /// The PyTorch scripts' files, in inlining order (`_tables.py` comes first, rendered).
-const PYTORCH: &[(&str, &str)] = repro!["data_generate.py", "torch_exec.py", "npu_bench.py", "magnitude.py", "standard.py", "compare.py", "run_ut.py", "pytorch_side.py"];
+const PYTORCH: &[(&str, &str)] =
+    repro!["data_generate.py", "torch_exec.py", "npu_bench.py", "magnitude.py", "standard.py", "compare.py", "run_ut.py", "pytorch_side.py"];
 
 /// The MindSpore scripts' files, in inlining order (`_tables.py` comes first, rendered).
 const MINDSPORE: &[(&str, &str)] =
@@ -100,8 +101,10 @@ pub fn hook_lists_file() -> String {
         for name in names {
             writeln!(out, "        {},", py_str(name)).unwrap();
         }
-        out.push_str("    ),
-");
+        out.push_str(
+            "    ),
+",
+        );
     }
     out.push_str("}\n");
     out
@@ -252,7 +255,12 @@ fn rounding_tables(o: &mut String) {
             .collect();
         writeln!(o, "    {}: {{{}}},", py_str(factors_key(class)), per_dtype.join(", ")).unwrap();
     }
-    writeln!(o, "}}\n# The parameters whose integers are operands of terms and sums (ops::OPERANDS).\nROUNDING_OPERANDS = frozenset({})", py_list(ops::OPERANDS.iter().copied())).unwrap();
+    writeln!(
+        o,
+        "}}\n# The parameters whose integers are operands of terms and sums (ops::OPERANDS).\nROUNDING_OPERANDS = frozenset({})",
+        py_list(ops::OPERANDS.iter().copied())
+    )
+    .unwrap();
     o.push_str("# (mantissa bits, smallest normal exponent) of each float dtype (TDType::float_format).\nFLOAT_FORMATS = {\n");
     for d in &floats {
         if let Some((mant, emin)) = d.float_format() {

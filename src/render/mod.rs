@@ -10,8 +10,8 @@ mod api_map;
 pub mod literal;
 pub mod machinery;
 mod python;
-mod rust;
 pub mod runtime_crate;
+mod rust;
 
 pub use api_map::{exposed, NotExposed};
 pub use python::{PythonContext, SharedModule};
@@ -94,8 +94,7 @@ impl Renderer {
     pub fn new() -> Result<Renderer, RenderError> {
         let mut tera = tera::Tera::default();
         tera.autoescape_on(vec![]);
-        tera.add_raw_templates(TEMPLATES.iter().copied())
-            .map_err(|e| RenderError { template: "(loading)", message: error_chain(&e) })?;
+        tera.add_raw_templates(TEMPLATES.iter().copied()).map_err(|e| RenderError { template: "(loading)", message: error_chain(&e) })?;
         Ok(Renderer { tera })
     }
 

@@ -3,8 +3,8 @@
 //! already as a Python literal (see [`super::literal`]); the templates only
 //! arrange literals, and the callables come from [`super::api_map`].
 
-use runtime::grad_layout::{self, GradInput, Place};
 use runtime::bind;
+use runtime::grad_layout::{self, GradInput, Place};
 use runtime::{exit, ops, pyfmt};
 use serde::Serialize;
 
@@ -105,13 +105,7 @@ pub struct ExitCodes {
     pub skipped: u8,
 }
 
-const EXIT_CODES: ExitCodes = ExitCodes {
-    ok: exit::OK,
-    inaccurate: exit::INACCURATE,
-    input: exit::INPUT,
-    internal: exit::INTERNAL,
-    skipped: exit::SKIPPED,
-};
+const EXIT_CODES: ExitCodes = ExitCodes { ok: exit::OK, inaccurate: exit::INACCURATE, input: exit::INPUT, internal: exit::INTERNAL, skipped: exit::SKIPPED };
 
 /// Everything a Python script template needs.
 #[derive(Debug, Serialize)]
@@ -269,7 +263,14 @@ fn null_gradients(call: &ApiCall, framework: Framework) -> Vec<usize> {
         .iter()
         .zip(&shapes)
         .zip(params)
-        .map(|(((a, keyword), shape), param)| GradInput { tensor: shape.is_some(), float: matches!(a, Arg::Tensor(t) if t.dtype.is_float()), marked: false, param, keyword: *keyword, shape: shape.as_deref() })
+        .map(|(((a, keyword), shape), param)| GradInput {
+            tensor: shape.is_some(),
+            float: matches!(a, Arg::Tensor(t) if t.dtype.is_float()),
+            marked: false,
+            param,
+            keyword: *keyword,
+            shape: shape.as_deref(),
+        })
         .collect();
     let grads = &backward.grad_inputs;
     let recorded: Vec<Option<Vec<usize>>> = grads.iter().map(shape).collect();
@@ -278,7 +279,8 @@ fn null_gradients(call: &ApiCall, framework: Framework) -> Vec<usize> {
     let node = op.and_then(|op| op.node_gradients(framework));
     let Some(places) = grad_layout::recorded_places(&inputs, &recorded, incoming, node) else { return vec![] };
     let positional = &inputs[..forward.args.len()];
-    let null: Vec<usize> = (0..positional.len()).filter(|&i| positional[i].float && matches!(places[i], Place::Recorded(k, _) if matches!(grads[k], Arg::None))).collect();
+    let null: Vec<usize> =
+        (0..positional.len()).filter(|&i| positional[i].float && matches!(places[i], Place::Recorded(k, _) if matches!(grads[k], Arg::None))).collect();
     if null.len() == positional.iter().filter(|i| i.float).count() {
         return vec![];
     }
@@ -291,7 +293,14 @@ impl PythonContext {
     /// script's folder. An API that `framework` does not expose under its
     /// prefix ([`api_map::exposed`]) gets no context: its callable would
     /// come from the dump.
-    pub fn new(call: &ApiCall, framework: Framework, cfg: &OpConfig, direction: Direction, data_dir: Option<&PathRef>, source: &str) -> Result<PythonContext, NotExposed> {
+    pub fn new(
+        call: &ApiCall,
+        framework: Framework,
+        cfg: &OpConfig,
+        direction: Direction,
+        data_dir: Option<&PathRef>,
+        source: &str,
+    ) -> Result<PythonContext, NotExposed> {
         api_map::exposed(framework, &call.name)?;
         let args = |list: &[Arg]| list.iter().map(|a| arg(a, framework)).collect::<Vec<_>>();
         let mut positional = args(&call.forward.args);
@@ -369,7 +378,8 @@ mod tests {
     fn inputs_with_a_null_recorded_gradient_are_not_differentiated() {
         let f = |r| tensor("Float32", r);
         // batch_norm(x, running_mean, running_var, weight, bias): the dump records no gradient for the running statistics.
-        let forward = json!({"input_args": [f(None), f(None), f(None), f(None), f(None)], "input_kwargs": {"training": {"type": "bool", "value": true}}, "output": []});
+        let forward =
+            json!({"input_args": [f(None), f(None), f(None), f(None), f(None)], "input_kwargs": {"training": {"type": "bool", "value": true}}, "output": []});
         let grads = json!([f(None), null, null, f(None), f(None)]);
         assert_eq!(marks(forward.clone(), grads.clone(), Direction::Backward), ["None", "False", "False", "None", "None"]);
         // The forward script differentiates nothing: unchanged.

@@ -81,7 +81,12 @@ impl RustContext {
     pub fn new(replay: &Replay, direction: Direction, runtime: &PathRef) -> RustContext {
         let api_full_name = format!("{}.{}", replay.api, direction.as_str());
         let specs = |list: &[runtime::spec::Spec]| list.iter().map(rs_spec).collect::<Vec<_>>();
-        let package = format!("repro-{api_full_name}").to_ascii_lowercase().split(|c: char| !c.is_ascii_alphanumeric()).filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-");
+        let package = format!("repro-{api_full_name}")
+            .to_ascii_lowercase()
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join("-");
         RustContext {
             generator: format!("msprobe-rs {}", env!("CARGO_PKG_VERSION")),
             framework: replay.framework.as_str(),

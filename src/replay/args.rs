@@ -51,7 +51,9 @@ fn python_form(a: &Arg, framework: Framework) -> String {
 /// One argument (a list flattened as `name[i]`) as the report shows it.
 fn push_arg(out: &mut Vec<HtmlArg>, name: String, a: &Arg, framework: Framework) {
     match a {
-        Arg::Tensor(t) => out.push(HtmlArg { name, dtype: framework.dtype_name(t.dtype), shape: shape_text(&t.shape), min: stat_text(&t.min), max: stat_text(&t.max) }),
+        Arg::Tensor(t) => {
+            out.push(HtmlArg { name, dtype: framework.dtype_name(t.dtype), shape: shape_text(&t.shape), min: stat_text(&t.min), max: stat_text(&t.max) })
+        }
         Arg::List(items) if items.iter().any(|i| matches!(i, Arg::Tensor(_))) && items.len() <= 64 => {
             for (i, x) in items.iter().enumerate() {
                 push_arg(out, format!("{name}[{i}]"), x, framework);

@@ -75,7 +75,11 @@ pub(super) fn write(page: &Page, target: &Option<PathBuf>, rows: &Rows, calls: V
         title: page.dump.display().to_string(),
         framework: page.framework.as_str().to_string(),
         standard: page.standard.as_str().to_string(),
-        tested: if page.emulate { "emulated device (--emulate)".into() } else { "the dump's recorded outputs where present, else the emulated device (see each Message)".into() },
+        tested: if page.emulate {
+            "emulated device (--emulate)".into()
+        } else {
+            "the dump's recorded outputs where present, else the emulated device (see each Message)".into()
+        },
         command: std::env::args().map(|a| if a.contains(' ') { format!("'{a}'") } else { a }).collect::<Vec<_>>().join(" "),
         generated: runtime::report::stamp_now(),
         stack_note: page.stack_note.clone(),

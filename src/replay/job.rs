@@ -63,7 +63,8 @@ impl Job {
     pub fn open(opts: &Options, root: &Path, selector: &ApiSelector) -> Result<Job, ReplayError> {
         let layout = source::job_dumps(root);
         let want = |n: &ApiName| selector.matches(n);
-        let opened: Vec<(Source, Vec<Group>)> = layout.dumps.par_iter().map(|d| Source::open(&d.file, opts.framework, opts.config.data_mode, &want)).collect::<Result<_, SourceError>>()?;
+        let opened: Vec<(Source, Vec<Group>)> =
+            layout.dumps.par_iter().map(|d| Source::open(&d.file, opts.framework, opts.config.data_mode, &want)).collect::<Result<_, SourceError>>()?;
         let ids: Vec<DumpId> = layout
             .dumps
             .par_iter()

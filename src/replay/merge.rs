@@ -58,19 +58,28 @@ pub fn merge(opts: &MergeOptions) -> Result<ReplayReport, ReplayError> {
     for (path, p) in &parts {
         let (i, n, _) = part::parse_name(&name(path)).expect("listed by its name");
         if (p.header.shard, p.header.shards) != (i, n) {
-            return Err(refuse(path, format!("holds shard {}/{}, not {i}/{n} as its name says (a duplicated or renamed part)", p.header.shard, p.header.shards)));
+            return Err(refuse(
+                path,
+                format!("holds shard {}/{}, not {i}/{n} as its name says (a duplicated or renamed part)", p.header.shard, p.header.shards),
+            ));
         }
     }
     for (n, i, _, path) in found.iter().filter(|f| f.2) {
         if !found.iter().any(|f| !f.2 && (f.0, f.1) == (*n, *i)) {
-            return Err(refuse(path, format!("shard {i}/{n} left only its journal (killed or still running): rerun it with --shard {i}/{n} into the same --output-dir to finish it")));
+            return Err(refuse(
+                path,
+                format!("shard {i}/{n} left only its journal (killed or still running): rerun it with --shard {i}/{n} into the same --output-dir to finish it"),
+            ));
         }
     }
     let Some((first_path, first)) = parts.first() else { return Err(none()) };
     let first_name = name(first_path);
     for (path, p) in &parts[1..] {
         if p.header.shards != first.header.shards {
-            return Err(refuse(path, format!("a part of {} shards, but {first_name} is one of {} (parts of another run)", p.header.shards, first.header.shards)));
+            return Err(refuse(
+                path,
+                format!("a part of {} shards, but {first_name} is one of {} (parts of another run)", p.header.shards, first.header.shards),
+            ));
         }
         if let Some((what, detail)) = p.header.differs(&first.header, false) {
             return Err(refuse(path, format!("{what} than {first_name} ({detail})")));

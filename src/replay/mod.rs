@@ -215,7 +215,14 @@ fn run_one(opts: &Options, name: &ApiName) -> Result<ReplayReport, ReplayError> 
     let stack = stacks.as_ref().map(|s| s.frames(&group.name)).unwrap_or_default();
     let place = part::Place { ordinal: 0, step: None, rank: None, api: group.name.to_string(), direction: direction.as_str().into() };
     let record = CallRecord::new(place, None, None, &rows, &args, &stack);
-    let page = stacks.map(|s| Page { dump: &file, framework: source.framework(), standard: opts.config.standard, emulate: opts.emulate, stack_note: s.note, output_dir: &opts.output_dir });
+    let page = stacks.map(|s| Page {
+        dump: &file,
+        framework: source.framework(),
+        standard: opts.config.standard,
+        emulate: opts.emulate,
+        stack_note: s.note,
+        output_dir: &opts.output_dir,
+    });
     let w = report::write(&opts.output_dir, opts.config.standard, false, &[record], opts.html.as_ref().zip(page))?;
     Ok(ReplayReport { rows: w.rows, files: Some(w.files), html: w.html, part: None, merge_hint: None })
 }
@@ -277,7 +284,14 @@ fn run_job(opts: &Options, selector: &ApiSelector) -> Result<ReplayReport, Repla
         return Ok(ReplayReport { rows, files: None, html: None, part: Some(outcome), merge_hint: Some(hint) });
     }
     let dump = if job.whole { root.to_path_buf() } else { job.dumps[0].at.file.clone() };
-    let page = Page { dump: &dump, framework: job.dumps[0].source.framework(), standard: opts.config.standard, emulate: opts.emulate, stack_note: part.stack_notes.join("; "), output_dir: &opts.output_dir };
+    let page = Page {
+        dump: &dump,
+        framework: job.dumps[0].source.framework(),
+        standard: opts.config.standard,
+        emulate: opts.emulate,
+        stack_note: part.stack_notes.join("; "),
+        output_dir: &opts.output_dir,
+    };
     let w = report::write(&opts.output_dir, opts.config.standard, job.whole, &part.calls, opts.html.as_ref().map(|t| (t, page)))?;
     Ok(ReplayReport { rows: w.rows, files: Some(w.files), html: w.html, part: Some(outcome), merge_hint: None })
 }
@@ -300,7 +314,15 @@ struct Finished {
 /// Replays the calls of `mine` that `done` (an earlier run's journal) does
 /// not hold, identical calls once, appending each finished call to the
 /// journal; then writes the complete part.
-fn finish_shard(opts: &Options, job: &Job, mine: &[usize], parts: &Path, header: Header, done: Vec<CallRecord>, keep: Option<u64>) -> Result<Finished, ReplayError> {
+fn finish_shard(
+    opts: &Options,
+    job: &Job,
+    mine: &[usize],
+    parts: &Path,
+    header: Header,
+    done: Vec<CallRecord>,
+    keep: Option<u64>,
+) -> Result<Finished, ReplayError> {
     let journal = Journal::open(parts, &header, keep)?;
     let finished: HashSet<usize> = done.iter().map(|r| r.place.ordinal).collect();
     let todo: Vec<usize> = mine.iter().copied().filter(|o| !finished.contains(o)).collect();
@@ -335,7 +357,8 @@ fn finish_shard(opts: &Options, job: &Job, mine: &[usize], parts: &Path, header:
         }
     };
     let keys: HashMap<usize, Option<String>> = todo.par_iter().map(|&o| (o, key_of(o))).collect();
-    let earlier: HashMap<&str, usize> = done.iter().enumerate().filter(|(_, r)| r.shares.is_none()).filter_map(|(i, r)| r.key.as_deref().map(|k| (k, i))).collect();
+    let earlier: HashMap<&str, usize> =
+        done.iter().enumerate().filter(|(_, r)| r.shares.is_none()).filter_map(|(i, r)| r.key.as_deref().map(|k| (k, i))).collect();
     let mut plan: Vec<(Judge, Vec<usize>)> = vec![];
     let mut by_key: HashMap<&str, usize> = HashMap::new();
     for &o in &todo {
@@ -377,11 +400,14 @@ fn finish_shard(opts: &Options, job: &Job, mine: &[usize], parts: &Path, header:
         shared += clones.len();
     }
     let runs: Vec<(usize, &[usize])> = plan.iter().filter_map(|(j, clones)| if let Judge::Now(o) = j { Some((*o, clones.as_slice())) } else { None }).collect();
-    let items: Vec<call::Item> = runs.iter().map(|&(o, _)| {
-        let c = &job.calls[o];
-        let d = &job.dumps[c.dump];
-        (&d.source, &d.groups[c.group], c.direction)
-    }).collect();
+    let items: Vec<call::Item> = runs
+        .iter()
+        .map(|&(o, _)| {
+            let c = &job.calls[o];
+            let d = &job.dumps[c.dump];
+            (&d.source, &d.groups[c.group], c.direction)
+        })
+        .collect();
     call::replay_batch(opts, &items, |i, rows: Rows, args: Vec<HtmlArg>| {
         let (o, clones) = runs[i];
         let record = CallRecord::new(job.place(o), keys[&o].clone(), None, &rows, &args, &stack(o));

@@ -206,7 +206,9 @@ mod status {
         }
 
         pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Status>, D::Error> {
-            Option::<String>::deserialize(d)?.map(|s| parse(&s).ok_or_else(|| serde::de::Error::custom(format!("expected pass, warning, skip or error, got {s:?}")))).transpose()
+            Option::<String>::deserialize(d)?
+                .map(|s| parse(&s).ok_or_else(|| serde::de::Error::custom(format!("expected pass, warning, skip or error, got {s:?}"))))
+                .transpose()
         }
     }
 }
@@ -316,9 +318,17 @@ impl CallRecord {
                 hist: r.hist.clone(),
             })
             .collect();
-        let results = rows.results.iter().map(|r| Result_ { api_name: r.api_name.clone(), forward: r.forward, backward: r.backward, message: r.message.clone() }).collect();
-        let args = args.iter().map(|a| Argument { name: a.name.clone(), dtype: a.dtype.clone(), shape: a.shape.clone(), min: a.min.clone(), max: a.max.clone() }).collect();
-        let stack = stack.iter().map(|f| Frame { file: f.file.clone(), line: f.line, function: f.function.clone(), code: f.code.clone(), user: f.user }).collect();
+        let results = rows
+            .results
+            .iter()
+            .map(|r| Result_ { api_name: r.api_name.clone(), forward: r.forward, backward: r.backward, message: r.message.clone() })
+            .collect();
+        let args = args
+            .iter()
+            .map(|a| Argument { name: a.name.clone(), dtype: a.dtype.clone(), shape: a.shape.clone(), min: a.min.clone(), max: a.max.clone() })
+            .collect();
+        let stack =
+            stack.iter().map(|f| Frame { file: f.file.clone(), line: f.line, function: f.function.clone(), code: f.code.clone(), user: f.user }).collect();
         CallRecord { place, shares, key, details, results, args, stack }
     }
 
@@ -343,13 +353,20 @@ impl CallRecord {
                     hist: d.hist.clone(),
                 })
                 .collect(),
-            results: self.results.iter().map(|r| ResultRow { api_name: r.api_name.clone(), forward: r.forward, backward: r.backward, message: r.message.clone() }).collect(),
+            results: self
+                .results
+                .iter()
+                .map(|r| ResultRow { api_name: r.api_name.clone(), forward: r.forward, backward: r.backward, message: r.message.clone() })
+                .collect(),
         }
     }
 
     /// Its arguments as the HTML report shows them.
     pub fn args(&self) -> Vec<HtmlArg> {
-        self.args.iter().map(|a| HtmlArg { name: a.name.clone(), dtype: a.dtype.clone(), shape: a.shape.clone(), min: a.min.clone(), max: a.max.clone() }).collect()
+        self.args
+            .iter()
+            .map(|a| HtmlArg { name: a.name.clone(), dtype: a.dtype.clone(), shape: a.shape.clone(), min: a.min.clone(), max: a.max.clone() })
+            .collect()
     }
 
     /// Its forward call stack.
@@ -383,15 +400,28 @@ mod tests {
             assert_eq!(parse_name(bad), None, "{bad}");
         }
         let values = [0.1, 1e-300, f64::MIN_POSITIVE / 3.0, -0.0, 0.1 + 0.2, f64::NAN, f64::INFINITY, f64::NEG_INFINITY];
-        let row = |x: f64| DetailRow { cosine: Some(x), max_abs: None, max_rel: Some(-x), hist: Some(vec![1, 2]), ..DetailRow::uncompared("Torch.add.0.forward.output.0".into(), Status::Warning, "m".into()) };
-        let rows = Rows { details: values.iter().map(|&x| row(x)).collect(), results: vec![ResultRow { api_name: "Torch.add.0".into(), forward: Some(Status::Error), backward: None, message: String::new() }] };
+        let row = |x: f64| DetailRow {
+            cosine: Some(x),
+            max_abs: None,
+            max_rel: Some(-x),
+            hist: Some(vec![1, 2]),
+            ..DetailRow::uncompared("Torch.add.0.forward.output.0".into(), Status::Warning, "m".into())
+        };
+        let rows = Rows {
+            details: values.iter().map(|&x| row(x)).collect(),
+            results: vec![ResultRow { api_name: "Torch.add.0".into(), forward: Some(Status::Error), backward: None, message: String::new() }],
+        };
         let place = Place { ordinal: 3, step: Some(1), rank: None, api: "Torch.add.0".into(), direction: "forward".into() };
         let record = CallRecord::new(place, None, None, &rows, &[], &[]);
         let text = serde_json::to_string(&record).unwrap();
         let back: CallRecord = serde_json::from_str(&text).unwrap();
         let got = back.rows();
         for (a, b) in got.details.iter().zip(&rows.details) {
-            assert_eq!(a.cosine.unwrap().to_bits() == b.cosine.unwrap().to_bits() || (a.cosine.unwrap().is_nan() && b.cosine.unwrap().is_nan()), true, "{text}");
+            assert_eq!(
+                a.cosine.unwrap().to_bits() == b.cosine.unwrap().to_bits() || (a.cosine.unwrap().is_nan() && b.cosine.unwrap().is_nan()),
+                true,
+                "{text}"
+            );
             assert_eq!((a.max_abs, &a.hist, a.status), (None, &b.hist, Status::Warning));
         }
         assert_eq!(got.results, rows.results);

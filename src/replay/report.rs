@@ -30,7 +30,13 @@ fn cell(n: Option<u64>) -> String {
 
 /// Writes the CSVs of `records` (in job order) into `out`, with the Step
 /// and Rank columns when `whole`, and the page when `html` says where.
-pub(super) fn write(out: &Path, standard: Standard, whole: bool, records: &[CallRecord], html: Option<(&Option<PathBuf>, Page)>) -> Result<Written, ReplayError> {
+pub(super) fn write(
+    out: &Path,
+    standard: Standard,
+    whole: bool,
+    records: &[CallRecord],
+    html: Option<(&Option<PathBuf>, Page)>,
+) -> Result<Written, ReplayError> {
     let (rows, calls) = html::join(records);
     let mut tags: (Vec<[String; 2]>, Vec<[String; 2]>) = (vec![], vec![]);
     if whole {

@@ -30,6 +30,7 @@ pub(super) fn directions(groups: &[Group], propagation: Option<Direction>) -> (V
 /// The error when nothing is left to replay in `what` (a dump file or a
 /// job's root): no call selected, or none with the backward entry asked for.
 pub(super) fn nothing_selected(what: &Path, selected: usize) -> ReplayError {
-    let message = if selected == 0 { "no API selected (check api_name / --filter)" } else { "propagation is backward, but no selected API has a backward entry" };
+    let message =
+        if selected == 0 { "no API selected (check api_name / --filter)" } else { "propagation is backward, but no selected API has a backward entry" };
     SourceError::selection(what, message).into()
 }

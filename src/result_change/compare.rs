@@ -90,7 +90,12 @@ fn abs_diff(a: &Value, b: &Value) -> f64 {
 fn first_op(step: usize, a: &Value, b: &Value) -> Option<FirstOp> {
     let (a, b) = (distinct_outputs(a.as_array()?), distinct_outputs(b.as_array()?));
     let name = |ops: &[(&str, &Value)], i: usize| ops.get(i).map_or("(none)", |op| op.0).to_owned();
-    (0..a.len().max(b.len())).find(|&i| a.get(i).map(|op| op.1) != b.get(i).map(|op| op.1)).map(|index| FirstOp { step, index, baseline: name(&a, index), other: name(&b, index) })
+    (0..a.len().max(b.len())).find(|&i| a.get(i).map(|op| op.1) != b.get(i).map(|op| op.1)).map(|index| FirstOp {
+        step,
+        index,
+        baseline: name(&a, index),
+        other: name(&b, index),
+    })
 }
 
 /// `(name, hash)` of each op, without those whose output an earlier op

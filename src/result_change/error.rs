@@ -76,7 +76,11 @@ impl ResultChangeError {
     pub fn exit_code(&self) -> u8 {
         match self {
             ResultChangeError::Spawn { .. } => exit::USAGE,
-            ResultChangeError::Failed { .. } | ResultChangeError::NoRecord { .. } | ResultChangeError::BadStep { .. } | ResultChangeError::StepCount { .. } | ResultChangeError::Unreadable(_) => exit::INPUT,
+            ResultChangeError::Failed { .. }
+            | ResultChangeError::NoRecord { .. }
+            | ResultChangeError::BadStep { .. }
+            | ResultChangeError::StepCount { .. }
+            | ResultChangeError::Unreadable(_) => exit::INPUT,
             ResultChangeError::Write(_) => exit::WRITE,
         }
     }

@@ -90,7 +90,13 @@ pub fn run_once(command: &TrainCommand, run: usize, variant: Variant, ops: bool)
     }
     let output = cmd.output().map_err(|source| ResultChangeError::Spawn { command: command.display(), source })?;
     if !output.status.success() {
-        return Err(ResultChangeError::Failed { run, variant: variant.as_str(), command: command.display(), status: status_text(&output.status), tail: tail(&output.stderr, &output.stdout) });
+        return Err(ResultChangeError::Failed {
+            run,
+            variant: variant.as_str(),
+            command: command.display(),
+            status: status_text(&output.status),
+            tail: tail(&output.stderr, &output.stdout),
+        });
     }
     let steps = read_steps(&dir.0)?;
     if steps.is_empty() {
@@ -130,7 +136,8 @@ fn read_steps(dir: &Path) -> Result<Steps, ResultChangeError> {
             return Ok(steps);
         }
         let text = std::fs::read_to_string(&file).map_err(Unreadable::at(&file, "cannot read"))?;
-        let value: Value = serde_json::from_str(&text).map_err(|e| ResultChangeError::BadStep { file: file.clone(), expected: format!("expected ResultChange's JSON: {e}") })?;
+        let value: Value = serde_json::from_str(&text)
+            .map_err(|e| ResultChangeError::BadStep { file: file.clone(), expected: format!("expected ResultChange's JSON: {e}") })?;
         if !value.get("params").is_some_and(Value::is_object) || !value.get("loss_hex").is_some_and(Value::is_string) {
             return Err(ResultChangeError::BadStep { file, expected: "expected the keys \"loss_hex\" and \"params\" of ResultChange".into() });
         }

@@ -109,7 +109,8 @@ mod tests {
 
     #[test]
     fn a_reproducible_run_gets_one_clause_per_variant() {
-        let v = Verdict::new(2, diff(&[]), vec![(Variant::Sync, diff(&[])), (Variant::ModuleHooks, diff(&["a", "b", "c", "d"])), (Variant::ApiHooks, diff(&[]))]);
+        let v =
+            Verdict::new(2, diff(&[]), vec![(Variant::Sync, diff(&[])), (Variant::ModuleHooks, diff(&["a", "b", "c", "d"])), (Variant::ApiHooks, diff(&[]))]);
         assert_eq!(v.conclusion, "the run is reproducible; synchronisation changes nothing; no-op module hooks (msprobe's L0/mix) change a, b, c and 1 more (accumulation order of gradients at a fan-out): collect at L1, or compare runs that both have the tool on; no-op API wrappers change nothing");
         let j = v.to_json();
         assert_eq!(j["variants"]["module_hooks"]["changed_tensors"], json!(["a", "b", "c", "d"]));

@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 
 use runtime::io::{resolve_inside, IoError};
 
-use crate::unreadable::Unreadable;
 use super::CompareError;
+use crate::unreadable::Unreadable;
 
 /// Which array of one save an `.npy` file is: `<key>.npy` is 0, a list's
 /// `<key>.<i>.npy` is `i`, a dict's `<key>.<name>.npy` is `name`, and a
@@ -97,7 +97,9 @@ pub fn discover(dir: &Path) -> Result<Run, CompareError> {
     match resolve_inside(&data) {
         Ok(resolved) if resolved.is_dir() => {}
         Ok(_) => return Err(layout(&data, "expected the data folder of a SingleSave run, found a file")),
-        Err(IoError::Read { source, .. }) => return Err(layout(&data, format!("expected the data folder of a SingleSave run (data/<key>/step<N>/rank<R>): {source}"))),
+        Err(IoError::Read { source, .. }) => {
+            return Err(layout(&data, format!("expected the data folder of a SingleSave run (data/<key>/step<N>/rank<R>): {source}")))
+        }
         Err(e) => return Err(refused(&data, e)),
     }
     let mut run = Run::new();
@@ -139,7 +141,8 @@ fn add(run: &mut Run, tag: &str, (step, rank, micro_step): (u64, u64, u64), file
     let key = Key { step, rank, micro_step, id };
     let arrays = run.entry(tag.to_string()).or_default();
     if let Some(first) = arrays.get(&key) {
-        let message = format!("{} already stands for step {step}, rank {rank}, micro_step {micro_step}, id {}: expected one file per array", first.display(), key.id);
+        let message =
+            format!("{} already stands for step {step}, rank {rank}, micro_step {micro_step}, id {}: expected one file per array", first.display(), key.id);
         return Err(layout(&path, message));
     }
     arrays.insert(key, path);
@@ -196,11 +199,12 @@ fn layout(path: &Path, message: impl Into<String>) -> CompareError {
     CompareError::Layout { path: path.to_path_buf(), message: message.into() }
 }
 
-
 /// A symlink that leaves its folder, or one that cannot be resolved.
 fn refused(path: &Path, e: IoError) -> CompareError {
     match e {
-        IoError::Outside { resolved, dir, .. } => layout(path, format!("refused: it resolves to {}, outside the run folder {}", resolved.display(), dir.display())),
+        IoError::Outside { resolved, dir, .. } => {
+            layout(path, format!("refused: it resolves to {}, outside the run folder {}", resolved.display(), dir.display()))
+        }
         IoError::Read { source, .. } => layout(path, format!("cannot resolve: {source}")),
         other => CompareError::Tensor(other),
     }
@@ -218,7 +222,10 @@ mod tests {
         assert_eq!(numbered("step", "step"), Some(Err("expected a folder named step<N> (N a number), got \"step\"".into())));
         assert_eq!(numbered("step-1", "step"), Some(Err("expected a folder named step<N> (N a number), got \"step-1\"".into())));
         assert_eq!(numbered("micro_step2x", "micro_step"), Some(Err("expected a folder named micro_step<N> (N a number), got \"micro_step2x\"".into())));
-        assert_eq!(numbered("rank99999999999999999999", "rank"), Some(Err("expected a folder named rank<N> with N below 2^64, got \"rank99999999999999999999\"".into())));
+        assert_eq!(
+            numbered("rank99999999999999999999", "rank"),
+            Some(Err("expected a folder named rank<N> with N below 2^64, got \"rank99999999999999999999\"".into()))
+        );
     }
 
     #[test]

@@ -10,10 +10,10 @@ use std::path::Path;
 use runtime::dtype::TDType;
 use runtime::io::{read_tensor, HostTensor};
 
-use crate::xlsx::Cell;
 use super::discover::{Id, Key};
 use super::metrics::{compare, Metrics};
 use super::CompareError;
+use crate::xlsx::Cell;
 
 /// msprobe's twelve columns, then `note` (why a row has no figures).
 pub const HEADER: [&str; 13] = [
@@ -110,7 +110,14 @@ impl Row {
         let shape = |s: &Option<Vec<usize>>| s.as_deref().map_or(Cell::Empty, |s| Cell::Text(shape_text(s)));
         let mut cells = vec![int(k.step), int(k.rank), int(k.micro_step), id, shape(&self.shape1), shape(&self.shape2)];
         match &self.metrics {
-            Some(m) => cells.extend([Cell::Number(m.same_percent), m.first_mismatch.map_or(Cell::Empty, int), Cell::Number(m.max_abs), Cell::Number(m.max_rel), Cell::Number(m.within_thousandth), Cell::Number(m.within_hundredth)]),
+            Some(m) => cells.extend([
+                Cell::Number(m.same_percent),
+                m.first_mismatch.map_or(Cell::Empty, int),
+                Cell::Number(m.max_abs),
+                Cell::Number(m.max_rel),
+                Cell::Number(m.within_thousandth),
+                Cell::Number(m.within_hundredth),
+            ]),
             None => cells.extend([(); 6].map(|_| Cell::Empty)),
         }
         let note = self.note.text();

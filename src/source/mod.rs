@@ -188,9 +188,8 @@ fn folder_number(path: &Path) -> Option<u64> {
 
 /// The folders of `dir` that hold a `dump.json`, by their number, then name.
 fn rank_folders(dir: &Path) -> Vec<PathBuf> {
-    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.join("dump.json").is_file()).collect())
-        .unwrap_or_default();
+    let mut found: Vec<PathBuf> =
+        std::fs::read_dir(dir).map(|d| d.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.join("dump.json").is_file()).collect()).unwrap_or_default();
     found.sort_by(|a, b| (folder_number(a), a).cmp(&(folder_number(b), b)));
     found
 }
@@ -227,7 +226,12 @@ pub fn job_dumps(path: &Path) -> JobLayout {
         return JobLayout { dumps: ranks, whole: true };
     }
     let mut steps: Vec<PathBuf> = std::fs::read_dir(path)
-        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_dir() && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("step"))).collect())
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.is_dir() && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("step")))
+                .collect()
+        })
         .unwrap_or_default();
     steps.sort_by(|a, b| (folder_number(a), a).cmp(&(folder_number(b), b)));
     let dumps: Vec<JobDump> = steps.iter().flat_map(|s| in_step(s, folder_number(s), path)).collect();
@@ -262,7 +266,9 @@ fn resolve_framework(file: &Path, header: &DumpHeader, requested: Framework) -> 
     let dumped = Framework::parse(f);
     let message = match (dumped, dumped.and_then(Framework::adapter)) {
         (Some(d), _) if d.flag() == requested => return Ok(d),
-        (Some(d), Some(adapter)) => format!("key \"framework\": {f:?} marks an {adapter} dump, which is read with -f {}, not -f {}", d.flag().as_str(), requested.as_str()),
+        (Some(d), Some(adapter)) => {
+            format!("key \"framework\": {f:?} marks an {adapter} dump, which is read with -f {}, not -f {}", d.flag().as_str(), requested.as_str())
+        }
         _ => format!("key \"framework\": the dump was made by {f:?}, but -f {} was given", requested.as_str()),
     };
     Err(SourceError::selection(file, message))
@@ -410,7 +416,10 @@ mod tests {
         assert_eq!(r(Some("mindspore"), MindSpore), Ok(MindSpore));
         assert_eq!(r(Some("pytorch"), PyTorch), Ok(PyTorch));
         assert_eq!((r(None, PyTorch), r(None, MindSpore)), (Ok(PyTorch), Ok(MindSpore)));
-        assert_eq!(r(Some("mindtorch"), PyTorch), Err("d.json: key \"framework\": \"mindtorch\" marks an MSAdapter dump, which is read with -f mindspore, not -f pytorch".into()));
+        assert_eq!(
+            r(Some("mindtorch"), PyTorch),
+            Err("d.json: key \"framework\": \"mindtorch\" marks an MSAdapter dump, which is read with -f mindspore, not -f pytorch".into())
+        );
         assert_eq!(r(Some("pytorch"), MindSpore), Err("d.json: key \"framework\": the dump was made by \"pytorch\", but -f mindspore was given".into()));
         assert_eq!(r(Some("mindspore"), PyTorch), Err("d.json: key \"framework\": the dump was made by \"mindspore\", but -f pytorch was given".into()));
         assert_eq!(r(Some("MindTorch"), MindSpore), Err("d.json: key \"framework\": the dump was made by \"MindTorch\", but -f mindspore was given".into()));
@@ -421,7 +430,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("dump.json");
         let entry = r#"{"input_args": [], "input_kwargs": {}, "output": []}"#;
-        let dump = |fw: &str| format!(r#"{{"data": {{"Torch.add.0.forward": {entry}, "Mint.add.0.forward": {entry}, "Tensor.add.0.forward": {entry}}}, "framework": "{fw}"}}"#);
+        let dump = |fw: &str| {
+            format!(r#"{{"data": {{"Torch.add.0.forward": {entry}, "Mint.add.0.forward": {entry}, "Tensor.add.0.forward": {entry}}}, "framework": "{fw}"}}"#)
+        };
         let names = |fw: &str| {
             std::fs::write(&file, dump(fw)).unwrap();
             let (source, groups) = Source::open(&file, Framework::MindSpore, DataMode::Random, &|_: &ApiName| true).unwrap();

@@ -114,14 +114,23 @@ fn rank_arg(kwargs: Option<&Map<String, Value>>, key: &str) -> RankArg {
 fn peers(op: &Map<String, Value>) -> Peers {
     let kwargs = op.get("input_kwargs").and_then(Value::as_object);
     let int_args = match op.get("input_args") {
-        Some(Value::Array(args)) => args.iter().filter(|a| a.get("type").and_then(Value::as_str) == Some("int")).map(|a| a.get("value").and_then(Value::as_i64)).collect(),
+        Some(Value::Array(args)) => {
+            args.iter().filter(|a| a.get("type").and_then(Value::as_str) == Some("int")).map(|a| a.get("value").and_then(Value::as_i64)).collect()
+        }
         _ => vec![],
     };
     let group_ranks = kwargs.and_then(|k| k.get("group")).filter(|g| truthy(g)).map(|g| match g.get("group_ranks") {
         Some(Value::Array(r)) => r.iter().filter_map(Value::as_i64).collect(),
         _ => vec![],
     });
-    Peers { src: rank_arg(kwargs, "src"), src_group: rank_arg(kwargs, "src_group"), dst: rank_arg(kwargs, "dst"), dst_group: rank_arg(kwargs, "dst_group"), int_args, group_ranks }
+    Peers {
+        src: rank_arg(kwargs, "src"),
+        src_group: rank_arg(kwargs, "src_group"),
+        dst: rank_arg(kwargs, "dst"),
+        dst_group: rank_arg(kwargs, "dst_group"),
+        int_args,
+        group_ranks,
+    }
 }
 
 fn not_an_op(file: &Path, key: &str) -> DumpError {
@@ -187,7 +196,11 @@ mod tests {
         let flags: Vec<_> = got.iter().map(|s| (s.loc.key.as_str(), s.input, s.input_args, s.input_kwargs, s.output)).collect();
         assert_eq!(
             flags,
-            [("A.a.0.forward", false, true, false, true), ("Distributed.send.0.forward", false, false, false, true), ("B.b.0.backward", true, false, false, false)]
+            [
+                ("A.a.0.forward", false, true, false, true),
+                ("Distributed.send.0.forward", false, false, false, true),
+                ("B.b.0.backward", true, false, false, false)
+            ]
         );
         let p = &got[1].peers;
         assert_eq!((p.src, p.src_group, p.dst, p.dst_group), (RankArg::Given(Some(1)), RankArg::Absent, RankArg::Falsy, RankArg::Absent));
@@ -204,6 +217,12 @@ mod tests {
         let mut f = tempfile::NamedTempFile::new().unwrap();
         f.write_all(br#"{"data": {"A.a.0.forward": {}, "A.b.0.forward": [1]}}"#).unwrap();
         let e = scan_ops(f.path(), &mut |_| {}).unwrap_err().to_string();
-        assert_eq!(e, format!("{}: not a valid msprobe dump.json: entry \"A.b.0.forward\": expected an object (input_args, input_kwargs, output or input, output)", f.path().display()));
+        assert_eq!(
+            e,
+            format!(
+                "{}: not a valid msprobe dump.json: entry \"A.b.0.forward\": expected an object (input_args, input_kwargs, output or input, output)",
+                f.path().display()
+            )
+        );
     }
 }

@@ -84,7 +84,20 @@ impl Table {
     /// msprobe's `process_pass_check` over the last (`level`) column: error
     /// if any row is an error, else warning if any is a warning, else pass.
     pub fn level(&self) -> Level {
-        self.rows.iter().filter_map(|r| r.last()).map(|c| if *c == Cell::level(Level::Error) { Level::Error } else if *c == Cell::level(Level::Warning) { Level::Warning } else { Level::Pass }).max().unwrap_or(Level::Pass)
+        self.rows
+            .iter()
+            .filter_map(|r| r.last())
+            .map(|c| {
+                if *c == Cell::level(Level::Error) {
+                    Level::Error
+                } else if *c == Cell::level(Level::Warning) {
+                    Level::Warning
+                } else {
+                    Level::Pass
+                }
+            })
+            .max()
+            .unwrap_or(Level::Pass)
     }
 
     /// Every cell as text, row by row (for tests and messages).

@@ -86,7 +86,16 @@ impl Case {
 /// `out`, with the `-f` that reads `framework`'s dumps.
 pub fn single(framework: Framework, config: OpConfig, out: &Path, lang: Lang) -> op_generate::Options {
     let name = config.api_name.clone().expect("the test config names an API");
-    op_generate::Options { framework: framework.flag(), config, out_dir: out.to_path_buf(), lang, check: false, shared_module: false, runtime: None, mode: op_generate::Mode::Single(name) }
+    op_generate::Options {
+        framework: framework.flag(),
+        config,
+        out_dir: out.to_path_buf(),
+        lang,
+        check: false,
+        shared_module: false,
+        runtime: None,
+        mode: op_generate::Mode::Single(name),
+    }
 }
 
 /// The Python with torch, MindSpore and numpy that scripts/setup-python-env.sh
@@ -202,7 +211,11 @@ pub fn npy_f32(shape: &[usize], values: &[f32]) -> Vec<u8> {
 /// The rows of the one `accuracy_checking_details_*.csv` in `dir`, as
 /// (API Name, Status, Message), whether it has msprobe's nine columns or eleven.
 pub fn detail_rows(dir: &Path) -> Vec<(String, String, String)> {
-    let file = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_string_lossy().starts_with("accuracy_checking_details_")).unwrap();
+    let file = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("accuracy_checking_details_"))
+        .unwrap();
     let records = csv_file_records(&file);
     let status = records[0].iter().position(|h| h == "Status").unwrap();
     records[1..].iter().map(|cells| (cells[0].clone(), cells[status].clone(), cells[status + 1].clone())).collect()
@@ -256,7 +269,10 @@ pub fn harness(interpreter: &Path, runs: &[(PathBuf, Vec<&str>)], out: &Path) ->
     let mut lines: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     // The scripts ran in a shuffled order: back to the order of `runs`.
     lines.sort_by_key(|l| l["index"].as_u64().unwrap());
-    assert!(lines.len() == runs.len() && lines.iter().enumerate().all(|(i, l)| l["index"] == i), "one result per script (MSPROBE_E2E_SEED={seed}):\n{stdout}\n{stderr}");
+    assert!(
+        lines.len() == runs.len() && lines.iter().enumerate().all(|(i, l)| l["index"] == i),
+        "one result per script (MSPROBE_E2E_SEED={seed}):\n{stdout}\n{stderr}"
+    );
     lines
 }
 

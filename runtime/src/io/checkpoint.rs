@@ -68,7 +68,8 @@ impl PtTensor {
         let itemsize = self.dtype.itemsize();
         let mut file = open_inside(path)?;
         file.seek(SeekFrom::Start(self.start)).map_err(|e| IoError::read(path, e))?;
-        let truncated = |e: std::io::Error| IoError::invalid(path, format!("expected {} bytes of tensor data at offset {}: {e}", self.view.span * itemsize, self.start));
+        let truncated =
+            |e: std::io::Error| IoError::invalid(path, format!("expected {} bytes of tensor data at offset {}: {e}", self.view.span * itemsize, self.start));
         let mut out = Vec::with_capacity(self.view.count);
         let mut push = |b: &[u8]| extend_f32(self.dtype, b, &mut out);
         if self.view.is_contiguous() {
@@ -114,7 +115,10 @@ pub fn read_pt_index(path: impl AsRef<Path>) -> Result<PtIndex, IoError> {
         let itemsize = record.dtype.itemsize() as u64;
         let needed = record.storage_len.saturating_mul(itemsize);
         if size < needed {
-            return Err(IoError::invalid(path, format!("expected {entry} to hold {} elements ({needed} bytes) for {name}, found {size} bytes", record.storage_len)));
+            return Err(IoError::invalid(
+                path,
+                format!("expected {entry} to hold {} elements ({needed} bytes) for {name}, found {size} bytes", record.storage_len),
+            ));
         }
         let start = data_start + view.offset as u64 * itemsize;
         tensors.push((name, PtTensor { dtype: record.dtype, file: file.clone(), start, view: view.rebased() }));
@@ -133,7 +137,10 @@ fn locate(archive: &mut Archive, name: &str, path: &Path) -> Result<(u64, u64), 
     let size = entry.size();
     let start = entry.data_start().ok_or_else(|| IoError::invalid(path, format!("expected the local header of {name}")))?;
     if start.checked_add(size).is_none_or(|end| end > archive.file_len) {
-        return Err(IoError::invalid(path, format!("expected {name} ({size} bytes at offset {start}) inside the file of {} bytes: it is truncated", archive.file_len)));
+        return Err(IoError::invalid(
+            path,
+            format!("expected {name} ({size} bytes at offset {start}) inside the file of {} bytes: it is truncated", archive.file_len),
+        ));
     }
     Ok((start, size))
 }

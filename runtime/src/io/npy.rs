@@ -87,14 +87,18 @@ pub(super) fn read(file: File, path: &Path, expect: Option<&[usize]>) -> Result<
     };
     let data_start = prefix_len + header_len;
     if header_len > MAX_HEADER || data_start > file_len {
-        return Err(IoError::invalid(path, format!("expected a header that fits in the file, got a header length of {header_len} bytes in a {file_len}-byte file")));
+        return Err(IoError::invalid(
+            path,
+            format!("expected a header that fits in the file, got a header length of {header_len} bytes in a {file_len}-byte file"),
+        ));
     }
     let mut header = vec![0u8; header_len as usize];
     reader.read_exact(&mut header).map_err(read_err)?;
     let header = parse_header(&header).map_err(|r| IoError::invalid(path, r))?;
     check_shape(path, &header.shape, expect)?;
 
-    let count = element_count(&header.shape).ok_or_else(|| IoError::invalid(path, format!("expected a shape whose element count fits in memory, got {:?}", header.shape)))?;
+    let count = element_count(&header.shape)
+        .ok_or_else(|| IoError::invalid(path, format!("expected a shape whose element count fits in memory, got {:?}", header.shape)))?;
     let expected_bytes = count.checked_mul(header.dtype.itemsize()).and_then(|n| u64::try_from(n).ok());
     let available = file_len - data_start;
     if expected_bytes != Some(available) {

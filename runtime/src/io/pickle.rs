@@ -308,11 +308,7 @@ impl<'a> Machine<'a> {
                     let value = self.reduce(&func, &args)?;
                     self.stack.push(value);
                 }
-                _ => {
-                    return Err(format!(
-                        "expected a tensor pickle, found unsupported opcode 0x{op:02x} at pickle offset {at}"
-                    ))
-                }
+                _ => return Err(format!("expected a tensor pickle, found unsupported opcode 0x{op:02x} at pickle offset {at}")),
             }
         }
     }
@@ -488,7 +484,9 @@ impl<'a> Machine<'a> {
     /// may use is decided there ([`Self::reduce`], [`Self::inert`]).
     fn global(&self, module: String, name: String) -> Result<Value, String> {
         if self.mode == Mode::Checkpoint && runs_code(&module, &name) {
-            return Err(format!("refused the global {module}.{name}: not on the allowlist of data-only classes (the pickle could run code; it is never executed)"));
+            return Err(format!(
+                "refused the global {module}.{name}: not on the allowlist of data-only classes (the pickle could run code; it is never executed)"
+            ));
         }
         Ok(Value::Global(Rc::new((module, name))))
     }
@@ -745,7 +743,9 @@ impl<'a> Machine<'a> {
 /// Why a checkpoint is refused: a tensor or storage needs `module.name`,
 /// which is off the allowlist.
 fn refused(module: &str, name: &str) -> String {
-    format!("refused the global {module}.{name}: a tensor or storage needs it, and it is not on the allowlist of data-only classes (the pickle is never executed)")
+    format!(
+        "refused the global {module}.{name}: a tensor or storage needs it, and it is not on the allowlist of data-only classes (the pickle is never executed)"
+    )
 }
 
 /// The known globals of a checkpoint pickle: classes and functions that
@@ -763,7 +763,24 @@ fn allowed(module: &str, name: &str) -> bool {
         "io" | "_io" => name == "BytesIO",
         "_codecs" => name == "encode",
         // Types only, named as a defaultdict's factory or a REDUCE's class.
-        "builtins" | "__builtin__" => matches!(name, "set" | "frozenset" | "bytearray" | "bytes" | "slice" | "complex" | "range" | "list" | "dict" | "int" | "float" | "str" | "tuple" | "bool" | "object"),
+        "builtins" | "__builtin__" => matches!(
+            name,
+            "set"
+                | "frozenset"
+                | "bytearray"
+                | "bytes"
+                | "slice"
+                | "complex"
+                | "range"
+                | "list"
+                | "dict"
+                | "int"
+                | "float"
+                | "str"
+                | "tuple"
+                | "bool"
+                | "object"
+        ),
         "datetime" => matches!(name, "timedelta" | "datetime" | "date" | "time" | "timezone"),
         "pathlib" => matches!(name, "Path" | "PosixPath" | "WindowsPath" | "PurePath" | "PurePosixPath" | "PureWindowsPath"),
         "numpy" => matches!(name, "ndarray" | "dtype") || numpy_scalar_type(name),
@@ -785,8 +802,27 @@ fn allowed(module: &str, name: &str) -> bool {
 fn runs_code(module: &str, name: &str) -> bool {
     let root = module.split('.').next().unwrap_or(module);
     match root {
-        "os" | "posix" | "nt" | "subprocess" | "sys" | "shutil" | "importlib" | "runpy" | "pty" | "socket" | "ctypes" | "code" | "codeop" | "pickle" | "_pickle" | "marshal" | "webbrowser" | "multiprocessing" | "signal" | "commands" | "popen2" => true,
-        "builtins" | "__builtin__" => matches!(name, "eval" | "exec" | "compile" | "__import__" | "open" | "getattr" | "setattr" | "delattr" | "globals" | "locals" | "vars" | "input" | "breakpoint" | "exit" | "quit" | "help"),
+        "os" | "posix" | "nt" | "subprocess" | "sys" | "shutil" | "importlib" | "runpy" | "pty" | "socket" | "ctypes" | "code" | "codeop" | "pickle"
+        | "_pickle" | "marshal" | "webbrowser" | "multiprocessing" | "signal" | "commands" | "popen2" => true,
+        "builtins" | "__builtin__" => matches!(
+            name,
+            "eval"
+                | "exec"
+                | "compile"
+                | "__import__"
+                | "open"
+                | "getattr"
+                | "setattr"
+                | "delattr"
+                | "globals"
+                | "locals"
+                | "vars"
+                | "input"
+                | "breakpoint"
+                | "exit"
+                | "quit"
+                | "help"
+        ),
         _ => false,
     }
 }
@@ -799,7 +835,10 @@ fn numpy_scalar_type(name: &str) -> bool {
 
 /// torch classes and constants an `args` object may hold as values.
 fn torch_value_class(name: &str) -> bool {
-    matches!(name, "Size" | "device" | "dtype" | "float8_e4m3fn" | "float8_e5m2" | "complex64" | "complex128" | "strided" | "contiguous_format" | "channels_last")
+    matches!(
+        name,
+        "Size" | "device" | "dtype" | "float8_e4m3fn" | "float8_e5m2" | "complex64" | "complex128" | "strided" | "contiguous_format" | "channels_last"
+    )
 }
 
 /// The dtype of a legacy typed storage class (`torch.FloatStorage`, ...).
@@ -906,8 +945,12 @@ mod tests {
             [&t[..at], to, &t[at + from.len()..]].concat()
         };
         // A storage class, a tensor subclass, a rebuild function, a torch call off the allowlist.
-        let subclass = [&b"\x80\x02ctorch._tensor\n_rebuild_from_type_v2\n(ctorch._utils\n_rebuild_tensor_v2\nc__main__\nTagged\n"[..], &body[..body.len() - 1], b"}tR."].concat();
-        let rebuild = [&b"\x80\x02ctorch._tensor\n_rebuild_from_type_v2\n(c__main__\nrebuild\nctorch.nn.parameter\nParameter\n"[..], &body[..body.len() - 1], b"}tR."].concat();
+        let subclass =
+            [&b"\x80\x02ctorch._tensor\n_rebuild_from_type_v2\n(ctorch._utils\n_rebuild_tensor_v2\nc__main__\nTagged\n"[..], &body[..body.len() - 1], b"}tR."]
+                .concat();
+        let rebuild =
+            [&b"\x80\x02ctorch._tensor\n_rebuild_from_type_v2\n(c__main__\nrebuild\nctorch.nn.parameter\nParameter\n"[..], &body[..body.len() - 1], b"}tR."]
+                .concat();
         for (pkl, name) in [
             (swap(b"ctorch\nFloatStorage\n", b"c__main__\nEvilStorage\n"), "__main__.EvilStorage"),
             (swap(b"ctorch\nFloatStorage\n", b"ctorch\nComplexFloatStorage\n"), "torch.ComplexFloatStorage"),
@@ -928,7 +971,9 @@ mod tests {
     fn checkpoint_mode_flattens_dicts_and_namespaces() {
         // {'args': Namespace(tp=2, lr=0.5, dt=torch.bfloat16, mt=ModelType(1), big=2**70),
         //  'model': {'w': <transposed tensor>, 'x': BytesIO}, 'rng': [1, 2], 'it': 10}
-        let mut p = b"\x80\x02}q\x00(X\x04\x00\x00\x00argscargparse\nNamespace\n)\x81}(X\x02\x00\x00\x00tpK\x02X\x02\x00\x00\x00lrG?\xe0\x00\x00\x00\x00\x00\x00".to_vec();
+        let mut p =
+            b"\x80\x02}q\x00(X\x04\x00\x00\x00argscargparse\nNamespace\n)\x81}(X\x02\x00\x00\x00tpK\x02X\x02\x00\x00\x00lrG?\xe0\x00\x00\x00\x00\x00\x00"
+                .to_vec();
         p.extend(b"X\x02\x00\x00\x00dtctorch\nbfloat16\nX\x02\x00\x00\x00mtcmegatron.core.enums\nModelType\nK\x01\x85RX\x03\x00\x00\x00big\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00\x40ub");
         p.extend(b"X\x05\x00\x00\x00model}(X\x01\x00\x00\x00w");
         let t = transposed();
@@ -939,10 +984,7 @@ mod tests {
         assert_eq!(tree.tensors.len(), 1);
         assert_eq!(tree.tensors[0].0, "model.w");
         assert_eq!(tree.tensors[0].1.size, vec![4, 3]);
-        assert_eq!(
-            tree.scalars,
-            vec![("args.tp".into(), Scalar::Int(2)), ("args.lr".into(), Scalar::Float(0.5)), ("it".into(), Scalar::Int(10))]
-        );
+        assert_eq!(tree.scalars, vec![("args.tp".into(), Scalar::Int(2)), ("args.lr".into(), Scalar::Float(0.5)), ("it".into(), Scalar::Int(10))]);
     }
 
     #[test]

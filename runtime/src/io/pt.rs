@@ -63,9 +63,8 @@ impl Archive {
     /// Opens the archive `file` (named `path` in errors).
     pub fn open(file: File, path: &Path, max_pickle: u64) -> Result<Archive, IoError> {
         let file_len = file.metadata().map_err(|e| IoError::read(path, e))?.len();
-        let mut zip = ZipArchive::new(BufReader::new(file)).map_err(|e| {
-            IoError::invalid(path, format!("expected a zip archive written by torch.save (torch >= 1.6, not the legacy format): {e}"))
-        })?;
+        let mut zip = ZipArchive::new(BufReader::new(file))
+            .map_err(|e| IoError::invalid(path, format!("expected a zip archive written by torch.save (torch >= 1.6, not the legacy format): {e}")))?;
 
         let prefixes: Vec<String> = zip
             .file_names()

@@ -3,14 +3,12 @@
 
 use candle_core::Tensor;
 
-use super::{one, float_of, Op, Standard, Fact, Rounding, Parts};
+use super::{float_of, one, Fact, Op, Parts, Rounding, Standard};
 use crate::bind::Bound;
 use crate::ctx::{precise, Ctx};
 use crate::dtype::TDType;
 use crate::error::Result;
 use crate::value::{Value, T};
-
-
 
 fn unary(ctx: &Ctx, b: &Bound, keeps_int: bool, f: impl Fn(&Tensor) -> candle_core::Result<Tensor>) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;
@@ -199,58 +197,306 @@ const SELU_SCALE: f64 = 1.0507009873554805;
 
 /// The activation and elementwise-math entries.
 pub static OPS: &[Op] = &[
-    Op { names: &["Functional.relu", "Torch.relu", "Tensor.relu", "Mint.relu", "MintFunctional.relu"], sig: "input, inplace=False", forward: |c, b| unary(c, b, true, relu_t), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Functional.leaky_relu", "MintFunctional.leaky_relu"], sig: "input, negative_slope=0.01, inplace=False", forward: leaky_relu, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Functional.sigmoid", "Torch.sigmoid", "Tensor.sigmoid", "Mint.sigmoid", "MintFunctional.sigmoid"], sig: "input", forward: |c, b| unary(c, b, false, |x| sigmoid_t(&precise(x)?)), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "sigmoid", composite: false, magnitude: sigmoid_parts }))] },
-    Op { names: &["Functional.tanh", "Torch.tanh", "Tensor.tanh", "Mint.tanh", "MintFunctional.tanh"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.tanh()), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "tanh", composite: false, magnitude: tanh_parts }))] },
-    Op { names: &["Torch.exp", "Tensor.exp", "Mint.exp"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.exp()), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Torch.log", "Tensor.log", "Mint.log"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.log()), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Torch.sin", "Tensor.sin", "Mint.sin", "MS.Functional.sin"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.sin()), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Torch.cos", "Tensor.cos", "Mint.cos"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.cos()), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Torch.erf", "Tensor.erf", "Mint.erf"], sig: "input", forward: |c, b| unary(c, b, false, |x| x.erf()), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Torch.abs", "Tensor.abs", "Tensor.__abs__", "Mint.abs"], sig: "input", forward: |c, b| unary(c, b, true, abs_t), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Functional.rms_norm", "MintFunctional.rms_norm"], sig: "input, normalized_shape, weight=None, eps=None", forward: rms_norm, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Functional.hardswish"], sig: "input, inplace=False", forward: |c, b| unary(c, b, false, |x| hardswish_t(x, Edges::Outer)), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["MS.Functional.hardswish", "MintFunctional.hardswish"], sig: "input", forward: |c, b| unary(c, b, false, |x| hardswish_t(x, Edges::Middle)), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Functional.hardsigmoid", "MintFunctional.hardsigmoid"], sig: "input, inplace=False", forward: |c, b| unary(c, b, false, hardsigmoid_t), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Functional.relu6", "MintFunctional.relu6"], sig: "input, inplace=False", forward: |c, b| unary(c, b, true, |x| relu6_t(x, Edges::Outer)), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["MS.Functional.relu6"], sig: "input", forward: |c, b| unary(c, b, true, |x| relu6_t(x, Edges::Middle)), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Functional.elu"], sig: "input, alpha=1.0, inplace=False", forward: |c, b| {
-        let alpha = b.float("alpha")?;
-        unary(c, b, false, |x| split_at_zero(x, |l| (l.exp()? - 1.0)? * alpha))
-    }, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Functional.selu", "Torch.selu"], sig: "input, inplace=False", forward: |c, b| unary(c, b, false, |x| split_at_zero(x, |l| (l.exp()? - 1.0)? * SELU_ALPHA)? * SELU_SCALE), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Functional.celu", "Torch.celu"], sig: "input, alpha=1.0, inplace=False", forward: |c, b| {
-        let alpha = b.float("alpha")?;
-        unary(c, b, false, |x| split_at_zero(x, |l| ((l / alpha)?.exp()? - 1.0)? * alpha))
-    }, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Functional.softplus"], sig: "input, beta=1.0, threshold=20.0", forward: |c, b| {
-        let (beta, threshold) = (b.float("beta")?, b.float("threshold")?);
-        unary(c, b, false, |x| softplus_t(x, beta, threshold))
-    }, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Functional.softsign"], sig: "input", forward: |c, b| unary(c, b, false, |x| x / (abs_t(x)? + 1.0)?), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Functional.logsigmoid"], sig: "input", forward: |c, b| unary(c, b, false, |x| softplus_t(&x.neg()?, 1.0, 20.0)?.neg()), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Functional.tanhshrink"], sig: "input", forward: |c, b| unary(c, b, false, |x| x - x.tanh()?), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Functional.mish"], sig: "input, inplace=False", forward: |c, b| unary(c, b, false, |x| x * softplus_t(x, 1.0, 20.0)?.tanh()?), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Functional.hardshrink", "Torch.hardshrink"], sig: "input, lambd=0.5", forward: |c, b| {
-        let l = b.float("lambd")?;
-        unary(c, b, true, |x| kept(x, &abs_t(x)?.gt(l)?, 0.0))
-    }, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Functional.softshrink"], sig: "input, lambd=0.5", forward: |c, b| {
-        let l = b.float("lambd")?;
-        unary(c, b, true, |x| x.gt(l)?.where_cond(&(x - l)?, &kept(&(x + l)?, &x.lt(-l)?, 0.0)?))
-    }, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op {
+        names: &["Functional.relu", "Torch.relu", "Tensor.relu", "Mint.relu", "MintFunctional.relu"],
+        sig: "input, inplace=False",
+        forward: |c, b| unary(c, b, true, relu_t),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Functional.leaky_relu", "MintFunctional.leaky_relu"],
+        sig: "input, negative_slope=0.01, inplace=False",
+        forward: leaky_relu,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Functional.sigmoid", "Torch.sigmoid", "Tensor.sigmoid", "Mint.sigmoid", "MintFunctional.sigmoid"],
+        sig: "input",
+        forward: |c, b| unary(c, b, false, |x| sigmoid_t(&precise(x)?)),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "sigmoid", composite: false, magnitude: sigmoid_parts }))],
+    },
+    Op {
+        names: &["Functional.tanh", "Torch.tanh", "Tensor.tanh", "Mint.tanh", "MintFunctional.tanh"],
+        sig: "input",
+        forward: |c, b| unary(c, b, false, |x| x.tanh()),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "tanh", composite: false, magnitude: tanh_parts }))],
+    },
+    Op {
+        names: &["Torch.exp", "Tensor.exp", "Mint.exp"],
+        sig: "input",
+        forward: |c, b| unary(c, b, false, |x| x.exp()),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Torch.log", "Tensor.log", "Mint.log"],
+        sig: "input",
+        forward: |c, b| unary(c, b, false, |x| x.log()),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Torch.sin", "Tensor.sin", "Mint.sin", "MS.Functional.sin"],
+        sig: "input",
+        forward: |c, b| unary(c, b, false, |x| x.sin()),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Torch.cos", "Tensor.cos", "Mint.cos"],
+        sig: "input",
+        forward: |c, b| unary(c, b, false, |x| x.cos()),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Torch.erf", "Tensor.erf", "Mint.erf"],
+        sig: "input",
+        forward: |c, b| unary(c, b, false, |x| x.erf()),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Torch.abs", "Tensor.abs", "Tensor.__abs__", "Mint.abs"],
+        sig: "input",
+        forward: |c, b| unary(c, b, true, abs_t),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Functional.rms_norm", "MintFunctional.rms_norm"],
+        sig: "input, normalized_shape, weight=None, eps=None",
+        forward: rms_norm,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Functional.hardswish"],
+        sig: "input, inplace=False",
+        forward: |c, b| unary(c, b, false, |x| hardswish_t(x, Edges::Outer)),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["MS.Functional.hardswish", "MintFunctional.hardswish"],
+        sig: "input",
+        forward: |c, b| unary(c, b, false, |x| hardswish_t(x, Edges::Middle)),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Functional.hardsigmoid", "MintFunctional.hardsigmoid"],
+        sig: "input, inplace=False",
+        forward: |c, b| unary(c, b, false, hardsigmoid_t),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Functional.relu6", "MintFunctional.relu6"],
+        sig: "input, inplace=False",
+        forward: |c, b| unary(c, b, true, |x| relu6_t(x, Edges::Outer)),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["MS.Functional.relu6"],
+        sig: "input",
+        forward: |c, b| unary(c, b, true, |x| relu6_t(x, Edges::Middle)),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Functional.elu"],
+        sig: "input, alpha=1.0, inplace=False",
+        forward: |c, b| {
+            let alpha = b.float("alpha")?;
+            unary(c, b, false, |x| split_at_zero(x, |l| (l.exp()? - 1.0)? * alpha))
+        },
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Functional.selu", "Torch.selu"],
+        sig: "input, inplace=False",
+        forward: |c, b| unary(c, b, false, |x| split_at_zero(x, |l| (l.exp()? - 1.0)? * SELU_ALPHA)? * SELU_SCALE),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Functional.celu", "Torch.celu"],
+        sig: "input, alpha=1.0, inplace=False",
+        forward: |c, b| {
+            let alpha = b.float("alpha")?;
+            unary(c, b, false, |x| split_at_zero(x, |l| ((l / alpha)?.exp()? - 1.0)? * alpha))
+        },
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Functional.softplus"],
+        sig: "input, beta=1.0, threshold=20.0",
+        forward: |c, b| {
+            let (beta, threshold) = (b.float("beta")?, b.float("threshold")?);
+            unary(c, b, false, |x| softplus_t(x, beta, threshold))
+        },
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Functional.softsign"],
+        sig: "input",
+        forward: |c, b| unary(c, b, false, |x| x / (abs_t(x)? + 1.0)?),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Functional.logsigmoid"],
+        sig: "input",
+        forward: |c, b| unary(c, b, false, |x| softplus_t(&x.neg()?, 1.0, 20.0)?.neg()),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Functional.tanhshrink"],
+        sig: "input",
+        forward: |c, b| unary(c, b, false, |x| x - x.tanh()?),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Functional.mish"],
+        sig: "input, inplace=False",
+        forward: |c, b| unary(c, b, false, |x| x * softplus_t(x, 1.0, 20.0)?.tanh()?),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Functional.hardshrink", "Torch.hardshrink"],
+        sig: "input, lambd=0.5",
+        forward: |c, b| {
+            let l = b.float("lambd")?;
+            unary(c, b, true, |x| kept(x, &abs_t(x)?.gt(l)?, 0.0))
+        },
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Functional.softshrink"],
+        sig: "input, lambd=0.5",
+        forward: |c, b| {
+            let l = b.float("lambd")?;
+            unary(c, b, true, |x| x.gt(l)?.where_cond(&(x - l)?, &kept(&(x + l)?, &x.lt(-l)?, 0.0)?))
+        },
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
     // The gradient reaches `input` strictly between the bounds, as torch's.
-    Op { names: &["Functional.hardtanh"], sig: "input, min_val=-1.0, max_val=1.0, inplace=False", forward: |c, b| {
-        let (lo, hi) = (b.float("min_val")?, b.float("max_val")?);
-        unary(c, b, true, |x| kept(&kept(x, &x.gt(lo)?, lo)?, &x.lt(hi)?, hi))
-    }, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Functional.threshold", "Torch.threshold"], sig: "input, threshold, value, inplace=False", forward: |c, b| {
-        let (t, v) = (b.float("threshold")?, b.float("value")?);
-        unary(c, b, true, |x| kept(x, &x.gt(t)?, v))
-    }, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Functional.glu"], sig: "input, dim=-1", forward: glu, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Functional.softmin"], sig: "input, dim=None, _stacklevel=3, dtype=None", forward: softmin, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op {
+        names: &["Functional.hardtanh"],
+        sig: "input, min_val=-1.0, max_val=1.0, inplace=False",
+        forward: |c, b| {
+            let (lo, hi) = (b.float("min_val")?, b.float("max_val")?);
+            unary(c, b, true, |x| kept(&kept(x, &x.gt(lo)?, lo)?, &x.lt(hi)?, hi))
+        },
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Functional.threshold", "Torch.threshold"],
+        sig: "input, threshold, value, inplace=False",
+        forward: |c, b| {
+            let (t, v) = (b.float("threshold")?, b.float("value")?);
+            unary(c, b, true, |x| kept(x, &x.gt(t)?, v))
+        },
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Functional.glu"],
+        sig: "input, dim=-1",
+        forward: glu,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Functional.softmin"],
+        sig: "input, dim=None, _stacklevel=3, dtype=None",
+        forward: softmin,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
     // mindspore.ops.softmin(x, axis=-1, *, dtype=None): the last axis by default.
-    Op { names: &["MS.Functional.softmin"], sig: "input, dim=-1, *, dtype=None", forward: softmin, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op {
+        names: &["MS.Functional.softmin"],
+        sig: "input, dim=-1, *, dtype=None",
+        forward: softmin,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
 ];

@@ -3,13 +3,12 @@
 
 use candle_core::Tensor;
 
-use super::{one, float_of, Op, Standard, Fact, Rounding};
+use super::{float_of, one, Fact, Op, Rounding, Standard};
 use crate::bind::Bound;
 use crate::ctx::{broadcast2, broadcast_shape, operand, precise, result_type, Ctx};
 use crate::dtype::{Category, TDType};
 use crate::error::{Error, Result};
 use crate::value::{Value, T};
-
 
 /// `a (op) b` with promotion and broadcasting; `dtype` overrides the result type.
 fn binary(ctx: &Ctx, a: &Value, b: &Value, f: impl Fn(&Tensor, &Tensor) -> candle_core::Result<Tensor>, dtype: Option<TDType>) -> Result<T> {
@@ -20,7 +19,6 @@ fn binary(ctx: &Ctx, a: &Value, b: &Value, f: impl Fn(&Tensor, &Tensor) -> candl
     let (x, y) = broadcast2(&operand(ctx, a, dtype)?, &operand(ctx, b, dtype)?)?;
     ctx.out(f(&x, &y)?, dtype)
 }
-
 
 fn add(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let alpha = b.float("alpha")?;
@@ -48,10 +46,16 @@ fn div_values(ctx: &Ctx, num: &Value, den: &Value, mode: Option<&str>) -> Result
         // dtype (rounding the quotient to bfloat16 first turned -9.02 into
         // -9 where torch gives -10).
         Some("floor") => binary(ctx, num, den, |x, y| (x / y)?.floor(), Some(promoted)),
-        Some("trunc") => binary(ctx, num, den, |x, y| {
-            let q = (x / y)?;
-            q.ge(0.0)?.where_cond(&q.floor()?, &q.ceil()?)
-        }, Some(promoted)),
+        Some("trunc") => binary(
+            ctx,
+            num,
+            den,
+            |x, y| {
+                let q = (x / y)?;
+                q.ge(0.0)?.where_cond(&q.floor()?, &q.ceil()?)
+            },
+            Some(promoted),
+        ),
         Some(m) => Err(Error::Arg(format!("div: rounding_mode must be None, 'trunc' or 'floor', got {m:?}"))),
     }
 }
@@ -218,7 +222,15 @@ fn float_inplace(ctx: &Ctx, b: &Bound, f: impl Fn(&Ctx, &Bound) -> Result<Vec<Va
 
 /// The arithmetic entries.
 pub static OPS: &[Op] = &[
-    Op { names: &["Torch.add", "Tensor.add", "Tensor.__add__", "Tensor.__radd__", "Mint.add"], sig: "input, other, *, alpha=1", forward: add, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Terms { negated: None })] },
+    Op {
+        names: &["Torch.add", "Tensor.add", "Tensor.__add__", "Tensor.__radd__", "Mint.add"],
+        sig: "input, other, *, alpha=1",
+        forward: add,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Terms { negated: None })],
+    },
     // torch differentiates an in-place add of a non-leaf: as add.
     Op {
         names: &["Tensor.add_", "Tensor.__iadd__"],
@@ -229,10 +241,42 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[Fact::Rounding(Rounding::Terms { negated: None })],
     },
-    Op { names: &["Torch.sub", "Tensor.sub", "Tensor.__sub__", "Mint.sub"], sig: "input, other, *, alpha=1", forward: sub, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Terms { negated: Some("other") })] },
-    Op { names: &["Tensor.__rsub__"], sig: "input, other", forward: rsub, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Terms { negated: Some("input") })] },
-    Op { names: &["Torch.mul", "Tensor.mul", "Tensor.__mul__", "Tensor.__rmul__", "Mint.mul"], sig: "input, other", forward: mul, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Terms { negated: None })] },
-    Op { names: &["Tensor.mul_", "Tensor.__imul__"], sig: "input, other", forward: |c, b| inplace(c, b, mul), backward: false, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Terms { negated: None })] },
+    Op {
+        names: &["Torch.sub", "Tensor.sub", "Tensor.__sub__", "Mint.sub"],
+        sig: "input, other, *, alpha=1",
+        forward: sub,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Terms { negated: Some("other") })],
+    },
+    Op {
+        names: &["Tensor.__rsub__"],
+        sig: "input, other",
+        forward: rsub,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Terms { negated: Some("input") })],
+    },
+    Op {
+        names: &["Torch.mul", "Tensor.mul", "Tensor.__mul__", "Tensor.__rmul__", "Mint.mul"],
+        sig: "input, other",
+        forward: mul,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Terms { negated: None })],
+    },
+    Op {
+        names: &["Tensor.mul_", "Tensor.__imul__"],
+        sig: "input, other",
+        forward: |c, b| inplace(c, b, mul),
+        backward: false,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Terms { negated: None })],
+    },
     Op {
         names: &["Torch.div", "Tensor.div", "Tensor.__truediv__", "Mint.div", "Torch.true_divide"],
         sig: "input, other, *, rounding_mode=None",
@@ -242,20 +286,132 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[Fact::Rounding(Rounding::Terms { negated: None })],
     },
-    Op { names: &["Tensor.__rtruediv__"], sig: "input, other", forward: rdiv, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Terms { negated: None })] },
-    Op { names: &["Torch.neg", "Tensor.neg", "Tensor.__neg__", "Mint.neg"], sig: "input", forward: neg, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Terms { negated: None })] },
-    Op { names: &["Torch.square", "Tensor.square", "Mint.square"], sig: "input", forward: square, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Terms { negated: None })] },
-    Op { names: &["Torch.pow", "Tensor.pow", "Tensor.__pow__", "Mint.pow"], sig: "input, exponent", forward: pow, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Tensor.__rpow__"], sig: "input, other", forward: rpow, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Torch.outer", "Tensor.outer", "Mint.outer", "MS.Functional.outer"], sig: "input, vec2", forward: outer, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Terms { negated: None })] },
-    Op { names: &["Torch.sqrt", "Tensor.sqrt", "Mint.sqrt", "MS.Functional.sqrt"], sig: "input", forward: sqrt, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Torch.rsqrt", "Tensor.rsqrt", "Mint.rsqrt", "MS.Functional.rsqrt"], sig: "input", forward: rsqrt, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Torch.reciprocal", "Tensor.reciprocal", "Mint.reciprocal"], sig: "input", forward: reciprocal, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Torch.clamp", "Tensor.clamp", "Mint.clamp", "Torch.clip"], sig: "input, min=None, max=None", forward: clamp, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Tensor.clamp_"], sig: "input, min=None, max=None", forward: |c, b| inplace(c, b, clamp), backward: false, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Tensor.div_"], sig: "input, other, *, rounding_mode=None", forward: |c, b| inplace(c, b, div), backward: false, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Terms { negated: None })] },
-    Op { names: &["Tensor.rsqrt_"], sig: "input", forward: |c, b| inplace(c, b, rsqrt), backward: false, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Tensor.square_"], sig: "input", forward: |c, b| inplace(c, b, square), backward: false, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Terms { negated: None })] },
+    Op {
+        names: &["Tensor.__rtruediv__"],
+        sig: "input, other",
+        forward: rdiv,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Terms { negated: None })],
+    },
+    Op {
+        names: &["Torch.neg", "Tensor.neg", "Tensor.__neg__", "Mint.neg"],
+        sig: "input",
+        forward: neg,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Terms { negated: None })],
+    },
+    Op {
+        names: &["Torch.square", "Tensor.square", "Mint.square"],
+        sig: "input",
+        forward: square,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Terms { negated: None })],
+    },
+    Op {
+        names: &["Torch.pow", "Tensor.pow", "Tensor.__pow__", "Mint.pow"],
+        sig: "input, exponent",
+        forward: pow,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Tensor.__rpow__"],
+        sig: "input, other",
+        forward: rpow,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Torch.outer", "Tensor.outer", "Mint.outer", "MS.Functional.outer"],
+        sig: "input, vec2",
+        forward: outer,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Terms { negated: None })],
+    },
+    Op {
+        names: &["Torch.sqrt", "Tensor.sqrt", "Mint.sqrt", "MS.Functional.sqrt"],
+        sig: "input",
+        forward: sqrt,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Torch.rsqrt", "Tensor.rsqrt", "Mint.rsqrt", "MS.Functional.rsqrt"],
+        sig: "input",
+        forward: rsqrt,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Torch.reciprocal", "Tensor.reciprocal", "Mint.reciprocal"],
+        sig: "input",
+        forward: reciprocal,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Torch.clamp", "Tensor.clamp", "Mint.clamp", "Torch.clip"],
+        sig: "input, min=None, max=None",
+        forward: clamp,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Tensor.clamp_"],
+        sig: "input, min=None, max=None",
+        forward: |c, b| inplace(c, b, clamp),
+        backward: false,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Tensor.div_"],
+        sig: "input, other, *, rounding_mode=None",
+        forward: |c, b| inplace(c, b, div),
+        backward: false,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Terms { negated: None })],
+    },
+    Op {
+        names: &["Tensor.rsqrt_"],
+        sig: "input",
+        forward: |c, b| inplace(c, b, rsqrt),
+        backward: false,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Tensor.square_"],
+        sig: "input",
+        forward: |c, b| inplace(c, b, square),
+        backward: false,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Terms { negated: None })],
+    },
     Op {
         names: &["Tensor.addcmul_"],
         sig: "input, tensor1, tensor2, *, value=1",
@@ -283,7 +439,31 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[Fact::Rounding(Rounding::Smooth)],
     },
-    Op { names: &["Torch.addcmul", "Tensor.addcmul"], sig: "input, tensor1, tensor2, *, value=1", forward: addcmul, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Terms { negated: None })] },
-    Op { names: &["Torch.addcdiv", "Tensor.addcdiv"], sig: "input, tensor1, tensor2, *, value=1", forward: addcdiv, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Terms { negated: None })] },
-    Op { names: &["Torch.lerp", "Tensor.lerp"], sig: "input, end, weight", forward: lerp, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op {
+        names: &["Torch.addcmul", "Tensor.addcmul"],
+        sig: "input, tensor1, tensor2, *, value=1",
+        forward: addcmul,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Terms { negated: None })],
+    },
+    Op {
+        names: &["Torch.addcdiv", "Tensor.addcdiv"],
+        sig: "input, tensor1, tensor2, *, value=1",
+        forward: addcdiv,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Terms { negated: None })],
+    },
+    Op {
+        names: &["Torch.lerp", "Tensor.lerp"],
+        sig: "input, end, weight",
+        forward: lerp,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
 ];

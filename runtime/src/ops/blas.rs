@@ -6,7 +6,7 @@
 use candle_core::Tensor;
 
 use super::nn::float_pair;
-use super::{one, Fact, Op, Standard, Rounding};
+use super::{one, Fact, Op, Rounding, Standard};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
@@ -44,10 +44,34 @@ fn add_product(ctx: &Ctx, b: &Bound, names: [&str; 2], rank: usize, what: &str) 
 
 /// The product entries.
 pub static OPS: &[Op] = &[
-    Op { names: &["Torch.mm", "Tensor.mm", "Mint.mm", "MS.Functional.mm"], sig: "input, mat2", forward: |c, b| mm(c, b, "input", 2, "mm"), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast] },
-    Op { names: &["Torch.bmm", "Tensor.bmm", "Mint.bmm"], sig: "input, mat2", forward: |c, b| mm(c, b, "input", 3, "bmm"), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast] },
+    Op {
+        names: &["Torch.mm", "Tensor.mm", "Mint.mm", "MS.Functional.mm"],
+        sig: "input, mat2",
+        forward: |c, b| mm(c, b, "input", 2, "mm"),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
+    },
+    Op {
+        names: &["Torch.bmm", "Tensor.bmm", "Mint.bmm"],
+        sig: "input, mat2",
+        forward: |c, b| mm(c, b, "input", 3, "bmm"),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
+    },
     // mindspore.ops.bmm(input_x, mat2)
-    Op { names: &["MS.Functional.bmm"], sig: "input_x, mat2", forward: |c, b| mm(c, b, "input_x", 3, "bmm"), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast] },
+    Op {
+        names: &["MS.Functional.bmm"],
+        sig: "input_x, mat2",
+        forward: |c, b| mm(c, b, "input_x", 3, "bmm"),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
+    },
     Op {
         names: &["Torch.addmm", "Tensor.addmm", "Mint.addmm", "MS.Functional.addmm"],
         sig: "input, mat1, mat2, *, beta=1, alpha=1",

@@ -5,7 +5,7 @@
 
 use candle_core::{DType, Tensor};
 
-use super::{one, Op, Standard, Fact, Rounding};
+use super::{one, Fact, Op, Rounding, Standard};
 use crate::bind::Bound;
 use crate::ctx::{broadcast2, operand, result_type, Ctx};
 use crate::dtype::TDType;
@@ -130,10 +130,50 @@ pub static OPS: &[Op] = &[
     cmp_op(&["Torch.logical_and", "Tensor.logical_and", "Mint.logical_and"], |c, b| logical(c, b, |x, y| x * y)),
     cmp_op(&["Torch.logical_or", "Tensor.logical_or", "Mint.logical_or"], |c, b| logical(c, b, |x, y| x.maximum(y))),
     cmp_op(&["Torch.logical_xor", "Tensor.logical_xor", "Mint.logical_xor"], |c, b| logical(c, b, |x, y| x.ne(y)?.to_dtype(DType::F64))),
-    Op { names: &["Torch.logical_not", "Tensor.logical_not", "Mint.logical_not"], sig: "input", forward: logical_not, backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.maximum", "Tensor.maximum", "Mint.maximum"], sig: "input, other", forward: |c, b| extreme(c, b, true), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Torch.minimum", "Tensor.minimum", "Mint.minimum"], sig: "input, other", forward: |c, b| extreme(c, b, false), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op {
+        names: &["Torch.logical_not", "Tensor.logical_not", "Mint.logical_not"],
+        sig: "input",
+        forward: logical_not,
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.maximum", "Tensor.maximum", "Mint.maximum"],
+        sig: "input, other",
+        forward: |c, b| extreme(c, b, true),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Torch.minimum", "Tensor.minimum", "Mint.minimum"],
+        sig: "input, other",
+        forward: |c, b| extreme(c, b, false),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
     // Tensor.where(condition, y) is torch.where(condition, self, y).
-    Op { names: &["Tensor.where"], sig: "input, condition, other", forward: where_, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Torch.where", "Mint.where", "MS.Functional.where"], sig: "condition, input=None, other=None", forward: where_, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op {
+        names: &["Tensor.where"],
+        sig: "input, condition, other",
+        forward: where_,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Torch.where", "Mint.where", "MS.Functional.where"],
+        sig: "condition, input=None, other=None",
+        forward: where_,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
 ];

@@ -10,7 +10,7 @@
 
 use candle_core::Tensor;
 
-use super::{Fact, Op, Standard, Rounding};
+use super::{Fact, Op, Rounding, Standard};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
@@ -134,7 +134,9 @@ fn conv_transpose(ctx: &Ctx, b: &Bound, n: usize) -> Result<Vec<Value>> {
     }
     for i in 0..n {
         if stride[i] == 0 || dilation[i] == 0 || output_padding[i] >= stride[i].max(dilation[i]) {
-            return Err(Error::Arg(format!("conv_transpose{n}d: output_padding {output_padding:?} must be smaller than stride {stride:?} or dilation {dilation:?}")));
+            return Err(Error::Arg(format!(
+                "conv_transpose{n}d: output_padding {output_padding:?} must be smaller than stride {stride:?} or dilation {dilation:?}"
+            )));
         }
     }
     let kernel = w.dims()[2..].to_vec();

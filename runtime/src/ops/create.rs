@@ -1,12 +1,11 @@
 //! Factories and casts.
 
-use super::{one, Fact, Op, Standard, Rounding};
+use super::{one, Fact, Op, Rounding, Standard};
 use crate::bind::Bound;
 use crate::ctx::{operand, result_type, Ctx};
 use crate::dtype::TDType;
 use crate::error::{Error, Result};
 use crate::value::{Value, T};
-
 
 fn arange(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let (a, e) = (b.value("start"), b.value("end"));
@@ -115,13 +114,33 @@ const fn uninitialized(names: &'static [&'static str], sig: &'static str, forwar
 
 /// The factory and cast entries.
 pub static OPS: &[Op] = &[
-    Op { names: &["Torch.arange", "Mint.arange"], sig: "start, end=None, step=1, *, dtype=None, layout=None, device=None, requires_grad=False", forward: arange, backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["MS.Functional.arange"], sig: "start=0, end=None, step=1, *, dtype=None", forward: arange, backward: false, standard: Standard::Exact, random: false, facts: &[] },
+    Op {
+        names: &["Torch.arange", "Mint.arange"],
+        sig: "start, end=None, step=1, *, dtype=None, layout=None, device=None, requires_grad=False",
+        forward: arange,
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["MS.Functional.arange"],
+        sig: "start=0, end=None, step=1, *, dtype=None",
+        forward: arange,
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
     uninitialized(&["Torch.empty"], "*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, memory_format=None", empty),
     uninitialized(&["Torch.empty_like"], "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None", empty_like),
     uninitialized(&["Torch.empty_strided"], "size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False", empty),
     uninitialized(&["Tensor.new_empty"], "input, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False", new_empty),
-    uninitialized(&["Tensor.new_empty_strided"], "input, size, stride, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False", new_empty),
+    uninitialized(
+        &["Tensor.new_empty_strided"],
+        "input, size, stride, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False",
+        new_empty,
+    ),
     Op {
         names: &["Torch.ones_like", "Mint.ones_like"],
         sig: "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None",
@@ -149,15 +168,103 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[],
     },
-    Op { names: &["Mint.ones", "Torch.ones"], sig: "*size, dtype=None", forward: |c, b| filled(c, b, 1.0), backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Mint.zeros", "Torch.zeros"], sig: "*size, dtype=None", forward: |c, b| filled(c, b, 0.0), backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Tensor.to"], sig: "input, *args, dtype=None, non_blocking=False, copy=False, memory_format=None, device=None", forward: to, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth), Fact::NoopCast] },
-    Op { names: &["Tensor.float"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::F32), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth), Fact::NoopCast] },
-    Op { names: &["Tensor.half"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::F16), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth), Fact::NoopCast] },
-    Op { names: &["Tensor.bfloat16"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::BF16), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth), Fact::NoopCast] },
-    Op { names: &["Tensor.double"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::F64), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth), Fact::NoopCast] },
-    Op { names: &["Tensor.long"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::I64), backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Tensor.int"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::I32), backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Tensor.bool"], sig: "input, memory_format=None", forward: |c, b| cast_to(c, b, TDType::Bool), backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Tensor.type_as"], sig: "input, other", forward: type_as, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth), Fact::NoopCast] },
+    Op {
+        names: &["Mint.ones", "Torch.ones"],
+        sig: "*size, dtype=None",
+        forward: |c, b| filled(c, b, 1.0),
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Mint.zeros", "Torch.zeros"],
+        sig: "*size, dtype=None",
+        forward: |c, b| filled(c, b, 0.0),
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Tensor.to"],
+        sig: "input, *args, dtype=None, non_blocking=False, copy=False, memory_format=None, device=None",
+        forward: to,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth), Fact::NoopCast],
+    },
+    Op {
+        names: &["Tensor.float"],
+        sig: "input, memory_format=None",
+        forward: |c, b| cast_to(c, b, TDType::F32),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth), Fact::NoopCast],
+    },
+    Op {
+        names: &["Tensor.half"],
+        sig: "input, memory_format=None",
+        forward: |c, b| cast_to(c, b, TDType::F16),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth), Fact::NoopCast],
+    },
+    Op {
+        names: &["Tensor.bfloat16"],
+        sig: "input, memory_format=None",
+        forward: |c, b| cast_to(c, b, TDType::BF16),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth), Fact::NoopCast],
+    },
+    Op {
+        names: &["Tensor.double"],
+        sig: "input, memory_format=None",
+        forward: |c, b| cast_to(c, b, TDType::F64),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth), Fact::NoopCast],
+    },
+    Op {
+        names: &["Tensor.long"],
+        sig: "input, memory_format=None",
+        forward: |c, b| cast_to(c, b, TDType::I64),
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Tensor.int"],
+        sig: "input, memory_format=None",
+        forward: |c, b| cast_to(c, b, TDType::I32),
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Tensor.bool"],
+        sig: "input, memory_format=None",
+        forward: |c, b| cast_to(c, b, TDType::Bool),
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Tensor.type_as"],
+        sig: "input, other",
+        forward: type_as,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth), Fact::NoopCast],
+    },
 ];

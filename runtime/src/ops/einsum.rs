@@ -36,7 +36,9 @@ fn term(text: &str, rank: Option<usize>) -> Result<Vec<Label>> {
     let (h, t) = (letters(head)?, letters(tail)?);
     let ellipsis = match (dotted, rank) {
         (false, Some(r)) if r != h.len() => return Err(Error::Arg(format!("einsum: subscript {text:?} has {} labels for an operand of rank {r}", h.len()))),
-        (true, Some(r)) => r.checked_sub(h.len() + t.len()).ok_or_else(|| Error::Arg(format!("einsum: subscript {text:?} has more labels than its operand's rank {r}")))?,
+        (true, Some(r)) => {
+            r.checked_sub(h.len() + t.len()).ok_or_else(|| Error::Arg(format!("einsum: subscript {text:?} has more labels than its operand's rank {r}")))?
+        }
         _ => 0,
     };
     Ok(h.into_iter().chain((0..ellipsis).rev().map(Label::Ellipsis)).chain(t).collect())
@@ -150,7 +152,8 @@ fn einsum(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         Some(r) => {
             let (head, tail) = r.split_once("...").unwrap_or((r, ""));
             let (head, tail) = (term(head, None)?, term(tail, None)?);
-            let labels: Vec<Label> = if r.contains("...") { head.into_iter().chain((0..ellipsis).rev().map(Label::Ellipsis)).chain(tail).collect() } else { head };
+            let labels: Vec<Label> =
+                if r.contains("...") { head.into_iter().chain((0..ellipsis).rev().map(Label::Ellipsis)).chain(tail).collect() } else { head };
             if labels.iter().enumerate().any(|(i, l)| labels[..i].contains(l)) {
                 return Err(Error::Arg(format!("einsum: output subscript {r:?} repeats a label")));
             }
@@ -173,7 +176,8 @@ fn einsum(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     }
     let mut rest: Vec<Labeled> = operands.into_iter().map(Labeled::diagonals).collect::<Result<_>>()?;
     // Labels needed later: the output's and those of the operands not contracted yet.
-    let needed = |rest: &[Labeled], skip: usize| -> Vec<Label> { output.iter().copied().chain(rest.iter().skip(skip).flat_map(|o| o.labels.iter().copied())).collect() };
+    let needed =
+        |rest: &[Labeled], skip: usize| -> Vec<Label> { output.iter().copied().chain(rest.iter().skip(skip).flat_map(|o| o.labels.iter().copied())).collect() };
     let first = rest.remove(0);
     let mut acc = first.keep_only(&needed(&rest, 0))?;
     while !rest.is_empty() {

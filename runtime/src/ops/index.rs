@@ -5,7 +5,7 @@
 
 use candle_core::{DType, Device, Tensor};
 
-use super::{one, Op, Standard, Fact, Rounding};
+use super::{one, Fact, Op, Rounding, Standard};
 use crate::bind::Bound;
 use crate::ctx::{dim, operand, result_type, Ctx};
 use crate::dtype::TDType;
@@ -218,7 +218,15 @@ mod stl {
 
     /// `std::stable_sort(first, last)`.
     pub fn stable_sort<E: Copy>(v: &mut [E], less: &impl Fn(&E, &E) -> bool) {
-        v.sort_by(|a, b| if less(a, b) { std::cmp::Ordering::Less } else if less(b, a) { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Equal });
+        v.sort_by(|a, b| {
+            if less(a, b) {
+                std::cmp::Ordering::Less
+            } else if less(b, a) {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        });
     }
 }
 
@@ -588,7 +596,9 @@ fn repeat_interleave(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         }
         Value::Tensor(r) if r.dtype.is_float() => return Err(Error::Arg("repeat_interleave: repeats must be an integer tensor".into())),
         Value::Tensor(r) => (x.clone(), r.to_f64_vec()?),
-        v => (x.clone(), vec![v.as_i64().ok_or_else(|| Error::Arg(format!("repeat_interleave: repeats must be an int or a tensor, got {}", v.kind())))? as f64]),
+        v => {
+            (x.clone(), vec![v.as_i64().ok_or_else(|| Error::Arg(format!("repeat_interleave: repeats must be an int or a tensor, got {}", v.kind())))? as f64])
+        }
     };
     let (t, d) = match b.opt_int("dim")? {
         Some(d) if x.rank() > 0 => (x.t.clone(), dim(d, x.rank())?),
@@ -623,7 +633,11 @@ fn sort_values(ctx: &Ctx, x: &T, d: i64, descending: bool) -> Result<(T, T)> {
         idx.sort_by(|&i, &j| {
             let (a, b) = (row[i], row[j]);
             let o = key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal).then(a.is_nan().cmp(&b.is_nan()));
-            if descending { o.reverse() } else { o }
+            if descending {
+                o.reverse()
+            } else {
+                o
+            }
         });
         order.extend(idx.into_iter().map(|i| i as u32));
     }
@@ -635,12 +649,60 @@ fn sort_values(ctx: &Ctx, x: &T, d: i64, descending: bool) -> Result<(T, T)> {
 
 /// The indexing entries.
 pub static OPS: &[Op] = &[
-    Op { names: &["Torch.topk", "Tensor.topk", "Mint.topk"], sig: "input, k, dim=-1, largest=True, sorted=True", forward: |c, b| topk(c, b, Kernel::Torch), backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["MS.Functional.topk"], sig: "input, k, dim=None, largest=True, sorted=True", forward: |c, b| topk(c, b, Kernel::MindSpore), backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Functional.one_hot", "MintFunctional.one_hot"], sig: "tensor, num_classes=-1", forward: one_hot, backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["MS.Functional.one_hot"], sig: "indices, depth, on_value=1, off_value=0, dim=-1", forward: ms_one_hot, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.scatter", "Tensor.scatter", "Mint.scatter"], sig: "input, dim, index, src=None, *, value=None, reduce=None", forward: |c, b| scatter(c, b, false), backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.scatter_add", "Tensor.scatter_add", "Mint.scatter_add"], sig: "input, dim, index, src", forward: |c, b| scatter(c, b, true), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums)] },
+    Op {
+        names: &["Torch.topk", "Tensor.topk", "Mint.topk"],
+        sig: "input, k, dim=-1, largest=True, sorted=True",
+        forward: |c, b| topk(c, b, Kernel::Torch),
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["MS.Functional.topk"],
+        sig: "input, k, dim=None, largest=True, sorted=True",
+        forward: |c, b| topk(c, b, Kernel::MindSpore),
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Functional.one_hot", "MintFunctional.one_hot"],
+        sig: "tensor, num_classes=-1",
+        forward: one_hot,
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["MS.Functional.one_hot"],
+        sig: "indices, depth, on_value=1, off_value=0, dim=-1",
+        forward: ms_one_hot,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.scatter", "Tensor.scatter", "Mint.scatter"],
+        sig: "input, dim, index, src=None, *, value=None, reduce=None",
+        forward: |c, b| scatter(c, b, false),
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.scatter_add", "Tensor.scatter_add", "Mint.scatter_add"],
+        sig: "input, dim, index, src",
+        forward: |c, b| scatter(c, b, true),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums)],
+    },
     Op {
         names: &["MS.Functional.tensor_scatter_elements"],
         sig: "input, indices, updates, dim=0, reduction='none'",
@@ -650,7 +712,15 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[Fact::Rounding(Rounding::Sums)],
     },
-    Op { names: &["Torch.index_add", "Tensor.index_add", "Mint.index_add"], sig: "input, dim, index, source, *, alpha=1", forward: |c, b| index_add(c, b, ["index", "source"]), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums)] },
+    Op {
+        names: &["Torch.index_add", "Tensor.index_add", "Mint.index_add"],
+        sig: "input, dim, index, source, *, alpha=1",
+        forward: |c, b| index_add(c, b, ["index", "source"]),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums)],
+    },
     Op {
         names: &["MS.Functional.index_add"],
         sig: "input, indices, y, dim, use_lock=True, check_index_bound=True, *, alpha=1",
@@ -669,18 +739,42 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[],
     },
-    Op { names: &["Torch.sort"], sig: "input, dim=-1, descending=False, stable=False", forward: |c, b| {
-        let (v, i) = sort_values(c, b.tensor("input")?, b.int("dim")?, b.bool("descending")?)?;
-        Ok(vec![Value::Tensor(v), Value::Tensor(i)])
-    }, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.argsort"], sig: "input, dim=-1, descending=False, stable=False", forward: |c, b| {
-        let (_, i) = sort_values(c, b.tensor("input")?, b.int("dim")?, b.bool("descending")?)?;
-        Ok(vec![Value::Tensor(i)])
-    }, backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.msort"], sig: "input", forward: |c, b| {
-        let (v, _) = sort_values(c, b.tensor("input")?, 0, false)?;
-        Ok(vec![Value::Tensor(v)])
-    }, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op {
+        names: &["Torch.sort"],
+        sig: "input, dim=-1, descending=False, stable=False",
+        forward: |c, b| {
+            let (v, i) = sort_values(c, b.tensor("input")?, b.int("dim")?, b.bool("descending")?)?;
+            Ok(vec![Value::Tensor(v), Value::Tensor(i)])
+        },
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.argsort"],
+        sig: "input, dim=-1, descending=False, stable=False",
+        forward: |c, b| {
+            let (_, i) = sort_values(c, b.tensor("input")?, b.int("dim")?, b.bool("descending")?)?;
+            Ok(vec![Value::Tensor(i)])
+        },
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.msort"],
+        sig: "input",
+        forward: |c, b| {
+            let (v, _) = sort_values(c, b.tensor("input")?, 0, false)?;
+            Ok(vec![Value::Tensor(v)])
+        },
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
 ];
 
 #[cfg(test)]
@@ -692,7 +786,8 @@ mod tests {
     #[test]
     fn mindspore_topk_tie_order() {
         let row = [1.0, 3.0, 3.0, 0.0, 3.0, 3.0, 2.0, 3.0];
-        let measured: [&[usize]; 8] = [&[4], &[4, 7], &[4, 7, 5], &[4, 7, 5, 2], &[1, 2, 4, 5, 7], &[1, 2, 4, 5, 7, 6], &[1, 2, 4, 5, 7, 6, 0], &[1, 2, 4, 5, 7, 6, 0, 3]];
+        let measured: [&[usize]; 8] =
+            [&[4], &[4, 7], &[4, 7, 5], &[4, 7, 5, 2], &[1, 2, 4, 5, 7], &[1, 2, 4, 5, 7, 6], &[1, 2, 4, 5, 7, 6, 0], &[1, 2, 4, 5, 7, 6, 0, 3]];
         for (k, want) in (1..=8).zip(measured) {
             assert_eq!(topk_row(&row, k, true, true, Kernel::MindSpore), want, "k = {k}");
         }

@@ -257,7 +257,10 @@ impl ClassLoss<'_> {
         for t in target.to_f64_vec()? {
             let ignored = t as i64 == self.ignore;
             if !ignored && !(0.0..c as f64).contains(&t) {
-                return Err(Error::Arg(format!("{}: target {t} is neither a class in [0, {c}) nor ignore_index {} (torch and MindSpore raise)", self.what, self.ignore)));
+                return Err(Error::Arg(format!(
+                    "{}: target {t} is neither a class in [0, {c}) nor ignore_index {} (torch and MindSpore raise)",
+                    self.what, self.ignore
+                )));
             }
             idx.push(if ignored { 0 } else { t as u32 });
             keep.push(u8::from(!ignored));

@@ -256,7 +256,9 @@ fn fextreme(ctx: &Ctx, b: &Bound, max: bool) -> Result<Vec<Value>> {
     let better = if max { x.ge(&y)? } else { x.le(&y)? };
     let y_nan = y.ne(&y)?.to_dtype(DType::F64)?;
     let x_ok = x.eq(&x)?.to_dtype(DType::F64)?;
-    let pick_x = ((better.to_dtype(DType::F64)? + (y_nan * x_ok)?)?.gt(0.0)?.to_dtype(DType::F64)? + x.ne(&x)?.to_dtype(DType::F64)?.mul(&y.ne(&y)?.to_dtype(DType::F64)?)?)?.gt(0.0)?;
+    let pick_x = ((better.to_dtype(DType::F64)? + (y_nan * x_ok)?)?.gt(0.0)?.to_dtype(DType::F64)?
+        + x.ne(&x)?.to_dtype(DType::F64)?.mul(&y.ne(&y)?.to_dtype(DType::F64)?)?)?
+    .gt(0.0)?;
     one(ctx.out(pick_x.where_cond(&x, &y)?, dtype)?)
 }
 
@@ -318,7 +320,9 @@ fn isclose(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let v: Vec<f64> = xs
         .iter()
         .zip(&ys)
-        .map(|(&p, &q)| (p == q || (equal_nan && p.is_nan() && q.is_nan()) || (p.is_finite() && q.is_finite() && (p - q).abs() <= atol + rtol * q.abs())) as u8 as f64)
+        .map(|(&p, &q)| {
+            (p == q || (equal_nan && p.is_nan() && q.is_nan()) || (p.is_finite() && q.is_finite() && (p - q).abs() <= atol + rtol * q.abs())) as u8 as f64
+        })
         .collect();
     one(ctx.out(Tensor::from_vec(v, x.dims(), x.device())?, TDType::Bool)?)
 }
@@ -380,34 +384,138 @@ pub static OPS: &[Op] = &[
     }),
     smooth(&["Torch.atan2"], "input, other", |c, b| binary(c, b, p2(f64::atan2, |y, x| x / (x * x + y * y), |y, x| -y / (x * x + y * y)))),
     smooth(&["Torch.hypot"], "input, other", |c, b| binary(c, b, p2(f64::hypot, |a, o| a / a.hypot(o), |a, o| o / a.hypot(o)))),
-    smooth(&["Torch.logaddexp"], "input, other", |c, b| binary(c, b, p2(
-        |a, o| { let m = a.max(o); if m.is_infinite() && a == o { a } else { m + ((a - m).exp() + (o - m).exp()).ln() } },
-        |a, o| 1.0 / (1.0 + (o - a).exp()),
-        |a, o| 1.0 / (1.0 + (a - o).exp()),
-    ))),
-    smooth(&["Torch.logaddexp2"], "input, other", |c, b| binary(c, b, p2(
-        |a, o| { let m = a.max(o); if m.is_infinite() && a == o { a } else { m + ((a - m).exp2() + (o - m).exp2()).log2() } },
-        |a, o| 1.0 / (1.0 + (o - a).exp2()),
-        |a, o| 1.0 / (1.0 + (a - o).exp2()),
-    ))),
-    smooth(&["Torch.xlogy"], "input, other", |c, b| binary(c, b, p2(
-        |x, y| if y.is_nan() { f64::NAN } else if x == 0.0 { 0.0 } else { x * y.ln() },
-        |x, y| if x == 0.0 && !y.is_nan() { 0.0 } else { y.ln() },
-        |x, y| x / y,
-    ))),
+    smooth(&["Torch.logaddexp"], "input, other", |c, b| {
+        binary(
+            c,
+            b,
+            p2(
+                |a, o| {
+                    let m = a.max(o);
+                    if m.is_infinite() && a == o {
+                        a
+                    } else {
+                        m + ((a - m).exp() + (o - m).exp()).ln()
+                    }
+                },
+                |a, o| 1.0 / (1.0 + (o - a).exp()),
+                |a, o| 1.0 / (1.0 + (a - o).exp()),
+            ),
+        )
+    }),
+    smooth(&["Torch.logaddexp2"], "input, other", |c, b| {
+        binary(
+            c,
+            b,
+            p2(
+                |a, o| {
+                    let m = a.max(o);
+                    if m.is_infinite() && a == o {
+                        a
+                    } else {
+                        m + ((a - m).exp2() + (o - m).exp2()).log2()
+                    }
+                },
+                |a, o| 1.0 / (1.0 + (o - a).exp2()),
+                |a, o| 1.0 / (1.0 + (a - o).exp2()),
+            ),
+        )
+    }),
+    smooth(&["Torch.xlogy"], "input, other", |c, b| {
+        binary(
+            c,
+            b,
+            p2(
+                |x, y| {
+                    if y.is_nan() {
+                        f64::NAN
+                    } else if x == 0.0 {
+                        0.0
+                    } else {
+                        x * y.ln()
+                    }
+                },
+                |x, y| if x == 0.0 && !y.is_nan() { 0.0 } else { y.ln() },
+                |x, y| x / y,
+            ),
+        )
+    }),
     smooth(&["Torch.fmod"], "input, other", |c, b| binary_keeps(c, b, p2(|a, o| a % o, |_, _| 1.0, |a, o| -(a / o).trunc()))),
     smooth(&["Torch.remainder"], "input, other", |c, b| binary_keeps(c, b, p2(remainder, |_, _| 1.0, |a, o| -(a / o).floor()))),
     smooth(&["Torch.copysign"], "input, other", |c, b| binary(c, b, p2(f64::copysign, |a, o| if a == 0.0 { 0.0 } else { a.copysign(o) / a }, |_, _| 0.0))),
-    Op { names: &["Torch.bitwise_and"], sig: "input, other", forward: |c, b| bitwise(c, b, |p, q| p & q), backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.bitwise_or"], sig: "input, other", forward: |c, b| bitwise(c, b, |p, q| p | q), backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.bitwise_xor"], sig: "input, other", forward: |c, b| bitwise(c, b, |p, q| p ^ q), backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.bitwise_left_shift"], sig: "input, other", forward: |c, b| bitwise(c, b, |p, q| p.wrapping_shl(q as u32)), backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.bitwise_right_shift"], sig: "input, other", forward: |c, b| bitwise(c, b, |p, q| p.wrapping_shr(q as u32)), backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.gcd"], sig: "input, other", forward: |c, b| bitwise(c, b, gcd), backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.lcm"], sig: "input, other", forward: |c, b| bitwise(c, b, |p, q| if p == 0 || q == 0 { 0 } else { (p / gcd(p, q) * q).abs() }), backward: false, standard: Standard::Exact, random: false, facts: &[] },
+    Op {
+        names: &["Torch.bitwise_and"],
+        sig: "input, other",
+        forward: |c, b| bitwise(c, b, |p, q| p & q),
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.bitwise_or"],
+        sig: "input, other",
+        forward: |c, b| bitwise(c, b, |p, q| p | q),
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.bitwise_xor"],
+        sig: "input, other",
+        forward: |c, b| bitwise(c, b, |p, q| p ^ q),
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.bitwise_left_shift"],
+        sig: "input, other",
+        forward: |c, b| bitwise(c, b, |p, q| p.wrapping_shl(q as u32)),
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.bitwise_right_shift"],
+        sig: "input, other",
+        forward: |c, b| bitwise(c, b, |p, q| p.wrapping_shr(q as u32)),
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.gcd"],
+        sig: "input, other",
+        forward: |c, b| bitwise(c, b, gcd),
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.lcm"],
+        sig: "input, other",
+        forward: |c, b| bitwise(c, b, |p, q| if p == 0 || q == 0 { 0 } else { (p / gcd(p, q) * q).abs() }),
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
     exact(&["Torch.bitwise_not"], "input", bitwise_not),
     // torch defines no derivative for floor_divide.
-    Op { names: &["Torch.floor_divide"], sig: "input, other", forward: |c, b| binary_keeps(c, b, p2(|a, o| (a / o).floor(), |_, _| 0.0, |_, _| 0.0)), backward: false, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op {
+        names: &["Torch.floor_divide"],
+        sig: "input, other",
+        forward: |c, b| binary_keeps(c, b, p2(|a, o| (a / o).floor(), |_, _| 0.0, |_, _| 0.0)),
+        backward: false,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
     stepwise(&["Torch.round"], "input, *, decimals=0", round),
     smooth(&["Torch.clamp_min"], "input, min", |c, b| clamp_side(c, b, "min", true)),
     smooth(&["Torch.clamp_max"], "input, max", |c, b| clamp_side(c, b, "max", false)),
@@ -439,5 +547,13 @@ pub static OPS: &[Op] = &[
     exact(&["Tensor.__bool__"], "input", truth),
     // `other % self`: remainder with the operands swapped (torch defines no
     // derivative for a scalar's remainder by a tensor).
-    Op { names: &["Tensor.__rmod__"], sig: "input, other", forward: |c, b| binary_keeps_of(c, b.value("other"), b.value("input"), p2(remainder, |_, _| 1.0, |a, o| -(a / o).floor())), backward: false, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op {
+        names: &["Tensor.__rmod__"],
+        sig: "input, other",
+        forward: |c, b| binary_keeps_of(c, b.value("other"), b.value("input"), p2(remainder, |_, _| 1.0, |a, o| -(a / o).floor())),
+        backward: false,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
 ];

@@ -140,7 +140,8 @@ pub enum Rounding {
 /// The parameters whose values are operands of a sum or product: Terms and
 /// Sums take the absolute value of an integer given there (`add(x, -3)`,
 /// `alpha=-3`), and of no other integer (a `dim` keeps its sign).
-pub const OPERANDS: &[&str] = &["input", "other", "alpha", "beta", "value", "tensor1", "tensor2", "mat1", "mat2", "batch1", "batch2", "vec2", "weight", "bias", "source", "src"];
+pub const OPERANDS: &[&str] =
+    &["input", "other", "alpha", "beta", "value", "tensor1", "tensor2", "mat1", "mat2", "batch1", "batch2", "vec2", "weight", "bias", "source", "src"];
 
 /// The magnitudes of the parts of a formula that cancels inside, from the
 /// bench's bound arguments and the first output's gradient: for the first
@@ -267,10 +268,13 @@ impl Op {
 
     /// How rounding can move its results ([`Fact::Rounding`], else [`Rounding::Composite`]).
     pub fn rounding(&self) -> Rounding {
-        self.facts.iter().find_map(|f| match f {
-            Fact::Rounding(r) => Some(*r),
-            _ => None,
-        }).unwrap_or(Rounding::Composite)
+        self.facts
+            .iter()
+            .find_map(|f| match f {
+                Fact::Rounding(r) => Some(*r),
+                _ => None,
+            })
+            .unwrap_or(Rounding::Composite)
     }
 
     /// How a dump of `framework` lists its input gradients, when not in
@@ -306,7 +310,25 @@ impl Op {
 
 /// Every op the runtime replays.
 pub fn table() -> impl Iterator<Item = &'static Op> {
-    arith::OPS.iter().chain(blas::OPS).chain(activation::OPS).chain(conv::OPS).chain(pool::OPS).chain(nn::OPS).chain(norm::OPS).chain(loss::OPS).chain(shape::OPS).chain(reduce::OPS).chain(create::OPS).chain(compare::OPS).chain(index::OPS).chain(math::OPS).chain(einsum::OPS).chain(npu_fused::OPS).chain(npu_attention::OPS).chain(npu_misc::OPS)
+    arith::OPS
+        .iter()
+        .chain(blas::OPS)
+        .chain(activation::OPS)
+        .chain(conv::OPS)
+        .chain(pool::OPS)
+        .chain(nn::OPS)
+        .chain(norm::OPS)
+        .chain(loss::OPS)
+        .chain(shape::OPS)
+        .chain(reduce::OPS)
+        .chain(create::OPS)
+        .chain(compare::OPS)
+        .chain(index::OPS)
+        .chain(math::OPS)
+        .chain(einsum::OPS)
+        .chain(npu_fused::OPS)
+        .chain(npu_attention::OPS)
+        .chain(npu_misc::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework`: the table's, or
@@ -376,7 +398,11 @@ mod tests {
         assert!(op(Framework::MindSpore, "Functional.nll_loss").class_targets());
         // MSAdapter's Functional is torch.nn.functional, not mindspore.ops: PyTorch's entries.
         for name in ["Functional.nll_loss", "Functional.log_softmax", "Functional.mse_loss"] {
-            assert!(std::ptr::eq(op(Framework::MindTorch, name), op(Framework::PyTorch, name)) && !std::ptr::eq(op(Framework::MindTorch, name), op(Framework::MindSpore, name)), "{name}");
+            assert!(
+                std::ptr::eq(op(Framework::MindTorch, name), op(Framework::PyTorch, name))
+                    && !std::ptr::eq(op(Framework::MindTorch, name), op(Framework::MindSpore, name)),
+                "{name}"
+            );
         }
         assert!(lookup(Framework::MindTorch, "Functional.dense").is_none() && lookup(Framework::MindSpore, "Functional.dense").is_some());
         assert!(!op(Framework::PyTorch, "Functional.l1_loss").class_targets());

@@ -15,7 +15,6 @@ use crate::dtype::TDType;
 use crate::error::{Error, Result};
 use crate::value::{Value, T};
 
-
 /// torch's implicit softmax dim for `dim=None`.
 fn implicit_dim(rank: usize) -> usize {
     if matches!(rank, 0 | 1 | 3) {
@@ -174,10 +173,16 @@ fn gelu_parts(b: &Bound, dy: Option<&T>) -> Result<(Vec<f64>, Vec<(&'static str,
     if let Some(dy) = dy {
         let dy = dy.to_f64_vec()?;
         if dy.len() == x.len() {
-            grads.push(("input", x.iter().zip(dy).map(|(&x, g)| {
-                let (i, d) = inner(x);
-                g.abs() * (0.5 * (1.0 + i) + 0.5 * d)
-            }).collect()));
+            grads.push((
+                "input",
+                x.iter()
+                    .zip(dy)
+                    .map(|(&x, g)| {
+                        let (i, d) = inner(x);
+                        g.abs() * (0.5 * (1.0 + i) + 0.5 * d)
+                    })
+                    .collect(),
+            ));
         }
     }
     Ok((forward, grads))
@@ -348,23 +353,59 @@ fn sdpa_weights(ctx: &Ctx, b: &Bound) -> Result<(Tensor, f64)> {
         attn = allowed.where_cond(&attn, &neg_inf)?;
     }
     if let Some(mask) = b.opt_tensor("attn_mask")? {
-        attn = if mask.dtype == TDType::Bool {
-            mask.t.ne(0.0)?.broadcast_as(attn.dims())?.where_cond(&attn, &neg_inf)?
-        } else {
-            attn.broadcast_add(&mask.t)?
-        };
+        attn = if mask.dtype == TDType::Bool { mask.t.ne(0.0)?.broadcast_as(attn.dims())?.where_cond(&attn, &neg_inf)? } else { attn.broadcast_add(&mask.t)? };
     }
     Ok((softmax_t(&attn, attn.rank() - 1)?, scale))
 }
 
 /// The neural-network entries.
 pub static OPS: &[Op] = &[
-    Op { names: &["Torch.matmul", "Tensor.matmul", "Tensor.__matmul__", "Mint.matmul"], sig: "input, other", forward: matmul, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::NodeGradients(node_grads::matmul)] },
+    Op {
+        names: &["Torch.matmul", "Tensor.matmul", "Tensor.__matmul__", "Mint.matmul"],
+        sig: "input, other",
+        forward: matmul,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::NodeGradients(node_grads::matmul)],
+    },
     // mindspore.ops.dense is linear (`input @ weight.T + bias`).
-    Op { names: &["Functional.linear", "MintFunctional.linear", "MS.Functional.dense"], sig: "input, weight, bias=None", forward: linear, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::NodeGradients(node_grads::linear)] },
-    Op { names: &["Functional.softmax", "MintFunctional.softmax"], sig: "input, dim=None, _stacklevel=3, dtype=None", forward: softmax, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Torch.softmax", "Tensor.softmax", "Mint.softmax"], sig: "input, dim, dtype=None", forward: softmax, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["MS.Functional.log_softmax"], sig: "input, dim=-1", forward: log_softmax, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op {
+        names: &["Functional.linear", "MintFunctional.linear", "MS.Functional.dense"],
+        sig: "input, weight, bias=None",
+        forward: linear,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::NodeGradients(node_grads::linear)],
+    },
+    Op {
+        names: &["Functional.softmax", "MintFunctional.softmax"],
+        sig: "input, dim=None, _stacklevel=3, dtype=None",
+        forward: softmax,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.softmax", "Tensor.softmax", "Mint.softmax"],
+        sig: "input, dim, dtype=None",
+        forward: softmax,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["MS.Functional.log_softmax"],
+        sig: "input, dim=-1",
+        forward: log_softmax,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
     Op {
         names: &["Functional.log_softmax", "MintFunctional.log_softmax"],
         sig: "input, dim=None, _stacklevel=3, dtype=None",
@@ -374,9 +415,33 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[],
     },
-    Op { names: &["Torch.log_softmax", "Tensor.log_softmax", "Mint.log_softmax"], sig: "input, dim, dtype=None", forward: log_softmax, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Functional.gelu", "MintFunctional.gelu", "Torch.gelu"], sig: "input, approximate='none'", forward: gelu, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "gelu", composite: false, magnitude: gelu_parts }))] },
-    Op { names: &["Functional.silu", "MintFunctional.silu", "Torch.silu"], sig: "input, inplace=False", forward: silu, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
+    Op {
+        names: &["Torch.log_softmax", "Tensor.log_softmax", "Mint.log_softmax"],
+        sig: "input, dim, dtype=None",
+        forward: log_softmax,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Functional.gelu", "MintFunctional.gelu", "Torch.gelu"],
+        sig: "input, approximate='none'",
+        forward: gelu,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "gelu", composite: false, magnitude: gelu_parts }))],
+    },
+    Op {
+        names: &["Functional.silu", "MintFunctional.silu", "Torch.silu"],
+        sig: "input, inplace=False",
+        forward: silu,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
     Op {
         names: &["Functional.layer_norm", "MintFunctional.layer_norm", "Torch.layer_norm"],
         sig: "input, normalized_shape, weight=None, bias=None, eps=1e-05",
@@ -411,6 +476,10 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "sdpa", composite: true, magnitude: sdpa_parts })), Fact::Autocast, Fact::NodeGradients(node_grads::attention)],
+        facts: &[
+            Fact::Rounding(Rounding::Parts(Parts { name: "sdpa", composite: true, magnitude: sdpa_parts })),
+            Fact::Autocast,
+            Fact::NodeGradients(node_grads::attention),
+        ],
     },
 ];

@@ -86,7 +86,12 @@ mod tests {
 
     #[test]
     fn the_facts_are_pytorchs_only() {
-        for (fw, api) in [(Framework::MindSpore, "MintFunctional.linear"), (Framework::MindSpore, "Functional.dense"), (Framework::MindTorch, "Functional.linear"), (Framework::MindSpore, "Mint.matmul")] {
+        for (fw, api) in [
+            (Framework::MindSpore, "MintFunctional.linear"),
+            (Framework::MindSpore, "Functional.dense"),
+            (Framework::MindTorch, "Functional.linear"),
+            (Framework::MindSpore, "Mint.matmul"),
+        ] {
             assert!(lookup(fw, api).unwrap().node_gradients(fw).is_none(), "{api}");
         }
         for api in ["Torch.mm", "Torch.addmm", "Torch.bmm", "Tensor.split"] {

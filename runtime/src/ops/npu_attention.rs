@@ -131,11 +131,15 @@ fn mask(b: &Bound, given: Option<&T>, s1: usize, s2: usize) -> Result<Option<Ten
 fn attend(ctx: &Ctx, b: &Bound, q: &Tensor, k: &Tensor, v: &Tensor, m: Option<Tensor>, dtype: TDType) -> Result<(Tensor, Tensor, Tensor)> {
     let mut logits = q.matmul(&k.transpose(2, 3)?.contiguous()?)?;
     if let Some(pse) = b.opt_tensor("pse")? {
-        logits = logits.broadcast_add(&pse.t).map_err(|_| Error::Arg(format!("npu_fusion_attention: pse of shape {:?} does not broadcast to {:?}", pse.dims(), logits.dims())))?;
+        logits = logits
+            .broadcast_add(&pse.t)
+            .map_err(|_| Error::Arg(format!("npu_fusion_attention: pse of shape {:?} does not broadcast to {:?}", pse.dims(), logits.dims())))?;
     }
     logits = (logits * b.float("scale")?)?;
     if let Some(m) = m {
-        let m = m.broadcast_as(logits.dims()).map_err(|_| Error::Arg(format!("npu_fusion_attention: atten_mask of shape {:?} does not broadcast to {:?}", m.dims(), logits.dims())))?;
+        let m = m
+            .broadcast_as(logits.dims())
+            .map_err(|_| Error::Arg(format!("npu_fusion_attention: atten_mask of shape {:?} does not broadcast to {:?}", m.dims(), logits.dims())))?;
         if m.min_keepdim(D::Minus1)?.flatten_all()?.max(0)?.to_scalar::<u8>()? != 0 {
             return unsupported("a query row with every key masked (torch_npu does not document its result)");
         }
@@ -218,11 +222,7 @@ fn fusion_attention(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         let (o, mx, sm) = attend(ctx, b, &q4, &repeat_heads(&k4, n1)?, &repeat_heads(&v4, n1)?, m, q.dtype)?;
         (from_bnsd(&o, layout)?, mx, sm)
     };
-    Ok(vec![
-        Value::Tensor(ctx.out(out, q.dtype)?),
-        Value::Tensor(ctx.out(eight(&max)?, TDType::F32)?),
-        Value::Tensor(ctx.out(eight(&sum)?, TDType::F32)?),
-    ])
+    Ok(vec![Value::Tensor(ctx.out(out, q.dtype)?), Value::Tensor(ctx.out(eight(&max)?, TDType::F32)?), Value::Tensor(ctx.out(eight(&sum)?, TDType::F32)?)])
 }
 
 /// The entry.

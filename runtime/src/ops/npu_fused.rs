@@ -113,11 +113,43 @@ fn scaled_masked_softmax(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 
 /// The entries.
 pub static OPS: &[Op] = &[
-    Op { names: &["NPU.npu_rms_norm"], sig: "x, gamma, epsilon=1e-06", forward: rms_norm, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op {
+        names: &["NPU.npu_rms_norm"],
+        sig: "x, gamma, epsilon=1e-06",
+        forward: rms_norm,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
     Op { names: &["NPU.npu_swiglu"], sig: "x, dim=-1", forward: swiglu, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["NPU.npu_fast_gelu", "NPU.fast_gelu"], sig: "input", forward: fast_gelu, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["NPU.npu_mish"], sig: "input", forward: mish, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["NPU.npu_rotary_mul"], sig: "input, r1, r2, rotary_mode='half'", forward: rotary_mul, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op {
+        names: &["NPU.npu_fast_gelu", "NPU.fast_gelu"],
+        sig: "input",
+        forward: fast_gelu,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["NPU.npu_mish"],
+        sig: "input",
+        forward: mish,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["NPU.npu_rotary_mul"],
+        sig: "input, r1, r2, rotary_mode='half'",
+        forward: rotary_mul,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
     Op {
         names: &["NPU.npu_scaled_masked_softmax"],
         sig: "x, mask, scale=1.0, fixed_triu_mask=False",

@@ -62,7 +62,10 @@ fn permutation(perm: &[i64], rank: usize, what: &str) -> Result<Vec<usize>> {
 fn confusion_transpose(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;
     let (perm, shape) = (b.ints("perm")?, b.ints("shape")?);
-    let target = shape.iter().map(|&d| usize::try_from(d).map_err(|_| Error::Arg(format!("npu_confusion_transpose: invalid shape {shape:?}")))).collect::<Result<Vec<_>>>()?;
+    let target = shape
+        .iter()
+        .map(|&d| usize::try_from(d).map_err(|_| Error::Arg(format!("npu_confusion_transpose: invalid shape {shape:?}"))))
+        .collect::<Result<Vec<_>>>()?;
     if target.iter().product::<usize>() != x.t.elem_count() {
         return Err(Error::Arg(format!("npu_confusion_transpose: shape {shape:?} is invalid for an input of {} elements", x.t.elem_count())));
     }
@@ -226,7 +229,9 @@ fn moe_gating_top_k_softmax(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     }
     let k = k as usize;
     let finished = match b.opt_tensor("finished")? {
-        Some(f) if f.t.elem_count() != rows => return Err(Error::Arg(format!("npu_moe_gating_top_k_softmax: finished of shape {:?} for {rows} rows", f.dims()))),
+        Some(f) if f.t.elem_count() != rows => {
+            return Err(Error::Arg(format!("npu_moe_gating_top_k_softmax: finished of shape {:?} for {rows} rows", f.dims())))
+        }
         Some(f) => f.to_f64_vec()?.into_iter().map(|v| v != 0.0).collect(),
         None => vec![false; rows],
     };
@@ -270,10 +275,21 @@ fn sort_v2(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
             let at = |j: usize| (o * n + j) * inner + i;
             let mut order: Vec<usize> = (0..n).collect();
             // NaN sorts as the largest value, as in torch.
-            let key = |j: usize| { let v = values[at(j)]; if v.is_nan() { f64::INFINITY } else { v } };
+            let key = |j: usize| {
+                let v = values[at(j)];
+                if v.is_nan() {
+                    f64::INFINITY
+                } else {
+                    v
+                }
+            };
             order.sort_by(|&a, &c| {
                 let by = key(a).total_cmp(&key(c)).then(values[at(a)].is_nan().cmp(&values[at(c)].is_nan()));
-                if descending { by.reverse() } else { by }
+                if descending {
+                    by.reverse()
+                } else {
+                    by
+                }
             });
             for (j, p) in order.into_iter().enumerate() {
                 picked[at(j)] = p as u32;
@@ -343,8 +359,24 @@ fn matmul_backward(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 
 /// The entries.
 pub static OPS: &[Op] = &[
-    Op { names: &["NPU.npu_linear"], sig: "input, weight, bias=None", forward: linear, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums)] },
-    Op { names: &["NPU.npu_confusion_transpose"], sig: "input, perm, shape, transpose_first", forward: confusion_transpose, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op {
+        names: &["NPU.npu_linear"],
+        sig: "input, weight, bias=None",
+        forward: linear,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums)],
+    },
+    Op {
+        names: &["NPU.npu_confusion_transpose"],
+        sig: "input, perm, shape, transpose_first",
+        forward: confusion_transpose,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
     Op {
         names: &["NPU.npu_apply_adam"],
         sig: "beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad, use_locking, use_nesterov, *, out=None",
@@ -363,9 +395,49 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[],
     },
-    Op { names: &["NPU.npu_layer_norm_eval"], sig: "input, normalized_shape, weight=None, bias=None, eps=1e-05", forward: layer_norm_eval, backward: false, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["NPU.npu_group_norm_silu"], sig: "input, weight, bias, group, eps=1e-05", forward: group_norm_silu, backward: false, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["NPU.npu_moe_gating_top_k_softmax"], sig: "input, finished=None, k=1", forward: moe_gating_top_k_softmax, backward: false, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["NPU.npu_sort_v2"], sig: "input, dim=-1, descending=False, *, out=None", forward: sort_v2, backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["NPU.matmul_backward"], sig: "grad, self, other, mask", forward: matmul_backward, backward: false, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums)] },
+    Op {
+        names: &["NPU.npu_layer_norm_eval"],
+        sig: "input, normalized_shape, weight=None, bias=None, eps=1e-05",
+        forward: layer_norm_eval,
+        backward: false,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["NPU.npu_group_norm_silu"],
+        sig: "input, weight, bias, group, eps=1e-05",
+        forward: group_norm_silu,
+        backward: false,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["NPU.npu_moe_gating_top_k_softmax"],
+        sig: "input, finished=None, k=1",
+        forward: moe_gating_top_k_softmax,
+        backward: false,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["NPU.npu_sort_v2"],
+        sig: "input, dim=-1, descending=False, *, out=None",
+        forward: sort_v2,
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["NPU.matmul_backward"],
+        sig: "grad, self, other, mask",
+        forward: matmul_backward,
+        backward: false,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums)],
+    },
 ];

@@ -7,7 +7,7 @@
 
 use candle_core::{DType, Tensor};
 
-use super::{Op, Standard, Fact, Rounding};
+use super::{Fact, Op, Rounding, Standard};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
@@ -189,7 +189,9 @@ fn adaptive_avg_pool(ctx: &Ctx, b: &Bound, n: usize) -> Result<Vec<Value>> {
 /// One number or a list of numbers (a `scale_factor`).
 fn floats(v: &Value, n: usize) -> Result<Vec<f64>> {
     match v {
-        Value::List(items) if items.len() == n => items.iter().map(|v| v.as_f64().ok_or_else(|| Error::Arg(format!("interpolate: scale_factor entries must be numbers, got {}", v.kind())))).collect(),
+        Value::List(items) if items.len() == n => {
+            items.iter().map(|v| v.as_f64().ok_or_else(|| Error::Arg(format!("interpolate: scale_factor entries must be numbers, got {}", v.kind())))).collect()
+        }
         Value::List(items) => Err(Error::Arg(format!("interpolate: {} scale factors for {n} spatial dims", items.len()))),
         v => v.as_f64().map(|f| vec![f; n]).ok_or_else(|| Error::Arg(format!("interpolate: scale_factor must be a number or a list, got {}", v.kind()))),
     }

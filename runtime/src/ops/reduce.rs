@@ -2,13 +2,12 @@
 
 use candle_core::{DType, Tensor};
 
-use super::{float_of, one, Op, Standard, Fact, Rounding};
+use super::{float_of, one, Fact, Op, Rounding, Standard};
 use crate::bind::{bind, Bound};
 use crate::ctx::{dim, Ctx};
 use crate::dtype::TDType;
 use crate::error::{Error, Result};
 use crate::value::{Value, T};
-
 
 /// The dims a reduction covers (`None` or `[]` = all), sorted, deduplicated.
 fn reduce_dims(b: &Bound, x: &T) -> Result<Vec<usize>> {
@@ -404,7 +403,13 @@ fn nan_reduce(ctx: &Ctx, b: &Bound, mean: bool) -> Result<Vec<Value>> {
     let keepdim = b.bool("keepdim")?;
     let present = x.t.eq(&x.t)?;
     let clean = present.where_cond(&x.t, &x.t.zeros_like()?)?;
-    let dtype = if x.dtype.is_float() { x.dtype } else if mean { return Err(Error::Unsupported("nanmean of an integer tensor".into())) } else { TDType::I64 };
+    let dtype = if x.dtype.is_float() {
+        x.dtype
+    } else if mean {
+        return Err(Error::Unsupported("nanmean of an integer tensor".into()));
+    } else {
+        TDType::I64
+    };
     let s = sum_dims(&clean, &dims, keepdim)?;
     if !mean {
         return one(ctx.out(s, dtype)?);
@@ -481,10 +486,42 @@ fn normalize(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 
 /// The reduction entries.
 pub static OPS: &[Op] = &[
-    Op { names: &["Torch.mean", "Tensor.mean", "Mint.mean"], sig: "input, dim=None, keepdim=False, *, dtype=None", forward: mean, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums)] },
-    Op { names: &["Torch.sum", "Tensor.sum", "Mint.sum"], sig: "input, dim=None, keepdim=False, *, dtype=None", forward: sum, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums)] },
-    Op { names: &["MS.Tensor.sum"], sig: "input, dim=None, dtype=None, keepdims=False, initial=None, *, keepdim=None", forward: ms_sum, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums)] },
-    Op { names: &["Torch.logsumexp", "Tensor.logsumexp", "Mint.logsumexp"], sig: "input, dim, keepdim=False", forward: logsumexp, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op {
+        names: &["Torch.mean", "Tensor.mean", "Mint.mean"],
+        sig: "input, dim=None, keepdim=False, *, dtype=None",
+        forward: mean,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums)],
+    },
+    Op {
+        names: &["Torch.sum", "Tensor.sum", "Mint.sum"],
+        sig: "input, dim=None, keepdim=False, *, dtype=None",
+        forward: sum,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums)],
+    },
+    Op {
+        names: &["MS.Tensor.sum"],
+        sig: "input, dim=None, dtype=None, keepdims=False, initial=None, *, keepdim=None",
+        forward: ms_sum,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums)],
+    },
+    Op {
+        names: &["Torch.logsumexp", "Tensor.logsumexp", "Mint.logsumexp"],
+        sig: "input, dim, keepdim=False",
+        forward: logsumexp,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
     Op {
         names: &["Torch.vector_norm"],
         sig: "input, ord=2, dim=None, keepdim=False, *, dtype=None",
@@ -494,33 +531,225 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[],
     },
-    Op { names: &["Tensor.norm"], sig: "input, p='fro', dim=None, keepdim=False, dtype=None", forward: norm, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Torch.norm"], sig: "input, p='fro', dim=None, keepdim=False, out=None, dtype=None", forward: norm, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Torch.amax", "Tensor.amax", "Mint.amax"], sig: "input, dim=None, keepdim=False", forward: |c, b| extreme(c, b, true), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Torch.amin", "Tensor.amin", "Mint.amin"], sig: "input, dim=None, keepdim=False", forward: |c, b| extreme(c, b, false), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Torch.max", "Tensor.max"], sig: "input, dim=None, keepdim=False, *, other=None", forward: |c, b| max_any(c, b, true), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Torch.min", "Tensor.min"], sig: "input, dim=None, keepdim=False, *, other=None", forward: |c, b| max_any(c, b, false), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Torch.argmax", "Tensor.argmax", "Mint.argmax"], sig: "input, dim=None, keepdim=False", forward: |c, b| arg_extreme(c, b, true), backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.argmin", "Tensor.argmin", "Mint.argmin"], sig: "input, dim=None, keepdim=False", forward: |c, b| arg_extreme(c, b, false), backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.var", "Tensor.var"], sig: "input, dim=None, *, correction=None, keepdim=False", forward: |c, b| var(c, b, false), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Torch.std", "Tensor.std"], sig: "input, dim=None, *, correction=None, keepdim=False", forward: |c, b| var(c, b, true), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["MS.Tensor.var"], sig: "input, dim=None, ddof=0, keepdims=False, *, correction=None, keepdim=None", forward: |c, b| ms_var(c, b, false), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["MS.Tensor.std"], sig: "input, dim=None, ddof=0, keepdims=False, *, correction=None, keepdim=None", forward: |c, b| ms_var(c, b, true), backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Torch.cumsum", "Tensor.cumsum", "Mint.cumsum"], sig: "input, dim, *, dtype=None", forward: cumsum, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums)] },
-    Op { names: &["Torch._foreach_norm"], sig: "tensors, ord=2", forward: foreach_norm, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["MS.Functional.clip_by_global_norm"], sig: "input, clip_norm=1.0, use_norm=None", forward: clip_by_global_norm, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Torch.all"], sig: "input, dim=None, keepdim=False", forward: |c, b| truth_reduce(c, b, true), backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.any"], sig: "input, dim=None, keepdim=False", forward: |c, b| truth_reduce(c, b, false), backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.prod"], sig: "input, dim=None, keepdim=False, *, dtype=None", forward: prod, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Torch.nansum"], sig: "input, dim=None, keepdim=False, *, dtype=None", forward: |c, b| nan_reduce(c, b, false), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums)] },
-    Op { names: &["Torch.nanmean"], sig: "input, dim=None, keepdim=False, *, dtype=None", forward: |c, b| nan_reduce(c, b, true), backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Sums)] },
-    Op { names: &["Torch.cumprod"], sig: "input, dim, *, dtype=None", forward: cumprod, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op {
+        names: &["Tensor.norm"],
+        sig: "input, p='fro', dim=None, keepdim=False, dtype=None",
+        forward: norm,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.norm"],
+        sig: "input, p='fro', dim=None, keepdim=False, out=None, dtype=None",
+        forward: norm,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.amax", "Tensor.amax", "Mint.amax"],
+        sig: "input, dim=None, keepdim=False",
+        forward: |c, b| extreme(c, b, true),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.amin", "Tensor.amin", "Mint.amin"],
+        sig: "input, dim=None, keepdim=False",
+        forward: |c, b| extreme(c, b, false),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.max", "Tensor.max"],
+        sig: "input, dim=None, keepdim=False, *, other=None",
+        forward: |c, b| max_any(c, b, true),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.min", "Tensor.min"],
+        sig: "input, dim=None, keepdim=False, *, other=None",
+        forward: |c, b| max_any(c, b, false),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.argmax", "Tensor.argmax", "Mint.argmax"],
+        sig: "input, dim=None, keepdim=False",
+        forward: |c, b| arg_extreme(c, b, true),
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.argmin", "Tensor.argmin", "Mint.argmin"],
+        sig: "input, dim=None, keepdim=False",
+        forward: |c, b| arg_extreme(c, b, false),
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.var", "Tensor.var"],
+        sig: "input, dim=None, *, correction=None, keepdim=False",
+        forward: |c, b| var(c, b, false),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.std", "Tensor.std"],
+        sig: "input, dim=None, *, correction=None, keepdim=False",
+        forward: |c, b| var(c, b, true),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["MS.Tensor.var"],
+        sig: "input, dim=None, ddof=0, keepdims=False, *, correction=None, keepdim=None",
+        forward: |c, b| ms_var(c, b, false),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["MS.Tensor.std"],
+        sig: "input, dim=None, ddof=0, keepdims=False, *, correction=None, keepdim=None",
+        forward: |c, b| ms_var(c, b, true),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.cumsum", "Tensor.cumsum", "Mint.cumsum"],
+        sig: "input, dim, *, dtype=None",
+        forward: cumsum,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums)],
+    },
+    Op {
+        names: &["Torch._foreach_norm"],
+        sig: "tensors, ord=2",
+        forward: foreach_norm,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["MS.Functional.clip_by_global_norm"],
+        sig: "input, clip_norm=1.0, use_norm=None",
+        forward: clip_by_global_norm,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.all"],
+        sig: "input, dim=None, keepdim=False",
+        forward: |c, b| truth_reduce(c, b, true),
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.any"],
+        sig: "input, dim=None, keepdim=False",
+        forward: |c, b| truth_reduce(c, b, false),
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.prod"],
+        sig: "input, dim=None, keepdim=False, *, dtype=None",
+        forward: prod,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.nansum"],
+        sig: "input, dim=None, keepdim=False, *, dtype=None",
+        forward: |c, b| nan_reduce(c, b, false),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums)],
+    },
+    Op {
+        names: &["Torch.nanmean"],
+        sig: "input, dim=None, keepdim=False, *, dtype=None",
+        forward: |c, b| nan_reduce(c, b, true),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums)],
+    },
+    Op {
+        names: &["Torch.cumprod"],
+        sig: "input, dim, *, dtype=None",
+        forward: cumprod,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
     Op { names: &["Torch.logcumsumexp"], sig: "input, dim", forward: logcumsumexp, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Torch.count_nonzero"], sig: "input, dim=None", forward: count_nonzero, backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Functional.normalize"], sig: "input, p=2.0, dim=1, eps=1e-12, out=None", forward: normalize, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
-    Op { names: &["Torch.aminmax"], sig: "input, *, dim=None, keepdim=False", forward: |c, b| {
-        let mut out = extreme(c, b, false)?;
-        out.extend(extreme(c, b, true)?);
-        Ok(out)
-    }, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op {
+        names: &["Torch.count_nonzero"],
+        sig: "input, dim=None",
+        forward: count_nonzero,
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Functional.normalize"],
+        sig: "input, p=2.0, dim=1, eps=1e-12, out=None",
+        forward: normalize,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.aminmax"],
+        sig: "input, *, dim=None, keepdim=False",
+        forward: |c, b| {
+            let mut out = extreme(c, b, false)?;
+            out.extend(extreme(c, b, true)?);
+            Ok(out)
+        },
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
 ];

@@ -3,14 +3,13 @@
 
 use candle_core::Tensor;
 
-use super::{one, Op, Standard, Fact, Rounding};
+use super::{one, Fact, Op, Rounding, Standard};
 use crate::bind::Bound;
 use crate::ctx::{dim, operand, result_type, Ctx};
 use crate::dtype::TDType;
 use crate::error::{Error, Result};
 use crate::ops::nn::indices;
 use crate::value::{Value, T};
-
 
 fn same(x: &T, t: Tensor) -> Vec<Value> {
     vec![Value::Tensor(T { t, dtype: x.dtype })]
@@ -23,7 +22,20 @@ fn resolve_shape(shape: &[i64], numel: usize) -> Result<Vec<usize>> {
     if holes > 1 || shape.iter().any(|&d| d < -1) {
         return Err(Error::Arg(format!("invalid shape {shape:?}")));
     }
-    let out: Vec<usize> = shape.iter().map(|&d| if d == -1 { if known == 0 { 0 } else { numel / known as usize } } else { d as usize }).collect();
+    let out: Vec<usize> = shape
+        .iter()
+        .map(|&d| {
+            if d == -1 {
+                if known == 0 {
+                    0
+                } else {
+                    numel / known as usize
+                }
+            } else {
+                d as usize
+            }
+        })
+        .collect();
     if out.iter().product::<usize>() != numel {
         return Err(Error::Arg(format!("shape {shape:?} is invalid for input of size {numel}")));
     }
@@ -367,7 +379,11 @@ fn squeeze(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let t = match b.opt_int("dim")? {
         Some(d) => {
             let d = dim(d, x.rank())?;
-            if x.rank() > 0 && x.dims()[d] == 1 { x.t.squeeze(d)? } else { x.t.clone() }
+            if x.rank() > 0 && x.dims()[d] == 1 {
+                x.t.squeeze(d)?
+            } else {
+                x.t.clone()
+            }
         }
         None => {
             let shape: Vec<usize> = x.dims().iter().copied().filter(|&n| n != 1).collect();
@@ -549,7 +565,9 @@ fn diagonal(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let (r0, c0) = if offset >= 0 { (0, offset) } else { (-offset, 0) };
     let n = (r - r0).min(c - c0).max(0) as usize;
     let k = rest.len();
-    let items = (0..n).map(|i| t.narrow(k, r0 as usize + i, 1)?.narrow(k + 1, c0 as usize + i, 1)?.squeeze(k + 1)?.squeeze(k)).collect::<candle_core::Result<Vec<Tensor>>>()?;
+    let items = (0..n)
+        .map(|i| t.narrow(k, r0 as usize + i, 1)?.narrow(k + 1, c0 as usize + i, 1)?.squeeze(k + 1)?.squeeze(k))
+        .collect::<candle_core::Result<Vec<Tensor>>>()?;
     let t = if items.is_empty() {
         let mut shape: Vec<usize> = rest.iter().map(|&i| x.dims()[i]).collect();
         shape.push(0);
@@ -659,7 +677,8 @@ fn pad(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
                 "replicate" => t.narrow(d, if at_end { n - 1 } else { 0 }, 1)?.broadcast_as(shape)?.contiguous()?,
                 "circular" if count <= n => t.narrow(d, if at_end { 0 } else { n - count }, count)?,
                 "reflect" if count < n => {
-                    let idx: Vec<u32> = if at_end { (0..count).map(|i| (n - 2 - i) as u32).collect() } else { (0..count).map(|i| (count - i) as u32).collect() };
+                    let idx: Vec<u32> =
+                        if at_end { (0..count).map(|i| (n - 2 - i) as u32).collect() } else { (0..count).map(|i| (count - i) as u32).collect() };
                     t.contiguous()?.index_select(&Tensor::new(idx, t.device())?, d)?
                 }
                 "circular" | "reflect" => return Err(Error::Arg(format!("pad: {mode} padding of {count} is too large for a dim of size {n}"))),
@@ -682,11 +701,43 @@ fn pad(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 
 /// The shape and data-movement entries.
 pub static OPS: &[Op] = &[
-    Op { names: &["Tensor.reshape", "Tensor.view"], sig: "input, *shape", forward: reshape, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.reshape", "Mint.reshape"], sig: "input, shape", forward: reshape, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op {
+        names: &["Tensor.reshape", "Tensor.view"],
+        sig: "input, *shape",
+        forward: reshape,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.reshape", "Mint.reshape"],
+        sig: "input, shape",
+        forward: reshape,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
     Op { names: &["Tensor.permute"], sig: "input, *dims", forward: permute, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.permute", "Mint.permute"], sig: "input, dims", forward: permute, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.transpose", "Tensor.transpose", "Mint.transpose"], sig: "input, dim0, dim1", forward: |_, b| transpose(b, ["dim0", "dim1"]), backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op {
+        names: &["Torch.permute", "Mint.permute"],
+        sig: "input, dims",
+        forward: permute,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.transpose", "Tensor.transpose", "Mint.transpose"],
+        sig: "input, dim0, dim1",
+        forward: |_, b| transpose(b, ["dim0", "dim1"]),
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
     Op {
         names: &["Torch.swapaxes", "Tensor.swapaxes"],
         sig: "input, axis0, axis1",
@@ -698,81 +749,393 @@ pub static OPS: &[Op] = &[
     },
     Op { names: &["Torch.t", "Tensor.t"], sig: "input", forward: t_, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["MS.Tensor.transpose"], sig: "input, *axes", forward: ms_transpose, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.unsqueeze", "Tensor.unsqueeze", "Mint.unsqueeze"], sig: "input, dim", forward: unsqueeze, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.squeeze", "Tensor.squeeze", "Mint.squeeze"], sig: "input, dim=None", forward: squeeze, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op {
+        names: &["Torch.unsqueeze", "Tensor.unsqueeze", "Mint.unsqueeze"],
+        sig: "input, dim",
+        forward: unsqueeze,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.squeeze", "Tensor.squeeze", "Mint.squeeze"],
+        sig: "input, dim=None",
+        forward: squeeze,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
     Op { names: &["Tensor.expand"], sig: "input, *size", forward: expand, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.broadcast_to", "Tensor.broadcast_to", "Mint.broadcast_to"], sig: "input, shape", forward: broadcast_to, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.narrow", "Tensor.narrow", "Mint.narrow"], sig: "input, dim, start, length", forward: narrow, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op {
+        names: &["Torch.broadcast_to", "Tensor.broadcast_to", "Mint.broadcast_to"],
+        sig: "input, shape",
+        forward: broadcast_to,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.narrow", "Tensor.narrow", "Mint.narrow"],
+        sig: "input, dim, start, length",
+        forward: narrow,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
     Op { names: &["MS.Functional.assign"], sig: "variable, value", forward: assign, backward: false, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.split", "Tensor.split", "Mint.split", "MS.Functional.split"], sig: "input, split_size_or_sections, dim=0", forward: split, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.chunk", "Tensor.chunk", "Mint.chunk", "MS.Functional.chunk"], sig: "input, chunks, dim=0", forward: chunk, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.stack", "Mint.stack", "MS.Functional.stack"], sig: "tensors, dim=0", forward: stack, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.cat", "Mint.cat", "Torch.concat", "MS.Functional.cat"], sig: "tensors, dim=0", forward: cat, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.triu", "Tensor.triu", "Mint.triu"], sig: "input, diagonal=0", forward: |_, b| triangle(b, true), backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.tril", "Tensor.tril", "Mint.tril", "MS.Functional.tril"], sig: "input, diagonal=0", forward: |_, b| triangle(b, false), backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.masked_fill", "Tensor.masked_fill", "Mint.masked_fill", "MS.Functional.masked_fill"], sig: "input, mask, value", forward: masked_fill, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Torch.gather", "Tensor.gather", "Mint.gather"], sig: "input, dim, index", forward: gather, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.index_select", "Tensor.index_select", "Mint.index_select"], sig: "input, dim, index", forward: index_select, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["MS.Functional.gather"], sig: "input, input_indices, axis, batch_dims=0", forward: ms_gather, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Tensor.__setitem__"], sig: "input, index, value", forward: setitem, backward: false, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] },
-    Op { names: &["Tensor.contiguous", "Tensor.clone", "Torch.clone", "Mint.clone"], sig: "input, memory_format=None", forward: identity, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.flatten", "Tensor.flatten", "Mint.flatten"], sig: "input, start_dim=0, end_dim=-1", forward: flatten, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.unbind", "MS.Functional.unbind", "MS.Tensor.unbind"], sig: "input, dim=0", forward: unbind, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.split_with_sizes", "Torch.unsafe_split_with_sizes"], sig: "input, split_sizes, dim=0", forward: |_, b| {
-        let x = b.tensor("input")?;
-        let d = dim(b.int("dim")?, x.rank())?;
-        pieces(x, d, &split_sizes(x.dims()[d], b, "split_sizes")?)
-    }, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.unsafe_split"], sig: "input, split_size, dim=0", forward: |_, b| {
-        let x = b.tensor("input")?;
-        let d = dim(b.int("dim")?, x.rank())?;
-        pieces(x, d, &split_sizes(x.dims()[d], b, "split_size")?)
-    }, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op {
+        names: &["Torch.split", "Tensor.split", "Mint.split", "MS.Functional.split"],
+        sig: "input, split_size_or_sections, dim=0",
+        forward: split,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.chunk", "Tensor.chunk", "Mint.chunk", "MS.Functional.chunk"],
+        sig: "input, chunks, dim=0",
+        forward: chunk,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.stack", "Mint.stack", "MS.Functional.stack"],
+        sig: "tensors, dim=0",
+        forward: stack,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.cat", "Mint.cat", "Torch.concat", "MS.Functional.cat"],
+        sig: "tensors, dim=0",
+        forward: cat,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.triu", "Tensor.triu", "Mint.triu"],
+        sig: "input, diagonal=0",
+        forward: |_, b| triangle(b, true),
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.tril", "Tensor.tril", "Mint.tril", "MS.Functional.tril"],
+        sig: "input, diagonal=0",
+        forward: |_, b| triangle(b, false),
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.masked_fill", "Tensor.masked_fill", "Mint.masked_fill", "MS.Functional.masked_fill"],
+        sig: "input, mask, value",
+        forward: masked_fill,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Torch.gather", "Tensor.gather", "Mint.gather"],
+        sig: "input, dim, index",
+        forward: gather,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.index_select", "Tensor.index_select", "Mint.index_select"],
+        sig: "input, dim, index",
+        forward: index_select,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["MS.Functional.gather"],
+        sig: "input, input_indices, axis, batch_dims=0",
+        forward: ms_gather,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Tensor.__setitem__"],
+        sig: "input, index, value",
+        forward: setitem,
+        backward: false,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Tensor.contiguous", "Tensor.clone", "Torch.clone", "Mint.clone"],
+        sig: "input, memory_format=None",
+        forward: identity,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.flatten", "Tensor.flatten", "Mint.flatten"],
+        sig: "input, start_dim=0, end_dim=-1",
+        forward: flatten,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.unbind", "MS.Functional.unbind", "MS.Tensor.unbind"],
+        sig: "input, dim=0",
+        forward: unbind,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.split_with_sizes", "Torch.unsafe_split_with_sizes"],
+        sig: "input, split_sizes, dim=0",
+        forward: |_, b| {
+            let x = b.tensor("input")?;
+            let d = dim(b.int("dim")?, x.rank())?;
+            pieces(x, d, &split_sizes(x.dims()[d], b, "split_sizes")?)
+        },
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.unsafe_split"],
+        sig: "input, split_size, dim=0",
+        forward: |_, b| {
+            let x = b.tensor("input")?;
+            let d = dim(b.int("dim")?, x.rank())?;
+            pieces(x, d, &split_sizes(x.dims()[d], b, "split_size")?)
+        },
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
     Op { names: &["Torch.unsafe_chunk"], sig: "input, chunks, dim=0", forward: chunk, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.tensor_split", "MS.Functional.tensor_split", "MS.Tensor.tensor_split"], sig: "input, indices_or_sections, dim=0", forward: tensor_split, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.hsplit"], sig: "input, indices_or_sections", forward: |_, b| direction_split(b, 1), backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.vsplit"], sig: "input, indices_or_sections", forward: |_, b| direction_split(b, 0), backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.dsplit"], sig: "input, indices_or_sections", forward: |_, b| direction_split(b, 2), backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op {
+        names: &["Torch.tensor_split", "MS.Functional.tensor_split", "MS.Tensor.tensor_split"],
+        sig: "input, indices_or_sections, dim=0",
+        forward: tensor_split,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.hsplit"],
+        sig: "input, indices_or_sections",
+        forward: |_, b| direction_split(b, 1),
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.vsplit"],
+        sig: "input, indices_or_sections",
+        forward: |_, b| direction_split(b, 0),
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.dsplit"],
+        sig: "input, indices_or_sections",
+        forward: |_, b| direction_split(b, 2),
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
     Op { names: &["Torch.movedim"], sig: "input, source, destination", forward: movedim, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.flip"], sig: "input, dims", forward: |_, b| {
-        let x = b.tensor("input")?;
-        flip_dims(x, &dims_of(b, "dims", x.rank())?)
-    }, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.fliplr"], sig: "input", forward: |_, b| flip_dims(b.tensor("input")?, &[1]), backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.flipud"], sig: "input", forward: |_, b| flip_dims(b.tensor("input")?, &[0]), backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op {
+        names: &["Torch.flip"],
+        sig: "input, dims",
+        forward: |_, b| {
+            let x = b.tensor("input")?;
+            flip_dims(x, &dims_of(b, "dims", x.rank())?)
+        },
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.fliplr"],
+        sig: "input",
+        forward: |_, b| flip_dims(b.tensor("input")?, &[1]),
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.flipud"],
+        sig: "input",
+        forward: |_, b| flip_dims(b.tensor("input")?, &[0]),
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
     Op { names: &["Torch.roll"], sig: "input, shifts, dims=None", forward: roll, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.rot90"], sig: "input, k=1, dims=None", forward: rot90, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.tile"], sig: "input, dims", forward: |c, b| repeated(c, b.tensor("input")?, &b.ints("dims")?), backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Tensor.repeat"], sig: "input, *repeats", forward: |c, b| {
-        let x = b.tensor("input")?;
-        let reps = b.ints("repeats")?;
-        if reps.len() < x.rank() {
-            return Err(Error::Arg(format!("repeat: {} repeats for a tensor of rank {}", reps.len(), x.rank())));
-        }
-        repeated(c, x, &reps)
-    }, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.ravel"], sig: "input", forward: |_, b| {
-        let x = b.tensor("input")?;
-        Ok(same(x, x.t.flatten_all()?))
-    }, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Tensor.view_as", "Tensor.reshape_as"], sig: "input, other", forward: |_, b| {
-        let x = b.tensor("input")?;
-        Ok(same(x, x.t.reshape(b.tensor("other")?.dims())?))
-    }, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Tensor.expand_as"], sig: "input, other", forward: |_, b| {
-        let x = b.tensor("input")?;
-        Ok(same(x, x.t.broadcast_as(b.tensor("other")?.dims())?))
-    }, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op {
+        names: &["Torch.tile"],
+        sig: "input, dims",
+        forward: |c, b| repeated(c, b.tensor("input")?, &b.ints("dims")?),
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Tensor.repeat"],
+        sig: "input, *repeats",
+        forward: |c, b| {
+            let x = b.tensor("input")?;
+            let reps = b.ints("repeats")?;
+            if reps.len() < x.rank() {
+                return Err(Error::Arg(format!("repeat: {} repeats for a tensor of rank {}", reps.len(), x.rank())));
+            }
+            repeated(c, x, &reps)
+        },
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.ravel"],
+        sig: "input",
+        forward: |_, b| {
+            let x = b.tensor("input")?;
+            Ok(same(x, x.t.flatten_all()?))
+        },
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Tensor.view_as", "Tensor.reshape_as"],
+        sig: "input, other",
+        forward: |_, b| {
+            let x = b.tensor("input")?;
+            Ok(same(x, x.t.reshape(b.tensor("other")?.dims())?))
+        },
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Tensor.expand_as"],
+        sig: "input, other",
+        forward: |_, b| {
+            let x = b.tensor("input")?;
+            Ok(same(x, x.t.broadcast_as(b.tensor("other")?.dims())?))
+        },
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
     Op { names: &["Torch.select"], sig: "input, dim, index", forward: select, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.diagonal"], sig: "input, offset=0, dim1=0, dim2=1", forward: diagonal, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.narrow_copy"], sig: "input, dim, start, length", forward: narrow, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op {
+        names: &["Torch.diagonal"],
+        sig: "input, offset=0, dim1=0, dim2=1",
+        forward: diagonal,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.narrow_copy"],
+        sig: "input, dim, start, length",
+        forward: narrow,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
     Op { names: &["Torch.atleast_1d"], sig: "*tensors", forward: |_, b| atleast(b, 1), backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.atleast_2d"], sig: "*tensors", forward: |_, b| atleast(b, 2), backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.atleast_3d"], sig: "*tensors", forward: |_, b| atleast(b, 3), backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.hstack"], sig: "tensors", forward: |c, b| stack_along(c, b, "h"), backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.vstack"], sig: "tensors", forward: |c, b| stack_along(c, b, "v"), backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.dstack"], sig: "tensors", forward: |c, b| stack_along(c, b, "d"), backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.column_stack"], sig: "tensors", forward: |c, b| stack_along(c, b, "c"), backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op {
+        names: &["Torch.hstack"],
+        sig: "tensors",
+        forward: |c, b| stack_along(c, b, "h"),
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.vstack"],
+        sig: "tensors",
+        forward: |c, b| stack_along(c, b, "v"),
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.dstack"],
+        sig: "tensors",
+        forward: |c, b| stack_along(c, b, "d"),
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.column_stack"],
+        sig: "tensors",
+        forward: |c, b| stack_along(c, b, "c"),
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
     Op { names: &["Torch.unflatten"], sig: "input, dim, sizes", forward: unflatten, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Functional.pad"], sig: "input, pad, mode='constant', value=None", forward: pad, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op {
+        names: &["Functional.pad"],
+        sig: "input, pad, mode='constant', value=None",
+        forward: pad,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
 ];

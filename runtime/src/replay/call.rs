@@ -95,11 +95,14 @@ fn fold_class_targets(args: &mut [Realized], kwargs: &[(String, Realized)]) {
 
 /// The floating tensors of a list argument, at any depth (each gets a gradient).
 fn float_tensors(items: &[Realized]) -> usize {
-    items.iter().map(|r| match r {
-        Realized::Tensor(m, _) => usize::from(m.dtype.is_float()),
-        Realized::List(inner) => float_tensors(inner),
-        Realized::Value(_) => 0,
-    }).sum()
+    items
+        .iter()
+        .map(|r| match r {
+            Realized::Tensor(m, _) => usize::from(m.dtype.is_float()),
+            Realized::List(inner) => float_tensors(inner),
+            Realized::Value(_) => 0,
+        })
+        .sum()
 }
 
 /// The dtypes of every tensor of `r`.
@@ -142,7 +145,12 @@ impl<'a> Call<'a> {
             args.iter_mut().chain(kwargs.iter_mut().map(|(_, v)| v)).for_each(|s| cast_down(s, to));
             let widest = input_dtypes.iter().copied().filter(|d| d.is_float()).max_by_key(|d| d.bits()).unwrap_or(to);
             let name = |d| r.framework.dtype_name(d);
-            format!("msprobe quirk: the call ran under autocast (inputs dumped as {}, output {}); replayed on the inputs cast to {}", name(widest), name(to), name(to))
+            format!(
+                "msprobe quirk: the call ran under autocast (inputs dumped as {}, output {}); replayed on the inputs cast to {}",
+                name(widest),
+                name(to),
+                name(to)
+            )
         });
         if r.data_mode == DataMode::Random && op.class_targets() {
             fold_class_targets(&mut args, &kwargs);
@@ -151,7 +159,22 @@ impl<'a> Call<'a> {
         let differentiate = differentiate(&slots);
         let widest = slots.iter().filter_map(|s| s.widest_float()).max_by_key(|d| d.bits()).unwrap_or(TDType::F32);
         let seed = r.seed ^ iteration;
-        let mut call = Call { r, name, op, args, kwargs, grads, differentiate, bench: Ctx::bench(seed), device: Ctx::device(widest, seed), identity: false, mask_note: None, mask_known: false, autocast_note, noop_cast };
+        let mut call = Call {
+            r,
+            name,
+            op,
+            args,
+            kwargs,
+            grads,
+            differentiate,
+            bench: Ctx::bench(seed),
+            device: Ctx::device(widest, seed),
+            identity: false,
+            mask_note: None,
+            mask_known: false,
+            autocast_note,
+            noop_cast,
+        };
         if op.random && r.use_recorded && r.data_mode == DataMode::Real {
             call.recover_mask()?;
         }
@@ -180,7 +203,9 @@ impl<'a> Call<'a> {
             return Ok(());
         }
         let grad = match self.r.grad_inputs.first() {
-            Some(Spec::Tensor(g)) if self.r.grad_outputs.is_some() && g.data.as_ref().is_some_and(|p| p.is_file()) => Some(master(g, DataMode::Real, (0, 0, 0))?.values),
+            Some(Spec::Tensor(g)) if self.r.grad_outputs.is_some() && g.data.as_ref().is_some_and(|p| p.is_file()) => {
+                Some(master(g, DataMode::Real, (0, 0, 0))?.values)
+            }
             _ => None,
         };
         let (mask, note) = quirks::dropout_mask(&input.values, &recorded, grad.as_deref());
@@ -251,7 +276,12 @@ impl<'a> Call<'a> {
     pub fn gradient_params(&self) -> Vec<Option<&'static str>> {
         let names = param_names(self.op.sig);
         let mut out = vec![];
-        let slots = self.args.iter().enumerate().map(|(i, r)| (names.get(i).copied(), r)).chain(self.kwargs.iter().map(|(k, r)| (names.iter().copied().find(|n| n == k), r)));
+        let slots = self
+            .args
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (names.get(i).copied(), r))
+            .chain(self.kwargs.iter().map(|(k, r)| (names.iter().copied().find(|n| n == k), r)));
         for ((name, r), &wanted) in slots.zip(self.differentiate.iter().chain(std::iter::repeat(&false))) {
             match r {
                 Realized::Tensor(m, _) if wanted && m.dtype.is_float() => out.push(name),

@@ -46,7 +46,11 @@ pub(super) fn judge_list(call: &Call, direction: Direction, tested: &[Tested], b
             match (tested.get(i), bench.get(i)) {
                 (Some(Tested { value: Value::None, .. }), Some(Value::None)) => None,
                 (Some(t), Some(b)) => Some(judge_value(call, name, direction, t, b, magnitudes.get(i).and_then(Option::as_deref), note)),
-                _ => Some(DetailRow::uncompared(name, Status::Skip, message(&[&format!("cannot judge: output count differs: tested {}, bench {}", tested.len(), bench.len()), BENCH]))),
+                _ => Some(DetailRow::uncompared(
+                    name,
+                    Status::Skip,
+                    message(&[&format!("cannot judge: output count differs: tested {}, bench {}", tested.len(), bench.len()), BENCH]),
+                )),
             }
         })
         .collect()
@@ -66,17 +70,35 @@ pub(super) fn judge_value(call: &Call, name: String, direction: Direction, teste
                     _ => TDType::F64,
                 };
                 let judged = judge(call.r.standard, &case(call, direction, false, dtype, &[x], &[y], None, None));
-                let row = DetailRow { bench_dtype: Some(b.kind().to_string()), tested_dtype: Some(t.kind().to_string()), shape: Some(vec![]), ..DetailRow::uncompared(name, Status::Skip, String::new()) };
+                let row = DetailRow {
+                    bench_dtype: Some(b.kind().to_string()),
+                    tested_dtype: Some(t.kind().to_string()),
+                    shape: Some(vec![]),
+                    ..DetailRow::uncompared(name, Status::Skip, String::new())
+                };
                 judged_row(row, &judged, judged.measured.as_ref(), &[note, &tested.source.text(call.r.framework)])
             }
-            _ => DetailRow::uncompared(name, Status::Skip, message(&[&format!("cannot judge: output of type {} / {} is not comparable", t.kind(), b.kind()), note, &tested.source.text(call.r.framework)])),
+            _ => DetailRow::uncompared(
+                name,
+                Status::Skip,
+                message(&[&format!("cannot judge: output of type {} / {} is not comparable", t.kind(), b.kind()), note, &tested.source.text(call.r.framework)]),
+            ),
         },
     }
 }
 
 /// The case of one value for the standard.
 #[allow(clippy::too_many_arguments)]
-fn case<'a>(call: &'a Call, direction: Direction, exact_op: bool, dtype: TDType, tested: &'a [f64], bench: &'a [f64], reference: Option<&'a [f64]>, magnitude: Option<&'a [f64]>) -> Case<'a> {
+fn case<'a>(
+    call: &'a Call,
+    direction: Direction,
+    exact_op: bool,
+    dtype: TDType,
+    tested: &'a [f64],
+    bench: &'a [f64],
+    reference: Option<&'a [f64]>,
+    magnitude: Option<&'a [f64]>,
+) -> Case<'a> {
     let r = call.r;
     Case {
         op: &r.api.op,
@@ -116,7 +138,12 @@ fn judged_row(row: DetailRow, judged: &Judged, measured: Option<&Metrics>, after
 fn judge_tensor(call: &Call, name: String, direction: Direction, tested: &Tested, (t, b): (&T, &T), magnitude: Option<&[f64]>, note: &str) -> DetailRow {
     let fw = call.r.framework;
     let source = tested.source.text(fw);
-    let base = DetailRow { bench_dtype: Some(fw.dtype_name(bench_dtype(b.dtype))), tested_dtype: Some(fw.dtype_name(t.dtype)), shape: Some(b.dims().to_vec()), ..DetailRow::uncompared(name, Status::Skip, String::new()) };
+    let base = DetailRow {
+        bench_dtype: Some(fw.dtype_name(bench_dtype(b.dtype))),
+        tested_dtype: Some(fw.dtype_name(t.dtype)),
+        shape: Some(b.dims().to_vec()),
+        ..DetailRow::uncompared(name, Status::Skip, String::new())
+    };
     let skip = |why: String| DetailRow { message: message(&[&why, &source]), ..base.clone() };
     if t.dims() != b.dims() {
         return skip(format!("cannot judge: shape mismatch: tested {:?}, bench {:?}", t.dims(), b.dims()));

@@ -89,7 +89,11 @@ impl Pattern {
             Pattern::Alternating => j % 2 == 1,
             Pattern::ThueMorse => j.count_ones() % 2 == 1,
         };
-        if odd { -1.0 } else { 1.0 }
+        if odd {
+            -1.0
+        } else {
+            1.0
+        }
     }
 }
 
@@ -219,7 +223,8 @@ fn on_absolute_values(call: &Call, negated: Option<&'static str>) -> Result<Flat
     };
     let names = param_names(call.op.sig);
     let is_operand = |slot: usize, key: Option<&str>| key.or_else(|| names.get(slot).copied()).is_some_and(|n| OPERANDS.contains(&n));
-    let run = call.run_with(&call.bench, |slot, key, v| absolute(v, is_negated(slot, key), is_operand(slot, key)), |g| Ok(T { t: g.t.abs()?, dtype: g.dtype }))?;
+    let run =
+        call.run_with(&call.bench, |slot, key, v| absolute(v, is_negated(slot, key), is_operand(slot, key)), |g| Ok(T { t: g.t.abs()?, dtype: g.dtype }))?;
     let (o, g) = flat(&run);
     Ok((o.into_iter().map(abs_all).collect(), g.into_iter().map(abs_all).collect()))
 }

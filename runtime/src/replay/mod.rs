@@ -72,10 +72,19 @@ fn replay_checked(r: &Replay, limits: &Limits) -> Result<Rows> {
                 let direction = if r.grad_outputs.is_some() { Direction::Backward } else { Direction::Forward };
                 let first = e.to_string().lines().next().unwrap_or("").to_string();
                 let row = DetailRow::uncompared(format!("{}.{}", r.api, direction.as_str()), Status::Skip, format!("cannot replay here: {first}"));
-                if r.grad_outputs.is_some() { (vec![], vec![row]) } else { (vec![row], vec![]) }
+                if r.grad_outputs.is_some() {
+                    (vec![], vec![row])
+                } else {
+                    (vec![row], vec![])
+                }
             }
         };
-        let message: Vec<String> = forward.iter().chain(&backward).filter(|d| d.status != Status::Pass && !d.message.is_empty()).map(|d| format!("{}: {}", d.api_name, d.message)).collect();
+        let message: Vec<String> = forward
+            .iter()
+            .chain(&backward)
+            .filter(|d| d.status != Status::Pass && !d.message.is_empty())
+            .map(|d| format!("{}: {}", d.api_name, d.message))
+            .collect();
         rows.results.push(ResultRow { api_name: r.api.to_string(), forward: verdict(&forward), backward: verdict(&backward), message: message.join("; ") });
         rows.details.extend(forward);
         rows.details.extend(backward);
@@ -109,9 +118,11 @@ fn replay_once(r: &Replay, iteration: u64, limits: &Limits) -> Result<(Vec<Detai
     let Outcome { grads: Some(bench_grads), .. } = bench else { return Ok((forward, vec![])) };
 
     // Computed gradients (and their rounding magnitudes) are compared in the layout msprobe recorded them in.
-    let grad_magnitudes: Vec<Option<Vec<f64>>> = magnitudes.grads.iter().zip(&bench_grads).enumerate().map(|(i, (m, g))| m.as_ref().and_then(|m| plan.recorded_values(i, m, g.dims()))).collect();
+    let grad_magnitudes: Vec<Option<Vec<f64>>> =
+        magnitudes.grads.iter().zip(&bench_grads).enumerate().map(|(i, (m, g))| m.as_ref().and_then(|m| plan.recorded_values(i, m, g.dims()))).collect();
     let bench_grads: Vec<Value> = bench_grads.iter().enumerate().map(|(i, g)| plan.recorded_layout(i, g).map(Value::Tensor)).collect::<Result<_>>()?;
-    let device_grad = |i: usize| device.as_ref().and_then(|d| d.grads.as_ref()).and_then(|g| g.get(i)).map(|g| plan.recorded_layout(i, g).map(Value::Tensor)).transpose();
+    let device_grad =
+        |i: usize| device.as_ref().and_then(|d| d.grads.as_ref()).and_then(|g| g.get(i)).map(|g| plan.recorded_layout(i, g).map(Value::Tensor)).transpose();
     let grads: Vec<Tested> = plan.grads.iter().enumerate().map(|(i, s)| Ok(Tested::new(s, device_grad(i)?, Direction::Backward))).collect::<Result<_>>()?;
     let note = message(&[&forward_note, call.mask_note.as_deref().unwrap_or("")]);
     let mut backward = judge_list(&call, Direction::Backward, &grads, &bench_grads, &grad_magnitudes, &note);

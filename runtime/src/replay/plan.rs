@@ -10,11 +10,11 @@
 
 use candle_core::DType;
 
+use crate::bind::parameters;
 use crate::dtype::TDType;
 use crate::error::Result;
-use crate::bind::parameters;
-use crate::grad_layout::{recorded_places, GradInput, Place, Transform};
 use crate::exec::Outcome;
+use crate::grad_layout::{recorded_places, GradInput, Place, Transform};
 use crate::inputs::master;
 use crate::spec::{DataMode, Replay, Spec};
 use crate::standard::Standard;
@@ -180,7 +180,9 @@ fn grad_inputs<'a>(call: &Call<'a>) -> Vec<GradInput<'a>> {
     specs
         .zip(params)
         .map(|((s, keyword), param)| match s {
-            Spec::Tensor(t) => GradInput { tensor: true, float: t.dtype.is_float(), marked: t.requires_grad == Some(true), param, keyword, shape: Some(t.shape.as_slice()) },
+            Spec::Tensor(t) => {
+                GradInput { tensor: true, float: t.dtype.is_float(), marked: t.requires_grad == Some(true), param, keyword, shape: Some(t.shape.as_slice()) }
+            }
             _ => GradInput { tensor: false, float: false, marked: false, param, keyword, shape: None },
         })
         .collect()

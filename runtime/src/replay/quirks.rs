@@ -61,7 +61,9 @@ pub(super) fn sorted(values: &[f64]) -> Vec<f64> {
 /// Whether `tested` and `bench` hold exactly the same values (NaN included)
 /// in a different order.
 pub(super) fn same_values_other_order(tested: &[f64], bench: &[f64]) -> bool {
-    tested.len() == bench.len() && tested != bench && sorted(tested).iter().zip(sorted(bench)).all(|(a, b)| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()))
+    tested.len() == bench.len()
+        && tested != bench
+        && sorted(tested).iter().zip(sorted(bench)).all(|(a, b)| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()))
 }
 
 /// Whether a dropout that drops with probability `p` (`None`: it does not

@@ -166,10 +166,16 @@ mod tests {
             assert_eq!(recorded.text(fw), "tested: device gradient recorded in the dump; bench: float64 recompute on the CPU");
         }
         let missing = TestedSource::Emulated(Reason::FileMissing(Direction::Forward, PathBuf::from("x.pt")));
-        assert_eq!(missing.text(Framework::PyTorch), "tested: emulated device in the dumped dtypes (no recorded output: x.pt is missing); bench: float64 recompute on the CPU");
+        assert_eq!(
+            missing.text(Framework::PyTorch),
+            "tested: emulated device in the dumped dtypes (no recorded output: x.pt is missing); bench: float64 recompute on the CPU"
+        );
         assert_eq!(recorded.text(Framework::MindTorch), "tested: device gradient recorded in the MSAdapter dump; bench: float64 recompute on the CPU");
         let random = TestedSource::Emulated(Reason::RandomData);
-        assert_eq!(random.text(Framework::MindTorch), "tested: emulated device in the MSAdapter dump's dtypes (random_data has no device values); bench: float64 recompute on the CPU");
+        assert_eq!(
+            random.text(Framework::MindTorch),
+            "tested: emulated device in the MSAdapter dump's dtypes (random_data has no device values); bench: float64 recompute on the CPU"
+        );
         assert_eq!(Reason::NotLinedUp(Direction::Backward).to_string(), "the dump's gradients do not line up with the call's");
         assert_eq!(Reason::RecordedKind(Direction::Forward, "int").to_string(), "no recorded output: the dump recorded a int");
         let transposed = TestedSource::Recorded(Direction::Backward, Transform::Transposed);

@@ -122,7 +122,16 @@ fn number(w: &mut JsonWriter, x: Option<f64>) {
 pub fn data_json(r: &HtmlReport) -> String {
     let mut w = JsonWriter::compact(Escape::Html);
     w.begin('{');
-    for (k, v) in [("title", &r.title), ("framework", &r.framework), ("standard", &r.standard), ("tested", &r.tested), ("command", &r.command), ("generated", &r.generated), ("stackNote", &r.stack_note), ("repro", &r.repro)] {
+    for (k, v) in [
+        ("title", &r.title),
+        ("framework", &r.framework),
+        ("standard", &r.standard),
+        ("tested", &r.tested),
+        ("command", &r.command),
+        ("generated", &r.generated),
+        ("stackNote", &r.stack_note),
+        ("repro", &r.repro),
+    ] {
         w.key(k);
         w.str(v);
     }

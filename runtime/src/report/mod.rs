@@ -20,8 +20,7 @@ use crate::atomic::{write_atomic, WriteOptions};
 use crate::compare::Status;
 use crate::standard::Standard;
 
-const DETAILS_HEADER: [&str; 9] =
-    ["API Name", "Bench Dtype", "Tested Dtype", "Shape", "Cosine", "MaxAbsErr", "MaxRelativeErr", "Status", "Message"];
+const DETAILS_HEADER: [&str; 9] = ["API Name", "Bench Dtype", "Tested Dtype", "Shape", "Cosine", "MaxAbsErr", "MaxRelativeErr", "Status", "Message"];
 /// The columns `--standard api` appends: the rule applied and its own metrics.
 const STANDARD_HEADER: [&str; 2] = ["Standard", "Standard Metrics"];
 const RESULT_HEADER: [&str; 4] = ["API Name", "Forward Test Success", "Backward Test Success", "Message"];
@@ -61,7 +60,20 @@ pub struct DetailRow {
 impl DetailRow {
     /// A row that compared nothing: a call that failed or was skipped.
     pub fn uncompared(api_name: String, status: Status, message: String) -> DetailRow {
-        DetailRow { api_name, bench_dtype: None, tested_dtype: None, shape: None, cosine: None, max_abs: None, max_rel: None, status, message, rule: String::new(), metrics: String::new(), hist: None }
+        DetailRow {
+            api_name,
+            bench_dtype: None,
+            tested_dtype: None,
+            shape: None,
+            cosine: None,
+            max_abs: None,
+            max_rel: None,
+            status,
+            message,
+            rule: String::new(),
+            metrics: String::new(),
+            hist: None,
+        }
     }
 }
 
@@ -125,13 +137,18 @@ pub fn write_report(dir: impl AsRef<Path>, details: &[DetailRow], results: &[Res
 
 /// [`write_report`], with a job's `Step` and `Rank` columns last in both
 /// CSVs when `job` is given.
-pub fn write_job_report(dir: impl AsRef<Path>, details: &[DetailRow], results: &[ResultRow], standard: Standard, job: Option<JobColumns>) -> Result<(PathBuf, PathBuf), ReportError> {
+pub fn write_job_report(
+    dir: impl AsRef<Path>,
+    details: &[DetailRow],
+    results: &[ResultRow],
+    standard: Standard,
+    job: Option<JobColumns>,
+) -> Result<(PathBuf, PathBuf), ReportError> {
     let dir = dir.as_ref();
     create_dir(dir)?;
     let (details_path, result_path) = free_names(dir, stamp::now())?;
-    let write = |path: &Path, bytes: Vec<u8>| {
-        write_atomic(path, &bytes, WriteOptions::REPORT).map_err(|e| ReportError::Write { path: e.path, source: e.source })
-    };
+    let write =
+        |path: &Path, bytes: Vec<u8>| write_atomic(path, &bytes, WriteOptions::REPORT).map_err(|e| ReportError::Write { path: e.path, source: e.source });
     let extended = standard != Standard::Msprobe;
     let mut header = DETAILS_HEADER.to_vec();
     if extended {
@@ -200,12 +217,7 @@ fn detail_cells(r: &DetailRow) -> Vec<String> {
 }
 
 fn result_cells(r: &ResultRow) -> Vec<String> {
-    vec![
-        r.api_name.clone(),
-        csv::text(r.forward.map(Status::as_str)),
-        csv::text(r.backward.map(Status::as_str)),
-        r.message.clone(),
-    ]
+    vec![r.api_name.clone(), csv::text(r.forward.map(Status::as_str)), csv::text(r.backward.map(Status::as_str)), r.message.clone()]
 }
 
 /// `os.makedirs(dir, mode=0o750, exist_ok=True)`: parents get the default

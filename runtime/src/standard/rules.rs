@@ -74,18 +74,10 @@ pub(super) fn absolute(t: &[f64], b: &[f64], class: Class, eps: f64) -> Outcome 
     }
     let mut problems = Vec::new();
     if n_rel > 0 {
-        problems.push(format!(
-            "absolute threshold: relative error above {} at {n_rel} of {n_normal} normal values (max {})",
-            g(rtol),
-            g(max_rel)
-        ));
+        problems.push(format!("absolute threshold: relative error above {} at {n_rel} of {n_normal} normal values (max {})", g(rtol), g(max_rel)));
     }
     if n_abs > 0 {
-        problems.push(format!(
-            "absolute threshold: absolute error above {} at {n_abs} of {n_small} small values (|bench| <= {})",
-            g(atol),
-            g(small)
-        ));
+        problems.push(format!("absolute threshold: absolute error above {} at {n_abs} of {n_small} small values (|bench| <= {})", g(atol), g(small)));
     }
     let metrics = format!("rel_err_ratio={}; abs_err_ratio={}", g(ratio(n_rel, n_normal)), g(ratio(n_abs, n_small)));
     Outcome::from_problems(problems, metrics)
@@ -129,23 +121,14 @@ pub(super) fn ulp(t: &[f64], b: &[f64], reference: Option<&[f64]>, class: Class)
         }
     };
     let (max, mean, share) = stats(t);
-    let (pass, bound) = if class == Class::Fp32 {
-        (mean < 64.0 || share < 0.05, "mean < 64 or share < 0.05")
-    } else {
-        (share < 0.001, "share < 0.001")
-    };
+    let (pass, bound) = if class == Class::Fp32 { (mean < 64.0 || share < 0.05, "mean < 64 or share < 0.05") } else { (share < 0.001, "share < 0.001") };
     // msprobe also passes a share no larger than the reference device's
     // (its GPU; here the CPU run in the tested dtype).
     let reference_share = reference.filter(|r| r.len() == b.len()).map(|r| stats(r).2);
     let mut problems = Vec::new();
     if !pass && !reference_share.is_some_and(|r| share <= r) {
         let versus = reference_share.map(|r| format!(", or at most the reference's {}", g(r))).unwrap_or_default();
-        problems.push(format!(
-            "ulp: mean {} and max {} ULP, share {} above {over} ULP (pass: {bound}{versus})",
-            g(mean),
-            g(max),
-            g(share)
-        ));
+        problems.push(format!("ulp: mean {} and max {} ULP, share {} above {over} ULP (pass: {bound}{versus})", g(mean), g(max), g(share)));
     }
     Outcome::from_problems(problems, format!("max_ulp={}; mean_ulp={}; ulp_error_proportion={}", g(max), g(mean), g(share)))
 }
@@ -227,13 +210,8 @@ pub(super) fn benchmark(t: &[f64], b: &[f64], reference: Option<&[f64]>, class: 
     if reference.is_none() {
         out.notes.push(format!("no reference run in the tested dtype: ratios against the dtype's floor {}", g(min_err)));
     }
-    out.metrics = format!(
-        "small_value_err_ratio={}; max_rel_err_ratio={}; mean_rel_err_ratio={}; rmse_ratio={}",
-        g(ratios[0]),
-        g(ratios[1]),
-        g(ratios[2]),
-        g(ratios[3])
-    );
+    out.metrics =
+        format!("small_value_err_ratio={}; max_rel_err_ratio={}; mean_rel_err_ratio={}; rmse_ratio={}", g(ratios[0]), g(ratios[1]), g(ratios[2]), g(ratios[3]));
     out
 }
 
