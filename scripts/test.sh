@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test of the workspace: the Python package's linter (ruff) and
-# unit tests (pytest, python/tests), then cargo's unit, golden, CLI, and
+# Runs every test of the workspace: the form (cargo fmt --check, clippy with
+# -D warnings, ruff), the Python package's unit tests (pytest, python/tests),
+# then cargo's unit, golden, CLI, and
 # end-to-end tests that run generated scripts with real torch, MindSpore and
 # MSAdapter on the CPU, and a type check of the fuzz crate; then,
 # without arguments, the wheel as users install it, beside mindstudio-probe
@@ -62,6 +63,10 @@ stage "chromium (scripts/setup-browser.sh)" scripts/setup-browser.sh >/dev/null
 # tests/slurm.rs starts a single-node Slurm (slurm-wlm, munge) and reads the
 # Kubernetes example with python3-yaml.
 stage "slurm (scripts/setup-slurm.sh)" scripts/setup-slurm.sh >/dev/null
+# The form: rustfmt (rustfmt.toml), clippy with warnings as errors (the allowed
+# lints and their reasons: [workspace.lints] of Cargo.toml), ruff (pyproject.toml).
+stage "cargo fmt --check" cargo fmt --check
+stage "cargo clippy -D warnings" cargo clippy --workspace --all-targets --quiet -- -D warnings
 stage "ruff" "$MSPROBE_PYTHON" -m ruff check --no-cache python/ scripts/mindtorch_env/
 stage "pytest python/tests" "$MSPROBE_PYTHON" -m pytest -q -p no:cacheprovider python/tests
 stage "cargo build (tests)" cargo test --workspace --no-run "$@"

@@ -60,8 +60,8 @@ fn random_values(spec: &TensorSpec, stream: (u64, u64, u64)) -> Result<Vec<f64>>
     let mut rng = ChaCha8Rng::seed_from_u64(stream.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ stream.1.wrapping_mul(0xC2B2_AE3D_27D4_EB4F) ^ stream.2);
     if spec.dtype == TDType::Bool {
         return Ok(match (spec.low, spec.high) {
-            (_, Some(h)) if h == 0.0 => vec![0.0; n],
-            (Some(l), _) if l == 1.0 => vec![1.0; n],
+            (_, Some(0.0)) => vec![0.0; n],
+            (Some(1.0), _) => vec![1.0; n],
             _ => (0..n).map(|_| rng.random_range(0..2) as f64).collect(),
         });
     }

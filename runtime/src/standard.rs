@@ -198,7 +198,7 @@ fn rule(standard: Standard, api: ApiRule, backward: bool, exact_op: bool, dtype:
     match standard {
         Standard::Msprobe => return Rule::CosineMaxAbs,
         // The api standard's exact ops (abs, relu, gather, ...) stay exact forward.
-        Standard::Bound if bounded && !(api == ApiRule::Binary && !backward) => return Rule::RoundingBound,
+        Standard::Bound if bounded && (api != ApiRule::Binary || backward) => return Rule::RoundingBound,
         _ => {}
     }
     // The op-specific rules judge what the op computes; its gradients are

@@ -417,11 +417,7 @@ mod tests {
         let back: CallRecord = serde_json::from_str(&text).unwrap();
         let got = back.rows();
         for (a, b) in got.details.iter().zip(&rows.details) {
-            assert_eq!(
-                a.cosine.unwrap().to_bits() == b.cosine.unwrap().to_bits() || (a.cosine.unwrap().is_nan() && b.cosine.unwrap().is_nan()),
-                true,
-                "{text}"
-            );
+            assert!(a.cosine.unwrap().to_bits() == b.cosine.unwrap().to_bits() || (a.cosine.unwrap().is_nan() && b.cosine.unwrap().is_nan()), "{text}");
             assert_eq!((a.max_abs, &a.hist, a.status), (None, &b.hist, Status::Warning));
         }
         assert_eq!(got.results, rows.results);

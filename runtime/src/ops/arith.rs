@@ -97,10 +97,10 @@ fn pow_values(ctx: &Ctx, base: &Value, exp: &Value) -> Result<T> {
     if let Some(e) = exp.as_f64() {
         let x = base.tensor("input")?;
         let t = match e {
-            e if e == 2.0 => x.t.sqr()?,
-            e if e == 1.0 => x.t.clone(),
-            e if e == 0.0 => x.t.ones_like()?,
-            e if e == 0.5 => x.t.sqrt()?,
+            2.0 => x.t.sqr()?,
+            1.0 => x.t.clone(),
+            0.0 => x.t.ones_like()?,
+            0.5 => x.t.sqrt()?,
             e => precise(&x.t)?.powf(e)?,
         };
         return ctx.out(t, dtype);

@@ -290,7 +290,7 @@ fn dropout(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let keep: Vec<f64> = match &ctx.keep_mask {
         Some(mask) if mask.len() == n => mask.iter().map(|&k| k as u8 as f64).collect(),
         _ => {
-            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(ctx.seed ^ 0x6472_6f70_6f75_74);
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(ctx.seed ^ u64::from_be_bytes(*b"\0dropout"));
             (0..n).map(|_| if rng.random::<f64>() >= p { 1.0 } else { 0.0 }).collect()
         }
     };

@@ -50,7 +50,7 @@ fn arg<X>(why: impl Into<String>) -> Result<X> {
 fn to_bnsd(t: &Tensor, layout: &str, heads: usize, what: &str) -> Result<Tensor> {
     let dims = t.dims().to_vec();
     let split = |h: usize| -> Result<usize> {
-        if heads == 0 || h % heads != 0 {
+        if heads == 0 || !h.is_multiple_of(heads) {
             return arg(format!("{what}'s hidden size {h} is not a multiple of {heads} heads"));
         }
         Ok(h / heads)
@@ -87,7 +87,7 @@ fn kv_heads(k: &T, layout: &str, head_dim: usize) -> Result<usize> {
 /// `[B, N2, S, D]` repeated to `[B, N1, S, D]`: query head `i` reads key/value head `i / (N1/N2)`.
 fn repeat_heads(t: &Tensor, n1: usize) -> Result<Tensor> {
     let (b, n2, s, d) = t.dims4()?;
-    if n2 == 0 || n1 % n2 != 0 {
+    if n2 == 0 || !n1.is_multiple_of(n2) {
         return arg(format!("{n1} query heads are not a multiple of {n2} key/value heads"));
     }
     if n1 == n2 {
@@ -252,7 +252,7 @@ mod tests {
         let op = lookup(Framework::PyTorch, "NPU.npu_fusion_attention").unwrap();
         let args = vec![t(), t(), t(), Value::Int(1), Value::Str("BNSD".into())];
         let kwargs = kwargs.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-        crate::exec::run(op, "NPU.npu_fusion_attention", args, kwargs, &[], None, &Ctx::bench(0)).err().expect("refused").to_string()
+        crate::exec::run(op, "NPU.npu_fusion_attention", args, kwargs, &[], None, &Ctx::bench(0)).expect_err("refused").to_string()
     }
 
     #[test]

@@ -35,7 +35,7 @@ fn rms_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 fn halves(x: &T, d: i64, what: &str) -> Result<(Tensor, Tensor, usize)> {
     let d = dim(d, x.rank())?;
     let n = x.dims()[d];
-    if n % 2 != 0 {
+    if !n.is_multiple_of(2) {
         return Err(Error::Arg(format!("{what}: dim {d} of shape {:?} is odd; it must split into two halves", x.dims())));
     }
     Ok((x.t.narrow(d, 0, n / 2)?, x.t.narrow(d, n / 2, n / 2)?, d))

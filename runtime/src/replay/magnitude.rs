@@ -161,10 +161,7 @@ pub(super) fn magnitudes(call: &Call, bench: &Outcome) -> Magnitudes {
     let (outputs, grads) = if call.identity {
         (outputs.into_iter().map(abs_all).collect(), grads.into_iter().map(abs_all).collect())
     } else {
-        match compute(call, class, outputs, grads) {
-            Ok(x) => x,
-            Err(_) => (vec![], vec![]),
-        }
+        compute(call, class, outputs, grads).unwrap_or_default()
     };
     Magnitudes { outputs, grads }
 }

@@ -79,7 +79,7 @@ pub(super) fn plan(call: &Call, bench: &Outcome) -> Result<Plan> {
         None => (vec![], false),
     };
     let emulated = |s: &Source| matches!(s, Source::Emulated(_));
-    let grads_emulated = grad_count.is_some() && !(grads_recorded && !grads.iter().any(emulated));
+    let grads_emulated = grad_count.is_some() && (!grads_recorded || grads.iter().any(emulated));
     Ok(Plan {
         needs_device: outputs.iter().any(emulated) || grads_emulated || call.r.standard == Standard::Api,
         first_grad_recorded: grads_recorded && matches!(grads.first(), Some(Source::Recorded(..))),
