@@ -44,11 +44,9 @@ install_msprobe_832() {
 }
 
 # msprobe 26.2.0, and in a folder beside it what its msprobe.pytorch imports and the venv lacks
-# (bench_functions/npu_fusion_attention.py imports einops; msprobe/pytorch/__init__.py, through
-# monitor/, torch.utils.tensorboard, which needs tensorboard and absl-py), pinned; then the import
+# (MSPROBE_26_PT_EXTRAS of zoo/make/msprobe_target.sh, pinned there); then the import
 # check of every bench module the tests use (runtime/tests/npu/msprobe26.py) with `python -I` and
 # only those two folders: a missing package fails the set-up here, in one line that names it.
-MSPROBE_26_PT_EXTRAS="einops==0.8.2 tensorboard==2.21.0 absl-py==2.5.1"
 install_msprobe_26() {
     local target extra stamp
     target="$(dirname "$VENV")/msprobe-26.2.0"
@@ -57,10 +55,9 @@ install_msprobe_26() {
     # shellcheck source=zoo/make/msprobe_target.sh
     . "$(dirname "$0")/../zoo/make/msprobe_target.sh"
     ensure_msprobe_26 "$VENV/bin/python" "$target" "$(dirname "$VENV")/wheels" >&2
-    if [ "$(cat "$stamp" 2>/dev/null)" != "$MSPROBE_26_PT_EXTRAS" ]; then
-        # shellcheck disable=SC2086
-        "$VENV/bin/python" -m pip install --quiet --no-deps --upgrade --target "$extra" $MSPROBE_26_PT_EXTRAS >&2
-        echo "$MSPROBE_26_PT_EXTRAS" > "$stamp"
+    if [ "$(cat "$stamp" 2>/dev/null)" != "${MSPROBE_26_PT_EXTRAS[*]}" ]; then
+        "$VENV/bin/python" -m pip install --quiet --no-deps --upgrade --target "$extra" "${MSPROBE_26_PT_EXTRAS[@]}" >&2
+        echo "${MSPROBE_26_PT_EXTRAS[*]}" > "$stamp"
     fi
     check_msprobe_26 "$target" "$extra"
 }

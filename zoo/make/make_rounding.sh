@@ -35,11 +35,7 @@ export PYTHONDONTWRITEBYTECODE=1
 # shellcheck source=zoo/make/msprobe_target.sh
 . "$HERE/msprobe_target.sh"
 
-# What msprobe 26.2.0's msprobe.pytorch imports beyond MSPROBE_26_DEPS (pinned as make_pytorch.sh pins them
-# for 8.3.2): bench_functions/npu_fusion_attention.py imports einops, monitor/data_writers.py
-# imports torch.utils.tensorboard.
-PT_26_EXTRA=(einops==0.8.2 tensorboard==2.21.0 absl-py==2.5.1)
-
+# What msprobe 26.2.0's msprobe.pytorch imports beyond MSPROBE_26_DEPS: MSPROBE_26_PT_EXTRAS (msprobe_target.sh).
 pt_imports() {  # TARGET VERSION
     PYTHONPATH=$1 "$PY" -c "
 import importlib.metadata as m
@@ -50,8 +46,8 @@ from msprobe.pytorch import PrecisionDebugger" >/dev/null 2>&1
 pt_imports "$TARGET_832" 8.3.2 || { echo "no msprobe 8.3.2 in $TARGET_832 (zoo/make/make_pytorch.sh installs it)" >&2; exit 1; }
 ensure_msprobe_26 "$PY" "$TARGET_26" "$WHEEL_DIR"
 if ! pt_imports "$TARGET_26" 26.2.0; then
-    echo "adding ${PT_26_EXTRA[*]} to $TARGET_26 (msprobe.pytorch needs them)"
-    "$PY" -m pip install -q --target "$TARGET_26" --no-deps "${PT_26_EXTRA[@]}"
+    echo "adding ${MSPROBE_26_PT_EXTRAS[*]} to $TARGET_26 (msprobe.pytorch needs them)"
+    "$PY" -m pip install -q --target "$TARGET_26" --no-deps "${MSPROBE_26_PT_EXTRAS[@]}"
     pt_imports "$TARGET_26" 26.2.0 || { PYTHONPATH=$TARGET_26 "$PY" -c 'from msprobe.pytorch import PrecisionDebugger'; exit 1; }
 fi
 

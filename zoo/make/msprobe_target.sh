@@ -11,6 +11,9 @@ MSPROBE_26_VERSION=26.2.0
 MSPROBE_26_DEPS=(pandas==2.2.3 python-dateutil==4.0.0 pytz==2026.6 tzdata==2026.6 pyyaml==6.0.4
                  tqdm==4.70.1 matplotlib==3.11.2 pyparsing==3.3.3 cycler==0.12.1 kiwisolver==1.5.1
                  fonttools==4.68.0)
+# What msprobe 26.2.0's msprobe.pytorch imports beyond those (bench_functions/npu_fusion_attention.py:
+# einops; msprobe/pytorch/__init__.py, through monitor/, torch.utils.tensorboard: tensorboard, absl-py).
+MSPROBE_26_PT_EXTRAS=(einops==0.8.2 tensorboard==2.21.0 absl-py==2.5.1)
 
 msprobe_imports() {  # PYTHON TARGET VERSION
     PYTHONPATH=$2 "$1" -c "
