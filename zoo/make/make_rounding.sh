@@ -36,6 +36,7 @@ export PYTHONDONTWRITEBYTECODE=1
 . "$HERE/msprobe_target.sh"
 
 # What msprobe 26.2.0's msprobe.pytorch imports beyond MSPROBE_26_DEPS: MSPROBE_26_PT_EXTRAS (msprobe_target.sh).
+
 pt_imports() {  # TARGET VERSION
     PYTHONPATH=$1 "$PY" -c "
 import importlib.metadata as m
