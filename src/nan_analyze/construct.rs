@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::AnalyzeError;
+use super::error::AnalyzeError;
 use crate::unreadable::Unreadable;
 
 /// The parent of every node of one rank.

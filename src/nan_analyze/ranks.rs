@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::AnalyzeError;
+use super::error::AnalyzeError;
 use crate::unreadable::Unreadable;
 
 /// One rank's folder and its three files.

@@ -9,7 +9,7 @@ use runtime::atomic::{create_dir, write_atomic, WriteOptions};
 use runtime::pyfmt::Escape;
 use serde_json::{Map, Value};
 
-use super::AnalyzeError;
+use super::error::AnalyzeError;
 use crate::dump::nonfinite;
 use crate::source::ops::{data_info, RawJson};
 

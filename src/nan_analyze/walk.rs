@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::AnalyzeError;
+use super::error::AnalyzeError;
 use crate::source::ops::scan_ops;
 
 use super::graph::{self, is_anomaly, CommNode, DataNode};

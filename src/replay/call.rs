@@ -10,7 +10,9 @@ use runtime::limits::{Admitted, Limit, TooLarge};
 use runtime::replay::{replay_admitted, Rows};
 use runtime::report::{DetailRow, HtmlArg, ResultRow};
 
-use super::{args, Options, ReplayError};
+use super::args;
+use super::error::ReplayError;
+use super::options::Options;
 use crate::bridge;
 use crate::config::DataMode;
 use crate::model::Direction;

@@ -11,8 +11,10 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
+use super::error::ReplayError;
+use super::options::Options;
 use super::part::{DumpId, Place};
-use super::{cost, dedupe, select, Options, ReplayError};
+use super::{cost, dedupe, select};
 use crate::config::DataMode;
 use crate::model::{ApiName, Direction};
 use crate::select::ApiSelector;

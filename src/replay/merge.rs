@@ -9,9 +9,11 @@ use std::path::{Path, PathBuf};
 
 use runtime::standard::Standard;
 
+use super::error::ReplayError;
 use super::html::Page;
+use super::outcome::ReplayReport;
 use super::part::{self, Part};
-use super::{report, ReplayError, ReplayReport};
+use super::report;
 use crate::model::Framework;
 use crate::unreadable::Unreadable;
 

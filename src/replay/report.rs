@@ -9,9 +9,9 @@ use runtime::replay::Rows;
 use runtime::report::{write_job_report, JobColumns};
 use runtime::standard::Standard;
 
+use super::error::ReplayError;
 use super::html::{self, Page};
 use super::part::CallRecord;
-use super::ReplayError;
 
 /// The report files written.
 pub(super) struct Written {

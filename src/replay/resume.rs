@@ -12,8 +12,8 @@ use std::sync::Mutex;
 
 use runtime::atomic::{write_atomic, WriteError, WriteOptions};
 
+use super::error::ReplayError;
 use super::part::{self, CallRecord, Header, Part};
-use super::ReplayError;
 use crate::unreadable::Unreadable;
 
 /// What an earlier run of this shard left.

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::ReplayError;
+use super::error::ReplayError;
 use crate::model::Direction;
 use crate::source::{Group, SourceError};
 
