@@ -3,6 +3,7 @@
 
 use candle_core::{DType, Device, Tensor};
 
+use crate::device;
 use crate::dtype::{Category, TDType};
 use crate::error::{Error, Result};
 use crate::value::{storage, Value, T};
@@ -26,6 +27,8 @@ pub struct Ctx {
     /// Storage and compute precision of floating tensors (integer and bool
     /// tensors are always f64, see [`Ctx::storage`]).
     pub compute: DType,
+    /// Where the run computes ([`crate::device::for_side`]).
+    pub device: Device,
     /// Seed of random ops (dropout): the same on both sides.
     pub seed: u64,
     /// Dropout's keep mask, when a tensor dump recorded the op's output.
@@ -38,7 +41,7 @@ pub struct Ctx {
 impl Ctx {
     /// The bench context.
     pub fn bench(seed: u64) -> Ctx {
-        Ctx { side: Side::Bench, compute: DType::F64, seed, keep_mask: None, max_elements: usize::MAX }
+        Ctx { side: Side::Bench, compute: DType::F64, device: device::for_side(Side::Bench).device(), seed, keep_mask: None, max_elements: usize::MAX }
     }
 
     /// The rounding probe: computed in float32 like the emulated device,
@@ -46,13 +49,13 @@ impl Ctx {
     /// float32 accumulation, as it is before the output is stored). The
     /// `bound` standard measures an op's own rounding with it.
     pub fn probe(seed: u64) -> Ctx {
-        Ctx { side: Side::Bench, compute: DType::F32, seed, keep_mask: None, max_elements: usize::MAX }
+        Ctx { side: Side::Bench, compute: DType::F32, device: device::for_side(Side::Bench).device(), seed, keep_mask: None, max_elements: usize::MAX }
     }
 
     /// The device context for calls whose widest float is `widest`.
     pub fn device(widest: TDType, seed: u64) -> Ctx {
         let compute = if widest == TDType::F64 { DType::F64 } else { DType::F32 };
-        Ctx { side: Side::Device, compute, seed, keep_mask: None, max_elements: usize::MAX }
+        Ctx { side: Side::Device, compute, device: device::for_side(Side::Device).device(), seed, keep_mask: None, max_elements: usize::MAX }
     }
 
     /// The candle dtype a tensor of logical `dtype` is stored and computed
@@ -117,13 +120,13 @@ impl Ctx {
     /// (not rounded: [`Ctx::out`] does that).
     pub fn full(&self, shape: &[usize], v: f64, dtype: TDType) -> Result<Tensor> {
         self.fits(shape)?;
-        Ok((Tensor::ones(shape, self.storage(dtype), &Device::Cpu)? * v)?)
+        Ok((Tensor::ones(shape, self.storage(dtype), &self.device)? * v)?)
     }
 
     /// A 0-d tensor holding `v`, in the storage of `dtype` (not rounded to
     /// it: torch's kernels take a Python scalar in their compute precision).
     pub fn scalar(&self, v: f64, dtype: TDType) -> Result<Tensor> {
-        Ok(Tensor::new(v, &Device::Cpu)?.to_dtype(self.storage(dtype))?)
+        Ok(Tensor::new(v, &self.device)?.to_dtype(self.storage(dtype))?)
     }
 }
 
@@ -235,7 +238,7 @@ mod tests {
     }
 
     fn tensor(ctx: &Ctx, values: &[f64], dtype: TDType) -> Value {
-        Value::Tensor(T::from_f64(values.to_vec(), &[values.len()], dtype, ctx.compute).unwrap())
+        Value::Tensor(T::from_f64(values.to_vec(), &[values.len()], dtype, ctx.compute, &ctx.device).unwrap())
     }
 
     fn values(t: &T) -> Vec<f64> {

@@ -210,7 +210,7 @@ pub fn gradient_slots(inputs: &[GradInput], recorded: usize) -> Option<Vec<Optio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use candle_core::{Device, Tensor};
+    use candle_core::Tensor;
 
     use crate::dtype::TDType;
 
@@ -246,7 +246,7 @@ mod tests {
     }
 
     fn t(values: &[f64], dims: &[usize]) -> T {
-        T { t: Tensor::from_slice(values, dims, &Device::Cpu).unwrap(), dtype: TDType::F32 }
+        T { t: Tensor::from_slice(values, dims, &crate::device::host()).unwrap(), dtype: TDType::F32 }
     }
 
     #[test]

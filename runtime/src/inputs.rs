@@ -163,8 +163,8 @@ impl Realized {
     /// The value for one side: tensors built in that side's precision.
     pub fn on(&self, ctx: &Ctx) -> Result<Value> {
         Ok(match self {
-            Realized::Tensor(m, _) if m.is_exact() => Value::Tensor(T::from_exact_f64(m.values.clone(), &m.shape, m.dtype, ctx.compute)?),
-            Realized::Tensor(m, _) => Value::Tensor(T::from_f64(m.values.clone(), &m.shape, m.dtype, ctx.compute)?),
+            Realized::Tensor(m, _) if m.is_exact() => Value::Tensor(T::from_exact_f64(m.values.clone(), &m.shape, m.dtype, ctx.compute, &ctx.device)?),
+            Realized::Tensor(m, _) => Value::Tensor(T::from_f64(m.values.clone(), &m.shape, m.dtype, ctx.compute, &ctx.device)?),
             Realized::Value(v) => v.clone(),
             Realized::List(items) => Value::List(items.iter().map(|r| r.on(ctx)).collect::<Result<_>>()?),
         })

@@ -18,6 +18,7 @@ pub mod atomic;
 pub mod bind;
 pub mod compare;
 pub mod ctx;
+pub mod device;
 pub mod dtype;
 pub mod error;
 pub mod exec;

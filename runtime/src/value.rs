@@ -41,16 +41,16 @@ impl T {
 
     /// [`T::from_f64`] of values that are already `dtype`'s own (read from a
     /// file of that dtype): the same tensor, without rounding them again.
-    pub fn from_exact_f64(values: Vec<f64>, shape: &[usize], dtype: TDType, compute: DType) -> Result<T> {
-        let t = Tensor::from_vec(values, shape, &Device::Cpu)?.to_dtype(storage(dtype, compute))?;
+    pub fn from_exact_f64(values: Vec<f64>, shape: &[usize], dtype: TDType, compute: DType, device: &Device) -> Result<T> {
+        let t = Tensor::from_vec(values, shape, device)?.to_dtype(storage(dtype, compute))?;
         Ok(T { t, dtype })
     }
 
     /// Builds a tensor from f64 values, rounded to `dtype`, stored as a run
     /// whose floats compute in `compute` stores it ([`storage`]:
-    /// integers and bools stay f64).
-    pub fn from_f64(values: Vec<f64>, shape: &[usize], dtype: TDType, compute: DType) -> Result<T> {
-        let t = Tensor::from_vec(values, shape, &Device::Cpu)?;
+    /// integers and bools stay f64), on `device`.
+    pub fn from_f64(values: Vec<f64>, shape: &[usize], dtype: TDType, compute: DType, device: &Device) -> Result<T> {
+        let t = Tensor::from_vec(values, shape, device)?;
         let stored = storage(dtype, compute);
         // Rounded to the dtype first, so both sides start from the same numbers.
         let t = match dtype.rounding() {

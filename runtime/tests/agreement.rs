@@ -46,7 +46,7 @@ const TOLERANCE: f64 = 1e-9;
 
 fn tensor(dir: &Path, file: &str, dtype: TDType) -> T {
     let (shape, values) = read(dir, file);
-    T::from_f64(values, &shape, dtype, DType::F64).unwrap()
+    T::from_f64(values, &shape, dtype, DType::F64, &runtime::device::host()).unwrap()
 }
 
 fn dtype(name: &Json) -> TDType {
@@ -124,7 +124,7 @@ fn check(dir: &Path, c: &Json) -> Vec<String> {
     for (i, (got, want)) in outcome.outputs.iter().zip(want).enumerate() {
         // A Python bool (a protocol method's, `__bool__`) compares as torch's 0-d bool tensor.
         let as_tensor = match got {
-            Value::Bool(v) => Some(Value::Tensor(T::from_f64(vec![*v as u8 as f64], &[], TDType::Bool, DType::F64).unwrap())),
+            Value::Bool(v) => Some(Value::Tensor(T::from_f64(vec![*v as u8 as f64], &[], TDType::Bool, DType::F64, &runtime::device::host()).unwrap())),
             _ => None,
         };
         let got = as_tensor.as_ref().unwrap_or(got);
@@ -244,8 +244,8 @@ fn dropout_mask_is_reproducible() {
     let op = ops::lookup(runtime::spec::Framework::PyTorch, "Functional.dropout").unwrap();
     let n = 1000;
     let run = || {
-        let x = T::from_f64((1..=n).map(|i| i as f64).collect(), &[n], TDType::F64, DType::F64).unwrap();
-        let g = T::from_f64(vec![1.0; n], &[n], TDType::F64, DType::F64).unwrap();
+        let x = T::from_f64((1..=n).map(|i| i as f64).collect(), &[n], TDType::F64, DType::F64, &runtime::device::host()).unwrap();
+        let g = T::from_f64(vec![1.0; n], &[n], TDType::F64, DType::F64, &runtime::device::host()).unwrap();
         let out = runtime::exec::run(
             op,
             "Functional.dropout",

@@ -126,7 +126,7 @@ fn value(ctx: &Ctx, dir: &Path, j: &Json) -> Value {
         Json::Array(items) => Value::List(items.iter().map(|v| value(ctx, dir, v)).collect()),
         Json::Object(o) if o.contains_key("tensor") => {
             let (shape, values) = read(dir, o["tensor"].as_str().unwrap());
-            Value::Tensor(T::from_f64(values, &shape, dtype(&o["dtype"]), ctx.compute).unwrap())
+            Value::Tensor(T::from_f64(values, &shape, dtype(&o["dtype"]), ctx.compute, &ctx.device).unwrap())
         }
         Json::Object(o) if o.contains_key("dtype") => Value::DType(dtype(&o["dtype"])),
         _ => panic!("unknown argument encoding {j}"),

@@ -44,7 +44,7 @@ fn arg(dir: &Path, j: &Json) -> Value {
         Json::Object(o) => {
             let (shape, values) = common::read(dir, o["tensor"].as_str().unwrap());
             let dtype = TDType::parse(o["dtype"].as_str().unwrap()).unwrap();
-            Value::Tensor(T::from_f64(values, &shape, dtype, DType::F64).unwrap())
+            Value::Tensor(T::from_f64(values, &shape, dtype, DType::F64, &runtime::device::host()).unwrap())
         }
         other => panic!("unknown argument encoding {other}"),
     }
@@ -72,7 +72,7 @@ fn check(dir: &Path, c: &Json) -> Vec<String> {
             .map(|f| {
                 f.as_str().map(|f| {
                     let (s, v) = common::read(dir, f);
-                    T::from_f64(v, &s, TDType::F64, DType::F64).unwrap()
+                    T::from_f64(v, &s, TDType::F64, DType::F64, &runtime::device::host()).unwrap()
                 })
             })
             .collect()

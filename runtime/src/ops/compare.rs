@@ -109,7 +109,7 @@ fn nonzero(ctx: &Ctx, cond: &T) -> Result<Vec<Value>> {
         .into_iter()
         .map(|c| {
             let n = c.len();
-            Ok(Value::Tensor(T::from_f64(c, &[n], TDType::I64, ctx.compute)?))
+            Ok(Value::Tensor(T::from_f64(c, &[n], TDType::I64, ctx.compute, &ctx.device)?))
         })
         .collect()
 }

@@ -26,7 +26,7 @@ fn arange(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let all_int = [a, e, b.value("step")].iter().all(|v| matches!(v, Value::Int(_) | Value::None));
     let dtype = b.opt_dtype("dtype")?.unwrap_or(if all_int { TDType::I64 } else { TDType::F32 });
     let values: Vec<f64> = (0..n).map(|i| start + i as f64 * step).collect();
-    one(T::from_f64(values, &[n], dtype, ctx.compute)?)
+    one(T::from_f64(values, &[n], dtype, ctx.compute, &ctx.device)?)
 }
 
 fn filled_like(ctx: &Ctx, b: &Bound, v: f64) -> Result<Vec<Value>> {

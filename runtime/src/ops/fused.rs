@@ -51,10 +51,11 @@ impl CustomOp1 for Softmax {
 }
 
 /// Softmax along `d`: the fused kernel for float64 (the bench, and every
-/// op the runtime computes in float64 before rounding once), `None` for
-/// other dtypes, which keep the composite's per-op rounding.
+/// op the runtime computes in float64 before rounding once) on the host,
+/// `None` for other dtypes, which keep the composite's per-op rounding, and
+/// off the host, where the composite runs on the tensor's own device.
 pub(super) fn softmax_f64(x: &Tensor, d: usize) -> candle_core::Result<Option<Tensor>> {
-    if x.dtype() != DType::F64 {
+    if x.dtype() != DType::F64 || !crate::device::is_host(x) {
         return Ok(None);
     }
     if d >= x.rank() {
@@ -65,7 +66,7 @@ pub(super) fn softmax_f64(x: &Tensor, d: usize) -> candle_core::Result<Option<Te
 
 #[cfg(test)]
 mod tests {
-    use candle_core::{Device, Tensor, Var};
+    use candle_core::{Tensor, Var};
 
     use super::*;
 
@@ -86,7 +87,7 @@ mod tests {
 
     #[test]
     fn matches_the_composite_forward_and_backward_along_every_dim() {
-        let dev = Device::Cpu;
+        let dev = crate::device::host();
         let values: Vec<f64> = (0..60).map(|i| ((i * 37 % 23) as f64 - 11.0) * 3.5).collect();
         let x = Tensor::from_vec(values, (3, 4, 5), &dev).unwrap();
         let g = Tensor::from_vec((0..60).map(|i| (i as f64 * 0.37).sin()).collect::<Vec<f64>>(), (3, 4, 5), &dev).unwrap();
@@ -110,7 +111,7 @@ mod tests {
     fn masked_and_nan_rows_are_what_the_composite_gives() {
         let (inf, nan) = (f64::INFINITY, f64::NAN);
         let rows = vec![0.0, -inf, 1.0, -inf, -inf, -inf, 1.0, nan, 2.0, 1e308, -1e308, 0.0];
-        let x = Tensor::from_vec(rows, (4, 3), &Device::Cpu).unwrap();
+        let x = Tensor::from_vec(rows, (4, 3), &crate::device::host()).unwrap();
         let got: Vec<f64> = softmax_f64(&x, 1).unwrap().unwrap().flatten_all().unwrap().to_vec1().unwrap();
         let want: Vec<f64> = composite(&x, 1).unwrap().flatten_all().unwrap().to_vec1().unwrap();
         close(&got, &want, 1e-15, "rows");
@@ -120,7 +121,7 @@ mod tests {
 
     #[test]
     fn other_dtypes_and_empty_or_bad_dims() {
-        let dev = Device::Cpu;
+        let dev = crate::device::host();
         assert!(softmax_f64(&Tensor::zeros((2, 3), DType::F32, &dev).unwrap(), 1).unwrap().is_none());
         let empty = softmax_f64(&Tensor::zeros((2, 0, 3), DType::F64, &dev).unwrap(), 1).unwrap().unwrap();
         assert_eq!(empty.dims(), &[2, 0, 3]);

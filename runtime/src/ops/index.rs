@@ -3,7 +3,7 @@
 //! scatter_add / index_add (and MindSpore's tensor_scatter_elements and
 //! index_add), repeat_interleave.
 
-use candle_core::{DType, Device, Tensor};
+use candle_core::{DType, Tensor};
 
 use super::{one, Fact, Op, Rounding, Standard};
 use crate::bind::Bound;
@@ -318,11 +318,11 @@ fn topk(ctx: &Ctx, b: &Bound, kernel: Kernel) -> Result<Vec<Value>> {
     let final_shape: Vec<usize> = if x.rank() == 0 { vec![] } else { out_shape.clone() };
     let index_dtype = if kernel == Kernel::MindSpore { TDType::I32 } else { TDType::I64 };
     let idx_values: Vec<f64> = picked.iter().map(|&p| p as f64).collect();
-    let indices_out = T::from_f64(idx_values, &final_shape, index_dtype, ctx.compute)?;
+    let indices_out = T::from_f64(idx_values, &final_shape, index_dtype, ctx.compute, &ctx.device)?;
     let vals = if picked.is_empty() {
-        Tensor::zeros(out_shape.as_slice(), x.t.dtype(), &Device::Cpu)?
+        Tensor::zeros(out_shape.as_slice(), x.t.dtype(), &ctx.device)?
     } else {
-        let idx = Tensor::from_vec(picked.iter().map(|&p| p as u32).collect::<Vec<u32>>(), out_shape.as_slice(), &Device::Cpu)?;
+        let idx = Tensor::from_vec(picked.iter().map(|&p| p as u32).collect::<Vec<u32>>(), out_shape.as_slice(), &ctx.device)?;
         x.t.reshape(shape.as_slice())?.contiguous()?.gather(&idx, d)?
     };
     let vals = ctx.out(vals.reshape(final_shape.as_slice())?, x.dtype)?;
@@ -365,7 +365,7 @@ fn one_hot(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let n = b.int("num_classes")?;
     let (picked, n) = classes_of(ids, (n >= 0).then_some(n as usize), "one_hot")?;
     let (values, shape) = hot(ctx, ids, &picked, n)?;
-    one(T::from_f64(values, &shape, TDType::I64, ctx.compute)?)
+    one(T::from_f64(values, &shape, TDType::I64, ctx.compute, &ctx.device)?)
 }
 
 /// mindspore.ops.one_hot(indices, depth, on_value=1, off_value=0, axis=-1):
@@ -383,7 +383,7 @@ fn ms_one_hot(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let dtype = result_type(&[on])?;
     let (picked, n) = classes_of(ids, Some(depth as usize), "one_hot")?;
     let (values, shape) = hot(ctx, ids, &picked, n)?;
-    let mask = Tensor::from_vec(values, shape.as_slice(), &Device::Cpu)?.ne(0.0)?;
+    let mask = Tensor::from_vec(values, shape.as_slice(), &ctx.device)?.ne(0.0)?;
     let on = operand(ctx, on, dtype)?.detach().broadcast_as(shape.as_slice())?;
     let off = operand(ctx, off, dtype)?.detach().broadcast_as(shape.as_slice())?;
     let mut t = mask.where_cond(&on, &off)?;
@@ -488,7 +488,7 @@ fn scatter_into(ctx: &Ctx, x: &T, d: usize, index: &T, src: &Value, how: Reduce,
     }
     let src = source_flat(&src, &index_dims)?;
     let n = flat.dims()[0];
-    let at = Tensor::from_vec(pos.clone(), pos.len(), &Device::Cpu)?;
+    let at = Tensor::from_vec(pos.clone(), pos.len(), &ctx.device)?;
     let out = match how {
         Reduce::Add => flat.index_add(&at, &src, 0)?,
         Reduce::Set => {
@@ -503,10 +503,10 @@ fn scatter_into(ctx: &Ctx, x: &T, d: usize, index: &T, src: &Value, how: Reduce,
             // The sum of the writers: exactly the value where one wrote, and
             // the gradient of every writer (torch gives each its target's).
             let sum = flat.zeros_like()?.index_add(&at, &src, 0)?;
-            let last = Tensor::from_vec(value, n, &Device::Cpu)?.to_dtype(flat.dtype())?;
-            let dup = Tensor::from_vec(hits.iter().map(|&h| (h > 1) as u8).collect::<Vec<u8>>(), n, &Device::Cpu)?;
+            let last = Tensor::from_vec(value, n, &ctx.device)?.to_dtype(flat.dtype())?;
+            let dup = Tensor::from_vec(hits.iter().map(|&h| (h > 1) as u8).collect::<Vec<u8>>(), n, &ctx.device)?;
             let written = dup.where_cond(&(&last + (&sum - sum.detach())?)?, &sum)?;
-            let hit = Tensor::from_vec(hits.iter().map(|&h| (h > 0) as u8).collect::<Vec<u8>>(), n, &Device::Cpu)?;
+            let hit = Tensor::from_vec(hits.iter().map(|&h| (h > 0) as u8).collect::<Vec<u8>>(), n, &ctx.device)?;
             hit.where_cond(&written, &flat)?
         }
     };
@@ -592,7 +592,7 @@ fn repeat_interleave(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         Value::None => {
             // repeat_interleave(repeats): arange(len(repeats)) repeated.
             let n = x.t.elem_count();
-            (T::from_f64((0..n).map(|i| i as f64).collect(), &[n], TDType::I64, ctx.compute)?, x.to_f64_vec()?)
+            (T::from_f64((0..n).map(|i| i as f64).collect(), &[n], TDType::I64, ctx.compute, &ctx.device)?, x.to_f64_vec()?)
         }
         Value::Tensor(r) if r.dtype.is_float() => return Err(Error::Arg("repeat_interleave: repeats must be an integer tensor".into())),
         Value::Tensor(r) => (x.clone(), r.to_f64_vec()?),
@@ -609,7 +609,7 @@ fn repeat_interleave(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     shape[d] = idx.len();
     ctx.fits(&shape)?;
     let n = idx.len();
-    let out = if n == 0 { Tensor::zeros(shape.as_slice(), t.dtype(), &Device::Cpu)? } else { t.index_select(&Tensor::from_vec(idx, n, &Device::Cpu)?, d)? };
+    let out = if n == 0 { Tensor::zeros(shape.as_slice(), t.dtype(), &ctx.device)? } else { t.index_select(&Tensor::from_vec(idx, n, &ctx.device)?, d)? };
     one(T { t: out, dtype: x.dtype })
 }
 
@@ -619,7 +619,7 @@ fn repeat_interleave(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// order (a stable sort, as torch's CPU sort gives).
 fn sort_values(ctx: &Ctx, x: &T, d: i64, descending: bool) -> Result<(T, T)> {
     if x.rank() == 0 {
-        return Ok((x.clone(), T::from_f64(vec![0.0], &[], TDType::I64, ctx.compute)?));
+        return Ok((x.clone(), T::from_f64(vec![0.0], &[], TDType::I64, ctx.compute, &ctx.device)?));
     }
     let d = dim(d, x.rank())?;
     let last = x.rank() - 1;

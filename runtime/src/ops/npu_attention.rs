@@ -28,7 +28,7 @@
 //! msprobe's reference ignores the tokens and the documentation does not
 //! say; without it the documentation ignores them and msprobe applies them.
 
-use candle_core::{Tensor, D};
+use candle_core::{Device, Tensor, D};
 
 use super::nn::softmax_t;
 use super::{Op, Standard};
@@ -97,14 +97,14 @@ fn repeat_heads(t: &Tensor, n1: usize) -> Result<Tensor> {
 }
 
 /// A `[s1, s2]` mask (1 = not attended) of the places where `masked(i, j)`.
-fn mask_of(s1: usize, s2: usize, masked: impl Fn(i64, i64) -> bool) -> Result<Tensor> {
+fn mask_of(s1: usize, s2: usize, device: &Device, masked: impl Fn(i64, i64) -> bool) -> Result<Tensor> {
     let m: Vec<u8> = (0..s1).flat_map(|i| (0..s2).map(move |j| (i, j))).map(|(i, j)| masked(i as i64, j as i64) as u8).collect();
-    Ok(Tensor::from_vec(m, (s1, s2), &candle_core::Device::Cpu)?)
+    Ok(Tensor::from_vec(m, (s1, s2), device)?)
 }
 
 /// What one call's settings mask, for sequences of `s1` queries and `s2`
-/// keys; `given` is `atten_mask` (for one sequence in TND).
-fn mask(b: &Bound, given: Option<&T>, s1: usize, s2: usize) -> Result<Option<Tensor>> {
+/// keys, on `device`; `given` is `atten_mask` (for one sequence in TND).
+fn mask(b: &Bound, given: Option<&T>, s1: usize, s2: usize, device: &Device) -> Result<Option<Tensor>> {
     let (pre, next) = (b.int("pre_tockens")?, b.int("next_tockens")?);
     let band = move |i: i64, j: i64| j - i > next || i - j > pre;
     let given = given.map(|m| m.t.ne(0.0)).transpose()?;
@@ -117,9 +117,9 @@ fn mask(b: &Bound, given: Option<&T>, s1: usize, s2: usize) -> Result<Option<Ten
             None => return unsupported("sparse_mode 0 without atten_mask and with pre_tockens/next_tockens inside the sequences (torch_npu's documentation ignores them there, msprobe's reference applies them)"),
         },
         1 => given,
-        2 => Some(mask_of(s1, s2, |i, j| j > i)?),
-        3 => Some(mask_of(s1, s2, |i, j| j - i > s2i - s1i)?),
-        4 if s1 == s2 => Some(mask_of(s1, s2, band)?),
+        2 => Some(mask_of(s1, s2, device, |i, j| j > i)?),
+        3 => Some(mask_of(s1, s2, device, |i, j| j - i > s2i - s1i)?),
+        4 if s1 == s2 => Some(mask_of(s1, s2, device, band)?),
         4 => return unsupported(format!("sparse_mode 4 with {s1} queries and {s2} keys (the band's alignment is replayed for equal lengths only)")),
         m @ 5..=8 => return unsupported(format!("sparse_mode {m} (prefix and variable-length compressed masks) is not replayed")),
         m => return arg(format!("sparse_mode must be 0 to 8, got {m}")),
@@ -203,7 +203,7 @@ fn fusion_attention(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         for (i, (&qend, &kend)) in qe.iter().zip(&ke).enumerate() {
             let (qs, ks) = (if i == 0 { 0 } else { qe[i - 1] }, if i == 0 { 0 } else { ke[i - 1] });
             let kv = |t: &T| -> Result<Tensor> { repeat_heads(&bnsd(&t.t, ks, kend)?, n1) };
-            let m = mask(b, None, qend - qs, kend - ks)?;
+            let m = mask(b, None, qend - qs, kend - ks, &ctx.device)?;
             let (o, mx, sm) = attend(ctx, b, &bnsd(&q.t, qs, qend)?, &kv(k)?, &kv(v)?, m, q.dtype)?;
             outs.push(back(&o)?);
             maxs.push(back(&mx)?);
@@ -218,7 +218,7 @@ fn fusion_attention(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         if k4.dims4()?.0 != bs || k4.dims4()?.3 != d || k4.dims() != v4.dims() {
             return arg(format!("query {:?}, key {:?} and value {:?} do not fit layout {layout}", q.dims(), k.dims(), v.dims()));
         }
-        let m = mask(b, given, s1, k4.dims4()?.2)?;
+        let m = mask(b, given, s1, k4.dims4()?.2, &ctx.device)?;
         let (o, mx, sm) = attend(ctx, b, &q4, &repeat_heads(&k4, n1)?, &repeat_heads(&v4, n1)?, m, q.dtype)?;
         (from_bnsd(&o, layout)?, mx, sm)
     };
@@ -248,7 +248,7 @@ mod tests {
 
     /// The refusal of a BNSD call `[1, 1, 3, 2]` with `kwargs`.
     fn refusal(kwargs: Vec<(&str, Value)>) -> String {
-        let t = || Value::Tensor(T::from_f64((0..6).map(f64::from).collect(), &[1, 1, 3, 2], TDType::F32, DType::F64).unwrap());
+        let t = || Value::Tensor(T::from_f64((0..6).map(f64::from).collect(), &[1, 1, 3, 2], TDType::F32, DType::F64, &crate::device::host()).unwrap());
         let op = lookup(Framework::PyTorch, "NPU.npu_fusion_attention").unwrap();
         let args = vec![t(), t(), t(), Value::Int(1), Value::Str("BNSD".into())];
         let kwargs = kwargs.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
@@ -257,7 +257,8 @@ mod tests {
 
     #[test]
     fn what_is_not_replayed_says_why() {
-        let all_masked = Value::Tensor(T::from_f64(vec![0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0], &[3, 3], TDType::Bool, DType::F64).unwrap());
+        let all_masked =
+            Value::Tensor(T::from_f64(vec![0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0], &[3, 3], TDType::Bool, DType::F64, &crate::device::host()).unwrap());
         for (kwargs, why) in [
             (vec![("keep_prob", Value::Float(0.9))], "keep_prob < 1: the dropout mask is drawn on the device (seed, offset) inside the softmax, and no output shows it"),
             (vec![("sparse_mode", Value::Int(6))], "sparse_mode 6 (prefix and variable-length compressed masks) is not replayed"),

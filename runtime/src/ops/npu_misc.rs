@@ -13,7 +13,7 @@
 //! says so (npu_layer_norm_eval's weight, bias and eps, npu_apply_adam_w's
 //! `amsgrad` state).
 
-use candle_core::{Device, Tensor, D};
+use candle_core::{Tensor, D};
 
 use super::{one, Fact, Op, Rounding, Standard};
 use crate::bind::Bound;
@@ -250,12 +250,12 @@ fn moe_gating_top_k_softmax(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         }
     }
     let shape = [&x.dims()[..x.rank() - 1], &[k]].concat();
-    let idx = Tensor::from_vec(picked, rows * k, &Device::Cpu)?;
+    let idx = Tensor::from_vec(picked, rows * k, &ctx.device)?;
     let y = soft.flatten_all()?.gather(&idx, 0)?.reshape(shape.as_slice())?;
     Ok(vec![
         Value::Tensor(ctx.out(y, x.dtype)?),
-        Value::Tensor(T::from_f64(experts_out, &shape, TDType::I32, ctx.compute)?),
-        Value::Tensor(T::from_f64(row_idx, &shape, TDType::I32, ctx.compute)?),
+        Value::Tensor(T::from_f64(experts_out, &shape, TDType::I32, ctx.compute, &ctx.device)?),
+        Value::Tensor(T::from_f64(row_idx, &shape, TDType::I32, ctx.compute, &ctx.device)?),
     ])
 }
 
@@ -296,7 +296,7 @@ fn sort_v2(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
             }
         }
     }
-    let idx = Tensor::from_vec(picked, shape.as_slice(), &Device::Cpu)?;
+    let idx = Tensor::from_vec(picked, shape.as_slice(), x.t.device())?;
     let t = x.t.reshape(shape.as_slice())?.contiguous()?.gather(&idx, d)?.reshape(x.dims())?;
     Ok(vec![Value::Tensor(T { t, dtype: x.dtype })])
 }

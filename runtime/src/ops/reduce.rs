@@ -178,7 +178,7 @@ fn arg_extreme(ctx: &Ctx, b: &Bound, max: bool) -> Result<Vec<Value>> {
             (out, shape)
         }
     };
-    one(T::from_f64(out, &shape, TDType::I64, ctx.compute)?)
+    one(T::from_f64(out, &shape, TDType::I64, ctx.compute, &ctx.device)?)
 }
 
 /// torch.max/min in its three forms: `max(input)`, a 0-d extreme (ties
@@ -203,7 +203,7 @@ fn max_any(ctx: &Ctx, b: &Bound, max: bool) -> Result<Vec<Value>> {
 fn max_dim(ctx: &Ctx, x: &T, d: i64, keepdim: bool, max: bool) -> Result<Vec<Value>> {
     if x.rank() == 0 {
         dim(d, 1)?;
-        let index = T::from_f64(vec![0.0], &[], TDType::I64, ctx.compute)?;
+        let index = T::from_f64(vec![0.0], &[], TDType::I64, ctx.compute, &ctx.device)?;
         return Ok(vec![Value::Tensor(x.clone()), Value::Tensor(index)]);
     }
     let d = dim(d, x.rank())?;

@@ -203,7 +203,7 @@ pub(super) fn inner_node_quirk(call: &Call, grads: &[Tested], rows: &mut [Detail
     let Some(Some(g)) = g.and_then(|g| g.into_iter().next()) else { return Ok(()) };
     let Some(values) = (inner.grad)(&bound, &g)? else { return Ok(()) };
     let x = bound.tensor("input")?;
-    let bench = Value::Tensor(T::from_f64(values, x.dims(), x.dtype, call.bench.compute)?);
+    let bench = Value::Tensor(T::from_f64(values, x.dims(), x.dtype, call.bench.compute, &call.bench.device)?);
     let candidate = judge_value(call, row.api_name.clone(), Direction::Backward, tested, &bench, None, inner.note);
     if candidate.status <= Status::Warning {
         *row = candidate;

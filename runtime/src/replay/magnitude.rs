@@ -141,7 +141,7 @@ fn perturbed_tensor(t: T, h: f64, pattern: Pattern) -> Result<T> {
         return Ok(T { t: t.t.affine(1.0 + h, 0.0)?, dtype: t.dtype });
     }
     let values = t.to_f64_vec()?.into_iter().enumerate().map(|(j, x)| x * (1.0 + h * pattern.sign(j))).collect();
-    T::from_f64(values, t.dims(), t.dtype, t.t.dtype())
+    T::from_f64(values, t.dims(), t.dtype, t.t.dtype(), t.t.device())
 }
 
 /// Whether a top-level argument holds a float tensor to perturb.

@@ -51,7 +51,7 @@ impl Plan {
     /// shaped `dims` (its rounding magnitudes); `None` when they do not fit
     /// the shape.
     pub fn recorded_values(&self, i: usize, values: &[f64], dims: &[usize]) -> Option<Vec<f64>> {
-        let t = T::from_f64(values.to_vec(), dims, TDType::F64, DType::F64).ok()?;
+        let t = T::from_f64(values.to_vec(), dims, TDType::F64, DType::F64, &crate::device::host()).ok()?;
         self.recorded_layout(i, &t).ok()?.to_f64_vec().ok()
     }
 }
@@ -148,7 +148,10 @@ fn recorded(spec: Option<&Spec>, call: &Call, direction: Direction) -> Result<So
             // A path that exists but cannot be read (a folder) is a broken input.
             Some(p) if p.exists() => {
                 let m = master(t, DataMode::Real, (0, 0, 0))?;
-                return Ok(Source::Recorded(Value::Tensor(T::from_f64(m.values, &m.shape, m.dtype, call.device.compute)?), Transform::Same));
+                return Ok(Source::Recorded(
+                    Value::Tensor(T::from_f64(m.values, &m.shape, m.dtype, call.device.compute, &call.device.device)?),
+                    Transform::Same,
+                ));
             }
             Some(p) => Reason::FileMissing(direction, p.clone()),
             None => Reason::NoFile(direction),

@@ -6,6 +6,8 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use crate::ctx::Side;
+use crate::device::{self, Kind};
 use crate::grad_layout::Transform;
 use crate::spec::Framework;
 use crate::value::Value;
@@ -95,8 +97,9 @@ pub(super) enum TestedSource {
     /// The device's value recorded in the dump (an output or a gradient),
     /// in the layout the computed values were mapped into to compare.
     Recorded(Direction, Transform),
-    /// The emulated device in the dumped dtypes, and why.
-    Emulated(Reason),
+    /// The op run here on a device in the dumped dtypes (on the CPU: the
+    /// emulated device), and why no recorded value is taken.
+    Run(Kind, Reason),
 }
 
 impl TestedSource {
@@ -108,8 +111,8 @@ impl TestedSource {
             (TestedSource::Recorded(d, Transform::Same), None) => format!("tested: device {} recorded in the dump; {BENCH}", d.noun()),
             (TestedSource::Recorded(d, Transform::Same), Some(a)) => format!("tested: device {} recorded in the {a} dump; {BENCH}", d.noun()),
             (TestedSource::Recorded(d, Transform::Transposed), _) => format!("tested: device {} recorded in the dump, {TRANSPOSED}; {BENCH}", d.noun()),
-            (TestedSource::Emulated(why), None) => format!("tested: emulated device in the dumped dtypes ({why}); {BENCH}"),
-            (TestedSource::Emulated(why), Some(a)) => format!("tested: emulated device in the {a} dump's dtypes ({why}); {BENCH}"),
+            (TestedSource::Run(on, why), None) => format!("tested: {} in the dumped dtypes ({why}); {BENCH}", on.tested_noun()),
+            (TestedSource::Run(on, why), Some(a)) => format!("tested: {} in the {a} dump's dtypes ({why}); {BENCH}", on.tested_noun()),
         }
     }
 }
@@ -144,14 +147,18 @@ impl Tested {
     pub fn new(source: &Source, device: Option<Value>, direction: Direction) -> Tested {
         match source {
             Source::Recorded(v, transform) => Tested { value: v.clone(), source: TestedSource::Recorded(direction, *transform), reference: device },
-            Source::Emulated(why) => Tested { value: device.clone().unwrap_or(Value::None), source: TestedSource::Emulated(why.clone()), reference: device },
+            Source::Emulated(why) => Tested {
+                value: device.clone().unwrap_or(Value::None),
+                source: TestedSource::Run(device::for_side(Side::Device), why.clone()),
+                reference: device,
+            },
         }
     }
 
     /// Whether the reference run is this very value (the tested side is
     /// the emulated device): rules that compare with it cannot fail.
     pub fn reference_is_self(&self) -> bool {
-        matches!(self.source, TestedSource::Emulated(_))
+        matches!(self.source, TestedSource::Run(..))
     }
 }
 
@@ -165,13 +172,13 @@ mod tests {
         for fw in [Framework::PyTorch, Framework::MindSpore] {
             assert_eq!(recorded.text(fw), "tested: device gradient recorded in the dump; bench: float64 recompute on the CPU");
         }
-        let missing = TestedSource::Emulated(Reason::FileMissing(Direction::Forward, PathBuf::from("x.pt")));
+        let missing = TestedSource::Run(Kind::Cpu, Reason::FileMissing(Direction::Forward, PathBuf::from("x.pt")));
         assert_eq!(
             missing.text(Framework::PyTorch),
             "tested: emulated device in the dumped dtypes (no recorded output: x.pt is missing); bench: float64 recompute on the CPU"
         );
         assert_eq!(recorded.text(Framework::MindTorch), "tested: device gradient recorded in the MSAdapter dump; bench: float64 recompute on the CPU");
-        let random = TestedSource::Emulated(Reason::RandomData);
+        let random = TestedSource::Run(Kind::Cpu, Reason::RandomData);
         assert_eq!(
             random.text(Framework::MindTorch),
             "tested: emulated device in the MSAdapter dump's dtypes (random_data has no device values); bench: float64 recompute on the CPU"

@@ -1,0 +1,71 @@
+//! Where the runtime computes: the one place that names a candle device.
+//!
+//! Each side of a replay takes its device from [`for_side`] (through
+//! [`crate::ctx::Ctx`]); values read from files and the host-side results
+//! of kernels start on the [`host`]. The runtime's own kernels are candle
+//! `CustomOp`s, which candle dispatches by the tensor's device (their
+//! `cpu_fwd` is the host code; [`is_host`] picks a composite of candle ops
+//! where a kernel has no other). The CPU is the only device built and
+//! tested here: a CUDA tested side is a [`Kind`] variant, its arm in
+//! [`for_side`], and its tests.
+
+use candle_core::{Device, Tensor};
+
+use crate::ctx::Side;
+
+/// A device the runtime can run a side on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// The host's CPU: the bench in float64, and the emulated device (the
+    /// tested dtypes' rounding reproduced on the CPU).
+    Cpu,
+}
+
+impl Kind {
+    /// The candle device.
+    pub fn device(self) -> Device {
+        match self {
+            Kind::Cpu => Device::Cpu,
+        }
+    }
+
+    /// What a tested value computed on this device is called in a row's
+    /// Message (`tested: emulated device in the dumped dtypes (...)`).
+    pub fn tested_noun(self) -> &'static str {
+        match self {
+            Kind::Cpu => "emulated device",
+        }
+    }
+}
+
+/// The device `side` runs on.
+pub fn for_side(side: Side) -> Kind {
+    match side {
+        Side::Bench | Side::Device => Kind::Cpu,
+    }
+}
+
+/// The host: where values read from files, and the results of the
+/// runtime's host-side kernels, are put first.
+pub fn host() -> Device {
+    Kind::Cpu.device()
+}
+
+/// Whether `t` is on the host, where the runtime's own kernels run.
+pub fn is_host(t: &Tensor) -> bool {
+    t.device().is_cpu()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_sides_run_on_the_host_cpu_in_this_build() {
+        assert_eq!(for_side(Side::Bench), Kind::Cpu);
+        assert_eq!(for_side(Side::Device), Kind::Cpu);
+        let t = Tensor::new(1.0f64, &host()).unwrap();
+        assert!(is_host(&t));
+        assert_eq!(Kind::Cpu.tested_noun(), "emulated device");
+    }
+}
