@@ -32,6 +32,7 @@ pub mod pyfmt;
 pub mod replay;
 pub mod report;
 pub mod repro;
+pub mod rulebook;
 pub mod spec;
 pub mod standard;
 pub mod value;

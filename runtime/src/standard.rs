@@ -25,6 +25,7 @@ mod rules;
 use crate::compare::{compare, Metrics, Status};
 use crate::dtype::TDType;
 use crate::ops::api_standard::{api_standard, ApiRule, Level};
+use crate::rulebook;
 
 use rules::Outcome;
 
@@ -180,6 +181,24 @@ impl Class {
         dtype.float_format().unwrap_or((23, -126))
     }
 
+    /// The class's value of a rule of the rulebook.
+    fn pick<T>(self, by: &rulebook::ByClass<T>) -> &T {
+        match self {
+            Class::Fp16 => &by.fp16,
+            Class::Bf16 => &by.bf16,
+            Class::Fp32 => &by.fp32,
+        }
+    }
+
+    /// The class's values of the benchmark rule.
+    fn pick_benchmark(self, rule: &rulebook::Benchmark) -> &rulebook::BenchmarkClass {
+        match self {
+            Class::Fp16 => &rule.fp16,
+            Class::Bf16 => &rule.bf16,
+            Class::Fp32 => &rule.fp32,
+        }
+    }
+
     fn of(dtype: TDType) -> Class {
         match dtype {
             TDType::F16 => Class::Fp16,
@@ -219,9 +238,9 @@ fn rule(standard: Standard, api: ApiRule, backward: bool, exact_op: bool, dtype:
 /// The benchmark rule's (max relative, mean relative, rms) error bounds at `level`.
 fn level_bounds(level: Level) -> [f64; 3] {
     match level {
-        Level::One => [5.0, 1.5, 1.5],
-        Level::Two => [2.0, 1.2, 1.2],
-        Level::Default => [10.0, 2.0, 2.0],
+        Level::One => rulebook::get().benchmark.levels.level1,
+        Level::Two => rulebook::get().benchmark.levels.level2,
+        Level::Default => rulebook::get().benchmark.levels.default,
     }
 }
 

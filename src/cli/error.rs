@@ -21,6 +21,9 @@ pub enum Error {
     /// Flags that do not go together, or a bad flag value.
     #[error("{0}")]
     Usage(String),
+    /// The rulebook `MSPROBE_RS_RULEBOOK` names is unreadable or not a rulebook.
+    #[error("{0}")]
+    Rulebook(String),
     /// config_op.json is unreadable or invalid.
     #[error(transparent)]
     Config(#[from] ConfigError),
@@ -55,7 +58,7 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Usage(_) | Error::Foreign(_) => exit::USAGE,
-            Error::Config(_) => exit::CONFIG,
+            Error::Config(_) | Error::Rulebook(_) => exit::CONFIG,
             Error::OpGenerate(e) => e.exit_code(),
             Error::Replay(e) => e.exit_code(),
             Error::NanAnalyze(e) => e.exit_code(),

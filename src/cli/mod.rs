@@ -18,6 +18,9 @@ use crate::{checkpoint, config_check, nan_analyze, op_generate, replay, result_c
 /// Runs a validated command, prints its result, and returns the exit code
 /// of its outcome (errors are the caller's to print).
 pub fn run(options: Options) -> Result<u8, Error> {
+    if let Some(path) = runtime::rulebook::check_override().map_err(Error::Rulebook)? {
+        eprintln!("msprobe: judging by the rulebook {path} ({}), not the built-in one", runtime::rulebook::OVERRIDE);
+    }
     match options {
         Options::OpGenerate { opts, config_input, unknown_keys, quiet } => {
             printer::unknown_keys(&config_input, &unknown_keys);

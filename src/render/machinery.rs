@@ -131,6 +131,33 @@ fn int_range(d: TDType) -> Option<(i128, i128)> {
     Some(if low < 0.0 { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) })
 }
 
+/// The rulebook in force ([`runtime::rulebook::get`]) as a Python literal:
+/// its rules' numbers, without the `about` texts and the API sets (which
+/// `STANDARD_API_SETS` holds as frozensets).
+fn rulebook_literal() -> String {
+    let mut value = serde_json::to_value(runtime::rulebook::get()).expect("the rulebook serializes");
+    if let Some(map) = value.as_object_mut() {
+        map.remove("api_standard");
+    }
+    py_value(&value)
+}
+
+/// A JSON value as a Python literal, without its objects' `about` keys.
+fn py_value(v: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match v {
+        Value::Null => "None".into(),
+        Value::Bool(b) => py_bool(*b),
+        Value::Number(n) => py_float(n.as_f64().unwrap_or(f64::NAN)),
+        Value::String(s) => py_str(s),
+        Value::Array(items) => format!("[{}]", items.iter().map(py_value).collect::<Vec<_>>().join(", ")),
+        Value::Object(map) => {
+            let items: Vec<String> = map.iter().filter(|(k, _)| *k != "about").map(|(k, x)| format!("{}: {}", py_str(k), py_value(x))).collect();
+            format!("{{{}}}", items.join(", "))
+        }
+    }
+}
+
 /// The tables' Python text (what the scripts inline).
 fn tables_body() -> String {
     let mut out = String::new();
@@ -165,7 +192,9 @@ fn tables_body() -> String {
     for (alias, name) in bind::KEYWORD_ALIASES {
         writeln!(o, "    {}: {},", py_str(alias), py_str(name)).unwrap();
     }
-    o.push_str("}\n# msprobe's API sets of the api standard by rule (runtime/src/ops/api_standard.rs).\nSTANDARD_API_SETS = {\n");
+    o.push_str("}\n# The judging rules' numbers and factors (runtime/rulebook.json, which says what each is).\n");
+    writeln!(o, "RULEBOOK = {}", rulebook_literal()).unwrap();
+    o.push_str("# msprobe's API sets of the api standard by rule (the rulebook's api_standard).\nSTANDARD_API_SETS = {\n");
     for (rule, names) in api_standard::api_sets() {
         writeln!(o, "    {}: frozenset({}),", py_str(rule), py_list(names.iter().copied())).unwrap();
     }

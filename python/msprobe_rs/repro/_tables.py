@@ -69,7 +69,9 @@ KEYWORD_ALIASES = {
     "input_x": "input",
     "x": "input",
 }
-# msprobe's API sets of the api standard by rule (runtime/src/ops/api_standard.rs).
+# The judging rules' numbers and factors (runtime/rulebook.json, which says what each is).
+RULEBOOK = {"rounding": {"k": {"composite": [64.0, 64.0], "parts": [32.0, 32.0], "smooth": [32.0, 32.0], "sums": [16.0, 16.0], "terms": [3.0, 16.0]}, "half_precision_k": 4.0}, "absolute": {"fp16": {"rtol": 0.001, "small": 0.001, "atol": 1e-5}, "bf16": {"rtol": 0.004, "small": 0.001, "atol": 1e-5}, "fp32": {"rtol": 1e-6, "small": 1e-6, "atol": 1e-9}}, "ulp": {"fp16": {"over": 1.0, "share_below": 0.001, "mean_below": None}, "bf16": {"over": 1.0, "share_below": 0.001, "mean_below": None}, "fp32": {"over": 32.0, "share_below": 0.05, "mean_below": 64.0}}, "thousandth": {"rtol": 0.001, "share_above": 0.999}, "benchmark": {"small_value_bound": 2.0, "levels": {"level1": [5.0, 1.5, 1.5], "level2": [2.0, 1.2, 1.2], "default": [10.0, 2.0, 2.0]}, "fp16": {"small": 0.001, "atol": 1e-5, "floor": 0.00048828125}, "bf16": {"small": 0.001, "atol": 1e-5, "floor": 0.00390625}, "fp32": {"small": 1e-6, "atol": 1e-9, "floor": 6.103515625e-5}}}
+# msprobe's API sets of the api standard by rule (the rulebook's api_standard).
 STANDARD_API_SETS = {
     "absolute": frozenset(["add", "sub", "mul", "div", "truediv", "true_divide", "floordiv", "floor_divide", "multiply", "subtract", "divide", "rsub", "leaky_relu", "prelu", "reciprocal", "rsqrt", "square"]),
     "binary": frozenset(["abs", "argmin", "argmax", "bitwise_and", "broadcast_to", "ceil", "equal", "eq", "fill", "flatten", "floor", "gather", "greater", "greater_equal", "gt", "ge", "less", "less_equal", "lt", "le", "histc", "isfinite", "isnan", "logical_and", "logical_or", "logical_not", "logical_xor", "masked_fill", "max_pool3d", "maximum", "minimum", "neg", "negative", "nonzero", "not_equal", "ne", "one_hot", "pad", "relu", "reshape", "round", "select", "sign", "sort", "tile", "topk", "transpose", "tril", "triu", "type_as"]),

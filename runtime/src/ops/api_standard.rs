@@ -2,13 +2,15 @@
 //! judges an op's forward outputs, and which level bounds the benchmark
 //! rule's error ratios (`--standard api`, judged by `crate::standard`).
 //!
-//! This is msprobe's own table (its standard's yaml), keyed by the base op
-//! name rather than by an op-table entry: the same name takes the same rule
+//! This is msprobe's own table (its standard's yaml), held as API sets in
+//! the rulebook ([`crate::rulebook`]), keyed by the base op name rather
+//! than by an op-table entry: the same name takes the same rule
 //! under every prefix and dunder or in-place spelling, and the table names
 //! ops that have no entry in the runtime (`npu_cross_entropy_loss`, ...),
 //! which the generated scripts still judge (they receive it as
 //! [`api_sets`]).
 
+use crate::rulebook;
 use ApiRule::{Absolute, Benchmark, Binary, Thousandth, Ulp};
 use Level::{One, Two};
 
@@ -48,108 +50,24 @@ pub struct ApiStandard {
     pub level: Level,
 }
 
-/// msprobe's table by base op name ([`base_name`]); an op named nowhere
-/// takes the benchmark rule at the default level.
-const TABLE: &[(&str, ApiRule, Level)] = &[
-    ("add", Absolute, Level::Default),
-    ("sub", Absolute, Level::Default),
-    ("mul", Absolute, Level::Default),
-    ("div", Absolute, Level::Default),
-    ("truediv", Absolute, Level::Default),
-    ("true_divide", Absolute, Level::Default),
-    ("floordiv", Absolute, Level::Default),
-    ("floor_divide", Absolute, Level::Default),
-    ("multiply", Absolute, Level::Default),
-    ("subtract", Absolute, Level::Default),
-    ("divide", Absolute, Level::Default),
-    ("rsub", Absolute, Level::Default),
-    ("leaky_relu", Absolute, Level::Default),
-    ("prelu", Absolute, Level::Default),
-    ("reciprocal", Absolute, Level::Default),
-    ("rsqrt", Absolute, Level::Default),
-    ("square", Absolute, Level::Default),
-    ("abs", Binary, Level::Default),
-    ("argmin", Binary, Level::Default),
-    ("argmax", Binary, Level::Default),
-    ("bitwise_and", Binary, Level::Default),
-    ("broadcast_to", Binary, Level::Default),
-    ("ceil", Binary, Level::Default),
-    ("equal", Binary, Level::Default),
-    ("eq", Binary, Level::Default),
-    ("fill", Binary, Level::Default),
-    ("flatten", Binary, Level::Default),
-    ("floor", Binary, Level::Default),
-    ("gather", Binary, Level::Default),
-    ("greater", Binary, Level::Default),
-    ("greater_equal", Binary, Level::Default),
-    ("gt", Binary, Level::Default),
-    ("ge", Binary, Level::Default),
-    ("less", Binary, Level::Default),
-    ("less_equal", Binary, Level::Default),
-    ("lt", Binary, Level::Default),
-    ("le", Binary, Level::Default),
-    ("histc", Binary, Level::Default),
-    ("isfinite", Binary, Level::Default),
-    ("isnan", Binary, Level::Default),
-    ("logical_and", Binary, Level::Default),
-    ("logical_or", Binary, Level::Default),
-    ("logical_not", Binary, Level::Default),
-    ("logical_xor", Binary, Level::Default),
-    ("masked_fill", Binary, Level::Default),
-    ("max_pool3d", Binary, Level::Default),
-    ("maximum", Binary, Level::Default),
-    ("minimum", Binary, Level::Default),
-    ("neg", Binary, Level::Default),
-    ("negative", Binary, Level::Default),
-    ("nonzero", Binary, Two),
-    ("not_equal", Binary, Level::Default),
-    ("ne", Binary, Level::Default),
-    ("one_hot", Binary, Two),
-    ("pad", Binary, Level::Default),
-    ("relu", Binary, Level::Default),
-    ("reshape", Binary, Level::Default),
-    ("round", Binary, Level::Default),
-    ("select", Binary, Level::Default),
-    ("sign", Binary, Level::Default),
-    ("sort", Binary, Level::Default),
-    ("tile", Binary, Level::Default),
-    ("topk", Binary, Level::Default),
-    ("transpose", Binary, Level::Default),
-    ("tril", Binary, Level::Default),
-    ("triu", Binary, Level::Default),
-    ("type_as", Binary, Level::Default),
-    ("matmul", Ulp, Two),
-    ("addbmm", Ulp, Level::Default),
-    ("addmm", Ulp, Two),
-    ("baddbmm", Ulp, Level::Default),
-    ("bilinear", Ulp, Level::Default),
-    ("bmm", Ulp, Level::Default),
-    ("chain_matmul", Ulp, Level::Default),
-    ("hspmm", Ulp, Level::Default),
-    ("linear", Ulp, Level::Default),
-    ("mm", Ulp, Two),
-    ("mv", Ulp, Level::Default),
-    ("smm", Ulp, Level::Default),
-    ("sspaddmm", Ulp, Level::Default),
-    ("conv1d", Thousandth, Level::Default),
-    ("conv2d", Thousandth, Level::Default),
-    ("embedding", Benchmark, One),
-    ("npu_fusion_attention", Benchmark, One),
-    ("npu_fusion_attention_grad", Benchmark, One),
-    ("scatter", Benchmark, One),
-    ("scatter_add", Benchmark, One),
-    ("gelu", Benchmark, Two),
-    ("layer_norm", Benchmark, Two),
-    ("index", Benchmark, Two),
-    ("sum", Benchmark, Two),
-    ("npu_rms_norm", Benchmark, Two),
-    ("rms_norm", Benchmark, Two),
-    ("cross_entropy", Benchmark, Two),
-    ("npu_cross_entropy_loss", Benchmark, Two),
-];
-
+/// The rulebook's entry for a base op name ([`base_name`]): the rule of
+/// the first rule set that names it, the level of the level set that does;
+/// `None` for an op named in no set (the benchmark rule at the default level).
 fn entry(name: &str) -> Option<ApiStandard> {
-    TABLE.iter().find(|(n, ..)| *n == name).map(|&(_, rule, level)| ApiStandard { rule, level })
+    let sets = &rulebook::get().api_standard;
+    let has = |set: &[String]| set.iter().any(|n| n == name);
+    let rule = [(&sets.absolute, Absolute), (&sets.binary, Binary), (&sets.ulp, Ulp), (&sets.thousandth, Thousandth)]
+        .into_iter()
+        .find(|(set, _)| has(set))
+        .map(|(_, rule)| rule);
+    let level = if has(&sets.level1) {
+        Some(One)
+    } else if has(&sets.level2) {
+        Some(Two)
+    } else {
+        None
+    };
+    (rule.is_some() || level.is_some()).then(|| ApiStandard { rule: rule.unwrap_or(Benchmark), level: level.unwrap_or(Level::Default) })
 }
 
 /// The op's base name as the table spells it: without `__...__` and one
@@ -178,14 +96,15 @@ pub fn api_standard(op: &str) -> ApiStandard {
 /// same base names): `absolute`, `binary`, `ulp`, `thousandth`, `level1`,
 /// `level2`, each in the table's order.
 pub fn api_sets() -> Vec<(&'static str, Vec<&'static str>)> {
-    let names = |keep: fn(ApiRule, Level) -> bool| TABLE.iter().filter(|&&(_, rule, level)| keep(rule, level)).map(|&(name, ..)| name).collect();
+    let sets = &rulebook::get().api_standard;
+    let names = |set: &'static [String]| set.iter().map(String::as_str).collect();
     vec![
-        ("absolute", names(|rule, _| rule == Absolute)),
-        ("binary", names(|rule, _| rule == Binary)),
-        ("ulp", names(|rule, _| rule == Ulp)),
-        ("thousandth", names(|rule, _| rule == Thousandth)),
-        ("level1", names(|_, level| level == One)),
-        ("level2", names(|_, level| level == Two)),
+        ("absolute", names(&sets.absolute)),
+        ("binary", names(&sets.binary)),
+        ("ulp", names(&sets.ulp)),
+        ("thousandth", names(&sets.thousandth)),
+        ("level1", names(&sets.level1)),
+        ("level2", names(&sets.level2)),
     ]
 }
 
@@ -235,13 +154,15 @@ mod tests {
     }
 
     #[test]
-    fn every_entry_is_a_base_name_once_and_says_something() {
-        let mut seen = std::collections::HashSet::new();
-        for &(name, rule, level) in TABLE {
-            assert!(seen.insert(name) && base_name(name) == name, "{name}: twice, or not a base name");
-            assert!((rule, level) != (Benchmark, Level::Default), "{name}: what every unnamed op gets");
-            let sets: Vec<&str> = api_sets().into_iter().filter(|(_, names)| names.contains(&name)).map(|(set, _)| set).collect();
-            assert_eq!(sets.len(), usize::from(rule != Benchmark) + usize::from(level != Level::Default), "{name}: in {sets:?}");
+    fn every_name_is_a_base_name_in_one_rule_set_and_one_level_set_at_most() {
+        let sets = api_sets();
+        for (set, names) in &sets {
+            for name in names {
+                assert_eq!(base_name(name), *name, "{set}: {name} is not a base name");
+                let rules = sets[..4].iter().filter(|(_, n)| n.contains(name)).count();
+                let levels = sets[4..].iter().filter(|(_, n)| n.contains(name)).count();
+                assert!(rules <= 1 && levels <= 1 && names.iter().filter(|n| *n == name).count() == 1, "{name}: in {rules} rule sets, {levels} level sets");
+            }
         }
     }
 }

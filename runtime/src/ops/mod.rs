@@ -166,22 +166,15 @@ impl Eq for Parts {}
 
 impl Rounding {
     /// The factor of `k·u·magnitude` for forward outputs, or gradients
-    /// (`backward`). Terms: 3 forward (the product and the sum each round
-    /// once, addcmul and addcdiv three times), 16 backward (a broadcast operand's gradient is a sum). Sums:
-    /// 16 (blocked, reordered float32 accumulation: torch's CPU matmul of
-    /// positive inputs measured up to 8). Smooth and Parts (Composite's for composite parts): 32 (library
-    /// functions: MindSpore's CPU exp, sigmoid and silu measured up to 25
-    /// ulp of the magnitude, torch's gelu up to 9). Composite: 64 (its
-    /// magnitude is measured, not derived: softmax, log_softmax and the
-    /// norms' gradients measured up to 49).
+    /// (`backward`): the rulebook's k of the class ([`crate::rulebook`],
+    /// which says where each factor comes from); Parts whose rest is
+    /// Composite's take Composite's.
     pub fn k(self, backward: bool) -> f64 {
-        match self {
-            Rounding::Terms { .. } if !backward => 3.0,
-            Rounding::Terms { .. } | Rounding::Sums => 16.0,
-            Rounding::Parts(p) if p.composite => 64.0,
-            Rounding::Smooth | Rounding::Parts(_) => 32.0,
-            Rounding::Composite => 64.0,
-        }
+        let class = match self {
+            Rounding::Parts(p) if p.composite => "composite",
+            other => other.name(),
+        };
+        crate::rulebook::get().rounding.k(class, backward)
     }
 
     /// `(k, compute dtype)` of an output of `dtype` (`backward`: a
@@ -191,11 +184,11 @@ impl Rounding {
     /// which devices compute in their own precision (MindSpore's CPU float16
     /// silu and its gradient measured at 2 ulp of float16; a bfloat16 div's
     /// gradient rounds several times in bfloat16): those take their own
-    /// dtype and `k` = 4. Sums accumulate in float32.
+    /// dtype and the rulebook's `half_precision_k`. Sums accumulate in float32.
     pub fn factors(self, dtype: TDType, backward: bool) -> (f64, TDType) {
         match dtype {
             TDType::F64 => (self.k(backward), TDType::F64),
-            TDType::F16 | TDType::BF16 if !matches!(self, Rounding::Sums) => (4.0, dtype),
+            TDType::F16 | TDType::BF16 if !matches!(self, Rounding::Sums) => (crate::rulebook::get().rounding.half_precision_k, dtype),
             _ => (self.k(backward), TDType::F32),
         }
     }

@@ -7,6 +7,7 @@ use super::Class;
 use crate::compare::Status;
 use crate::dtype::TDType;
 use crate::pyfmt::{format_g6 as g, repr};
+use crate::rulebook;
 
 /// A rule's verdict before the NaN/Inf check is added.
 pub(super) struct Outcome {
@@ -55,11 +56,7 @@ pub(super) fn binary(t: &[f64], b: &[f64]) -> Outcome {
 
 /// Relative error bounded on normal values, absolute error on small ones.
 pub(super) fn absolute(t: &[f64], b: &[f64], class: Class, eps: f64) -> Outcome {
-    let (rtol, small, atol) = match class {
-        Class::Fp16 => (1e-3, 1e-3, 1e-5),
-        Class::Bf16 => (4e-3, 1e-3, 1e-5),
-        Class::Fp32 => (1e-6, 1e-6, 1e-9),
-    };
+    let rulebook::Absolute { rtol, small, atol } = *class.pick(&rulebook::get().absolute);
     let (mut n_normal, mut n_small, mut n_rel, mut n_abs, mut max_rel) = (0, 0, 0, 0, 0.0f64);
     for (d, b) in finite(t, b) {
         if b.abs() <= small {
@@ -103,7 +100,8 @@ fn floor_log2(x: f64) -> i32 {
 /// Errors in units in the last place of the bench value in the tested dtype.
 pub(super) fn ulp(t: &[f64], b: &[f64], reference: Option<&[f64]>, class: Class) -> Outcome {
     let (mant, min_eb) = class.format();
-    let over = if class == Class::Fp32 { 32.0 } else { 1.0 };
+    let rule = *class.pick(&rulebook::get().ulp);
+    let over = rule.over;
     // (max, mean, share above `over`) of one side's ULP errors.
     let stats = |x: &[f64]| {
         let ulps: Vec<f64> = finite(x, b)
@@ -121,30 +119,35 @@ pub(super) fn ulp(t: &[f64], b: &[f64], reference: Option<&[f64]>, class: Class)
         }
     };
     let (max, mean, share) = stats(t);
-    let (pass, bound) = if class == Class::Fp32 { (mean < 64.0 || share < 0.05, "mean < 64 or share < 0.05") } else { (share < 0.001, "share < 0.001") };
+    let (pass, bound) = match rule.mean_below {
+        Some(m) => (mean < m || share < rule.share_below, format!("mean < {} or share < {}", g(m), g(rule.share_below))),
+        None => (share < rule.share_below, format!("share < {}", g(rule.share_below))),
+    };
     // msprobe also passes a share no larger than the reference device's
     // (its GPU; here the CPU run in the tested dtype).
     let reference_share = reference.filter(|r| r.len() == b.len()).map(|r| stats(r).2);
     let mut problems = Vec::new();
     if !pass && !reference_share.is_some_and(|r| share <= r) {
         let versus = reference_share.map(|r| format!(", or at most the reference's {}", g(r))).unwrap_or_default();
-        problems.push(format!("ulp: mean {} and max {} ULP, share {} above {over} ULP (pass: {bound}{versus})", g(mean), g(max), g(share)));
+        problems.push(format!("ulp: mean {} and max {} ULP, share {} above {} ULP (pass: {bound}{versus})", g(mean), g(max), g(share), g(over)));
     }
     Outcome::from_problems(problems, format!("max_ulp={}; mean_ulp={}; ulp_error_proportion={}", g(max), g(mean), g(share)))
 }
 
-/// More than 99.9% of the values within relative error 0.001. With no
-/// value finite on both sides there is nothing to measure: a pass.
+/// More than the rulebook's share (99.9%) of the values within its
+/// relative error (0.001). With no value finite on both sides there is
+/// nothing to measure: a pass.
 pub(super) fn thousandth(t: &[f64], b: &[f64], eps: f64) -> Outcome {
+    let rule = &rulebook::get().thousandth;
     let (mut n, mut within) = (0, 0);
     for (d, b) in finite(t, b) {
         n += 1;
-        within += usize::from(d / (b.abs() + eps) < 0.001);
+        within += usize::from(d / (b.abs() + eps) < rule.rtol);
     }
     let share = ratio(within, n);
     let mut problems = Vec::new();
-    if n > 0 && share <= 0.999 {
-        problems.push(format!("thousandth: share {} of values within relative error 0.001 (pass: above 0.999)", g(share)));
+    if n > 0 && !(share > rule.share_above) {
+        problems.push(format!("thousandth: share {} of values within relative error {} (pass: above {})", g(share), g(rule.rtol), g(rule.share_above)));
     }
     Outcome::from_problems(problems, format!("thousandth_ratio={}", g(share)))
 }
@@ -175,15 +178,12 @@ fn benchmark_metrics(x: &[f64], b: &[f64], small: f64, atol: f64, eps: f64) -> [
 /// on the CPU in the tested dtype), or of the dtype's floor without one.
 pub(super) fn benchmark(t: &[f64], b: &[f64], reference: Option<&[f64]>, class: Class, eps: f64, level: [f64; 3]) -> Outcome {
     const LABELS: [&str; 4] = ["small value error proportion", "max relative error", "mean relative error", "root mean squared error"];
-    let (small, atol, min_err) = match class {
-        Class::Fp16 => (1e-3, 1e-5, 1.0 / 2048.0),
-        Class::Bf16 => (1e-3, 1e-5, 1.0 / 256.0),
-        Class::Fp32 => (1e-6, 1e-9, 1.0 / 16384.0),
-    };
+    let rule = &rulebook::get().benchmark;
+    let rulebook::BenchmarkClass { small, atol, floor: min_err } = *class.pick_benchmark(rule);
     let reference = reference.filter(|r| r.len() == b.len());
     let tested = benchmark_metrics(t, b, small, atol, eps);
     let refs = reference.map_or([0.0; 4], |r| benchmark_metrics(r, b, small, atol, eps));
-    let bounds = [2.0, level[0], level[1], level[2]];
+    let bounds = [rule.small_value_bound, level[0], level[1], level[2]];
     let mut out = Outcome { status: Status::Pass, problems: Vec::new(), notes: Vec::new(), metrics: String::new() };
     let mut ratios = [0.0; 4];
     for i in 0..4 {

@@ -1,0 +1,248 @@
+//! The rulebook: every judging rule's numbers, API sets and factors as
+//! data (`runtime/rulebook.json`), read by the native judge here and
+//! rendered into the scripts' `_tables.py` (`RULEBOOK`) by the renderer,
+//! so a threshold or factor is written once and both judges take it.
+//!
+//! The file is compiled in; `MSPROBE_RS_RULEBOOK=FILE` replaces it for a
+//! run (the binary checks the file with [`check_override`] before anything
+//! else, so [`get`] never meets a bad one).
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+
+/// The environment variable that names a rulebook to use instead of the
+/// compiled-in one.
+pub const OVERRIDE: &str = "MSPROBE_RS_RULEBOOK";
+
+/// The compiled-in rulebook's text.
+pub const DEFAULT: &str = include_str!("../rulebook.json");
+
+/// The whole rulebook (field names as in the file).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rulebook {
+    /// What the file is.
+    pub about: String,
+    /// msprobe's api standard: its API sets by rule and level.
+    pub api_standard: ApiSets,
+    /// The absolute threshold rule, by dtype class.
+    pub absolute: ByClass<Absolute>,
+    /// The ULP rule, by dtype class.
+    pub ulp: ByClass<Ulp>,
+    /// The thousandth rule.
+    pub thousandth: Thousandth,
+    /// The benchmark rule.
+    pub benchmark: Benchmark,
+    /// The bound standard's factors.
+    pub rounding: Rounding,
+}
+
+/// One value per dtype class of the api standard (float16, bfloat16, and
+/// everything else as float32).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ByClass<T> {
+    /// What the rule does with these values.
+    pub about: String,
+    /// float16.
+    pub fp16: T,
+    /// bfloat16.
+    pub bf16: T,
+    /// float32 and float64.
+    pub fp32: T,
+}
+
+/// msprobe's API sets of the api standard by base op name.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiSets {
+    /// What the sets mean.
+    pub about: String,
+    /// Judged by the absolute threshold.
+    pub absolute: Vec<String>,
+    /// Judged by binary equality.
+    pub binary: Vec<String>,
+    /// Judged by ULP errors.
+    pub ulp: Vec<String>,
+    /// Judged by the thousandth rule.
+    pub thousandth: Vec<String>,
+    /// The benchmark rule's level 1.
+    pub level1: Vec<String>,
+    /// The benchmark rule's level 2.
+    pub level2: Vec<String>,
+}
+
+/// The absolute threshold of one class.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Absolute {
+    /// The largest relative error of a normal value.
+    pub rtol: f64,
+    /// Values with |bench| at most this are small.
+    pub small: f64,
+    /// The largest absolute error of a small value.
+    pub atol: f64,
+}
+
+/// The ULP rule of one class.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ulp {
+    /// An element over this many ULP counts against the share.
+    pub over: f64,
+    /// A share of such elements below this passes.
+    pub share_below: f64,
+    /// A mean ULP error below this passes too (when set).
+    pub mean_below: Option<f64>,
+}
+
+/// The thousandth rule.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Thousandth {
+    /// What the rule does.
+    pub about: String,
+    /// The relative error a value must be within.
+    pub rtol: f64,
+    /// The share of such values a pass needs to exceed.
+    pub share_above: f64,
+}
+
+/// The benchmark rule.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Benchmark {
+    /// What the rule does.
+    pub about: String,
+    /// The error bound of the small value error proportion's ratio.
+    pub small_value_bound: f64,
+    /// The error bounds of (max relative, mean relative, rms) ratios by level.
+    pub levels: Levels,
+    /// Small values, their atol, and the ratios' floor, by class.
+    pub fp16: BenchmarkClass,
+    /// bfloat16.
+    pub bf16: BenchmarkClass,
+    /// float32 and float64.
+    pub fp32: BenchmarkClass,
+}
+
+/// The benchmark rule's bounds by level.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Levels {
+    /// msprobe's level 1.
+    pub level1: [f64; 3],
+    /// msprobe's level 2.
+    pub level2: [f64; 3],
+    /// Every other op.
+    pub default: [f64; 3],
+}
+
+/// The benchmark rule's values of one class.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BenchmarkClass {
+    /// Values with |bench| at most this are small.
+    pub small: f64,
+    /// A small value's error counts when over this.
+    pub atol: f64,
+    /// The least denominator of a ratio (without a reference run: the floor).
+    pub floor: f64,
+}
+
+/// The bound standard's factors.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rounding {
+    /// Where the factors come from.
+    pub about: String,
+    /// `[forward, backward]` k by rounding class name.
+    pub k: BTreeMap<String, [f64; 2]>,
+    /// k of float16 and bfloat16 results computed in their own dtype.
+    pub half_precision_k: f64,
+}
+
+impl Rounding {
+    /// k of class `name` (forward, or `backward`); a class the file does
+    /// not name is a broken rulebook, refused when it is read.
+    pub fn k(&self, name: &str, backward: bool) -> f64 {
+        self.k.get(name).map_or(f64::NAN, |k| k[usize::from(backward)])
+    }
+}
+
+/// The rounding classes the engines compute (`ops::Rounding` names): each
+/// must have its k.
+const ROUNDING_CLASSES: [&str; 5] = ["terms", "sums", "smooth", "parts", "composite"];
+
+/// Parses and checks a rulebook's text: every field there, every number
+/// finite and not negative, every rounding class named.
+pub fn parse(text: &str) -> Result<Rulebook, String> {
+    let book: Rulebook = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let value = serde_json::to_value(&book).map_err(|e| e.to_string())?;
+    check_numbers(&value, "")?;
+    for class in ROUNDING_CLASSES {
+        if !book.rounding.k.contains_key(class) {
+            return Err(format!("rounding.k: the class {class:?} is missing"));
+        }
+    }
+    Ok(book)
+}
+
+/// Every number under `v` finite and not negative.
+fn check_numbers(v: &serde_json::Value, at: &str) -> Result<(), String> {
+    match v {
+        serde_json::Value::Number(n) => match n.as_f64() {
+            Some(x) if x.is_finite() && x >= 0.0 => Ok(()),
+            _ => Err(format!("{at}: expected a finite number not below 0, got {n}")),
+        },
+        serde_json::Value::Array(items) => items.iter().enumerate().try_for_each(|(i, x)| check_numbers(x, &format!("{at}[{i}]"))),
+        serde_json::Value::Object(map) => map.iter().try_for_each(|(k, x)| check_numbers(x, &if at.is_empty() { k.clone() } else { format!("{at}.{k}") })),
+        _ => Ok(()),
+    }
+}
+
+/// Reads the rulebook `MSPROBE_RS_RULEBOOK` names, if any: `Ok(None)`
+/// without one, the file's path and why when it is unusable.
+pub fn check_override() -> Result<Option<String>, String> {
+    let Some(path) = std::env::var_os(OVERRIDE) else { return Ok(None) };
+    let shown = std::path::Path::new(&path).display().to_string();
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{OVERRIDE}={shown}: cannot read it: {e}"))?;
+    parse(&text).map_err(|e| format!("{OVERRIDE}={shown}: not a rulebook: {e}"))?;
+    Ok(Some(shown))
+}
+
+/// The rulebook in force: the file `MSPROBE_RS_RULEBOOK` names (checked
+/// by [`check_override`] first), else the compiled-in one.
+pub fn get() -> &'static Rulebook {
+    static BOOK: OnceLock<Rulebook> = OnceLock::new();
+    BOOK.get_or_init(|| {
+        let given = std::env::var_os(OVERRIDE).and_then(|p| std::fs::read_to_string(p).ok()).and_then(|t| parse(&t).ok());
+        given.unwrap_or_else(|| parse(DEFAULT).expect("the compiled-in rulebook is valid (rulebook's unit test)"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_compiled_in_rulebook_is_valid() {
+        let book = parse(DEFAULT).unwrap();
+        assert_eq!(book.absolute.bf16.rtol, 4e-3);
+        assert_eq!(book.rounding.k("terms", false), 3.0);
+    }
+
+    #[test]
+    fn a_broken_rulebook_says_where() {
+        let mut v: serde_json::Value = serde_json::from_str(DEFAULT).unwrap();
+        v["absolute"]["fp32"]["rtol"] = serde_json::json!(-1.0);
+        assert_eq!(parse(&v.to_string()).unwrap_err(), "absolute.fp32.rtol: expected a finite number not below 0, got -1.0");
+        v["absolute"]["fp32"]["rtol"] = serde_json::json!(1e-6);
+        v["rounding"]["k"].as_object_mut().unwrap().remove("sums");
+        assert_eq!(parse(&v.to_string()).unwrap_err(), "rounding.k: the class \"sums\" is missing");
+        v["ulp"]["fp16"]["extra"] = serde_json::json!(1);
+        assert!(parse(&v.to_string()).unwrap_err().contains("unknown field `extra`"), "{v}");
+    }
+}
