@@ -1,7 +1,8 @@
 //! Golden tests: generated scripts must match the files under golden/ byte
 //! for byte. A standalone Python script is its head (golden/python/<framework>/,
-//! one per case) followed by the framework's machinery (golden/python/machinery/,
-//! once per framework); the package's generated tables
+//! one per case) followed by the framework's machinery: the package's text,
+//! checked against the package, with one snapshot of its layout per
+//! framework (golden/python/layout/); the package's generated tables
 //! (python/msprobe_rs/repro/_tables.py) must be what the renderer writes.
 //! `UPDATE_GOLDEN=1 cargo test --test golden` rewrites them all; review the
 //! diff before committing.
@@ -72,13 +73,54 @@ fn scratch() -> tempfile::TempDir {
     tempfile::tempdir_in(scratch).unwrap()
 }
 
+/// The layout of `framework`'s machinery (golden/python/layout/): each part
+/// in inlining order (the tables, then each package file from its marker
+/// line) with the names it defines at top level. The text itself is the
+/// package's, checked by [`the_machinery_is_the_tables_then_each_package_file_verbatim`].
+fn layout(framework: Framework) -> String {
+    let parts = std::iter::once(("_tables.py", msprobe::render::machinery::tables_file()))
+        .chain(msprobe::render::machinery::files(framework).iter().map(|(name, text)| (*name, text.to_string())));
+    let mut out = format!("# The machinery of a {} script, part by part: the names each defines.\n", framework.as_str());
+    for (name, text) in parts {
+        let inlined = text.split_once(&format!("\n{}\n", msprobe::render::machinery::MARKER)).map_or("", |(_, rest)| rest);
+        let names: Vec<&str> = inlined
+            .lines()
+            .filter_map(|l| {
+                let l = l.strip_prefix("def ").or_else(|| l.strip_prefix("class ")).unwrap_or(l);
+                let end = l.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(l.len());
+                let rest = l[end..].trim_start();
+                (end > 0 && !l.starts_with(char::is_whitespace) && (rest.starts_with('(') || rest.starts_with(':') || rest.starts_with('='))).then(|| &l[..end])
+            })
+            .collect();
+        out.push_str(&format!("{name}: {}\n", names.join(" ")));
+    }
+    out
+}
+
+/// A standalone script's machinery is the package's text: the tables as the
+/// renderer writes them, then each package file of the framework's list
+/// from its marker line, verbatim and in order.
 #[test]
-fn generated_scripts_are_golden_heads_followed_by_the_golden_machinery() {
+fn the_machinery_is_the_tables_then_each_package_file_verbatim() {
+    let marker = format!("\n{}\n", msprobe::render::machinery::MARKER);
+    for fw in Framework::ALL {
+        let machinery = msprobe::render::machinery::machinery(fw);
+        let tables = msprobe::render::machinery::tables_file();
+        let mut rest = machinery.as_str().strip_prefix(tables.split_once(&marker).unwrap().1).expect("the machinery starts with the tables");
+        for (name, text) in msprobe::render::machinery::files(fw) {
+            let inlined = text.split_once(&marker).unwrap_or_else(|| panic!("{name} has no marker line")).1;
+            rest = rest.strip_prefix(inlined).unwrap_or_else(|| panic!("{}: {name} is not inlined verbatim next", fw.as_str()));
+        }
+        assert_eq!(rest, "", "{}: text after the last package file", fw.as_str());
+    }
+}
+
+#[test]
+fn generated_scripts_are_golden_heads_followed_by_the_machinery() {
     let out = scratch();
     let mut mismatched = vec![];
     for fw in Framework::ALL {
-        let machinery = msprobe::render::machinery::machinery(fw);
-        mismatched.extend(check_golden(&repo().join("golden/python/machinery").join(format!("{}.py", fw.as_str())), &machinery));
+        mismatched.extend(check_golden(&repo().join("golden/python/layout").join(format!("{}.txt", fw.as_str())), &layout(fw)));
     }
     for case in CASES {
         let script = normalise(&std::fs::read_to_string(case.generate(out.path())).unwrap());
