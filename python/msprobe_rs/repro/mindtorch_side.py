@@ -11,8 +11,14 @@ import sys
 import numpy as np
 
 from .data_generate import Device, DType, Master, MemoryFormat, Size, Unsupported, dtype_info
-from .ms_exec import (bench_leaf, ms_run, reference_is_tested, reference_leaves, seed_frameworks,  # noqa: F401
-                      select_device, tested_leaf)
+from .ms_exec import ms_run
+# This side's interface, which run_ut calls as side.<name>: re-exported by name.
+from .ms_exec import bench_leaf as bench_leaf
+from .ms_exec import reference_is_tested as reference_is_tested
+from .ms_exec import reference_leaves as reference_leaves
+from .ms_exec import seed_frameworks as seed_frameworks
+from .ms_exec import select_device as select_device
+from .ms_exec import tested_leaf as tested_leaf
 from .run_ut import run_script
 from .torch_exec import torch_run
 from .two_torches import msadapter
