@@ -51,7 +51,7 @@ fn spec(a: &Arg, data_dir: Option<&Path>) -> Spec {
 
 /// The runtime's name of a call.
 fn api_id(name: &ApiName) -> ApiId {
-    ApiId { prefix: name.prefix.as_str().to_string(), op: name.op.clone(), call: name.call.clone() }
+    ApiId { prefix: name.prefix, op: name.op.clone(), call: name.call.clone() }
 }
 
 /// The runtime's description of one call in `direction`. Tensor files are

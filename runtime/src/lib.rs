@@ -28,6 +28,7 @@ pub mod inputs;
 pub mod io;
 pub mod limits;
 pub mod ops;
+pub mod prefix;
 pub mod pyfmt;
 pub mod replay;
 pub mod report;

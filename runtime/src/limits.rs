@@ -251,7 +251,7 @@ mod tests {
             None => (None, vec![]),
         };
         Replay {
-            api: ApiId { prefix: "Torch".into(), op: "mul".into(), call: "0".into() },
+            api: ApiId { prefix: crate::prefix::Prefix::Torch, op: "mul".into(), call: "0".into() },
             framework: Framework::PyTorch,
             args,
             kwargs: vec![],

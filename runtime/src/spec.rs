@@ -7,6 +7,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use crate::dtype::TDType;
+use crate::prefix::Prefix;
 
 /// The framework that made a dump: it decides MindSpore-specific op
 /// meanings (`MS.` entries of the op table) and how dtypes are spelled in
@@ -91,7 +92,7 @@ impl Framework {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ApiId {
     /// The hooked namespace, e.g. `Torch`, `Tensor`, `Functional`.
-    pub prefix: String,
+    pub prefix: Prefix,
     /// The op within it, e.g. `matmul`, `__add__`.
     pub op: String,
     /// The call counter, e.g. `0`.

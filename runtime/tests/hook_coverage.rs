@@ -67,7 +67,7 @@ fn measure<'a>(framework: Framework, version: &'static str, prefix: &'static str
 
 /// Every row: 8.3.2's lists, then 26.2.0's under the prefixes dumps use.
 fn rows() -> Vec<Row> {
-    let mut rows: Vec<Row> = LISTS.iter().map(|l| measure(l.framework, "8.3.2", l.prefix, l.names())).collect();
+    let mut rows: Vec<Row> = LISTS.iter().map(|l| measure(l.framework, "8.3.2", l.prefix.as_str(), l.names())).collect();
     for (file, framework, keys) in [
         (
             "pytorch_support_wrap_ops_26.2.0.yaml",

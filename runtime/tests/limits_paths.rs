@@ -91,7 +91,7 @@ fn tensor(shape: &[usize]) -> Spec {
 /// `Torch.mul` of two random tensors.
 fn mul(a: &[usize], b: &[usize]) -> Replay {
     Replay {
-        api: ApiId { prefix: "Torch".into(), op: "mul".into(), call: "0".into() },
+        api: ApiId { prefix: runtime::prefix::Prefix::Torch, op: "mul".into(), call: "0".into() },
         framework: Framework::PyTorch,
         args: vec![tensor(a), tensor(b)],
         kwargs: vec![],

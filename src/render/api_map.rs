@@ -43,7 +43,7 @@ pub fn exposed(framework: Framework, name: &ApiName) -> Result<(), NotExposed> {
     let op = name.op.as_str();
     let needs_table = name.prefix == Prefix::Npu;
     let on_list = !needs_table
-        && hooks::hook_list(framework, name.prefix.as_str())
+        && hooks::hook_list(framework, name.prefix)
             .is_some_and(|list| list.contains(op) || (name.prefix == Prefix::Torch && !op.contains('.') && list.contains(&format!("linalg.{op}"))));
     let in_table = name.prefix.replayable_in(framework) && ops::lookup(framework, &name.op_key()).is_some();
     if on_list || in_table {
@@ -169,7 +169,7 @@ pub fn bench(framework: Framework, name: &ApiName) -> Callable {
     match (framework, name.prefix) {
         // mindspore.ops functions: torch.nn.functional when it has the name, else torch.
         (Framework::MindSpore, Prefix::Functional) => match name.op.as_str() {
-            op if hooks::hook_list(Framework::PyTorch, Prefix::Functional.as_str()).is_some_and(|l| l.contains(op)) => torch_for(Prefix::Functional, op),
+            op if hooks::hook_list(Framework::PyTorch, Prefix::Functional).is_some_and(|l| l.contains(op)) => torch_for(Prefix::Functional, op),
             op => Callable {
                 module: "torch",
                 attr: op.to_string(),
@@ -288,7 +288,7 @@ mod tests {
             for name in list.names() {
                 // A name a dump key can carry: `op` or, on the Torch list, `linalg.op`.
                 let parsed = ApiName::parse(&format!("Torch.{name}.0")).unwrap_or_else(|e| panic!("{name}: {e}"));
-                assert!(!parsed.op.contains('.') || (list.prefix == "Torch" && name.starts_with("linalg.")), "{name}");
+                assert!(!parsed.op.contains('.') || (list.prefix == Prefix::Torch && name.starts_with("linalg.")), "{name}");
             }
         }
     }

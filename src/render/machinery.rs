@@ -20,7 +20,7 @@ use runtime::{bind, exit, pyfmt};
 
 use super::api_map;
 use super::literal::{py_bool, py_float, py_str};
-use crate::model::Framework;
+use crate::model::{Framework, Prefix};
 
 /// The line after which a package file is inlined into the scripts (the
 /// package's `msprobe_rs.repro.MARKER`).
@@ -95,7 +95,7 @@ pub fn hook_lists_file() -> String {
          by src/render/machinery.rs. Generated: do not edit (`UPDATE_GOLDEN=1 cargo test\n\
          --test golden` rewrites it; tests/golden.rs fails when it differs).\n\"\"\"\n\nHOOK_LISTS = {\n",
     );
-    for (key, prefix) in [("functional", "Functional"), ("tensor", "Tensor"), ("torch", "Torch")] {
+    for (key, prefix) in [("functional", Prefix::Functional), ("tensor", Prefix::Tensor), ("torch", Prefix::Torch)] {
         let names: Vec<&str> = ops::hooks::hook_list(runtime::spec::Framework::PyTorch, prefix).map(|l| l.names().collect()).unwrap_or_default();
         writeln!(out, "    {}: (", py_str(key)).unwrap();
         for name in names {

@@ -4,6 +4,7 @@
 //! which APIs a framework exposes: an API on its list (or in the op table)
 //! is one a generated script may call by name (`src/render/api_map.rs`).
 
+use crate::prefix::Prefix;
 use crate::spec::Framework;
 
 /// One hook list: the names under `prefix` in dumps of `framework`.
@@ -12,7 +13,7 @@ pub struct HookList {
     /// The framework whose dumps use the prefix.
     pub framework: Framework,
     /// The dump's prefix (`Functional`, `Tensor`, `Torch`, `NPU`, `Mint`, `MintFunctional`).
-    pub prefix: &'static str,
+    pub prefix: Prefix,
     text: &'static str,
 }
 
@@ -28,30 +29,30 @@ impl HookList {
     }
 }
 
-const fn list(framework: Framework, prefix: &'static str, text: &'static str) -> HookList {
+const fn list(framework: Framework, prefix: Prefix, text: &'static str) -> HookList {
     HookList { framework, prefix, text }
 }
 
 /// Every hook list.
 pub const LISTS: &[HookList] = &[
-    list(Framework::PyTorch, "Functional", include_str!("hook_lists/pytorch_functional.txt")),
-    list(Framework::PyTorch, "Tensor", include_str!("hook_lists/pytorch_tensor.txt")),
-    list(Framework::PyTorch, "Torch", include_str!("hook_lists/pytorch_torch.txt")),
-    list(Framework::PyTorch, "NPU", include_str!("hook_lists/pytorch_npu.txt")),
-    list(Framework::MindSpore, "Functional", include_str!("hook_lists/mindspore_functional.txt")),
-    list(Framework::MindSpore, "Tensor", include_str!("hook_lists/mindspore_tensor.txt")),
-    list(Framework::MindSpore, "Mint", include_str!("hook_lists/mindspore_mint.txt")),
-    list(Framework::MindSpore, "MintFunctional", include_str!("hook_lists/mindspore_mint_functional.txt")),
+    list(Framework::PyTorch, Prefix::Functional, include_str!("hook_lists/pytorch_functional.txt")),
+    list(Framework::PyTorch, Prefix::Tensor, include_str!("hook_lists/pytorch_tensor.txt")),
+    list(Framework::PyTorch, Prefix::Torch, include_str!("hook_lists/pytorch_torch.txt")),
+    list(Framework::PyTorch, Prefix::Npu, include_str!("hook_lists/pytorch_npu.txt")),
+    list(Framework::MindSpore, Prefix::Functional, include_str!("hook_lists/mindspore_functional.txt")),
+    list(Framework::MindSpore, Prefix::Tensor, include_str!("hook_lists/mindspore_tensor.txt")),
+    list(Framework::MindSpore, Prefix::Mint, include_str!("hook_lists/mindspore_mint.txt")),
+    list(Framework::MindSpore, Prefix::MintFunctional, include_str!("hook_lists/mindspore_mint_functional.txt")),
 ];
 
 /// The torch functions msprobe dumps under `Torch` by their last name that
 /// exist only in `torch.linalg` (each is `linalg.<name>` on the Torch list).
-pub const TORCH_LINALG_ONLY: HookList = list(Framework::PyTorch, "Torch", include_str!("hook_lists/torch_linalg_only.txt"));
+pub const TORCH_LINALG_ONLY: HookList = list(Framework::PyTorch, Prefix::Torch, include_str!("hook_lists/torch_linalg_only.txt"));
 
 /// The hook list of `framework` under `prefix` (MSAdapter's dumps record
 /// PyTorch's APIs: its lists, [`Framework::api_family`]); `None` for a
 /// prefix its dumps are not replayed under.
-pub fn hook_list(framework: Framework, prefix: &str) -> Option<&'static HookList> {
+pub fn hook_list(framework: Framework, prefix: Prefix) -> Option<&'static HookList> {
     LISTS.iter().find(|l| l.framework == framework.api_family() && l.prefix == prefix)
 }
 
@@ -64,16 +65,16 @@ mod tests {
         for l in LISTS.iter().chain([&TORCH_LINALG_ONLY]) {
             assert!(l.names().count() > 0, "{} {}", l.framework.as_str(), l.prefix);
         }
-        let torch = hook_list(Framework::PyTorch, "Torch").unwrap();
+        let torch = hook_list(Framework::PyTorch, Prefix::Torch).unwrap();
         for name in TORCH_LINALG_ONLY.names() {
             assert!(torch.contains(&format!("linalg.{name}")), "{name} is not linalg.{name} on the Torch list");
         }
-        assert!(hook_list(Framework::MindSpore, "Torch").is_none());
-        assert!(hook_list(Framework::MindTorch, "Torch").unwrap().contains("matmul"));
-        assert!(hook_list(Framework::MindTorch, "Mint").is_none());
-        let npu = hook_list(Framework::PyTorch, "NPU").unwrap();
+        assert!(hook_list(Framework::MindSpore, Prefix::Torch).is_none());
+        assert!(hook_list(Framework::MindTorch, Prefix::Torch).unwrap().contains("matmul"));
+        assert!(hook_list(Framework::MindTorch, Prefix::Mint).is_none());
+        let npu = hook_list(Framework::PyTorch, Prefix::Npu).unwrap();
         assert_eq!(npu.names().count(), 113);
         assert!(npu.contains("npu_fusion_attention") && npu.contains("npu_rms_norm"));
-        assert!(hook_list(Framework::MindTorch, "NPU").is_some() && hook_list(Framework::MindSpore, "NPU").is_none());
+        assert!(hook_list(Framework::MindTorch, Prefix::Npu).is_some() && hook_list(Framework::MindSpore, Prefix::Npu).is_none());
     }
 }
