@@ -37,6 +37,25 @@ pub struct Rulebook {
     pub benchmark: Benchmark,
     /// The bound standard's factors.
     pub rounding: Rounding,
+    /// The reports' columns.
+    pub csv: Columns,
+}
+
+/// The columns of the accuracy CSVs, in order (each list's length is fixed:
+/// the writers fill that many cells).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Columns {
+    /// Whose columns these are.
+    pub about: String,
+    /// msprobe's nine columns of the details CSV.
+    pub details: Vec<String>,
+    /// The two the api and bound standards append to the details.
+    pub standard: Vec<String>,
+    /// msprobe's four columns of the result CSV.
+    pub result: Vec<String>,
+    /// The two a job's replay appends to both CSVs.
+    pub job: Vec<String>,
 }
 
 /// One value per dtype class of the api standard (float16, bfloat16, and
@@ -177,11 +196,18 @@ impl Rounding {
 const ROUNDING_CLASSES: [&str; 5] = ["terms", "sums", "smooth", "parts", "composite"];
 
 /// Parses and checks a rulebook's text: every field there, every number
-/// finite and not negative, every rounding class named.
+/// finite and not negative, every rounding class named, every CSV column list
+/// of its length.
 pub fn parse(text: &str) -> Result<Rulebook, String> {
     let book: Rulebook = serde_json::from_str(text).map_err(|e| e.to_string())?;
     let value = serde_json::to_value(&book).map_err(|e| e.to_string())?;
     check_numbers(&value, "")?;
+    let c = &book.csv;
+    for (name, list, len) in [("details", &c.details, 9), ("standard", &c.standard, 2), ("result", &c.result, 4), ("job", &c.job, 2)] {
+        if list.len() != len {
+            return Err(format!("csv.{name}: expected {len} column names, got {}", list.len()));
+        }
+    }
     for class in ROUNDING_CLASSES {
         if !book.rounding.k.contains_key(class) {
             return Err(format!("rounding.k: the class {class:?} is missing"));
@@ -244,5 +270,8 @@ mod tests {
         assert_eq!(parse(&v.to_string()).unwrap_err(), "rounding.k: the class \"sums\" is missing");
         v["ulp"]["fp16"]["extra"] = serde_json::json!(1);
         assert!(parse(&v.to_string()).unwrap_err().contains("unknown field `extra`"), "{v}");
+        let mut v: serde_json::Value = serde_json::from_str(DEFAULT).unwrap();
+        v["csv"]["result"].as_array_mut().unwrap().pop();
+        assert_eq!(parse(&v.to_string()).unwrap_err(), "csv.result: expected 4 column names, got 3");
     }
 }

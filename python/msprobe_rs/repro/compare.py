@@ -13,17 +13,19 @@ import traceback
 
 import numpy as np
 
-from ._tables import EXIT_INACCURATE, EXIT_OK, EXIT_SKIPPED, SELF_REFERENCE
+from ._tables import EXIT_INACCURATE, EXIT_OK, EXIT_SKIPPED, RULEBOOK, SELF_REFERENCE
 from .data_generate import DTYPES, dtype_info, first_line
 from .standard import judge, metrics
 
 # --- msprobe-rs: the scripts inline this file from here ---
 
 
-DETAILS_HEADER = ["API Name", "Bench Dtype", "Tested Dtype", "Shape", "Cosine", "MaxAbsErr", "MaxRelativeErr", "Status", "Message"]
-# Appended under --standard api and bound: the rule applied and its own metrics.
-STANDARD_COLUMNS = ["Standard", "Standard Metrics"]
-RESULT_HEADER = ["API Name", "Forward Test Success", "Backward Test Success", "Message"]
+# The CSVs' columns (the rulebook's csv): msprobe's nine of the details, the two
+# appended under --standard api and bound (the rule applied and its own metrics),
+# msprobe's four of the result.
+DETAILS_HEADER = list(RULEBOOK["csv"]["details"])
+STANDARD_COLUMNS = list(RULEBOOK["csv"]["standard"])
+RESULT_HEADER = list(RULEBOOK["csv"]["result"])
 PASS, WARNING, SKIP, ERROR = "pass", "warning", "skip", "error"
 SEVERITY = {PASS: 0, WARNING: 1, SKIP: 2, ERROR: 3}
 

@@ -20,10 +20,6 @@ use crate::atomic::{write_atomic, WriteOptions};
 use crate::compare::Status;
 use crate::standard::Standard;
 
-const DETAILS_HEADER: [&str; 9] = ["API Name", "Bench Dtype", "Tested Dtype", "Shape", "Cosine", "MaxAbsErr", "MaxRelativeErr", "Status", "Message"];
-/// The columns `--standard api` appends: the rule applied and its own metrics.
-const STANDARD_HEADER: [&str; 2] = ["Standard", "Standard Metrics"];
-const RESULT_HEADER: [&str; 4] = ["API Name", "Forward Test Success", "Backward Test Success", "Message"];
 /// Seconds tried past now before giving up on a free file name.
 const MAX_STAMP_STEPS: i64 = 100_000;
 
@@ -110,7 +106,7 @@ pub enum ReportError {
 }
 
 /// The cells of the two columns a job's replay appends to both CSVs
-/// ([`JOB_HEADER`]): each row's step and rank (`0`, `3`; empty when its
+/// (the rulebook's `csv.job`): each row's step and rank (`0`, `3`; empty when its
 /// folder has no number), one pair per row.
 #[derive(Debug, Clone, Copy)]
 pub struct JobColumns<'a> {
@@ -120,12 +116,9 @@ pub struct JobColumns<'a> {
     pub results: &'a [[String; 2]],
 }
 
-/// The columns a replay of a job root or a step folder appends to both
-/// CSVs, after all others.
-const JOB_HEADER: [&str; 2] = ["Step", "Rank"];
-
 /// Writes both CSVs into `dir` (with `Standard::Api` and `Standard::Bound`, the details carry
-/// [`STANDARD_HEADER`]'s two columns after msprobe's nine) (created with mode 0o750 if missing) and
+/// the rulebook's two `csv.standard` columns after msprobe's nine; every
+/// column name is the rulebook's, [`crate::rulebook`]) (created with mode 0o750 if missing) and
 /// returns their paths as `(details, result)`. The stamp is the local time
 /// now, advanced a second at a time until neither name exists, so a run
 /// never overwrites an earlier report; each file is written to a temporary
@@ -150,14 +143,16 @@ pub fn write_job_report(
     let write =
         |path: &Path, bytes: Vec<u8>| write_atomic(path, &bytes, WriteOptions::REPORT).map_err(|e| ReportError::Write { path: e.path, source: e.source });
     let extended = standard != Standard::Msprobe;
-    let mut header = DETAILS_HEADER.to_vec();
+    let columns = &crate::rulebook::get().csv;
+    let names = |list: &'static [String]| list.iter().map(String::as_str);
+    let mut header: Vec<&str> = names(&columns.details).collect();
     if extended {
-        header.extend(STANDARD_HEADER);
+        header.extend(names(&columns.standard));
     }
-    let mut result_header = RESULT_HEADER.to_vec();
+    let mut result_header: Vec<&str> = names(&columns.result).collect();
     if job.is_some() {
-        header.extend(JOB_HEADER);
-        result_header.extend(JOB_HEADER);
+        header.extend(names(&columns.job));
+        result_header.extend(names(&columns.job));
     }
     let tagged = |mut cells: Vec<String>, tags: Option<&[String; 2]>| {
         cells.extend(tags.into_iter().flatten().cloned());
