@@ -66,14 +66,16 @@ fn random_values(spec: &TensorSpec, stream: (u64, u64, u64)) -> Result<Vec<f64>>
         });
     }
     let is_int = spec.dtype.category() == Category::Int;
+    let ranges = &crate::rulebook::get().random_data;
     let (mut low, mut high) = match (spec.low, spec.high) {
         (Some(l), Some(h)) => (l, h),
-        _ => (if is_int { 0.0 } else { -1.0 }, 1.0),
+        _ if is_int => (ranges.int_without_stats[0], ranges.int_without_stats[1]),
+        _ => (ranges.float_without_stats[0], ranges.float_without_stats[1]),
     };
     let mut specials: Vec<(usize, f64)> = vec![];
     if low.is_nan() || high.is_nan() {
         specials.push((n / 2, f64::NAN));
-        (low, high) = (-1.0, 1.0);
+        (low, high) = (ranges.after_a_nan_stat[0], ranges.after_a_nan_stat[1]);
     }
     if high.is_infinite() {
         specials.push((n.saturating_sub(1), high));

@@ -39,6 +39,36 @@ pub struct Rulebook {
     pub rounding: Rounding,
     /// The reports' columns.
     pub csv: Columns,
+    /// Constants of the fused NPU ops' references.
+    pub npu_references: NpuReferences,
+    /// random_data's ranges where the statistics give none.
+    pub random_data: RandomData,
+}
+
+/// Constants of msprobe's references of torch_npu's fused ops.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NpuReferences {
+    /// Where they are used.
+    pub about: String,
+    /// npu_fast_gelu's `x·sigmoid(alpha·x)`.
+    pub fast_gelu_alpha: f64,
+    /// The logit npu_scaled_masked_softmax gives a masked place.
+    pub scaled_masked_softmax_fill: f64,
+}
+
+/// random_data's `[low, high]` where the dump's statistics give none.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RandomData {
+    /// Where they are used.
+    pub about: String,
+    /// A float tensor without Min/Max.
+    pub float_without_stats: [f64; 2],
+    /// An integer tensor without Min/Max.
+    pub int_without_stats: [f64; 2],
+    /// A tensor whose Min or Max is NaN.
+    pub after_a_nan_stat: [f64; 2],
 }
 
 /// The columns of the accuracy CSVs, in order (each list's length is fixed:
@@ -196,12 +226,15 @@ impl Rounding {
 const ROUNDING_CLASSES: [&str; 5] = ["terms", "sums", "smooth", "parts", "composite"];
 
 /// Parses and checks a rulebook's text: every field there, every number
-/// finite and not negative, every rounding class named, every CSV column list
+/// finite and (but the constants of `npu_references` and `random_data`) not
+/// negative, every rounding class named, every CSV column list
 /// of its length.
 pub fn parse(text: &str) -> Result<Rulebook, String> {
     let book: Rulebook = serde_json::from_str(text).map_err(|e| e.to_string())?;
     let value = serde_json::to_value(&book).map_err(|e| e.to_string())?;
-    check_numbers(&value, "")?;
+    for (section, v) in value.as_object().into_iter().flatten() {
+        check_numbers(v, section, !["npu_references", "random_data"].contains(&section.as_str()))?;
+    }
     let c = &book.csv;
     for (name, list, len) in [("details", &c.details, 9), ("standard", &c.standard, 2), ("result", &c.result, 4), ("job", &c.job, 2)] {
         if list.len() != len {
@@ -216,15 +249,16 @@ pub fn parse(text: &str) -> Result<Rulebook, String> {
     Ok(book)
 }
 
-/// Every number under `v` finite and not negative.
-fn check_numbers(v: &serde_json::Value, at: &str) -> Result<(), String> {
+/// Every number under `v` (at `at`) finite, and not negative when `unsigned`.
+fn check_numbers(v: &serde_json::Value, at: &str, unsigned: bool) -> Result<(), String> {
     match v {
         serde_json::Value::Number(n) => match n.as_f64() {
-            Some(x) if x.is_finite() && x >= 0.0 => Ok(()),
-            _ => Err(format!("{at}: expected a finite number not below 0, got {n}")),
+            Some(x) if x.is_finite() && (x >= 0.0 || !unsigned) => Ok(()),
+            _ if unsigned => Err(format!("{at}: expected a finite number not below 0, got {n}")),
+            _ => Err(format!("{at}: expected a finite number, got {n}")),
         },
-        serde_json::Value::Array(items) => items.iter().enumerate().try_for_each(|(i, x)| check_numbers(x, &format!("{at}[{i}]"))),
-        serde_json::Value::Object(map) => map.iter().try_for_each(|(k, x)| check_numbers(x, &if at.is_empty() { k.clone() } else { format!("{at}.{k}") })),
+        serde_json::Value::Array(items) => items.iter().enumerate().try_for_each(|(i, x)| check_numbers(x, &format!("{at}[{i}]"), unsigned)),
+        serde_json::Value::Object(map) => map.iter().try_for_each(|(k, x)| check_numbers(x, &format!("{at}.{k}"), unsigned)),
         _ => Ok(()),
     }
 }

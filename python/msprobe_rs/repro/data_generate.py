@@ -13,7 +13,7 @@ import pickle
 import numpy as np
 import torch
 
-from ._tables import DTYPE_TABLE, INT_RANGES
+from ._tables import DTYPE_TABLE, INT_RANGES, RULEBOOK
 
 # --- msprobe-rs: the scripts inline this file from here ---
 
@@ -109,11 +109,12 @@ def random_array(spec, rng):
     if kind == "complex":
         raise ValueError(f"random data for {spec.dtype} is not supported; use real_data")
     specials = []
+    ranges = RULEBOOK["random_data"]
     if low is None or high is None:
-        low, high = (-1.0, 1.0) if kind == "float" else (0.0, 1.0)
+        low, high = ranges["float_without_stats"] if kind == "float" else ranges["int_without_stats"]
     if math.isnan(low) or math.isnan(high):
         specials.append((size // 2, float("nan")))
-        low, high = -1.0, 1.0
+        low, high = ranges["after_a_nan_stat"]
     if math.isinf(high):
         specials.append((size - 1, high))
         high = abs(low) if math.isfinite(low) else 1.0

@@ -13,6 +13,8 @@ import math
 
 import torch
 
+from ._tables import RULEBOOK
+
 # --- msprobe-rs: the scripts inline this file from here ---
 
 
@@ -118,7 +120,7 @@ def ref_matmul_backward(grad, self, other, mask):
 
 def ref_npu_fast_gelu(input):
     """torch_npu.npu_fast_gelu: x * sigmoid(1.702 x)."""
-    return input * torch.sigmoid(1.702 * input)
+    return input * torch.sigmoid(RULEBOOK["npu_references"]["fast_gelu_alpha"] * input)
 
 
 ref_fast_gelu = ref_npu_fast_gelu  # torch_npu.fast_gelu is the same kernel
@@ -161,7 +163,7 @@ def ref_npu_scaled_masked_softmax(x, mask, scale=1.0, fixed_triu_mask=False):
     mask is True (with fixed_triu_mask, the upper triangle above the diagonal)."""
     if fixed_triu_mask:
         mask = torch.triu(torch.ones(x.shape[-2:], dtype=torch.bool, device=x.device), diagonal=1)
-    return torch.softmax((x * scale).masked_fill(mask.bool(), -10000.0), dim=-1)
+    return torch.softmax((x * scale).masked_fill(mask.bool(), RULEBOOK["npu_references"]["scaled_masked_softmax_fill"]), dim=-1)
 
 
 def _bnsd(t, layout, heads):

@@ -52,7 +52,8 @@ fn swiglu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// which is `x·sigmoid(1.702x)` for either sign of x.
 fn fast_gelu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;
-    one(ctx.out((&x.t * sigmoid_t(&(&x.t * 1.702)?)?)?, float_of(x.dtype))?)
+    let alpha = crate::rulebook::get().npu_references.fast_gelu_alpha;
+    one(ctx.out((&x.t * sigmoid_t(&(&x.t * alpha)?)?)?, float_of(x.dtype))?)
 }
 
 /// npu_mish(input): `x·tanh(softplus(x))`, softplus as `log(1 + exp(-|x|)) + max(x, 0)`.
@@ -107,7 +108,8 @@ fn scaled_masked_softmax(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         mask.t.ne(0.0)?.broadcast_as(x.dims())?
     };
     let scaled = (&x.t * b.float("scale")?)?;
-    let logits = masked.where_cond(&ctx.full(x.dims(), -10000.0, x.dtype)?, &scaled)?;
+    let fill = crate::rulebook::get().npu_references.scaled_masked_softmax_fill;
+    let logits = masked.where_cond(&ctx.full(x.dims(), fill, x.dtype)?, &scaled)?;
     one(ctx.out(softmax_t(&logits, x.rank().saturating_sub(1))?, float_of(x.dtype))?)
 }
 
