@@ -15,9 +15,10 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use super::error::GenerateError;
 use super::file_list::FileList;
-use super::GenerateError;
-use super::{BatchOptions, Generator, Options};
+use super::generator::Generator;
+use super::options::{BatchOptions, Options};
 use crate::config::Propagation;
 use crate::manifest::{self, ManifestEntry, ManifestHead, ModuleEntry};
 use crate::model::{ApiName, Direction};
