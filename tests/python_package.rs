@@ -11,6 +11,10 @@
 //! differences docs/python.md documents (rank, relative dump_path, float32
 //! and Fortran-order .npy, the empty tensor).
 
+// Tests here are tables of cases (a Python script and the files expected
+// of it): their length is the table's, not logic's.
+#![allow(clippy::too_many_lines)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

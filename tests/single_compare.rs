@@ -9,6 +9,10 @@
 //! and ours. The last test saves two runs with the `msprobe_rs` Python
 //! package and real torch tensors.
 
+// Tests here are tables of cases (the arrays of both runs and the rows
+// expected of them): their length is the table's, not logic's.
+#![allow(clippy::too_many_lines)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use runtime::io::{read_pt_index, Scalar};
 
-use super::CheckpointError;
+use super::error::CheckpointError;
 use crate::unreadable::Unreadable;
 
 /// The file that names the latest iteration.

@@ -14,8 +14,8 @@ use ndarray::{ArrayD, ArrayViewD, Axis, Slice};
 use regex::Regex;
 use runtime::io::{read_pt_index, PtTensor};
 
+use super::error::CheckpointError;
 use super::layout::Layout;
-use super::CheckpointError;
 
 /// msprobe's `name_mapping.yaml`, applied in this order to every occurrence.
 const NAME_MAPPING: &[(&str, &str)] = &[

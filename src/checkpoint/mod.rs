@@ -11,10 +11,16 @@
 //! atomic writer, only after every parameter was compared: a broken input
 //! leaves no file, and an existing output file is refused, never replaced.
 
+mod error;
 pub mod layout;
 pub mod merge;
 pub mod metrics;
+mod options;
 pub mod report;
+
+pub use error::CheckpointError;
+pub use layout::is_checkpoint_dir;
+pub use options::Options;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -22,61 +28,10 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use runtime::atomic::{write_atomic, WriteError, WriteOptions};
-use runtime::exit;
-use runtime::io::IoError;
 use runtime::limits::Limits;
 
 use crate::schedule;
-use crate::unreadable::Unreadable;
-pub use layout::is_checkpoint_dir;
 use metrics::Metrics;
-
-/// The two checkpoints and the result file.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// The first checkpoint (folder with the tracker file, or an iteration folder).
-    pub bench: PathBuf,
-    /// The second checkpoint.
-    pub cmp: PathBuf,
-    /// The JSON file to write; it must not exist.
-    pub output: PathBuf,
-}
-
-/// Why a checkpoint compare failed.
-#[derive(Debug, thiserror::Error)]
-pub enum CheckpointError {
-    /// The folders or the `args` are not a Megatron checkpoint's.
-    #[error("{}: {message}", path.display())]
-    Layout {
-        /// The file or folder.
-        path: PathBuf,
-        /// What was expected and what was found.
-        message: String,
-    },
-    /// A checkpoint folder could not be listed or its tracker file read.
-    #[error(transparent)]
-    Unreadable(#[from] Unreadable),
-    /// A rank file is unreadable, truncated, hostile or not a checkpoint.
-    #[error(transparent)]
-    File(#[from] IoError),
-    /// The result file exists, or could not be written.
-    #[error(transparent)]
-    Write(#[from] WriteError),
-}
-
-impl CheckpointError {
-    fn layout(path: &Path, message: impl Into<String>) -> Self {
-        CheckpointError::Layout { path: path.to_path_buf(), message: message.into() }
-    }
-
-    /// [`exit::WRITE`] for the result file, else [`exit::INPUT`].
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            CheckpointError::Write(_) => exit::WRITE,
-            _ => exit::INPUT,
-        }
-    }
-}
 
 /// What a compare found and wrote.
 #[derive(Debug)]

@@ -8,7 +8,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 use super::foreign::Forward;
 use super::Error;
@@ -52,90 +52,10 @@ enum Command {
         name = "op_generate",
         override_usage = "msprobe -f <FRAMEWORK> op_generate [OPTIONS] --config_input <CONFIG_INPUT> [--api_output_path <API_OUTPUT_PATH>]"
     )]
-    OpGenerate {
-        /// Path of config_op.json.
-        #[arg(short = 'i', long = "config_input", visible_alias = "config-input")]
-        config_input: PathBuf,
-        /// Folder the scripts are written to (created if missing; --check compares against it).
-        #[arg(short = 'o', long = "api_output_path", visible_alias = "api-output-path", default_value = ".")]
-        api_output_path: PathBuf,
-        /// Batch: every API of the dump (api_name may be omitted).
-        #[arg(long)]
-        all: bool,
-        /// Batch: the APIs whose Prefix.op.N matches this regex, e.g. '^(Torch|Functional)\.(matmul|linear)\.'.
-        #[arg(long, value_name = "REGEX")]
-        filter: Option<String>,
-        /// Overrides the config's propagation; `both` (batch only) writes forward and backward scripts.
-        #[arg(long, value_enum)]
-        propagation: Option<Propagation>,
-        /// Generate in memory and compare with the files on disk; exit 1 on any difference.
-        #[arg(long)]
-        check: bool,
-        /// Batch: take shard I of N (0-based, stable by API name), e.g. 0/4.
-        #[arg(long, value_name = "I/N")]
-        shard: Option<Shard>,
-        /// No progress output.
-        #[arg(long, short = 'q')]
-        quiet: bool,
-        /// Python scripts, or Rust cargo projects on the runtime crate.
-        #[arg(long, value_enum, default_value = "python")]
-        lang: Lang,
-        /// Overrides the config's precision standard baked into the scripts: msprobe (cosine and max abs), api (per API and dtype) or bound (within the rounding error bound).
-        #[arg(long, value_parser = one_of(&Standard::ALL, Standard::as_str))]
-        standard: Option<Standard>,
-        /// Python: write the scripts' machinery once, as a module of this version beside them that they import, instead of into every script.
-        #[arg(long)]
-        shared_module: bool,
-    },
+    OpGenerate(OpGenerateFlags),
     /// Replay API calls natively (no Python) and write the accuracy CSVs.
     #[command(override_usage = "msprobe -f <FRAMEWORK> replay [OPTIONS]")]
-    Replay {
-        /// Path of config_op.json (api_name, data_mode, seed, thresholds).
-        #[arg(short = 'i', long = "config_input", visible_alias = "config-input", required_unless_present_any = ["dump", "merge"])]
-        config_input: Option<PathBuf>,
-        /// Replay many APIs of this dump, rank folder, step folder or job root (step*/rank*/dump.json): all, or those --filter selects; print them ranked, worst first.
-        #[arg(long, value_name = "DUMP")]
-        dump: Option<PathBuf>,
-        /// Merge the parts the shards of one job wrote into DIR (their --output-dir) into the job's CSVs (and --html).
-        #[arg(long, value_name = "DIR", conflicts_with_all = ["config_input", "dump"])]
-        merge: Option<PathBuf>,
-        /// With --dump: the APIs whose Prefix.op.N matches this regex.
-        #[arg(long, value_name = "REGEX", requires = "dump")]
-        filter: Option<String>,
-        /// With --dump: take shard I of N (0-based) of the job's calls, split by estimated work, e.g. 0/4 (default: from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT or JOB_COMPLETION_INDEX/JOB_COMPLETIONS when set).
-        #[arg(long, value_name = "I/N", requires = "dump")]
-        shard: Option<Shard>,
-        /// forward, backward, or both (default: the config's, or both with --dump).
-        #[arg(long, value_enum)]
-        propagation: Option<Propagation>,
-        /// Compare against an emulated device run even when the dump recorded the outputs.
-        #[arg(long)]
-        emulate: bool,
-        /// Overrides the config's data_mode.
-        #[arg(long, value_parser = one_of(&DataMode::ALL, DataMode::as_str))]
-        data_mode: Option<DataMode>,
-        /// Where the CSVs and the parts (replay_parts/) go (default: ./op_result_output; with --merge, DIR).
-        #[arg(long)]
-        output_dir: Option<PathBuf>,
-        /// Rows of the ranked table to print (0: all).
-        #[arg(long, default_value_t = 20)]
-        top: usize,
-        /// Overrides the config's precision standard: msprobe (cosine and max abs), api (per API and dtype) or bound (within the rounding error bound).
-        #[arg(long, value_parser = one_of(&Standard::ALL, Standard::as_str))]
-        standard: Option<Standard>,
-        /// Exit 0 when no row is an error even if some are `skip` (calls the tool cannot replay).
-        #[arg(long)]
-        allow_skip: bool,
-        /// The largest tensor replayed, counted as float64 (elements × 8 bytes), e.g. 2G; a call with a larger one is not replayed (default: 1/8 of the available memory).
-        #[arg(long, value_name = "NUM+SUFFIX?", value_parser = byte_size)]
-        tensor_size_limit: Option<u64>,
-        /// The memory the calls replayed at once may use, by estimate (tensor bytes as float64 × 4 copies), e.g. 16G; a call estimated over it alone is not replayed (default: 1/2 of the available memory).
-        #[arg(long, value_name = "NUM+SUFFIX?", value_parser = byte_size)]
-        memory_budget: Option<u64>,
-        /// Also write a self-contained HTML report (summary, the step as a chart, a sortable table, per-call details) to FILE (default: replay_report_<stamp>.html in the output folder).
-        #[arg(long, value_name = "FILE", num_args = 0..=1)]
-        html: Option<Option<PathBuf>>,
-    },
+    Replay(ReplayFlags),
     /// Compare two SingleSave runs array by array (msprobe's SingleComparator): one <key>.xlsx per key.
     #[command(name = "single_compare")]
     SingleCompare {
@@ -189,6 +109,94 @@ enum Command {
     /// Any other subcommand (compare, run_ut, parse, ...): mindstudio-probe's msprobe, when installed.
     #[command(external_subcommand)]
     Foreign(Vec<OsString>),
+}
+
+/// The flags of `op_generate` ([`Command::OpGenerate`]), checked by [`op_generate_options`].
+#[derive(Args)]
+struct OpGenerateFlags {
+    /// Path of config_op.json.
+    #[arg(short = 'i', long = "config_input", visible_alias = "config-input")]
+    config_input: PathBuf,
+    /// Folder the scripts are written to (created if missing; --check compares against it).
+    #[arg(short = 'o', long = "api_output_path", visible_alias = "api-output-path", default_value = ".")]
+    api_output_path: PathBuf,
+    /// Batch: every API of the dump (api_name may be omitted).
+    #[arg(long)]
+    all: bool,
+    /// Batch: the APIs whose Prefix.op.N matches this regex, e.g. '^(Torch|Functional)\.(matmul|linear)\.'.
+    #[arg(long, value_name = "REGEX")]
+    filter: Option<String>,
+    /// Overrides the config's propagation; `both` (batch only) writes forward and backward scripts.
+    #[arg(long, value_enum)]
+    propagation: Option<Propagation>,
+    /// Generate in memory and compare with the files on disk; exit 1 on any difference.
+    #[arg(long)]
+    check: bool,
+    /// Batch: take shard I of N (0-based, stable by API name), e.g. 0/4.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<Shard>,
+    /// No progress output.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    /// Python scripts, or Rust cargo projects on the runtime crate.
+    #[arg(long, value_enum, default_value = "python")]
+    lang: Lang,
+    /// Overrides the config's precision standard baked into the scripts: msprobe (cosine and max abs), api (per API and dtype) or bound (within the rounding error bound).
+    #[arg(long, value_parser = one_of(&Standard::ALL, Standard::as_str))]
+    standard: Option<Standard>,
+    /// Python: write the scripts' machinery once, as a module of this version beside them that they import, instead of into every script.
+    #[arg(long)]
+    shared_module: bool,
+}
+
+/// The flags of `replay` ([`Command::Replay`]), checked by [`replay_options`].
+#[derive(Args)]
+struct ReplayFlags {
+    /// Path of config_op.json (api_name, data_mode, seed, thresholds).
+    #[arg(short = 'i', long = "config_input", visible_alias = "config-input", required_unless_present_any = ["dump", "merge"])]
+    config_input: Option<PathBuf>,
+    /// Replay many APIs of this dump, rank folder, step folder or job root (step*/rank*/dump.json): all, or those --filter selects; print them ranked, worst first.
+    #[arg(long, value_name = "DUMP")]
+    dump: Option<PathBuf>,
+    /// Merge the parts the shards of one job wrote into DIR (their --output-dir) into the job's CSVs (and --html).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["config_input", "dump"])]
+    merge: Option<PathBuf>,
+    /// With --dump: the APIs whose Prefix.op.N matches this regex.
+    #[arg(long, value_name = "REGEX", requires = "dump")]
+    filter: Option<String>,
+    /// With --dump: take shard I of N (0-based) of the job's calls, split by estimated work, e.g. 0/4 (default: from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT or JOB_COMPLETION_INDEX/JOB_COMPLETIONS when set).
+    #[arg(long, value_name = "I/N", requires = "dump")]
+    shard: Option<Shard>,
+    /// forward, backward, or both (default: the config's, or both with --dump).
+    #[arg(long, value_enum)]
+    propagation: Option<Propagation>,
+    /// Compare against an emulated device run even when the dump recorded the outputs.
+    #[arg(long)]
+    emulate: bool,
+    /// Overrides the config's data_mode.
+    #[arg(long, value_parser = one_of(&DataMode::ALL, DataMode::as_str))]
+    data_mode: Option<DataMode>,
+    /// Where the CSVs and the parts (replay_parts/) go (default: ./op_result_output; with --merge, DIR).
+    #[arg(long)]
+    output_dir: Option<PathBuf>,
+    /// Rows of the ranked table to print (0: all).
+    #[arg(long, default_value_t = 20)]
+    top: usize,
+    /// Overrides the config's precision standard: msprobe (cosine and max abs), api (per API and dtype) or bound (within the rounding error bound).
+    #[arg(long, value_parser = one_of(&Standard::ALL, Standard::as_str))]
+    standard: Option<Standard>,
+    /// Exit 0 when no row is an error even if some are `skip` (calls the tool cannot replay).
+    #[arg(long)]
+    allow_skip: bool,
+    /// The largest tensor replayed, counted as float64 (elements × 8 bytes), e.g. 2G; a call with a larger one is not replayed (default: 1/8 of the available memory).
+    #[arg(long, value_name = "NUM+SUFFIX?", value_parser = byte_size)]
+    tensor_size_limit: Option<u64>,
+    /// The memory the calls replayed at once may use, by estimate (tensor bytes as float64 × 4 copies), e.g. 16G; a call estimated over it alone is not replayed (default: 1/2 of the available memory).
+    #[arg(long, value_name = "NUM+SUFFIX?", value_parser = byte_size)]
+    memory_budget: Option<u64>,
+    /// Also write a self-contained HTML report (summary, the step as a chart, a sortable table, per-call details) to FILE (default: replay_report_<stamp>.html in the output folder).
+    #[arg(long, value_name = "FILE", num_args = 0..=1)]
+    html: Option<Option<PathBuf>>,
 }
 
 /// A size in bytes as ripgrep spells one: a number with an optional suffix
@@ -280,112 +288,8 @@ fn framework(given: Option<Framework>, command: &str) -> Result<Framework, Error
 
 fn options(cli: Cli) -> Result<Options, Error> {
     match cli.command {
-        Command::OpGenerate { config_input, api_output_path, all, filter: regex, propagation, check, shard, quiet, lang, standard, shared_module } => {
-            let batch = all || regex.is_some();
-            if !batch && shard.is_some() {
-                return Err(Error::Usage("--shard needs --all or --filter".into()));
-            }
-            if !batch && propagation == Some(Propagation::Both) {
-                return Err(Error::Usage("--propagation both needs --all or --filter".into()));
-            }
-            if shared_module && lang != Lang::Python {
-                return Err(Error::Usage("--shared-module needs --lang python".into()));
-            }
-            let framework = framework(cli.framework, "op_generate")?;
-            let filter = filter(regex)?;
-            let (mut config, unknown_keys) = OpConfig::load(&config_input)?;
-            config.apply(&Overrides { propagation: propagation.and_then(Propagation::direction), standard, ..Overrides::default() });
-            let name = match (&config.api_name, batch) {
-                (_, true) => None,
-                (Some(name), false) => Some(name.clone()),
-                (None, false) => return Err(missing_api_name(&config_input, "an API name such as Tensor.add.0 (or pass --all / --filter)")),
-            };
-            let progress = if quiet {
-                Progress::Quiet
-            } else if std::io::stderr().is_terminal() {
-                Progress::Bar
-            } else {
-                Progress::Lines
-            };
-            let mode = match name {
-                Some(name) => Mode::Single(name),
-                None => Mode::Batch(BatchOptions {
-                    selector: ApiSelector { filter, shard },
-                    propagation: propagation.unwrap_or(config.propagation.into()),
-                    progress,
-                }),
-            };
-            let runtime = std::env::var_os("MSPROBE_RUNTIME_PATH").map(PathBuf::from);
-            let opts = op_generate::Options { framework, config, out_dir: api_output_path, lang, check, shared_module, runtime, mode };
-            Ok(Options::OpGenerate { opts, config_input, unknown_keys, quiet })
-        }
-        Command::Replay {
-            config_input,
-            dump,
-            merge,
-            filter: regex,
-            shard,
-            propagation,
-            emulate,
-            data_mode,
-            output_dir,
-            top,
-            standard,
-            allow_skip,
-            tensor_size_limit,
-            memory_budget,
-            html,
-        } => {
-            let framework = framework(cli.framework, "replay")?;
-            if let Some(dir) = merge {
-                let replays = [
-                    ("--filter", regex.is_some()),
-                    ("--shard", shard.is_some()),
-                    ("--propagation", propagation.is_some()),
-                    ("--emulate", emulate),
-                    ("--data-mode", data_mode.is_some()),
-                    ("--standard", standard.is_some()),
-                    ("--tensor-size-limit", tensor_size_limit.is_some()),
-                    ("--memory-budget", memory_budget.is_some()),
-                ];
-                if let Some((flag, _)) = replays.iter().find(|(_, given)| *given) {
-                    return Err(Error::Usage(format!(
-                        "{flag} is an option of the shards' replay, not of --merge (which takes --output-dir, --html, --top and --allow-skip)"
-                    )));
-                }
-                let output_dir = output_dir.unwrap_or_else(|| dir.clone());
-                return Ok(Options::ReplayMerge { opts: replay::MergeOptions { framework, dir, output_dir, html }, top, allow_skip });
-            }
-            let output_dir = output_dir.unwrap_or_else(|| PathBuf::from("./op_result_output"));
-            let shard = match (shard, &dump) {
-                (None, Some(_)) => crate::select::shard_from_env(|k| std::env::var(k).ok()).map_err(Error::Usage)?,
-                (s, _) => s,
-            };
-            let filter = filter(regex)?;
-            let mut config = match (&config_input, &dump) {
-                (Some(path), _) => OpConfig::load(path)?.0,
-                (None, Some(d)) => OpConfig::defaults(DumpInput::Dump { path: d.clone(), extract_to: None }),
-                (None, None) => return Err(Error::Usage("replay needs -i config_op.json or --dump DUMP".into())),
-            };
-            let direction = match (propagation, &dump) {
-                (Some(p), _) => p.direction(),
-                (None, Some(_)) => None,
-                (None, None) => Some(config.propagation),
-            };
-            config.apply(&Overrides { dump: dump.clone(), propagation: direction, data_mode, standard });
-            let scope = match (&dump, &config.api_name, &config_input) {
-                (Some(_), _, _) => Scope::Many(ApiSelector { filter, shard }),
-                (None, Some(name), _) => Scope::One(name.clone()),
-                (None, None, path) => {
-                    return Err(missing_api_name(path.as_deref().unwrap_or(Path::new("--dump")), "an API name such as Tensor.add.0 (or pass --dump)"))
-                }
-            };
-            let available = Limits::from_available_memory();
-            let limits =
-                Limits { tensor_bytes: tensor_size_limit.unwrap_or(available.tensor_bytes), memory_budget: memory_budget.unwrap_or(available.memory_budget) };
-            let opts = replay::Options { framework, config, scope, propagation: direction, emulate, allow_skip, output_dir, limits, html };
-            Ok(Options::Replay { opts, top })
-        }
+        Command::OpGenerate(flags) => op_generate_options(cli.framework, flags),
+        Command::Replay(flags) => replay_options(cli.framework, flags),
         Command::SingleCompare { dir1, dir2, output_path, num_processes } => {
             Ok(Options::SingleCompare(single_compare::Options { dir1, dir2, output_path, jobs: usize::from(num_processes) }))
         }
@@ -422,6 +326,122 @@ fn options(cli: Cli) -> Result<Options, Error> {
         },
         Command::Foreign(external) => Ok(Options::Foreign(Forward::from_process(&external))),
     }
+}
+
+/// `op_generate`: the flags checked against each other, the config loaded
+/// with their overrides, and one call (its `api_name`) or a batch.
+fn op_generate_options(given: Option<Framework>, flags: OpGenerateFlags) -> Result<Options, Error> {
+    let OpGenerateFlags { config_input, api_output_path, all, filter: regex, propagation, check, shard, quiet, lang, standard, shared_module } = flags;
+    let batch = all || regex.is_some();
+    if !batch && shard.is_some() {
+        return Err(Error::Usage("--shard needs --all or --filter".into()));
+    }
+    if !batch && propagation == Some(Propagation::Both) {
+        return Err(Error::Usage("--propagation both needs --all or --filter".into()));
+    }
+    if shared_module && lang != Lang::Python {
+        return Err(Error::Usage("--shared-module needs --lang python".into()));
+    }
+    let framework = framework(given, "op_generate")?;
+    let filter = filter(regex)?;
+    let (mut config, unknown_keys) = OpConfig::load(&config_input)?;
+    config.apply(&Overrides { propagation: propagation.and_then(Propagation::direction), standard, ..Overrides::default() });
+    let name = match (&config.api_name, batch) {
+        (_, true) => None,
+        (Some(name), false) => Some(name.clone()),
+        (None, false) => return Err(missing_api_name(&config_input, "an API name such as Tensor.add.0 (or pass --all / --filter)")),
+    };
+    let progress = if quiet {
+        Progress::Quiet
+    } else if std::io::stderr().is_terminal() {
+        Progress::Bar
+    } else {
+        Progress::Lines
+    };
+    let mode = match name {
+        Some(name) => Mode::Single(name),
+        None => Mode::Batch(BatchOptions { selector: ApiSelector { filter, shard }, propagation: propagation.unwrap_or(config.propagation.into()), progress }),
+    };
+    let runtime = std::env::var_os("MSPROBE_RUNTIME_PATH").map(PathBuf::from);
+    let opts = op_generate::Options { framework, config, out_dir: api_output_path, lang, check, shared_module, runtime, mode };
+    Ok(Options::OpGenerate { opts, config_input, unknown_keys, quiet })
+}
+
+/// `replay`: the config (or the dump's defaults) with the flags'
+/// overrides, one call or the calls `--dump` selects, and the limits; with
+/// `--merge`, [`replay_merge_options`].
+fn replay_options(given: Option<Framework>, mut flags: ReplayFlags) -> Result<Options, Error> {
+    let framework = framework(given, "replay")?;
+    if let Some(dir) = flags.merge.take() {
+        return replay_merge_options(framework, dir, flags);
+    }
+    let ReplayFlags {
+        config_input,
+        dump,
+        merge: _,
+        filter: regex,
+        shard,
+        propagation,
+        emulate,
+        data_mode,
+        output_dir,
+        top,
+        standard,
+        allow_skip,
+        tensor_size_limit,
+        memory_budget,
+        html,
+    } = flags;
+    let output_dir = output_dir.unwrap_or_else(|| PathBuf::from("./op_result_output"));
+    let shard = match (shard, &dump) {
+        (None, Some(_)) => crate::select::shard_from_env(|k| std::env::var(k).ok()).map_err(Error::Usage)?,
+        (s, _) => s,
+    };
+    let filter = filter(regex)?;
+    let mut config = match (&config_input, &dump) {
+        (Some(path), _) => OpConfig::load(path)?.0,
+        (None, Some(d)) => OpConfig::defaults(DumpInput::Dump { path: d.clone(), extract_to: None }),
+        (None, None) => return Err(Error::Usage("replay needs -i config_op.json or --dump DUMP".into())),
+    };
+    let direction = match (propagation, &dump) {
+        (Some(p), _) => p.direction(),
+        (None, Some(_)) => None,
+        (None, None) => Some(config.propagation),
+    };
+    config.apply(&Overrides { dump: dump.clone(), propagation: direction, data_mode, standard });
+    let scope = match (&dump, &config.api_name, &config_input) {
+        (Some(_), _, _) => Scope::Many(ApiSelector { filter, shard }),
+        (None, Some(name), _) => Scope::One(name.clone()),
+        (None, None, path) => {
+            return Err(missing_api_name(path.as_deref().unwrap_or(Path::new("--dump")), "an API name such as Tensor.add.0 (or pass --dump)"))
+        }
+    };
+    let available = Limits::from_available_memory();
+    let limits = Limits { tensor_bytes: tensor_size_limit.unwrap_or(available.tensor_bytes), memory_budget: memory_budget.unwrap_or(available.memory_budget) };
+    let opts = replay::Options { framework, config, scope, propagation: direction, emulate, allow_skip, output_dir, limits, html };
+    Ok(Options::Replay { opts, top })
+}
+
+/// `replay --merge DIR`: refuses the flags of the shards' replay, which
+/// the merge does not take.
+fn replay_merge_options(framework: Framework, dir: PathBuf, flags: ReplayFlags) -> Result<Options, Error> {
+    let replays = [
+        ("--filter", flags.filter.is_some()),
+        ("--shard", flags.shard.is_some()),
+        ("--propagation", flags.propagation.is_some()),
+        ("--emulate", flags.emulate),
+        ("--data-mode", flags.data_mode.is_some()),
+        ("--standard", flags.standard.is_some()),
+        ("--tensor-size-limit", flags.tensor_size_limit.is_some()),
+        ("--memory-budget", flags.memory_budget.is_some()),
+    ];
+    if let Some((flag, _)) = replays.iter().find(|(_, given)| *given) {
+        return Err(Error::Usage(format!(
+            "{flag} is an option of the shards' replay, not of --merge (which takes --output-dir, --html, --top and --allow-skip)"
+        )));
+    }
+    let output_dir = flags.output_dir.unwrap_or_else(|| dir.clone());
+    Ok(Options::ReplayMerge { opts: replay::MergeOptions { framework, dir, output_dir, html: flags.html }, top: flags.top, allow_skip: flags.allow_skip })
 }
 
 #[cfg(test)]

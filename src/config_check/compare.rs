@@ -5,8 +5,9 @@
 
 use serde_json::{Map, Value};
 
+use super::error::ConfigCheckError;
 use super::pack::Pack;
-use super::{env, hyperparams, pip, random, stats, ConfigCheckError};
+use super::{env, hyperparams, pip, random, stats};
 use crate::xlsx::{Level, Table};
 
 /// The checks that must pass for two runs to count as configured alike

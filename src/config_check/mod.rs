@@ -18,7 +18,9 @@
 pub mod compare;
 pub mod difflib;
 pub mod env;
+mod error;
 pub mod hyperparams;
+mod options;
 pub mod pack;
 pub mod pip;
 pub mod pyvalue;
@@ -26,6 +28,9 @@ pub mod random;
 pub mod shell;
 pub mod stats;
 pub mod yaml;
+
+pub use error::ConfigCheckError;
+pub use options::Options;
 
 use std::path::{Path, PathBuf};
 
@@ -35,105 +40,13 @@ use serde_json::{Map, Value};
 
 use crate::dump::nonfinite::to_msprobe_json_indented;
 use crate::unreadable::Unreadable;
-use crate::xlsx::{self, Cell, Level, Table, XlsxError};
+use crate::xlsx::{self, Cell, Level, Table};
 
 /// The summary sheet's columns (msprobe's).
 const SUMMARY_HEADER: &[&str] = &["filename", "pass_check"];
 
 /// A `-d` file is read up to this size.
 const MAX_SCRIPT: u64 = 16 << 20;
-
-/// What to do.
-#[derive(Debug, Clone)]
-pub enum Options {
-    /// `-d FILES... -o PACK.zip`: pack this environment.
-    Collect {
-        /// Launch scripts (`.sh`) and configs (`.yaml`, `.yml`) to read hyperparameters from.
-        files: Vec<PathBuf>,
-        /// The pack (ends with `.zip`); an existing pack is merged into.
-        output: PathBuf,
-        /// The training environment's Python, asked for its `sys.path`.
-        python: PathBuf,
-    },
-    /// `-c BENCH.zip CMP.zip -o OUT`: compare two packs.
-    Compare {
-        /// The bench pack.
-        bench: PathBuf,
-        /// The pack compared with it.
-        cmp: PathBuf,
-        /// The folder of `bench/`, `cmp/` and `result.xlsx`.
-        output: PathBuf,
-    },
-}
-
-/// Why a pack could not be made or compared (files are named).
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigCheckError {
-    /// A `-d` file, a pack or the Python is unreadable or not as expected.
-    #[error("{}: {message}", path.display())]
-    Input {
-        /// The file (or program).
-        path: PathBuf,
-        /// What was expected and what was found.
-        message: String,
-    },
-    /// A `-d` file could not be read.
-    #[error(transparent)]
-    Unreadable(#[from] Unreadable),
-    /// The training environment's Python could not be started.
-    #[error("{}: cannot run it to list the installed packages: {source} (set MSPROBE_PYTHON to the training environment's python)", path.display())]
-    NoPython {
-        /// The Python.
-        path: PathBuf,
-        /// Why it did not start.
-        source: std::io::Error,
-    },
-    /// The Python printed something other than `sys.path` as JSON.
-    #[error("{}: expected sys.path as a JSON list, got {got:?}: {source}", path.display())]
-    SysPath {
-        /// The Python.
-        path: PathBuf,
-        /// What it printed, trimmed.
-        got: String,
-        /// What the parser said.
-        source: serde_json::Error,
-    },
-    /// An entry of a pack is not JSON.
-    #[error("{}: entry {entry:?}: not valid JSON: {source}", path.display())]
-    EntryJson {
-        /// The pack.
-        path: PathBuf,
-        /// The entry.
-        entry: String,
-        /// What the parser said.
-        source: serde_json::Error,
-    },
-    /// The zip writer failed: a bug in this tool.
-    #[error("internal error: writing the zip in memory: {0}")]
-    Zip(#[source] zip::result::ZipError),
-    /// The workbook writer failed: a bug in this tool.
-    #[error("internal error: rendering result.xlsx: {0}")]
-    Workbook(#[source] XlsxError),
-    /// The pack, an extraction or the result could not be written.
-    #[error(transparent)]
-    Write(#[from] WriteError),
-}
-
-impl ConfigCheckError {
-    /// [`exit::INPUT`] for an input's fault, [`exit::WRITE`] for an
-    /// output's, [`exit::INTERNAL`] for this tool's.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            ConfigCheckError::Input { .. }
-            | ConfigCheckError::Unreadable(_)
-            | ConfigCheckError::NoPython { .. }
-            | ConfigCheckError::SysPath { .. }
-            | ConfigCheckError::EntryJson { .. } => exit::INPUT,
-            ConfigCheckError::Zip(_) | ConfigCheckError::Workbook(_) => exit::INTERNAL,
-            ConfigCheckError::Write(_) => exit::WRITE,
-        }
-    }
-}
 
 /// What a run did.
 #[derive(Debug)]

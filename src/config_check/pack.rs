@@ -22,7 +22,7 @@ use serde_json::Value;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, DateTime, ZipArchive, ZipWriter};
 
-use super::ConfigCheckError;
+use super::error::ConfigCheckError;
 use crate::dump::nonfinite::NonFiniteReader;
 
 /// The most bytes one entry may expand to (msprobe's limit).

@@ -20,7 +20,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::ConfigCheckError;
+use super::error::ConfigCheckError;
 use crate::xlsx::{Cell, Level, Table};
 
 /// The distributions compared, in row order.

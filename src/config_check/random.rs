@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::difflib;
+use super::error::ConfigCheckError;
 use super::pack::Pack;
-use super::ConfigCheckError;
 use crate::xlsx::{Cell, Level, Table};
 
 /// The sheet's columns (msprobe's).

@@ -118,87 +118,115 @@ fn lookup(vars: &[(String, String)], name: &str) -> Option<String> {
 /// The script's statements, each a list of raw words (quotes kept).
 fn statements(text: &str) -> Vec<Vec<String>> {
     let chars: Vec<char> = text.chars().collect();
-    let mut out = Vec::new();
-    let (mut words, mut word, mut in_word, mut skip_target) = (Vec::new(), String::new(), false, false);
-    let end_word = |words: &mut Vec<String>, word: &mut String, in_word: &mut bool, skip: &mut bool| {
-        if *in_word {
-            if *skip {
-                *skip = false;
-            } else {
-                words.push(std::mem::take(word));
-            }
-        }
-        word.clear();
-        *in_word = false;
-    };
+    let mut split = Split::default();
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
         match c {
             '\'' | '"' | '`' => {
                 let end = closing(&chars, i + 1, c);
-                word.extend(&chars[i..end]);
-                in_word = true;
+                split.extend(&chars[i..end]);
                 i = end;
                 continue;
             }
             '\\' => {
-                word.extend(&chars[i..(i + 2).min(chars.len())]);
-                in_word = true;
+                split.extend(&chars[i..(i + 2).min(chars.len())]);
                 i += 2;
                 continue;
             }
             '$' if matches!(chars.get(i + 1), Some('(') | Some('{')) => {
                 let end = balanced(&chars, i + 1);
-                word.extend(&chars[i..end]);
-                in_word = true;
+                split.extend(&chars[i..end]);
                 i = end;
                 continue;
             }
-            ' ' | '\t' | '\r' => end_word(&mut words, &mut word, &mut in_word, &mut skip_target),
-            '\n' | ';' | '|' | '&' | '(' | ')' => {
-                end_word(&mut words, &mut word, &mut in_word, &mut skip_target);
-                skip_target = false;
-                if !words.is_empty() {
-                    out.push(std::mem::take(&mut words));
-                }
-            }
-            '#' if !in_word => {
+            ' ' | '\t' | '\r' => split.end_word(),
+            '\n' | ';' | '|' | '&' | '(' | ')' => split.end_statement(),
+            '#' if !split.in_word => {
                 while i < chars.len() && chars[i] != '\n' {
                     i += 1;
                 }
                 continue;
             }
-            '>' | '<' => {
-                if word.chars().all(|d| d.is_ascii_digit()) {
-                    word.clear();
-                    in_word = false;
-                }
-                end_word(&mut words, &mut word, &mut in_word, &mut skip_target);
-                while matches!(chars.get(i + 1), Some('>') | Some('<')) {
-                    i += 1;
-                }
-                if chars.get(i + 1) == Some(&'&') {
-                    i += 1;
-                    while chars.get(i + 1).is_some_and(|d| d.is_ascii_digit() || *d == '-') {
-                        i += 1;
-                    }
-                } else {
-                    skip_target = true;
-                }
-            }
+            '>' | '<' => i = split.redirect(&chars, i),
             _ => {
-                word.push(c);
-                in_word = true;
+                split.word.push(c);
+                split.in_word = true;
             }
         }
         i += 1;
     }
-    end_word(&mut words, &mut word, &mut in_word, &mut skip_target);
-    if !words.is_empty() {
-        out.push(words);
+    split.end_statement();
+    split.out
+}
+
+/// What [`statements`] carries from one character to the next: the
+/// statements split so far, the words of the current one, and the word
+/// being read.
+#[derive(Default)]
+struct Split {
+    out: Vec<Vec<String>>,
+    words: Vec<String>,
+    word: String,
+    in_word: bool,
+    /// The next word to end is a redirection's target, dropped.
+    skip_target: bool,
+}
+
+impl Split {
+    /// Adds a piece read whole (a quoted string, an escape, a `$(...)`) to
+    /// the word being read.
+    fn extend(&mut self, piece: &[char]) {
+        self.word.extend(piece);
+        self.in_word = true;
     }
-    out
+
+    /// Ends the word being read at a blank: kept, or dropped when it is a
+    /// redirection's target.
+    fn end_word(&mut self) {
+        if self.in_word {
+            if self.skip_target {
+                self.skip_target = false;
+            } else {
+                self.words.push(std::mem::take(&mut self.word));
+            }
+        }
+        self.word.clear();
+        self.in_word = false;
+    }
+
+    /// Ends the statement being read at a newline, `;`, `|`, `&` or a
+    /// parenthesis (and at the end of the script).
+    fn end_statement(&mut self) {
+        self.end_word();
+        self.skip_target = false;
+        if !self.words.is_empty() {
+            self.out.push(std::mem::take(&mut self.words));
+        }
+    }
+
+    /// A redirection whose first `>` or `<` is at `i`: drops the fd number
+    /// before it, and its target (a word, to be dropped when read) unless
+    /// it duplicates an fd (`>&2`). The index of its last character.
+    fn redirect(&mut self, chars: &[char], mut i: usize) -> usize {
+        if self.word.chars().all(|d| d.is_ascii_digit()) {
+            self.word.clear();
+            self.in_word = false;
+        }
+        self.end_word();
+        while matches!(chars.get(i + 1), Some('>') | Some('<')) {
+            i += 1;
+        }
+        if chars.get(i + 1) == Some(&'&') {
+            i += 1;
+            while chars.get(i + 1).is_some_and(|d| d.is_ascii_digit() || *d == '-') {
+                i += 1;
+            }
+        } else {
+            self.skip_target = true;
+        }
+        i
+    }
 }
 
 /// The index after the quote closing one opened before `from`.

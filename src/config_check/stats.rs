@@ -16,8 +16,8 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
+use super::error::ConfigCheckError;
 use super::pack::Pack;
-use super::ConfigCheckError;
 use crate::dump::nonfinite;
 use crate::xlsx::{Cell, Level, Table};
 

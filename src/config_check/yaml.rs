@@ -278,129 +278,149 @@ impl Flow<'_> {
         node
     }
 
+    /// A value at the current position: what is not supported is refused,
+    /// the rest is read by the helper for its first character.
     fn node_inner(&mut self, in_flow: bool) -> Result<Node, String> {
         if self.depth > MAX_FLOW_DEPTH {
             return Err(self.err(&format!("flow collections nested deeper than {MAX_FLOW_DEPTH} are not supported")));
         }
         self.skip_spaces();
-        let rest = &self.s[self.i..];
-        match rest.chars().next() {
+        match self.s[self.i..].chars().next() {
             Some('&') | Some('*') => Err(self.err("anchors and aliases are not supported")),
             Some('!') => Err(self.err("tags are not supported")),
             Some('|') | Some('>') => Err(self.err("block scalars (| and >) are not supported")),
-            Some('[') => {
+            Some('[') => self.flow_sequence(),
+            Some('{') => self.flow_mapping(),
+            Some('\'') => self.single_quoted(),
+            Some('"') => self.double_quoted(),
+            _ => Ok(self.plain(in_flow)),
+        }
+    }
+
+    /// A flow sequence `[a, b]`, its `[` at the current position.
+    fn flow_sequence(&mut self) -> Result<Node, String> {
+        self.i += 1;
+        let mut items = Vec::new();
+        loop {
+            self.skip_spaces();
+            if self.s[self.i..].starts_with(']') {
                 self.i += 1;
-                let mut items = Vec::new();
-                loop {
-                    self.skip_spaces();
-                    if self.s[self.i..].starts_with(']') {
-                        self.i += 1;
-                        return Ok(Node::List(items));
-                    }
-                    items.push(self.node(true)?);
-                    self.skip_spaces();
-                    match self.s[self.i..].chars().next() {
-                        Some(',') => self.i += 1,
-                        Some(']') => {}
-                        _ => return Err(self.err("expected `,` or `]` in a flow sequence (flow collections must fit on one line)")),
-                    }
-                }
+                return Ok(Node::List(items));
             }
-            Some('{') => {
-                self.i += 1;
-                let (mut entries, mut index) = (Vec::new(), HashMap::new());
-                loop {
-                    self.skip_spaces();
-                    if self.s[self.i..].starts_with('}') {
-                        self.i += 1;
-                        return Ok(Node::Map(entries));
-                    }
-                    let key = match self.node(true)? {
-                        Node::Scalar(Value::String(s)) => s,
-                        Node::Scalar(v) => v.to_string(),
-                        Node::Null => "null".into(),
-                        Node::Date(d) => d,
-                        _ => return Err(self.err("complex keys are not supported")),
-                    };
-                    self.skip_spaces();
-                    let value = if self.s[self.i..].starts_with(':') {
-                        self.i += 1;
-                        self.node(true)?
-                    } else {
-                        Node::Null
-                    };
-                    insert(&mut entries, &mut index, key, value);
-                    self.skip_spaces();
-                    match self.s[self.i..].chars().next() {
-                        Some(',') => self.i += 1,
-                        Some('}') => {}
-                        _ => return Err(self.err("expected `,` or `}` in a flow mapping (flow collections must fit on one line)")),
-                    }
-                }
-            }
-            Some('\'') => {
-                let mut out = String::new();
-                let mut chars = rest.char_indices().skip(1).peekable();
-                while let Some((j, c)) = chars.next() {
-                    if c == '\'' {
-                        if chars.peek().is_some_and(|&(_, n)| n == '\'') {
-                            chars.next();
-                            out.push('\'');
-                            continue;
-                        }
-                        self.i += j + 1;
-                        return Ok(Node::Scalar(Value::String(out)));
-                    }
-                    out.push(c);
-                }
-                Err(self.err("unterminated single-quoted string (multi-line strings are not supported)"))
-            }
-            Some('"') => {
-                let mut out = String::new();
-                let mut chars = rest.char_indices().skip(1);
-                while let Some((j, c)) = chars.next() {
-                    match c {
-                        '"' => {
-                            self.i += j + 1;
-                            return Ok(Node::Scalar(Value::String(out)));
-                        }
-                        '\\' => {
-                            let (_, e) = chars.next().ok_or_else(|| self.err("unterminated escape in a double-quoted string"))?;
-                            let hex = |n: usize, chars: &mut dyn Iterator<Item = (usize, char)>| -> Option<char> {
-                                let digits: String = chars.take(n).map(|(_, c)| c).collect();
-                                u32::from_str_radix(&digits, 16).ok().filter(|_| digits.len() == n).and_then(char::from_u32)
-                            };
-                            let ch = match e {
-                                'n' => Some('\n'),
-                                't' | '\t' => Some('\t'),
-                                'r' => Some('\r'),
-                                '0' => Some('\0'),
-                                '\\' | '"' | '/' | ' ' => Some(e),
-                                'x' => hex(2, &mut chars),
-                                'u' => hex(4, &mut chars),
-                                'U' => hex(8, &mut chars),
-                                _ => None,
-                            };
-                            out.push(ch.ok_or_else(|| self.err(&format!("unknown escape {:?} in a double-quoted string", format!("\\{e}"))))?);
-                        }
-                        c => out.push(c),
-                    }
-                }
-                Err(self.err("unterminated double-quoted string (multi-line strings are not supported)"))
-            }
-            _ => {
-                let end = if in_flow { rest.find([',', ']', '}']).unwrap_or(rest.len()) } else { rest.len() };
-                let mut plain = &rest[..end];
-                if in_flow {
-                    if let Some((k, _)) = split_key(plain) {
-                        plain = k;
-                    }
-                }
-                let plain = plain.trim_end();
-                self.i += rest[..end].find(plain).unwrap_or(0) + plain.len();
-                Ok(resolve(plain))
+            items.push(self.node(true)?);
+            self.skip_spaces();
+            match self.s[self.i..].chars().next() {
+                Some(',') => self.i += 1,
+                Some(']') => {}
+                _ => return Err(self.err("expected `,` or `]` in a flow sequence (flow collections must fit on one line)")),
             }
         }
+    }
+
+    /// A flow mapping `{a: 1, b}`, its `{` at the current position.
+    fn flow_mapping(&mut self) -> Result<Node, String> {
+        self.i += 1;
+        let (mut entries, mut index) = (Vec::new(), HashMap::new());
+        loop {
+            self.skip_spaces();
+            if self.s[self.i..].starts_with('}') {
+                self.i += 1;
+                return Ok(Node::Map(entries));
+            }
+            let key = match self.node(true)? {
+                Node::Scalar(Value::String(s)) => s,
+                Node::Scalar(v) => v.to_string(),
+                Node::Null => "null".into(),
+                Node::Date(d) => d,
+                _ => return Err(self.err("complex keys are not supported")),
+            };
+            self.skip_spaces();
+            let value = if self.s[self.i..].starts_with(':') {
+                self.i += 1;
+                self.node(true)?
+            } else {
+                Node::Null
+            };
+            insert(&mut entries, &mut index, key, value);
+            self.skip_spaces();
+            match self.s[self.i..].chars().next() {
+                Some(',') => self.i += 1,
+                Some('}') => {}
+                _ => return Err(self.err("expected `,` or `}` in a flow mapping (flow collections must fit on one line)")),
+            }
+        }
+    }
+
+    /// A single-quoted scalar (`''` is a quote), its quote at the current position.
+    fn single_quoted(&mut self) -> Result<Node, String> {
+        let rest = &self.s[self.i..];
+        let mut out = String::new();
+        let mut chars = rest.char_indices().skip(1).peekable();
+        while let Some((j, c)) = chars.next() {
+            if c == '\'' {
+                if chars.peek().is_some_and(|&(_, n)| n == '\'') {
+                    chars.next();
+                    out.push('\'');
+                    continue;
+                }
+                self.i += j + 1;
+                return Ok(Node::Scalar(Value::String(out)));
+            }
+            out.push(c);
+        }
+        Err(self.err("unterminated single-quoted string (multi-line strings are not supported)"))
+    }
+
+    /// A double-quoted scalar with its escapes, its quote at the current position.
+    fn double_quoted(&mut self) -> Result<Node, String> {
+        let rest = &self.s[self.i..];
+        let mut out = String::new();
+        let mut chars = rest.char_indices().skip(1);
+        while let Some((j, c)) = chars.next() {
+            match c {
+                '"' => {
+                    self.i += j + 1;
+                    return Ok(Node::Scalar(Value::String(out)));
+                }
+                '\\' => {
+                    let (_, e) = chars.next().ok_or_else(|| self.err("unterminated escape in a double-quoted string"))?;
+                    let hex = |n: usize, chars: &mut dyn Iterator<Item = (usize, char)>| -> Option<char> {
+                        let digits: String = chars.take(n).map(|(_, c)| c).collect();
+                        u32::from_str_radix(&digits, 16).ok().filter(|_| digits.len() == n).and_then(char::from_u32)
+                    };
+                    let ch = match e {
+                        'n' => Some('\n'),
+                        't' | '\t' => Some('\t'),
+                        'r' => Some('\r'),
+                        '0' => Some('\0'),
+                        '\\' | '"' | '/' | ' ' => Some(e),
+                        'x' => hex(2, &mut chars),
+                        'u' => hex(4, &mut chars),
+                        'U' => hex(8, &mut chars),
+                        _ => None,
+                    };
+                    out.push(ch.ok_or_else(|| self.err(&format!("unknown escape {:?} in a double-quoted string", format!("\\{e}"))))?);
+                }
+                c => out.push(c),
+            }
+        }
+        Err(self.err("unterminated double-quoted string (multi-line strings are not supported)"))
+    }
+
+    /// A plain scalar, resolved; in a flow collection it ends at `,`, `]`,
+    /// `}` or a key's `: `.
+    fn plain(&mut self, in_flow: bool) -> Node {
+        let rest = &self.s[self.i..];
+        let end = if in_flow { rest.find([',', ']', '}']).unwrap_or(rest.len()) } else { rest.len() };
+        let mut plain = &rest[..end];
+        if in_flow {
+            if let Some((k, _)) = split_key(plain) {
+                plain = k;
+            }
+        }
+        let plain = plain.trim_end();
+        self.i += rest[..end].find(plain).unwrap_or(0) + plain.len();
+        resolve(plain)
     }
 }
 

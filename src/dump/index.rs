@@ -139,119 +139,146 @@ impl Scanner<'_> {
         }
     }
 
+    /// Whether the value being recorded is a header field, whose bytes are kept.
+    fn recording_header(&self) -> bool {
+        matches!(self.open, Some((Keep::Header(_), _, _)))
+    }
+
+    /// Scans `chunk`, which starts at byte `base` of the file: strings are
+    /// read by [`Self::string_bytes`], the bytes between them that cannot
+    /// change the structure are skipped, and the others go to [`Self::byte`].
     fn scan(&mut self, chunk: &[u8], base: u64) -> Result<(), String> {
-        let recording_header = |s: &Self| matches!(s.open, Some((Keep::Header(_), _, _)));
         let mut i = 0;
         while i < chunk.len() {
             if self.in_string {
-                if self.escape {
-                    // The byte right after a backslash is taken literally.
-                    self.escape = false;
-                    if let Some(k) = self.key.as_mut() {
-                        k.push(chunk[i]);
-                    }
-                    if recording_header(self) {
-                        self.header_bytes.push(chunk[i]);
-                    }
-                    i += 1;
-                    continue;
+                match self.string_bytes(&chunk[i..]) {
+                    Some(n) => i += n,
+                    None => return Ok(()),
                 }
-                // Jump to the next quote or backslash.
-                let rest = &chunk[i..];
-                let Some(j) = memchr::memchr2(b'"', b'\\', rest) else {
-                    if let Some(k) = self.key.as_mut() {
-                        k.extend_from_slice(rest);
-                    }
-                    if recording_header(self) {
-                        self.header_bytes.extend_from_slice(rest);
-                    }
-                    return Ok(());
-                };
-                if let Some(k) = self.key.as_mut() {
-                    k.extend_from_slice(&rest[..j]);
-                }
-                if recording_header(self) {
-                    self.header_bytes.extend_from_slice(&rest[..=j]);
-                }
-                if rest[j] == b'\\' {
-                    self.escape = true;
-                    if let Some(k) = self.key.as_mut() {
-                        k.push(b'\\');
-                    }
-                } else {
-                    self.in_string = false;
-                    if let Some(k) = self.key.take() {
-                        self.key_done(k);
-                    }
-                }
-                i += j + 1;
                 continue;
             }
-            if self.pending_value_at.is_none() && !recording_header(self) {
+            if self.pending_value_at.is_none() && !self.recording_header() {
                 // Fast path: skip bytes that cannot change the structure.
                 match chunk[i..].iter().position(|&b| STRUCTURAL[b as usize]) {
                     Some(j) => i += j,
                     None => return Ok(()),
                 }
             }
-            let b = chunk[i];
-            let pos = base + i as u64;
-            if let Some(level) = self.pending_value_at {
-                if !b.is_ascii_whitespace() {
-                    self.pending_value_at = None;
-                    self.value_start(pos, level);
-                }
-            }
-            if recording_header(self) {
-                self.header_bytes.push(b);
-            }
-            match b {
-                b'"' => {
-                    self.in_string = true;
-                    let level = self.level();
-                    if level > 0 && self.stack[level - 1] == b'{' && self.expect_key[level - 1] {
-                        self.expect_key[level - 1] = false;
-                        if level <= 2 {
-                            self.key = Some(Vec::new());
-                        }
-                    }
-                }
-                b'{' | b'[' => {
-                    self.stack.push(b);
-                    self.expect_key.push(b == b'{');
-                }
-                b'}' | b']' => {
-                    let level = self.level();
-                    let Some(open) = self.stack.pop() else {
-                        return Err(format!("unbalanced {:?} at byte {pos}", b as char));
-                    };
-                    self.expect_key.pop();
-                    if (open == b'{') != (b == b'}') {
-                        return Err(format!("mismatched {:?} at byte {pos}", b as char));
-                    }
-                    // The container's last value ends here.
-                    self.value_end(pos, level);
-                    if level == 2 && self.in_data {
-                        self.in_data = false;
-                    }
-                }
-                b':' => {
-                    // Only values of the top object and of `"data"` are of interest.
-                    let level = self.level();
-                    if level <= 2 {
-                        self.pending_value_at = Some(level);
-                    }
-                }
-                b',' => {
-                    let level = self.level();
-                    self.value_end(pos, level);
-                    if level > 0 && self.stack[level - 1] == b'{' {
-                        self.expect_key[level - 1] = true;
-                    }
-                }
-                _ => {}
-            }
+            self.byte(chunk[i], base + i as u64)?;
             i += 1;
+        }
+        Ok(())
+    }
+
+    /// Reads `rest`, which starts inside a string, up to the next quote or
+    /// backslash (or the one byte an escape takes), copying it into the key
+    /// and the header field being read. How many bytes it read; `None` when
+    /// the string goes on past `rest`, all of which it read.
+    fn string_bytes(&mut self, rest: &[u8]) -> Option<usize> {
+        if self.escape {
+            // The byte right after a backslash is taken literally.
+            self.escape = false;
+            if let Some(k) = self.key.as_mut() {
+                k.push(rest[0]);
+            }
+            if self.recording_header() {
+                self.header_bytes.push(rest[0]);
+            }
+            return Some(1);
+        }
+        // Jump to the next quote or backslash.
+        let Some(j) = memchr::memchr2(b'"', b'\\', rest) else {
+            if let Some(k) = self.key.as_mut() {
+                k.extend_from_slice(rest);
+            }
+            if self.recording_header() {
+                self.header_bytes.extend_from_slice(rest);
+            }
+            return None;
+        };
+        if let Some(k) = self.key.as_mut() {
+            k.extend_from_slice(&rest[..j]);
+        }
+        if self.recording_header() {
+            self.header_bytes.extend_from_slice(&rest[..=j]);
+        }
+        if rest[j] == b'\\' {
+            self.escape = true;
+            if let Some(k) = self.key.as_mut() {
+                k.push(b'\\');
+            }
+        } else {
+            self.in_string = false;
+            if let Some(k) = self.key.take() {
+                self.key_done(k);
+            }
+        }
+        Some(j + 1)
+    }
+
+    /// One byte `b` outside strings, at `pos` in the file: it may start the
+    /// value a `:` announced and be recorded into a header field; a quote,
+    /// a bracket, `:` or `,` moves the scan through the structure.
+    fn byte(&mut self, b: u8, pos: u64) -> Result<(), String> {
+        if let Some(level) = self.pending_value_at {
+            if !b.is_ascii_whitespace() {
+                self.pending_value_at = None;
+                self.value_start(pos, level);
+            }
+        }
+        if self.recording_header() {
+            self.header_bytes.push(b);
+        }
+        match b {
+            b'"' => {
+                self.in_string = true;
+                let level = self.level();
+                if level > 0 && self.stack[level - 1] == b'{' && self.expect_key[level - 1] {
+                    self.expect_key[level - 1] = false;
+                    if level <= 2 {
+                        self.key = Some(Vec::new());
+                    }
+                }
+            }
+            b'{' | b'[' => {
+                self.stack.push(b);
+                self.expect_key.push(b == b'{');
+            }
+            b'}' | b']' => self.close(b, pos)?,
+            b':' => {
+                // Only values of the top object and of `"data"` are of interest.
+                let level = self.level();
+                if level <= 2 {
+                    self.pending_value_at = Some(level);
+                }
+            }
+            b',' => {
+                let level = self.level();
+                self.value_end(pos, level);
+                if level > 0 && self.stack[level - 1] == b'{' {
+                    self.expect_key[level - 1] = true;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The closing bracket `b` at `pos`: it must match the container it
+    /// closes, whose last value ends here.
+    fn close(&mut self, b: u8, pos: u64) -> Result<(), String> {
+        let level = self.level();
+        let Some(open) = self.stack.pop() else {
+            return Err(format!("unbalanced {:?} at byte {pos}", b as char));
+        };
+        self.expect_key.pop();
+        if (open == b'{') != (b == b'}') {
+            return Err(format!("mismatched {:?} at byte {pos}", b as char));
+        }
+        // The container's last value ends here.
+        self.value_end(pos, level);
+        if level == 2 && self.in_data {
+            self.in_data = false;
         }
         Ok(())
     }

@@ -15,11 +15,12 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use super::error::GenerateError;
 use super::file_list::FileList;
-use super::GenerateError;
-use super::{BatchOptions, Generator, Options};
+use super::generator::Generator;
+use super::options::{BatchOptions, Options};
 use crate::config::Propagation;
-use crate::manifest::{self, ManifestEntry, ManifestHead};
+use crate::manifest::{self, ManifestEntry, ManifestHead, ModuleEntry};
 use crate::model::{ApiName, Direction};
 use crate::output::{self, FileStatus};
 use crate::paths;
@@ -194,23 +195,65 @@ pub(super) fn run(opts: &Options, batch: &BatchOptions) -> Result<BatchReport, G
     Ok(report)
 }
 
+/// Generates (or with `--check`, compares) the scripts of one dump file in
+/// `out_dir`: its selected calls rendered a chunk at a time, then its
+/// manifest written (or compared).
 fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, report: &mut BatchReport) -> Result<(), GenerateError> {
     let selector = &batch.selector;
     let (source, calls) = Source::open_calls(file, opts.framework, opts.config.data_mode, &|n: &ApiName| selector.matches(n))?;
     let generator = Generator::new(opts, out_dir, &source)?;
-    let mut total = 0;
-    for (directions, without_backward) in (0..calls.len()).filter_map(|i| jobs_of(&calls, i, batch)) {
-        report.apis += 1;
-        report.without_backward += usize::from(without_backward);
-        total += directions.iter().flatten().count();
-    }
+    let total = count_jobs(&calls, batch, report);
     if !opts.check {
         output::create_dir(out_dir)?;
     }
     let reporter = Reporter::new(batch.progress, total, &file.display().to_string(), "op_generate", "scripts");
     let mut scripts = Scripts { calls: &calls, list: Vec::with_capacity(total), tails: vec![] };
-    let mut jobs =
-        (0..calls.len()).filter_map(|i| jobs_of(&calls, i, batch).map(|(d, _)| (i, d))).flat_map(|(i, d)| d.into_iter().flatten().map(move |d| (i, d)));
+    let jobs = (0..calls.len()).filter_map(|i| jobs_of(&calls, i, batch).map(|(d, _)| (i, d))).flat_map(|(i, d)| d.into_iter().flatten().map(move |d| (i, d)));
+    let render = |job| render_job(&calls, job, &source, &generator, out_dir, opts.check);
+    render_chunks(jobs, render, &reporter, out_dir, &mut scripts, report);
+    reporter.finish();
+    report.scripts += scripts.list.len();
+    let order = scripts.by_file();
+    let mut modules = vec![];
+    if let Some((module, status)) = generator.put_shared_module(out_dir)? {
+        // Not a script: its writing is not counted, its drift is.
+        report.note(out_dir.join(&module.file), status);
+        modules.push(module);
+    }
+    let head = manifest_head(opts, batch, &source, file, out_dir);
+    let manifest_path = out_dir.join(manifest::file_name(selector.shard));
+    if opts.check {
+        check_manifest(manifest_path, &head, &scripts, &order, &modules, out_dir, report);
+    } else {
+        generator.write_runtime()?;
+        manifest::write(&manifest_path, &head, order.iter().map(|&k| scripts.entry(k as usize)), &modules)?;
+    }
+    Ok(())
+}
+
+/// Counts the selected APIs (and those without the backward asked for)
+/// into `report`; the number of scripts to render, for the progress bar.
+fn count_jobs(calls: &Calls, batch: &BatchOptions, report: &mut BatchReport) -> usize {
+    let mut total = 0;
+    for (directions, without_backward) in (0..calls.len()).filter_map(|i| jobs_of(calls, i, batch)) {
+        report.apis += 1;
+        report.without_backward += usize::from(without_backward);
+        total += directions.iter().flatten().count();
+    }
+    total
+}
+
+/// Renders `jobs` with `render` in parallel, [`CHUNK`] at a time so that
+/// the scripts in flight stay bounded; each file goes into `scripts` and
+/// what became of it into `report`.
+fn render_chunks(
+    mut jobs: impl Iterator<Item = Job>,
+    render: impl Fn(Job) -> Result<Vec<(String, [u8; 32], FileStatus)>, (String, GenerateError)> + Sync,
+    reporter: &Reporter,
+    out_dir: &Path,
+    scripts: &mut Scripts<'_>,
+    report: &mut BatchReport,
+) {
     let mut chunk: Vec<Job> = Vec::with_capacity(CHUNK);
     loop {
         chunk.clear();
@@ -221,7 +264,7 @@ fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, r
         let results: Vec<_> = chunk
             .par_iter()
             .map(|&job| {
-                let result = render_job(&calls, job, &source, &generator, out_dir, opts.check);
+                let result = render(job);
                 reporter.tick();
                 result
             })
@@ -238,16 +281,12 @@ fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, r
             }
         }
     }
-    reporter.finish();
-    report.scripts += scripts.list.len();
-    let order = scripts.by_file();
-    let mut modules = vec![];
-    if let Some((module, status)) = generator.put_shared_module(out_dir)? {
-        // Not a script: its writing is not counted, its drift is.
-        report.note(out_dir.join(&module.file), status);
-        modules.push(module);
-    }
-    let head = ManifestHead {
+}
+
+/// The manifest's head: what made the scripts of `file`, and how.
+fn manifest_head(opts: &Options, batch: &BatchOptions, source: &Source, file: &Path, out_dir: &Path) -> ManifestHead {
+    let selector = &batch.selector;
+    ManifestHead {
         generator: format!("msprobe-rs {}", env!("CARGO_PKG_VERSION")),
         framework: source.framework().as_str().into(),
         dump: paths::relative_always(&paths::absolute(out_dir), &paths::absolute(file)).to_string_lossy().into_owned(),
@@ -255,42 +294,48 @@ fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, r
         propagation: batch.propagation.as_str().into(),
         filter: selector.filter.as_ref().map(|r| r.as_str().to_string()),
         shard: selector.shard.map(|s| s.to_string()),
-    };
-    let manifest_path = out_dir.join(manifest::file_name(selector.shard));
-    if opts.check {
-        // Compared entry by entry as the manifest on disk is read; its files
-        // this batch would not generate are extra.
-        let (mut extra, mut seen, mut same) = (FileList::default(), 0, true);
-        let on_disk = manifest::read(&manifest_path, &mut |e| {
-            if !scripts.has_file(&order, &e.file) {
-                extra.push(out_dir.join(&e.file));
-            }
-            same = same && order.get(seen).is_some_and(|&k| scripts.entry(k as usize) == e);
-            seen += 1;
-        });
-        let same = match on_disk {
-            Some((old_head, old_modules)) => {
-                extra.seal();
-                for p in &extra {
-                    report.extra.push(p);
-                }
-                for m in &old_modules {
-                    if !modules.iter().any(|n| n.file == m.file) {
-                        report.extra.push(out_dir.join(&m.file));
-                    }
-                }
-                same && seen == order.len() && old_head == head && old_modules == modules
-            }
-            None => false,
-        };
-        if !same && report.drifted.is_empty() && report.missing.is_empty() && report.extra.is_empty() {
-            report.drifted.push(manifest_path);
-        }
-    } else {
-        generator.write_runtime()?;
-        manifest::write(&manifest_path, &head, order.iter().map(|&k| scripts.entry(k as usize)), &modules)?;
     }
-    Ok(())
+}
+
+/// `--check` of the manifest at `manifest_path`, compared entry by entry
+/// as it is read: the files it lists that this batch would not generate are
+/// extra; when no file drifted, is missing or extra but the manifest
+/// differs, the manifest itself has drifted.
+fn check_manifest(
+    manifest_path: PathBuf,
+    head: &ManifestHead,
+    scripts: &Scripts<'_>,
+    order: &[u32],
+    modules: &[ModuleEntry],
+    out_dir: &Path,
+    report: &mut BatchReport,
+) {
+    let (mut extra, mut seen, mut same) = (FileList::default(), 0, true);
+    let on_disk = manifest::read(&manifest_path, &mut |e| {
+        if !scripts.has_file(order, &e.file) {
+            extra.push(out_dir.join(&e.file));
+        }
+        same = same && order.get(seen).is_some_and(|&k| scripts.entry(k as usize) == e);
+        seen += 1;
+    });
+    let same = match on_disk {
+        Some((old_head, old_modules)) => {
+            extra.seal();
+            for p in &extra {
+                report.extra.push(p);
+            }
+            for m in &old_modules {
+                if !modules.iter().any(|n| n.file == m.file) {
+                    report.extra.push(out_dir.join(&m.file));
+                }
+            }
+            same && seen == order.len() && old_head == *head && old_modules == modules
+        }
+        None => false,
+    };
+    if !same && report.drifted.is_empty() && report.missing.is_empty() && report.extra.is_empty() {
+        report.drifted.push(manifest_path);
+    }
 }
 
 /// Renders (and writes, or with `--check` compares) the files of one job:

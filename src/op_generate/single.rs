@@ -2,8 +2,9 @@
 
 use std::path::PathBuf;
 
-use super::GenerateError;
-use super::{Generator, Options};
+use super::error::GenerateError;
+use super::generator::Generator;
+use super::options::Options;
 use crate::config::DumpInput;
 use crate::model::{ApiName, Direction};
 use crate::output::{self, FileStatus};

@@ -38,6 +38,10 @@ fn name(path: &Path) -> String {
     path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
+/// A file of `replay_parts/`, as its name says: (shards, shard, whether it
+/// is a journal, path); sorted, parts come before their journals.
+type Found = (u32, u32, bool, PathBuf);
+
 /// Merges the parts of `opts.dir` into the job's report.
 pub fn merge(opts: &MergeOptions) -> Result<ReplayReport, ReplayError> {
     let dir = part::dir(&opts.dir);
@@ -45,19 +49,42 @@ pub fn merge(opts: &MergeOptions) -> Result<ReplayReport, ReplayError> {
     if !dir.is_dir() {
         return Err(none());
     }
-    let mut found: Vec<(u32, u32, bool, PathBuf)> = std::fs::read_dir(&dir)
-        .map_err(Unreadable::at(&dir, "cannot list"))?
+    let found = list_parts(&dir)?;
+    let parts = read_parts(&found)?;
+    names_agree(&found, &parts)?;
+    let Some((first, rest)) = parts.split_first() else { return Err(none()) };
+    same_run(opts.framework, first, rest)?;
+    complete(&dir, &first.1, &parts)?;
+    write_job(opts, parts)
+}
+
+/// The parts and journals in `dir` (`replay_parts/`), by their names;
+/// other files are ignored.
+fn list_parts(dir: &Path) -> Result<Vec<Found>, ReplayError> {
+    let mut found: Vec<Found> = std::fs::read_dir(dir)
+        .map_err(Unreadable::at(dir, "cannot list"))?
         .filter_map(Result::ok)
         .filter_map(|e| part::parse_name(&e.file_name().to_string_lossy()).map(|(i, n, j)| (n, i, j, e.path())))
         .collect();
     found.sort();
+    Ok(found)
+}
+
+/// Reads every part (not the journals) of `found`, in its order.
+fn read_parts(found: &[Found]) -> Result<Vec<(PathBuf, Part)>, ReplayError> {
     let mut parts: Vec<(PathBuf, Part)> = vec![];
     for (_, _, _, path) in found.iter().filter(|f| !f.2) {
         let text = std::fs::read_to_string(path).map_err(Unreadable::at(path, "cannot read"))?;
         let p: Part = serde_json::from_str(&text).map_err(|e| refuse(path, format!("not a replay part ({e})")))?;
         parts.push((path.clone(), p));
     }
-    for (path, p) in &parts {
+    Ok(parts)
+}
+
+/// Refuses a part that holds another shard than its name says, and a
+/// journal whose shard left no part (it did not finish).
+fn names_agree(found: &[Found], parts: &[(PathBuf, Part)]) -> Result<(), ReplayError> {
+    for (path, p) in parts {
         let (i, n, _) = part::parse_name(&name(path)).expect("listed by its name");
         if (p.header.shard, p.header.shards) != (i, n) {
             return Err(refuse(
@@ -74,9 +101,14 @@ pub fn merge(opts: &MergeOptions) -> Result<ReplayReport, ReplayError> {
             ));
         }
     }
-    let Some((first_path, first)) = parts.first() else { return Err(none()) };
+    Ok(())
+}
+
+/// Refuses parts of other runs than the `first`'s (another shard count,
+/// dump or options), and a run made with another `-f` than `framework`.
+fn same_run(framework: Framework, (first_path, first): &(PathBuf, Part), rest: &[(PathBuf, Part)]) -> Result<(), ReplayError> {
     let first_name = name(first_path);
-    for (path, p) in &parts[1..] {
+    for (path, p) in rest {
         if p.header.shards != first.header.shards {
             return Err(refuse(
                 path,
@@ -87,17 +119,23 @@ pub fn merge(opts: &MergeOptions) -> Result<ReplayReport, ReplayError> {
             return Err(refuse(path, format!("{what} than {first_name} ({detail})")));
         }
     }
-    if first.header.options.framework != opts.framework.as_str() {
-        return Err(refuse(first_path, format!("made with -f {}, not -f {}", first.header.options.framework, opts.framework.as_str())));
+    if first.header.options.framework != framework.as_str() {
+        return Err(refuse(first_path, format!("made with -f {}, not -f {}", first.header.options.framework, framework.as_str())));
     }
+    Ok(())
+}
+
+/// Refuses a job some shard of which is missing, whose parts cover a call
+/// twice, or that does not cover every call of the job (`first`'s header).
+fn complete(dir: &Path, first: &Part, parts: &[(PathBuf, Part)]) -> Result<(), ReplayError> {
     let count = first.header.shards;
     let missing: Vec<u32> = (0..count).filter(|i| !parts.iter().any(|(_, p)| p.header.shard == *i)).collect();
     if !missing.is_empty() {
         let list = |f: &dyn Fn(u32) -> String| missing.iter().map(|&i| f(i)).collect::<Vec<_>>().join(", ");
-        return Err(refuse(&dir, format!("missing shards {} of {count} (no {})", list(&|i| i.to_string()), list(&|i| format!("part_{i}_of_{count}.json")))));
+        return Err(refuse(dir, format!("missing shards {} of {count} (no {})", list(&|i| i.to_string()), list(&|i| format!("part_{i}_of_{count}.json")))));
     }
     let mut owner: HashMap<usize, String> = HashMap::new();
-    for (path, p) in &parts {
+    for (path, p) in parts {
         for c in &p.calls {
             if let Some(other) = owner.insert(c.place.ordinal, name(path)) {
                 return Err(refuse(path, format!("covers call {} ({}), which {other} covers too (a duplicated part)", c.place.ordinal, c.place.api)));
@@ -105,9 +143,15 @@ pub fn merge(opts: &MergeOptions) -> Result<ReplayReport, ReplayError> {
         }
     }
     if owner.len() != first.header.job_calls {
-        return Err(refuse(&dir, format!("the parts cover {} of the job's {} calls", owner.len(), first.header.job_calls)));
+        return Err(refuse(dir, format!("the parts cover {} of the job's {} calls", owner.len(), first.header.job_calls)));
     }
-    let header = first.header.clone();
+    Ok(())
+}
+
+/// Writes the job's CSVs (and HTML report) from the checked parts, their
+/// calls in the job's order, as the unsharded run writes them.
+fn write_job(opts: &MergeOptions, parts: Vec<(PathBuf, Part)>) -> Result<ReplayReport, ReplayError> {
+    let header = parts[0].1.header.clone();
     let mut notes: Vec<String> = vec![];
     for (_, p) in &parts {
         for n in &p.stack_notes {

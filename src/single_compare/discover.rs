@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use runtime::io::{resolve_inside, IoError};
 
-use super::CompareError;
+use super::error::CompareError;
 use crate::unreadable::Unreadable;
 
 /// Which array of one save an `.npy` file is: `<key>.npy` is 0, a list's

@@ -13,8 +13,13 @@
 //! so each file is whole.
 
 pub mod discover;
+mod error;
 pub mod metrics;
+mod options;
 pub mod row;
+
+pub use error::CompareError;
+pub use options::Options;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -22,72 +27,10 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use runtime::atomic::{create_dir, write_atomic, WriteError, WriteOptions};
-use runtime::exit;
-use runtime::io::IoError;
 
-use crate::unreadable::Unreadable;
-use crate::xlsx::{self, Table, XlsxError};
+use crate::xlsx::{self, Table};
 use discover::{discover, Key};
 use row::{Note, Row};
-
-/// What to compare and where the workbooks go.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// The first run (its `data/` folder is read).
-    pub dir1: PathBuf,
-    /// The second run.
-    pub dir2: PathBuf,
-    /// The folder of the workbooks (created when missing).
-    pub output_path: PathBuf,
-    /// Threads (msprobe's `num_processes`, 1 to 128).
-    pub jobs: usize,
-}
-
-/// Why a run could not be compared.
-#[derive(Debug, thiserror::Error)]
-pub enum CompareError {
-    /// A run's folders are not laid out as SingleSave lays them out.
-    #[error("{}: {message}", path.display())]
-    Layout {
-        /// The file or folder.
-        path: PathBuf,
-        /// What was expected and what was found.
-        message: String,
-    },
-    /// A run's folder could not be read.
-    #[error(transparent)]
-    Unreadable(#[from] Unreadable),
-    /// An array file is unreadable, truncated, hostile or outside its folder.
-    #[error(transparent)]
-    Tensor(#[from] IoError),
-    /// The thread pool could not be built: a bug in this tool (or a
-    /// system out of threads).
-    #[error("internal error: thread pool: {0}")]
-    ThreadPool(#[source] rayon::ThreadPoolBuildError),
-    /// The workbook writer failed: a bug in this tool.
-    #[error("internal error: {tag}.xlsx: {source}")]
-    Workbook {
-        /// The key whose workbook it was.
-        tag: String,
-        /// The writer's error.
-        source: XlsxError,
-    },
-    /// The output folder or a workbook could not be written.
-    #[error(transparent)]
-    Write(#[from] WriteError),
-}
-
-impl CompareError {
-    /// [`exit::INPUT`] for a run's fault, [`exit::WRITE`] for an output's,
-    /// [`exit::INTERNAL`] for this tool's.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            CompareError::Layout { .. } | CompareError::Unreadable(_) | CompareError::Tensor(_) => exit::INPUT,
-            CompareError::ThreadPool(_) | CompareError::Workbook { .. } => exit::INTERNAL,
-            CompareError::Write(_) => exit::WRITE,
-        }
-    }
-}
 
 /// What a compare found and wrote.
 #[derive(Debug)]

@@ -11,8 +11,8 @@ use runtime::dtype::TDType;
 use runtime::io::{read_tensor, HostTensor};
 
 use super::discover::{Id, Key};
+use super::error::CompareError;
 use super::metrics::{compare, Metrics};
-use super::CompareError;
 use crate::xlsx::Cell;
 
 /// msprobe's twelve columns, then `note` (why a row has no figures).

@@ -178,6 +178,9 @@ impl<'a> Machine<'a> {
         Machine { pkl, pos: 0, mode, stack: Vec::new(), marks: Vec::new(), memo: HashMap::new(), arena: Vec::new() }
     }
 
+    /// Runs the opcodes until STOP and returns the value it pops. Each
+    /// opcode is handled by one of the themed helpers below; one none of
+    /// them knows refuses the pickle.
     fn run(&mut self) -> Result<Value, String> {
         loop {
             let at = self.pos;
@@ -185,136 +188,181 @@ impl<'a> Machine<'a> {
             if self.mode == Mode::Checkpoint && self.data_op(op, at)? {
                 continue;
             }
-            match op {
-                0x80 => {
-                    self.bytes(1)?; // PROTO
-                }
-                0x95 => {
-                    self.bytes(8)?; // FRAME
-                }
-                b'.' => return self.pop(), // STOP
-                b'(' => self.marks.push(self.stack.len()),
-                b'N' => self.stack.push(Value::None),
-                0x88 | 0x89 => self.stack.push(Value::Bool(op == 0x88)), // NEWTRUE, NEWFALSE
-                b'K' => {
-                    let v = self.bytes(1)?[0];
-                    self.stack.push(Value::Int(i64::from(v)));
-                }
-                b'M' => {
-                    let v = u16::from_le_bytes(self.array()?);
-                    self.stack.push(Value::Int(i64::from(v)));
-                }
-                b'J' => {
-                    let v = i32::from_le_bytes(self.array()?);
-                    self.stack.push(Value::Int(i64::from(v)));
-                }
-                0x8a => {
-                    let n = usize::from(self.bytes(1)?[0]);
-                    let v = self.long(n)?;
-                    self.stack.push(v);
-                }
-                b'G' => {
-                    let v = f64::from_be_bytes(self.array()?);
-                    self.stack.push(Value::Float(v));
-                }
-                b'X' => {
-                    let n = u32::from_le_bytes(self.array()?) as usize;
-                    let s = self.text(n)?;
-                    self.stack.push(s);
-                }
-                0x8c => {
-                    let n = usize::from(self.bytes(1)?[0]);
-                    let s = self.text(n)?;
-                    self.stack.push(s);
-                }
-                0x8d => {
-                    let n = usize::try_from(u64::from_le_bytes(self.array()?)).unwrap_or(usize::MAX);
-                    let s = self.text(n)?;
-                    self.stack.push(s);
-                }
-                b'c' => {
-                    let module = self.line()?;
-                    let name = self.line()?;
-                    let g = self.global(module, name)?;
-                    self.stack.push(g);
-                }
-                0x93 => {
-                    let name = self.pop()?;
-                    let module = self.pop()?;
-                    match (module, name) {
-                        (Value::Str(m), Value::Str(n)) => {
-                            let g = self.global(m.to_string(), n.to_string())?;
-                            self.stack.push(g);
-                        }
-                        _ => return Err(format!("expected two strings for STACK_GLOBAL at pickle offset {at}")),
-                    }
-                }
-                b'q' => {
-                    let k = u32::from(self.bytes(1)?[0]);
-                    self.put(k)?;
-                }
-                b'r' => {
-                    let k = u32::from_le_bytes(self.array()?);
-                    self.put(k)?;
-                }
-                0x94 => {
-                    let k = u32::try_from(self.memo.len()).map_err(|_| "expected a smaller pickle memo".to_string())?;
-                    self.put(k)?;
-                }
-                b'h' => {
-                    let k = u32::from(self.bytes(1)?[0]);
-                    self.get(k)?;
-                }
-                b'j' => {
-                    let k = u32::from_le_bytes(self.array()?);
-                    self.get(k)?;
-                }
-                b')' => self.stack.push(Value::Tuple(Rc::from(Vec::new()), 1)),
-                b't' => {
-                    let items = self.pop_mark()?;
-                    self.push_tuple(items)?;
-                }
-                0x85..=0x87 => {
-                    let n = usize::from(op - 0x84);
-                    let start = self.stack.len().checked_sub(n).ok_or_else(|| format!("expected {n} items for a tuple at pickle offset {at}"))?;
-                    let items = self.stack.split_off(start);
-                    self.push_tuple(items)?;
-                }
-                b'}' => {
-                    let d = self.alloc(Obj::Dict(Vec::new()));
-                    self.stack.push(d);
-                }
-                b's' | b'u' => {
-                    let items = if op == b's' { self.stack.split_off(self.stack.len().saturating_sub(2)) } else { self.pop_mark()? };
-                    let entries = match self.top_obj() {
-                        // A dict subclass built by REDUCE or NEWOBJ (a
-                        // defaultdict, a framework's or the user's own mapping).
-                        Some(Obj::Dict(entries) | Obj::Placeholder { items: entries, .. }) => entries,
-                        _ => return Err(format!("expected a dict to set items on at pickle offset {at}")),
-                    };
-                    let mut items = items.into_iter();
-                    while let (Some(k), Some(v)) = (items.next(), items.next()) {
-                        entries.push((k, v));
-                    }
-                }
-                b'Q' => {
-                    let pid = self.pop()?;
-                    let storage = self.persistent_storage(&pid)?;
-                    self.stack.push(storage);
-                }
-                b'R' => {
-                    let args = self.pop()?;
-                    let func = self.pop()?;
-                    let value = self.reduce(&func, &args)?;
-                    self.stack.push(value);
-                }
-                _ => return Err(format!("expected a tensor pickle, found unsupported opcode 0x{op:02x} at pickle offset {at}")),
+            if op == b'.' {
+                return self.pop(); // STOP
+            }
+            let done = self.literal_op(op)? || self.name_op(op, at)? || self.tuple_dict_op(op, at)? || self.call_op(op)?;
+            if !done {
+                return Err(format!("expected a tensor pickle, found unsupported opcode 0x{op:02x} at pickle offset {at}"));
             }
         }
     }
 
+    /// The framing opcodes, MARK and the binary literals (None, bools, ints,
+    /// floats, strings) both modes read; false for the others.
+    fn literal_op(&mut self, op: u8) -> Result<bool, String> {
+        match op {
+            0x80 => {
+                self.bytes(1)?; // PROTO
+            }
+            0x95 => {
+                self.bytes(8)?; // FRAME
+            }
+            b'(' => self.marks.push(self.stack.len()),
+            b'N' => self.stack.push(Value::None),
+            0x88 | 0x89 => self.stack.push(Value::Bool(op == 0x88)), // NEWTRUE, NEWFALSE
+            b'K' => {
+                let v = self.bytes(1)?[0];
+                self.stack.push(Value::Int(i64::from(v)));
+            }
+            b'M' => {
+                let v = u16::from_le_bytes(self.array()?);
+                self.stack.push(Value::Int(i64::from(v)));
+            }
+            b'J' => {
+                let v = i32::from_le_bytes(self.array()?);
+                self.stack.push(Value::Int(i64::from(v)));
+            }
+            0x8a => {
+                let n = usize::from(self.bytes(1)?[0]);
+                let v = self.long(n)?;
+                self.stack.push(v);
+            }
+            b'G' => {
+                let v = f64::from_be_bytes(self.array()?);
+                self.stack.push(Value::Float(v));
+            }
+            b'X' => {
+                let n = u32::from_le_bytes(self.array()?) as usize;
+                let s = self.text(n)?;
+                self.stack.push(s);
+            }
+            0x8c => {
+                let n = usize::from(self.bytes(1)?[0]);
+                let s = self.text(n)?;
+                self.stack.push(s);
+            }
+            0x8d => {
+                let n = usize::try_from(u64::from_le_bytes(self.array()?)).unwrap_or(usize::MAX);
+                let s = self.text(n)?;
+                self.stack.push(s);
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The opcodes that name a value both modes read: globals (GLOBAL,
+    /// STACK_GLOBAL) and the binary memo (PUT, GET and MEMOIZE); false for
+    /// the others.
+    fn name_op(&mut self, op: u8, at: usize) -> Result<bool, String> {
+        match op {
+            b'c' => {
+                let module = self.line()?;
+                let name = self.line()?;
+                let g = self.global(module, name)?;
+                self.stack.push(g);
+            }
+            0x93 => {
+                let name = self.pop()?;
+                let module = self.pop()?;
+                match (module, name) {
+                    (Value::Str(m), Value::Str(n)) => {
+                        let g = self.global(m.to_string(), n.to_string())?;
+                        self.stack.push(g);
+                    }
+                    _ => return Err(format!("expected two strings for STACK_GLOBAL at pickle offset {at}")),
+                }
+            }
+            b'q' => {
+                let k = u32::from(self.bytes(1)?[0]);
+                self.put(k)?;
+            }
+            b'r' => {
+                let k = u32::from_le_bytes(self.array()?);
+                self.put(k)?;
+            }
+            0x94 => {
+                let k = u32::try_from(self.memo.len()).map_err(|_| "expected a smaller pickle memo".to_string())?;
+                self.put(k)?;
+            }
+            b'h' => {
+                let k = u32::from(self.bytes(1)?[0]);
+                self.get(k)?;
+            }
+            b'j' => {
+                let k = u32::from_le_bytes(self.array()?);
+                self.get(k)?;
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The tuple and dict opcodes both modes read (a tensor's size and
+    /// stride, its hooks' `OrderedDict`); false for the others.
+    fn tuple_dict_op(&mut self, op: u8, at: usize) -> Result<bool, String> {
+        match op {
+            b')' => self.stack.push(Value::Tuple(Rc::from(Vec::new()), 1)),
+            b't' => {
+                let items = self.pop_mark()?;
+                self.push_tuple(items)?;
+            }
+            0x85..=0x87 => {
+                let n = usize::from(op - 0x84);
+                let start = self.stack.len().checked_sub(n).ok_or_else(|| format!("expected {n} items for a tuple at pickle offset {at}"))?;
+                let items = self.stack.split_off(start);
+                self.push_tuple(items)?;
+            }
+            b'}' => {
+                let d = self.alloc(Obj::Dict(Vec::new()));
+                self.stack.push(d);
+            }
+            b's' | b'u' => {
+                let items = if op == b's' { self.stack.split_off(self.stack.len().saturating_sub(2)) } else { self.pop_mark()? };
+                let entries = match self.top_obj() {
+                    // A dict subclass built by REDUCE or NEWOBJ (a
+                    // defaultdict, a framework's or the user's own mapping).
+                    Some(Obj::Dict(entries) | Obj::Placeholder { items: entries, .. }) => entries,
+                    _ => return Err(format!("expected a dict to set items on at pickle offset {at}")),
+                };
+                let mut items = items.into_iter();
+                while let (Some(k), Some(v)) = (items.next(), items.next()) {
+                    entries.push((k, v));
+                }
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The opcodes that build a storage (BINPERSID) or call a global
+    /// (REDUCE), both modes; false for the others.
+    fn call_op(&mut self, op: u8) -> Result<bool, String> {
+        match op {
+            b'Q' => {
+                let pid = self.pop()?;
+                let storage = self.persistent_storage(&pid)?;
+                self.stack.push(storage);
+            }
+            b'R' => {
+                let args = self.pop()?;
+                let func = self.pop()?;
+                let value = self.reduce(&func, &args)?;
+                self.stack.push(value);
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
     /// The opcodes only [`Mode::Checkpoint`] runs; false for the others.
     fn data_op(&mut self, op: u8, at: usize) -> Result<bool, String> {
+        Ok(self.collection_op(op, at)? || self.stack_op(op, at)? || self.text_literal_op(op, at)? || self.object_op(op, at)?)
+    }
+
+    /// [`Self::data_op`]'s lists, sets and dicts, and appending to them.
+    fn collection_op(&mut self, op: u8, at: usize) -> Result<bool, String> {
         match op {
             b']' => {
                 let l = self.alloc(Obj::List(Vec::new()));
@@ -348,6 +396,14 @@ impl<'a> Machine<'a> {
                     _ => return Err(format!("expected a list to append to at pickle offset {at}")),
                 }
             }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// [`Self::data_op`]'s stack moves (POP, POP_MARK, DUP) and the text memo (GET, PUT).
+    fn stack_op(&mut self, op: u8, at: usize) -> Result<bool, String> {
+        match op {
             b'0' => {
                 self.pop()?; // POP
             }
@@ -358,6 +414,24 @@ impl<'a> Machine<'a> {
                 let top = self.stack.last().cloned().ok_or_else(|| format!("expected a value to duplicate at pickle offset {at}"))?;
                 self.stack.push(top);
             }
+            b'g' | b'p' => {
+                let line = self.line()?; // GET, PUT with a decimal key
+                let k = line.parse().map_err(|_| format!("expected a decimal memo key at pickle offset {at}"))?;
+                if op == b'g' {
+                    self.get(k)?;
+                } else {
+                    self.put(k)?;
+                }
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// [`Self::data_op`]'s literals of the older protocols (text ints,
+    /// floats and strings), bytes, and LONG4.
+    fn text_literal_op(&mut self, op: u8, at: usize) -> Result<bool, String> {
+        match op {
             b'I' | b'L' => {
                 let line = self.line()?; // INT, LONG as text
                 let digits = line.trim_end_matches('L');
@@ -396,15 +470,15 @@ impl<'a> Machine<'a> {
                 let v = self.long(n)?;
                 self.stack.push(v);
             }
-            b'g' | b'p' => {
-                let line = self.line()?; // GET, PUT with a decimal key
-                let k = line.parse().map_err(|_| format!("expected a decimal memo key at pickle offset {at}"))?;
-                if op == b'g' {
-                    self.get(k)?;
-                } else {
-                    self.put(k)?;
-                }
-            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// [`Self::data_op`]'s objects: instantiating a class (NEWOBJ,
+    /// NEWOBJ_EX, INST, OBJ) makes a placeholder, and BUILD sets its state.
+    fn object_op(&mut self, op: u8, at: usize) -> Result<bool, String> {
+        match op {
             0x81 | 0x92 => {
                 if op == 0x92 {
                     self.pop()?; // NEWOBJ_EX's kwargs
