@@ -98,7 +98,7 @@ impl RustContext {
             api_name: replay.api.to_string(),
             api_full_name,
             propagation: direction.as_str(),
-            api_prefix: format!("Prefix::{:?}", replay.api.prefix),
+            api_prefix: rs_str(replay.api.prefix.as_str()),
             api_op: rs_str(&replay.api.op),
             api_call: rs_str(&replay.api.call),
             args: specs(&replay.args),

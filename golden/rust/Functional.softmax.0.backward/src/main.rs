@@ -27,7 +27,7 @@ fn main() -> std::process::ExitCode {
     let data = Data::new(env!("CARGO_MANIFEST_DIR"));
     let replay = Replay {
         // The call under test: "Prefix.op" picks the runtime's op-table entry.
-        api: ApiId { prefix: Prefix::Functional, op: "softmax".into(), call: "0".into() },
+        api: ApiId { prefix: Prefix::parse("Functional").expect("op_generate wrote a prefix it parsed"), op: "softmax".into(), call: "0".into() },
         framework: Framework::PyTorch,
         args: vec![
             data.tensor(TDType::F32, &[2, 4, 16, 16], Some(f64::NEG_INFINITY), Some(1.1684499979019165), Some(true), Some("../../../tests/fixtures/pytorch/tensor/dump_tensor_data/Functional.softmax.0.forward.input.0.pt")),
