@@ -566,7 +566,8 @@ fn table_names(out: &Path) -> PathBuf {
 
 /// Runs scan.py on every script under `dir`: (exit status, its report).
 fn scan(dir: &Path, names: &Path) -> (Option<i32>, String) {
-    let o = Command::new(python()).arg(repo().join("tests/property/scan.py")).arg(repo().join("golden/python")).arg(names).arg(dir).output().unwrap();
+    let known = std::env::join_paths([repo().join("golden/python"), repo().join("python/msprobe_rs/repro")]).unwrap();
+    let o = Command::new(python()).arg(repo().join("tests/property/scan.py")).arg(known).arg(names).arg(dir).output().unwrap();
     (o.status.code(), format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
 }
 

@@ -2,8 +2,9 @@
 
 Each script must be ASCII, compile (py_compile), and, parsed with `ast`, use
 only the names the templates and the machinery use: every Name, Attribute,
-import, function, argument and keyword name must occur in the golden files
-(golden/python/: the heads, the machinery, the shared-module scripts). The one exception is the callable of
+import, function, argument and keyword name must occur in the golden heads
+and shared-module scripts (golden/python/) or in the machinery's package
+(python/msprobe_rs/repro/, which the scripts inline). The one exception is the callable of
 `tested` and `bench`: their body must be a docstring and
 `return MODULE.ATTR(*args, **kwargs)` (or `return HELPER(*args, **kwargs)`)
 with MODULE one of api_map's module constants and ATTR a name of the tables
@@ -11,7 +12,7 @@ with MODULE one of api_map's module constants and ATTR a name of the tables
 HELPER one of the bench helpers of the machinery (MS_BENCH_HELPERS, rendered
 into python/msprobe_rs/repro/_tables.py from src/render/api_map.rs).
 
-usage: python scan.py GOLDEN_DIR NAMES_FILE SCRIPT_DIR
+usage: python scan.py KNOWN_DIRS NAMES_FILE SCRIPT_DIR  (KNOWN_DIRS: folders joined by os.pathsep)
 Prints one line per problem (`path: problem`) and exits 1 when there is any.
 """
 
@@ -110,9 +111,9 @@ def scripts(folder):
 
 
 def main():
-    golden_dir, names_file, script_dir = sys.argv[1:4]
+    known_dirs, names_file, script_dir = sys.argv[1:4]
     allowed = set()
-    for path in scripts(golden_dir):
+    for path in (p for d in known_dirs.split(os.pathsep) for p in scripts(d)):
         with open(path, encoding="utf-8") as f:
             allowed |= names(ast.parse(f.read(), path))
     with open(names_file, encoding="utf-8") as f:
