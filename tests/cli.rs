@@ -75,6 +75,17 @@ fn accepts_msprobe_flag_spellings_and_a_dump_folder() {
     assert!(dir.path().join("o/Mint.add.0.forward.py").is_file());
 }
 
+/// `replay -o DIR` is `--output-dir DIR`, as `op_generate -o` names its output.
+#[test]
+fn replay_takes_o_for_its_output_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = msprobe(&["-f", "pytorch", "replay", "--dump", &fixture("pytorch/statistics/dump.json"), "--filter", "softmax", "-o", "short"], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let written: Vec<String> = std::fs::read_dir(dir.path().join("short")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(written.iter().any(|n| n.starts_with("accuracy_checking_details_")), "{written:?}");
+    assert!(!dir.path().join("op_result_output").exists());
+}
+
 #[test]
 fn config_errors_name_file_key_and_expectation() {
     let dir = tempfile::tempdir().unwrap();

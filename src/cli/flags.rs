@@ -176,8 +176,8 @@ struct ReplayFlags {
     /// Overrides the config's data_mode.
     #[arg(long, value_parser = one_of(&DataMode::ALL, DataMode::as_str))]
     data_mode: Option<DataMode>,
-    /// Where the CSVs and the parts (replay_parts/) go (default: ./op_result_output; with --merge, DIR).
-    #[arg(long)]
+    /// Where the CSVs and the parts (replay_parts/) go (default: ./op_result_output; with --merge, DIR); -o as op_generate's.
+    #[arg(short = 'o', long)]
     output_dir: Option<PathBuf>,
     /// Rows of the ranked table to print (0: all).
     #[arg(long, default_value_t = 20)]

@@ -192,12 +192,14 @@ def _from_bnsd(t, layout):
 
 def _attention_mask(given, sparse_mode, s1, s2, pre_tockens, next_tockens):
     """The [S1, S2] mask (True: not attended) of a sparse_mode, as the op table replays it
-    (runtime/src/ops/npu_attention.rs): 0 and 1 the given mask, 2 causal from the top left,
-    3 from the bottom right, 4 the band of equal lengths; the rest refused."""
+    (runtime/src/ops/npu_attention.rs): 0 the given mask and the band between pre_tockens and
+    next_tockens (without a mask, nothing: torch_npu's documentation), 1 the given mask,
+    2 causal from the top left, 3 from the bottom right, 4 the band of equal lengths; the
+    rest refused."""
     i = torch.arange(s1).reshape(s1, 1)
     j = torch.arange(s2).reshape(1, s2)
-    if sparse_mode == 0 and (pre_tockens < s1 or next_tockens < s2):
-        raise NotImplementedError("npu_fusion_attention: sparse_mode 0 with pre_tockens/next_tockens inside the sequences")
+    if sparse_mode == 0 and given is not None:
+        return given.bool() | (j - i > next_tockens) | (i - j > pre_tockens)
     if sparse_mode in (0, 1):
         return None if given is None else given.bool()
     if sparse_mode == 2:

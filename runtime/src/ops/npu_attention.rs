@@ -110,11 +110,15 @@ fn mask(b: &Bound, given: Option<&T>, s1: usize, s2: usize, device: &Device) -> 
     let given = given.map(|m| m.t.ne(0.0)).transpose()?;
     let (s1i, s2i) = (s1 as i64, s2 as i64);
     Ok(match b.int("sparse_mode")? {
+        // torch_npu's documentation: without atten_mask nothing is masked and
+        // the tokens are ignored; with it, only the band between them is
+        // computed, so the mask and the band both apply. Megatron's causal
+        // call (a causal mask, next_tockens 0, pre_tockens past the sequence)
+        // masks the same either way, as msprobe's reference (the mask alone) does.
         0 => match given {
             Some(m) if pre >= s1i && next >= s2i => Some(m),
-            Some(_) => return unsupported("sparse_mode 0 with atten_mask and pre_tockens/next_tockens inside the sequences (msprobe's reference ignores the tokens there; torch_npu's documentation does not say)"),
-            None if pre >= s1i && next >= s2i => None,
-            None => return unsupported("sparse_mode 0 without atten_mask and with pre_tockens/next_tockens inside the sequences (torch_npu's documentation ignores them there, msprobe's reference applies them)"),
+            Some(m) => Some(m.broadcast_maximum(&mask_of(s1, s2, device, band)?)?),
+            None => None,
         },
         1 => given,
         2 => Some(mask_of(s1, s2, device, |i, j| j > i)?),
@@ -260,13 +264,18 @@ mod tests {
         let all_masked =
             Value::Tensor(T::from_f64(vec![0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0], &[3, 3], TDType::Bool, DType::F64, &crate::device::host()).unwrap());
         for (kwargs, why) in [
-            (vec![("keep_prob", Value::Float(0.9))], "keep_prob < 1: the dropout mask is drawn on the device (seed, offset) inside the softmax, and no output shows it"),
+            (
+                vec![("keep_prob", Value::Float(0.9))],
+                "keep_prob < 1: the dropout mask is drawn on the device (seed, offset) inside the softmax, and no output shows it",
+            ),
             (vec![("sparse_mode", Value::Int(6))], "sparse_mode 6 (prefix and variable-length compressed masks) is not replayed"),
             (vec![("padding_mask", Value::Float(1.0))], "padding_mask (reserved by torch_npu) is not replayed"),
             (vec![("atten_mask", all_masked)], "a query row with every key masked (torch_npu does not document its result)"),
-            (vec![("next_tockens", Value::Int(0))], "sparse_mode 0 without atten_mask and with pre_tockens/next_tockens inside the sequences (torch_npu's documentation ignores them there, msprobe's reference applies them)"),
             (vec![("sparse_mode", Value::Int(9))], "sparse_mode must be 0 to 8, got 9"),
-            (vec![("softmax_layout", Value::Str("TND".into()))], "a softmax_layout other than the default (softmax_max and softmax_sum laid out otherwise) is not replayed"),
+            (
+                vec![("softmax_layout", Value::Str("TND".into()))],
+                "a softmax_layout other than the default (softmax_max and softmax_sum laid out otherwise) is not replayed",
+            ),
         ] {
             assert_eq!(refusal(kwargs), format!("npu_fusion_attention: {why}"));
         }

@@ -81,8 +81,8 @@ def _sparse_mask(mode, given, s1, s2, pre, nxt):
     i = torch.arange(s1).view(-1, 1)
     j = torch.arange(s2).view(1, -1)
     band = (j - i > nxt) | (i - j > pre)
-    if mode == 0:
-        return band if given is None else given.bool() | band
+    if mode == 0:  # without a mask, torch_npu's documentation ignores the tokens
+        return torch.zeros(s1, s2, dtype=torch.bool) if given is None else given.bool() | band
     if mode == 1:
         return torch.zeros(s1, s2, dtype=torch.bool) if given is None else given.bool()
     if mode == 2:

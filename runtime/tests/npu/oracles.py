@@ -144,7 +144,8 @@ class NpuCase:
 CASES = []
 
 
-def case(name, *args, composition, msprobe, tolerance=1e-9, constants=(), **kwargs):
+def case(name, *args, composition, msprobe=None, tolerance=1e-9, constants=(), **kwargs):
+    """A case checked against `composition` and, where given, msprobe's own reference."""
     CASES.append(NpuCase(name, args, kwargs, composition, msprobe, tolerance, constants))
 
 
@@ -181,6 +182,16 @@ case(FA, T(2, 3, 32), T(2, 5, 16), T(2, 5, 16), 4, "BSH", scale=0.25, **fa)
 case(FA, T(2, 2, 4, 8), T(2, 2, 4, 8), T(2, 2, 4, 8), 2, "BNSD", scale=0.35, atten_mask=causal_mask(4, 4), **fa)
 case(FA, T(2, 4, 16), T(2, 4, 16), T(2, 4, 16), 2, "BSH", scale=0.35, atten_mask=causal_mask(4, 4), sparse_mode=1, **fa)
 case(FA, T(2, 2, 4, 8), T(2, 2, 4, 8), T(2, 2, 4, 8), 2, "BNSD", scale=0.35, pse=T(1, 2, 4, 4), constants=["pse"], **fa)
+# Megatron's causal call: sparse_mode 0, a causal mask, next_tockens 0, pre_tockens past the
+# sequence (the band masks what the mask does: msprobe's reference, the mask alone, agrees).
+case(FA, T(4, 1, 16), T(4, 1, 16), T(4, 1, 16), 2, "SBH", scale=0.35, atten_mask=causal_mask(4, 4), pre_tockens=65536,
+     next_tockens=0, **fa)
+# A band inside a given mask (torch_npu's documentation: both apply; msprobe's reference
+# ignores the band), and the band without a mask (the documentation: ignored).
+case(FA, T(2, 2, 5, 8), T(2, 2, 5, 8), T(2, 2, 5, 8), 2, "BNSD", scale=0.35, atten_mask=causal_mask(5, 5), pre_tockens=1,
+     next_tockens=0, composition=C.npu_fusion_attention)
+case(FA, T(2, 2, 4, 8), T(2, 2, 4, 8), T(2, 2, 4, 8), 2, "BNSD", scale=0.35, next_tockens=0,
+     composition=C.npu_fusion_attention)
 # Generated masks: causal from the top left (2), the bottom right (3), a band (4).
 case(FA, T(2, 4, 2, 8), T(2, 4, 2, 8), T(2, 4, 2, 8), 2, "BSND", scale=0.35, sparse_mode=2, **fa)
 case(FA, T(2, 3, 16), T(2, 5, 16), T(2, 5, 16), 2, "BSH", scale=0.35, sparse_mode=3, **fa)
@@ -211,7 +222,6 @@ def run_case(index, c, out_dir):
     grads = torch.autograd.grad([o for o, _ in pairs], leaves, [g for _, g in pairs], allow_unused=True)
     detached = [a.detach() if isinstance(a, torch.Tensor) else a for a in args]
     detached_kw = {k: v.detach() if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
-    ms_out, ms_grads = c.msprobe(detached, detached_kw, outputs, gy)
     save = lambda what, t: None if t is None else writer.save(what, t.detach())  # noqa: E731
     return {
         "name": c.name,
@@ -226,12 +236,18 @@ def run_case(index, c, out_dir):
         "grad_outputs": [save(f"gout{i}", g) for i, g in enumerate(gy)],
         "grads": [writer.save(f"grad{i}", torch.zeros_like(x) if g is None else g) for i, (x, g) in enumerate(zip(leaves, grads))],
         "values_undefined": False,
-        "oracles": [{
-            "name": "msprobe 26.2.0",
-            "outputs": [save(f"ms_out{i}", o) for i, o in enumerate(ms_out)],
-            "grads": [save(f"ms_grad{i}", g) for i, g in enumerate(ms_grads)],
-            "tolerance": c.tolerance,
-        }],
+        "oracles": [] if c.msprobe is None else [msprobe_oracle(c, detached, detached_kw, outputs, gy, save)],
+    }
+
+
+def msprobe_oracle(c, args, kwargs, outputs, gy, save):
+    """msprobe 26.2.0's reference of the case: its outputs and gradients, saved."""
+    ms_out, ms_grads = c.msprobe(args, kwargs, outputs, gy)
+    return {
+        "name": "msprobe 26.2.0",
+        "outputs": [save(f"ms_out{i}", o) for i, o in enumerate(ms_out)],
+        "grads": [save(f"ms_grad{i}", g) for i, g in enumerate(ms_grads)],
+        "tolerance": c.tolerance,
     }
 
 
