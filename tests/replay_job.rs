@@ -75,8 +75,16 @@ fn csv_text(dir: &Path, kind: &str) -> String {
     std::fs::read_to_string(&files[0]).unwrap()
 }
 
+/// The folder of the one option set whose parts are in `out`.
+fn set(out: &Path) -> PathBuf {
+    let sets: Vec<PathBuf> = std::fs::read_dir(out.join("replay_parts")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(sets.len(), 1, "{sets:?}");
+    assert!(sets[0].file_name().unwrap().to_string_lossy().starts_with("set_"), "{sets:?}");
+    sets[0].clone()
+}
+
 fn part(out: &Path, i: u32, n: u32) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(out.join(format!("replay_parts/part_{i}_of_{n}.json"))).unwrap()).unwrap()
+    serde_json::from_str(&std::fs::read_to_string(set(out).join(format!("part_{i}_of_{n}.json"))).unwrap()).unwrap()
 }
 
 /// The summary line of a `--dump` run.
@@ -96,7 +104,7 @@ fn shards_and_merge(dir: &Path, fw: &str, root: &Path, out: &str, n: u32, extra:
         assert_eq!(o.status.code(), Some(0), "shard {shard}: {}", text(&o));
         let e = stderr(&o);
         assert!(e.ends_with(&format!("when all {n} shards are done: msprobe -f {fw} replay --merge {out}\n")), "{e}");
-        assert!(!dir.join(out).join(format!("replay_parts/part_{i}_of_{n}.jsonl")).exists(), "the journal of a complete part is removed");
+        assert!(!set(&dir.join(out)).join(format!("part_{i}_of_{n}.jsonl")).exists(), "the journal of a complete part is removed");
     }
     if n > 1 {
         assert!(std::fs::read_dir(dir.join(out)).unwrap().all(|e| e.unwrap().file_name() == "replay_parts"), "a shard of several writes only its part");
@@ -162,7 +170,7 @@ fn a_killed_shard_resumes_without_replaying_twice() {
     let args = ["-f", "pytorch", "replay", "--dump", root.to_str().unwrap(), "--shard", "0/2", "--output-dir", "out"];
     let o = msprobe(dir.path(), &args);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let parts = dir.path().join("out/replay_parts");
+    let parts = set(&dir.path().join("out"));
     let full = part(&dir.path().join("out"), 0, 2);
     let calls = full["calls"].as_array().unwrap().clone();
     let shared_total = calls.iter().filter(|c| !c["shares"].is_null()).count();
@@ -198,14 +206,48 @@ fn a_killed_shard_resumes_without_replaying_twice() {
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     let total = part(&dir.path().join("one"), 0, 1)["job_calls"].as_u64().unwrap() as usize;
     assert!(stderr(&o).starts_with(&summary(0, total, 0)), "{}", stderr(&o));
-    // Another job's or other options' part or journal is refused, naming it.
-    let o = msprobe(dir.path(), &[&args[..], &["--standard", "api"]].concat());
+    // A journal of another job in the set's folder is refused, naming it.
+    let mut other = header.clone();
+    other["dumps"][0]["size"] = serde_json::json!(1);
+    std::fs::rename(parts.join("part_0_of_2.json"), dir.path().join("kept.json")).unwrap();
+    std::fs::write(parts.join("part_0_of_2.jsonl"), other.to_string() + "\n").unwrap();
+    let o = msprobe(dir.path(), &args);
     assert_eq!(o.status.code(), Some(4), "{}", text(&o));
-    assert_eq!(stderr(&o), "msprobe: error: out/replay_parts/part_0_of_2.json: made with other options (standard \"msprobe\", not \"api\"); remove it or pick another --output-dir\n");
-    std::fs::rename(parts.join("part_0_of_2.json"), parts.join("part_0_of_2.jsonl")).unwrap();
-    let o = msprobe(dir.path(), &[&args[..], &["--filter", "^Torch\\."]].concat());
-    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
-    assert_eq!(stderr(&o), "msprobe: error: out/replay_parts/part_0_of_2.jsonl: made with other options (filter null, not \"^Torch\\\\.\"); remove it or pick another --output-dir\n");
+    let journal = format!("{}", parts.join("part_0_of_2.jsonl").strip_prefix(dir.path()).unwrap().display());
+    assert!(stderr(&o).starts_with(&format!("msprobe: error: {journal}: made from another dump")), "{}", stderr(&o));
+    std::fs::remove_file(parts.join("part_0_of_2.jsonl")).unwrap();
+    std::fs::rename(dir.path().join("kept.json"), parts.join("part_0_of_2.json")).unwrap();
+}
+
+/// Reruns with other options into one output folder (another --filter,
+/// another standard) each keep their parts in their own option set's
+/// folder: every run completes, rerunning either replays nothing twice, and
+/// `--merge` of the folder names the sets to choose from.
+#[test]
+fn other_options_into_one_folder_keep_their_parts_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = pytorch_job(dir.path());
+    let run = |extra: &[&str]| msprobe(dir.path(), &[&["-f", "pytorch", "replay", "--dump", root.to_str().unwrap(), "-o", "out"], extra].concat());
+    let (x, y) = (["--filter", "^Torch\\."], ["--filter", "^Functional\\."]);
+    let first = run(&x);
+    assert!(matches!(first.status.code(), Some(0 | 3)), "{}", text(&first));
+    let second = run(&y);
+    assert!(matches!(second.status.code(), Some(0 | 3)), "{}", text(&second));
+    let sets: Vec<PathBuf> = std::fs::read_dir(dir.path().join("out/replay_parts")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(sets.len(), 2, "{sets:?}");
+    for (extra, code) in [(&x, first.status.code()), (&y, second.status.code())] {
+        let again = run(extra);
+        assert_eq!(again.status.code(), code, "{}", text(&again));
+        assert!(stderr(&again).starts_with("replayed 0 calls ("), "{}", stderr(&again));
+    }
+    let merged = msprobe(dir.path(), &["-f", "pytorch", "replay", "--merge", "out"]);
+    assert_eq!(merged.status.code(), Some(4), "{}", text(&merged));
+    assert!(stderr(&merged).starts_with("msprobe: error: out/replay_parts: holds the parts of 2 option sets (set_"), "{}", stderr(&merged));
+    // One set's folder merges on its own.
+    let one = sets[0].strip_prefix(dir.path()).unwrap().to_str().unwrap().to_string();
+    let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--merge", &one, "--output-dir", "merged"]);
+    assert!(matches!(o.status.code(), Some(0 | 3)), "{}", text(&o));
+    assert!(csv_text(&dir.path().join("merged"), "details").contains("API Name"));
 }
 
 /// (c) Identical calls (same API but the counter, direction, arguments and
@@ -288,42 +330,59 @@ fn merge_refuses_missing_duplicated_and_mismatched_parts() {
             "{d}: no CSV"
         );
     };
+    // The one option set's folder of `d`, relative to the test folder.
+    let set_of = |d: &str| set(&dir.path().join(d)).strip_prefix(dir.path()).unwrap().display().to_string();
     std::fs::create_dir(dir.path().join("empty")).unwrap();
-    run("empty", "empty: no replay parts (replay_parts/part_I_of_N.json, written by replay --dump ROOT --shard I/N --output-dir DIR)");
+    run("empty", "empty: no replay parts (replay_parts/<set>/part_I_of_N.json, written by replay --dump ROOT --shard I/N --output-dir DIR)");
     // Missing shards.
     shard(&root, "0/4", "missing", &[]);
     shard(&root, "2/4", "missing", &[]);
-    run("missing", "missing/replay_parts: missing shards 1, 3 of 4 (no part_1_of_4.json, part_3_of_4.json)");
+    run("missing", &format!("{}: missing shards 1, 3 of 4 (no part_1_of_4.json, part_3_of_4.json)", set_of("missing")));
     // A shard that left only its journal.
     shard(&root, "0/2", "killed", &[]);
     let p = part(&dir.path().join("killed"), 0, 2);
     let mut header = p.clone();
     header.as_object_mut().unwrap().insert("shard".into(), Value::from(1));
     header.as_object_mut().unwrap().remove("calls");
-    std::fs::write(dir.path().join("killed/replay_parts/part_1_of_2.jsonl"), header.to_string() + "\n").unwrap();
-    run("killed", "killed/replay_parts/part_1_of_2.jsonl: shard 1/2 left only its journal (killed or still running): rerun it with --shard 1/2 into the same --output-dir to finish it");
+    let killed = set_of("killed");
+    std::fs::write(dir.path().join(&killed).join("part_1_of_2.jsonl"), header.to_string() + "\n").unwrap();
+    run(
+        "killed",
+        &format!("{killed}/part_1_of_2.jsonl: shard 1/2 left only its journal (killed or still running): rerun it with --shard 1/2 into the same --output-dir to finish it"),
+    );
     // A duplicated (renamed) part.
-    std::fs::remove_file(dir.path().join("killed/replay_parts/part_1_of_2.jsonl")).unwrap();
-    std::fs::copy(dir.path().join("killed/replay_parts/part_0_of_2.json"), dir.path().join("killed/replay_parts/part_1_of_2.json")).unwrap();
-    run("killed", "killed/replay_parts/part_1_of_2.json: holds shard 0/2, not 1/2 as its name says (a duplicated or renamed part)");
+    std::fs::remove_file(dir.path().join(&killed).join("part_1_of_2.jsonl")).unwrap();
+    std::fs::copy(dir.path().join(&killed).join("part_0_of_2.json"), dir.path().join(&killed).join("part_1_of_2.json")).unwrap();
+    run("killed", &format!("{killed}/part_1_of_2.json: holds shard 0/2, not 1/2 as its name says (a duplicated or renamed part)"));
     // Another dump, other options, another shard count.
     shard(&root, "0/2", "mixed", &[]);
     shard(&other, "1/2", "mixed", &[]);
-    run("mixed", "mixed/replay_parts/part_1_of_2.json: made from another dump than part_0_of_2.json (step1/rank0/dump.json differs)");
+    run("mixed", &format!("{}/part_1_of_2.json: made from another dump than part_0_of_2.json (step1/rank0/dump.json differs)", set_of("mixed")));
+    // Other options keep their parts apart: the merge of the folder names the sets.
     shard(&root, "0/2", "options", &[]);
     shard(&root, "1/2", "options", &["--standard", "api"]);
-    run("options", "options/replay_parts/part_1_of_2.json: made with other options than part_0_of_2.json (standard \"api\", not \"msprobe\")");
+    let mut sets: Vec<String> =
+        std::fs::read_dir(dir.path().join("options/replay_parts")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    sets.sort();
+    run(
+        "options",
+        &format!(
+            "options/replay_parts: holds the parts of 2 option sets ({}): merge one with --merge options/replay_parts/<set> --output-dir options",
+            sets.join(", ")
+        ),
+    );
     shard(&root, "0/2", "counts", &[]);
     shard(&root, "1/3", "counts", &[]);
-    run("counts", "counts/replay_parts/part_1_of_3.json: a part of 3 shards, but part_0_of_2.json is one of 2 (parts of another run)");
+    run("counts", &format!("{}/part_1_of_3.json: a part of 3 shards, but part_0_of_2.json is one of 2 (parts of another run)", set_of("counts")));
     // A part that is not one, and the other framework's flag.
     assert_eq!(msprobe(dir.path(), &["-f", "pytorch", "replay", "--dump", "job", "--output-dir", "whole"]).status.code(), Some(3));
-    refused(&["-f", "mindspore", "replay", "--merge", "whole"], "whole/replay_parts/part_0_of_1.json: made with -f pytorch, not -f mindspore");
-    std::fs::write(dir.path().join("whole/replay_parts/part_0_of_1.json"), "{\"format\": 1}").unwrap();
+    let whole = set_of("whole");
+    refused(&["-f", "mindspore", "replay", "--merge", "whole"], &format!("{whole}/part_0_of_1.json: made with -f pytorch, not -f mindspore"));
+    std::fs::write(dir.path().join(&whole).join("part_0_of_1.json"), "{\"format\": 1}").unwrap();
     let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--merge", "whole"]);
     assert_eq!(o.status.code(), Some(4), "{}", text(&o));
     assert!(
-        stderr(&o).starts_with("msprobe: error: whole/replay_parts/part_0_of_1.json: not a replay part (") && stderr(&o).lines().count() == 1,
+        stderr(&o).starts_with(&format!("msprobe: error: {whole}/part_0_of_1.json: not a replay part (")) && stderr(&o).lines().count() == 1,
         "{}",
         stderr(&o)
     );

@@ -115,7 +115,7 @@ fn same_report(whole: &Path, merged: &Path) {
 }
 
 /// The error rows a shard's output `log` counts on its summary line
-/// (`N rows: ... E error; wrote OUT/replay_parts/part_I_of_N.json (shard I/N)`),
+/// (`N rows: ... E error; wrote OUT/replay_parts/<set>/part_I_of_N.json (shard I/N)`),
 /// which must name `part`.
 fn shard_errors(log: &str, part: &str) -> usize {
     let line = log.lines().find(|l| l.contains(" rows: ")).unwrap_or_else(|| panic!("no summary line in\n{log}"));
@@ -124,9 +124,11 @@ fn shard_errors(log: &str, part: &str) -> usize {
     before.rsplit(' ').next().unwrap().parse().unwrap()
 }
 
-/// The parts of `n` complete shards in `out`, and no journal.
+/// The parts of `n` complete shards in `out`'s one option set, and no journal.
 fn parts_complete(out: &Path, n: usize) {
-    let mut names: Vec<String> = std::fs::read_dir(out.join("replay_parts")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let sets: Vec<std::path::PathBuf> = std::fs::read_dir(out.join("replay_parts")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(sets.len(), 1, "{sets:?}");
+    let mut names: Vec<String> = std::fs::read_dir(&sets[0]).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     names.sort();
     let expected: Vec<String> = (0..n).map(|i| format!("part_{i}_of_{n}.json")).collect();
     assert_eq!(names, expected);

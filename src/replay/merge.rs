@@ -1,5 +1,6 @@
 //! `replay --merge DIR`: the parts the shards of one job left in
-//! `DIR/replay_parts/` folded into msprobe's two CSVs (and the HTML
+//! `DIR/replay_parts/<set>/` (DIR's one option set, or DIR itself when it
+//! is a set's folder) folded into msprobe's two CSVs (and the HTML
 //! report) of the whole job, exactly as the unsharded run writes them
 //! ([`super::report`]). Every part must be there, complete, once, and from
 //! the same dump and options; anything else is refused in one line.
@@ -44,11 +45,8 @@ type Found = (u32, u32, bool, PathBuf);
 
 /// Merges the parts of `opts.dir` into the job's report.
 pub fn merge(opts: &MergeOptions) -> Result<ReplayReport, ReplayError> {
-    let dir = part::dir(&opts.dir);
-    let none = || refuse(&opts.dir, "no replay parts (replay_parts/part_I_of_N.json, written by replay --dump ROOT --shard I/N --output-dir DIR)".into());
-    if !dir.is_dir() {
-        return Err(none());
-    }
+    let none = || refuse(&opts.dir, "no replay parts (replay_parts/<set>/part_I_of_N.json, written by replay --dump ROOT --shard I/N --output-dir DIR)".into());
+    let dir = set_folder(&opts.dir).ok_or_else(none)??;
     let found = list_parts(&dir)?;
     let parts = read_parts(&found)?;
     names_agree(&found, &parts)?;
@@ -58,7 +56,31 @@ pub fn merge(opts: &MergeOptions) -> Result<ReplayReport, ReplayError> {
     write_job(opts, parts)
 }
 
-/// The parts and journals in `dir` (`replay_parts/`), by their names;
+/// The folder of the parts to merge: `dir` itself when it holds parts (a
+/// set's folder), else the one option set of `dir/replay_parts/`; `None`
+/// without parts, an error naming the sets when there are several.
+fn set_folder(dir: &Path) -> Option<Result<PathBuf, ReplayError>> {
+    if part::holds_parts(dir) {
+        return Some(Ok(dir.to_path_buf()));
+    }
+    match part::sets(dir).as_slice() {
+        [] => None,
+        [one] => Some(Ok(one.clone())),
+        several => {
+            let names: Vec<String> = several.iter().map(|p| name(p)).collect();
+            let message = format!(
+                "holds the parts of {} option sets ({}): merge one with --merge {}/<set> --output-dir {}",
+                several.len(),
+                names.join(", "),
+                part::dir(dir).display(),
+                dir.display()
+            );
+            Some(Err(refuse(&part::dir(dir), message)))
+        }
+    }
+}
+
+/// The parts and journals in `dir` (a set's folder), by their names;
 /// other files are ignored.
 fn list_parts(dir: &Path) -> Result<Vec<Found>, ReplayError> {
     let mut found: Vec<Found> = std::fs::read_dir(dir)

@@ -119,7 +119,7 @@ fn run_job(opts: &Options, selector: &ApiSelector) -> Result<ReplayReport, Repla
         options: settings(opts, selector),
         job_calls: job.calls.len(),
     };
-    let parts = part::dir(&opts.output_dir);
+    let parts = part::set_dir(&opts.output_dir, &header);
     let Finished { part, path, counts } = match resume::load(&parts, &header)? {
         Resumed::Complete(p) => {
             let n = p.calls.len();
@@ -132,7 +132,13 @@ fn run_job(opts: &Options, selector: &ApiSelector) -> Result<ReplayReport, Repla
     if shard.count > 1 {
         let (rows, _) = html::join(&part.calls);
         let html = if opts.html.is_some() { " --html" } else { "" };
-        let hint = format!("msprobe -f {} replay --merge {}{html}", opts.framework.as_str(), opts.output_dir.display());
+        // With parts of other option sets beside, the merge is pointed at this set's.
+        let merge_dir = if part::sets(&opts.output_dir).len() > 1 {
+            format!("{} --output-dir {}", parts.display(), opts.output_dir.display())
+        } else {
+            opts.output_dir.display().to_string()
+        };
+        let hint = format!("msprobe -f {} replay --merge {merge_dir}{html}", opts.framework.as_str());
         return Ok(ReplayReport { rows, files: None, html: None, part: Some(outcome), merge_hint: Some(hint) });
     }
     let dump = if job.whole { root.to_path_buf() } else { job.dumps[0].at.file.clone() };

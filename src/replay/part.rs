@@ -1,5 +1,6 @@
-//! The machine-readable record of a shard's work: `replay_parts/
-//! part_I_of_N.json` (complete, written atomically) and its journal
+//! The machine-readable record of a shard's work: `replay_parts/<set>/
+//! part_I_of_N.json` (complete, written atomically; `<set>` names the
+//! option set, [`set_dir`]) and its journal
 //! `part_I_of_N.jsonl` (the same header on the first line, then one call
 //! record per line as each call finishes; [`super::resume`]). A part holds
 //! the shard, the dump's identity, the verdict-relevant options and every
@@ -17,9 +18,36 @@ use serde::{Deserialize, Serialize};
 /// The format tag of a part and of a journal's header.
 pub const FORMAT: &str = "msprobe-rs replay part 1";
 
-/// The folder of the parts in an output folder.
+/// The folder of the parts in an output folder (one subfolder per option set).
 pub fn dir(out: &Path) -> PathBuf {
     out.join("replay_parts")
+}
+
+/// The folder of the parts of `header`'s option set in `out`:
+/// `replay_parts/set_<8 hex digits>`, a digest of the options and the
+/// framework the dumps are read as. A rerun with other options (another
+/// `--filter`, standard, data mode) into the same output folder keeps its
+/// parts apart; one with the same options resumes from them. The root's
+/// spelling is left out: shards mount the job where they can.
+pub fn set_dir(out: &Path, header: &Header) -> PathBuf {
+    use sha2::{Digest, Sha256};
+    let key = serde_json::json!({"read_as": header.read_as, "whole": header.whole, "options": header.options});
+    let digest = Sha256::digest(key.to_string().as_bytes());
+    let hex: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    dir(out).join(format!("set_{hex}"))
+}
+
+/// Whether `dir` holds a part or a journal (by name).
+pub fn holds_parts(dir: &Path) -> bool {
+    std::fs::read_dir(dir).map(|entries| entries.filter_map(Result::ok).any(|e| parse_name(&e.file_name().to_string_lossy()).is_some())).unwrap_or(false)
+}
+
+/// The option sets' folders under `out`'s parts folder that hold parts, sorted.
+pub fn sets(out: &Path) -> Vec<PathBuf> {
+    let mut sets: Vec<PathBuf> =
+        std::fs::read_dir(dir(out)).map(|entries| entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| holds_parts(p)).collect()).unwrap_or_default();
+    sets.sort();
+    sets
 }
 
 /// The complete part of shard `index` of `count` in `parts`.
