@@ -15,14 +15,18 @@
 # (default: $HOME/.cache/msprobe-rs/venv), and is reused when its stamp matches.
 # Prints the path of the environment's python on its last line.
 #
-#   scripts/setup-python-env.sh               the main environment
+#   scripts/setup-python-env.sh               the environment of the tests (all of the above)
+#   scripts/setup-python-env.sh --main        what the main job needs only: the pinned frameworks
+#                                             (scripts/run-example.sh); no test extras, no msprobe
 #   scripts/setup-python-env.sh --mindtorch   the MSAdapter (mindtorch) test environment as well
 #                                             (scripts/setup-mindtorch-env.sh): prints its python
 set -euo pipefail
 
-if [ "${1:-}" = --mindtorch ]; then
-    exec "$(dirname "$0")/setup-mindtorch-env.sh"
-fi
+MAIN_ONLY=
+case "${1:-}" in
+    --mindtorch) exec "$(dirname "$0")/setup-mindtorch-env.sh" ;;
+    --main) MAIN_ONLY=1 ;;
+esac
 
 VENV="${MSPROBE_RS_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/msprobe-rs/venv}"
 PINS="torch==2.15.0 mindspore==2.10.0 numpy==1.26.4"
@@ -80,10 +84,17 @@ install_extras() {
     fi
 }
 
+# The test command's additions: the test extras and the msprobe oracles.
+install_test_parts() {
+    if [ -z "$MAIN_ONLY" ]; then
+        install_extras
+        install_msprobe_832
+        install_msprobe_26
+    fi
+}
+
 if [ -x "$VENV/bin/python" ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$PINS" ]; then
-    install_extras
-    install_msprobe_832
-    install_msprobe_26
+    install_test_parts
     echo "$VENV/bin/python"
     exit 0
 fi
@@ -101,7 +112,5 @@ import torch, mindspore, numpy
 print("torch", torch.__version__, "mindspore", mindspore.__version__, "numpy", numpy.__version__)
 PY
 echo "$PINS" > "$STAMP"
-install_extras
-install_msprobe_832
-install_msprobe_26
+install_test_parts
 echo "$VENV/bin/python"
