@@ -318,3 +318,68 @@ fn every_msadapter_fixture_dump_replays_without_skip_or_error() {
     }
     assert_eq!(runs, 12);
 }
+
+/// A MindSpore dump of `Mint.matmul.0` (`s @ c`, c a constant) whose
+/// recorded gradient of `c` is `c_grad` and whose `c` is marked
+/// `requires_grad` as `c_marked` (`s` as true when `c` is marked at all); replayed backward, real data: its rows as
+/// (name, status, Message).
+fn matmul_with_a_constant(dir: &Path, c_grad: &[f32], c_marked: Option<bool>) -> (i32, Vec<(String, String, String)>) {
+    let data = dir.join("dump_tensor_data");
+    std::fs::create_dir_all(&data).unwrap();
+    let s = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
+    let c = [1.0f32; 6];
+    let dy = [1.0f32, -0.5, 0.25, 2.0];
+    let ds: Vec<f32> = (0..2).flat_map(|i| (0..3).map(move |k| (0..2).map(|j| dy[i * 2 + j] * c[k * 2 + j]).sum::<f32>())).collect();
+    let files: [(&str, &[usize], &[f32]); 5] = [
+        ("forward.input.0", &[2, 3], &s),
+        ("forward.input.1", &[3, 2], &c),
+        ("forward.output.0", &[2, 2], &[6.0, 6.0, 15.0, 15.0]),
+        ("backward.input.0", &[2, 2], &dy),
+        ("backward.output.0", &[2, 3], &ds),
+    ];
+    for (name, shape, values) in files.iter().chain([("backward.output.1", &[3usize, 2][..], c_grad)].iter()) {
+        std::fs::write(data.join(format!("Mint.matmul.0.{name}.npy")), common::npy_f32(shape, values)).unwrap();
+    }
+    let t = |name: &str, shape: &[usize], marked: Option<bool>| {
+        let mut v = serde_json::json!({"type": "mindspore.Tensor", "dtype": "Float32", "shape": shape, "Max": 1.0, "Min": 0.0, "data_name": format!("Mint.matmul.0.{name}.npy")});
+        if let Some(m) = marked {
+            v["requires_grad"] = serde_json::json!(m);
+        }
+        v
+    };
+    let dump = serde_json::json!({
+        "task": "tensor", "level": "L1", "framework": "mindspore", "dump_data_dir": data,
+        "data": {
+            "Mint.matmul.0.forward": {"input_args": [t("forward.input.0", &[2, 3], c_marked.map(|_| true)), t("forward.input.1", &[3, 2], c_marked)], "input_kwargs": {}, "output": [t("forward.output.0", &[2, 2], None)]},
+            "Mint.matmul.0.backward": {"input": [t("backward.input.0", &[2, 2], None)], "output": [t("backward.output.0", &[2, 3], None), t("backward.output.1", &[3, 2], None)]}
+        }
+    });
+    std::fs::write(dir.join("dump.json"), dump.to_string()).unwrap();
+    let config = serde_json::json!({"dump_json_path": dir.join("dump.json"), "api_name": "Mint.matmul.0", "data_mode": "real_data", "propagation": "backward", "standard": "api"});
+    std::fs::write(dir.join("config_op.json"), config.to_string()).unwrap();
+    let o = msprobe(dir, &["-f", "mindspore", "replay", "-i", "config_op.json", "-o", "out"]);
+    (o.status.code().unwrap(), common::detail_rows(&dir.join("out")))
+}
+
+/// MindSpore's autodiff returns zeros for an input it does not
+/// differentiate (a constant), and msprobe records them as that input's
+/// gradient: not judged as the device's, and the row says why. Zeros for an
+/// input marked requires_grad are judged: an error.
+#[test]
+fn a_placeholder_gradient_of_zeros_is_not_judged_as_the_devices() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, rows) = matmul_with_a_constant(dir.path(), &[0.0; 6], None);
+    assert_eq!(code, 0, "{rows:?}");
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    let row = rows.iter().find(|r| r.0 == "Mint.matmul.0.backward.output.1").unwrap();
+    assert_eq!(row.1, "pass", "{row:?}");
+    assert!(row.2.contains("(the recorded gradient is all zeros for an input the dump does not mark requires_grad: MindSpore's placeholder"), "{row:?}");
+    let first = rows.iter().find(|r| r.0 == "Mint.matmul.0.backward.output.0").unwrap();
+    assert!(first.2.contains("tested: device gradient recorded in the dump"), "{first:?}");
+    let marked = tempfile::tempdir().unwrap();
+    let (code, rows) = matmul_with_a_constant(marked.path(), &[0.0; 6], Some(true));
+    assert_eq!(code, 3, "{rows:?}");
+    let row = rows.iter().find(|r| r.0 == "Mint.matmul.0.backward.output.1").unwrap();
+    assert_eq!(row.1, "error", "{row:?}");
+    assert!(row.2.contains("tested: device gradient recorded in the dump"), "{row:?}");
+}

@@ -16,7 +16,7 @@ use crate::error::Result;
 use crate::exec::Outcome;
 use crate::grad_layout::{recorded_places, GradInput, Place, Transform};
 use crate::inputs::master;
-use crate::spec::{DataMode, Replay, Spec};
+use crate::spec::{DataMode, Framework, Replay, Spec};
 use crate::standard::Standard;
 use crate::value::{Value, T};
 
@@ -134,11 +134,37 @@ fn gradients(call: &Call, bench: Option<&[T]>) -> Result<(Vec<Source>, bool)> {
     } else if call.noop_cast {
         Reason::NoopCast
     } else if aligned {
-        return Ok((recorded_grads, true));
+        return Ok((placeholders(call, &inputs, recorded_grads, bench), true));
     } else {
         Reason::NotLinedUp(Direction::Backward)
     };
     Ok((vec![Source::Emulated(why); bench.len()], false))
+}
+
+/// The recorded gradients with MindSpore's placeholders taken out: a
+/// gradient recorded as all zeros for an input the dump does not mark
+/// `requires_grad`, where the bench's is not zero, is what MindSpore's
+/// autodiff (and MSAdapter's, on it) returns for an input it does not
+/// differentiate, not the device's gradient: that row is the emulated
+/// device's, and says why. A zero gradient of an input marked
+/// `requires_grad` is judged as recorded.
+fn placeholders(call: &Call, inputs: &[GradInput], grads: Vec<Source>, bench: &[T]) -> Vec<Source> {
+    if !matches!(call.r.framework, Framework::MindSpore | Framework::MindTorch) {
+        return grads;
+    }
+    let all_zero = |t: &T| t.to_f64_vec().is_ok_and(|v| v.iter().all(|&x| x == 0.0));
+    let differentiated = call.differentiate.iter().enumerate().filter(|(_, &d)| d).map(|(i, _)| i);
+    grads
+        .into_iter()
+        .zip(differentiated)
+        .zip(bench)
+        .map(|((g, i), b)| match &g {
+            Source::Recorded(Value::Tensor(t), _) if inputs.get(i).is_some_and(|x| !x.marked) && all_zero(t) && !all_zero(b) => {
+                Source::Emulated(Reason::Placeholder)
+            }
+            _ => g,
+        })
+        .collect()
 }
 
 /// A recorded tensor, or why there is none.

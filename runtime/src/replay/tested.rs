@@ -47,6 +47,9 @@ impl Direction {
     }
 }
 
+/// Why a recorded gradient of zeros is not judged as the device's.
+pub const PLACEHOLDER: &str = "the recorded gradient is all zeros for an input the dump does not mark requires_grad: MindSpore's placeholder for an input it does not differentiate, not the device's gradient";
+
 /// Why a tested value is the emulated device's rather than the recorded one.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Reason {
@@ -71,6 +74,9 @@ pub(super) enum Reason {
     /// The dump's list of gradients holds other values in this input's
     /// place (an autograd node's incoming gradient passed on): why.
     NotRecorded(String),
+    /// The recorded gradient is MindSpore's zeros for an input it does not
+    /// differentiate, not the device's gradient.
+    Placeholder,
 }
 
 impl fmt::Display for Reason {
@@ -86,6 +92,7 @@ impl fmt::Display for Reason {
             Reason::MaskUnknown => f.write_str("a random op's mask is unknown without its recorded output"),
             Reason::NoopCast => f.write_str(quirks::NOOP_CAST),
             Reason::NotRecorded(why) => f.write_str(why),
+            Reason::Placeholder => f.write_str(PLACEHOLDER),
         }
     }
 }
