@@ -387,10 +387,10 @@ fn a_placeholder_gradient_of_zeros_is_not_judged_as_the_devices() {
 /// The dumps of real NPU runs (tests/fixtures/real/, from the public
 /// Ascend/msprobe repository) replay to a verdict on every call, but the
 /// gaps issue 33 still has, each named here by its row and reason: the
-/// PanGu `npu_fusion_attention` call, whose bool causal mask random data
-/// cannot reproduce from statistics (a random mask leaves rows with every key
-/// masked), and MindSpore's `flash_attention_score`, not in the op table.
-/// Megatron's sparse_mode 0 call is no longer refused for its tokens.
+/// PanGu `npu_fusion_attention` call (S = 4096, 12 heads: its scores alone
+/// are 1.6 GB as float64) is over an 8 GiB memory budget, and MindSpore's
+/// `flash_attention_score` is not in the op table. Megatron's sparse_mode 0
+/// call is no longer refused for its tokens.
 #[test]
 fn real_npu_dumps_replay_to_verdicts_but_the_known_gaps() {
     let dir = tempfile::tempdir().unwrap();
@@ -398,7 +398,7 @@ fn real_npu_dumps_replay_to_verdicts_but_the_known_gaps() {
         (
             "pangu_pytorch",
             "NPU.npu_fusion_attention.0.backward",
-            "cannot replay here: npu_fusion_attention: a query row with every key masked (torch_npu does not document its result)",
+            "cannot replay here: NPU.npu_fusion_attention.0: the call needs an estimated 21500002304 bytes (its tensors' 543162368 bytes as float64 × 4 copies, and 201326592 intermediate elements × 12 copies), over the memory budget of 8589934592 bytes (--memory-budget)",
         ),
         (
             "pangu_mindspore",
@@ -410,7 +410,10 @@ fn real_npu_dumps_replay_to_verdicts_but_the_known_gaps() {
         for standard in ["api", "bound"] {
             let out = format!("{dump}_{standard}");
             let root = repo().join("tests/fixtures/real").join(dump);
-            let o = msprobe(dir.path(), &["-f", fw, "replay", "--dump", root.to_str().unwrap(), "--standard", standard, "-o", &out, "--top", "0"]);
+            let o = msprobe(
+                dir.path(),
+                &["-f", fw, "replay", "--dump", root.to_str().unwrap(), "--standard", standard, "-o", &out, "--top", "0", "--memory-budget", "8G"],
+            );
             let rows = common::detail_rows(&dir.path().join(&out));
             let skips: Vec<(&str, &str)> = rows.iter().filter(|r| r.1 != "pass").map(|r| (r.0.as_str(), r.2.as_str())).collect();
             let expected: Vec<(&str, &str)> = gaps.iter().filter(|g| g.0 == dump).map(|g| (g.1, g.2)).collect();
@@ -418,6 +421,39 @@ fn real_npu_dumps_replay_to_verdicts_but_the_known_gaps() {
             assert_eq!(rows.len() - skips.len(), judged, "{dump} under {standard}: {rows:?}");
             assert_eq!(o.status.code(), Some(if expected.is_empty() { 0 } else { 8 }), "{}", text(&o));
             assert!(!text(&o).contains("sparse_mode 0"), "{}", text(&o));
+        }
+    }
+}
+
+/// The PanGu dump's `npu_fusion_attention` call (Megatron's: SBH, a bool
+/// causal mask, `next_tockens=0`, seven outputs, `[dq, dk, dv, null]`),
+/// shrunk to S = 16, H = 48: from statistics its random `atten_mask` is its
+/// token band's (the causal mask), so every output and gradient is judged
+/// under every standard (no query row is left with every key masked), and
+/// passes under api and bound.
+#[test]
+fn megatrons_fusion_attention_call_of_a_statistics_dump_is_judged() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = std::fs::read_to_string(repo().join("tests/fixtures/real/pangu_pytorch/dump.json")).unwrap();
+    let mut dump: serde_json::Value = serde_json::from_str(&source).unwrap();
+    let keep = ["NPU.npu_fusion_attention.0.forward", "NPU.npu_fusion_attention.0.backward"];
+    dump["data"].as_object_mut().unwrap().retain(|k, _| keep.contains(&k.as_str()));
+    let shrunk = dump.to_string().replace("[4096,1,1536]", "[16,1,48]").replace("[1,1,4096,4096]", "[1,1,16,16]").replace("[1,12,4096,8]", "[1,12,16,8]");
+    std::fs::write(dir.path().join("dump.json"), shrunk).unwrap();
+    for standard in ["msprobe", "api", "bound"] {
+        let out = format!("out_{standard}");
+        let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--dump", "dump.json", "--standard", standard, "-o", &out, "--top", "0"]);
+        let rows = common::detail_rows(&dir.path().join(&out));
+        let names: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+        let expected: Vec<String> = (0..3)
+            .map(|i| format!("NPU.npu_fusion_attention.0.forward.output.{i}"))
+            .chain((0..3).map(|i| format!("NPU.npu_fusion_attention.0.backward.output.{i}")))
+            .collect();
+        assert_eq!(names, expected, "{standard}: {}", text(&o));
+        assert!(rows.iter().all(|r| r.1 != "skip"), "{standard}: {rows:?}");
+        // msprobe's thresholds blame the emulated bfloat16 attention_out for its rounding (issue 33's item 3).
+        if standard != "msprobe" {
+            assert!(rows.iter().all(|r| r.1 == "pass" || r.1 == "warning"), "{standard}: {rows:?}");
         }
     }
 }

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from msprobe_rs.repro.data_generate import (InputError, Master, Realizer, TensorSpec, fold_class_targets, load_array,
-                                            random_array, read_tensor_file, wants_grad)
+from msprobe_rs.repro.data_generate import (InputError, Master, Realizer, TensorSpec, band_mask, fold_class_targets,
+                                            load_array, random_array, read_tensor_file, wants_grad)
 from conftest import make_call
 
 
@@ -77,3 +77,14 @@ def test_which_inputs_are_differentiated():
     ints = Master(TensorSpec("Int32", [1]), np.zeros(1))
     assert wants_grad(marked, True) and not wants_grad(unmarked, True)
     assert wants_grad(unmarked, False) and not wants_grad(null, False) and not wants_grad(ints, False)
+
+
+def test_a_random_attention_mask_in_sparse_mode_0_is_its_token_band():
+    spec = TensorSpec("torch.bool", [1, 1, 4, 4], low=False, high=True)
+    kwargs = {"atten_mask": Master(spec, random_array(spec, np.random.default_rng(0))), "pre_tockens": 65536, "next_tockens": 0}
+    band_mask(kwargs)
+    assert kwargs["atten_mask"].array.dtype == bool
+    assert (kwargs["atten_mask"].array[0, 0] == np.triu(np.ones((4, 4), dtype=bool), 1)).all()
+    other = {"atten_mask": Master(spec, np.zeros((1, 1, 4, 4), dtype=bool)), "sparse_mode": 1}
+    band_mask(other)
+    assert not other["atten_mask"].array.any()

@@ -7,7 +7,9 @@
 //! - a tensor larger than [`Limits::tensor_bytes`] is refused;
 //! - a call whose estimated working set (every tensor of the entries
 //!   replayed: the forward entry's inputs and outputs, and the backward
-//!   entry's gradients when it replays backward; × 8 bytes × [`COPIES`]) is
+//!   entry's gradients when it replays backward; × 8 bytes × [`COPIES`],
+//!   plus the op's own intermediates, such as attention's scores, × 8 bytes
+//!   × [`INTERMEDIATE_COPIES`]) is
 //!   larger than [`Limits::memory_budget`] is refused, and a batch runs
 //!   calls concurrently only while their estimates together stay under it.
 //!
@@ -26,6 +28,12 @@ pub const BYTES_PER_ELEMENT: u64 = 8;
 /// estimate: the values, the bench's float64 tensor, the emulated device's
 /// tensor, and the comparison's flat copy.
 pub const COPIES: u64 = 4;
+
+/// Copies of an op's intermediates ([`crate::ops::Op::intermediates`]) a
+/// replay holds at once: forward and backward, on the bench and the
+/// emulated device (attention's scores: the masked logits, their softmax,
+/// and the gradients of both, per side, with autograd's saved copies).
+pub const INTERMEDIATE_COPIES: u64 = 12;
 
 /// Memory assumed available when the system does not say (8 GiB).
 pub const FALLBACK_AVAILABLE: u64 = 8 << 30;
@@ -136,12 +144,15 @@ impl Limits {
             }
             total += bytes.unwrap_or(0);
         }
-        let set = total.saturating_mul(u128::from(COPIES));
+        let inner = crate::ops::lookup(r.framework, &r.api.name()).map_or(0, |op| op.intermediates(r));
+        let inner_bytes = inner.saturating_mul(u128::from(BYTES_PER_ELEMENT * INTERMEDIATE_COPIES));
+        let set = total.saturating_mul(u128::from(COPIES)).saturating_add(inner_bytes);
         if set > u128::from(self.memory_budget) {
             return Err(TooLarge {
                 limit: Limit::Budget,
                 message: format!(
-                    "the call needs an estimated {set} bytes (its tensors' {total} bytes as float64 × {COPIES} copies), over the memory budget of {} bytes",
+                    "the call needs an estimated {set} bytes (its tensors' {total} bytes as float64 × {COPIES} copies{}), over the memory budget of {} bytes",
+                    if inner > 0 { format!(", and {inner} intermediate elements × {INTERMEDIATE_COPIES} copies") } else { String::new() },
                     self.memory_budget
                 ),
             });

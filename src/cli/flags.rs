@@ -191,7 +191,7 @@ struct ReplayFlags {
     /// The largest tensor replayed, counted as float64 (elements × 8 bytes), e.g. 2G; a call with a larger one is not replayed (default: 1/8 of the available memory).
     #[arg(long, value_name = "NUM+SUFFIX?", value_parser = byte_size)]
     tensor_size_limit: Option<u64>,
-    /// The memory the calls replayed at once may use, by estimate (tensor bytes as float64 × 4 copies), e.g. 16G; a call estimated over it alone is not replayed (default: 1/2 of the available memory).
+    /// The memory the calls replayed at once may use, by estimate (tensor bytes as float64 × 4 copies, with an op's own intermediates such as attention's scores), e.g. 16G; a call estimated over it alone is not replayed (default: 1/2 of the available memory).
     #[arg(long, value_name = "NUM+SUFFIX?", value_parser = byte_size)]
     memory_budget: Option<u64>,
     /// Also write a self-contained HTML report (summary, the step as a chart, a sortable table, per-call details) to FILE (default: replay_report_<stamp>.html in the output folder).

@@ -127,6 +127,9 @@ pub struct PythonContext {
     /// `True` for the losses whose second argument is class indices
     /// (`cross_entropy`, `nll_loss`): random targets are folded into the classes.
     pub class_targets: String,
+    /// `True` for npu_fusion_attention: a random `atten_mask` in sparse_mode 0
+    /// is its token band's.
+    pub token_mask: String,
     /// `forward` / `backward`.
     pub propagation: &'static str,
     /// The callable under test.
@@ -323,6 +326,7 @@ impl PythonContext {
             exact_op: py_bool(exact_op),
             undefined_outputs: py_opt(op.filter(|op| op.values_undefined()).map(|_| py_str(runtime::replay::UNDEFINED_VALUES))),
             class_targets: py_bool(op.is_some_and(|op| op.class_targets())),
+            token_mask: py_bool(op.is_some_and(|op| op.token_mask())),
             propagation: direction.as_str(),
             tested: api_map::tested(framework, &call.name),
             bench: api_map::bench(framework, &call.name),

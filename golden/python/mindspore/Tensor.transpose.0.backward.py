@@ -90,6 +90,8 @@ UNDEFINED_OUTPUTS = None
 # Whether the second argument is class indices (the op table's class-target fact):
 # random ones between the ignore marker and class 0 are folded into the classes.
 CLASS_TARGETS = False
+# Whether a random atten_mask is its token band's (the op table's token-mask fact).
+TOKEN_MASK = False
 # Tensor files of the dump (real_data); --data-dir overrides.
 DATA_DIR = None
 # The dump this call came from, relative to this script when they share a tree.

@@ -271,6 +271,23 @@ def fold_class_targets(args, kwargs):
     args[1] = Master(args[1].spec, folded.astype(values.dtype))
 
 
+def band_mask(kwargs):
+    """A random integer or bool atten_mask of npu_fusion_attention in sparse_mode 0 becomes
+    the mask of its token band: True (not attended) where j - i > next_tockens or
+    i - j > pre_tockens over its last two dims (as msprobe-rs replay does): statistics cannot
+    give the recorded mask back."""
+    mask = kwargs.get("atten_mask")
+    if kwargs.get("sparse_mode", 0) != 0 or not isinstance(mask, Master) or mask.array.ndim < 2:
+        return
+    if dtype_info(mask.spec.dtype)[1] not in ("bool", "int"):
+        return
+    pre, nxt = kwargs.get("pre_tockens", 2147483647), kwargs.get("next_tockens", 2147483647)
+    s1, s2 = mask.array.shape[-2:]
+    i, j = np.arange(s1).reshape(s1, 1), np.arange(s2).reshape(1, s2)
+    band = np.broadcast_to((j - i > nxt) | (i - j > pre), mask.array.shape)
+    kwargs["atten_mask"] = Master(mask.spec, band.astype(mask.array.dtype))
+
+
 def wants_grad(master, any_marked):
     """Which inputs the backward pass differentiates: float tensors that were
     marked requires_grad in the dump, or, when the dump marks none (MindSpore

@@ -10,7 +10,7 @@ import traceback
 from ._tables import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_SKIPPED
 from .compare import (DETAILS_HEADER, STANDARD_COLUMNS, cell, compare_outputs, exit_code, result_row, run_side,
                       skip_row, write_report)
-from .data_generate import InputError, Realizer, fold_class_targets
+from .data_generate import InputError, Realizer, band_mask, fold_class_targets
 from .magnitude import magnitudes, rounding_factors, rounding_of
 
 # --- msprobe-rs: the scripts inline this file from here ---
@@ -63,6 +63,8 @@ def main(call, side, argv=None):
             grad_outputs = realize(grad_outputs) if call.PROPAGATION == "backward" else None
             if call.CLASS_TARGETS and call.DATA_MODE == "random_data":
                 fold_class_targets(args, kwargs)
+            if call.TOKEN_MASK and call.DATA_MODE == "random_data":
+                band_mask(kwargs)
             in_exc = None
         except InputError:
             raise

@@ -100,6 +100,16 @@ pub enum Fact {
     /// AddmmBackward0 `[bias, input, weight.t()]`, a view's one incoming
     /// gradient): the layouts it can have ([`crate::grad_layout`]).
     NodeGradients(NodeLayouts),
+    /// Its `atten_mask` in sparse_mode 0 attends only the band between
+    /// `pre_tockens` and `next_tockens` (npu_fusion_attention): statistics
+    /// cannot give the recorded mask back, so a random one is the band's
+    /// own (Megatron's causal call: the causal mask).
+    TokenMask,
+    /// Elements of the intermediates one run of the op holds beyond its
+    /// inputs and outputs (attention's `[B, N, S1, S2]` scores), from the
+    /// call's specs: the working-set estimate counts them
+    /// ([`crate::limits`]). `None` when the specs do not say.
+    Intermediates(fn(&crate::spec::Replay) -> Option<u128>),
     /// A derived in-place form ([`derive`]): the entry's out-of-place
     /// result written into `self`, in its dtype ([`derive::into_self`]).
     InPlace,
@@ -244,6 +254,16 @@ impl Op {
     /// Whether autocast runs it in the lower precision ([`Fact::Autocast`]).
     pub fn autocast(&self) -> bool {
         self.facts.iter().any(|f| matches!(f, Fact::Autocast))
+    }
+
+    /// Elements of the intermediates of one run of `r` ([`Fact::Intermediates`]), 0 for most ops.
+    pub fn intermediates(&self, r: &crate::spec::Replay) -> u128 {
+        self.facts.iter().find_map(|f| if let Fact::Intermediates(f) = f { f(r) } else { None }).unwrap_or(0)
+    }
+
+    /// Whether a random `atten_mask` is its token band's ([`Fact::TokenMask`]).
+    pub fn token_mask(&self) -> bool {
+        self.facts.iter().any(|f| matches!(f, Fact::TokenMask))
     }
 
     /// Whether the second positional argument is class indices ([`Fact::ClassTargets`]).

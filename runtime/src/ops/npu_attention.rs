@@ -31,7 +31,7 @@
 use candle_core::{Device, Tensor, D};
 
 use super::nn::softmax_t;
-use super::{Op, Standard};
+use super::{Fact, Op, Standard};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::dtype::TDType;
@@ -229,6 +229,35 @@ fn fusion_attention(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     Ok(vec![Value::Tensor(ctx.out(out, q.dtype)?), Value::Tensor(ctx.out(eight(&max)?, TDType::F32)?), Value::Tensor(ctx.out(eight(&sum)?, TDType::F32)?)])
 }
 
+/// Elements of one `[B, N1, S1, S2]` score matrix of the call, from the
+/// shapes of `query` and `key` in its layout (TND: `N1·T1·T2`, an upper
+/// bound); `None` when the specs do not say.
+fn scores(r: &crate::spec::Replay) -> Option<u128> {
+    use crate::spec::Spec;
+    let shape = |i: usize| match r.args.get(i) {
+        Some(Spec::Tensor(t)) => Some(t.shape.iter().map(|&d| d as u128).collect::<Vec<u128>>()),
+        _ => None,
+    };
+    let (q, k) = (shape(0)?, shape(1)?);
+    let heads = match r.args.get(3) {
+        Some(Spec::Int(n)) => u128::try_from(*n).ok()?,
+        _ => return None,
+    };
+    let layout = match r.args.get(4) {
+        Some(Spec::Str(s)) => s.as_str(),
+        _ => return None,
+    };
+    let dims = |v: &[u128], n: usize| (v.len() == n).then_some(());
+    match layout {
+        "BSH" => dims(&q, 3).and(dims(&k, 3)).map(|_| q[0] * heads * q[1] * k[1]),
+        "SBH" => dims(&q, 3).and(dims(&k, 3)).map(|_| q[1] * heads * q[0] * k[0]),
+        "BSND" => dims(&q, 4).and(dims(&k, 4)).map(|_| q[0] * q[2] * q[1] * k[1]),
+        "BNSD" => dims(&q, 4).and(dims(&k, 4)).map(|_| q[0] * q[1] * q[2] * k[2]),
+        "TND" => dims(&q, 3).and(dims(&k, 3)).map(|_| q[1] * q[0] * k[0]),
+        _ => None,
+    }
+}
+
 /// The entry.
 pub static OPS: &[Op] = &[Op {
     names: &["NPU.npu_fusion_attention"],
@@ -237,7 +266,7 @@ pub static OPS: &[Op] = &[Op {
     backward: true,
     standard: Standard::Accuracy,
     random: false,
-    facts: &[],
+    facts: &[Fact::TokenMask, Fact::Intermediates(scores)],
 }];
 
 #[cfg(test)]

@@ -93,6 +93,28 @@ fn fold_class_targets(args: &mut [Realized], kwargs: &[(String, Realized)]) {
     }
 }
 
+/// A random integer or bool `atten_mask` in sparse_mode 0 ([`Op::token_mask`])
+/// becomes the mask of its token band: 1 (not attended) where
+/// `j - i > next_tockens` or `i - j > pre_tockens` over its last two dims.
+fn band_mask(kwargs: &mut [(String, Realized)]) {
+    let int = |name: &str, default: i64| {
+        kwargs.iter().find(|(k, _)| k == name).map_or(Some(default), |(_, v)| match v {
+            Realized::Value(v) => v.as_i64(),
+            _ => None,
+        })
+    };
+    let (Some(0), Some(pre), Some(next)) = (int("sparse_mode", 0), int("pre_tockens", 2147483647), int("next_tockens", 2147483647)) else { return };
+    let Some((_, Realized::Tensor(m, _))) = kwargs.iter_mut().find(|(k, _)| k == "atten_mask") else { return };
+    let [.., s1, s2] = m.shape[..] else { return };
+    if m.dtype.is_float() || s1 * s2 == 0 {
+        return;
+    }
+    for (at, v) in m.values.iter_mut().enumerate() {
+        let (i, j) = (((at / s2) % s1) as i64, (at % s2) as i64);
+        *v = f64::from(u8::from(j - i > next || i - j > pre));
+    }
+}
+
 /// The floating tensors of a list argument, at any depth (each gets a gradient).
 fn float_tensors(items: &[Realized]) -> usize {
     items
@@ -154,6 +176,9 @@ impl<'a> Call<'a> {
         });
         if r.data_mode == DataMode::Random && op.class_targets() {
             fold_class_targets(&mut args, &kwargs);
+        }
+        if r.data_mode == DataMode::Random && op.token_mask() {
+            band_mask(&mut kwargs);
         }
         let slots: Vec<&Realized> = args.iter().chain(kwargs.iter().map(|(_, v)| v)).collect();
         let differentiate = differentiate(&slots);
