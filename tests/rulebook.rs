@@ -120,3 +120,24 @@ fn a_broken_rulebook_is_refused_before_anything_runs() {
     assert!(err.contains(&format!("MSPROBE_RS_RULEBOOK={}: not a rulebook: missing field `api_standard`", bad.display())), "{err}");
     assert!(!out.exists(), "nothing is written");
 }
+
+/// A `--dump` replay's parts record the rulebook they were judged by:
+/// another rulebook's run into the same folder keeps its own option set
+/// (never resumed from, or merged with, the built-in rulebook's parts).
+#[test]
+fn parts_judged_by_another_rulebook_are_kept_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dump(dir.path());
+    let out = dir.path().join("out");
+    let run = |rulebook: Option<&Path>| {
+        msprobe(&["replay", "--dump", root.to_str().unwrap(), "--data-mode", "real_data", "--standard", "api", "-o", out.to_str().unwrap()], rulebook)
+    };
+    assert_eq!(run(None).status.code(), Some(0));
+    let tight = tightened(dir.path());
+    let o = run(Some(&tight));
+    assert_eq!(o.status.code(), Some(3), "{}", String::from_utf8_lossy(&o.stderr));
+    let sets = std::fs::read_dir(out.join("replay_parts")).unwrap().count();
+    assert_eq!(sets, 2, "one option set per rulebook");
+    // Rerun with the built-in rulebook: its own part, still a pass.
+    assert_eq!(run(None).status.code(), Some(0));
+}

@@ -1,8 +1,8 @@
 //! Where the runtime computes: the one place that names a candle device.
 //!
 //! Each side of a replay takes its device from [`for_side`] (through
-//! [`crate::ctx::Ctx`]); values read from files and the host-side results
-//! of kernels start on the [`host`]. The runtime's own kernels are candle
+//! [`crate::ctx::Ctx`]): values read from files are put on the side's
+//! device, and host-side kernel results on their input's. The runtime's own kernels are candle
 //! `CustomOp`s, which candle dispatches by the tensor's device (their
 //! `cpu_fwd` is the host code; [`is_host`] picks a composite of candle ops
 //! where a kernel has no other). The CPU is the only device built and

@@ -129,7 +129,8 @@ impl Limits {
 
     /// Checks every tensor of the entries `r` replays against
     /// [`Limits::tensor_bytes`], then the call's estimated working set
-    /// (their bytes × [`COPIES`]) against [`Limits::memory_budget`]; returns
+    /// (their bytes × [`COPIES`], plus the op's intermediates × 8 bytes ×
+    /// [`INTERMEDIATE_COPIES`]) against [`Limits::memory_budget`]; returns
     /// the estimate.
     pub fn check(&self, r: &Replay) -> Result<u64, TooLarge> {
         let mut total: u128 = 0;

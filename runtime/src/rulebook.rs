@@ -16,7 +16,8 @@ use serde::{Deserialize, Serialize};
 /// compiled-in one.
 pub const OVERRIDE: &str = "MSPROBE_RS_RULEBOOK";
 
-/// The compiled-in rulebook's text.
+/// The compiled-in rulebook's text. Generated Rust projects compile in
+/// the copy `op_generate --lang rust` writes beside them, which is this file.
 pub const DEFAULT: &str = include_str!("../rulebook.json");
 
 /// The whole rulebook (field names as in the file).
@@ -235,6 +236,11 @@ pub fn parse(text: &str) -> Result<Rulebook, String> {
     for (section, v) in value.as_object().into_iter().flatten() {
         check_numbers(v, section, !["npu_references", "random_data"].contains(&section.as_str()))?;
     }
+    for (class, b) in [("fp16", &book.benchmark.fp16), ("bf16", &book.benchmark.bf16), ("fp32", &book.benchmark.fp32)] {
+        if !(b.floor > 0.0) {
+            return Err(format!("benchmark.{class}.floor: expected a number above 0 (the ratios' least denominator), got {}", b.floor));
+        }
+    }
     let c = &book.csv;
     for (name, list, len) in [("details", &c.details, 9), ("standard", &c.standard, 2), ("result", &c.result, 4), ("job", &c.job, 2)] {
         if list.len() != len {
@@ -307,5 +313,8 @@ mod tests {
         let mut v: serde_json::Value = serde_json::from_str(DEFAULT).unwrap();
         v["csv"]["result"].as_array_mut().unwrap().pop();
         assert_eq!(parse(&v.to_string()).unwrap_err(), "csv.result: expected 4 column names, got 3");
+        let mut v: serde_json::Value = serde_json::from_str(DEFAULT).unwrap();
+        v["benchmark"]["bf16"]["floor"] = serde_json::json!(0.0);
+        assert_eq!(parse(&v.to_string()).unwrap_err(), "benchmark.bf16.floor: expected a number above 0 (the ratios' least denominator), got 0");
     }
 }

@@ -79,6 +79,14 @@ fn run_one(opts: &Options, name: &ApiName) -> Result<ReplayReport, ReplayError> 
     Ok(ReplayReport { rows: w.rows, files: Some(w.files), html: w.html, part: None, merge_hint: None })
 }
 
+/// The sha256 of the rulebook in force, as JSON: what a part records of
+/// the rules its verdicts were judged by.
+fn rulebook_digest() -> String {
+    use sha2::{Digest, Sha256};
+    let text = serde_json::to_string(runtime::rulebook::get()).unwrap_or_default();
+    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// The options a part records.
 fn settings(opts: &Options, selector: &ApiSelector) -> Settings {
     let c = &opts.config;
@@ -93,6 +101,7 @@ fn settings(opts: &Options, selector: &ApiSelector) -> Settings {
         iter_times: c.iter_times,
         cosine_threshold: c.cosine_threshold,
         max_abs_err_threshold: c.max_abs_err_threshold,
+        rulebook: rulebook_digest(),
     }
 }
 

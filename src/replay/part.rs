@@ -16,7 +16,7 @@ use runtime::report::{DetailRow, HtmlArg, HtmlFrame, ResultRow};
 use serde::{Deserialize, Serialize};
 
 /// The format tag of a part and of a journal's header.
-pub const FORMAT: &str = "msprobe-rs replay part 1";
+pub const FORMAT: &str = "msprobe-rs replay part 2";
 
 /// The folder of the parts in an output folder (one subfolder per option set).
 pub fn dir(out: &Path) -> PathBuf {
@@ -109,6 +109,10 @@ pub struct Settings {
     pub cosine_threshold: f64,
     /// The config's max_abs_err_threshold.
     pub max_abs_err_threshold: f64,
+    /// The rulebook the verdicts were judged by: the sha256 of its rules
+    /// as JSON, `rulebook_digest` in `replay/mod.rs`), so that parts judged by another
+    /// (`MSPROBE_RS_RULEBOOK`) are kept apart and never merged or resumed.
+    pub rulebook: String,
 }
 
 /// What a part and its journal say before any call: which shard, of which

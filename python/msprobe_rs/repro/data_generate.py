@@ -282,6 +282,8 @@ def band_mask(kwargs):
     if dtype_info(mask.spec.dtype)[1] not in ("bool", "int"):
         return
     pre, nxt = kwargs.get("pre_tockens", 2147483647), kwargs.get("next_tockens", 2147483647)
+    if not (isinstance(pre, int) and isinstance(nxt, int)):
+        return
     s1, s2 = mask.array.shape[-2:]
     i, j = np.arange(s1).reshape(s1, 1), np.arange(s2).reshape(1, s2)
     band = np.broadcast_to((j - i > nxt) | (i - j > pre), mask.array.shape)

@@ -16,17 +16,16 @@
 //! Layouts BSH, SBH, BSND, BNSD and TND (with `actual_seq_qlen` /
 //! `actual_seq_kvlen`, cumulative), grouped-query key/value heads, `pse`
 //! broadcast to `[B, N1, S1, S2]`. Masks (true = not attended) by
-//! `sparse_mode`: 0 and 1 the given `atten_mask` (none without it), 2 the causal mask from
+//! `sparse_mode`: 0 the given `atten_mask` and the band between
+//! `pre_tockens` and `next_tockens` (none without a mask: torch_npu's
+//! documentation), 1 the given `atten_mask`, 2 the causal mask from
 //! the top left, 3 from the bottom right, 4 the band (equal sequence
 //! lengths). Refused, each with its reason (a `skip` row): `keep_prob < 1`
 //! (the dropout mask is drawn on the device from `seed`/`offset` inside
 //! the softmax; no output shows it), sparse modes 5 to 8 (prefix and
 //! variable-length compressed masks), `padding_mask` (reserved), a
 //! `softmax_layout` other than the default, a row
-//! with every key masked (torch_npu does not document its result), and in
-//! sparse mode 0 a band narrower than the sequences: with `atten_mask`
-//! msprobe's reference ignores the tokens and the documentation does not
-//! say; without it the documentation ignores them and msprobe applies them.
+//! with every key masked (torch_npu does not document its result).
 
 use candle_core::{Device, Tensor, D};
 
@@ -239,21 +238,23 @@ fn scores(r: &crate::spec::Replay) -> Option<u128> {
         _ => None,
     };
     let (q, k) = (shape(0)?, shape(1)?);
-    let heads = match r.args.get(3) {
+    // head_num and input_layout, positional or by keyword.
+    let arg = |i: usize, name: &str| r.args.get(i).or_else(|| r.kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v));
+    let heads = match arg(3, "head_num") {
         Some(Spec::Int(n)) => u128::try_from(*n).ok()?,
         _ => return None,
     };
-    let layout = match r.args.get(4) {
+    let layout = match arg(4, "input_layout") {
         Some(Spec::Str(s)) => s.as_str(),
         _ => return None,
     };
-    let dims = |v: &[u128], n: usize| (v.len() == n).then_some(());
-    match layout {
-        "BSH" => dims(&q, 3).and(dims(&k, 3)).map(|_| q[0] * heads * q[1] * k[1]),
-        "SBH" => dims(&q, 3).and(dims(&k, 3)).map(|_| q[1] * heads * q[0] * k[0]),
-        "BSND" => dims(&q, 4).and(dims(&k, 4)).map(|_| q[0] * q[2] * q[1] * k[1]),
-        "BNSD" => dims(&q, 4).and(dims(&k, 4)).map(|_| q[0] * q[1] * q[2] * k[2]),
-        "TND" => dims(&q, 3).and(dims(&k, 3)).map(|_| q[1] * q[0] * k[0]),
+    let product = |f: [u128; 4]| Some(f.iter().try_fold(1u128, |a, &b| a.checked_mul(b)).unwrap_or(u128::MAX));
+    match (layout, q.len(), k.len()) {
+        ("BSH", 3, 3) => product([q[0], heads, q[1], k[1]]),
+        ("SBH", 3, 3) => product([q[1], heads, q[0], k[0]]),
+        ("BSND", 4, 4) => product([q[0], q[2], q[1], k[1]]),
+        ("BNSD", 4, 4) => product([q[0], q[1], q[2], k[2]]),
+        ("TND", 3, 3) => product([q[1], q[0], k[0], 1]),
         _ => None,
     }
 }
