@@ -23,7 +23,8 @@ use sha2::{Digest, Sha256};
 
 use crate::model::{ApiName, Direction, Framework};
 
-fn hex(digest: &[u8]) -> String {
+/// A digest in hex (the parts' ids and option sets use it too).
+pub(super) fn hex(digest: &[u8]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -84,7 +84,7 @@ fn run_one(opts: &Options, name: &ApiName) -> Result<ReplayReport, ReplayError> 
 fn rulebook_digest() -> String {
     use sha2::{Digest, Sha256};
     let text = serde_json::to_string(runtime::rulebook::get()).unwrap_or_default();
-    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    dedupe::hex(&Sha256::digest(text.as_bytes()))
 }
 
 /// The options a part records.

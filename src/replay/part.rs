@@ -33,8 +33,7 @@ pub fn set_dir(out: &Path, header: &Header) -> PathBuf {
     use sha2::{Digest, Sha256};
     let key = serde_json::json!({"read_as": header.read_as, "whole": header.whole, "options": header.options});
     let digest = Sha256::digest(key.to_string().as_bytes());
-    let hex: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
-    dir(out).join(format!("set_{hex}"))
+    dir(out).join(format!("set_{}", super::dedupe::hex(&digest[..4])))
 }
 
 /// Whether `dir` holds a part or a journal (by name).
