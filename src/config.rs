@@ -95,7 +95,7 @@ pub struct OpConfig {
     pub cosine_threshold: f64,
     /// ... and the max absolute error below this.
     pub max_abs_err_threshold: f64,
-    /// The precision standard rows are judged by (`standard`: `msprobe` or `api`).
+    /// The precision standard rows are judged by (`standard`: `default`, `msprobe`, `api` or `bound`).
     pub standard: Standard,
 }
 
@@ -246,7 +246,7 @@ impl OpConfig {
         let max_abs_err_threshold = threshold("max_abs_err_threshold", DEFAULT_MAX_ABS_ERR)?;
         let standard = match string("standard")? {
             None => Standard::default(),
-            Some(s) => Standard::ALL.into_iter().find(|x| x.as_str() == s).ok_or_else(|| bad("standard", "\"msprobe\", \"api\" or \"bound\""))?,
+            Some(s) => Standard::ALL.into_iter().find(|x| x.as_str() == s).ok_or_else(|| bad("standard", "\"default\", \"msprobe\", \"api\" or \"bound\""))?,
         };
         let input = match (dump_json_path, extract_api_path) {
             (Some(path), extract) => DumpInput::Dump { path, extract_to: extract.map(PathBuf::from) },

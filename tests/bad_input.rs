@@ -147,7 +147,7 @@ fn config_cases() -> Vec<Case> {
         ("cosine_threshold", json!(-1), "key \"cosine_threshold\": expected a finite non-negative number"),
         ("cosine_threshold", json!("0.99"), "key \"cosine_threshold\": expected a finite non-negative number"),
         ("max_abs_err_threshold", json!("nan"), "key \"max_abs_err_threshold\": expected a finite non-negative number"),
-        ("standard", json!("strict"), "key \"standard\": expected \"msprobe\", \"api\" or \"bound\""),
+        ("standard", json!("strict"), "key \"standard\": expected \"default\", \"msprobe\", \"api\" or \"bound\""),
         ("standard", json!(1), "key \"standard\": expected a string"),
     ];
     for (i, (key, value, needle)) in wrong.into_iter().enumerate() {

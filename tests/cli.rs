@@ -101,7 +101,7 @@ fn config_errors_name_file_key_and_expectation() {
         (serde_json::json!({"api_name": "Torch.matmul.0"}), "key \"dump_json_path\""),
         (
             serde_json::json!({"dump_json_path": dump, "api_name": "Torch.matmul.0", "standard": "strict"}),
-            "key \"standard\": expected \"msprobe\", \"api\" or \"bound\"",
+            "key \"standard\": expected \"default\", \"msprobe\", \"api\" or \"bound\"",
         ),
     ];
     // An invalid config has its own exit code, 7 (3 is an inaccurate result).

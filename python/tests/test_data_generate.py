@@ -81,10 +81,16 @@ def test_which_inputs_are_differentiated():
 
 def test_a_random_attention_mask_in_sparse_mode_0_is_its_token_band():
     spec = TensorSpec("torch.bool", [1, 1, 4, 4], low=False, high=True)
+    npu = ("atten_mask", "pre_tockens", "next_tockens")
     kwargs = {"atten_mask": Master(spec, random_array(spec, np.random.default_rng(0))), "pre_tockens": 65536, "next_tockens": 0}
-    band_mask(kwargs)
+    band_mask(kwargs, npu)
     assert kwargs["atten_mask"].array.dtype == bool
     assert (kwargs["atten_mask"].array[0, 0] == np.triu(np.ones((4, 4), dtype=bool), 1)).all()
     other = {"atten_mask": Master(spec, np.zeros((1, 1, 4, 4), dtype=bool)), "sparse_mode": 1}
-    band_mask(other)
+    band_mask(other, npu)
     assert not other["atten_mask"].array.any()
+    # MindSpore's flash_attention_score names them attn_mask, pre_tokens, next_tokens (a UInt8 mask).
+    u8 = TensorSpec("UInt8", [1, 1, 4, 4], low=0, high=1)
+    ms = {"attn_mask": Master(u8, np.ones((1, 1, 4, 4), dtype=np.uint8)), "pre_tokens": 65536, "next_tokens": 0}
+    band_mask(ms, ("attn_mask", "pre_tokens", "next_tokens"))
+    assert (ms["attn_mask"].array[0, 0] == np.triu(np.ones((4, 4), dtype=np.uint8), 1)).all()

@@ -44,7 +44,27 @@ pub struct Rulebook {
     pub npu_references: NpuReferences,
     /// random_data's ranges where the statistics give none.
     pub random_data: RandomData,
+    /// The standards a run that names none judges its rows by.
+    pub default_standard: DefaultStandard,
 }
+
+/// The standards of a run that names none, by the tested side of a row.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DefaultStandard {
+    /// Why.
+    pub about: String,
+    /// The standard of a row whose tested side is a device's own values.
+    pub recorded: String,
+    /// The standard of a row whose tested side is the emulated device.
+    pub emulated: String,
+    /// Whether a recorded row's elements within the rounding bound count
+    /// as exact when `recorded` alone does not pass it.
+    pub recorded_within_bound_pass: bool,
+}
+
+/// The standards `default_standard` may name.
+const NAMED_STANDARDS: [&str; 3] = ["msprobe", "api", "bound"];
 
 /// Constants of msprobe's references of torch_npu's fused ops.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -239,6 +259,11 @@ pub fn parse(text: &str) -> Result<Rulebook, String> {
     for (class, b) in [("fp16", &book.benchmark.fp16), ("bf16", &book.benchmark.bf16), ("fp32", &book.benchmark.fp32)] {
         if !(b.floor > 0.0) {
             return Err(format!("benchmark.{class}.floor: expected a number above 0 (the ratios' least denominator), got {}", b.floor));
+        }
+    }
+    for (side, name) in [("recorded", &book.default_standard.recorded), ("emulated", &book.default_standard.emulated)] {
+        if !NAMED_STANDARDS.contains(&name.as_str()) {
+            return Err(format!("default_standard.{side}: expected \"msprobe\", \"api\" or \"bound\", got {name:?}"));
         }
     }
     let c = &book.csv;

@@ -32,9 +32,15 @@ use rules::Outcome;
 /// The standard a run judges with (`--standard`, config key `standard`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Standard {
-    /// Cosine above `cosine_threshold` and max absolute error below
-    /// `max_abs_err_threshold` (msprobe's op_generate rule; the default).
+    /// What a run takes when none is named: the rulebook's
+    /// `default_standard` picks a standard per row, by whether its tested
+    /// side is the device's recorded value or the emulated device
+    /// ([`Standard::for_row`]): a device is held to msprobe's thresholds,
+    /// an emulation of its dtype to that dtype's rounding bound.
     #[default]
+    Default,
+    /// Cosine above `cosine_threshold` and max absolute error below
+    /// `max_abs_err_threshold` (msprobe's op_generate rule), on every row.
     Msprobe,
     /// Per API and dtype, msprobe's precision checker's standards, with
     /// elements within the rounding bound counted as exact.
@@ -44,12 +50,13 @@ pub enum Standard {
 }
 
 impl Standard {
-    /// Both standards, in the CLI's order.
-    pub const ALL: [Standard; 3] = [Standard::Msprobe, Standard::Api, Standard::Bound];
+    /// Every standard, in the CLI's order.
+    pub const ALL: [Standard; 4] = [Standard::Default, Standard::Msprobe, Standard::Api, Standard::Bound];
 
-    /// The CLI / config spelling: `msprobe`, `api`, `bound`.
+    /// The CLI / config spelling: `default`, `msprobe`, `api`, `bound`.
     pub fn as_str(self) -> &'static str {
         match self {
+            Standard::Default => "default",
             Standard::Msprobe => "msprobe",
             Standard::Api => "api",
             Standard::Bound => "bound",
@@ -60,6 +67,23 @@ impl Standard {
     /// extra pass over the bench only when they do).
     pub fn uses_rounding(self) -> bool {
         self != Standard::Msprobe
+    }
+
+    /// The standard one row is judged by: `Default` resolved by the
+    /// rulebook's `default_standard` for a row whose tested side is
+    /// `emulated` (or the device's recorded value); any other as is.
+    pub fn for_row(self, emulated: bool) -> Standard {
+        if self != Standard::Default {
+            return self;
+        }
+        let rule = &rulebook::get().default_standard;
+        let name = if emulated { &rule.emulated } else { &rule.recorded };
+        Standard::named(name).filter(|s| *s != Standard::Default).unwrap_or(Standard::Msprobe)
+    }
+
+    /// The standard spelled `name` ([`Standard::as_str`]).
+    pub fn named(name: &str) -> Option<Standard> {
+        Standard::ALL.into_iter().find(|s| s.as_str() == name)
     }
 }
 
@@ -102,6 +126,10 @@ pub struct Case<'a> {
     pub max_abs_err_threshold: f64,
     /// The rounding bound's parts; `None` when the output has none.
     pub rounding: Option<Rounding<'a>>,
+    /// Whether the tested side is the emulated device (random data, no
+    /// recorded value, a CPU run of the script) rather than a device's own
+    /// values: [`Standard::Default`] judges such a row by another rule.
+    pub emulated: bool,
 }
 
 /// A verdict and what it was decided on.
@@ -247,8 +275,50 @@ fn level_bounds(level: Level) -> [f64; 3] {
 /// The note of a `bound` row judged by the api standard's rule instead.
 pub const NO_BOUND: &str = "no rounding bound for this output: judged by the api standard";
 
-/// Judges one output by `standard`.
+/// The Message of an emulated row's `error` under the default standard
+/// whose tested side has Inf or NaN where the bench is finite (`{dtype}`
+/// is the tested dtype's name; rendered into the scripts' tables too).
+pub const EMULATED_OVERFLOW: &str =
+    "the emulated {dtype} arithmetic itself fails here (Inf or NaN where the float64 bench is finite: overflow): any device computing in {dtype} fails so";
+
+/// The Message of an emulated row's other `error` under the default
+/// standard (rendered into the scripts' tables too).
+pub const EMULATED_BEYOND_BOUND: &str = "the emulated {dtype} arithmetic itself fails here (error beyond its rounding bound: cancellation or accumulation): any device computing in {dtype} fails so";
+
+/// What judged an emulated row under the default standard, in its Message
+/// (`{rule}` is the rule's name; rendered into the scripts' tables too).
+pub const EMULATED_RULE: &str = "emulated device judged by the {rule} rule";
+
+/// Judges one output by `standard` ([`Standard::for_row`] of the case).
+/// Under [`Standard::Default`] an emulated row's Message names the rule
+/// and its metrics (the CSVs keep msprobe's nine columns there), and an
+/// error of it says that the dtype's own arithmetic fails.
 pub fn judge(standard: Standard, case: &Case) -> Judged {
+    let rescue = standard == Standard::Default && !case.emulated && rulebook::get().default_standard.recorded_within_bound_pass;
+    let mut judged = judge_by(standard.for_row(case.emulated), rescue, case);
+    if standard != Standard::Default || !case.emulated {
+        return judged;
+    }
+    let mut parts = Vec::new();
+    if judged.status == Status::Error {
+        let overflow = judged.measured.as_ref().is_some_and(|m| m.tested_nan + m.tested_inf > m.bench_nan + m.bench_inf);
+        parts.push((if overflow { EMULATED_OVERFLOW } else { EMULATED_BEYOND_BOUND }).replace("{dtype}", case.dtype.name()));
+    }
+    if !judged.message.is_empty() {
+        parts.push(judged.message.clone());
+    }
+    if judged.rule != Rule::CosineMaxAbs {
+        let rule = EMULATED_RULE.replace("{rule}", judged.rule.name());
+        parts.push(if judged.metrics.is_empty() { rule } else { format!("{rule} ({})", judged.metrics) });
+    }
+    judged.message = parts.join("; ");
+    judged
+}
+
+/// Judges one output by `standard`, resolved; with `rescue`, msprobe's
+/// thresholds are applied again with the elements within the rounding
+/// bound counted as exact when they fail.
+fn judge_by(standard: Standard, rescue: bool, case: &Case) -> Judged {
     let api = api_standard(case.op);
     // A magnitude that is not finite where the bench is (an input perturbed
     // into NaN, a float32 probe that overflowed) bounds nothing: no bound.
@@ -267,9 +337,25 @@ pub fn judge(standard: Standard, case: &Case) -> Judged {
     if t.is_empty() {
         return verdict(Status::Pass, "empty tensor".into(), String::new());
     }
+    let thresholds = |x: &[f64]| match compare(x, b) {
+        Ok(m) => {
+            let (status, message) = m.status(case.cosine_threshold, case.max_abs_err_threshold);
+            Outcome {
+                status,
+                problems: if message.is_empty() || status == Status::Pass { vec![] } else { vec![message.clone()] },
+                notes: if status == Status::Pass && !message.is_empty() { vec![message] } else { vec![] },
+                metrics: String::new(),
+            }
+        }
+        Err(e) => Outcome { status: Status::Error, problems: vec![e.to_string()], notes: vec![], metrics: String::new() },
+    };
     if rule == Rule::CosineMaxAbs {
-        let (status, message) = m.status(case.cosine_threshold, case.max_abs_err_threshold);
-        return verdict(status, message, String::new());
+        let bound = rounding.filter(|_| rescue).map(|r| rules::ElementBound::new(r.magnitude, r.k, r.compute, case.dtype));
+        let Outcome { status, problems, notes, .. } = match &bound {
+            Some(bound) => rules::rescued(t, b, bound, "msprobe's thresholds", thresholds),
+            None => thresholds(t),
+        };
+        return verdict(status, problems.into_iter().chain(notes).collect::<Vec<_>>().join("; "), String::new());
     }
     let class = Class::of(case.dtype);
     let eps = if case.dtype == TDType::F64 { f64::EPSILON } else { f64::from(f32::EPSILON) };
@@ -283,7 +369,7 @@ pub fn judge(standard: Standard, case: &Case) -> Judged {
     };
     let out = match (&bound, rule) {
         (Some(bound), Rule::RoundingBound) => rules::rounding_bound(t, b, bound),
-        (Some(bound), r) if r != Rule::Binary && r != Rule::CosineMaxAbs => rules::rescued(t, b, bound, api_rule),
+        (Some(bound), r) if r != Rule::Binary && r != Rule::CosineMaxAbs => rules::rescued(t, b, bound, "the api rule", api_rule),
         _ => api_rule(t),
     };
     let Outcome { mut status, problems, mut notes, metrics } = out;

@@ -51,12 +51,7 @@ fn expected(c: &Json) -> [&str; 4] {
 }
 
 fn rust_verdict(c: &Json) -> Judged {
-    let standard = match text(c, "standard") {
-        "msprobe" => Standard::Msprobe,
-        "api" => Standard::Api,
-        "bound" => Standard::Bound,
-        other => panic!("unknown standard {other}"),
-    };
+    let standard = Standard::named(text(c, "standard")).unwrap_or_else(|| panic!("unknown standard {}", c["standard"]));
     let (tested, bench) = (values(&c["tested"]), values(&c["bench"]));
     let reference = (!c["reference"].is_null()).then(|| values(&c["reference"]));
     // The rounding bound's parts: absent or null when the case has none.
@@ -77,6 +72,8 @@ fn rust_verdict(c: &Json) -> Judged {
             let compute = TDType::parse(text(c, "compute")).unwrap_or_else(|| panic!("case {}: unknown compute dtype", c["name"]));
             Rounding { magnitude, k, compute }
         }),
+        // Whether the tested side is the emulated device: absent means a device's own values.
+        emulated: c.get("emulated").and_then(Json::as_bool).unwrap_or(false),
     };
     judge(standard, &case)
 }
@@ -144,7 +141,7 @@ fn python_mirror_is_the_scripts_machinery() {
     let inlined = source.split_once(marker).unwrap_or_else(|| panic!("{} has no marker line", path.display())).1;
     assert!(
         inlined.contains(
-            "\ndef judge(standard, api, backward, exact_op, dtype, tested, bench, reference, cosine_threshold, max_abs_err_threshold, rounding=None):\n"
+            "\ndef judge(standard, api, backward, exact_op, dtype, tested, bench, reference, cosine_threshold, max_abs_err_threshold,\n          rounding=None, emulated=False):\n"
         ),
         "{}",
         path.display()

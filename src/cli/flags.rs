@@ -141,7 +141,7 @@ struct OpGenerateFlags {
     /// Python scripts, or Rust cargo projects on the runtime crate.
     #[arg(long, value_enum, default_value = "python")]
     lang: Lang,
-    /// Overrides the config's precision standard baked into the scripts: msprobe (cosine and max abs), api (per API and dtype) or bound (within the rounding error bound).
+    /// Overrides the config's precision standard baked into the scripts: default (msprobe on a device's values, bound on an emulated device's), msprobe (cosine and max abs), api (per API and dtype) or bound (within the rounding error bound).
     #[arg(long, value_parser = one_of(&Standard::ALL, Standard::as_str))]
     standard: Option<Standard>,
     /// Python: write the scripts' machinery once, as a module of this version beside them that they import, instead of into every script.
@@ -182,7 +182,7 @@ struct ReplayFlags {
     /// Rows of the ranked table to print (0: all).
     #[arg(long, default_value_t = 20)]
     top: usize,
-    /// Overrides the config's precision standard: msprobe (cosine and max abs), api (per API and dtype) or bound (within the rounding error bound).
+    /// Overrides the config's precision standard: default (msprobe on recorded device values, bound on an emulated device's), msprobe (cosine and max abs), api (per API and dtype) or bound (within the rounding error bound).
     #[arg(long, value_parser = one_of(&Standard::ALL, Standard::as_str))]
     standard: Option<Standard>,
     /// Exit 0 when no row is an error even if some are `skip` (calls the tool cannot replay).

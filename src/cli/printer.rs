@@ -2,7 +2,7 @@
 //! errors on stderr, each as msprobe-rs has always printed them.
 
 use runtime::compare::Status;
-use runtime::report::ranked_table;
+use runtime::report::{ranked_table, tested_split};
 
 use super::Error;
 use crate::op_generate::{BatchReport, Generated};
@@ -74,12 +74,13 @@ pub fn replay(report: &ReplayReport, top: usize) {
     print!("{}", ranked_table(&report.rows.details, top));
     let n = |s| report.count(s);
     let counts = format!(
-        "{} rows: {} pass, {} warning, {} skip, {} error",
+        "{} rows: {} pass, {} warning, {} skip, {} error; {}",
         report.rows.details.len(),
         n(Status::Pass),
         n(Status::Warning),
         n(Status::Skip),
-        n(Status::Error)
+        n(Status::Error),
+        tested_split(&report.rows.details, report.standard)
     );
     if let Some(p) = &report.part {
         eprintln!("replayed {} calls ({} already judged, {} shared with an identical call)", p.replayed, p.judged, p.shared);

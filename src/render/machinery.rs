@@ -209,6 +209,10 @@ fn tables_body() -> String {
     o.push_str("# Message parts the native replay writes too (runtime/src/replay/judge.rs).\n");
     writeln!(o, "UNDEFINED_VALUES = {}", py_str(runtime::replay::UNDEFINED_VALUES)).unwrap();
     writeln!(o, "SELF_REFERENCE = {}", py_str(runtime::replay::SELF_REFERENCE)).unwrap();
+    o.push_str("# An emulated row's error under the default standard (runtime/src/standard.rs).\n");
+    writeln!(o, "EMULATED_OVERFLOW = {}", py_str(runtime::standard::EMULATED_OVERFLOW)).unwrap();
+    writeln!(o, "EMULATED_BEYOND_BOUND = {}", py_str(runtime::standard::EMULATED_BEYOND_BOUND)).unwrap();
+    writeln!(o, "EMULATED_RULE = {}", py_str(runtime::standard::EMULATED_RULE)).unwrap();
     out
 }
 

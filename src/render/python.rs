@@ -127,8 +127,8 @@ pub struct PythonContext {
     /// `True` for the losses whose second argument is class indices
     /// (`cross_entropy`, `nll_loss`): random targets are folded into the classes.
     pub class_targets: String,
-    /// `True` for npu_fusion_attention: a random `atten_mask` in sparse_mode 0
-    /// is its token band's.
+    /// The keywords `(mask, pre, next)` of a fused attention whose random
+    /// mask in sparse_mode 0 is its token band's; `None` for other ops.
     pub token_mask: String,
     /// `forward` / `backward`.
     pub propagation: &'static str,
@@ -326,7 +326,7 @@ impl PythonContext {
             exact_op: py_bool(exact_op),
             undefined_outputs: py_opt(op.filter(|op| op.values_undefined()).map(|_| py_str(runtime::replay::UNDEFINED_VALUES))),
             class_targets: py_bool(op.is_some_and(|op| op.class_targets())),
-            token_mask: py_bool(op.is_some_and(|op| op.token_mask())),
+            token_mask: py_opt(op.and_then(|op| op.token_mask()).map(|k| format!("({}, {}, {})", py_str(k.mask), py_str(k.pre), py_str(k.next)))),
             propagation: direction.as_str(),
             tested: api_map::tested(framework, &call.name),
             bench: api_map::bench(framework, &call.name),

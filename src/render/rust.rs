@@ -116,6 +116,7 @@ impl RustContext {
             cosine_threshold: rs_float(replay.cosine_threshold),
             max_abs_err_threshold: rs_float(replay.max_abs_err_threshold),
             standard: match replay.standard {
+                Standard::Default => "Default",
                 Standard::Msprobe => "Msprobe",
                 Standard::Api => "Api",
                 Standard::Bound => "Bound",

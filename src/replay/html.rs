@@ -76,9 +76,12 @@ pub(super) fn write(page: &Page, target: &Option<PathBuf>, rows: &Rows, calls: V
         framework: page.framework.as_str().to_string(),
         standard: page.standard.as_str().to_string(),
         tested: if page.emulate {
-            "emulated device (--emulate)".into()
+            format!("emulated device (--emulate): {}", runtime::report::tested_split(&rows.details, page.standard))
         } else {
-            "the dump's recorded outputs where present, else the emulated device (see each Message)".into()
+            format!(
+                "the dump's recorded outputs where present, else the emulated device (see each Message): {}",
+                runtime::report::tested_split(&rows.details, page.standard)
+            )
         },
         command: std::env::args().map(|a| if a.contains(' ') { format!("'{a}'") } else { a }).collect::<Vec<_>>().join(" "),
         generated: runtime::report::stamp_now(),

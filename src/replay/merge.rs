@@ -189,5 +189,5 @@ fn write_job(opts: &MergeOptions, parts: Vec<(PathBuf, Part)>) -> Result<ReplayR
     let root = PathBuf::from(&header.root);
     let page = Page { dump: &root, framework, standard, emulate: header.options.emulate, stack_note: notes.join("; "), output_dir: &opts.output_dir };
     let w = report::write(&opts.output_dir, standard, header.whole, &calls, opts.html.as_ref().map(|t| (t, page)))?;
-    Ok(ReplayReport { rows: w.rows, files: Some(w.files), html: w.html, part: None, merge_hint: None })
+    Ok(ReplayReport { rows: w.rows, files: Some(w.files), html: w.html, part: None, merge_hint: None, standard })
 }

@@ -76,7 +76,7 @@ fn run_one(opts: &Options, name: &ApiName) -> Result<ReplayReport, ReplayError> 
         output_dir: &opts.output_dir,
     });
     let w = report::write(&opts.output_dir, opts.config.standard, false, &[record], opts.html.as_ref().zip(page))?;
-    Ok(ReplayReport { rows: w.rows, files: Some(w.files), html: w.html, part: None, merge_hint: None })
+    Ok(ReplayReport { rows: w.rows, files: Some(w.files), html: w.html, part: None, merge_hint: None, standard: opts.config.standard })
 }
 
 /// The sha256 of the rulebook in force, as JSON: what a part records of
@@ -148,7 +148,7 @@ fn run_job(opts: &Options, selector: &ApiSelector) -> Result<ReplayReport, Repla
             opts.output_dir.display().to_string()
         };
         let hint = format!("msprobe -f {} replay --merge {merge_dir}{html}", opts.framework.as_str());
-        return Ok(ReplayReport { rows, files: None, html: None, part: Some(outcome), merge_hint: Some(hint) });
+        return Ok(ReplayReport { rows, files: None, html: None, part: Some(outcome), merge_hint: Some(hint), standard: opts.config.standard });
     }
     let dump = if job.whole { root.to_path_buf() } else { job.dumps[0].at.file.clone() };
     let page = Page {
@@ -160,5 +160,5 @@ fn run_job(opts: &Options, selector: &ApiSelector) -> Result<ReplayReport, Repla
         output_dir: &opts.output_dir,
     };
     let w = report::write(&opts.output_dir, opts.config.standard, job.whole, &part.calls, opts.html.as_ref().map(|t| (t, page)))?;
-    Ok(ReplayReport { rows: w.rows, files: Some(w.files), html: w.html, part: Some(outcome), merge_hint: None })
+    Ok(ReplayReport { rows: w.rows, files: Some(w.files), html: w.html, part: Some(outcome), merge_hint: None, standard: opts.config.standard })
 }

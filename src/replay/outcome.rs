@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use runtime::compare::Status;
 use runtime::exit;
 use runtime::replay::Rows;
+use runtime::standard::Standard;
 
 use crate::select::Shard;
 
@@ -37,6 +38,8 @@ pub struct ReplayReport {
     /// For a shard of several: the command that merges the parts (with
     /// `--html` when the shard was given it: the page is the merge's).
     pub merge_hint: Option<String>,
+    /// The standard the rows were judged by (the summary names it).
+    pub standard: Standard,
 }
 
 impl ReplayReport {

@@ -12,11 +12,11 @@ use std::path::{Path, PathBuf};
 
 use runtime::compare::Status;
 use runtime::replay::Rows;
-use runtime::report::{DetailRow, HtmlArg, HtmlFrame, ResultRow};
+use runtime::report::{DetailRow, HtmlArg, HtmlFrame, ResultRow, TestedOn};
 use serde::{Deserialize, Serialize};
 
 /// The format tag of a part and of a journal's header.
-pub const FORMAT: &str = "msprobe-rs replay part 2";
+pub const FORMAT: &str = "msprobe-rs replay part 3";
 
 /// The folder of the parts in an output folder (one subfolder per option set).
 pub fn dir(out: &Path) -> PathBuf {
@@ -263,6 +263,7 @@ struct Detail {
     rule: String,
     metrics: String,
     hist: Option<Vec<u64>>,
+    tested_on: Option<TestedOn>,
 }
 
 /// A result row as a part stores it.
@@ -347,6 +348,7 @@ impl CallRecord {
                 rule: r.rule.clone(),
                 metrics: r.metrics.clone(),
                 hist: r.hist.clone(),
+                tested_on: r.tested_on,
             })
             .collect();
         let results = rows
@@ -382,6 +384,7 @@ impl CallRecord {
                     rule: d.rule.clone(),
                     metrics: d.metrics.clone(),
                     hist: d.hist.clone(),
+                    tested_on: d.tested_on,
                 })
                 .collect(),
             results: self

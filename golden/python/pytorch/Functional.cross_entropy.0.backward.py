@@ -71,8 +71,8 @@ RANDOM_SEED = 42
 ITER_TIMES = 1
 COSINE_THRESHOLD = 0.99
 MAX_ABS_ERR_THRESHOLD = 0.0001
-# The precision standard rows are judged by ("msprobe", "api" or "bound"); --standard overrides.
-STANDARD = "msprobe"
+# The precision standard rows are judged by ("default", "msprobe", "api" or "bound"); --standard overrides.
+STANDARD = "default"
 # The API as the standard's tables name it, and whether the op only moves
 # data (its forward results must then be identical).
 API_OP = "Functional.cross_entropy"
@@ -82,8 +82,9 @@ UNDEFINED_OUTPUTS = None
 # Whether the second argument is class indices (the op table's class-target fact):
 # random ones between the ignore marker and class 0 are folded into the classes.
 CLASS_TARGETS = True
-# Whether a random atten_mask is its token band's (the op table's token-mask fact).
-TOKEN_MASK = False
+# The (mask, pre, next) keywords of a fused attention whose random mask is its token band's
+# (the op table's token-mask fact), or None.
+TOKEN_MASK = None
 # Tensor files of the dump (real_data); --data-dir overrides.
 DATA_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tests/fixtures/pytorch/tensor/dump_tensor_data"))
 # The dump this call came from, relative to this script when they share a tree.

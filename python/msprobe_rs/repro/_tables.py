@@ -70,7 +70,7 @@ KEYWORD_ALIASES = {
     "x": "input",
 }
 # The judging rules' numbers and factors (runtime/rulebook.json, which says what each is).
-RULEBOOK = {"random_data": {"float_without_stats": [-1.0, 1.0], "int_without_stats": [0.0, 1.0], "after_a_nan_stat": [-1.0, 1.0]}, "absolute": {"fp16": {"rtol": 0.001, "small": 0.001, "atol": 1e-5}, "bf16": {"rtol": 0.004, "small": 0.001, "atol": 1e-5}, "fp32": {"rtol": 1e-6, "small": 1e-6, "atol": 1e-9}}, "ulp": {"fp16": {"over": 1.0, "share_below": 0.001, "mean_below": None}, "bf16": {"over": 1.0, "share_below": 0.001, "mean_below": None}, "fp32": {"over": 32.0, "share_below": 0.05, "mean_below": 64.0}}, "thousandth": {"rtol": 0.001, "share_above": 0.999}, "benchmark": {"small_value_bound": 2.0, "levels": {"level1": [5.0, 1.5, 1.5], "level2": [2.0, 1.2, 1.2], "default": [10.0, 2.0, 2.0]}, "fp16": {"small": 0.001, "atol": 1e-5, "floor": 0.00048828125}, "bf16": {"small": 0.001, "atol": 1e-5, "floor": 0.00390625}, "fp32": {"small": 1e-6, "atol": 1e-9, "floor": 6.103515625e-5}}, "rounding": {"k": {"composite": [64.0, 64.0], "parts": [32.0, 32.0], "smooth": [32.0, 32.0], "sums": [16.0, 16.0], "terms": [3.0, 16.0]}, "half_precision_k": 4.0}, "csv": {"details": ["API Name", "Bench Dtype", "Tested Dtype", "Shape", "Cosine", "MaxAbsErr", "MaxRelativeErr", "Status", "Message"], "standard": ["Standard", "Standard Metrics"], "result": ["API Name", "Forward Test Success", "Backward Test Success", "Message"], "job": ["Step", "Rank"]}, "npu_references": {"fast_gelu_alpha": 1.702, "scaled_masked_softmax_fill": -10000.0}}
+RULEBOOK = {"default_standard": {"recorded": "msprobe", "emulated": "bound", "recorded_within_bound_pass": True}, "absolute": {"fp16": {"rtol": 0.001, "small": 0.001, "atol": 1e-5}, "bf16": {"rtol": 0.004, "small": 0.001, "atol": 1e-5}, "fp32": {"rtol": 1e-6, "small": 1e-6, "atol": 1e-9}}, "ulp": {"fp16": {"over": 1.0, "share_below": 0.001, "mean_below": None}, "bf16": {"over": 1.0, "share_below": 0.001, "mean_below": None}, "fp32": {"over": 32.0, "share_below": 0.05, "mean_below": 64.0}}, "thousandth": {"rtol": 0.001, "share_above": 0.999}, "benchmark": {"small_value_bound": 2.0, "levels": {"level1": [5.0, 1.5, 1.5], "level2": [2.0, 1.2, 1.2], "default": [10.0, 2.0, 2.0]}, "fp16": {"small": 0.001, "atol": 1e-5, "floor": 0.00048828125}, "bf16": {"small": 0.001, "atol": 1e-5, "floor": 0.00390625}, "fp32": {"small": 1e-6, "atol": 1e-9, "floor": 6.103515625e-5}}, "rounding": {"k": {"composite": [64.0, 64.0], "parts": [32.0, 32.0], "smooth": [32.0, 32.0], "sums": [16.0, 16.0], "terms": [3.0, 16.0]}, "half_precision_k": 4.0}, "csv": {"details": ["API Name", "Bench Dtype", "Tested Dtype", "Shape", "Cosine", "MaxAbsErr", "MaxRelativeErr", "Status", "Message"], "standard": ["Standard", "Standard Metrics"], "result": ["API Name", "Forward Test Success", "Backward Test Success", "Message"], "job": ["Step", "Rank"]}, "npu_references": {"fast_gelu_alpha": 1.702, "scaled_masked_softmax_fill": -10000.0}, "random_data": {"float_without_stats": [-1.0, 1.0], "int_without_stats": [0.0, 1.0], "after_a_nan_stat": [-1.0, 1.0]}}
 # msprobe's API sets of the api standard by rule (the rulebook's api_standard).
 STANDARD_API_SETS = {
     "absolute": frozenset(["add", "sub", "mul", "div", "truediv", "true_divide", "floordiv", "floor_divide", "multiply", "subtract", "divide", "rsub", "leaky_relu", "prelu", "reciprocal", "rsqrt", "square"]),
@@ -635,6 +635,11 @@ ROUNDING = {
     "Torch.isclose": ("composite",),
     "Tensor.__bool__": ("composite",),
     "Tensor.__rmod__": ("composite",),
+    "MS.Functional.rms_norm": ("composite",),
+    "MS.Functional.swiglu": ("composite",),
+    "MS.Functional.fast_gelu": ("smooth",),
+    "MS.Functional.rotary_position_embedding": ("composite",),
+    "MS.Functional.flash_attention_score": ("composite",),
     "Torch.einsum": ("sums", ("equation", "operands")),
     "MS.Functional.einsum": ("sums", ("equation", "operands")),
     "NPU.npu_rms_norm": ("composite",),
@@ -1083,3 +1088,7 @@ FLOAT_FORMATS = {
 # Message parts the native replay writes too (runtime/src/replay/judge.rs).
 UNDEFINED_VALUES = "values undefined (uninitialized memory): only the shape is compared"
 SELF_REFERENCE = "the reference run is the tested run itself, so this rule cannot fail here"
+# An emulated row's error under the default standard (runtime/src/standard.rs).
+EMULATED_OVERFLOW = "the emulated {dtype} arithmetic itself fails here (Inf or NaN where the float64 bench is finite: overflow): any device computing in {dtype} fails so"
+EMULATED_BEYOND_BOUND = "the emulated {dtype} arithmetic itself fails here (error beyond its rounding bound: cancellation or accumulation): any device computing in {dtype} fails so"
+EMULATED_RULE = "emulated device judged by the {rule} rule"

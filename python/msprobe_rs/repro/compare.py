@@ -81,6 +81,8 @@ def compare_leaf(call, tested_leaf_, bench_leaf_, reference, backward, opts, rou
         rounding = (np.asarray(rounding[0], dtype=np.float64).reshape(-1),) + factors
     else:
         rounding = None
+    # A script's tested side is the framework's own run on the machine it runs on (the CPU
+    # included): a device's values, never msprobe-rs's emulation of one.
     status, message, rule, metrics_text = judge(opts.standard, call.API_OP, backward, exact, dtype, t, b, reference,
                                                 call.COSINE_THRESHOLD, call.MAX_ABS_ERR_THRESHOLD, rounding=rounding)
     if opts.reference_is_tested and rule in ("benchmark", "ulp"):

@@ -271,23 +271,25 @@ def fold_class_targets(args, kwargs):
     args[1] = Master(args[1].spec, folded.astype(values.dtype))
 
 
-def band_mask(kwargs):
-    """A random integer or bool atten_mask of npu_fusion_attention in sparse_mode 0 becomes
-    the mask of its token band: True (not attended) where j - i > next_tockens or
-    i - j > pre_tockens over its last two dims (as msprobe-rs replay does): statistics cannot
-    give the recorded mask back."""
-    mask = kwargs.get("atten_mask")
+def band_mask(kwargs, keys):
+    """A random integer or bool mask of a fused attention in sparse_mode 0 becomes the mask
+    of its token band: True (not attended) where j - i > next or i - j > pre over its last
+    two dims (as msprobe-rs replay does): statistics cannot give the recorded mask back.
+    keys are the call's (mask, pre, next) keywords: npu_fusion_attention's atten_mask,
+    pre_tockens, next_tockens; flash_attention_score's attn_mask, pre_tokens, next_tokens."""
+    mask_key, pre_key, next_key = keys
+    mask = kwargs.get(mask_key)
     if kwargs.get("sparse_mode", 0) != 0 or not isinstance(mask, Master) or mask.array.ndim < 2:
         return
     if dtype_info(mask.spec.dtype)[1] not in ("bool", "int"):
         return
-    pre, nxt = kwargs.get("pre_tockens", 2147483647), kwargs.get("next_tockens", 2147483647)
+    pre, nxt = kwargs.get(pre_key, 2147483647), kwargs.get(next_key, 2147483647)
     if not (isinstance(pre, int) and isinstance(nxt, int)):
         return
     s1, s2 = mask.array.shape[-2:]
     i, j = np.arange(s1).reshape(s1, 1), np.arange(s2).reshape(1, s2)
     band = np.broadcast_to((j - i > nxt) | (i - j > pre), mask.array.shape)
-    kwargs["atten_mask"] = Master(mask.spec, band.astype(mask.array.dtype))
+    kwargs[mask_key] = Master(mask.spec, band.astype(mask.array.dtype))
 
 
 def wants_grad(master, any_marked):

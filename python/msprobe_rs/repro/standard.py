@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ._tables import FLOAT_FORMATS, RULEBOOK, STANDARD_API_SETS
+from ._tables import EMULATED_BEYOND_BOUND, EMULATED_OVERFLOW, EMULATED_RULE, FLOAT_FORMATS, RULEBOOK, STANDARD_API_SETS
 
 # --- msprobe-rs: the scripts inline this file from here ---
 
@@ -308,9 +308,10 @@ def _std_rounding_bound(t, b, bound):
     return ("error" if problems else "pass"), problems, [], text
 
 
-def _std_rescued(t, b, bound, rule):
-    """An api rule that is not a pass, rerun with the elements within the rounding
-    bound counted as exact; the better verdict, with a note when the bound changed it."""
+def _std_rescued(t, b, bound, rule, name="the api rule"):
+    """A rule (name: the api rule, msprobe's thresholds) that is not a pass, rerun with the
+    elements within the rounding bound counted as exact; the better verdict, with a note
+    when the bound changed it."""
     raw = rule(t)
     if raw[0] == "pass":
         return raw
@@ -324,7 +325,7 @@ def _std_rescued(t, b, bound, rule):
     if _STD_SEVERITY[status] >= _STD_SEVERITY[raw[0]]:
         return raw
     notes = notes + [f"{n} elements within the rounding bound counted as exact (worst {_std_g(worst)} of the bound; "
-                     f"the api rule alone: {raw[0]})"]
+                     f"{name} alone: {raw[0]})"]
     return status, problems, notes, text
 
 
@@ -347,13 +348,47 @@ def _std_api_rule(rule, t, b, reference, cls, eps, api):
 NO_BOUND = "no rounding bound for this output: judged by the api standard"
 
 
-def judge(standard, api, backward, exact_op, dtype, tested, bench, reference, cosine_threshold, max_abs_err_threshold, rounding=None):
-    """Judges one output by the precision standard ("msprobe", "api" or "bound"):
+def standard_for_row(standard, emulated):
+    """The standard one row is judged by: "default" resolved by the rulebook's
+    default_standard for a row whose tested side is emulated (or a device's own)."""
+    if standard != "default":
+        return standard
+    return RULEBOOK["default_standard"]["emulated" if emulated else "recorded"]
+
+
+def judge(standard, api, backward, exact_op, dtype, tested, bench, reference, cosine_threshold, max_abs_err_threshold,
+          rounding=None, emulated=False):
+    """Judges one output by the precision standard ("default", "msprobe", "api" or "bound"):
     returns (status, message, rule, metrics_text). tested, bench and reference (or
     None) are 1-D float64 arrays; dtype is the tested side's canonical name;
     rounding is (magnitude, k, compute) of the rounding bound (magnitude a 1-D float64 array
     like bench; k and the compute dtype the class's factors for the dtype), or None when the
-    output has none. A magnitude that is not finite where the bench is bounds nothing."""
+    output has none. A magnitude that is not finite where the bench is bounds nothing.
+    emulated says whether the tested side is the emulated device (a CPU run): "default"
+    judges such a row by the rulebook's default_standard["emulated"], names the rule and
+    its metrics in the message (the CSVs keep msprobe's nine columns there), and names an
+    error of it as the dtype's own arithmetic failing."""
+    rescue = standard == "default" and not emulated and RULEBOOK["default_standard"]["recorded_within_bound_pass"]
+    status, message, rule, text = _std_judge(standard_for_row(standard, emulated), api, backward, exact_op, dtype, tested,
+                                             bench, reference, cosine_threshold, max_abs_err_threshold, rounding, rescue)
+    if standard != "default" or not emulated:
+        return status, message, rule, text
+    parts = []
+    if status == "error":
+        overflow = int((~np.isfinite(tested)).sum()) > int((~np.isfinite(bench)).sum())
+        parts.append((EMULATED_OVERFLOW if overflow else EMULATED_BEYOND_BOUND).replace("{dtype}", dtype))
+    if message:
+        parts.append(message)
+    if rule != "cosine and max abs":
+        named = EMULATED_RULE.replace("{rule}", rule)
+        parts.append(f"{named} ({text})" if text else named)
+    return status, "; ".join(parts), rule, text
+
+
+def _std_judge(standard, api, backward, exact_op, dtype, tested, bench, reference, cosine_threshold, max_abs_err_threshold,
+               rounding, rescue):
+    """judge by a resolved standard; with rescue, msprobe's thresholds are applied again with
+    the elements within the rounding bound counted as exact when they fail."""
     bounded = (rounding is not None and rounding[0].size == bench.size
                and bool(np.all(np.isfinite(rounding[0]) | ~np.isfinite(bench))))
     rule = _std_rule(standard, api, backward, exact_op, dtype, bounded)
@@ -364,8 +399,17 @@ def judge(standard, api, backward, exact_op, dtype, tested, bench, reference, co
         return "pass", "empty tensor", rule, ""
     with np.errstate(all="ignore"):
         if rule == "cosine and max abs":
-            status, message = _std_msprobe(t, b, cosine_threshold, max_abs_err_threshold)
-            return status, message, rule, ""
+            def thresholds(x):
+                status, message = _std_msprobe(x, b, cosine_threshold, max_abs_err_threshold)
+                listed = [message] if message else []
+                return (status, [], listed, "") if status == "pass" else (status, listed, [], "")
+
+            if rescue and bounded:
+                bound = _StdElementBound(rounding[0], rounding[1], rounding[2], dtype)
+                status, problems, notes, _ = _std_rescued(t, b, bound, thresholds, "msprobe's thresholds")
+            else:
+                status, problems, notes, _ = thresholds(t)
+            return status, "; ".join(list(problems) + list(notes)), rule, ""
         cls = _std_class(dtype)
         eps = 2.0 ** -52 if dtype == "float64" else 2.0 ** -23
         bound = _StdElementBound(rounding[0], rounding[1], rounding[2], dtype) if bounded else None

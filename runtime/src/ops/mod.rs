@@ -29,6 +29,7 @@ mod index;
 mod inner_grad;
 mod loss;
 mod math;
+mod ms_fused;
 mod nn;
 mod node_grads;
 mod norm;
@@ -75,6 +76,19 @@ pub enum Standard {
     Undefined,
 }
 
+/// The keywords a fused attention API names its mask and token band by
+/// ([`Fact::TokenMask`]): torch_npu's `atten_mask`, `pre_tockens`,
+/// `next_tockens`; MindSpore's `attn_mask`, `pre_tokens`, `next_tokens`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenKeys {
+    /// The mask (true or 1: not attended).
+    pub mask: &'static str,
+    /// How far before its own place a query attends.
+    pub pre: &'static str,
+    /// How far after.
+    pub next: &'static str,
+}
+
 /// What the replay knows about an op beyond its semantics: how PyTorch
 /// runs it and how msprobe records it. Each is recognised from the data
 /// before it changes a verdict (`crate::replay`'s quirks).
@@ -100,11 +114,12 @@ pub enum Fact {
     /// AddmmBackward0 `[bias, input, weight.t()]`, a view's one incoming
     /// gradient): the layouts it can have ([`crate::grad_layout`]).
     NodeGradients(NodeLayouts),
-    /// Its `atten_mask` in sparse_mode 0 attends only the band between
-    /// `pre_tockens` and `next_tockens` (npu_fusion_attention): statistics
-    /// cannot give the recorded mask back, so a random one is the band's
-    /// own (Megatron's causal call: the causal mask).
-    TokenMask,
+    /// Its mask in sparse_mode 0 attends only the band between its
+    /// pre and next tokens (npu_fusion_attention, flash_attention_score:
+    /// the keyword names are the [`TokenKeys`]): statistics cannot give the
+    /// recorded mask back, so a random one is the band's own (Megatron's
+    /// causal call: the causal mask).
+    TokenMask(TokenKeys),
     /// Elements of the intermediates one run of the op holds beyond its
     /// inputs and outputs (attention's `[B, N, S1, S2]` scores), from the
     /// call's specs: the working-set estimate counts them
@@ -261,9 +276,13 @@ impl Op {
         self.facts.iter().find_map(|f| if let Fact::Intermediates(f) = f { f(r) } else { None }).unwrap_or(0)
     }
 
-    /// Whether a random `atten_mask` is its token band's ([`Fact::TokenMask`]).
-    pub fn token_mask(&self) -> bool {
-        self.facts.iter().any(|f| matches!(f, Fact::TokenMask))
+    /// The keywords of its mask and token band when a random mask is the
+    /// band's ([`Fact::TokenMask`]).
+    pub fn token_mask(&self) -> Option<&'static TokenKeys> {
+        self.facts.iter().find_map(|f| match f {
+            Fact::TokenMask(keys) => Some(keys),
+            _ => None,
+        })
     }
 
     /// Whether the second positional argument is class indices ([`Fact::ClassTargets`]).
@@ -338,6 +357,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(compare::OPS)
         .chain(index::OPS)
         .chain(math::OPS)
+        .chain(ms_fused::OPS)
         .chain(einsum::OPS)
         .chain(npu_fused::OPS)
         .chain(npu_attention::OPS)

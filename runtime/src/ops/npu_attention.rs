@@ -1,5 +1,10 @@
-//! torch_npu's `npu_fusion_attention` (`NPU.npu_fusion_attention`), by its
-//! documented formula `softmax(mask(scale·(Q·Kᵀ + pse)))·V` in float64,
+//! torch_npu's `npu_fusion_attention` (`NPU.npu_fusion_attention`) and
+//! MindSpore's `flash_attention_score` (the same Ascend operator; its
+//! entry is in `ms_fused.rs`: `real_shift`, `attn_mask`, `scalar_value`,
+//! `pre_tokens`, `next_tokens` are its names of `pse`, `atten_mask`,
+//! `scale`, `pre_tockens`, `next_tockens`, and it returns
+//! `attention_out` alone), by the documented formula
+//! `softmax(mask(scale·(Q·Kᵀ + pse)))·V` in float64,
 //! composed from candle primitives so that the gradients of query, key and
 //! value are autograd's.
 //!
@@ -30,27 +35,44 @@
 use candle_core::{Device, Tensor, D};
 
 use super::nn::softmax_t;
-use super::{Fact, Op, Standard};
+use super::{Fact, Op, Standard, TokenKeys};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::dtype::TDType;
 use crate::error::{Error, Result};
 use crate::value::{Value, T};
 
-fn unsupported<X>(why: impl Into<String>) -> Result<X> {
-    Err(Error::Unsupported(format!("npu_fusion_attention: {}", why.into())))
+/// The keyword names one fused attention API gives its settings, and its name.
+struct Keys {
+    api: &'static str,
+    pse: &'static str,
+    scale: &'static str,
+    tokens: TokenKeys,
 }
 
-fn arg<X>(why: impl Into<String>) -> Result<X> {
-    Err(Error::Arg(format!("npu_fusion_attention: {}", why.into())))
+/// torch_npu's mask and token keywords.
+const NPU_TOKENS: TokenKeys = TokenKeys { mask: "atten_mask", pre: "pre_tockens", next: "next_tockens" };
+
+/// MindSpore's mask and token keywords (flash_attention_score).
+pub(super) const MS_TOKENS: TokenKeys = TokenKeys { mask: "attn_mask", pre: "pre_tokens", next: "next_tokens" };
+
+const NPU: Keys = Keys { api: "npu_fusion_attention", pse: "pse", scale: "scale", tokens: NPU_TOKENS };
+const MS: Keys = Keys { api: "flash_attention_score", pse: "real_shift", scale: "scalar_value", tokens: MS_TOKENS };
+
+fn unsupported<X>(api: &str, why: impl Into<String>) -> Result<X> {
+    Err(Error::Unsupported(format!("{api}: {}", why.into())))
+}
+
+fn arg<X>(api: &str, why: impl Into<String>) -> Result<X> {
+    Err(Error::Arg(format!("{api}: {}", why.into())))
 }
 
 /// `t` in `layout` as `[B, N, S, D]` (`heads` splits H in BSH and SBH).
-fn to_bnsd(t: &Tensor, layout: &str, heads: usize, what: &str) -> Result<Tensor> {
+fn to_bnsd(api: &str, t: &Tensor, layout: &str, heads: usize, what: &str) -> Result<Tensor> {
     let dims = t.dims().to_vec();
     let split = |h: usize| -> Result<usize> {
         if heads == 0 || !h.is_multiple_of(heads) {
-            return arg(format!("{what}'s hidden size {h} is not a multiple of {heads} heads"));
+            return arg(api, format!("{what}'s hidden size {h} is not a multiple of {heads} heads"));
         }
         Ok(h / heads)
     };
@@ -59,7 +81,7 @@ fn to_bnsd(t: &Tensor, layout: &str, heads: usize, what: &str) -> Result<Tensor>
         ("SBH", &[s, b, h]) => t.reshape((s, b, heads, split(h)?))?.permute((1, 2, 0, 3))?.contiguous()?,
         ("BSND", &[_, _, _, _]) => t.transpose(1, 2)?.contiguous()?,
         ("BNSD", &[_, _, _, _]) => t.clone(),
-        _ => return arg(format!("{what} of shape {dims:?} is not in layout {layout}")),
+        _ => return arg(api, format!("{what} of shape {dims:?} is not in layout {layout}")),
     })
 }
 
@@ -75,19 +97,19 @@ fn from_bnsd(t: &Tensor, layout: &str) -> Result<Tensor> {
 }
 
 /// The heads of `key`/`value` in BSH and SBH: their hidden size over query's head dim.
-fn kv_heads(k: &T, layout: &str, head_dim: usize) -> Result<usize> {
+fn kv_heads(api: &str, k: &T, layout: &str, head_dim: usize) -> Result<usize> {
     match (layout, k.dims()) {
         ("BSH" | "SBH", &[_, _, h]) if head_dim > 0 && h % head_dim == 0 => Ok(h / head_dim),
         ("BSND", &[_, _, n, _]) | ("BNSD", &[_, n, _, _]) => Ok(n),
-        _ => arg(format!("key of shape {:?} does not fit layout {layout} with head dim {head_dim}", k.dims())),
+        _ => arg(api, format!("key of shape {:?} does not fit layout {layout} with head dim {head_dim}", k.dims())),
     }
 }
 
 /// `[B, N2, S, D]` repeated to `[B, N1, S, D]`: query head `i` reads key/value head `i / (N1/N2)`.
-fn repeat_heads(t: &Tensor, n1: usize) -> Result<Tensor> {
+fn repeat_heads(api: &str, t: &Tensor, n1: usize) -> Result<Tensor> {
     let (b, n2, s, d) = t.dims4()?;
     if n2 == 0 || !n1.is_multiple_of(n2) {
-        return arg(format!("{n1} query heads are not a multiple of {n2} key/value heads"));
+        return arg(api, format!("{n1} query heads are not a multiple of {n2} key/value heads"));
     }
     if n1 == n2 {
         return Ok(t.clone());
@@ -103,8 +125,8 @@ fn mask_of(s1: usize, s2: usize, device: &Device, masked: impl Fn(i64, i64) -> b
 
 /// What one call's settings mask, for sequences of `s1` queries and `s2`
 /// keys, on `device`; `given` is `atten_mask` (for one sequence in TND).
-fn mask(b: &Bound, given: Option<&T>, s1: usize, s2: usize, device: &Device) -> Result<Option<Tensor>> {
-    let (pre, next) = (b.int("pre_tockens")?, b.int("next_tockens")?);
+fn mask(k: &Keys, b: &Bound, given: Option<&T>, s1: usize, s2: usize, device: &Device) -> Result<Option<Tensor>> {
+    let (pre, next) = (b.int(k.tokens.pre)?, b.int(k.tokens.next)?);
     let band = move |i: i64, j: i64| j - i > next || i - j > pre;
     let given = given.map(|m| m.t.ne(0.0)).transpose()?;
     let (s1i, s2i) = (s1 as i64, s2 as i64);
@@ -123,28 +145,29 @@ fn mask(b: &Bound, given: Option<&T>, s1: usize, s2: usize, device: &Device) -> 
         2 => Some(mask_of(s1, s2, device, |i, j| j > i)?),
         3 => Some(mask_of(s1, s2, device, |i, j| j - i > s2i - s1i)?),
         4 if s1 == s2 => Some(mask_of(s1, s2, device, band)?),
-        4 => return unsupported(format!("sparse_mode 4 with {s1} queries and {s2} keys (the band's alignment is replayed for equal lengths only)")),
-        m @ 5..=8 => return unsupported(format!("sparse_mode {m} (prefix and variable-length compressed masks) is not replayed")),
-        m => return arg(format!("sparse_mode must be 0 to 8, got {m}")),
+        4 => return unsupported(k.api, format!("sparse_mode 4 with {s1} queries and {s2} keys (the band's alignment is replayed for equal lengths only)")),
+        m @ 5..=8 => return unsupported(k.api, format!("sparse_mode {m} (prefix and variable-length compressed masks) is not replayed")),
+        m => return arg(k.api, format!("sparse_mode must be 0 to 8, got {m}")),
     })
 }
 
 /// Attention of `[B, N1, S1, D]` queries over `[B, N1, S2, D]` keys and
 /// values: `(out [B, N1, S1, D], row max, row sum of exp)`, both `[B, N1, S1, 1]`.
-fn attend(ctx: &Ctx, b: &Bound, q: &Tensor, k: &Tensor, v: &Tensor, m: Option<Tensor>, dtype: TDType) -> Result<(Tensor, Tensor, Tensor)> {
+#[allow(clippy::too_many_arguments)]
+fn attend(keys: &Keys, ctx: &Ctx, b: &Bound, q: &Tensor, k: &Tensor, v: &Tensor, m: Option<Tensor>, dtype: TDType) -> Result<(Tensor, Tensor, Tensor)> {
     let mut logits = q.matmul(&k.transpose(2, 3)?.contiguous()?)?;
-    if let Some(pse) = b.opt_tensor("pse")? {
+    if let Some(pse) = b.opt_tensor(keys.pse)? {
         logits = logits
             .broadcast_add(&pse.t)
-            .map_err(|_| Error::Arg(format!("npu_fusion_attention: pse of shape {:?} does not broadcast to {:?}", pse.dims(), logits.dims())))?;
+            .map_err(|_| Error::Arg(format!("{}: {} of shape {:?} does not broadcast to {:?}", keys.api, keys.pse, pse.dims(), logits.dims())))?;
     }
-    logits = (logits * b.float("scale")?)?;
+    logits = (logits * b.float(keys.scale)?)?;
     if let Some(m) = m {
         let m = m
             .broadcast_as(logits.dims())
-            .map_err(|_| Error::Arg(format!("npu_fusion_attention: atten_mask of shape {:?} does not broadcast to {:?}", m.dims(), logits.dims())))?;
+            .map_err(|_| Error::Arg(format!("{}: {} of shape {:?} does not broadcast to {:?}", keys.api, keys.tokens.mask, m.dims(), logits.dims())))?;
         if m.min_keepdim(D::Minus1)?.flatten_all()?.max(0)?.to_scalar::<u8>()? != 0 {
-            return unsupported("a query row with every key masked (torch_npu does not document its result)");
+            return unsupported(keys.api, "a query row with every key masked (the kernel's documentation does not say its result)");
         }
         logits = m.where_cond(&ctx.full(logits.dims(), f64::NEG_INFINITY, dtype)?, &logits)?;
     }
@@ -162,76 +185,101 @@ fn eight(t: &Tensor) -> Result<Tensor> {
 }
 
 /// The cumulative sequence ends of TND's `actual_seq_*len` over `total` rows.
-fn ends(b: &Bound, name: &str, total: usize) -> Result<Vec<usize>> {
-    let Some(ends) = b.opt_ints(name)? else { return arg(format!("layout TND needs {name}")) };
+fn ends(api: &str, b: &Bound, name: &str, total: usize) -> Result<Vec<usize>> {
+    let Some(ends) = b.opt_ints(name)? else { return arg(api, format!("layout TND needs {name}")) };
     let ok = ends.windows(2).all(|w| w[0] <= w[1]) && ends.first().is_some_and(|&e| e >= 0) && ends.last() == Some(&(total as i64));
     if !ok {
-        return arg(format!("{name} {ends:?} must be non-decreasing cumulative lengths ending at {total}"));
+        return arg(api, format!("{name} {ends:?} must be non-decreasing cumulative lengths ending at {total}"));
     }
     Ok(ends.into_iter().map(|e| e as usize).collect())
 }
 
+/// npu_fusion_attention: `(attention_out, softmax_max, softmax_sum)`.
 fn fusion_attention(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    if !b.str("softmax_layout")?.is_empty() {
+        return unsupported(NPU.api, "a softmax_layout other than the default (softmax_max and softmax_sum laid out otherwise) is not replayed");
+    }
+    let (out, max, sum) = attention(&NPU, ctx, b)?;
+    Ok(vec![Value::Tensor(out), Value::Tensor(ctx.out(eight(&max)?, TDType::F32)?), Value::Tensor(ctx.out(eight(&sum)?, TDType::F32)?)])
+}
+
+/// MindSpore's flash_attention_score: `attention_out` alone.
+pub(super) fn flash_attention_score(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    Ok(vec![Value::Tensor(attention(&MS, ctx, b)?.0)])
+}
+
+/// One call of either API: `attention_out` in query's layout and dtype, and
+/// the row max and sum of exp as computed (`[B, N1, S1, 1]`; `[T1, N1, 1]` in TND).
+fn attention(keys: &Keys, ctx: &Ctx, b: &Bound) -> Result<(T, Tensor, Tensor)> {
+    let api = keys.api;
     let (q, k, v) = (b.tensor("query")?, b.tensor("key")?, b.tensor("value")?);
     let layout = b.str("input_layout")?;
     if b.float("keep_prob")? < 1.0 {
-        return unsupported("keep_prob < 1: the dropout mask is drawn on the device (seed, offset) inside the softmax, and no output shows it");
+        return unsupported(api, "keep_prob < 1: the dropout mask is drawn on the device (seed, offset) inside the softmax, and no output shows it");
     }
     if !b.is_none("padding_mask") {
-        return unsupported("padding_mask (reserved by torch_npu) is not replayed");
-    }
-    if !b.str("softmax_layout")?.is_empty() {
-        return unsupported("a softmax_layout other than the default (softmax_max and softmax_sum laid out otherwise) is not replayed");
+        return unsupported(api, "padding_mask (reserved) is not replayed");
     }
     let n1 = usize::try_from(b.int("head_num")?).unwrap_or(0);
-    let given = b.opt_tensor("atten_mask")?;
+    let given = b.opt_tensor(keys.tokens.mask)?;
     let (out, max, sum) = if layout == "TND" {
         let (t1, n, d) = q.t.dims3()?;
         if n != n1 {
-            return arg(format!("query of shape {:?} in TND has {n} heads, head_num is {n1}", q.dims()));
+            return arg(api, format!("query of shape {:?} in TND has {n} heads, head_num is {n1}", q.dims()));
         }
         if given.is_some() && b.int("sparse_mode")? < 2 {
-            return unsupported("atten_mask in layout TND with sparse_mode 0 or 1 is not replayed");
+            return unsupported(api, format!("{} in layout TND with sparse_mode 0 or 1 is not replayed", keys.tokens.mask));
         }
         if k.rank() != 3 || k.dims()[2] != d || k.dims() != v.dims() {
-            return arg(format!("key {:?} and value {:?} do not fit layout TND with head dim {d}", k.dims(), v.dims()));
+            return arg(api, format!("key {:?} and value {:?} do not fit layout TND with head dim {d}", k.dims(), v.dims()));
         }
-        let (qe, ke) = (ends(b, "actual_seq_qlen", t1)?, ends(b, "actual_seq_kvlen", k.dims()[0])?);
+        let (qe, ke) = (ends(api, b, "actual_seq_qlen", t1)?, ends(api, b, "actual_seq_kvlen", k.dims()[0])?);
         if qe.len() != ke.len() {
-            return arg(format!("actual_seq_qlen has {} sequences, actual_seq_kvlen {}", qe.len(), ke.len()));
+            return arg(api, format!("actual_seq_qlen has {} sequences, actual_seq_kvlen {}", qe.len(), ke.len()));
         }
         let bnsd = |t: &Tensor, from: usize, to: usize| -> Result<Tensor> { Ok(t.narrow(0, from, to - from)?.unsqueeze(0)?.transpose(1, 2)?.contiguous()?) };
         let back = |t: &Tensor| -> Result<Tensor> { Ok(t.transpose(1, 2)?.squeeze(0)?.contiguous()?) };
         let (mut outs, mut maxs, mut sums) = (vec![], vec![], vec![]);
         for (i, (&qend, &kend)) in qe.iter().zip(&ke).enumerate() {
             let (qs, ks) = (if i == 0 { 0 } else { qe[i - 1] }, if i == 0 { 0 } else { ke[i - 1] });
-            let kv = |t: &T| -> Result<Tensor> { repeat_heads(&bnsd(&t.t, ks, kend)?, n1) };
-            let m = mask(b, None, qend - qs, kend - ks, &ctx.device)?;
-            let (o, mx, sm) = attend(ctx, b, &bnsd(&q.t, qs, qend)?, &kv(k)?, &kv(v)?, m, q.dtype)?;
+            let kv = |t: &T| -> Result<Tensor> { repeat_heads(api, &bnsd(&t.t, ks, kend)?, n1) };
+            let m = mask(keys, b, None, qend - qs, kend - ks, &ctx.device)?;
+            let (o, mx, sm) = attend(keys, ctx, b, &bnsd(&q.t, qs, qend)?, &kv(k)?, &kv(v)?, m, q.dtype)?;
             outs.push(back(&o)?);
             maxs.push(back(&mx)?);
             sums.push(back(&sm)?);
         }
         (Tensor::cat(&outs, 0)?, Tensor::cat(&maxs, 0)?, Tensor::cat(&sums, 0)?)
     } else {
-        let q4 = to_bnsd(&q.t, layout, n1, "query")?;
+        let q4 = to_bnsd(api, &q.t, layout, n1, "query")?;
         let (bs, _, s1, d) = q4.dims4()?;
-        let n2 = kv_heads(k, layout, d)?;
-        let (k4, v4) = (to_bnsd(&k.t, layout, n2, "key")?, to_bnsd(&v.t, layout, n2, "value")?);
+        let n2 = kv_heads(api, k, layout, d)?;
+        let (k4, v4) = (to_bnsd(api, &k.t, layout, n2, "key")?, to_bnsd(api, &v.t, layout, n2, "value")?);
         if k4.dims4()?.0 != bs || k4.dims4()?.3 != d || k4.dims() != v4.dims() {
-            return arg(format!("query {:?}, key {:?} and value {:?} do not fit layout {layout}", q.dims(), k.dims(), v.dims()));
+            return arg(api, format!("query {:?}, key {:?} and value {:?} do not fit layout {layout}", q.dims(), k.dims(), v.dims()));
         }
-        let m = mask(b, given, s1, k4.dims4()?.2, &ctx.device)?;
-        let (o, mx, sm) = attend(ctx, b, &q4, &repeat_heads(&k4, n1)?, &repeat_heads(&v4, n1)?, m, q.dtype)?;
+        let m = mask(keys, b, given, s1, k4.dims4()?.2, &ctx.device)?;
+        let (o, mx, sm) = attend(keys, ctx, b, &q4, &repeat_heads(api, &k4, n1)?, &repeat_heads(api, &v4, n1)?, m, q.dtype)?;
         (from_bnsd(&o, layout)?, mx, sm)
     };
-    Ok(vec![Value::Tensor(ctx.out(out, q.dtype)?), Value::Tensor(ctx.out(eight(&max)?, TDType::F32)?), Value::Tensor(ctx.out(eight(&sum)?, TDType::F32)?)])
+    Ok((ctx.out(out, q.dtype)?, max, sum))
+}
+
+/// [`scores`] of an npu_fusion_attention call (input_layout 5th).
+fn npu_scores(r: &crate::spec::Replay) -> Option<u128> {
+    scores(r, 4, None)
+}
+
+/// [`scores`] of a flash_attention_score call (input_layout 17th, default BSH).
+pub(super) fn ms_scores(r: &crate::spec::Replay) -> Option<u128> {
+    scores(r, 16, Some("BSH"))
 }
 
 /// Elements of one `[B, N1, S1, S2]` score matrix of the call, from the
-/// shapes of `query` and `key` in its layout (TND: `N1·T1·T2`, an upper
-/// bound); `None` when the specs do not say.
-fn scores(r: &crate::spec::Replay) -> Option<u128> {
+/// shapes of `query` and `key` in its layout (the argument at
+/// `layout_at`, or by keyword; `default` when neither; TND: `N1·T1·T2`,
+/// an upper bound); `None` when the specs do not say.
+fn scores(r: &crate::spec::Replay, layout_at: usize, default: Option<&str>) -> Option<u128> {
     use crate::spec::Spec;
     let shape = |i: usize| match r.args.get(i) {
         Some(Spec::Tensor(t)) => Some(t.shape.iter().map(|&d| d as u128).collect::<Vec<u128>>()),
@@ -244,8 +292,9 @@ fn scores(r: &crate::spec::Replay) -> Option<u128> {
         Some(Spec::Int(n)) => u128::try_from(*n).ok()?,
         _ => return None,
     };
-    let layout = match arg(4, "input_layout") {
+    let layout = match arg(layout_at, "input_layout") {
         Some(Spec::Str(s)) => s.as_str(),
+        None => default?,
         _ => return None,
     };
     let product = |f: [u128; 4]| Some(f.iter().try_fold(1u128, |a, &b| a.checked_mul(b)).unwrap_or(u128::MAX));
@@ -267,7 +316,7 @@ pub static OPS: &[Op] = &[Op {
     backward: true,
     standard: Standard::Accuracy,
     random: false,
-    facts: &[Fact::TokenMask, Fact::Intermediates(scores)],
+    facts: &[Fact::TokenMask(NPU_TOKENS), Fact::Intermediates(npu_scores)],
 }];
 
 #[cfg(test)]
@@ -300,7 +349,7 @@ mod tests {
             ),
             (vec![("sparse_mode", Value::Int(6))], "sparse_mode 6 (prefix and variable-length compressed masks) is not replayed"),
             (vec![("padding_mask", Value::Float(1.0))], "padding_mask (reserved by torch_npu) is not replayed"),
-            (vec![("atten_mask", all_masked)], "a query row with every key masked (torch_npu does not document its result)"),
+            (vec![("atten_mask", all_masked)], "a query row with every key masked (the kernel's documentation does not say its result)"),
             (vec![("sparse_mode", Value::Int(9))], "sparse_mode must be 0 to 8, got 9"),
             (
                 vec![("softmax_layout", Value::Str("TND".into()))],

@@ -16,14 +16,15 @@ use crate::dtype::TDType;
 use crate::error::{Error, Result};
 use crate::value::{Value, T};
 
-/// npu_rms_norm(x, gamma, epsilon=1e-06) -> (y, rstd): over the trailing
-/// dims that `gamma` has, `rstd = 1/sqrt(mean(x²) + ε)` (float32, those
-/// dims kept as 1) and `y = x·rstd·γ` in x's dtype.
-fn rms_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+/// npu_rms_norm(x, gamma, epsilon=1e-06) -> (y, rstd) (MindSpore's
+/// rms_norm takes the same): over the trailing dims that `gamma` has,
+/// `rstd = 1/sqrt(mean(x²) + ε)` (float32, those dims kept as 1) and
+/// `y = x·rstd·γ` in x's dtype.
+pub(super) fn rms_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let (x, gamma) = (b.tensor("x")?, b.tensor("gamma")?);
     let k = gamma.rank();
     if k == 0 || k > x.rank() || x.dims()[x.rank() - k..] != *gamma.dims() {
-        return Err(Error::Arg(format!("npu_rms_norm: gamma of shape {:?} must be the trailing dims of x {:?}", gamma.dims(), x.dims())));
+        return Err(Error::Arg(format!("rms_norm: gamma of shape {:?} must be the trailing dims of x {:?}", gamma.dims(), x.dims())));
     }
     let dims: Vec<usize> = (x.rank() - k..x.rank()).collect();
     let rstd = (x.t.sqr()?.mean_keepdim(dims)? + b.float("epsilon")?)?.sqrt()?.recip()?;
@@ -41,17 +42,25 @@ fn halves(x: &T, d: i64, what: &str) -> Result<(Tensor, Tensor, usize)> {
     Ok((x.t.narrow(d, 0, n / 2)?, x.t.narrow(d, n / 2, n / 2)?, d))
 }
 
-/// npu_swiglu(x, dim=-1): `silu(a)·b` for the halves `a, b` of x along `dim`.
+/// npu_swiglu(x, dim=-1): [`swiglu_of`].
 fn swiglu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
-    let x = b.tensor("x")?;
-    let (a, g, _) = halves(x, b.int("dim")?, "npu_swiglu")?;
+    swiglu_of(ctx, b.tensor("x")?, b.int("dim")?, "npu_swiglu")
+}
+
+/// `silu(a)·b` for the halves `a, b` of x along `dim` (`what` names the API in errors).
+pub(super) fn swiglu_of(ctx: &Ctx, x: &T, dim: i64, what: &str) -> Result<Vec<Value>> {
+    let (a, g, _) = halves(x, dim, what)?;
     one(ctx.out(((&a * sigmoid_t(&a)?)? * g)?, float_of(x.dtype))?)
 }
 
 /// npu_fast_gelu(input): torch_npu's `x / (1 + exp(-1.702|x|)) · exp(0.851(x - |x|))`,
 /// which is `x·sigmoid(1.702x)` for either sign of x.
 fn fast_gelu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
-    let x = b.tensor("input")?;
+    fast_gelu_of(ctx, b.tensor("input")?)
+}
+
+/// `x·sigmoid(1.702x)` (MindSpore's fast_gelu documents the same formula).
+pub(super) fn fast_gelu_of(ctx: &Ctx, x: &T) -> Result<Vec<Value>> {
     let alpha = crate::rulebook::get().npu_references.fast_gelu_alpha;
     one(ctx.out((&x.t * sigmoid_t(&(&x.t * alpha)?)?)?, float_of(x.dtype))?)
 }
@@ -70,13 +79,18 @@ fn mish(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// or each pair `(x₂ᵢ, x₂ᵢ₊₁)` turned to `(-x₂ᵢ₊₁, x₂ᵢ)` ('interleave').
 fn rotary_mul(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let (x, r1, r2) = (b.tensor("input")?, b.tensor("r1")?, b.tensor("r2")?);
-    let rotated = match b.str("rotary_mode")? {
+    rotary_of(ctx, x, r1, r2, b.str("rotary_mode")?, "npu_rotary_mul")
+}
+
+/// `x·r1 + rot(x)·r2` by `mode` (`half`, `interleave`; `what` names the API in errors).
+pub(super) fn rotary_of(ctx: &Ctx, x: &T, r1: &T, r2: &T, mode: &str, what: &str) -> Result<Vec<Value>> {
+    let rotated = match mode {
         "half" => {
-            let (x1, x2, d) = halves(x, -1, "npu_rotary_mul")?;
+            let (x1, x2, d) = halves(x, -1, what)?;
             Tensor::cat(&[&x2.neg()?, &x1], d)?
         }
         "interleave" => {
-            let (_, _, d) = halves(x, -1, "npu_rotary_mul")?;
+            let (_, _, d) = halves(x, -1, what)?;
             let mut pairs = x.dims().to_vec();
             pairs[d] /= 2;
             pairs.push(2);
@@ -84,7 +98,7 @@ fn rotary_mul(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
             let last = pairs.len() - 1;
             Tensor::cat(&[&p.narrow(last, 1, 1)?.neg()?, &p.narrow(last, 0, 1)?], last)?.reshape(x.dims())?
         }
-        other => return Err(Error::Arg(format!("npu_rotary_mul: rotary_mode must be 'half' or 'interleave', got {other:?}"))),
+        other => return Err(Error::Arg(format!("{what}: rotary_mode must be 'half' or 'interleave', got {other:?}"))),
     };
     let y = (x.t.broadcast_mul(&r1.t)? + rotated.broadcast_mul(&r2.t)?)?;
     one(ctx.out(y, float_of(x.dtype))?)

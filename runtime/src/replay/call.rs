@@ -10,7 +10,7 @@ use crate::dtype::TDType;
 use crate::error::{Error, Result};
 use crate::exec::{run, Outcome};
 use crate::inputs::{master, realize, Realized};
-use crate::ops::{lookup, Op};
+use crate::ops::{lookup, Op, TokenKeys};
 use crate::spec::{DataMode, Replay, Spec};
 use crate::value::{Value, T};
 
@@ -93,18 +93,18 @@ fn fold_class_targets(args: &mut [Realized], kwargs: &[(String, Realized)]) {
     }
 }
 
-/// A random integer or bool `atten_mask` in sparse_mode 0 ([`Op::token_mask`])
-/// becomes the mask of its token band: 1 (not attended) where
-/// `j - i > next_tockens` or `i - j > pre_tockens` over its last two dims.
-fn band_mask(kwargs: &mut [(String, Realized)]) {
+/// A random integer or bool mask in sparse_mode 0 ([`Op::token_mask`]:
+/// `atten_mask`, `attn_mask`) becomes the mask of its token band: 1 (not
+/// attended) where `j - i > next` or `i - j > pre` over its last two dims.
+fn band_mask(kwargs: &mut [(String, Realized)], keys: &TokenKeys) {
     let int = |name: &str, default: i64| {
         kwargs.iter().find(|(k, _)| k == name).map_or(Some(default), |(_, v)| match v {
             Realized::Value(v) => v.as_i64(),
             _ => None,
         })
     };
-    let (Some(0), Some(pre), Some(next)) = (int("sparse_mode", 0), int("pre_tockens", 2147483647), int("next_tockens", 2147483647)) else { return };
-    let Some((_, Realized::Tensor(m, _))) = kwargs.iter_mut().find(|(k, _)| k == "atten_mask") else { return };
+    let (Some(0), Some(pre), Some(next)) = (int("sparse_mode", 0), int(keys.pre, 2147483647), int(keys.next, 2147483647)) else { return };
+    let Some((_, Realized::Tensor(m, _))) = kwargs.iter_mut().find(|(k, _)| k == keys.mask) else { return };
     let [.., s1, s2] = m.shape[..] else { return };
     if m.dtype.is_float() || s1 * s2 == 0 {
         return;
@@ -177,8 +177,8 @@ impl<'a> Call<'a> {
         if r.data_mode == DataMode::Random && op.class_targets() {
             fold_class_targets(&mut args, &kwargs);
         }
-        if r.data_mode == DataMode::Random && op.token_mask() {
-            band_mask(&mut kwargs);
+        if let Some(keys) = op.token_mask().filter(|_| r.data_mode == DataMode::Random) {
+            band_mask(&mut kwargs, keys);
         }
         let slots: Vec<&Realized> = args.iter().chain(kwargs.iter().map(|(_, v)| v)).collect();
         let differentiate = differentiate(&slots);

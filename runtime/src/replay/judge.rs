@@ -69,14 +69,14 @@ pub(super) fn judge_value(call: &Call, name: String, direction: Direction, teste
                     Value::Int(_) => TDType::I64,
                     _ => TDType::F64,
                 };
-                let judged = judge(call.r.standard, &case(call, direction, false, dtype, &[x], &[y], None, None));
+                let judged = judge(call.r.standard, &case(call, (direction, tested.reference_is_self()), false, dtype, &[x], &[y], None, None));
                 let row = DetailRow {
                     bench_dtype: Some(b.kind().to_string()),
                     tested_dtype: Some(t.kind().to_string()),
                     shape: Some(vec![]),
                     ..DetailRow::uncompared(name, Status::Skip, String::new())
                 };
-                judged_row(row, &judged, judged.measured.as_ref(), &[note, &tested.source.text(call.r.framework)])
+                judged_row(row, &judged, judged.measured.as_ref(), tested, &[note, &tested.source.text(call.r.framework)])
             }
             _ => DetailRow::uncompared(
                 name,
@@ -87,11 +87,12 @@ pub(super) fn judge_value(call: &Call, name: String, direction: Direction, teste
     }
 }
 
-/// The case of one value for the standard.
+/// The case of one value for the standard; `emulated` says whether the
+/// tested side is the emulated device.
 #[allow(clippy::too_many_arguments)]
 fn case<'a>(
     call: &'a Call,
-    direction: Direction,
+    (direction, emulated): (Direction, bool),
     exact_op: bool,
     dtype: TDType,
     tested: &'a [f64],
@@ -114,12 +115,13 @@ fn case<'a>(
             let (k, compute) = call.op.rounding().factors(dtype, direction == Direction::Backward);
             Rounding { magnitude, k, compute }
         }),
+        emulated,
     }
 }
 
-/// `row` with the verdict of `judged`, the columns of `measured`, and the
-/// Message's parts after the verdict's own.
-fn judged_row(row: DetailRow, judged: &Judged, measured: Option<&Metrics>, after: &[&str]) -> DetailRow {
+/// `row` with the verdict of `judged` on `tested`, the columns of
+/// `measured`, and the Message's parts after the verdict's own.
+fn judged_row(row: DetailRow, judged: &Judged, measured: Option<&Metrics>, tested: &Tested, after: &[&str]) -> DetailRow {
     let parts: Vec<&str> = std::iter::once(judged.message.as_str()).chain(after.iter().copied()).collect();
     DetailRow {
         cosine: measured.map(|m| m.cosine),
@@ -130,6 +132,7 @@ fn judged_row(row: DetailRow, judged: &Judged, measured: Option<&Metrics>, after
         message: message(&parts),
         rule: judged.rule.name().to_string(),
         metrics: judged.metrics.clone(),
+        tested_on: Some(tested.on()),
         ..row
     }
 }
@@ -149,7 +152,8 @@ fn judge_tensor(call: &Call, name: String, direction: Direction, tested: &Tested
         return skip(format!("cannot judge: shape mismatch: tested {:?}, bench {:?}", t.dims(), b.dims()));
     }
     if direction == Direction::Forward && call.op.values_undefined() {
-        return DetailRow { status: Status::Pass, rule: Rule::Shape.name().into(), message: message(&[UNDEFINED_VALUES, &source]), ..base };
+        let tested_on = Some(tested.on());
+        return DetailRow { status: Status::Pass, rule: Rule::Shape.name().into(), message: message(&[UNDEFINED_VALUES, &source]), tested_on, ..base };
     }
     let (tv, bv) = match (t.to_f64_vec(), b.to_f64_vec()) {
         (Ok(x), Ok(y)) => (x, y),
@@ -161,7 +165,8 @@ fn judge_tensor(call: &Call, name: String, direction: Direction, tested: &Tested
     };
     // Data movement is exact forward; its gradients are sums and casts.
     let movement = call.op.moves_data();
-    let case = case(call, direction, movement && direction == Direction::Forward, t.dtype, &tv, &bv, reference.as_deref(), magnitude);
+    let case =
+        case(call, (direction, tested.reference_is_self()), movement && direction == Direction::Forward, t.dtype, &tv, &bv, reference.as_deref(), magnitude);
     let first = judge(call.r.standard, &case);
     let mut judged = first.clone();
     if tested.reference_is_self() && matches!(judged.rule, Rule::Benchmark | Rule::Ulp) {
@@ -175,7 +180,7 @@ fn judge_tensor(call: &Call, name: String, direction: Direction, tested: &Tested
     }
     // The columns are the metrics of the values as they are.
     let measured = first.measured.as_ref().filter(|m| m.len > 0);
-    judged_row(base, &judged, measured, &[quirk, note, &source])
+    judged_row(base, &judged, measured, tested, &[quirk, note, &source])
 }
 
 /// [`OTHER_LAYOUT`](quirks::OTHER_LAYOUT): the case judged on sorted

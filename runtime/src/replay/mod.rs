@@ -23,6 +23,7 @@ use crate::exec::{guarded, Outcome};
 use crate::limits::{Admitted, Limits};
 use crate::report::{DetailRow, ResultRow};
 use crate::spec::{DataMode, Replay};
+use crate::standard::Standard;
 use crate::value::Value;
 
 use call::Call;
@@ -109,7 +110,12 @@ fn replay_once(r: &Replay, iteration: u64, limits: &Limits) -> Result<(Vec<Detai
     let bench = call.run(&call.bench)?;
     let plan = plan::plan(&call, &bench)?;
     let device = if plan.needs_device { Some(call.run(&call.device)?) } else { None };
-    let magnitudes = if r.standard.uses_rounding() { magnitude::magnitudes(&call, &bench) } else { magnitude::Magnitudes::default() };
+    let rounding = match r.standard {
+        // The default standard bounds emulated rows, and recorded ones where they fail msprobe's thresholds.
+        Standard::Default => plan.any_emulated() || crate::rulebook::get().default_standard.recorded_within_bound_pass,
+        s => s.uses_rounding(),
+    };
+    let magnitudes = if rounding { magnitude::magnitudes(&call, &bench) } else { magnitude::Magnitudes::default() };
 
     let device_out = |i: usize| device.as_ref().and_then(|d| d.outputs.get(i).cloned());
     let outputs: Vec<Tested> = plan.outputs.iter().enumerate().map(|(i, s)| Tested::new(s, device_out(i), Direction::Forward)).collect();

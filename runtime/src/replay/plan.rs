@@ -38,6 +38,11 @@ pub(super) struct Plan {
 }
 
 impl Plan {
+    /// Whether some tested value is the emulated device's.
+    pub fn any_emulated(&self) -> bool {
+        self.outputs.iter().chain(&self.grads).any(|s| matches!(s, Source::Emulated(_)))
+    }
+
     /// Gradient `i` as computed (bench or emulated device) mapped into the
     /// layout its tested side was recorded in ([`Transform::apply`]).
     pub fn recorded_layout(&self, i: usize, grad: &T) -> Result<T> {

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use crate::ctx::Side;
 use crate::device::{self, Kind};
 use crate::grad_layout::Transform;
+use crate::report::TestedOn;
 use crate::spec::Framework;
 use crate::value::Value;
 
@@ -166,6 +167,15 @@ impl Tested {
     /// the emulated device): rules that compare with it cannot fail.
     pub fn reference_is_self(&self) -> bool {
         matches!(self.source, TestedSource::Run(..))
+    }
+
+    /// Whose values it holds: the emulated device's when it is its own reference.
+    pub fn on(&self) -> TestedOn {
+        if self.reference_is_self() {
+            TestedOn::Emulated
+        } else {
+            TestedOn::Device
+        }
     }
 }
 

@@ -51,6 +51,33 @@ pub struct DetailRow {
     /// The element-wise relative errors binned by the metric pass
     /// ([`crate::compare::Metrics::rel_hist`]); not in the CSVs (the HTML report shows it).
     pub hist: Option<Vec<u64>>,
+    /// Whose values the tested side held, `None` when nothing was compared:
+    /// the summaries count device-judged and emulation-judged rows apart.
+    pub tested_on: Option<TestedOn>,
+}
+
+/// Whose values a compared row's tested side holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TestedOn {
+    /// A device's own values (recorded in the dump).
+    Device,
+    /// The emulated device's (random data, or a value the dump lacks).
+    Emulated,
+}
+
+/// The summaries' split of `rows` judged under `standard`: how many were
+/// judged on recorded device values and how many on an emulated device,
+/// each with the standard that judged it.
+pub fn tested_split(rows: &[DetailRow], standard: Standard) -> String {
+    let n = |on| rows.iter().filter(|r| r.tested_on == Some(on)).count();
+    format!(
+        "{} judged on recorded device values ({} standard), {} on an emulated device ({} standard)",
+        n(TestedOn::Device),
+        standard.for_row(false).as_str(),
+        n(TestedOn::Emulated),
+        standard.for_row(true).as_str()
+    )
 }
 
 impl DetailRow {
@@ -69,6 +96,7 @@ impl DetailRow {
             rule: String::new(),
             metrics: String::new(),
             hist: None,
+            tested_on: None,
         }
     }
 }
@@ -142,7 +170,8 @@ pub fn write_job_report(
     let (details_path, result_path) = free_names(dir, stamp::now())?;
     let write =
         |path: &Path, bytes: Vec<u8>| write_atomic(path, &bytes, WriteOptions::REPORT).map_err(|e| ReportError::Write { path: e.path, source: e.source });
-    let extended = standard != Standard::Msprobe;
+    // msprobe's nine columns, unless the standard is another than msprobe's own.
+    let extended = !matches!(standard, Standard::Msprobe | Standard::Default);
     let columns = &crate::rulebook::get().csv;
     let names = |list: &'static [String]| list.iter().map(String::as_str);
     let mut header: Vec<&str> = names(&columns.details).collect();

@@ -302,10 +302,10 @@ pub(super) fn rounding_bound(t: &[f64], b: &[f64], bound: &ElementBound) -> Outc
     Outcome::from_problems(problems, metrics)
 }
 
-/// An api rule that is not a pass, rerun with the elements within the
-/// rounding bound counted as exact; the better verdict, with a note when
-/// the bound changed it.
-pub(super) fn rescued(t: &[f64], b: &[f64], bound: &ElementBound, rule: impl Fn(&[f64]) -> Outcome) -> Outcome {
+/// A rule (`name`: the api rule, msprobe's thresholds) that is not a
+/// pass, rerun with the elements within the rounding bound counted as
+/// exact; the better verdict, with a note when the bound changed it.
+pub(super) fn rescued(t: &[f64], b: &[f64], bound: &ElementBound, name: &str, rule: impl Fn(&[f64]) -> Outcome) -> Outcome {
     let raw = rule(t);
     if raw.status == Status::Pass {
         return raw;
@@ -333,7 +333,7 @@ pub(super) fn rescued(t: &[f64], b: &[f64], bound: &ElementBound, rule: impl Fn(
     if out.status >= raw.status {
         return raw;
     }
-    out.notes.push(format!("{n} elements within the rounding bound counted as exact (worst {} of the bound; the api rule alone: {})", g(worst), raw.status));
+    out.notes.push(format!("{n} elements within the rounding bound counted as exact (worst {} of the bound; {name} alone: {})", g(worst), raw.status));
     out
 }
 

@@ -53,7 +53,7 @@ fn main() -> std::process::ExitCode {
         iterations: 1,
         cosine_threshold: 0.99,
         max_abs_err_threshold: 0.0001,
-        standard: Standard::Msprobe,
+        standard: Standard::Default,
         use_recorded: true,
     };
     runtime::repro::main(&replay, "./op_result_output")
