@@ -12,7 +12,9 @@ use std::process::{Command, Output};
 use serde_json::{json, Value};
 
 /// What every row on an emulated random_data replay says it compared.
-const RANDOM: &str = "tested: emulated device in the dumped dtypes (random_data has no device values); bench: float64 recompute on the CPU";
+/// An emulated float32 `mul` row's Message under the default standard (its rounding bound judged it).
+const RANDOM: &str = "emulated device judged by the rounding bound rule (bound_ratio=0.205576; beyond_bound=0; k=3; u=5.96046e-08); \
+                      tested: emulated device in the dumped dtypes (random_data has no device values); bench: float64 recompute on the CPU";
 
 /// A MindSpore tensor dump being written into a temporary folder (resolved,
 /// so the paths in messages are the ones expected).

@@ -206,6 +206,12 @@ fn small_values_twice_too_large_fail_only_under_the_api_standard() {
     assert!(message.ends_with(RECORDED), "{message}");
 }
 
+/// The Message's first part for an exact float32 emulated row under the
+/// default standard: the rounding bound judged it, with its class's `k`.
+fn bound_rule(k: u32) -> String {
+    format!("emulated device judged by the rounding bound rule (bound_ratio=0; beyond_bound=0; k={k}; u=5.96046e-08); ")
+}
+
 #[test]
 fn a_missing_recorded_output_is_emulated_and_says_so() {
     let d = mul_dump(&[0.5, 1.0, 1.5, 2.0]);
@@ -213,8 +219,12 @@ fn a_missing_recorded_output_is_emulated_and_says_so() {
     std::fs::remove_file(&file).unwrap();
     let (o, out) = d.replay("Mint.mul.0", "forward", &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let message =
-        format!("tested: emulated device in the dumped dtypes (no recorded output: {} is missing); bench: float64 recompute on the CPU", file.display());
+    // The default standard holds an emulated row to its dtype's rounding bound, and says so.
+    let message = format!(
+        "{}tested: emulated device in the dumped dtypes (no recorded output: {} is missing); bench: float64 recompute on the CPU",
+        bound_rule(3),
+        file.display()
+    );
     assert_eq!(row(&out, "Mint.mul.0.forward.output.0"), ("pass".into(), message));
 }
 
@@ -230,9 +240,12 @@ fn misaligned_gradients_are_emulated_and_say_so() {
     d.call("Mint.mul.0", vec![a, b], json!({}), vec![out], Some((vec![g], vec![wrong])));
     let (o, out) = d.replay("Mint.mul.0", "backward", &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let message = "tested: emulated device in the dumped dtypes (the dump's gradients do not line up with the call's); bench: float64 recompute on the CPU";
-    assert_eq!(row(&out, "Mint.mul.0.backward.output.0"), ("pass".into(), message.into()));
-    assert_eq!(row(&out, "Mint.mul.0.backward.output.1"), ("pass".into(), message.into()));
+    let message = format!(
+        "{}tested: emulated device in the dumped dtypes (the dump's gradients do not line up with the call's); bench: float64 recompute on the CPU",
+        bound_rule(16)
+    );
+    assert_eq!(row(&out, "Mint.mul.0.backward.output.0"), ("pass".into(), message.clone()));
+    assert_eq!(row(&out, "Mint.mul.0.backward.output.1"), ("pass".into(), message));
     assert_eq!(row(&out, "Mint.mul.0.forward.output.0"), ("pass".into(), RECORDED.into()));
 }
 
@@ -284,7 +297,8 @@ fn integers_are_exact_on_the_emulated_device() {
     d.call("Mint.add.0", vec![a, b], json!({}), vec![out], None);
     let (o, out) = d.replay("Mint.add.0", "forward", &["--emulate"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let message = "tested: emulated device in the dumped dtypes (emulation requested); bench: float64 recompute on the CPU";
+    let message = "emulated device judged by the binary equality rule (error_rate=0); \
+                   tested: emulated device in the dumped dtypes (emulation requested); bench: float64 recompute on the CPU";
     assert_eq!(row(&out, "Mint.add.0.forward.output.0"), ("pass".into(), message.into()));
 }
 
@@ -433,8 +447,8 @@ fn a_cast_to_the_same_dtype_does_not_judge_the_gradients_recorded_for_it() {
     d.call("Tensor.to.0", vec![x, json!({})], json!({}), vec![out], Some((vec![g], vec![gi])));
     let (o, out) = d.replay("Tensor.to.0", "backward", &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let why = "tested: emulated device in the dumped dtypes (msprobe quirk: a cast to the input's own dtype returns the input itself, so the dump's gradients are those of the op that produced it); bench: float64 recompute on the CPU";
-    assert_eq!(row(&out, "Tensor.to.0.backward.output.0"), ("pass".into(), why.into()));
+    let why = format!("{}tested: emulated device in the dumped dtypes (msprobe quirk: a cast to the input's own dtype returns the input itself, so the dump's gradients are those of the op that produced it); bench: float64 recompute on the CPU", bound_rule(32));
+    assert_eq!(row(&out, "Tensor.to.0.backward.output.0"), ("pass".into(), why));
 }
 
 #[test]
@@ -551,8 +565,11 @@ fn one_missing_gradient_file_leaves_the_others_recorded() {
     let (status, message) = row(&out, "Mint.mul.0.backward.output.0");
     assert_eq!(status, "error");
     assert!(message.starts_with("cosine similarity -1 is not above the threshold 0.99") && message.ends_with(RECORDED_GRAD), "{message}");
-    let emulated =
-        format!("tested: emulated device in the dumped dtypes (no recorded gradient: {} is missing); bench: float64 recompute on the CPU", file.display());
+    let emulated = format!(
+        "{}tested: emulated device in the dumped dtypes (no recorded gradient: {} is missing); bench: float64 recompute on the CPU",
+        bound_rule(16),
+        file.display()
+    );
     assert_eq!(row(&out, "Mint.mul.0.backward.output.1"), ("pass".into(), emulated));
 }
 
@@ -585,14 +602,14 @@ fn an_emulated_tested_side_says_it_is_its_own_reference() {
 }
 
 #[test]
-fn a_correct_cast_to_bfloat16_fails_msprobe_rule_and_passes_the_api_standard() {
+fn a_correct_cast_to_bfloat16_fails_msprobe_rule_and_passes_the_api_and_default_standards() {
     let x = [0.1, -1.3, 2.7, 1000.1];
     let mut d = Dump::new("pytorch");
     let a = d.tensor("Tensor.to.0.forward.input.0", Dt::F32, &[4], &x);
     let out = d.tensor("Tensor.to.0.forward.output.0", Dt::BF16, &[4], &x.map(bf16));
     d.call("Tensor.to.0", vec![a, json!({"type": "torch.dtype", "value": "torch.bfloat16"})], json!({}), vec![out], None);
     // The bench keeps float64: a correct rounding to bfloat16 is 0.1 off at 1000.1.
-    let (o, out) = d.replay("Tensor.to.0", "forward", &[]);
+    let (o, out) = d.replay("Tensor.to.0", "forward", &["--standard", "msprobe"]);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     let (status, message) = row(&out, "Tensor.to.0.forward.output.0");
     assert_eq!(status, "error");
@@ -600,6 +617,17 @@ fn a_correct_cast_to_bfloat16_fails_msprobe_rule_and_passes_the_api_standard() {
     let (o, out) = d.replay("Tensor.to.0", "forward", &["--standard", "api"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_eq!(row(&out, "Tensor.to.0.forward.output.0"), ("pass".into(), RECORDED.into()));
+    // The default standard counts elements within bfloat16's rounding bound as exact, and says so.
+    let (o, out) = d.replay("Tensor.to.0", "forward", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let (status, message) = row(&out, "Tensor.to.0.forward.output.0");
+    assert_eq!(status, "pass");
+    assert!(
+        message.starts_with("4 elements within the rounding bound counted as exact")
+            && message.contains("msprobe's thresholds alone: error")
+            && message.ends_with(RECORDED),
+        "{message}"
+    );
 }
 
 #[test]
@@ -610,9 +638,11 @@ fn without_its_recorded_output_a_dropout_gradient_is_emulated() {
     std::fs::remove_file(&file).unwrap();
     let (o, out) = d.replay("Functional.dropout.0", "backward", &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let message =
-        "tested: emulated device in the dumped dtypes (a random op's mask is unknown without its recorded output); bench: float64 recompute on the CPU";
-    assert_eq!(row(&out, "Functional.dropout.0.backward.output.0"), ("pass".into(), message.into()));
+    let message = format!(
+        "{}tested: emulated device in the dumped dtypes (a random op's mask is unknown without its recorded output); bench: float64 recompute on the CPU",
+        bound_rule(64)
+    );
+    assert_eq!(row(&out, "Functional.dropout.0.backward.output.0"), ("pass".into(), message));
 }
 
 /// An op that allocates from its integer arguments (`ones(2**31, 2**31)`)

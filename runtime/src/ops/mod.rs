@@ -16,6 +16,7 @@
 mod activation;
 pub mod api_standard;
 mod arith;
+mod attention_heads;
 pub mod bench;
 mod blas;
 mod compare;

@@ -32,8 +32,9 @@
 //! `softmax_layout` other than the default, a row
 //! with every key masked (torch_npu does not document its result).
 
-use candle_core::{Device, Tensor, D};
+use candle_core::{DType, Device, Tensor, D};
 
+use super::attention_heads::Heads;
 use super::nn::softmax_t;
 use super::{Fact, Op, Standard, TokenKeys};
 use crate::bind::Bound;
@@ -155,6 +156,10 @@ fn mask(k: &Keys, b: &Bound, given: Option<&T>, s1: usize, s2: usize, device: &D
 /// values: `(out [B, N1, S1, D], row max, row sum of exp)`, both `[B, N1, S1, 1]`.
 #[allow(clippy::too_many_arguments)]
 fn attend(keys: &Keys, ctx: &Ctx, b: &Bound, q: &Tensor, k: &Tensor, v: &Tensor, m: Option<Tensor>, dtype: TDType) -> Result<(Tensor, Tensor, Tensor)> {
+    let by_heads = b.opt_tensor(keys.pse)?.is_none() && crate::device::is_host(q) && matches!(q.dtype(), DType::F32 | DType::F64);
+    if by_heads {
+        return attend_by_heads(keys, b, q, k, v, m);
+    }
     let mut logits = q.matmul(&k.transpose(2, 3)?.contiguous()?)?;
     if let Some(pse) = b.opt_tensor(keys.pse)? {
         logits = logits
@@ -175,6 +180,34 @@ fn attend(keys: &Keys, ctx: &Ctx, b: &Bound, q: &Tensor, k: &Tensor, v: &Tensor,
     let sum = logits.detach().broadcast_sub(&max)?.exp()?.sum_keepdim(D::Minus1)?;
     let p = softmax_t(&logits, 3)?;
     Ok((p.matmul(v)?, max, sum))
+}
+
+/// [`attend`] without a `pse`, one head at a time ([`Heads`]): the same
+/// results and gradients in one head's working set.
+fn attend_by_heads(keys: &Keys, b: &Bound, q: &Tensor, k: &Tensor, v: &Tensor, m: Option<Tensor>) -> Result<(Tensor, Tensor, Tensor)> {
+    let (bs, n, s1, d) = q.dims4()?;
+    let s2 = k.dims4()?.2;
+    let mask = match m {
+        None => None,
+        Some(m) => {
+            let mut dims = m.dims().to_vec();
+            while dims.len() < 4 {
+                dims.insert(0, 1);
+            }
+            let m4 = m.reshape(dims.as_slice())?;
+            let fits = dims.len() == 4 && (dims[0] == 1 || dims[0] == bs) && (dims[1] == 1 || dims[1] == n) && m4.broadcast_as((bs, n, s1, s2)).is_ok();
+            if !fits {
+                return arg(keys.api, format!("{} of shape {:?} does not broadcast to {:?}", keys.tokens.mask, m.dims(), [bs, n, s1, s2]));
+            }
+            if m4.min_keepdim(D::Minus1)?.flatten_all()?.max(0)?.to_scalar::<u8>()? != 0 {
+                return unsupported(keys.api, "a query row with every key masked (the kernel's documentation does not say its result)");
+            }
+            Some(m4)
+        }
+    };
+    let heads = Heads { mask, scale: b.float(keys.scale)? };
+    let all = q.contiguous()?.apply_op3(&k.contiguous()?, &v.contiguous()?, heads)?;
+    Ok((all.narrow(3, 0, d)?, all.narrow(3, d, 1)?.detach(), all.narrow(3, d + 1, 1)?.detach()))
 }
 
 /// A `[.., 1]` statistic repeated 8 times along its last dim, as torch_npu stores it.
@@ -267,19 +300,21 @@ fn attention(keys: &Keys, ctx: &Ctx, b: &Bound) -> Result<(T, Tensor, Tensor)> {
 
 /// [`scores`] of an npu_fusion_attention call (input_layout 5th).
 fn npu_scores(r: &crate::spec::Replay) -> Option<u128> {
-    scores(r, 4, None)
+    scores(r, (4, None), "pse")
 }
 
 /// [`scores`] of a flash_attention_score call (input_layout 17th, default BSH).
 pub(super) fn ms_scores(r: &crate::spec::Replay) -> Option<u128> {
-    scores(r, 16, Some("BSH"))
+    scores(r, (16, Some("BSH")), "real_shift")
 }
 
-/// Elements of one `[B, N1, S1, S2]` score matrix of the call, from the
-/// shapes of `query` and `key` in its layout (the argument at
-/// `layout_at`, or by keyword; `default` when neither; TND: `N1·T1·T2`,
-/// an upper bound); `None` when the specs do not say.
-fn scores(r: &crate::spec::Replay, layout_at: usize, default: Option<&str>) -> Option<u128> {
+/// Elements of the score matrices one run holds at once, from the shapes
+/// of `query` and `key` in the call's layout (the argument at `layout.0`,
+/// or by keyword; `layout.1` when neither): one head's `[S1, S2]`
+/// ([`attend_by_heads`]), or all `[B, N1, S1, S2]` with a `pse` (keyword
+/// `pse_key`: the composite keeps them for its gradient); TND: `T1·T2`
+/// per head, an upper bound. `None` when the specs do not say.
+fn scores(r: &crate::spec::Replay, layout: (usize, Option<&str>), pse_key: &str) -> Option<u128> {
     use crate::spec::Spec;
     let shape = |i: usize| match r.args.get(i) {
         Some(Spec::Tensor(t)) => Some(t.shape.iter().map(|&d| d as u128).collect::<Vec<u128>>()),
@@ -292,19 +327,26 @@ fn scores(r: &crate::spec::Replay, layout_at: usize, default: Option<&str>) -> O
         Some(Spec::Int(n)) => u128::try_from(*n).ok()?,
         _ => return None,
     };
-    let layout = match arg(layout_at, "input_layout") {
+    let layout = match arg(layout.0, "input_layout") {
         Some(Spec::Str(s)) => s.as_str(),
-        None => default?,
+        None => layout.1?,
         _ => return None,
     };
+    let pse = r.kwargs.iter().any(|(k, v)| k == pse_key && matches!(v, Spec::Tensor(_)));
     let product = |f: [u128; 4]| Some(f.iter().try_fold(1u128, |a, &b| a.checked_mul(b)).unwrap_or(u128::MAX));
-    match (layout, q.len(), k.len()) {
-        ("BSH", 3, 3) => product([q[0], heads, q[1], k[1]]),
-        ("SBH", 3, 3) => product([q[1], heads, q[0], k[0]]),
-        ("BSND", 4, 4) => product([q[0], q[2], q[1], k[1]]),
-        ("BNSD", 4, 4) => product([q[0], q[1], q[2], k[2]]),
-        ("TND", 3, 3) => product([q[1], q[0], k[0], 1]),
-        _ => None,
+    // (batch, heads, S1, S2)
+    let [b, n, s1, s2] = match (layout, q.len(), k.len()) {
+        ("BSH", 3, 3) => [q[0], heads, q[1], k[1]],
+        ("SBH", 3, 3) => [q[1], heads, q[0], k[0]],
+        ("BSND", 4, 4) => [q[0], q[2], q[1], k[1]],
+        ("BNSD", 4, 4) => [q[0], q[1], q[2], k[2]],
+        ("TND", 3, 3) => [1, q[1], q[0], k[0]],
+        _ => return None,
+    };
+    if pse {
+        product([b, n, s1, s2])
+    } else {
+        product([1, 1, s1, s2])
     }
 }
 
@@ -348,7 +390,7 @@ mod tests {
                 "keep_prob < 1: the dropout mask is drawn on the device (seed, offset) inside the softmax, and no output shows it",
             ),
             (vec![("sparse_mode", Value::Int(6))], "sparse_mode 6 (prefix and variable-length compressed masks) is not replayed"),
-            (vec![("padding_mask", Value::Float(1.0))], "padding_mask (reserved by torch_npu) is not replayed"),
+            (vec![("padding_mask", Value::Float(1.0))], "padding_mask (reserved) is not replayed"),
             (vec![("atten_mask", all_masked)], "a query row with every key masked (the kernel's documentation does not say its result)"),
             (vec![("sparse_mode", Value::Int(9))], "sparse_mode must be 0 to 8, got 9"),
             (

@@ -375,13 +375,13 @@ mod tests {
         let (t, b, m) = ([1.0 + 4.0e-6, 2.0], [1.0, 2.0], [1.0e3, 2.0]);
         let bound = ElementBound::new(&m, 3.0, TDType::F32, TDType::F32);
         let eps = f64::from(f32::EPSILON);
-        let out = rescued(&t, &b, &bound, |t| absolute(t, &b, Class::Fp32, eps));
+        let out = rescued(&t, &b, &bound, "the api rule", |t| absolute(t, &b, Class::Fp32, eps));
         assert_eq!(out.status, Status::Pass);
         assert_eq!(out.notes, ["1 elements within the rounding bound counted as exact (worst 0.0191084 of the bound; the api rule alone: error)"]);
         // Beyond the bound: the rule's own verdict and message.
         let tight = [1.0, 2.0];
         let bound = ElementBound::new(&tight, 3.0, TDType::F32, TDType::F32);
-        let out = rescued(&t, &b, &bound, |t| absolute(t, &b, Class::Fp32, eps));
+        let out = rescued(&t, &b, &bound, "the api rule", |t| absolute(t, &b, Class::Fp32, eps));
         assert_eq!(out.status, Status::Error);
         assert!(out.notes.is_empty());
     }

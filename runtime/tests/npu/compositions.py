@@ -132,3 +132,22 @@ def npu_fusion_attention(query, key, value, head_num, input_layout, *, pse=None,
         out = _from_bnsd(o, input_layout)
     eight = lambda t: t.expand(*t.shape[:-1], 8)  # noqa: E731
     return out, eight(mx), eight(sm)
+
+
+# MindSpore's fused ops (`MS.Functional.` names): the same Ascend operators under
+# MindSpore's signatures.
+
+
+def ms_rotary_position_embedding(x, cos, sin, mode=0):
+    """x·cos + rotate(x)·sin: mode 0 rotates the halves, mode 1 interleaved pairs."""
+    return npu_rotary_mul(x, cos, sin, "half" if mode == 0 else "interleave")
+
+
+def ms_flash_attention_score(query, key, value, head_num, real_shift=None, attn_mask=None, scalar_value=1.0,
+                             pre_tokens=2147483647, next_tokens=2147483647, input_layout="BSH", sparse_mode=0,
+                             actual_seq_qlen=None, actual_seq_kvlen=None, **_):
+    """flash_attention_score: npu_fusion_attention's attention_out under MindSpore's names."""
+    return npu_fusion_attention(query, key, value, head_num, input_layout, pse=real_shift, atten_mask=attn_mask,
+                                scale=scalar_value, pre_tockens=pre_tokens, next_tockens=next_tokens,
+                                sparse_mode=sparse_mode, actual_seq_qlen=actual_seq_qlen,
+                                actual_seq_kvlen=actual_seq_kvlen)[0]

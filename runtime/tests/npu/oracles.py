@@ -125,11 +125,27 @@ def ms_fusion_attention(args, kwargs, outputs, gy):
     return [out, mx, sm], grads
 
 
+def ms_flash_attention_score(args, kwargs, outputs, gy):
+    """msprobe 26.2.0's torch_npu reference of the operator (npu_fusion_attention) under
+    flash_attention_score's names, attention_out and the gradients. Its MindSpore reference
+    (api_accuracy_checker/bench_functions/flash_attention_score.py) fails on every call:
+    it reads next_tokens under a key its own argument parsing never sets (None + int), and
+    its backward reads the scale under another (scalar_value_value)."""
+    names = {"real_shift": "pse", "attn_mask": "atten_mask", "scalar_value": "scale", "pre_tokens": "pre_tockens",
+             "next_tokens": "next_tockens", "sparse_mode": "sparse_mode", "actual_seq_qlen": "actual_seq_qlen",
+             "actual_seq_kvlen": "actual_seq_kvlen"}
+    npu_kwargs = {names[k]: v for k, v in kwargs.items() if k in names}
+    npu_kwargs.setdefault("scale", 1.0)
+    q, k, v, heads = args
+    out, grads = ms_fusion_attention([q, k, v, heads, kwargs.get("input_layout", "BSH")], npu_kwargs, outputs, gy)
+    return out[:1], grads
+
+
 # ------------------------------------------------------------------- cases
 
 
 # The outputs torch_npu gives as float32 whatever the inputs' dtype.
-FLOAT32_OUTPUTS = {"NPU.npu_rms_norm": {1}, "NPU.npu_fusion_attention": {1, 2}}
+FLOAT32_OUTPUTS = {"NPU.npu_rms_norm": {1}, "NPU.npu_fusion_attention": {1, 2}, "MS.Functional.rms_norm": {1}}
 
 
 class NpuCase:
@@ -200,6 +216,33 @@ case(FA, T(5, 2, 16), T(5, 2, 16), T(5, 2, 16), 2, "SBH", scale=0.35, sparse_mod
 case(FA, T(5, 2, 8), T(6, 2, 8), T(6, 2, 8), 2, "TND", scale=0.35, actual_seq_qlen=[3, 5], actual_seq_kvlen=[4, 6], sparse_mode=3, **fa)
 
 
+# MindSpore's fused ops: the same operators under MindSpore's names and signatures, against
+# the same compositions (and msprobe 26.2.0's torch_npu references of the operator, or its
+# MindSpore one for flash_attention_score).
+case("MS.Functional.rms_norm", T(2, 3, 8), T(8), **rms)
+case("MS.Functional.rms_norm", T(2, 4, 6), T(4, 6), epsilon=1e-3, **rms)
+case("MS.Functional.swiglu", T(2, 3, 8), composition=C.npu_swiglu, msprobe=ms_swiglu, tolerance=1e-5)
+case("MS.Functional.swiglu", T(4, 6, 3), dim=0, composition=C.npu_swiglu, msprobe=ms_swiglu, tolerance=1e-5)
+case("MS.Functional.fast_gelu", T(4, 5, low=-6.0, high=6.0), composition=C.npu_fast_gelu, msprobe=ms_fast_gelu)
+RPE = "MS.Functional.rotary_position_embedding"
+case(RPE, T(2, 3, 4, 8), T(1, 3, 1, 8), T(1, 3, 1, 8), composition=C.ms_rotary_position_embedding)
+case(RPE, T(2, 3, 4, 8), T(1, 1, 4, 8), T(1, 1, 4, 8), mode=1, composition=C.ms_rotary_position_embedding)
+FAS = "MS.Functional.flash_attention_score"
+fas = dict(composition=C.ms_flash_attention_score, msprobe=ms_flash_attention_score, tolerance=1e-9)
+case(FAS, T(2, 4, 16), T(2, 4, 16), T(2, 4, 16), 2, scalar_value=0.35, **fas)
+case(FAS, T(4, 2, 16), T(4, 2, 16), T(4, 2, 16), 2, scalar_value=0.35, input_layout="SBH", **fas)
+case(FAS, T(2, 2, 4, 8), T(2, 2, 4, 8), T(2, 2, 4, 8), 2, scalar_value=0.35, input_layout="BNSD",
+     attn_mask=Given(np.triu(np.ones((4, 4), dtype=np.uint8), 1).tolist(), "uint8"), **fas)
+case(FAS, T(2, 4, 2, 8), T(2, 4, 2, 8), T(2, 4, 2, 8), 2, scalar_value=0.35, input_layout="BSND", sparse_mode=2, **fas)
+# The PanGu call's settings: SBH, a causal UInt8 mask, next_tokens 0, pre_tokens past the sequence.
+case(FAS, T(4, 1, 16), T(4, 1, 16), T(4, 1, 16), 2, scalar_value=0.35, input_layout="SBH",
+     attn_mask=Given(np.triu(np.ones((4, 4), dtype=np.uint8), 1).tolist(), "uint8"), pre_tokens=65536, next_tokens=0, **fas)
+case(FAS, T(2, 2, 4, 8), T(2, 2, 4, 8), T(2, 2, 4, 8), 2, scalar_value=0.35, input_layout="BNSD", real_shift=T(1, 2, 4, 4),
+     constants=["real_shift"], **fas)
+case(FAS, T(5, 2, 8), T(6, 2, 8), T(6, 2, 8), 2, scalar_value=0.35, input_layout="TND", actual_seq_qlen=[3, 5],
+     actual_seq_kvlen=[4, 6], sparse_mode=3, **fas)
+
+
 def run_case(index, c, out_dir):
     """Runs one case through both oracles; returns its index entry."""
     rng = np.random.default_rng([SEED, index])
@@ -225,8 +268,9 @@ def run_case(index, c, out_dir):
     save = lambda what, t: None if t is None else writer.save(what, t.detach())  # noqa: E731
     return {
         "name": c.name,
-        "dump_name": c.name,
-        "framework": "pytorch",
+        # MindSpore's own meanings are listed as MS.<dump name> in the op table.
+        "dump_name": c.name.removeprefix("MS."),
+        "framework": "mindspore" if c.name.startswith("MS.") else "pytorch",
         "call": f"{c.name}({', '.join(texts)})",
         "args": json_args,
         "kwargs": json_kwargs,
