@@ -61,13 +61,18 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// A job root at `root`: step0/rank0 and step1/rank1 the PyTorch tensor
 /// fixture (identical calls across steps and ranks), step0/rank1 the
-/// statistics fixture (whose low-precision rows are errors: the job's verdict
-/// is 3), step1/rank0 the zoo's MoE tensor dump.
+/// statistics fixture, step0/rank2 the planted float16 failures (overflows
+/// that are errors under the default standard: the job's verdict is 3),
+/// step1/rank0 the zoo's MoE tensor dump.
 fn job_root(root: &Path) {
     let fixtures = repo().join("tests/fixtures");
-    for (folder, dump) in
-        [("step0/rank0", "pytorch/tensor"), ("step0/rank1", "pytorch/statistics"), ("step1/rank0", "zoo/pytorch/moe/tensor"), ("step1/rank1", "pytorch/tensor")]
-    {
+    for (folder, dump) in [
+        ("step0/rank0", "pytorch/tensor"),
+        ("step0/rank1", "pytorch/statistics"),
+        ("step0/rank2", "planted/float16_failures"),
+        ("step1/rank0", "zoo/pytorch/moe/tensor"),
+        ("step1/rank1", "pytorch/tensor"),
+    ] {
         copy_dir(&fixtures.join(dump), &root.join(folder));
     }
 }
@@ -109,7 +114,7 @@ fn same_report(whole: &Path, merged: &Path) {
     assert_eq!(header[header.len() - 2..], ["Step", "Rank"], "{header:?}");
     let mut places: Vec<(String, String)> = records.map(|c| (c[c.len() - 2].clone(), c[c.len() - 1].clone())).collect();
     places.dedup();
-    assert_eq!(places, [("0", "0"), ("0", "1"), ("1", "0"), ("1", "1")].map(|(s, r)| (s.to_string(), r.to_string())));
+    assert_eq!(places, [("0", "0"), ("0", "1"), ("0", "2"), ("1", "0"), ("1", "1")].map(|(s, r)| (s.to_string(), r.to_string())));
     let rows = common::detail_rows(whole);
     assert!(rows.iter().any(|(_, status, _)| status == "error") && rows.iter().any(|(_, status, _)| status == "pass"), "{rows:?}");
 }
@@ -254,7 +259,7 @@ fn slurm_job_array_replays_a_job_root_in_shards_and_the_merge_equals_the_unshard
         let log = std::fs::read_to_string(tmp.path().join(format!("logs/replay-{array}_{i}.out"))).unwrap();
         errors += shard_errors(&log, &format!("part_{i}_of_3.json (shard {i}/3)"));
     }
-    assert!(errors > 0, "the shards judged the statistics rank's error rows and still completed\n{logs}");
+    assert!(errors > 0, "the shards judged the planted float16 rank's error rows and still completed\n{logs}");
     assert_eq!(merge_task, ended(&[""], "FAILED", &format!("{verdict}:0")), "{logs}");
     parts_complete(&out, 3);
     same_report(&whole, &out);
@@ -370,7 +375,7 @@ fn kubernetes_indexed_job_replays_a_job_root_in_shards_and_the_merge_equals_the_
         assert_eq!(o.status.code(), Some(0), "pod {index}: {}", text(&o));
         errors += shard_errors(&text(&o), &format!("part_{index}_of_{n}.json (shard {index}/{n})"));
     }
-    assert!(errors > 0, "the shards judged the statistics rank's error rows and still succeeded");
+    assert!(errors > 0, "the shards judged the planted float16 rank's error rows and still succeeded");
     parts_complete(&out, n as usize);
     let o = command(&merge_line[0], tmp.path()).args(&merge_line[1..]).output().unwrap();
     assert_eq!(o.status.code(), Some(verdict), "the merge: {}", text(&o));

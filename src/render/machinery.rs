@@ -37,8 +37,18 @@ const PYTORCH: &[(&str, &str)] =
     repro!["data_generate.py", "torch_exec.py", "npu_bench.py", "magnitude.py", "standard.py", "compare.py", "run_ut.py", "pytorch_side.py"];
 
 /// The MindSpore scripts' files, in inlining order (`_tables.py` comes first, rendered).
-const MINDSPORE: &[(&str, &str)] =
-    repro!["data_generate.py", "torch_exec.py", "magnitude.py", "ms_bench.py", "ms_exec.py", "standard.py", "compare.py", "run_ut.py", "mindspore_side.py"];
+const MINDSPORE: &[(&str, &str)] = repro![
+    "data_generate.py",
+    "torch_exec.py",
+    "npu_bench.py",
+    "magnitude.py",
+    "ms_bench.py",
+    "ms_exec.py",
+    "standard.py",
+    "compare.py",
+    "run_ut.py",
+    "mindspore_side.py"
+];
 
 /// The MSAdapter (mindtorch) scripts' files, in inlining order (`_tables.py`
 /// comes first, rendered): `two_torches.py` binds MSAdapter's torch and the

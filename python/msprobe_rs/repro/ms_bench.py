@@ -8,6 +8,7 @@ name. Each takes MindSpore's argument names.
 import torch
 
 from .data_generate import Master
+from .npu_bench import ref_npu_fast_gelu, ref_npu_fusion_attention, ref_npu_rms_norm, ref_npu_rotary_mul, ref_npu_swiglu
 
 # --- msprobe-rs: the scripts inline this file from here ---
 
@@ -225,3 +226,42 @@ def tested_kept():
     if grads and isinstance(source, Master):
         kept |= (source.array == 0) & (grads[0].asnumpy() != 0)
     return kept
+
+
+# MindSpore's fused ops (mindspore.ops): torch_npu's references of the same Ascend operators,
+# under MindSpore's names and signatures.
+
+
+def ms_ops_rms_norm(x, gamma, epsilon=1e-6):
+    """torch equivalent of mindspore.ops.rms_norm: (y, rstd), rstd float32."""
+    return ref_npu_rms_norm(x, gamma, epsilon)
+
+
+def ms_ops_swiglu(input, dim=-1):  # noqa: A002 (MindSpore's argument name)
+    """torch equivalent of mindspore.ops.swiglu: silu(a)·b for the halves of input along dim."""
+    return ref_npu_swiglu(input, dim)
+
+
+def ms_ops_fast_gelu(x):
+    """torch equivalent of mindspore.ops.fast_gelu."""
+    return ref_npu_fast_gelu(x)
+
+
+def ms_ops_rotary_position_embedding(x, cos, sin, mode=0):
+    """torch equivalent of mindspore.ops.rotary_position_embedding: mode 0 rotates the
+    halves of the last dim, mode 1 interleaved pairs."""
+    if mode not in (0, 1):
+        raise ValueError(f"rotary_position_embedding: mode must be 0 or 1, got {mode!r}")
+    return ref_npu_rotary_mul(x, cos, sin, "half" if mode == 0 else "interleave")
+
+
+def ms_ops_flash_attention_score(query, key, value, head_num, real_shift=None, drop_mask=None, padding_mask=None,
+                                 attn_mask=None, prefix=None, actual_seq_qlen=None, actual_seq_kvlen=None,
+                                 keep_prob=1.0, scalar_value=1.0, pre_tokens=2147483647, next_tokens=2147483647,
+                                 inner_precise=0, input_layout="BSH", sparse_mode=0):
+    """torch equivalent of mindspore.ops.flash_attention_score: attention_out."""
+    return ref_npu_fusion_attention(query, key, value, head_num, input_layout, pse=real_shift,
+                                    padding_mask=padding_mask, atten_mask=attn_mask, scale=scalar_value,
+                                    keep_prob=keep_prob, pre_tockens=pre_tokens, next_tockens=next_tokens,
+                                    inner_precise=inner_precise, prefix=prefix, actual_seq_qlen=actual_seq_qlen,
+                                    actual_seq_kvlen=actual_seq_kvlen, sparse_mode=sparse_mode)[0]

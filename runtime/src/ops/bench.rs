@@ -60,6 +60,19 @@ pub const MINDSPORE_HELPERS: &[BenchHelper] = &[
         "ms_mint_binary_cross_entropy",
         "mint's binary_cross_entropy takes reduction fourth; torch's fourth argument is size_average",
     ),
+    helper("Functional.rms_norm", "ms_ops_rms_norm", "torch has no rms_norm with gamma and rstd: torch_npu's npu_rms_norm reference, the same Ascend operator"),
+    helper("Functional.swiglu", "ms_ops_swiglu", "torch has no swiglu: torch_npu's npu_swiglu reference, the same Ascend operator"),
+    helper("Functional.fast_gelu", "ms_ops_fast_gelu", "torch has no fast_gelu: torch_npu's npu_fast_gelu reference, the same formula"),
+    helper(
+        "Functional.rotary_position_embedding",
+        "ms_ops_rotary_position_embedding",
+        "torch has no rotary_position_embedding: torch_npu's npu_rotary_mul reference (mode 0 'half', 1 'interleave')",
+    ),
+    helper(
+        "Functional.flash_attention_score",
+        "ms_ops_flash_attention_score",
+        "torch has no flash_attention_score: torch_npu's npu_fusion_attention reference under MindSpore's names, attention_out alone",
+    ),
     helper("Functional.l1_loss", "ms_ops_l1_loss", "mindspore.ops.l1_loss takes reduction third; torch's third argument is size_average"),
     helper("Functional.mse_loss", "ms_ops_mse_loss", "mindspore.ops.mse_loss takes reduction third; torch's third argument is size_average"),
     helper(
