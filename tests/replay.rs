@@ -590,3 +590,33 @@ fn mindspores_flash_attention_call_of_a_statistics_dump_is_judged() {
         }
     }
 }
+
+/// tests/fixtures/mindtorch/constant: MSAdapter's `torch.matmul(s,
+/// torch.ones(3, 2))` recorded by msprobe 8.3.2 and 26.2.0, whose constant
+/// operand's gradient MindSpore returns as zeros (msprobe records them,
+/// with no `requires_grad` anywhere): under every standard no row is an
+/// error, and that row says the zeros are the placeholder, not the
+/// device's gradient.
+#[test]
+fn a_real_msadapter_constant_operand_gradient_is_a_placeholder() {
+    let dir = tempfile::tempdir().unwrap();
+    for version in ["8.3.2", "26.2.0"] {
+        let dump = repo().join("tests/fixtures/mindtorch/constant").join(version).join("tensor");
+        for standard in ["default", "msprobe", "api", "bound"] {
+            let out = format!("{version}-{standard}");
+            let args =
+                ["-f", "mindspore", "replay", "--dump", dump.to_str().unwrap(), "--data-mode", "real_data", "--standard", standard, "-o", &out, "--top", "0"];
+            let o = msprobe(dir.path(), &args);
+            assert_eq!(o.status.code(), Some(0), "{version} {standard}: {}", text(&o));
+            let rows = common::detail_rows(&dir.path().join(&out));
+            let row = rows.iter().find(|r| r.0 == "Torch.matmul.1.backward.output.1").unwrap();
+            assert_eq!(row.1, "pass", "{row:?}");
+            assert!(row.2.contains(PLACEHOLDER), "{version} {standard}: {row:?}");
+            let first = rows.iter().find(|r| r.0 == "Torch.matmul.1.backward.output.0").unwrap();
+            assert!(first.2.contains("tested: device gradient recorded in the MSAdapter dump"), "{first:?}");
+        }
+    }
+}
+
+/// The placeholder row's reason (runtime/src/replay/tested.rs, `PLACEHOLDER`).
+const PLACEHOLDER: &str = "the recorded gradient is all zeros for an input the dump does not mark requires_grad: MindSpore's placeholder for an input it does not differentiate, not the device's gradient";
