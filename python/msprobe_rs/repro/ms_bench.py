@@ -238,7 +238,7 @@ def ms_ops_rms_norm(x, gamma, epsilon=1e-6):
 
 
 def ms_ops_swiglu(input, dim=-1):  # noqa: A002 (MindSpore's argument name)
-    """torch equivalent of mindspore.ops.swiglu: silu(a)·b for the halves of input along dim."""
+    """torch equivalent of mindspore.ops.swiglu: silu(a) * b for the halves of input along dim."""
     return ref_npu_swiglu(input, dim)
 
 
