@@ -528,31 +528,40 @@ fn planted_float16_failures_are_errors_naming_the_dtypes_arithmetic() {
 /// `parameters_grad.0`, stack.json groups, construct.json with null
 /// parents. Under the default standard every API call of each dump gets
 /// its rows, and none is a skip or an error (CPU-made dumps are correct).
+/// The MindSpore one (tests/fixtures/levelmix_ms, zoo/make/levelmix_ms/:
+/// Cell entries with `parameters`, `parameters_grad.0`, a Cell backward
+/// `output: [null]`, `proc<PID>`'s files) too, read with `-f mindspore`;
+/// its `Primitive.*` entries are not calls the replay selects.
 #[test]
 fn level_mix_dumps_of_both_msprobe_versions_are_judged_without_skip_or_error() {
     let dir = tempfile::tempdir().unwrap();
+    let mut dumps = vec![];
     for version in ["8.3.2", "26.2.0"] {
         for model in ["small_cnn", "small_transformer"] {
-            for task in ["statistics", "tensor"] {
-                let case = format!("{version}/{model}/{task}");
-                let dump = repo().join("tests/fixtures/levelmix").join(&case);
-                let out = case.replace('/', "_");
-                let mode = if task == "tensor" { "real_data" } else { "random_data" };
-                let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--dump", dump.to_str().unwrap(), "--data-mode", mode, "-o", &out, "--top", "0"]);
-                assert_eq!(o.status.code(), Some(0), "{case}: {}", text(&o));
-                let rows = common::detail_rows(&dir.path().join(&out));
-                let bad: Vec<_> = rows.iter().filter(|r| r.1 != "pass" && r.1 != "warning").collect();
-                assert!(bad.is_empty(), "{case}: {bad:#?}");
-                // msprobe writes bare Infinity and NaN (masked_fill's -inf): only the keys are read here.
-                let text =
-                    std::fs::read_to_string(dump.join("dump.json")).unwrap().replace("-Infinity", "null").replace("Infinity", "null").replace("NaN", "null");
-                let data: serde_json::Value = serde_json::from_str(&text).unwrap();
-                let apis: Vec<&String> = data["data"].as_object().unwrap().keys().filter(|k| !k.starts_with("Module.")).collect();
-                assert!(apis.len() > 10, "{case}: {} API entries", apis.len());
-                for key in apis {
-                    let (api, direction) = key.rsplit_once('.').unwrap();
-                    assert!(rows.iter().any(|r| r.0.starts_with(&format!("{api}.{direction}."))), "{case}: no row for {key}");
-                }
+            dumps.push(("pytorch", "tests/fixtures/levelmix", format!("{version}/{model}")));
+        }
+    }
+    dumps.push(("mindspore", "tests/fixtures/levelmix_ms", "26.2.0/ms_small_net".to_string()));
+    for (fw, fixtures, version_model) in &dumps {
+        for task in ["statistics", "tensor"] {
+            let case = format!("{version_model}/{task}");
+            let dump = repo().join(fixtures).join(&case);
+            let out = case.replace('/', "_");
+            let mode = if task == "tensor" { "real_data" } else { "random_data" };
+            let o = msprobe(dir.path(), &["-f", fw, "replay", "--dump", dump.to_str().unwrap(), "--data-mode", mode, "-o", &out, "--top", "0"]);
+            assert_eq!(o.status.code(), Some(0), "{case}: {}", text(&o));
+            let rows = common::detail_rows(&dir.path().join(&out));
+            let bad: Vec<_> = rows.iter().filter(|r| r.1 != "pass" && r.1 != "warning").collect();
+            assert!(bad.is_empty(), "{case}: {bad:#?}");
+            // msprobe writes bare Infinity and NaN (masked_fill's -inf): only the keys are read here.
+            let text = std::fs::read_to_string(dump.join("dump.json")).unwrap().replace("-Infinity", "null").replace("Infinity", "null").replace("NaN", "null");
+            let data: serde_json::Value = serde_json::from_str(&text).unwrap();
+            let module = |k: &str| ["Module.", "Cell.", "Primitive."].iter().any(|p| k.starts_with(p));
+            let apis: Vec<&String> = data["data"].as_object().unwrap().keys().filter(|k| !module(k)).collect();
+            assert!(apis.len() > 10, "{case}: {} API entries", apis.len());
+            for key in apis {
+                let (api, direction) = key.rsplit_once('.').unwrap();
+                assert!(rows.iter().any(|r| r.0.starts_with(&format!("{api}.{direction}."))), "{case}: no row for {key}");
             }
         }
     }

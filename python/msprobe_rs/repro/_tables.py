@@ -268,6 +268,7 @@ ROUNDING = {
     "Tensor.matmul": ("sums", ("input", "other")),
     "Tensor.__matmul__": ("sums", ("input", "other")),
     "Mint.matmul": ("sums", ("input", "other")),
+    "MS.Functional.matmul": ("sums", ("input", "other")),
     "Functional.linear": ("sums", ("input", "weight", "bias")),
     "MintFunctional.linear": ("sums", ("input", "weight", "bias")),
     "MS.Functional.dense": ("sums", ("input", "weight", "bias")),

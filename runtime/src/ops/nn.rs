@@ -361,7 +361,7 @@ fn sdpa_weights(ctx: &Ctx, b: &Bound) -> Result<(Tensor, f64)> {
 /// The neural-network entries.
 pub static OPS: &[Op] = &[
     Op {
-        names: &["Torch.matmul", "Tensor.matmul", "Tensor.__matmul__", "Mint.matmul"],
+        names: &["Torch.matmul", "Tensor.matmul", "Tensor.__matmul__", "Mint.matmul", "MS.Functional.matmul"],
         sig: "input, other",
         forward: matmul,
         backward: true,

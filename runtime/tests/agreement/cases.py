@@ -937,6 +937,7 @@ def _ms_std(x, axis=None, ddof=0, keepdims=False, correction=None, keepdim=None)
 
 
 SPECIAL.update({
+    "MS.Functional.matmul": torch.matmul,
     "MS.Functional.sin": torch.sin,
     "MS.Functional.sqrt": torch.sqrt,
     "MS.Functional.rsqrt": torch.rsqrt,
@@ -1005,6 +1006,7 @@ case("Functional.relu6", I(3, 4, low=-3, high=10))  # stays int64
 case("MintFunctional.tanh", T(3, 4))
 case("MintFunctional.tanh", V(0.5))  # 0-d
 each(["MS.Functional.sin", "MS.Functional.sqrt", "MS.Functional.rsqrt"], T(2, 3, low=0.1))
+case("MS.Functional.matmul", T(2, 3, 4), T(4, 5))
 case("MS.Functional.sqrt", I(2, 3, high=9))  # int -> float32
 case("Tensor.__rpow__", T(4), 10000.0)
 case("Tensor.__rpow__", T(2, 3), 2)  # int base, float exponent
