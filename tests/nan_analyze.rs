@@ -581,3 +581,38 @@ fn peers_are_matched_by_exact_api_not_by_prefix() {
     assert_eq!(our_log(&run, Path::new("out")), lines(&[&phases[..], &[unmatched, after, none]].concat()));
     assert!(run.report.is_none() && theirs.report.is_none());
 }
+
+/// A real Megatron step's `Distributed.all_reduce`
+/// (tests/fixtures/real/pangu_pytorch, recorded on an Ascend NPU by msprobe:
+/// its output `[tensor, null]`, its `group` null, the world) with NaN out of
+/// it and none in: the one rank's anomaly is that call, found during
+/// communication, and the report keeps the recorded layout, the null
+/// output item included.
+#[test]
+fn a_real_all_reduce_with_a_null_output_and_a_null_group_is_read() {
+    let real = common::repo().join("tests/fixtures/real/pangu_pytorch");
+    let dir = tempfile::tempdir().unwrap();
+    let (step, out) = (dir.path().join("step"), dir.path().join("out"));
+    let rank = step.join("rank0");
+    std::fs::create_dir_all(&rank).unwrap();
+    for file in ["construct.json", "stack.json"] {
+        std::fs::copy(real.join(file), rank.join(file)).unwrap();
+    }
+    let text = std::fs::read(real.join("dump.json")).unwrap();
+    let mut dump: Value = serde_json::from_reader(NonFiniteReader::new(text.as_slice())).unwrap();
+    let name = "Distributed.all_reduce.0.forward";
+    let entry = &mut dump["data"][name];
+    assert_eq!(entry["output"].as_array().map(|o| o.len()), Some(2), "{entry}");
+    assert!(entry["output"][1].is_null() && entry["input_kwargs"]["group"].is_null(), "{entry}");
+    poison(entry, "output");
+    let poisoned = entry.clone();
+    std::fs::write(rank.join("dump.json"), to_msprobe_json(&dump)).unwrap();
+    let run = analyze(&step, &out);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let (_, report) = run.report.expect("a report");
+    let nodes = report["rank_0"].as_array().expect("rank_0's nodes");
+    assert_eq!(nodes.len(), 1, "{report}");
+    assert_eq!(nodes[0]["op_name"], name);
+    assert_eq!(nodes[0]["data_info"]["output"], poisoned["output"]);
+    assert!(nodes[0]["data_info"]["output"][1].is_null());
+}

@@ -402,44 +402,18 @@ fn a_placeholder_gradient_of_zeros_is_not_judged_as_the_devices() {
 
 /// The dumps of real NPU runs (tests/fixtures/real: the PanGu model trained
 /// with Megatron-LM + MindSpeed, its MindSpore counterpart, an fp16 rotary
-/// excerpt): every call gets a verdict, none a skip. The calls other than
-/// the fused attention under the default, api and bound standards (all
-/// pass: their rows are emulated, judged by rounding); the whole dumps,
-/// the S = 4096 attention calls included (one head at a time, within
-/// `--memory-budget 8G`), under msprobe's thresholds, whose replay is the
-/// fastest (no rounding magnitudes: the default standard's magnitude pass
-/// takes minutes at that size; the shrunk calls below run every standard).
+/// excerpt), whole, the S = 4096 attention calls included (one head at a
+/// time, within `--memory-budget 8G`; their rounding magnitudes analytic,
+/// head by head): under every standard every call gets a verdict, none a
+/// skip, and the fused attentions judge attention_out (torch_npu's
+/// softmax_max and softmax_sum too) and dq, dk, dv; under default, api and
+/// bound every row passes (emulated rows, judged by rounding).
 #[test]
 fn real_npu_dumps_replay_to_verdicts() {
     let dir = tempfile::tempdir().unwrap();
-    let dumps = [
-        ("pytorch", "pangu_pytorch", "^(Tensor|Torch|NPU\\.npu_rms_norm)", 6),
-        ("mindspore", "pangu_mindspore", "^(Tensor|Mint)", 5),
-        ("pytorch", "rotary_fp16", ".", 4),
-    ];
-    for (fw, dump, others, judged) in dumps {
+    for (fw, dump) in [("pytorch", "pangu_pytorch"), ("mindspore", "pangu_mindspore"), ("pytorch", "rotary_fp16")] {
         let root = repo().join("tests/fixtures/real").join(dump);
-        for standard in ["default", "api", "bound"] {
-            let out = format!("{dump}_{standard}");
-            let args = ["-f", fw, "replay", "--dump", root.to_str().unwrap(), "--filter", others, "--standard", standard, "-o", &out, "--top", "0"];
-            let o = msprobe(dir.path(), &args);
-            let rows = common::detail_rows(&dir.path().join(&out));
-            let not_passed: Vec<_> = rows.iter().filter(|r| r.1 != "pass").collect();
-            assert!(not_passed.is_empty(), "{dump} under {standard}: {not_passed:?}");
-            assert_eq!(rows.len(), judged, "{dump} under {standard}: {rows:?}");
-            assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-            assert!(!text(&o).contains("sparse_mode 0"), "{}", text(&o));
-        }
-        let out = format!("{dump}_whole");
-        let o = msprobe(
-            dir.path(),
-            &["-f", fw, "replay", "--dump", root.to_str().unwrap(), "--standard", "msprobe", "-o", &out, "--top", "0", "--memory-budget", "8G"],
-        );
-        let rows = common::detail_rows(&dir.path().join(&out));
-        let skips: Vec<_> = rows.iter().filter(|r| r.1 == "skip").collect();
-        assert!(skips.is_empty(), "{dump}: {skips:?}");
-        let attention: Vec<&str> = rows.iter().map(|r| r.0.as_str()).filter(|n| n.contains("attention")).collect();
-        let expected: Vec<String> = match dump {
+        let attention: Vec<String> = match dump {
             "pangu_pytorch" => (0..3)
                 .map(|i| format!("NPU.npu_fusion_attention.0.forward.output.{i}"))
                 .chain((0..3).map(|i| format!("NPU.npu_fusion_attention.0.backward.output.{i}")))
@@ -449,7 +423,23 @@ fn real_npu_dumps_replay_to_verdicts() {
                 .collect(),
             _ => vec![],
         };
-        assert_eq!(attention, expected, "{dump}: {}", text(&o));
+        for standard in ["default", "api", "bound", "msprobe"] {
+            let out = format!("{dump}_{standard}");
+            let args = ["-f", fw, "replay", "--dump", root.to_str().unwrap(), "--standard", standard, "-o", &out, "--top", "0", "--memory-budget", "8G"];
+            let o = msprobe(dir.path(), &args);
+            let rows = common::detail_rows(&dir.path().join(&out));
+            let skips: Vec<_> = rows.iter().filter(|r| r.1 == "skip").collect();
+            assert!(skips.is_empty(), "{dump} under {standard}: {skips:?}");
+            // msprobe's thresholds judge the emulated device as a device (the default standard's reason to be).
+            if standard != "msprobe" {
+                let not_passed: Vec<_> = rows.iter().filter(|r| r.1 != "pass").collect();
+                assert!(not_passed.is_empty(), "{dump} under {standard}: {not_passed:?}");
+                assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+            }
+            let judged: Vec<&str> = rows.iter().map(|r| r.0.as_str()).filter(|n| n.contains("attention")).collect();
+            assert_eq!(judged, attention, "{dump} under {standard}: {}", text(&o));
+            assert!(!text(&o).contains("sparse_mode 0"), "{}", text(&o));
+        }
     }
 }
 

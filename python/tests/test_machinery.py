@@ -12,7 +12,7 @@ PACKAGE = os.path.dirname(repro.__file__)
 PYTORCH = ["_tables.py", "data_generate.py", "torch_exec.py", "npu_bench.py", "magnitude.py", "standard.py", "compare.py", "run_ut.py", "pytorch_side.py"]
 MINDSPORE = ["_tables.py", "data_generate.py", "torch_exec.py", "npu_bench.py", "magnitude.py", "ms_bench.py", "ms_exec.py", "standard.py",
              "compare.py", "run_ut.py", "mindspore_side.py"]
-MINDTORCH = ["_tables.py", "two_torches.py", "data_generate.py", "torch_exec.py", "magnitude.py", "ms_exec.py", "standard.py", "compare.py",
+MINDTORCH = ["_tables.py", "two_torches.py", "data_generate.py", "torch_exec.py", "npu_bench.py", "magnitude.py", "ms_exec.py", "standard.py", "compare.py",
              "run_ut.py", "mindtorch_side.py"]
 # What a head defines (templates/python/*.py.tera).
 HEAD_NAMES = {"tested", "bench", "inputs", "API_NAME", "PROPAGATION", "DATA_MODE", "RANDOM_SEED", "ITER_TIMES",

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from msprobe_rs.repro import pytorch_side
+from msprobe_rs.repro import npu_bench, pytorch_side
 from msprobe_rs.repro.data_generate import Master, TensorSpec
 from msprobe_rs.repro.magnitude import gelu_parts, magnitudes, rounding_factors, rounding_of
 from msprobe_rs.repro.torch_exec import torch_run
@@ -31,8 +31,10 @@ def test_the_classes_come_from_the_op_table():
     assert rounding_of("Torch.sub", ("",)) == ("terms", 1, "other", ("input", "other", "alpha"))
     assert rounding_of("Tensor.__rsub__", ("",)) == ("terms", 0, "input", ("input", "other"))
     assert rounding_of("Torch.matmul", ("",)) == ("sums", ("input", "other"))
-    assert rounding_of("Functional.gelu", ("",)) == ("parts", "gelu", False, ("input", "approximate"))
-    assert rounding_of("Functional.scaled_dot_product_attention", ("",))[:3] == ("parts", "sdpa", True)
+    assert rounding_of("Functional.gelu", ("",)) == ("parts", "gelu", "smooth", ("input", "approximate"))
+    assert rounding_of("Functional.scaled_dot_product_attention", ("",))[:3] == ("parts", "sdpa", "composite")
+    assert rounding_of("NPU.npu_fusion_attention", ("",))[:3] == ("parts", "npu_fusion_attention", "nothing")
+    assert rounding_of("Functional.flash_attention_score", ("MS.", ""))[:3] == ("parts", "flash_attention_score", "nothing")
     assert rounding_of("Functional.softmax", ("",)) == ("composite",)
     # MindSpore's own meanings first, as the op table's lookup does.
     assert rounding_of("Functional.dense", ("MS.", ""))[0] == "sums"
@@ -91,16 +93,16 @@ def test_gelu_adds_the_magnitudes_of_its_parts():
     parts = np.abs(x) * 0.5 * (1.0 + np.abs(2.0 * cdf - 1.0))
     np.testing.assert_allclose(outputs[0], np.abs(y) + np.abs(x * dydx) + parts, rtol=1e-9, atol=1e-15)
     t = torch.from_numpy
-    forward, backward = gelu_parts({"input": t(x)}, t(np.ones(5)))
-    np.testing.assert_allclose(forward, parts, rtol=1e-15)
+    forward, backward = gelu_parts({"input": t(x)}, t(np.ones(5)), {})
+    np.testing.assert_allclose(forward[0], parts, rtol=1e-15)
     assert backward[0][0] == "input"
     np.testing.assert_allclose(backward[0][1], 0.5 * (1.0 + np.abs(2.0 * cdf - 1.0)) + np.abs(x) * pdf, rtol=1e-14)
     # The gradient's magnitude holds the backward parts: at least them.
     assert (grads[0] >= backward[0][1]).all()
     # The tanh form's parts.
-    forward, none = gelu_parts({"input": t(x), "approximate": "tanh"}, None)
+    forward, none = gelu_parts({"input": t(x), "approximate": "tanh"}, None, {})
     inner = np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3))
-    np.testing.assert_allclose(forward, np.abs(x) * 0.5 * (1.0 + np.abs(inner)), rtol=1e-15)
+    np.testing.assert_allclose(forward[0], np.abs(x) * 0.5 * (1.0 + np.abs(inner)), rtol=1e-15)
     assert none == []
 
 
@@ -120,6 +122,23 @@ def test_attention_adds_the_sums_of_its_parts_where_a_row_attends_to_one_key():
     assert [g.shape for g in grads] == [(64,), (64,), (64,)] and all((g > 0).any() for g in grads)
     # With dropout the parts cannot be computed (random weights): no magnitudes.
     assert magnitudes(entry, runner(sdpa), [q, k, v], {"dropout_p": 0.5}, [dy]) == ([], [])
+
+
+def test_a_fused_attentions_parts_are_its_whole_magnitudes():
+    rng = np.random.default_rng(1)
+    # BSH, two heads of two, causal: bfloat16 (eighths, exact in it), whose logits the kernel computes in float32.
+    q, k, v, dy = (master(rng.integers(-8, 9, (1, 4, 4)) / 8.0, "torch.bfloat16") for _ in range(4))
+    entry = rounding_of("NPU.npu_fusion_attention", ("",))
+    outputs, grads = magnitudes(entry, runner(npu_bench.ref_npu_fusion_attention), [q, k, v, 2, "BSH"],
+                                {"sparse_mode": 2, "scale": 0.5}, [dy])
+    # attention_out, softmax_max and softmax_sum ([1, 2, 4, 8]), and dq, dk, dv.
+    assert [o.shape for o in outputs] == [(16,), (64,), (64,)]
+    assert [g.shape for g in grads] == [(16,), (16,), (16,)] and all((g >= 0).all() and (g > 0).any() for g in grads)
+    # attention_out's is P*|V| within float32's share of bfloat16's unit (the logits' terms).
+    qt, kt, vt = (torch.from_numpy(m.array).reshape(1, 4, 2, 2).transpose(1, 2) for m in (q, k, v))
+    p = torch.softmax((qt @ kt.transpose(-1, -2) * 0.5).masked_fill(torch.ones(4, 4, dtype=torch.bool).triu(1), -math.inf), -1)
+    pv = (p @ vt.abs()).transpose(1, 2).reshape(-1).numpy()
+    assert (outputs[0] >= pv * (1 - 1e-12)).all() and (outputs[0] <= pv * (1 + 1e-3)).all()
 
 
 @pytest.mark.parametrize("dtype", ["torch.float32", "torch.float64"])

@@ -53,8 +53,18 @@ const MINDSPORE: &[(&str, &str)] = repro![
 /// The MSAdapter (mindtorch) scripts' files, in inlining order (`_tables.py`
 /// comes first, rendered): `two_torches.py` binds MSAdapter's torch and the
 /// real torch before the rest uses them.
-const MINDTORCH: &[(&str, &str)] =
-    repro!["two_torches.py", "data_generate.py", "torch_exec.py", "magnitude.py", "ms_exec.py", "standard.py", "compare.py", "run_ut.py", "mindtorch_side.py"];
+const MINDTORCH: &[(&str, &str)] = repro![
+    "two_torches.py",
+    "data_generate.py",
+    "torch_exec.py",
+    "npu_bench.py",
+    "magnitude.py",
+    "ms_exec.py",
+    "standard.py",
+    "compare.py",
+    "run_ut.py",
+    "mindtorch_side.py"
+];
 
 /// The package files of `framework`'s machinery, `(file name, text)`, in
 /// inlining order.
@@ -238,7 +248,7 @@ fn rounding_entry(op: &ops::Op) -> String {
         Rounding::Sums => format!("({}, {})", py_str(class.name()), pyfmt::tuple(bind::param_names(op.sig).into_iter().map(py_str))),
         Rounding::Parts(parts) => {
             let params = pyfmt::tuple(bind::param_names(op.sig).into_iter().map(py_str));
-            format!("({}, {}, {}, {params})", py_str(class.name()), py_str(parts.name), py_bool(parts.composite))
+            format!("({}, {}, {}, {params})", py_str(class.name()), py_str(parts.name), py_str(parts.rest.name()))
         }
         _ => format!("({},)", py_str(class.name())),
     }
@@ -261,8 +271,8 @@ fn rounding_tables(o: &mut String) {
         "# How rounding can move each API's results, by op-table name (runtime/src/ops/mod.rs,\n\
          # Rounding; the magnitudes of magnitude.py): (\"terms\", the negated parameter's\n\
          # position or None, its name or None, the signature's parameter names), (\"sums\",\n\
-         # parameter names), (\"smooth\",), (\"parts\", formula, whether the rest is\n\
-         # composite's, parameter names), (\"composite\",).\nROUNDING = {\n",
+         # parameter names), (\"smooth\",), (\"parts\", formula, what its parts are\n\
+         # added to: \"smooth\", \"composite\" or \"nothing\", parameter names), (\"composite\",).\nROUNDING = {\n",
     );
     let mut classes: Vec<Rounding> = vec![];
     for op in ops::table() {

@@ -16,6 +16,7 @@ import torch
 
 from ._tables import KEYWORD_ALIASES, ROUNDING, ROUNDING_FACTORS, ROUNDING_OPERANDS
 from .data_generate import DType, Master, TensorSpec, any_marked, dtype_info, wants_grad
+from .npu_bench import fusion_attention_magnitudes
 from .torch_exec import to_torch
 
 # --- msprobe-rs: the scripts inline this file from here ---
@@ -134,14 +135,9 @@ def _mag_add_difference(acc, x, y, scale):
             acc[i] = a + np.abs(xi - yi) * scale
 
 
-def _mag_add_parts(acc, parts):
-    """acc[0] += parts (nothing when there are none); None when the sizes differ."""
-    if not acc or parts is None:
-        return
-    if acc[0] is not None and parts is not None and acc[0].size == parts.size:
-        acc[0] = acc[0] + parts
-    else:
-        acc[0] = None
+def _mag_added(acc, parts):
+    """acc + parts; None when the sizes differ or acc is missing."""
+    return acc + parts if acc is not None and acc.size == parts.size else None
 
 
 def _mag_perturbable(value):
@@ -226,11 +222,17 @@ def _mag_bound(c, names):
     return bound
 
 
+def _mag_dtypes(c, names):
+    """The dumped (canonical) dtype of each float tensor argument, by parameter name."""
+    named = list(zip(names, c.args)) + [(KEYWORD_ALIASES.get(k, k), v) for k, v in c.kwargs.items()]
+    return {name: dtype_info(v.spec.dtype)[0] for name, v in named if _mag_is_float(v)}
+
+
 def _mag_flat64(t):
     return t.reshape(-1).numpy()
 
 
-def gelu_parts(bound, dy):
+def gelu_parts(bound, dy, dtypes):
     """gelu's parts (the mirror of gelu_parts in runtime/src/ops/nn.rs): x*(1 + erf(x/sqrt2))/2
     cancels inside for negative x, and so does its derivative (tanh form alike):
     |x|*(1 + |inner|)/2 forward, |dy|*((1 + |inner|)/2 + |x*inner'|/2) backward (none without dy)."""
@@ -242,7 +244,7 @@ def gelu_parts(bound, dy):
     else:
         erf = torch.special.erf(torch.from_numpy(x * (1.0 / math.sqrt(2.0)))).numpy()
         inner, slope = np.abs(erf), np.abs(x * (2.0 / math.sqrt(math.pi)) * (1.0 / math.sqrt(2.0)) * np.exp(-x * x / 2.0))
-    forward = np.abs(x) * 0.5 * (1.0 + inner)
+    forward = [np.abs(x) * 0.5 * (1.0 + inner)]
     if dy is None or dy.numel() != x.size:
         return forward, []
     return forward, [("input", np.abs(dy.reshape(-1).numpy()) * (0.5 * (1.0 + inner) + 0.5 * slope))]
@@ -267,7 +269,7 @@ def _mag_sdpa_weights(bound, q, k):
     return torch.softmax(attn, -1), scale
 
 
-def sdpa_parts(bound, dy):
+def sdpa_parts(bound, dy, dtypes):
     """scaled_dot_product_attention's parts (the mirror of sdpa_parts in
     runtime/src/ops/nn.rs): its output sums P*V and its gradients sum dS*K, dS^T*Q,
     P^T*dO with dS = P*(dO*V^T - rowsum(dO*O)), a difference that cancels exactly where a
@@ -277,11 +279,11 @@ def sdpa_parts(bound, dy):
     qa, ka, va = q.abs(), k.abs(), v.abs()
     pv = p @ va
     if dy is None or dy.numel() != pv.numel():
-        return _mag_flat64(pv), []
+        return [_mag_flat64(pv)], []
     doa = dy.reshape(pv.shape).abs()
     d = (doa * pv).sum(-1, keepdim=True)  # rowsum(dO*O) over absolute values: O's own parts, P*|V|
     ds = p * ((doa @ va.transpose(-2, -1)) + d)
-    return _mag_flat64(pv), [("query", _mag_flat64((ds @ ka) * scale)), ("key", _mag_flat64((ds.transpose(-2, -1) @ qa) * scale)),
+    return [_mag_flat64(pv)], [("query", _mag_flat64((ds @ ka) * scale)), ("key", _mag_flat64((ds.transpose(-2, -1) @ qa) * scale)),
                              ("value", _mag_flat64(p.transpose(-2, -1) @ doa))]
 
 
@@ -290,21 +292,41 @@ def _mag_output_gradient_parts(bound, dy, f, parts):
     input's gradient; none forward (the mirror of output_gradient_parts in activation.rs)."""
     x = bound["input"].reshape(-1).numpy()
     if dy is None or dy.numel() != x.size:
-        return None, []
-    return None, [("input", np.abs(dy.reshape(-1).numpy()) * parts(f(x)))]
+        return [], []
+    return [], [("input", np.abs(dy.reshape(-1).numpy()) * parts(f(x)))]
 
 
-def tanh_parts(bound, dy):
+def tanh_parts(bound, dy, dtypes):
     """tanh's gradient dy*(1 - y^2) from the rounded output cancels where |y| -> 1: |dy|*(1 + y^2)."""
     return _mag_output_gradient_parts(bound, dy, np.tanh, lambda y: 1.0 + y * y)
 
 
-def sigmoid_parts(bound, dy):
+def sigmoid_parts(bound, dy, dtypes):
     """sigmoid's gradient dy*y*(1 - y) cancels where y -> 1: |dy|*|y|*(1 + |y|)."""
     return _mag_output_gradient_parts(bound, dy, lambda x: 1.0 / (1.0 + np.exp(-x)), lambda y: np.abs(y) * (1.0 + np.abs(y)))
 
 
-PARTS = {"gelu": gelu_parts, "sdpa": sdpa_parts, "tanh": tanh_parts, "sigmoid": sigmoid_parts}
+def npu_fusion_attention_parts(bound, dy, dtypes):
+    """npu_fusion_attention's whole magnitudes, head by head (npu_bench.py's
+    fusion_attention_magnitudes): attention_out, softmax_max, softmax_sum and dq, dk, dv."""
+    return fusion_attention_magnitudes(dy, True, dtypes.get("query"), **bound)
+
+
+# flash_attention_score's names of npu_fusion_attention's settings.
+_MS_ATTENTION_NAMES = {"real_shift": "pse", "attn_mask": "atten_mask", "scalar_value": "scale", "pre_tokens": "pre_tockens",
+                       "next_tokens": "next_tockens"}
+
+
+def flash_attention_score_parts(bound, dy, dtypes):
+    """MindSpore's flash_attention_score (the same kernel, attention_out alone, layout BSH
+    unless given): npu_fusion_attention_parts under its names."""
+    settings = {_MS_ATTENTION_NAMES.get(k, k): v for k, v in bound.items() if k != "drop_mask"}
+    settings.setdefault("input_layout", "BSH")
+    return fusion_attention_magnitudes(dy, False, dtypes.get("query"), **settings)
+
+
+PARTS = {"gelu": gelu_parts, "sdpa": sdpa_parts, "tanh": tanh_parts, "sigmoid": sigmoid_parts,
+         "npu_fusion_attention": npu_fusion_attention_parts, "flash_attention_score": flash_attention_score_parts}
 
 
 def _mag_gradient_params(c, names):
@@ -326,20 +348,23 @@ def _mag_gradient_params(c, names):
     return out
 
 
-def _mag_parts(c, name, composite, names):
-    """A formula's parts added to Smooth's (or Composite's) magnitudes: to the first output,
-    and to the gradients of the parameters the formula names."""
-    o, g = _mag_composite(c) if composite else _mag_first_order(c, ["uniform"])[:2]
+def _mag_parts(c, name, rest, names):
+    """A formula's parts added to Smooth's or Composite's magnitudes, or alone (rest
+    "nothing": what they do not give has none): to the outputs they give, and to the
+    gradients of the parameters the formula names."""
+    params = _mag_gradient_params(c, names)
+    if rest == "nothing":
+        o, g = [], [None] * len(params)
+    else:
+        o, g = _mag_composite(c) if rest == "composite" else _mag_first_order(c, ["uniform"])[:2]
     first_dy = c.grad_outputs[0] if c.grad_outputs else None
     dy = torch.from_numpy(_mag_values(first_dy)) if _mag_is_float(first_dy) else None
-    forward, backward = PARTS[name](_mag_bound(c, names), dy)
-    _mag_add_parts(o, forward)
-    for i, param in enumerate(_mag_gradient_params(c, names)[:len(g)]):
+    forward, backward = PARTS[name](_mag_bound(c, names), dy, _mag_dtypes(c, names))
+    o = list(forward) if rest == "nothing" else [_mag_added(x, forward[i]) if i < len(forward) else x for i, x in enumerate(o)]
+    for i, param in enumerate(params[:len(g)]):
         parts = next((m for n, m in backward if n == param), None)
         if parts is not None:
-            slot = [g[i]]
-            _mag_add_parts(slot, parts)
-            g[i] = slot[0]
+            g[i] = parts if rest == "nothing" else _mag_added(g[i], parts)
     return o, g
 
 

@@ -211,11 +211,15 @@ def _attention_mask(given, sparse_mode, s1, s2, pre_tockens, next_tockens):
     raise NotImplementedError(f"npu_fusion_attention: sparse_mode {sparse_mode} with {s1} queries and {s2} keys")
 
 
+def _repeat_heads(k, n1):
+    """[B, N2, S, D] key/value heads repeated to N1 query heads (groups share a head)."""
+    return k.repeat_interleave(n1 // k.shape[1], dim=1)
+
+
 def _attend(q, k, v, pse, mask, scale):
     """softmax(mask(scale * (q k^T + pse))) v over [B, N1, S, D] (k, v heads repeated to N1):
     (out, row max, row sum of exp), the statistics [B, N1, S1, 1]."""
-    n1, n2 = q.shape[1], k.shape[1]
-    k, v = k.repeat_interleave(n1 // n2, dim=1), v.repeat_interleave(n1 // n2, dim=1)
+    k, v = _repeat_heads(k, q.shape[1]), _repeat_heads(v, q.shape[1])
     logits = torch.matmul(q, k.transpose(-1, -2))
     if pse is not None:
         logits = logits + pse
@@ -229,6 +233,54 @@ def _attend(q, k, v, pse, mask, scale):
     return torch.matmul(torch.softmax(logits, -1), v), row_max, row_sum
 
 
+class _AttentionSplit:
+    """How one fused-attention call's tensors split into problems [B, N, S, D] (the whole
+    batch, or one per TND sequence) and back (runtime/src/ops/npu_attention.rs's Split)."""
+
+    def __init__(self, query, key, head_num, input_layout, actual_seq_qlen, actual_seq_kvlen):
+        self.layout, self.heads = input_layout, head_num
+        self.kv_heads = None if input_layout == "TND" else (
+            key.shape[-1] // _bnsd(query, input_layout, head_num).shape[-1] if input_layout in ("BSH", "SBH") else None)
+        self.ends = (list(actual_seq_qlen), list(actual_seq_kvlen)) if input_layout == "TND" else None
+
+    def parts(self, t, key=False):
+        """A tensor of query's layout (key's: key) per problem, [B, N, S, D]."""
+        if self.ends is None:
+            return [_bnsd(t, self.layout, self.kv_heads if key else self.heads)]
+        ends = self.ends[1 if key else 0]
+        return [t[start:end].unsqueeze(0).transpose(1, 2) for start, end in zip([0] + ends[:-1], ends)]
+
+    def back(self, parts, statistics=False):
+        """Per-problem results back in query's layout (statistics: [B, N1, S1, 1], TND [T1, N1, 1])."""
+        if self.ends is not None:
+            return torch.cat([p.transpose(1, 2).squeeze(0) for p in parts])
+        return parts[0] if statistics else _from_bnsd(parts[0], self.layout)
+
+    def back_to_keys(self, parts, kv_heads):
+        """Per-problem gradients of repeated key/value heads summed over each group, in key's layout."""
+        grouped = [p.reshape(p.shape[0], kv_heads, p.shape[1] // kv_heads, p.shape[2], p.shape[3]).sum(2) for p in parts]
+        return self.back(grouped)
+
+
+def _attention_problems(query, key, value, head_num, input_layout, atten_mask, sparse_mode, pre_tockens,
+                        next_tockens, actual_seq_qlen, actual_seq_kvlen, padding_mask, keep_prob):
+    """A call's split and its problems [(q, k, v, mask)] (k and v with their own heads); the
+    settings no output shows (dropout) or that are reserved refused."""
+    if keep_prob < 1:
+        raise NotImplementedError("npu_fusion_attention: keep_prob < 1 draws the dropout mask on the device")
+    if padding_mask is not None:
+        raise NotImplementedError("npu_fusion_attention: padding_mask (reserved) is not replayed")
+    if input_layout == "TND" and atten_mask is not None and sparse_mode < 2:
+        raise NotImplementedError("npu_fusion_attention: atten_mask in layout TND with sparse_mode 0 or 1")
+    split = _AttentionSplit(query, key, head_num, input_layout, actual_seq_qlen, actual_seq_kvlen)
+    given = None if input_layout == "TND" else atten_mask
+    problems = []
+    for q, k, v in zip(split.parts(query), split.parts(key, True), split.parts(value, True)):
+        mask = _attention_mask(given, sparse_mode, q.shape[2], k.shape[2], pre_tockens, next_tockens)
+        problems.append((q, k, v, mask))
+    return split, problems
+
+
 def ref_npu_fusion_attention(query, key, value, head_num, input_layout, *, pse=None, padding_mask=None, atten_mask=None,
                              scale=1.0, keep_prob=1.0, pre_tockens=2147483647, next_tockens=2147483647,
                              inner_precise=0, prefix=None, actual_seq_qlen=None, actual_seq_kvlen=None, sparse_mode=0,
@@ -240,38 +292,98 @@ def ref_npu_fusion_attention(query, key, value, head_num, input_layout, *, pse=N
     row max and the sum of exp(logit - max), repeated 8 times along a last dim. softmax_out,
     seed, offset and numels (the dropout generator's state) are not judged: the tested side's
     are dropped (JUDGED_OUTPUTS). keep_prob < 1, padding_mask and a softmax_layout are refused."""
-    if keep_prob < 1:
-        raise NotImplementedError("npu_fusion_attention: keep_prob < 1 draws the dropout mask on the device")
-    if padding_mask is not None:
-        raise NotImplementedError("npu_fusion_attention: padding_mask (reserved) is not replayed")
     if softmax_layout:
         raise NotImplementedError("npu_fusion_attention: a softmax_layout other than the default is not replayed")
-    if input_layout == "TND":
-        if atten_mask is not None and sparse_mode < 2:
-            raise NotImplementedError("npu_fusion_attention: atten_mask in layout TND with sparse_mode 0 or 1")
-        outs, maxs, sums = [], [], []
-        q_start = k_start = 0
-        for q_end, k_end in zip(actual_seq_qlen, actual_seq_kvlen):
-            def bnsd(t, start, end):
-                return t[start:end].unsqueeze(0).transpose(1, 2)
-            mask = _attention_mask(None, sparse_mode, q_end - q_start, k_end - k_start, pre_tockens, next_tockens)
-            o, mx, sm = _attend(bnsd(query, q_start, q_end), bnsd(key, k_start, k_end), bnsd(value, k_start, k_end), pse,
-                                mask, scale)
-            outs.append(o.transpose(1, 2).squeeze(0))
-            maxs.append(mx.transpose(1, 2).squeeze(0))
-            sums.append(sm.transpose(1, 2).squeeze(0))
-            q_start, k_start = q_end, k_end
-        out, row_max, row_sum = torch.cat(outs), torch.cat(maxs), torch.cat(sums)
-    else:
-        q = _bnsd(query, input_layout, head_num)
-        head_dim = q.shape[-1]
-        kv_heads = key.shape[-1] // head_dim if input_layout in ("BSH", "SBH") else None
-        k, v = _bnsd(key, input_layout, kv_heads), _bnsd(value, input_layout, kv_heads)
-        mask = _attention_mask(atten_mask, sparse_mode, q.shape[2], k.shape[2], pre_tockens, next_tockens)
-        o, row_max, row_sum = _attend(q, k, v, pse, mask, scale)
-        out = _from_bnsd(o, input_layout)
+    split, problems = _attention_problems(query, key, value, head_num, input_layout, atten_mask, sparse_mode, pre_tockens,
+                                          next_tockens, actual_seq_qlen, actual_seq_kvlen, padding_mask, keep_prob)
+    results = [_attend(q, k, v, pse, mask, scale) for q, k, v, mask in problems]
+    out = split.back([r[0] for r in results])
+    row_max, row_sum = split.back([r[1] for r in results], True), split.back([r[2] for r in results], True)
     stat = tuple(row_max.shape[:-1]) + (8,)
     return out, row_max.expand(stat), row_sum.expand(stat)
+
+
+def _head(t, b, n, s1, s2):
+    """Head (b, n) of a mask or pse broadcast from [.., S1, S2] (dims padded to four), [S1, S2]."""
+    t = t.reshape((1,) * (4 - t.dim()) + tuple(t.shape))
+    return t[0 if t.shape[0] == 1 else b, 0 if t.shape[1] == 1 else n].expand(s1, s2)
+
+
+def _attention_magnitudes(q, k, v, pse, mask, scale, dy, w):
+    """The rounding magnitudes of one problem, head by head (the mirror of Heads::magnitudes
+    in runtime/src/ops/attention_heads.rs; w: float32's unit roundoff in units of the output
+    dtype's, the logits computed in float32): with Ms = |scale|*(|Q||K|^T + |pse|),
+    r = rowsum(P*Ms) and A = P*(1 + w*(Ms + r)): out A|V|; row max |max| + max Ms over the attended keys; row sum
+    sum*(1 + r + max Ms); with dO, M_dS = A*(|dO||V|^T + rowsum(|dO|*M_out)), dq |scale| M_dS |K|,
+    dk |scale| M_dS^T |Q|, dv A^T |dO| (k and v heads repeated to q's)."""
+    k, v = _repeat_heads(k, q.shape[1]), _repeat_heads(v, q.shape[1])
+    bs, n, s1, _ = q.shape
+    s2, a_scale = k.shape[2], abs(scale)
+    out, mx, sm, dq, dk, dv = ([[None] * n for _ in range(bs)] for _ in range(6))
+    for b in range(bs):
+        for h in range(n):
+            qh, kh, vh = q[b, h], k[b, h], v[b, h]
+            logits = qh @ kh.transpose(0, 1)
+            ms = qh.abs() @ kh.abs().transpose(0, 1)
+            if pse is not None:
+                p_h = _head(pse.to(logits.dtype), b, h, s1, s2)
+                logits, ms = logits + p_h, ms + p_h.abs()
+            logits, ms = logits * scale, ms * a_scale
+            m_h = None if mask is None else _head(mask, b, h, s1, s2)
+            if m_h is not None:
+                logits = logits.masked_fill(m_h, float("-inf"))
+            row_max = logits.amax(-1, keepdim=True)
+            row_sum = torch.exp(logits - row_max).sum(-1, keepdim=True)
+            p = torch.softmax(logits, -1)
+            pm = p * ms
+            r = pm.sum(-1, keepdim=True)
+            a = p + w * pm + p * (w * r)
+            mo = a @ vh.abs()
+            ms_max = (ms if m_h is None else ms.masked_fill(m_h, 0.0)).amax(-1, keepdim=True)
+            out[b][h], mx[b][h], sm[b][h] = mo, row_max.abs() + ms_max, row_sum * (1.0 + r + ms_max)
+            if dy is not None:
+                da = dy[b, h].abs()
+                mds = a * (da @ vh.abs().transpose(0, 1) + (da * mo).sum(-1, keepdim=True))
+                dq[b][h], dk[b][h], dv[b][h] = (mds @ kh.abs()) * a_scale, (mds.transpose(0, 1) @ qh.abs()) * a_scale, a.transpose(0, 1) @ da
+
+    def whole(parts):
+        return torch.stack([torch.stack(row) for row in parts])
+    grads = None if dy is None else (whole(dq), whole(dk), whole(dv))
+    return whole(out), whole(mx), whole(sm), grads
+
+
+def fusion_attention_magnitudes(dy, statistics, dtype, query, key, value, head_num, input_layout, pse=None, padding_mask=None,
+                                atten_mask=None, scale=1.0, keep_prob=1.0, pre_tockens=2147483647,
+                                next_tockens=2147483647, inner_precise=0, prefix=None, actual_seq_qlen=None,
+                                actual_seq_kvlen=None, sparse_mode=0, gen_mask_parallel=True, sync=False, softmax_layout=""):
+    """The rounding magnitudes of one fused-attention call in float64 (the mirror of
+    attention_parts in runtime/src/ops/npu_attention.rs; dtype: query's dumped dtype, canonical
+    name): [attention_out's] (statistics: and
+    softmax_max's and softmax_sum's, repeated 8 times), and with the output's gradient dy the
+    gradients' [("query", ..), ("key", ..), ("value", ..)], flat numpy arrays."""
+    if softmax_layout:
+        raise NotImplementedError("npu_fusion_attention: a softmax_layout other than the default is not replayed")
+    split, problems = _attention_problems(query, key, value, head_num, input_layout, atten_mask, sparse_mode, pre_tockens,
+                                          next_tockens, actual_seq_qlen, actual_seq_kvlen, padding_mask, keep_prob)
+    dys = None if dy is None or dy.numel() != query.numel() else split.parts(dy.reshape(query.shape))
+    mantissa = {"float16": 10, "bfloat16": 7}.get(dtype)
+    w = 1.0 if mantissa is None else 2.0 ** (mantissa + 1 - 24)
+    results = [_attention_magnitudes(q, k, v, pse, mask, scale, None if dys is None else dys[i], w)
+               for i, (q, k, v, mask) in enumerate(problems)]
+
+    def flat(t):
+        return t.reshape(-1).numpy()
+    forward = [flat(split.back([r[0] for r in results]))]
+    if statistics:
+        for i in (1, 2):
+            stat = split.back([r[i] for r in results], True)
+            forward.append(flat(stat.expand(tuple(stat.shape[:-1]) + (8,))))
+    if dys is None:
+        return forward, []
+    kv_heads = problems[0][1].shape[1]
+    return forward, [("query", flat(split.back([r[3][0] for r in results]))),
+                     ("key", flat(split.back_to_keys([r[3][1] for r in results], kv_heads))),
+                     ("value", flat(split.back_to_keys([r[3][2] for r in results], kv_heads)))]
 
 
 # The outputs of an NPU call that are judged, by op, where torch_npu returns more

@@ -3,7 +3,7 @@
 
 use candle_core::Tensor;
 
-use super::{float_of, one, Fact, Op, Parts, Rounding, Standard};
+use super::{float_of, one, Fact, Op, PartMagnitudes, Parts, Rest, Rounding, Standard};
 use crate::bind::Bound;
 use crate::ctx::{precise, Ctx};
 use crate::dtype::TDType;
@@ -28,19 +28,19 @@ fn abs_t(x: &Tensor) -> candle_core::Result<Tensor> {
 
 /// tanh's parts: kernels compute its gradient from the rounded output,
 /// `dy·(1 - y²)`, which cancels where |y| → 1: `|dy|·(1 + y²)`.
-fn tanh_parts(b: &Bound, dy: Option<&T>) -> Result<(Vec<f64>, Vec<(&'static str, Vec<f64>)>)> {
+fn tanh_parts(b: &Bound, dy: Option<&T>) -> Result<PartMagnitudes> {
     output_gradient_parts(b, dy, f64::tanh, |y| 1.0 + y * y)
 }
 
 /// sigmoid's parts: its gradient `dy·y·(1 - y)` from the rounded output
 /// cancels where y → 1: `|dy|·|y|·(1 + |y|)`.
-fn sigmoid_parts(b: &Bound, dy: Option<&T>) -> Result<(Vec<f64>, Vec<(&'static str, Vec<f64>)>)> {
+fn sigmoid_parts(b: &Bound, dy: Option<&T>) -> Result<PartMagnitudes> {
     output_gradient_parts(b, dy, |x| 1.0 / (1.0 + (-x).exp()), |y: f64| y.abs() * (1.0 + y.abs()))
 }
 
 /// The parts of a gradient computed from the output `y = f(x)`: `|dy|·parts(y)`
 /// for the input's gradient; none forward (Smooth's terms cover it).
-fn output_gradient_parts(b: &Bound, dy: Option<&T>, f: fn(f64) -> f64, parts: fn(f64) -> f64) -> Result<(Vec<f64>, Vec<(&'static str, Vec<f64>)>)> {
+fn output_gradient_parts(b: &Bound, dy: Option<&T>, f: fn(f64) -> f64, parts: fn(f64) -> f64) -> Result<PartMagnitudes> {
     let x = b.tensor("input")?.to_f64_vec()?;
     let Some(dy) = dy else { return Ok((vec![], vec![])) };
     let dy = dy.to_f64_vec()?;
@@ -222,7 +222,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "sigmoid", composite: false, magnitude: sigmoid_parts }))],
+        facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "sigmoid", rest: Rest::Smooth, magnitude: sigmoid_parts }))],
     },
     Op {
         names: &["Functional.tanh", "Torch.tanh", "Tensor.tanh", "Mint.tanh", "MintFunctional.tanh"],
@@ -231,7 +231,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "tanh", composite: false, magnitude: tanh_parts }))],
+        facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "tanh", rest: Rest::Smooth, magnitude: tanh_parts }))],
     },
     Op {
         names: &["Torch.exp", "Tensor.exp", "Mint.exp"],

@@ -7,6 +7,8 @@
 //! head by head: `softmax(mask(scale·Q·Kᵀ))·V` forward; backward
 //! `dV = Pᵀ·dO`, `dS = P ⊙ (dP − rowsum(dP ⊙ P))` with `dP = dO·Vᵀ`, `dQ = scale·dS·K`,
 //! `dK = scale·dSᵀ·Q`. Calls with a `pse` keep the composite (its gradient).
+//! The fused attentions' rounding magnitudes ([`Heads::magnitudes`]) go
+//! head by head too, `pse` included.
 
 use candle_core::{CpuStorage, CustomOp3, DType, Layout, Shape, Tensor, D};
 
@@ -21,6 +23,21 @@ pub(super) struct Heads {
     pub mask: Option<Tensor>,
     /// The logits' scale.
     pub scale: f64,
+    /// A `pse` added to the logits before the scale, broadcast from
+    /// `[PB, PN, S1, S2]` as the mask is ([`Heads::magnitudes`] only: the
+    /// forward op leaves calls with a `pse` to the composite).
+    pub pse: Option<Tensor>,
+}
+
+/// One attention problem's rounding magnitudes ([`Heads::magnitudes`]).
+pub(super) struct HeadMagnitudes {
+    /// The output's, `[B, N, S1, D]`.
+    pub out: Tensor,
+    /// The row max's and the row sum's, each `[B, N, S1, 1]`.
+    pub max: Tensor,
+    pub sum: Tensor,
+    /// `(dq, dk, dv)`'s, shaped like query, key and value, with an output gradient.
+    pub grads: Option<(Tensor, Tensor, Tensor)>,
 }
 
 fn msg(what: impl Into<String>) -> candle_core::Error {
@@ -36,10 +53,25 @@ impl Heads {
         Ok(Some(m.get(if mb == 1 { 0 } else { b })?.get(if mn == 1 { 0 } else { n })?.broadcast_as((s1, s2))?))
     }
 
+    /// The pse of head `(b, n)`, `[S1, S2]` (its dims padded to four on the left).
+    fn pse_of(&self, b: usize, n: usize, s1: usize, s2: usize) -> candle_core::Result<Option<Tensor>> {
+        let Some(p) = &self.pse else { return Ok(None) };
+        let mut dims = p.dims().to_vec();
+        while dims.len() < 4 {
+            dims.insert(0, 1);
+        }
+        let p = p.reshape(dims.as_slice())?;
+        Ok(Some(p.get(if dims[0] == 1 { 0 } else { b })?.get(if dims[1] == 1 { 0 } else { n })?.broadcast_as((s1, s2))?))
+    }
+
     /// Head `(b, n)`'s probabilities `[S1, S2]` and its row max and sum, from its
     /// queries `[S1, D]` and keys `[S2, D]`.
     fn probabilities(&self, q: &Tensor, k: &Tensor, b: usize, n: usize) -> candle_core::Result<(Tensor, Tensor, Tensor)> {
-        let mut logits = (q.matmul(&k.t()?)? * self.scale)?;
+        let mut logits = q.matmul(&k.t()?)?;
+        if let Some(pse) = self.pse_of(b, n, logits.dims()[0], logits.dims()[1])? {
+            logits = (logits + pse.to_dtype(q.dtype())?)?;
+        }
+        logits = (logits * self.scale)?;
         if let Some(m) = self.mask_of(b, n)? {
             let fill = Tensor::full(f64::NEG_INFINITY, logits.dims(), logits.device())?.to_dtype(logits.dtype())?;
             logits = m.where_cond(&fill, &logits)?;
@@ -48,6 +80,67 @@ impl Heads {
         let sum = logits.broadcast_sub(&max)?.exp()?.sum_keepdim(D::Minus1)?;
         let p = softmax_t(&logits, 1)?;
         Ok((p, max, sum))
+    }
+
+    /// The rounding magnitudes of float64 `[B, N, S1, D]` queries over
+    /// `[B, N, S2, D]` keys and values, with the output gradient `dy`, head
+    /// by head. The kernels compute the logits, the softmax and their sums
+    /// in float32 whatever the inputs' dtype, and round `P` and `dS` into
+    /// it for the products with `V` and `K`: `w` is float32's unit roundoff
+    /// in units of the output dtype's (1 for float32 and float64 calls).
+    /// With `Mₛ = |scale|·(|Q|·|K|ᵀ + |pse|)` the logits' magnitude,
+    /// `r = rowsum(P⊙Mₛ)` and `A = P⊙(1 + w·(Mₛ + r))` (the probabilities'
+    /// own rounding plus their first-order error through the logits and
+    /// their normalisation): the output `A·|V|`; the float32 row max
+    /// `|max| + max Mₛ` over the attended keys and row sum
+    /// `sum·(1 + r + max Mₛ)`; backward, with `M_dS = A⊙(|dO|·|V|ᵀ +
+    /// rowsum(|dO|⊙M_out))` (`dS = P⊙(dO·Vᵀ − rowsum(dO⊙O))` bounded term
+    /// by term), dq `|scale|·M_dS·|K|`, dk `|scale|·M_dSᵀ·|Q|`, dv
+    /// `Aᵀ·|dO|`. Seven `[S, S]·[S, D]` products a head: about one forward
+    /// and backward run, where Composite's variations take two dozen.
+    pub(super) fn magnitudes(&self, q: &Tensor, k: &Tensor, v: &Tensor, dy: Option<&Tensor>, w: f64) -> candle_core::Result<HeadMagnitudes> {
+        let (b, n, s1, d) = q.dims4()?;
+        let s2 = k.dims4()?.2;
+        let scale = self.scale.abs();
+        let (mut out, mut max, mut sum, mut dq, mut dk, mut dv) = (vec![], vec![], vec![], vec![], vec![], vec![]);
+        for i in 0..b {
+            for j in 0..n {
+                let (qh, kh, vh) = (q.get(i)?.get(j)?, k.get(i)?.get(j)?, v.get(i)?.get(j)?);
+                let (p, row_max, row_sum) = self.probabilities(&qh, &kh, i, j)?;
+                let (qa, ka, va) = (qh.abs()?, kh.abs()?, vh.abs()?);
+                let mut ms = qa.matmul(&ka.t()?)?;
+                if let Some(pse) = self.pse_of(i, j, s1, s2)? {
+                    ms = (pse.abs()?.to_dtype(ms.dtype())? + ms)?;
+                }
+                let ms = (ms * scale)?;
+                let pm = (&p * &ms)?;
+                let r = pm.sum_keepdim(1)?;
+                let a = ((&p + (&pm * w)?)? + p.broadcast_mul(&(&r * w)?)?)?;
+                let mo = a.matmul(&va)?;
+                let attended = match self.mask_of(i, j)? {
+                    Some(m) => m.where_cond(&ms.zeros_like()?, &ms)?,
+                    None => ms.clone(),
+                };
+                let ms_max = attended.max_keepdim(1)?;
+                max.push((row_max.abs()? + &ms_max)?);
+                sum.push((row_sum * ((r + 1.0)? + &ms_max)?)?);
+                if let Some(dy) = dy {
+                    let da = dy.get(i)?.get(j)?.abs()?;
+                    let rows = (&da * &mo)?.sum_keepdim(1)?;
+                    let mds = (&a * da.matmul(&va.t()?)?.broadcast_add(&rows)?)?;
+                    dq.push((mds.matmul(&ka)? * scale)?);
+                    dk.push((mds.t()?.matmul(&qa)? * scale)?);
+                    dv.push(a.t()?.matmul(&da)?);
+                }
+                out.push(mo);
+            }
+        }
+        let whole = |parts: Vec<Tensor>, s: usize, w: usize| -> candle_core::Result<Tensor> { Tensor::stack(&parts, 0)?.reshape((b, n, s, w)) };
+        let grads = match dy {
+            Some(_) => Some((whole(dq, s1, d)?, whole(dk, s2, d)?, whole(dv, s2, v.dims4()?.3)?)),
+            None => None,
+        };
+        Ok(HeadMagnitudes { out: whole(out, s1, v.dims4()?.3)?, max: whole(max, s1, 1)?, sum: whole(sum, s1, 1)?, grads })
     }
 }
 

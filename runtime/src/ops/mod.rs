@@ -154,7 +154,10 @@ pub enum Rounding {
     /// A formula that cancels inside where its first-order terms do not
     /// show it (gelu's `1 + erf(x/√2)` for negative x; attention's
     /// `dO·Vᵀ - rowsum(dO⊙O)` where a row attends to one key): Smooth's
-    /// (or Composite's) magnitude plus the magnitudes of its parts ([`Parts`]).
+    /// (or Composite's) magnitude plus the magnitudes of its parts
+    /// ([`Parts`]); or the parts alone where they bound every term (the
+    /// fused attentions, whose Composite would rerun a whole LLM-sized
+    /// attention two dozen times).
     Parts(Parts),
     /// Everything else (softmax, norms, losses, attention): the first-order
     /// terms along each input (uniformly and along two sign patterns) plus
@@ -169,17 +172,44 @@ pub enum Rounding {
 pub const OPERANDS: &[&str] =
     &["input", "other", "alpha", "beta", "value", "tensor1", "tensor2", "mat1", "mat2", "batch1", "batch2", "vec2", "weight", "bias", "source", "src"];
 
+/// What a [`Parts`] function gives: per forward output in order (the
+/// first few, or none), and per named parameter, its gradient's magnitudes.
+pub type PartMagnitudes = (Vec<Vec<f64>>, Vec<(&'static str, Vec<f64>)>);
+
+/// What a [`Parts`] formula's parts are added to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rest {
+    /// Smooth's first-order terms.
+    Smooth,
+    /// Composite's terms and float32 probe.
+    Composite,
+    /// Nothing: the parts bound every term themselves (an output or
+    /// gradient they do not give has no magnitude).
+    Nothing,
+}
+
+impl Rest {
+    /// The name the scripts' tables give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rest::Smooth => "smooth",
+            Rest::Composite => "composite",
+            Rest::Nothing => "nothing",
+        }
+    }
+}
+
 /// The magnitudes of the parts of a formula that cancels inside, from the
-/// bench's bound arguments and the first output's gradient: for the first
-/// output, and for the gradients of the parameters it names.
+/// bench's bound arguments and the first output's gradient: for the
+/// outputs, and for the gradients of the parameters it names.
 #[derive(Debug, Clone, Copy)]
 pub struct Parts {
     /// The scripts' name of the same formula (their tables key by it).
     pub name: &'static str,
-    /// Whether the rest of the magnitude is Composite's (else Smooth's).
-    pub composite: bool,
-    /// `(output magnitudes, [(parameter, its gradient's magnitudes)])`.
-    pub magnitude: fn(&Bound, Option<&T>) -> Result<(Vec<f64>, Vec<(&'static str, Vec<f64>)>)>,
+    /// What the parts are added to.
+    pub rest: Rest,
+    /// The parts' magnitudes.
+    pub magnitude: fn(&Bound, Option<&T>) -> Result<PartMagnitudes>,
 }
 
 impl PartialEq for Parts {
@@ -194,10 +224,10 @@ impl Rounding {
     /// The factor of `k·u·magnitude` for forward outputs, or gradients
     /// (`backward`): the rulebook's k of the class ([`crate::rulebook`],
     /// which says where each factor comes from); Parts whose rest is
-    /// Composite's take Composite's.
+    /// Composite's, or nothing (a composite's whole bound), take Composite's.
     pub fn k(self, backward: bool) -> f64 {
         let class = match self {
-            Rounding::Parts(p) if p.composite => "composite",
+            Rounding::Parts(p) if p.rest != Rest::Smooth => "composite",
             other => other.name(),
         };
         crate::rulebook::get().rounding.k(class, backward)
@@ -405,8 +435,8 @@ mod tests {
         assert_eq!(class("Torch.exp"), Rounding::Smooth);
         assert!(matches!(class("Torch.tanh"), Rounding::Parts(p) if p.name == "tanh"));
         assert!(matches!(class("Torch.sigmoid"), Rounding::Parts(p) if p.name == "sigmoid"));
-        assert!(matches!(class("Functional.gelu"), Rounding::Parts(p) if p.name == "gelu" && !p.composite));
-        assert!(matches!(class("Functional.scaled_dot_product_attention"), Rounding::Parts(p) if p.name == "sdpa" && p.composite));
+        assert!(matches!(class("Functional.gelu"), Rounding::Parts(p) if p.name == "gelu" && p.rest == Rest::Smooth));
+        assert!(matches!(class("Functional.scaled_dot_product_attention"), Rounding::Parts(p) if p.name == "sdpa" && p.rest == Rest::Composite));
         assert_eq!(class("Functional.layer_norm"), Rounding::Composite);
         // Every negated parameter is a parameter of its entry's signature.
         for op in table() {

@@ -4,9 +4,9 @@
 //! with MindSpore's signatures, on the math of torch_npu's kernels of the
 //! same Ascend operators (`npu_fused.rs`, `npu_attention.rs`).
 
-use super::npu_attention::{flash_attention_score, ms_scores, MS_TOKENS};
+use super::npu_attention::{flash_attention_score, ms_parts, ms_scores, MS_TOKENS};
 use super::npu_fused::{fast_gelu_of, rms_norm, rotary_of, swiglu_of};
-use super::{Fact, Op, Rounding, Standard};
+use super::{Fact, Op, Parts, Rest, Rounding, Standard};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
@@ -70,6 +70,10 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::TokenMask(MS_TOKENS), Fact::Intermediates(ms_scores)],
+        facts: &[
+            Fact::TokenMask(MS_TOKENS),
+            Fact::Intermediates(ms_scores),
+            Fact::Rounding(Rounding::Parts(Parts { name: "flash_attention_score", rest: Rest::Nothing, magnitude: ms_parts })),
+        ],
     },
 ];

@@ -8,7 +8,7 @@ use candle_core::{Tensor, D};
 use rand::{Rng, SeedableRng};
 
 use super::math::Pointwise;
-use super::{node_grads, one, Fact, Op, Parts, Rounding, Standard};
+use super::{node_grads, one, Fact, Op, PartMagnitudes, Parts, Rest, Rounding, Standard};
 use crate::bind::Bound;
 use crate::ctx::{dim, precise, Ctx};
 use crate::dtype::TDType;
@@ -154,7 +154,7 @@ fn gelu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// gelu's parts: `x·½(1 + erf(x/√2))` cancels inside for negative x, and so
 /// does its derivative `½(1 + erf(x/√2)) + x·φ(x)` (`tanh` form alike):
 /// `|x|·½(1 + |inner|)` forward, `|dy|·(½(1 + |inner|) + |x·inner'|/2)` backward.
-fn gelu_parts(b: &Bound, dy: Option<&T>) -> Result<(Vec<f64>, Vec<(&'static str, Vec<f64>)>)> {
+fn gelu_parts(b: &Bound, dy: Option<&T>) -> Result<PartMagnitudes> {
     let x = b.tensor("input")?.to_f64_vec()?;
     let tanh = !b.is_none("approximate") && b.str("approximate")? == "tanh";
     let c = (2.0 / std::f64::consts::PI).sqrt();
@@ -168,7 +168,7 @@ fn gelu_parts(b: &Bound, dy: Option<&T>) -> Result<(Vec<f64>, Vec<(&'static str,
             (e.abs(), (x * std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2 * (-x * x / 2.0).exp()).abs())
         }
     };
-    let forward = x.iter().map(|&x| x.abs() * 0.5 * (1.0 + inner(x).0)).collect();
+    let forward = vec![x.iter().map(|&x| x.abs() * 0.5 * (1.0 + inner(x).0)).collect()];
     let mut grads = vec![];
     if let Some(dy) = dy {
         let dy = dy.to_f64_vec()?;
@@ -309,14 +309,14 @@ fn sdpa(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// a difference that cancels exactly where a row attends to one key (the
 /// first query under a causal mask): the same sums over absolute values
 /// (`O` as `P·|V|`).
-fn sdpa_parts(b: &Bound, dy: Option<&T>) -> Result<(Vec<f64>, Vec<(&'static str, Vec<f64>)>)> {
+fn sdpa_parts(b: &Bound, dy: Option<&T>) -> Result<PartMagnitudes> {
     let ctx = Ctx::bench(0);
     let (q, k, v) = (b.tensor("query")?, b.tensor("key")?, b.tensor("value")?);
     let (p, scale) = sdpa_weights(&ctx, b)?;
     let (qa, ka, va) = (q.t.abs()?, k.t.abs()?, v.t.abs()?);
     let flat = |t: &Tensor| -> Result<Vec<f64>> { Ok(t.flatten_all()?.to_dtype(candle_core::DType::F64)?.to_vec1::<f64>()?) };
     let pv = p.broadcast_matmul(&va)?;
-    let forward = flat(&pv)?;
+    let forward = vec![flat(&pv)?];
     let Some(dy) = dy.filter(|dy| dy.t.elem_count() == pv.elem_count()) else { return Ok((forward, vec![])) };
     let last = p.rank() - 1;
     let doa = dy.t.reshape(pv.dims())?.abs()?;
@@ -431,7 +431,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "gelu", composite: false, magnitude: gelu_parts }))],
+        facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "gelu", rest: Rest::Smooth, magnitude: gelu_parts }))],
     },
     Op {
         names: &["Functional.silu", "MintFunctional.silu", "Torch.silu"],
@@ -477,7 +477,7 @@ pub static OPS: &[Op] = &[
         standard: Standard::Accuracy,
         random: false,
         facts: &[
-            Fact::Rounding(Rounding::Parts(Parts { name: "sdpa", composite: true, magnitude: sdpa_parts })),
+            Fact::Rounding(Rounding::Parts(Parts { name: "sdpa", rest: Rest::Composite, magnitude: sdpa_parts })),
             Fact::Autocast,
             Fact::NodeGradients(node_grads::attention),
         ],

@@ -36,7 +36,7 @@ use candle_core::{DType, Device, Tensor, D};
 
 use super::attention_heads::Heads;
 use super::nn::softmax_t;
-use super::{Fact, Op, Standard, TokenKeys};
+use super::{Fact, Op, PartMagnitudes, Parts, Rest, Rounding, Standard, TokenKeys};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::dtype::TDType;
@@ -205,7 +205,7 @@ fn attend_by_heads(keys: &Keys, b: &Bound, q: &Tensor, k: &Tensor, v: &Tensor, m
             Some(m4)
         }
     };
-    let heads = Heads { mask, scale: b.float(keys.scale)? };
+    let heads = Heads { mask, scale: b.float(keys.scale)?, pse: None };
     let all = q.contiguous()?.apply_op3(&k.contiguous()?, &v.contiguous()?, heads)?;
     Ok((all.narrow(3, 0, d)?, all.narrow(3, d, 1)?.detach(), all.narrow(3, d + 1, 1)?.detach()))
 }
@@ -241,61 +241,208 @@ pub(super) fn flash_attention_score(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> 
     Ok(vec![Value::Tensor(attention(&MS, ctx, b)?.0)])
 }
 
-/// One call of either API: `attention_out` in query's layout and dtype, and
-/// the row max and sum of exp as computed (`[B, N1, S1, 1]`; `[T1, N1, 1]` in TND).
-fn attention(keys: &Keys, ctx: &Ctx, b: &Bound) -> Result<(T, Tensor, Tensor)> {
-    let api = keys.api;
-    let (q, k, v) = (b.tensor("query")?, b.tensor("key")?, b.tensor("value")?);
-    let layout = b.str("input_layout")?;
-    if b.float("keep_prob")? < 1.0 {
-        return unsupported(api, "keep_prob < 1: the dropout mask is drawn on the device (seed, offset) inside the softmax, and no output shows it");
-    }
-    if !b.is_none("padding_mask") {
-        return unsupported(api, "padding_mask (reserved) is not replayed");
-    }
-    let n1 = usize::try_from(b.int("head_num")?).unwrap_or(0);
-    let given = b.opt_tensor(keys.tokens.mask)?;
-    let (out, max, sum) = if layout == "TND" {
-        let (t1, n, d) = q.t.dims3()?;
-        if n != n1 {
-            return arg(api, format!("query of shape {:?} in TND has {n} heads, head_num is {n1}", q.dims()));
+/// How one call's tensors split into attention problems `[B, N1, S, D]`
+/// (the whole batch, or one per TND sequence; key and value heads repeated
+/// to query's) and back.
+struct Split {
+    layout: String,
+    /// Query heads (head_num) and key/value heads.
+    n1: usize,
+    n2: usize,
+    /// TND's cumulative query and key sequence ends.
+    ends: Option<(Vec<usize>, Vec<usize>)>,
+}
+
+impl Split {
+    /// The split of a call's query, key and value, checked against its layout and head_num.
+    fn of(keys: &Keys, b: &Bound) -> Result<Split> {
+        let api = keys.api;
+        let (q, k, v) = (b.tensor("query")?, b.tensor("key")?, b.tensor("value")?);
+        let layout = b.str("input_layout")?.to_string();
+        let n1 = usize::try_from(b.int("head_num")?).unwrap_or(0);
+        if layout == "TND" {
+            let (t1, n, d) = q.t.dims3()?;
+            if n != n1 {
+                return arg(api, format!("query of shape {:?} in TND has {n} heads, head_num is {n1}", q.dims()));
+            }
+            if b.opt_tensor(keys.tokens.mask)?.is_some() && b.int("sparse_mode")? < 2 {
+                return unsupported(api, format!("{} in layout TND with sparse_mode 0 or 1 is not replayed", keys.tokens.mask));
+            }
+            if k.rank() != 3 || k.dims()[2] != d || k.dims() != v.dims() {
+                return arg(api, format!("key {:?} and value {:?} do not fit layout TND with head dim {d}", k.dims(), v.dims()));
+            }
+            let (qe, ke) = (ends(api, b, "actual_seq_qlen", t1)?, ends(api, b, "actual_seq_kvlen", k.dims()[0])?);
+            if qe.len() != ke.len() {
+                return arg(api, format!("actual_seq_qlen has {} sequences, actual_seq_kvlen {}", qe.len(), ke.len()));
+            }
+            return Ok(Split { layout, n1, n2: k.dims()[1], ends: Some((qe, ke)) });
         }
-        if given.is_some() && b.int("sparse_mode")? < 2 {
-            return unsupported(api, format!("{} in layout TND with sparse_mode 0 or 1 is not replayed", keys.tokens.mask));
-        }
-        if k.rank() != 3 || k.dims()[2] != d || k.dims() != v.dims() {
-            return arg(api, format!("key {:?} and value {:?} do not fit layout TND with head dim {d}", k.dims(), v.dims()));
-        }
-        let (qe, ke) = (ends(api, b, "actual_seq_qlen", t1)?, ends(api, b, "actual_seq_kvlen", k.dims()[0])?);
-        if qe.len() != ke.len() {
-            return arg(api, format!("actual_seq_qlen has {} sequences, actual_seq_kvlen {}", qe.len(), ke.len()));
-        }
-        let bnsd = |t: &Tensor, from: usize, to: usize| -> Result<Tensor> { Ok(t.narrow(0, from, to - from)?.unsqueeze(0)?.transpose(1, 2)?.contiguous()?) };
-        let back = |t: &Tensor| -> Result<Tensor> { Ok(t.transpose(1, 2)?.squeeze(0)?.contiguous()?) };
-        let (mut outs, mut maxs, mut sums) = (vec![], vec![], vec![]);
-        for (i, (&qend, &kend)) in qe.iter().zip(&ke).enumerate() {
-            let (qs, ks) = (if i == 0 { 0 } else { qe[i - 1] }, if i == 0 { 0 } else { ke[i - 1] });
-            let kv = |t: &T| -> Result<Tensor> { repeat_heads(api, &bnsd(&t.t, ks, kend)?, n1) };
-            let m = mask(keys, b, None, qend - qs, kend - ks, &ctx.device)?;
-            let (o, mx, sm) = attend(keys, ctx, b, &bnsd(&q.t, qs, qend)?, &kv(k)?, &kv(v)?, m, q.dtype)?;
-            outs.push(back(&o)?);
-            maxs.push(back(&mx)?);
-            sums.push(back(&sm)?);
-        }
-        (Tensor::cat(&outs, 0)?, Tensor::cat(&maxs, 0)?, Tensor::cat(&sums, 0)?)
-    } else {
-        let q4 = to_bnsd(api, &q.t, layout, n1, "query")?;
-        let (bs, _, s1, d) = q4.dims4()?;
-        let n2 = kv_heads(api, k, layout, d)?;
-        let (k4, v4) = (to_bnsd(api, &k.t, layout, n2, "key")?, to_bnsd(api, &v.t, layout, n2, "value")?);
+        let q4 = to_bnsd(api, &q.t, &layout, n1, "query")?;
+        let (bs, _, _, d) = q4.dims4()?;
+        let n2 = kv_heads(api, k, &layout, d)?;
+        let (k4, v4) = (to_bnsd(api, &k.t, &layout, n2, "key")?, to_bnsd(api, &v.t, &layout, n2, "value")?);
         if k4.dims4()?.0 != bs || k4.dims4()?.3 != d || k4.dims() != v4.dims() {
             return arg(api, format!("query {:?}, key {:?} and value {:?} do not fit layout {layout}", q.dims(), k.dims(), v.dims()));
         }
-        let m = mask(keys, b, given, s1, k4.dims4()?.2, &ctx.device)?;
-        let (o, mx, sm) = attend(keys, ctx, b, &q4, &repeat_heads(api, &k4, n1)?, &repeat_heads(api, &v4, n1)?, m, q.dtype)?;
-        (from_bnsd(&o, layout)?, mx, sm)
-    };
+        Ok(Split { layout, n1, n2, ends: None })
+    }
+
+    /// The `[from, to)` rows of each TND sequence (`key`: the key sequences').
+    fn ranges(&self, key: bool) -> Vec<(usize, usize)> {
+        let Some((qe, ke)) = &self.ends else { return vec![] };
+        let ends = if key { ke } else { qe };
+        ends.iter().enumerate().map(|(i, &e)| (if i == 0 { 0 } else { ends[i - 1] }, e)).collect()
+    }
+
+    /// A tensor of query's layout (query, the output's gradient) per problem.
+    fn queries(&self, api: &str, t: &Tensor) -> Result<Vec<Tensor>> {
+        self.parts(api, t, false, self.n1)
+    }
+
+    /// A tensor of key's layout (key, value) per problem, its heads repeated to query's.
+    fn keys_values(&self, api: &str, t: &Tensor) -> Result<Vec<Tensor>> {
+        self.parts(api, t, true, self.n2)?.iter().map(|t| repeat_heads(api, t, self.n1)).collect()
+    }
+
+    fn parts(&self, api: &str, t: &Tensor, key: bool, heads: usize) -> Result<Vec<Tensor>> {
+        if self.ends.is_none() {
+            return Ok(vec![to_bnsd(api, t, &self.layout, heads, if key { "key" } else { "query" })?]);
+        }
+        self.ranges(key).into_iter().map(|(from, to)| Ok(t.narrow(0, from, to - from)?.unsqueeze(0)?.transpose(1, 2)?.contiguous()?)).collect()
+    }
+
+    /// Per-problem `[B, N1, S1, W]` results back in query's layout (W = D),
+    /// or as statistics (`[B, N1, S1, 1]`; TND `[T1, N1, 1]`).
+    fn back(&self, parts: Vec<Tensor>, statistics: bool) -> Result<Tensor> {
+        if self.ends.is_some() {
+            let back = parts.iter().map(|t| Ok(t.transpose(1, 2)?.squeeze(0)?.contiguous()?)).collect::<Result<Vec<_>>>()?;
+            return Ok(Tensor::cat(&back, 0)?);
+        }
+        let whole = parts.into_iter().next().ok_or_else(|| Error::Arg("attention: no problem".into()))?;
+        if statistics {
+            Ok(whole)
+        } else {
+            from_bnsd(&whole, &self.layout)
+        }
+    }
+
+    /// Per-problem gradients of repeated key/value heads, summed over each
+    /// group back to key's heads and layout.
+    fn back_to_keys(&self, parts: Vec<Tensor>) -> Result<Tensor> {
+        let grouped = parts
+            .into_iter()
+            .map(|t| {
+                let (b, n1, s, d) = t.dims4()?;
+                Ok(t.reshape((b, self.n2, n1 / self.n2.max(1), s, d))?.sum(2)?)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.back(grouped, false)
+    }
+}
+
+/// The masks of each problem of `split` (TND: the sparse mode's, per sequence).
+fn masks(keys: &Keys, b: &Bound, split: &Split, qs: &[Tensor], ks: &[Tensor], device: &Device) -> Result<Vec<Option<Tensor>>> {
+    let given = if split.ends.is_some() { None } else { b.opt_tensor(keys.tokens.mask)? };
+    qs.iter().zip(ks).map(|(q, k)| mask(keys, b, given, q.dims4()?.2, k.dims4()?.2, device)).collect()
+}
+
+/// One call of either API: `attention_out` in query's layout and dtype, and
+/// the row max and sum of exp as computed (`[B, N1, S1, 1]`; `[T1, N1, 1]` in TND).
+fn attention(keys: &Keys, ctx: &Ctx, b: &Bound) -> Result<(T, Tensor, Tensor)> {
+    let q = b.tensor("query")?;
+    refuse(keys, b)?;
+    let split = Split::of(keys, b)?;
+    let (qs, ks, vs) = (split.queries(keys.api, &q.t)?, split.keys_values(keys.api, &b.tensor("key")?.t)?, split.keys_values(keys.api, &b.tensor("value")?.t)?);
+    let masks = masks(keys, b, &split, &qs, &ks, &ctx.device)?;
+    let (mut outs, mut maxs, mut sums) = (vec![], vec![], vec![]);
+    for (((q4, k4), v4), m) in qs.iter().zip(&ks).zip(&vs).zip(masks) {
+        let (o, mx, sm) = attend(keys, ctx, b, q4, k4, v4, m, q.dtype)?;
+        outs.push(o);
+        maxs.push(mx);
+        sums.push(sm);
+    }
+    let (out, max, sum) = (split.back(outs, false)?, split.back(maxs, true)?, split.back(sums, true)?);
     Ok((ctx.out(out, q.dtype)?, max, sum))
+}
+
+/// The settings no output shows (dropout) or that are reserved: refused.
+fn refuse(keys: &Keys, b: &Bound) -> Result<()> {
+    if b.float("keep_prob")? < 1.0 {
+        return unsupported(keys.api, "keep_prob < 1: the dropout mask is drawn on the device (seed, offset) inside the softmax, and no output shows it");
+    }
+    if !b.is_none("padding_mask") {
+        return unsupported(keys.api, "padding_mask (reserved) is not replayed");
+    }
+    Ok(())
+}
+
+/// The rounding magnitudes of one call of either API, head by head
+/// ([`Heads::magnitudes`]): attention_out's (and, for
+/// npu_fusion_attention, softmax_max's and softmax_sum's, repeated 8
+/// times), and with the output's gradient `dy` query's, key's and value's.
+fn attention_parts(keys: &Keys, b: &Bound, dy: Option<&T>, statistics: bool) -> Result<PartMagnitudes> {
+    let api = keys.api;
+    let f64s = |t: &Tensor| -> Result<Tensor> { Ok(t.to_dtype(DType::F64)?) };
+    let flat = |t: &Tensor| -> Result<Vec<f64>> { Ok(t.flatten_all()?.to_vec1::<f64>()?) };
+    refuse(keys, b)?;
+    let split = Split::of(keys, b)?;
+    let q = f64s(&b.tensor("query")?.t)?;
+    let (qs, ks, vs) = (split.queries(api, &q)?, split.keys_values(api, &f64s(&b.tensor("key")?.t)?)?, split.keys_values(api, &f64s(&b.tensor("value")?.t)?)?);
+    let dys = match dy.filter(|dy| dy.t.elem_count() == q.elem_count()) {
+        Some(dy) => Some(split.queries(api, &f64s(&dy.t)?.reshape(q.dims())?)?),
+        None => None,
+    };
+    let masks = masks(keys, b, &split, &qs, &ks, q.device())?;
+    let pse = b.opt_tensor(keys.pse)?.map(|p| f64s(&p.t)).transpose()?;
+    // float32's unit roundoff in units of the output dtype's: the logits' share of the output's.
+    let w = match b.tensor("query")?.dtype.float_format() {
+        Some((mantissa, _)) if mantissa < 23 => 2f64.powi(mantissa + 1 - 24),
+        _ => 1.0,
+    };
+    let (mut outs, mut maxs, mut sums, mut dq, mut dk, mut dv) = (vec![], vec![], vec![], vec![], vec![], vec![]);
+    for (i, (((q4, k4), v4), mask)) in qs.iter().zip(&ks).zip(&vs).zip(masks).enumerate() {
+        let mask = mask.map(|m| four(&m)).transpose()?;
+        let heads = Heads { mask, scale: b.float(keys.scale)?, pse: pse.clone() };
+        let m = heads.magnitudes(q4, k4, v4, dys.as_ref().map(|d| &d[i]), w)?;
+        outs.push(m.out);
+        maxs.push(m.max);
+        sums.push(m.sum);
+        if let Some((q, k, v)) = m.grads {
+            dq.push(q);
+            dk.push(k);
+            dv.push(v);
+        }
+    }
+    let mut forward = vec![flat(&split.back(outs, false)?)?];
+    if statistics {
+        forward.push(flat(&eight(&split.back(maxs, true)?)?)?);
+        forward.push(flat(&eight(&split.back(sums, true)?)?)?);
+    }
+    let grads = if dq.is_empty() {
+        vec![]
+    } else {
+        vec![("query", flat(&split.back(dq, false)?)?), ("key", flat(&split.back_to_keys(dk)?)?), ("value", flat(&split.back_to_keys(dv)?)?)]
+    };
+    Ok((forward, grads))
+}
+
+/// A mask padded to four dims on the left (`[MB, MN, S1, S2]`).
+fn four(m: &Tensor) -> Result<Tensor> {
+    let mut dims = m.dims().to_vec();
+    while dims.len() < 4 {
+        dims.insert(0, 1);
+    }
+    Ok(m.reshape(dims.as_slice())?)
+}
+
+/// npu_fusion_attention's rounding parts ([`attention_parts`]).
+fn npu_parts(b: &Bound, dy: Option<&T>) -> Result<PartMagnitudes> {
+    attention_parts(&NPU, b, dy, true)
+}
+
+/// flash_attention_score's rounding parts ([`attention_parts`]).
+pub(super) fn ms_parts(b: &Bound, dy: Option<&T>) -> Result<PartMagnitudes> {
+    attention_parts(&MS, b, dy, false)
 }
 
 /// [`scores`] of an npu_fusion_attention call (input_layout 5th).
@@ -358,7 +505,11 @@ pub static OPS: &[Op] = &[Op {
     backward: true,
     standard: Standard::Accuracy,
     random: false,
-    facts: &[Fact::TokenMask(NPU_TOKENS), Fact::Intermediates(npu_scores)],
+    facts: &[
+        Fact::TokenMask(NPU_TOKENS),
+        Fact::Intermediates(npu_scores),
+        Fact::Rounding(Rounding::Parts(Parts { name: "npu_fusion_attention", rest: Rest::Nothing, magnitude: npu_parts })),
+    ],
 }];
 
 #[cfg(test)]

@@ -4,15 +4,15 @@
 //! ([`crate::ops::Rounding`]): the op on absolute values (Terms, Sums),
 //! central differences along each input (Smooth), and for Composite also
 //! the op computed in float32 ([`Ctx::probe`]). The scripts compute the
-//! same (`python/msprobe_rs/repro/`'s magnitudes). Only the `api` and
-//! `bound` standards ask for them; an output they cannot be computed for
+//! same (`python/msprobe_rs/repro/`'s magnitudes). The `api`, `bound` and
+//! `default` standards ask for them; an output they cannot be computed for
 //! has none (the row says what judged it instead).
 
 use crate::bind::{param_names, param_position};
 use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::exec::Outcome;
-use crate::ops::{Rounding, OPERANDS};
+use crate::ops::{Rest, Rounding, OPERANDS};
 use crate::value::{Value, T};
 
 use super::call::Call;
@@ -38,6 +38,11 @@ fn values(v: &Value) -> Option<Vec<f64>> {
         Value::Tensor(t) if t.dtype.is_float() => t.to_f64_vec().ok(),
         _ => None,
     }
+}
+
+/// Zeros shaped like each value (none where there is none).
+fn zeros(values: &[Option<Vec<f64>>]) -> Vec<Option<Vec<f64>>> {
+    values.iter().map(|v| v.as_ref().map(|v| vec![0.0; v.len()])).collect()
 }
 
 /// Absolute values of every element.
@@ -174,15 +179,29 @@ fn compute(call: &Call, class: Rounding, outputs: Vec<Option<Vec<f64>>>, grads: 
         Rounding::Sums => on_absolute_values(call, None),
         Rounding::Smooth => first_order(call, &outputs, &grads, &[Pattern::Uniform]),
         Rounding::Parts(parts) => {
-            let (mut o, mut g) = if parts.composite { composite(call, &outputs, &grads)? } else { first_order(call, &outputs, &grads, &[Pattern::Uniform])? };
+            let (mut o, mut g) = match parts.rest {
+                Rest::Composite => composite(call, &outputs, &grads)?,
+                Rest::Smooth => first_order(call, &outputs, &grads, &[Pattern::Uniform])?,
+                Rest::Nothing => (zeros(&outputs), zeros(&grads)),
+            };
             let dy = call.grad_outputs(&call.bench)?.and_then(|g| g.into_iter().next().flatten());
             let (forward, backward) = (parts.magnitude)(&call.bound(&call.bench)?, dy.as_ref())?;
-            add_parts(o.first_mut(), forward);
+            let given = forward.len();
+            for (slot, m) in o.iter_mut().zip(forward) {
+                add_parts(Some(slot), m);
+            }
             let params = call.gradient_params();
-            for (slot, param) in g.iter_mut().zip(params) {
+            let mut named = vec![false; g.len()];
+            for ((slot, param), named) in g.iter_mut().zip(params).zip(named.iter_mut()) {
                 if let Some((_, m)) = backward.iter().find(|(name, _)| Some(*name) == param) {
                     add_parts(Some(slot), m.clone());
+                    *named = true;
                 }
+            }
+            if parts.rest == Rest::Nothing {
+                // What the parts do not give has no magnitude (not a zero one).
+                o.iter_mut().skip(given).for_each(|slot| *slot = None);
+                g.iter_mut().zip(named).filter(|(_, named)| !named).for_each(|(slot, _)| *slot = None);
             }
             Ok((o, g))
         }
