@@ -38,6 +38,8 @@ pub struct Rulebook {
     pub benchmark: Benchmark,
     /// The bound standard's factors.
     pub rounding: Rounding,
+    /// The bound's systematic view.
+    pub systematic: Systematic,
     /// The reports' columns.
     pub csv: Columns,
     /// Constants of the fused NPU ops' references.
@@ -61,6 +63,22 @@ pub struct DefaultStandard {
     /// Whether a recorded row's elements within the rounding bound count
     /// as exact when `recorded` alone does not pass it.
     pub recorded_within_bound_pass: bool,
+}
+
+/// The rounding bound's systematic view: the common relative error of a
+/// whole tensor that rounding may leave.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Systematic {
+    /// Why.
+    pub about: String,
+    /// The largest common relative error, in epsilons of the output
+    /// dtype; `None`: no systematic view for the class.
+    pub epsilons: ByClass<Option<f64>>,
+    /// Standard errors from 0 a common error must be to count.
+    pub z: f64,
+    /// The fewest finite, non-zero bench elements the view needs.
+    pub min_elements: usize,
 }
 
 /// The standards `default_standard` may name.

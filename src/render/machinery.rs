@@ -361,7 +361,7 @@ mod tests {
         assert!(body.contains("EXIT_SKIPPED = 8\n"), "{body}");
         assert!(body.contains("\"ms_ops_conv2d\""), "{body}");
         assert!(body.contains("    \"Torch.sub\": (\"terms\", 1, \"other\", (\"input\", \"other\", \"alpha\")),\n    \"Tensor.sub\": (\"terms\", 1, \"other\", (\"input\", \"other\", \"alpha\")),\n"), "{body}");
-        assert!(body.contains("    \"Functional.gelu\": (\"parts\", \"gelu\", False, (\"input\", \"approximate\")),\n"), "{body}");
+        assert!(body.contains("    \"Functional.gelu\": (\"parts\", \"gelu\", \"smooth\", (\"input\", \"approximate\")),\n"), "{body}");
         assert!(body.contains("    \"Functional.softmax\": (\"composite\",),\n"), "{body}");
         assert!(body.contains("    \"terms\": {\"float16\": ((4.0, \"float16\"), (4.0, \"float16\")), "), "{body}");
         assert!(body.contains("    \"bfloat16\": (7, -126),\n"), "{body}");

@@ -272,6 +272,7 @@ class _StdElementBound:
     below every double), ulp_d the spacing of the output dtype at the magnitude m."""
 
     def __init__(self, magnitude, k, compute, dtype):
+        self.dtype = dtype
         mant, emin = FLOAT_FORMATS.get(dtype, FLOAT_FORMATS["float32"])
         compute_mant, compute_emin = FLOAT_FORMATS.get(compute, FLOAT_FORMATS["float32"])
         self.magnitude, self.k, self.u = magnitude, float(k), _std_ldexp1(-(compute_mant + 1))
@@ -303,9 +304,39 @@ def _std_rounding_bound(t, b, bound):
         problems.append(f"rounding bound: {beyond} of {t.size} elements beyond k*(u*magnitude + eta) + ulp/2 "
                         f"(k={_std_g(bound.k)}, u={_std_g(bound.u)}); worst {_std_g(worst)} times the bound at element "
                         f"{at}: tested {float(t[at])!r}, bench {float(b[at])!r}, magnitude {_std_g(bound.magnitude[at])}")
+    systematic = _std_systematic(t, b, bound.dtype)
+    if systematic:
+        problems.append(systematic)
     text = (f"bound_ratio={_std_g(worst)}; beyond_bound={_std_g(_std_ratio(beyond, t.size))}; "
             f"k={_std_g(bound.k)}; u={_std_g(bound.u)}")
     return ("error" if problems else "pass"), problems, [], text
+
+
+def _std_systematic(t, b, dtype):
+    """The rounding bound's systematic view (the mirror of systematic in
+    runtime/src/standard/rules.rs): the whole tensor's common relative error rho (tested =
+    bench*(1 + rho), least squares over the finite, non-zero bench elements) and its standard
+    error; a problem naming it when rho is beyond the rulebook's epsilons of the output dtype
+    and z standard errors from 0, else None (and for a dtype class without epsilons)."""
+    book = RULEBOOK["systematic"]
+    limit = book["epsilons"][_std_class(dtype)] if dtype in FLOAT_FORMATS else None
+    if limit is None:
+        return None
+    keep = np.isfinite(t) & np.isfinite(b) & (b != 0)
+    e, y = (t - b)[keep], b[keep]
+    if e.size < book["min_elements"]:
+        return None
+    den = _std_fsum((y * y).tolist())
+    if not (den > 0.0 and math.isfinite(den)):
+        return None
+    rho = _std_fsum((e * y).tolist()) / den
+    r = (e - rho * y) * y
+    se = math.sqrt(_std_fsum((r * r).tolist())) / den
+    eps = _std_ldexp1(-FLOAT_FORMATS[dtype][0])
+    if not (abs(rho) > limit * eps and abs(rho) > book["z"] * se):
+        return None
+    return (f"systematic error: every element about {_std_g(rho / eps)} ULPs of {dtype} off (common relative error "
+            f"{_std_g(rho)} over {e.size} elements, standard error {_std_g(se / eps)} ULPs); rounding leaves at most {_std_g(limit)}")
 
 
 def _std_rescued(t, b, bound, rule, name="the api rule"):
@@ -315,6 +346,9 @@ def _std_rescued(t, b, bound, rule, name="the api rule"):
     raw = rule(t)
     if raw[0] == "pass":
         return raw
+    systematic = _std_systematic(t, b, bound.dtype)
+    if systematic:  # every element may be within its bound, the whole tensor is not: no rescue
+        return raw[0], list(raw[1]) + [systematic], raw[2], raw[3]
     r = bound.ratios(t, b)
     within = (t != b) & (r <= 1.0) & np.isfinite(t) & np.isfinite(b)
     n = int(np.count_nonzero(within))

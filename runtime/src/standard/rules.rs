@@ -243,6 +243,8 @@ pub(super) struct ElementBound<'a> {
     eta: f64,
     mant: i32,
     emin: i32,
+    /// The output dtype (the systematic view's epsilons are its).
+    dtype: TDType,
 }
 
 impl<'a> ElementBound<'a> {
@@ -252,7 +254,7 @@ impl<'a> ElementBound<'a> {
         let (mant, emin) = dtype.float_format().unwrap_or((23, -126));
         let (cm, ce) = compute.float_format().unwrap_or((23, -126));
         let eta = if ce - cm - 1 < -1074 { 0.0 } else { ldexp1(ce - cm - 1) };
-        ElementBound { magnitude, k, u: ldexp1(-(cm + 1)), eta, mant, emin }
+        ElementBound { magnitude, k, u: ldexp1(-(cm + 1)), eta, mant, emin, dtype }
     }
 
     /// The bound of element `i`.
@@ -298,16 +300,64 @@ pub(super) fn rounding_bound(t: &[f64], b: &[f64], bound: &ElementBound) -> Outc
             g(bound.magnitude[at])
         ));
     }
+    problems.extend(systematic(t, b, bound.dtype));
     let metrics = format!("bound_ratio={}; beyond_bound={}; k={}; u={}", g(worst), g(ratio(beyond, t.len())), g(bound.k), g(bound.u));
     Outcome::from_problems(problems, metrics)
+}
+
+/// The rounding bound's systematic view: the whole tensor's common
+/// relative error `ρ` (tested ≈ bench·(1 + ρ), least squares over the
+/// finite, non-zero bench elements) and its standard error. Rounding to
+/// nearest leaves `ρ` near 0 however loose each element's bound is (a long
+/// sum's), so a `ρ` beyond the rulebook's `systematic` epsilons of the
+/// output dtype and `z` standard errors from 0 is a problem naming it;
+/// `None` with fewer than `min_elements` such elements, or for a dtype
+/// class the rulebook gives no epsilons (float32 and float64).
+pub(super) fn systematic(t: &[f64], b: &[f64], dtype: TDType) -> Option<String> {
+    let book = &rulebook::get().systematic;
+    let (mant, _) = dtype.float_format()?;
+    let limit = (*Class::of(dtype).pick(&book.epsilons))?;
+    let pairs: Vec<(f64, f64)> = t.iter().zip(b).filter(|(x, y)| x.is_finite() && y.is_finite() && **y != 0.0).map(|(&x, &y)| (x - y, y)).collect();
+    if pairs.len() < book.min_elements {
+        return None;
+    }
+    let den = fsum(pairs.iter().map(|&(_, y)| y * y));
+    if !(den > 0.0 && den.is_finite()) {
+        return None;
+    }
+    let rho = fsum(pairs.iter().map(|&(e, y)| e * y)) / den;
+    let se = fsum(pairs.iter().map(|&(e, y)| {
+        let r = (e - rho * y) * y;
+        r * r
+    }))
+    .sqrt()
+        / den;
+    let eps = ldexp1(-mant);
+    if !(rho.abs() > limit * eps && rho.abs() > book.z * se) {
+        return None;
+    }
+    Some(format!(
+        "systematic error: every element about {} ULPs of {} off (common relative error {} over {} elements, standard error {} ULPs); rounding leaves at most {}",
+        g(rho / eps),
+        dtype.name(),
+        g(rho),
+        pairs.len(),
+        g(se / eps),
+        g(limit)
+    ))
 }
 
 /// A rule (`name`: the api rule, msprobe's thresholds) that is not a
 /// pass, rerun with the elements within the rounding bound counted as
 /// exact; the better verdict, with a note when the bound changed it.
 pub(super) fn rescued(t: &[f64], b: &[f64], bound: &ElementBound, name: &str, rule: impl Fn(&[f64]) -> Outcome) -> Outcome {
-    let raw = rule(t);
+    let mut raw = rule(t);
     if raw.status == Status::Pass {
+        return raw;
+    }
+    if let Some(problem) = systematic(t, b, bound.dtype) {
+        // Every element may be within its bound, the whole tensor is not: no rescue.
+        raw.problems.push(problem);
         return raw;
     }
     let (mut n, mut worst) = (0usize, 0.0f64);

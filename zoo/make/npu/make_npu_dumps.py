@@ -15,6 +15,13 @@ Max/Min/Mean/Norm and a `.pt` file in dump_tensor_data/.
 - planted/: the same calls with errors planted in recorded device values,
   one per call that has one (planted.json says where and how); the test
   (tests/npu.rs) pins the row each one fails and its Message.
+- bf16_clean/: the elementwise and norm kernels (rms_norm, swiglu,
+  fast_gelu, rotary_mul, scaled_masked_softmax) in bfloat16 as a device
+  computes them: from bfloat16 inputs in float32, each output and gradient
+  rounded once into bfloat16.
+- bf16_scaled/: the same with output 0 of each forward 2 % too large
+  (times 1.02, then rounded: about 2.5 bfloat16 epsilons, every element
+  within its loose rounding bound; issue 34's case).
 
 Seeded and deterministic: the same torch gives the same files.
 
@@ -160,12 +167,57 @@ def record(out):
     (planted / "planted.json").write_text(json.dumps([{"key": k, "where": w, "element": e, "shift": f} for k, w, e, f in PLANTED], indent=1) + "\n")
 
 
+def bf16_calls():
+    """(key, composition, args, kwargs): the bfloat16 calls (inputs exact in bfloat16)."""
+    g = torch.Generator().manual_seed(SEED + 2)
+
+    def b(*shape, low=-2.0, high=2.0):
+        return rand(g, *shape, low=low, high=high).bfloat16()
+    yield ("NPU.npu_rms_norm.0", C.npu_rms_norm, [b(4, 6, 32), b(32, low=0.5, high=1.5)], {"epsilon": 1e-6})
+    yield ("NPU.npu_swiglu.0", C.npu_swiglu, [b(4, 6, 40)], {"dim": -1})
+    yield ("NPU.npu_fast_gelu.0", C.npu_fast_gelu, [b(8, 24, low=-4.0, high=4.0)], {})
+    yield ("NPU.npu_rotary_mul.0", C.npu_rotary_mul, [b(2, 6, 4, 16), b(1, 6, 1, 16), b(1, 6, 1, 16)], {})
+    yield ("NPU.npu_scaled_masked_softmax.0", C.npu_scaled_masked_softmax, [b(2, 2, 8, 12), torch.rand(2, 1, 8, 12, generator=g) < 0.3],
+           {"scale": 0.5})
+
+
+def record_bf16(out):
+    """bf16_clean/ and bf16_scaled/ (module docstring)."""
+    clean = Dump(out / "bf16_clean")
+    g = torch.Generator().manual_seed(SEED + 3)
+    for key, f, args, kwargs in bf16_calls():
+        # The device: float32 arithmetic on the bfloat16 inputs, one rounding into bfloat16.
+        leaves = [a.float().requires_grad_(True) if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
+        result = f(*leaves, **kwargs)
+        outputs = [result] if isinstance(result, torch.Tensor) else list(result)
+        # Output 0 in the inputs' dtype; npu_rms_norm's rstd stays float32, as torch_npu returns it.
+        like = [torch.bfloat16] + [torch.float32] * (len(outputs) - 1)
+        gy = [torch.randn(o.shape, generator=g).to(d) if o.requires_grad else None for o, d in zip(outputs, like)]
+        diff = [a for a in leaves if isinstance(a, torch.Tensor) and a.requires_grad]
+        pairs = [(o, d.float()) for o, d in zip(outputs, gy) if d is not None]
+        grads = torch.autograd.grad([o for o, _ in pairs], diff, [d for _, d in pairs])
+        clean.call(key, list(args), kwargs, [o.detach().to(d) for o, d in zip(outputs, like)], [], gy, [d.bfloat16() for d in grads])
+    clean.write()
+    scaled = out / "bf16_scaled"
+    shutil.copytree(out / "bf16_clean", scaled)
+    dump = json.loads((scaled / "dump.json").read_text())
+    for key, entry in dump["data"].items():
+        if key.endswith(".forward"):
+            tensor = entry["output"][0]
+            path = scaled / "dump_tensor_data" / tensor["data_name"]
+            t = (torch.load(path).double() * 1.02).bfloat16()
+            torch.save(t, path)
+            tensor.update(stats(t))
+    (scaled / "dump.json").write_text(json.dumps(dump, indent=1) + "\n")
+
+
 def main():
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO / "tests" / "fixtures" / "npu"
-    for sub in ("clean", "planted"):
+    for sub in ("clean", "planted", "bf16_clean", "bf16_scaled"):
         shutil.rmtree(out / sub, ignore_errors=True)
     record(out)
-    print(f"wrote {out}/clean and {out}/planted")
+    record_bf16(out)
+    print(f"wrote {out}/clean, {out}/planted, {out}/bf16_clean and {out}/bf16_scaled")
 
 
 if __name__ == "__main__":
