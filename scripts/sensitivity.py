@@ -46,7 +46,7 @@ MANTISSA = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52}
 CANONICAL = {name: canon for canon, _, names in DTYPE_TABLE for name in names}
 DEFAULT_DUMPS = (sorted(glob.glob(os.path.join(ROOT, "tests/fixtures/zoo/*/*/tensor")))
                  + [os.path.join(ROOT, "tests/fixtures/rounding/autocast_residual/26.2.0/tensor")]
-                 + [os.path.join(ROOT, f"tests/fixtures/{d}/clean") for d in ("npu", "npu_misc", "ms_fused")])
+                 + [os.path.join(ROOT, f"tests/fixtures/{d}") for d in ("npu/clean", "npu/bf16_clean", "npu_misc/clean", "ms_fused/clean")])
 
 
 def load(path):
@@ -103,7 +103,11 @@ def call_of(row):
     return row.split(".output.")[0]
 
 
-def rounding_class(call, framework):
+def rounding_class(call, framework, exact):
+    """The call's rounding class; "exact" for a call the bound judges by binary equality
+    (views, copies, indexing: any difference is an error)."""
+    if call in exact:
+        return "exact"
     api = call.rsplit(".", 2)[0]
     prefixes = ("MS.", "") if framework == "mindspore" else ("",)
     for prefix in prefixes:
@@ -113,15 +117,19 @@ def rounding_class(call, framework):
     return "other"
 
 
-def replay(msprobe, framework, dump_dir, standard, out):
-    """{row: status} of a native replay of dump_dir under standard."""
+def replay(msprobe, framework, dump_dir, standard, out, rules=None):
+    """{row: status} of a native replay of dump_dir under standard; with rules (a dict),
+    each row's rule (the Standard column of api and bound) is put in it."""
     subprocess.run([msprobe, "-f", framework, "replay", "--dump", dump_dir, "--data-mode", "real_data", "--standard", standard,
                     "-o", out, "--top", "0"], check=False, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     files = glob.glob(os.path.join(out, "**", "accuracy_checking_details_*.csv"), recursive=True)
     if len(files) != 1:
         raise SystemExit(f"{dump_dir} under {standard}: {len(files)} details files in {out}")
     with open(files[0], encoding="utf-8-sig", newline="") as f:
-        return {row["API Name"]: row["Status"] for row in csv.DictReader(f)}
+        rows = list(csv.DictReader(f))
+    if rules is not None:
+        rules.update({row["API Name"]: row.get("Standard", "") for row in rows})
+    return {row["API Name"]: row["Status"] for row in rows}
 
 
 def plant_copy(src, dst, tensors, level, shape, seed):
@@ -164,6 +172,9 @@ def main():
             dtype_of = {row: dtype for row, _, dtype in tensors}
             name = os.path.relpath(dump_dir, ROOT)
             print(f"{name}: {len(tensors)} tensors", file=sys.stderr, flush=True)
+            rules = {}
+            replay(a.msprobe, framework, dump_dir, "bound", os.path.join(work, f"{d}-rules"), rules)
+            exact = {call_of(row) for row, rule in rules.items() if rule == "binary equality"}
             for standard in standards:
                 clean = replay(a.msprobe, framework, dump_dir, standard, os.path.join(work, f"{d}-clean-{standard}"))
                 calls = defaultdict(list)
@@ -172,7 +183,7 @@ def main():
                 for call, rows in calls.items():
                     judged = [(r, s) for r, s in rows if s != "skip" and r in dtype_of]
                     if judged:
-                        cell = table[(rounding_class(call, framework), dtype_of[judged[0][0]], standard)]["clean"]
+                        cell = table[(rounding_class(call, framework, exact), dtype_of[judged[0][0]], standard)]["clean"]
                         cell[0] += 1
                         cell[1] += any(s == "error" for _, s in judged)
                 for shape in shapes:
@@ -188,7 +199,7 @@ def main():
                                 by_call[call_of(row)].append(statuses[row])
                         for call, got in by_call.items():
                             first = next(r for r in sorted(rows) if call_of(r) == call)
-                            cell = table[(rounding_class(call, framework), dtype_of[first], standard)][(shape, level)]
+                            cell = table[(rounding_class(call, framework, exact), dtype_of[first], standard)][(shape, level)]
                             cell[0] += 1
                             cell[1] += "error" in got
     finally:
@@ -197,7 +208,7 @@ def main():
                "clean": {"calls": v["clean"][0], "false_alarms": v["clean"][1]},
                "planted": {f"{shape} {level:g}": {"calls": v[(shape, level)][0], "detected": v[(shape, level)][1]}
                            for shape in shapes for level in levels}}
-              for (c, t, s), v in sorted(table.items())]
+              for (s, c, t), v in sorted(((s, c, t), v) for (c, t, s), v in table.items())]
     if a.out:
         os.makedirs(a.out, exist_ok=True)
         with open(os.path.join(a.out, "sensitivity.json"), "w", encoding="utf-8") as f:

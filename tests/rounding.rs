@@ -113,15 +113,15 @@ const PLANTED: [Planted; 6] = [
     Planted {
         api: "Torch.sum.0",
         kernel: "    acc = torch.zeros((), dtype=args[0].dtype, device=args[0].device)\n    for value in args[0].reshape(-1):\n        acc = acc + value\n    return acc\n",
-        native: "rounding bound: 1 of 1 elements beyond k*(u*magnitude + eta) + ulp/2 (k=16, u=5.96046e-08); worst 27.6767 times the bound at element 0: tested 1025.0, bench 1038.8657531738281, magnitude 1038.87",
+        native: "rounding bound: 1 of 1 elements beyond k*(u*magnitude + eta) + ulp/2 (k=16, u=5.96046e-08); worst 27.6767 times the bound at element 0: tested 1025.0, bench 1038.8657531738281 (13.8658 ULPs of float16), magnitude 1038.87",
         metrics: "bound_ratio=27.6767; beyond_bound=1; k=16; u=5.96046e-08",
-        script: Some("rounding bound: 1 of 1 elements beyond k*(u*magnitude + eta) + ulp/2 (k=16, u=5.96046e-08); worst 27.6766 times the bound at element 0: tested 1025.0, bench 1038.86572265625, magnitude 1038.87"),
+        script: Some("rounding bound: 1 of 1 elements beyond k*(u*magnitude + eta) + ulp/2 (k=16, u=5.96046e-08); worst 27.6766 times the bound at element 0: tested 1025.0, bench 1038.86572265625 (13.8657 ULPs of float16), magnitude 1038.87"),
         correct_metrics: "bound_ratio=0.267963; beyond_bound=0; k=16; u=5.96046e-08",
     },
     Planted {
         api: "Torch.matmul.0",
         kernel: "    return torch.matmul(args[0].to(torch.bfloat16).to(args[0].dtype), args[1].to(torch.bfloat16).to(args[1].dtype))\n",
-        native: "rounding bound: 255 of 256 elements beyond k*(u*magnitude + eta) + ulp/2 (k=16, u=5.96046e-08); worst 1292.03 times the bound at element 107: tested -3.3616743087768555, bench -3.415878523624543, magnitude 41.9906",
+        native: "rounding bound: 255 of 256 elements beyond k*(u*magnitude + eta) + ulp/2 (k=16, u=5.96046e-08); worst 1292.03 times the bound at element [6, 11]: tested -3.3616743087768555, bench -3.415878523624543 (227349 ULPs of float32), magnitude 41.9906",
         metrics: "bound_ratio=1292.03; beyond_bound=0.996094; k=16; u=5.96046e-08",
         script: None,
         correct_metrics: "bound_ratio=0.115548; beyond_bound=0; k=16; u=5.96046e-08",
@@ -129,7 +129,7 @@ const PLANTED: [Planted; 6] = [
     Planted {
         api: "Torch.mul.0",
         kernel: "    r = torch.mul(args[0], args[1])\n    for _ in range(4):\n        r = torch.nextafter(r, torch.full_like(r, float(\"inf\")))\n    return r\n",
-        native: "rounding bound: 64 of 64 elements beyond k*(u*magnitude + eta) + ulp/2 (k=3, u=5.96046e-08); worst 2.09859 times the bound at element 50: tested 0.5452664494514465, bench 0.5452661822934886, magnitude 0.545266",
+        native: "rounding bound: 64 of 64 elements beyond k*(u*magnitude + eta) + ulp/2 (k=3, u=5.96046e-08); worst 2.09859 times the bound at element [50]: tested 0.5452664494514465, bench 0.5452661822934886 (4.48217 ULPs of float32), magnitude 0.545266",
         metrics: "bound_ratio=2.09859; beyond_bound=1; k=3; u=5.96046e-08",
         script: None,
         correct_metrics: "bound_ratio=0.225755; beyond_bound=0; k=3; u=5.96046e-08",
@@ -137,7 +137,7 @@ const PLANTED: [Planted; 6] = [
     Planted {
         api: "Functional.gelu.0",
         kernel: "    return torch.nn.functional.gelu(args[0], approximate=\"tanh\")\n",
-        native: "rounding bound: 121 of 128 elements beyond k*(u*magnitude + eta) + ulp/2 (k=32, u=5.96046e-08); worst 88.9553 times the bound at element 22: tested -0.011223722249269485, bench -0.011691064557955332, magnitude 2.69194",
+        native: "rounding bound: 121 of 128 elements beyond k*(u*magnitude + eta) + ulp/2 (k=32, u=5.96046e-08); worst 88.9553 times the bound at element [22]: tested -0.011223722249269485, bench -0.011691064557955332 (501805 ULPs of float32), magnitude 2.69194",
         metrics: "bound_ratio=88.9553; beyond_bound=0.945312; k=32; u=5.96046e-08",
         script: None,
         correct_metrics: "bound_ratio=0.0989649; beyond_bound=0; k=32; u=5.96046e-08",
@@ -145,7 +145,7 @@ const PLANTED: [Planted; 6] = [
     Planted {
         api: "Torch.sum.1",
         kernel: "    x, dim = args[0], kwargs[\"dim\"]\n    return torch.sum(x.narrow(dim, 0, x.shape[dim] - 1), dim=dim)\n",
-        native: "rounding bound: 8 of 8 elements beyond k*(u*magnitude + eta) + ulp/2 (k=16, u=5.96046e-08); worst 108495 times the bound at element 2: tested -7.411464691162109, bench -9.967527040280402, magnitude 23.7037",
+        native: "rounding bound: 8 of 8 elements beyond k*(u*magnitude + eta) + ulp/2 (k=16, u=5.96046e-08); worst 108495 times the bound at element [2]: tested -7.411464691162109, bench -9.967527040280402 (2.68023e+06 ULPs of float32), magnitude 23.7037",
         metrics: "bound_ratio=108495; beyond_bound=1; k=16; u=5.96046e-08",
         script: None,
         correct_metrics: "bound_ratio=0.0328879; beyond_bound=0; k=16; u=5.96046e-08",
@@ -153,7 +153,7 @@ const PLANTED: [Planted; 6] = [
     Planted {
         api: "Torch.add.0",
         kernel: "    r = torch.add(args[0], args[1]).clone()\n    r[17] = -r[17]\n    return r\n",
-        native: "rounding bound: 1 of 64 elements beyond k*(u*magnitude + eta) + ulp/2 (k=3, u=5.96046e-08); worst 4.08868e+06 times the bound at element 17: tested 0.8316426873207092, bench -0.8316426873207092, magnitude 1.94167",
+        native: "rounding bound: 1 of 64 elements beyond k*(u*magnitude + eta) + ulp/2 (k=3, u=5.96046e-08); worst 4.08868e+06 times the bound at element [17]: tested 0.8316426873207092, bench -0.8316426873207092 (2.79053e+07 ULPs of float32), magnitude 1.94167",
         metrics: "bound_ratio=4.08868e+06; beyond_bound=0.015625; k=3; u=5.96046e-08",
         script: None,
         correct_metrics: "bound_ratio=0.2419; beyond_bound=0; k=3; u=5.96046e-08",

@@ -117,6 +117,9 @@ pub struct Case<'a> {
     pub tested: &'a [f64],
     /// The bench values (raised precision).
     pub bench: &'a [f64],
+    /// The output's shape, for the element indices Messages name; empty
+    /// (or not matching the values): flat indices.
+    pub shape: &'a [usize],
     /// The op run on the CPU in the tested dtype, for the benchmark
     /// standard's ratios; `None` when no such run exists.
     pub reference: Option<&'a [f64]>,
@@ -368,7 +371,7 @@ fn judge_by(standard: Standard, rescue: bool, case: &Case) -> Judged {
         _ => rules::benchmark(t, b, case.reference, class, eps, level_bounds(api.level)),
     };
     let out = match (&bound, rule) {
-        (Some(bound), Rule::RoundingBound) => rules::rounding_bound(t, b, bound),
+        (Some(bound), Rule::RoundingBound) => rules::rounding_bound(t, b, bound, case.shape),
         (Some(bound), r) if r != Rule::Binary && r != Rule::CosineMaxAbs => rules::rescued(t, b, bound, "the api rule", api_rule),
         _ => api_rule(t),
     };

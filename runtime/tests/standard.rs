@@ -53,6 +53,8 @@ fn expected(c: &Json) -> [&str; 4] {
 fn rust_verdict(c: &Json) -> Judged {
     let standard = Standard::named(text(c, "standard")).unwrap_or_else(|| panic!("unknown standard {}", c["standard"]));
     let (tested, bench) = (values(&c["tested"]), values(&c["bench"]));
+    // The output's shape: absent means flat indices.
+    let shape: Vec<usize> = c.get("shape").and_then(Json::as_array).map_or(vec![], |s| s.iter().map(|d| d.as_u64().unwrap() as usize).collect());
     let reference = (!c["reference"].is_null()).then(|| values(&c["reference"]));
     // The rounding bound's parts: absent or null when the case has none.
     let magnitude = c.get("magnitude").filter(|m| !m.is_null()).map(values);
@@ -64,6 +66,7 @@ fn rust_verdict(c: &Json) -> Judged {
         dtype: TDType::parse(text(c, "dtype")).unwrap_or_else(|| panic!("unknown dtype {}", c["dtype"])),
         tested: &tested,
         bench: &bench,
+        shape: &shape,
         reference: reference.as_deref(),
         cosine_threshold: c["cosine_threshold"].as_f64().unwrap(),
         max_abs_err_threshold: c["max_abs_err_threshold"].as_f64().unwrap(),
@@ -141,7 +144,7 @@ fn python_mirror_is_the_scripts_machinery() {
     let inlined = source.split_once(marker).unwrap_or_else(|| panic!("{} has no marker line", path.display())).1;
     assert!(
         inlined.contains(
-            "\ndef judge(standard, api, backward, exact_op, dtype, tested, bench, reference, cosine_threshold, max_abs_err_threshold,\n          rounding=None, emulated=False):\n"
+            "\ndef judge(standard, api, backward, exact_op, dtype, tested, bench, reference, cosine_threshold, max_abs_err_threshold,\n          rounding=None, emulated=False, shape=None):\n"
         ),
         "{}",
         path.display()

@@ -72,6 +72,7 @@ def compare_leaf(call, tested_leaf_, bench_leaf_, reference, backward, opts, rou
         return [b_dtype, t_dtype, shape, None, None, None, PASS, call.UNDEFINED_OUTPUTS, "shape", None]
     if reference is not None:
         reference = reference.astype(np.float64).reshape(-1) if reference.shape == b.shape else None
+    b_shape = b.shape
     t, b = t.reshape(-1), b.reshape(-1)
     cosine, max_abs, max_rel = metrics(t, b) if t.size else (None, None, None)
     # Data movement is exact forward; its gradients are sums and casts.
@@ -84,7 +85,8 @@ def compare_leaf(call, tested_leaf_, bench_leaf_, reference, backward, opts, rou
     # A script's tested side is the framework's own run on the machine it runs on (the CPU
     # included): a device's values, never msprobe-rs's emulation of one.
     status, message, rule, metrics_text = judge(opts.standard, call.API_OP, backward, exact, dtype, t, b, reference,
-                                                call.COSINE_THRESHOLD, call.MAX_ABS_ERR_THRESHOLD, rounding=rounding)
+                                                call.COSINE_THRESHOLD, call.MAX_ABS_ERR_THRESHOLD, rounding=rounding,
+                                                shape=tuple(b_shape))
     if opts.reference_is_tested and rule in ("benchmark", "ulp"):
         # --perturb moves the tested values only, so the reference (the tested
         # run as it came out) then differs from them and the rule can fail.

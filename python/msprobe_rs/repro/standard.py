@@ -291,7 +291,19 @@ class _StdElementBound:
         return np.where(both, np.abs(np.where(both, t - b, 0.0)) / self.bound, 0.0)
 
 
-def _std_rounding_bound(t, b, bound):
+def _std_element_index(at, shape, size):
+    """Element at of values shaped shape as "[i, j, ...]" (row-major), or its flat index when
+    the shape does not hold size values (the mirror of element_index in rules.rs)."""
+    if not shape or math.prod(shape) != size:
+        return str(at)
+    index = []
+    for dim in reversed(shape):
+        index.append(at % max(dim, 1))
+        at //= max(dim, 1)
+    return "[" + ", ".join(str(i) for i in reversed(index)) + "]"
+
+
+def _std_rounding_bound(t, b, bound, shape=None):
     r = bound.ratios(t, b)
     beyond = int(np.count_nonzero(r > 1.0))
     positive = r > 0.0
@@ -301,9 +313,14 @@ def _std_rounding_bound(t, b, bound):
         at = int(np.flatnonzero(r == worst)[0])
     problems = []
     if beyond:
+        mant, emin = FLOAT_FORMATS.get(bound.dtype, FLOAT_FORMATS["float32"])
+        y = float(b[at])
+        e = emin if y == 0.0 or not math.isfinite(y) else max(int(np.frexp(abs(y))[1]) - 1, emin)
+        ulps = abs(float(t[at]) - y) / _std_ldexp1(e - mant)
         problems.append(f"rounding bound: {beyond} of {t.size} elements beyond k*(u*magnitude + eta) + ulp/2 "
                         f"(k={_std_g(bound.k)}, u={_std_g(bound.u)}); worst {_std_g(worst)} times the bound at element "
-                        f"{at}: tested {float(t[at])!r}, bench {float(b[at])!r}, magnitude {_std_g(bound.magnitude[at])}")
+                        f"{_std_element_index(at, shape, t.size)}: tested {float(t[at])!r}, bench {y!r} ({_std_g(ulps)} ULPs "
+                        f"of {bound.dtype}), magnitude {_std_g(bound.magnitude[at])}")
     systematic = _std_systematic(t, b, bound.dtype)
     if systematic:
         problems.append(systematic)
@@ -391,7 +408,7 @@ def standard_for_row(standard, emulated):
 
 
 def judge(standard, api, backward, exact_op, dtype, tested, bench, reference, cosine_threshold, max_abs_err_threshold,
-          rounding=None, emulated=False):
+          rounding=None, emulated=False, shape=None):
     """Judges one output by the precision standard ("default", "msprobe", "api" or "bound"):
     returns (status, message, rule, metrics_text). tested, bench and reference (or
     None) are 1-D float64 arrays; dtype is the tested side's canonical name;
@@ -401,10 +418,12 @@ def judge(standard, api, backward, exact_op, dtype, tested, bench, reference, co
     emulated says whether the tested side is the emulated device (a CPU run): "default"
     judges such a row by the rulebook's default_standard["emulated"], names the rule and
     its metrics in the message (the CSVs keep msprobe's nine columns there), and names an
-    error of it as the dtype's own arithmetic failing."""
+    error of it as the dtype's own arithmetic failing. shape (or None) is the output's, for
+    the element indices messages name."""
     rescue = standard == "default" and not emulated and RULEBOOK["default_standard"]["recorded_within_bound_pass"]
     status, message, rule, text = _std_judge(standard_for_row(standard, emulated), api, backward, exact_op, dtype, tested,
-                                             bench, reference, cosine_threshold, max_abs_err_threshold, rounding, rescue)
+                                             bench, reference, cosine_threshold, max_abs_err_threshold, rounding, rescue,
+                                             shape)
     if standard != "default" or not emulated:
         return status, message, rule, text
     parts = []
@@ -420,7 +439,7 @@ def judge(standard, api, backward, exact_op, dtype, tested, bench, reference, co
 
 
 def _std_judge(standard, api, backward, exact_op, dtype, tested, bench, reference, cosine_threshold, max_abs_err_threshold,
-               rounding, rescue):
+               rounding, rescue, shape=None):
     """judge by a resolved standard; with rescue, msprobe's thresholds are applied again with
     the elements within the rounding bound counted as exact when they fail."""
     bounded = (rounding is not None and rounding[0].size == bench.size
@@ -452,7 +471,7 @@ def _std_judge(standard, api, backward, exact_op, dtype, tested, bench, referenc
             return _std_api_rule(rule, x, b, reference, cls, eps, api)
 
         if bound is not None and rule == "rounding bound":
-            status, problems, notes, text = _std_rounding_bound(t, b, bound)
+            status, problems, notes, text = _std_rounding_bound(t, b, bound, shape)
         elif bound is not None and rule not in ("binary equality", "cosine and max abs"):
             status, problems, notes, text = _std_rescued(t, b, bound, api_rule)
         else:

@@ -69,7 +69,7 @@ pub(super) fn judge_value(call: &Call, name: String, direction: Direction, teste
                     Value::Int(_) => TDType::I64,
                     _ => TDType::F64,
                 };
-                let judged = judge(call.r.standard, &case(call, (direction, tested.reference_is_self()), false, dtype, &[x], &[y], None, None));
+                let judged = judge(call.r.standard, &case(call, (direction, tested.reference_is_self()), false, dtype, &[x], (&[y], &[]), None, None));
                 let row = DetailRow {
                     bench_dtype: Some(b.kind().to_string()),
                     tested_dtype: Some(t.kind().to_string()),
@@ -96,7 +96,7 @@ fn case<'a>(
     exact_op: bool,
     dtype: TDType,
     tested: &'a [f64],
-    bench: &'a [f64],
+    (bench, shape): (&'a [f64], &'a [usize]),
     reference: Option<&'a [f64]>,
     magnitude: Option<&'a [f64]>,
 ) -> Case<'a> {
@@ -108,6 +108,7 @@ fn case<'a>(
         dtype,
         tested,
         bench,
+        shape,
         reference,
         cosine_threshold: r.cosine_threshold,
         max_abs_err_threshold: r.max_abs_err_threshold,
@@ -165,8 +166,16 @@ fn judge_tensor(call: &Call, name: String, direction: Direction, tested: &Tested
     };
     // Data movement is exact forward; its gradients are sums and casts.
     let movement = call.op.moves_data();
-    let case =
-        case(call, (direction, tested.reference_is_self()), movement && direction == Direction::Forward, t.dtype, &tv, &bv, reference.as_deref(), magnitude);
+    let case = case(
+        call,
+        (direction, tested.reference_is_self()),
+        movement && direction == Direction::Forward,
+        t.dtype,
+        &tv,
+        (&bv, b.dims()),
+        reference.as_deref(),
+        magnitude,
+    );
     let first = judge(call.r.standard, &case);
     let mut judged = first.clone();
     if tested.reference_is_self() && matches!(judged.rule, Rule::Benchmark | Rule::Ulp) {

@@ -276,8 +276,31 @@ impl<'a> ElementBound<'a> {
     }
 }
 
-/// Every element within its rounding bound.
-pub(super) fn rounding_bound(t: &[f64], b: &[f64], bound: &ElementBound) -> Outcome {
+/// Element `at` of values shaped `shape` as `[i, j, ...]` (row-major), or
+/// its flat index when the shape does not hold `len` values.
+fn element_index(at: usize, shape: &[usize], len: usize) -> String {
+    if shape.is_empty() || shape.iter().product::<usize>() != len {
+        return at.to_string();
+    }
+    let (mut rest, mut index) = (at, vec![0; shape.len()]);
+    for (slot, &dim) in index.iter_mut().zip(shape).rev() {
+        *slot = rest % dim.max(1);
+        rest /= dim.max(1);
+    }
+    format!("[{}]", index.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "))
+}
+
+impl ElementBound<'_> {
+    /// `|t - b|` in ULPs of the output dtype at `b` (its spacing there).
+    fn ulps(&self, t: f64, b: f64) -> f64 {
+        let e = if b == 0.0 || !b.is_finite() { self.emin } else { floor_log2(b.abs()).max(self.emin) };
+        (t - b).abs() / ldexp1(e - self.mant)
+    }
+}
+
+/// Every element within its rounding bound, and no systematic error
+/// ([`systematic`]); the worst element named by its index in `shape`.
+pub(super) fn rounding_bound(t: &[f64], b: &[f64], bound: &ElementBound, shape: &[usize]) -> Outcome {
     let (mut beyond, mut worst, mut at) = (0usize, 0.0f64, 0usize);
     for (i, (&x, &y)) in t.iter().zip(b).enumerate() {
         let r = bound.ratio(i, x, y);
@@ -290,13 +313,16 @@ pub(super) fn rounding_bound(t: &[f64], b: &[f64], bound: &ElementBound) -> Outc
     let mut problems = Vec::new();
     if beyond > 0 {
         problems.push(format!(
-            "rounding bound: {beyond} of {} elements beyond k*(u*magnitude + eta) + ulp/2 (k={}, u={}); worst {} times the bound at element {at}: tested {}, bench {}, magnitude {}",
+            "rounding bound: {beyond} of {} elements beyond k*(u*magnitude + eta) + ulp/2 (k={}, u={}); worst {} times the bound at element {}: tested {}, bench {} ({} ULPs of {}), magnitude {}",
             t.len(),
             g(bound.k),
             g(bound.u),
             g(worst),
+            element_index(at, shape, t.len()),
             repr(t[at]),
             repr(b[at]),
+            g(bound.ulps(t[at], b[at])),
+            bound.dtype.name(),
             g(bound.magnitude[at])
         ));
     }

@@ -30,7 +30,8 @@ def main(cases_path, python_dir):
         rounding = None if magnitude is None else (array(magnitude), c["k"], c["compute"])
         status, message, rule, metrics = judge(
             c["standard"], c["api"], c["backward"], c["exact_op"], c["dtype"], array(c["tested"]), array(c["bench"]),
-            reference, c["cosine_threshold"], c["max_abs_err_threshold"], rounding=rounding, emulated=c.get("emulated", False))
+            reference, c["cosine_threshold"], c["max_abs_err_threshold"], rounding=rounding, emulated=c.get("emulated", False),
+            shape=c.get("shape"))
         results.append({"name": c["name"], "status": status, "message": message, "rule": rule, "metrics": metrics})
     json.dump(results, sys.stdout, indent=1)
 
