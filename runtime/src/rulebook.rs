@@ -248,8 +248,10 @@ pub struct Rounding {
     pub about: String,
     /// `[forward, backward]` k by rounding class name.
     pub k: BTreeMap<String, [f64; 2]>,
-    /// k of float16 and bfloat16 results computed in their own dtype.
-    pub half_precision_k: f64,
+    /// `[forward, backward]` k of float16 and bfloat16 results by rounding
+    /// class name (every class but sums, which accumulate in float32), with
+    /// their own dtype's unit roundoff.
+    pub half_precision_k: BTreeMap<String, [f64; 2]>,
 }
 
 impl Rounding {
@@ -257,6 +259,11 @@ impl Rounding {
     /// not name is a broken rulebook, refused when it is read.
     pub fn k(&self, name: &str, backward: bool) -> f64 {
         self.k.get(name).map_or(f64::NAN, |k| k[usize::from(backward)])
+    }
+
+    /// [`Rounding::k`] of a float16 or bfloat16 result (`half_precision_k`).
+    pub fn half_k(&self, name: &str, backward: bool) -> f64 {
+        self.half_precision_k.get(name).map_or(f64::NAN, |k| k[usize::from(backward)])
     }
 }
 
@@ -293,6 +300,9 @@ pub fn parse(text: &str) -> Result<Rulebook, String> {
     for class in ROUNDING_CLASSES {
         if !book.rounding.k.contains_key(class) {
             return Err(format!("rounding.k: the class {class:?} is missing"));
+        }
+        if class != "sums" && !book.rounding.half_precision_k.contains_key(class) {
+            return Err(format!("rounding.half_precision_k: the class {class:?} is missing"));
         }
     }
     Ok(book)

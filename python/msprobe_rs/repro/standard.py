@@ -321,15 +321,15 @@ def _std_rounding_bound(t, b, bound, shape=None):
                         f"(k={_std_g(bound.k)}, u={_std_g(bound.u)}); worst {_std_g(worst)} times the bound at element "
                         f"{_std_element_index(at, shape, t.size)}: tested {float(t[at])!r}, bench {y!r} ({_std_g(ulps)} ULPs "
                         f"of {bound.dtype}), magnitude {_std_g(bound.magnitude[at])}")
-    systematic = _std_systematic(t, b, bound.dtype)
-    if systematic:
-        problems.append(systematic)
+    common = _std_common_error(t, b, bound.dtype)
+    if common:
+        problems.append(common)
     text = (f"bound_ratio={_std_g(worst)}; beyond_bound={_std_g(_std_ratio(beyond, t.size))}; "
             f"k={_std_g(bound.k)}; u={_std_g(bound.u)}")
     return ("error" if problems else "pass"), problems, [], text
 
 
-def _std_systematic(t, b, dtype):
+def _std_common_error(t, b, dtype):
     """The rounding bound's systematic view (the mirror of systematic in
     runtime/src/standard/rules.rs): the whole tensor's common relative error rho (tested =
     bench*(1 + rho), least squares over the finite, non-zero bench elements) and its standard
@@ -363,9 +363,9 @@ def _std_rescued(t, b, bound, rule, name="the api rule"):
     raw = rule(t)
     if raw[0] == "pass":
         return raw
-    systematic = _std_systematic(t, b, bound.dtype)
-    if systematic:  # every element may be within its bound, the whole tensor is not: no rescue
-        return raw[0], list(raw[1]) + [systematic], raw[2], raw[3]
+    common = _std_common_error(t, b, bound.dtype)
+    if common:  # every element may be within its bound, the whole tensor is not: no rescue
+        return raw[0], list(raw[1]) + [common], raw[2], raw[3]
     r = bound.ratios(t, b)
     within = (t != b) & (r <= 1.0) & np.isfinite(t) & np.isfinite(b)
     n = int(np.count_nonzero(within))

@@ -223,28 +223,34 @@ impl Eq for Parts {}
 impl Rounding {
     /// The factor of `k·u·magnitude` for forward outputs, or gradients
     /// (`backward`): the rulebook's k of the class ([`crate::rulebook`],
-    /// which says where each factor comes from); Parts whose rest is
-    /// Composite's, or nothing (a composite's whole bound), take Composite's.
+    /// which says where each factor comes from).
     pub fn k(self, backward: bool) -> f64 {
-        let class = match self {
+        crate::rulebook::get().rounding.k(self.factor_class(), backward)
+    }
+
+    /// The rulebook's name of the class's factors: Parts whose rest is
+    /// Composite's, or nothing (a composite's whole bound), take Composite's.
+    fn factor_class(self) -> &'static str {
+        match self {
             Rounding::Parts(p) if p.rest != Rest::Smooth => "composite",
             other => other.name(),
-        };
-        crate::rulebook::get().rounding.k(class, backward)
+        }
     }
 
     /// `(k, compute dtype)` of an output of `dtype` (`backward`: a
     /// gradient): the precision the device computes in gives `u` (its unit
     /// roundoff) and `eta`. Float64 computes in float64, everything else in
     /// float32, except float16 and bfloat16 results of every class but Sums,
-    /// which devices compute in their own precision (MindSpore's CPU float16
-    /// silu and its gradient measured at 2 ulp of float16; a bfloat16 div's
-    /// gradient rounds several times in bfloat16): those take their own
-    /// dtype and the rulebook's `half_precision_k`. Sums accumulate in float32.
+    /// which take their own dtype and the rulebook's `half_precision_k` of
+    /// the class (a kernel may compute them in that dtype: MindSpore's CPU
+    /// float16 silu and its gradient measured at 2 ulp of float16; a
+    /// bfloat16 div's gradient rounds several times in bfloat16; a Terms
+    /// forward result is one correctly rounded operation). Sums accumulate
+    /// in float32.
     pub fn factors(self, dtype: TDType, backward: bool) -> (f64, TDType) {
         match dtype {
             TDType::F64 => (self.k(backward), TDType::F64),
-            TDType::F16 | TDType::BF16 if !matches!(self, Rounding::Sums) => (crate::rulebook::get().rounding.half_precision_k, dtype),
+            TDType::F16 | TDType::BF16 if !matches!(self, Rounding::Sums) => (crate::rulebook::get().rounding.half_k(self.factor_class(), backward), dtype),
             _ => (self.k(backward), TDType::F32),
         }
     }
@@ -448,6 +454,8 @@ mod tests {
         assert_eq!(Rounding::Smooth.factors(TDType::BF16, false), (4.0, TDType::BF16));
         assert_eq!(Rounding::Smooth.factors(TDType::F16, true), (4.0, TDType::F16));
         assert_eq!(Rounding::Terms { negated: None }.factors(TDType::F16, true), (4.0, TDType::F16));
+        // One correctly rounded sum or product, and one rounding more for a kernel's approximation.
+        assert_eq!(Rounding::Terms { negated: None }.factors(TDType::BF16, false), (1.0, TDType::BF16));
         assert_eq!(Rounding::Terms { negated: None }.factors(TDType::F32, true), (16.0, TDType::F32));
         assert_eq!(Rounding::Terms { negated: None }.factors(TDType::F32, false), (3.0, TDType::F32));
         assert_eq!(Rounding::Composite.factors(TDType::F64, false), (64.0, TDType::F64));
