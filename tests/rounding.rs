@@ -505,3 +505,67 @@ fn the_api_standard_of_the_scripts_passes_the_cancelling_adds_and_says_why() {
         assert_eq!((*code, rows[0].status.as_str(), rows[0].message.as_str()), (0, "pass", format!("{note}; {TORCH_SIDES}").as_str()), "{dump}");
     }
 }
+
+// ---------------------------------------------------------------------------
+// One corrupted element of a million (issue 34, item 3)
+
+/// Writes `dir/dump.json` and its tensors: one `Torch.add.0` call of two
+/// bfloat16 `[1000, 1000]` tensors as a device computes it (float32, one
+/// rounding), msprobe's PyTorch tensor-dump layout; with `corrupt`, the
+/// recorded output's element `[12, 507]` moved by exactly 2 bfloat16 ULPs
+/// (two steps of its bit pattern).
+fn million_add_dump(dir: &Path, corrupt: bool) {
+    let code = format!(
+        "import json, os, torch\n\
+         g = torch.Generator().manual_seed(34)\n\
+         a = (torch.rand(1000, 1000, generator=g) + 0.5).bfloat16()\n\
+         b = (torch.rand(1000, 1000, generator=g) + 0.5).bfloat16()\n\
+         y = (a.float() + b.float()).bfloat16()\n\
+         if {corrupt}:\n\
+         \x20   bits = y.view(torch.int16)\n\
+         \x20   bits[12, 507] += 2\n\
+         os.makedirs('dump_tensor_data')\n\
+         def t(name, v):\n\
+         \x20   torch.save(v, os.path.join('dump_tensor_data', name + '.pt'))\n\
+         \x20   f = v.float()\n\
+         \x20   return {{'type': 'torch.Tensor', 'dtype': 'torch.bfloat16', 'shape': list(v.shape), 'Max': f.max().item(), 'Min': f.min().item(),\n\
+         \x20           'Mean': f.mean().item(), 'Norm': f.norm().item(), 'requires_grad': False, 'data_name': name + '.pt'}}\n\
+         entry = {{'input_args': [t('Torch.add.0.forward.input.0', a), t('Torch.add.0.forward.input.1', b)], 'input_kwargs': {{}},\n\
+         \x20        'output': [t('Torch.add.0.forward.output.0', y)]}}\n\
+         json.dump({{'task': 'tensor', 'level': 'L1', 'framework': 'pytorch', 'dump_data_dir': None, 'data': {{'Torch.add.0.forward': entry}}}},\n\
+         \x20         open('dump.json', 'w'))\n",
+        corrupt = if corrupt { "True" } else { "False" }
+    );
+    let o = common::python_in(dir, &code, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// A bfloat16 add of a million elements, recorded as a device computes it,
+/// passes the bound; with one element 2 ULPs off it is an `error` naming
+/// that element's index and its ULPs (a Terms forward result rounds once:
+/// its bound is about one ULP wherever the op runs).
+#[test]
+fn one_element_of_a_million_two_ulps_off_is_an_error_naming_its_index() {
+    for corrupt in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        million_add_dump(dir.path(), corrupt);
+        let out = dir.path().join("out");
+        let o = Command::new(env!("CARGO_BIN_EXE_msprobe"))
+            .args(["-f", "pytorch", "replay", "--dump"])
+            .arg(dir.path())
+            .args(["--standard", "bound", "--data-mode", "real_data", "--output-dir"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let rows = details(&out);
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        let r = &rows[0];
+        if corrupt {
+            assert_eq!((r.status.as_str(), o.status.code()), ("error", Some(3)), "{r:?}");
+            assert!(r.message.starts_with("rounding bound: 1 of 1000000 elements beyond"), "{}", r.message);
+            assert!(r.message.contains("times the bound at element [12, 507]: ") && r.message.contains(" (2 ULPs of bfloat16)"), "{}", r.message);
+        } else {
+            assert_eq!((r.status.as_str(), o.status.code()), ("pass", Some(0)), "{r:?}");
+        }
+    }
+}
