@@ -332,24 +332,28 @@ def _std_rounding_bound(t, b, bound, shape=None):
 def _std_common_error(t, b, dtype):
     """The rounding bound's systematic view (the mirror of systematic in
     runtime/src/standard/rules.rs): the whole tensor's common relative error rho (tested =
-    bench*(1 + rho), least squares over the finite, non-zero bench elements) and its standard
+    bench*(1 + rho), least squares over the finite, normal bench elements) and its standard
     error; a problem naming it when rho is beyond the rulebook's epsilons of the output dtype
-    and z standard errors from 0, else None (and for a dtype class without epsilons)."""
+    and z standard errors from 0, else None (and for a dtype class without epsilons, or fewer
+    than min_elements elements effectively carrying the fit: (sum b^2)^2 / sum b^4 over the
+    normal bench values)."""
     book = RULEBOOK["systematic"]
     limit = book["epsilons"][_std_class(dtype)] if dtype in FLOAT_FORMATS else None
     if limit is None:
         return None
-    keep = np.isfinite(t) & np.isfinite(b) & (b != 0)
+    mant, emin = FLOAT_FORMATS[dtype]
+    # Subnormal bench values round with a relative error beyond any epsilon: left out.
+    keep = np.isfinite(t) & np.isfinite(b) & (np.abs(b) >= _std_ldexp1(emin))
     e, y = (t - b)[keep], b[keep]
-    if e.size < book["min_elements"]:
-        return None
     den = _std_fsum((y * y).tolist())
-    if not (den > 0.0 and math.isfinite(den)):
+    quartic = _std_fsum(((y * y) * (y * y)).tolist())
+    # The elements that carry the fit (a few large ones can carry it alone).
+    if not (den > 0.0 and math.isfinite(den) and den * den / quartic >= book["min_elements"]):
         return None
     rho = _std_fsum((e * y).tolist()) / den
     r = (e - rho * y) * y
     se = math.sqrt(_std_fsum((r * r).tolist())) / den
-    eps = _std_ldexp1(-FLOAT_FORMATS[dtype][0])
+    eps = _std_ldexp1(-mant)
     if not (abs(rho) > limit * eps and abs(rho) > book["z"] * se):
         return None
     return (f"systematic error: every element about {_std_g(rho / eps)} ULPs of {dtype} off (common relative error "

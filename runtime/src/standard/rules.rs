@@ -333,22 +333,25 @@ pub(super) fn rounding_bound(t: &[f64], b: &[f64], bound: &ElementBound, shape: 
 
 /// The rounding bound's systematic view: the whole tensor's common
 /// relative error `ρ` (tested ≈ bench·(1 + ρ), least squares over the
-/// finite, non-zero bench elements) and its standard error. Rounding to
+/// finite bench elements of normal size) and its standard error. Rounding to
 /// nearest leaves `ρ` near 0 however loose each element's bound is (a long
 /// sum's), so a `ρ` beyond the rulebook's `systematic` epsilons of the
 /// output dtype and `z` standard errors from 0 is a problem naming it;
-/// `None` with fewer than `min_elements` such elements, or for a dtype
-/// class the rulebook gives no epsilons (float32 and float64).
+/// `None` when fewer than `min_elements` elements effectively carry the
+/// fit (`(Σb²)²/Σb⁴`, over the normal bench values), or for a dtype class
+/// the rulebook gives no epsilons (float32 and float64).
 pub(super) fn systematic(t: &[f64], b: &[f64], dtype: TDType) -> Option<String> {
     let book = &rulebook::get().systematic;
-    let (mant, _) = dtype.float_format()?;
+    let (mant, emin) = dtype.float_format()?;
     let limit = (*Class::of(dtype).pick(&book.epsilons))?;
-    let pairs: Vec<(f64, f64)> = t.iter().zip(b).filter(|(x, y)| x.is_finite() && y.is_finite() && **y != 0.0).map(|(&x, &y)| (x - y, y)).collect();
-    if pairs.len() < book.min_elements {
-        return None;
-    }
+    // Subnormal bench values round with a relative error beyond any epsilon: left out.
+    let normal = ldexp1(emin);
+    let pairs: Vec<(f64, f64)> = t.iter().zip(b).filter(|(x, y)| x.is_finite() && y.is_finite() && y.abs() >= normal).map(|(&x, &y)| (x - y, y)).collect();
     let den = fsum(pairs.iter().map(|&(_, y)| y * y));
-    if !(den > 0.0 && den.is_finite()) {
+    let quartic = fsum(pairs.iter().map(|&(_, y)| (y * y) * (y * y)));
+    // The elements that carry the fit (a few large ones can carry it alone).
+    let effective = den * den / quartic;
+    if !(den > 0.0 && den.is_finite() && effective >= book.min_elements as f64) {
         return None;
     }
     let rho = fsum(pairs.iter().map(|&(e, y)| e * y)) / den;
