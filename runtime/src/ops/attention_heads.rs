@@ -40,6 +40,15 @@ pub(super) struct HeadMagnitudes {
     pub grads: Option<(Tensor, Tensor, Tensor)>,
 }
 
+/// `t` with its dims padded to four on the left (a mask's or pse's `[B, N, S1, S2]`).
+pub(super) fn four(t: &Tensor) -> candle_core::Result<Tensor> {
+    let mut dims = t.dims().to_vec();
+    while dims.len() < 4 {
+        dims.insert(0, 1);
+    }
+    t.reshape(dims.as_slice())
+}
+
 fn msg(what: impl Into<String>) -> candle_core::Error {
     candle_core::Error::Msg(format!("attention by heads: {}", what.into()))
 }
@@ -56,11 +65,8 @@ impl Heads {
     /// The pse of head `(b, n)`, `[S1, S2]` (its dims padded to four on the left).
     fn pse_of(&self, b: usize, n: usize, s1: usize, s2: usize) -> candle_core::Result<Option<Tensor>> {
         let Some(p) = &self.pse else { return Ok(None) };
-        let mut dims = p.dims().to_vec();
-        while dims.len() < 4 {
-            dims.insert(0, 1);
-        }
-        let p = p.reshape(dims.as_slice())?;
+        let p = four(p)?;
+        let dims = p.dims();
         Ok(Some(p.get(if dims[0] == 1 { 0 } else { b })?.get(if dims[1] == 1 { 0 } else { n })?.broadcast_as((s1, s2))?))
     }
 

@@ -34,7 +34,7 @@
 
 use candle_core::{DType, Device, Tensor, D};
 
-use super::attention_heads::Heads;
+use super::attention_heads::{four, Heads};
 use super::nn::softmax_t;
 use super::{Fact, Op, PartMagnitudes, Parts, Rest, Rounding, Standard, TokenKeys};
 use crate::bind::Bound;
@@ -190,11 +190,8 @@ fn attend_by_heads(keys: &Keys, b: &Bound, q: &Tensor, k: &Tensor, v: &Tensor, m
     let mask = match m {
         None => None,
         Some(m) => {
-            let mut dims = m.dims().to_vec();
-            while dims.len() < 4 {
-                dims.insert(0, 1);
-            }
-            let m4 = m.reshape(dims.as_slice())?;
+            let m4 = four(&m)?;
+            let dims = m4.dims();
             let fits = dims.len() == 4 && (dims[0] == 1 || dims[0] == bs) && (dims[1] == 1 || dims[1] == n) && m4.broadcast_as((bs, n, s1, s2)).is_ok();
             if !fits {
                 return arg(keys.api, format!("{} of shape {:?} does not broadcast to {:?}", keys.tokens.mask, m.dims(), [bs, n, s1, s2]));
@@ -424,15 +421,6 @@ fn attention_parts(keys: &Keys, b: &Bound, dy: Option<&T>, statistics: bool) -> 
         vec![("query", flat(&split.back(dq, false)?)?), ("key", flat(&split.back_to_keys(dk)?)?), ("value", flat(&split.back_to_keys(dv)?)?)]
     };
     Ok((forward, grads))
-}
-
-/// A mask padded to four dims on the left (`[MB, MN, S1, S2]`).
-fn four(m: &Tensor) -> Result<Tensor> {
-    let mut dims = m.dims().to_vec();
-    while dims.len() < 4 {
-        dims.insert(0, 1);
-    }
-    Ok(m.reshape(dims.as_slice())?)
 }
 
 /// npu_fusion_attention's rounding parts ([`attention_parts`]).
