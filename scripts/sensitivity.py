@@ -9,7 +9,9 @@ three shapes, each in a copy of the dump:
 - random: every element times (1 + s*L*eps), s a seeded random sign per element;
 - single: one element (seeded, non-zero) times (1 + L*eps), the rest untouched.
 
-Each copy, and the clean dump, is replayed natively (`msprobe replay --data-mode
+A row whose tested side is the emulated device (the dump does not hold the call's own
+value, e.g. msprobe's record of a last autograd node's gradient) is not planted: no
+judge sees a plant there. Each copy, and the clean dump, is replayed natively (`msprobe replay --data-mode
 real_data --standard S`); a planted call is detected when one of its planted rows is
 `error`; a clean call is a false alarm when one of its rows is `error`. The report
 gives, per rounding class of the op table (python/msprobe_rs/repro/_tables.py's
@@ -20,7 +22,8 @@ Usage (the repository root; MSPROBE_PYTHON has torch and numpy):
     $MSPROBE_PYTHON scripts/sensitivity.py [--msprobe target/release/msprobe]
         [--dumps DIR ...] [--levels 0.5,1,2,4,8] [--shapes scale,random,single]
         [--standards default,api,bound] [--out DIR]
-It writes DIR/sensitivity.json and prints a Markdown table (the README's figures).
+It writes DIR/sensitivity.json (the figures), DIR/calls.json (each false alarm and each
+missed plant) and prints a Markdown table (the README's figures).
 """
 
 import argparse
@@ -118,9 +121,11 @@ def rounding_class(call, framework, exact):
     return "other"
 
 
-def replay(msprobe, framework, dump_dir, standard, out, rules=None):
+def replay(msprobe, framework, dump_dir, standard, out, rules=None, emulated=None):
     """{row: status} of a native replay of dump_dir under standard; with rules (a dict),
-    each row's rule (the Standard column of api and bound) is put in it."""
+    each row's rule (the Standard column of api and bound) is put in it; with emulated (a
+    set), each row whose tested side is the emulated device (the dump does not hold the
+    call's own value: a plant there is never judged) is added to it."""
     subprocess.run([msprobe, "-f", framework, "replay", "--dump", dump_dir, "--data-mode", "real_data", "--standard", standard,
                     "-o", out, "--top", "0"], check=False, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     files = glob.glob(os.path.join(out, "**", "accuracy_checking_details_*.csv"), recursive=True)
@@ -130,6 +135,8 @@ def replay(msprobe, framework, dump_dir, standard, out, rules=None):
         rows = list(csv.DictReader(f))
     if rules is not None:
         rules.update({row["API Name"]: row.get("Standard", "") for row in rows})
+    if emulated is not None:
+        emulated.update(row["API Name"] for row in rows if "tested: emulated device" in row["Message"])
     return {row["API Name"]: row["Status"] for row in rows}
 
 
@@ -162,6 +169,8 @@ def main():
     shapes, standards = a.shapes.split(","), a.standards.split(",")
     # (class, dtype, standard) -> {"clean": [calls, alarms], (shape, level): [planted, detected]}
     table = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    # The calls behind the figures: each false alarm and each missed plant.
+    alarms, misses = [], []
     work = tempfile.mkdtemp(prefix="msprobe-sensitivity-")
     try:
         for d, dump_dir in enumerate(a.dumps):
@@ -173,8 +182,9 @@ def main():
             dtype_of = {row: dtype for row, _, dtype in tensors}
             name = os.path.relpath(dump_dir, ROOT)
             print(f"{name}: {len(tensors)} tensors", file=sys.stderr, flush=True)
-            rules = {}
-            replay(a.msprobe, framework, dump_dir, "bound", os.path.join(work, f"{d}-rules"), rules)
+            rules, emulated = {}, set()
+            replay(a.msprobe, framework, dump_dir, "bound", os.path.join(work, f"{d}-rules"), rules, emulated)
+            tensors = [t for t in tensors if t[0] not in emulated]
             exact = {call_of(row) for row, rule in rules.items() if rule == "binary equality"}
             for standard in standards:
                 clean = replay(a.msprobe, framework, dump_dir, standard, os.path.join(work, f"{d}-clean-{standard}"))
@@ -187,6 +197,8 @@ def main():
                         cell = table[(rounding_class(call, framework, exact), dtype_of[judged[0][0]], standard)]["clean"]
                         cell[0] += 1
                         cell[1] += any(s == "error" for _, s in judged)
+                        if any(s == "error" for _, s in judged):
+                            alarms.append({"dump": name, "call": call, "standard": standard})
                 for shape in shapes:
                     for level in levels:
                         tag = f"{d}-{shape}-{level}-{standard}"
@@ -204,6 +216,8 @@ def main():
                             cell = table[(rounding_class(call, framework, exact), dtype_of[first], standard)][(shape, level)]
                             cell[0] += 1
                             cell[1] += "error" in got
+                            if "error" not in got:
+                                misses.append({"dump": name, "call": call, "standard": standard, "shape": shape, "level": level})
     finally:
         shutil.rmtree(work, ignore_errors=True)
     report = [{"class": c, "dtype": t, "standard": s,
@@ -215,6 +229,8 @@ def main():
         os.makedirs(a.out, exist_ok=True)
         with open(os.path.join(a.out, "sensitivity.json"), "w", encoding="utf-8") as f:
             json.dump(report, f, indent=1)
+        with open(os.path.join(a.out, "calls.json"), "w", encoding="utf-8") as f:
+            json.dump({"false_alarms": alarms, "misses": misses}, f, indent=1)
     columns = [f"{shape} {level:g}" for shape in shapes for level in levels]
     print("| class | dtype | standard | clean calls: false alarms | " + " | ".join(columns) + " |")
     print("|---" * (4 + len(columns)) + "|")

@@ -73,7 +73,9 @@ fn rust_verdict(c: &Json) -> Judged {
         rounding: magnitude.as_deref().map(|magnitude| {
             let k = c["k"].as_f64().unwrap_or_else(|| panic!("case {}: magnitude without k", c["name"]));
             let compute = TDType::parse(text(c, "compute")).unwrap_or_else(|| panic!("case {}: unknown compute dtype", c["name"]));
-            Rounding { magnitude, k, compute }
+            // The op kernel's known float32 common error, [epsilons, source]: absent for most.
+            let common_error = c.get("common_error").and_then(Json::as_array).map(|e| (e[0].as_f64().unwrap(), e[1].as_str().unwrap()));
+            Rounding { magnitude, k, compute, common_error }
         }),
         // Whether the tested side is the emulated device: absent means a device's own values.
         emulated: c.get("emulated").and_then(Json::as_bool).unwrap_or(false),

@@ -314,6 +314,15 @@ fn rounding_tables(o: &mut String) {
         py_list(ops::OPERANDS.iter().copied())
     )
     .unwrap();
+    o.push_str("# The ops whose kernel is known to leave a common error in float32 results (ops::CommonError):\n# (epsilons, source) by op-table name.\nKERNEL_COMMON_ERROR = {\n");
+    for op in ops::table() {
+        if let Some(c) = op.common_error() {
+            for name in op.names {
+                writeln!(o, "    {}: ({}, {}),", py_str(name), py_float(c.float32_epsilons), py_str(c.source)).unwrap();
+            }
+        }
+    }
+    o.push_str("}\n");
     o.push_str("# (mantissa bits, smallest normal exponent) of each float dtype (TDType::float_format).\nFLOAT_FORMATS = {\n");
     for d in &floats {
         if let Some((mant, emin)) = d.float_format() {

@@ -14,7 +14,7 @@ import math
 import numpy as np
 import torch
 
-from ._tables import KEYWORD_ALIASES, ROUNDING, ROUNDING_FACTORS, ROUNDING_OPERANDS
+from ._tables import KERNEL_COMMON_ERROR, KEYWORD_ALIASES, ROUNDING, ROUNDING_FACTORS, ROUNDING_OPERANDS
 from .data_generate import DType, Master, TensorSpec, any_marked, dtype_info, wants_grad
 from .npu_bench import fusion_attention_magnitudes
 from .torch_exec import to_torch
@@ -37,6 +37,15 @@ def rounding_of(api_op, prefixes):
         entry = ROUNDING.get(prefix + api_op)
         if entry is not None:
             return entry
+    return None
+
+
+def common_error_of(api_op, prefixes):
+    """The (epsilons, source) of the common error the kernel of api_op is known to leave in
+    float32 results (the op table's CommonError), looked up like rounding_of; None for most."""
+    for prefix in prefixes:
+        if prefix + api_op in ROUNDING:
+            return KERNEL_COMMON_ERROR.get(prefix + api_op)
     return None
 
 

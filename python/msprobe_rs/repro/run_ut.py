@@ -11,7 +11,7 @@ from ._tables import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_SKIPPED
 from .compare import (DETAILS_HEADER, STANDARD_COLUMNS, cell, compare_outputs, exit_code, result_row, run_side,
                       skip_row, write_report)
 from .data_generate import InputError, Realizer, band_mask, fold_class_targets
-from .magnitude import magnitudes, rounding_factors, rounding_of
+from .magnitude import common_error_of, magnitudes, rounding_factors, rounding_of
 from .standard import standard_for_row
 
 # --- msprobe-rs: the scripts inline this file from here ---
@@ -113,7 +113,7 @@ def main(call, side, argv=None):
 
 def bench_magnitudes(call, side, reseed, args, kwargs, grad_outputs):
     """The rounding bound's parts of the call's forward outputs and gradients:
-    (magnitudes, factors(dtype) -> (k, u)) each, the magnitudes from the bench function
+    (magnitudes, factors(dtype) -> (k, compute dtype, known common error or None)) each, the magnitudes from the bench function
     rerun on the call's inputs (magnitude.py); None for an API the op table does not hold."""
     entry = rounding_of(call.API_OP, side.ROUNDING_PREFIXES)
     if entry is None:
@@ -124,8 +124,13 @@ def bench_magnitudes(call, side, reseed, args, kwargs, grad_outputs):
         return side.run_bench(call, args, kwargs, grad_outputs, raise_precision)
 
     outputs, grads = magnitudes(entry, run, args, kwargs, grad_outputs)
-    return ((outputs, lambda dtype: rounding_factors(entry, dtype, False)),
-            (grads, lambda dtype: rounding_factors(entry, dtype, True)))
+    common = common_error_of(call.API_OP, side.ROUNDING_PREFIXES)
+
+    def factors(dtype, backward):
+        kc = rounding_factors(entry, dtype, backward)
+        return None if kc is None else kc + (common if dtype == "float32" else None,)
+
+    return ((outputs, lambda dtype: factors(dtype, False)), (grads, lambda dtype: factors(dtype, True)))
 
 
 def run_script(call, side, argv=None):

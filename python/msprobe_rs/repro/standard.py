@@ -271,8 +271,10 @@ class _StdElementBound:
     for the dtype), eta its underflow unit (half its smallest subnormal; 0 for float64,
     below every double), ulp_d the spacing of the output dtype at the magnitude m."""
 
-    def __init__(self, magnitude, k, compute, dtype):
+    def __init__(self, magnitude, k, compute, dtype, common=None):
         self.dtype = dtype
+        # The float32 common error the op's kernel is known to leave: (epsilons, source) or None.
+        self.common = common
         mant, emin = FLOAT_FORMATS.get(dtype, FLOAT_FORMATS["float32"])
         compute_mant, compute_emin = FLOAT_FORMATS.get(compute, FLOAT_FORMATS["float32"])
         self.magnitude, self.k, self.u = magnitude, float(k), _std_ldexp1(-(compute_mant + 1))
@@ -321,7 +323,7 @@ def _std_rounding_bound(t, b, bound, shape=None):
                         f"(k={_std_g(bound.k)}, u={_std_g(bound.u)}); worst {_std_g(worst)} times the bound at element "
                         f"{_std_element_index(at, shape, t.size)}: tested {float(t[at])!r}, bench {y!r} ({_std_g(ulps)} ULPs "
                         f"of {bound.dtype}), magnitude {_std_g(bound.magnitude[at])}")
-    common = _std_common_error(t, b, bound.dtype)
+    common = _std_common_error(t, b, bound)
     if common:
         problems.append(common)
     text = (f"bound_ratio={_std_g(worst)}; beyond_bound={_std_g(_std_ratio(beyond, t.size))}; "
@@ -329,35 +331,48 @@ def _std_rounding_bound(t, b, bound, shape=None):
     return ("error" if problems else "pass"), problems, [], text
 
 
-def _std_common_error(t, b, dtype):
+def _std_known(rounding):
+    """The known common error (epsilons, source) of a rounding tuple (magnitude, k, compute[,
+    common]), or None."""
+    return rounding[3] if len(rounding) > 3 else None
+
+
+def _std_common_error(t, b, bound):
     """The rounding bound's systematic view (the mirror of systematic in
     runtime/src/standard/rules.rs): the whole tensor's common relative error rho (tested =
-    bench*(1 + rho), least squares over the finite, normal bench elements) and its standard
-    error; a problem naming it when rho is beyond the rulebook's epsilons of the output dtype
+    bench*(1 + rho)) and its standard error, a least-squares fit in which each element counts
+    by its own bound B (e/B = rho*b/B, over the finite, normal bench elements with a finite
+    bound); a problem naming it when rho is beyond the rulebook's epsilons of the output dtype
     and z standard errors from 0, else None (and for a dtype class without epsilons, or fewer
-    than min_elements elements effectively carrying the fit: (sum b^2)^2 / sum b^4 over the
-    normal bench values)."""
+    than min_elements elements effectively carrying the fit: (sum x^2)^2 / sum x^4, x = b/B)."""
     book = RULEBOOK["systematic"]
+    dtype = bound.dtype
     limit = book["epsilons"][_std_class(dtype)] if dtype in FLOAT_FORMATS else None
     if limit is None:
         return None
+    # A kernel known to leave more (float32 results only): its figure, and why.
+    known = bound.common if bound.common is not None and dtype == "float32" and bound.common[0] > limit else None
+    if known is not None:
+        limit = known[0]
     mant, emin = FLOAT_FORMATS[dtype]
+    w = np.broadcast_to(bound.bound, b.shape)
     # Subnormal bench values round with a relative error beyond any epsilon: left out.
-    keep = np.isfinite(t) & np.isfinite(b) & (np.abs(b) >= _std_ldexp1(emin))
-    e, y = (t - b)[keep], b[keep]
-    den = _std_fsum((y * y).tolist())
-    quartic = _std_fsum(((y * y) * (y * y)).tolist())
-    # The elements that carry the fit (a few large ones can carry it alone).
+    keep = np.isfinite(t) & np.isfinite(b) & (np.abs(b) >= _std_ldexp1(emin)) & np.isfinite(w) & (w > 0)
+    d, x = (t - b)[keep] / w[keep], b[keep] / w[keep]
+    den = _std_fsum((x * x).tolist())
+    quartic = _std_fsum(((x * x) * (x * x)).tolist())
+    # The elements that carry the fit (a few can carry it alone).
     if not (den > 0.0 and math.isfinite(den) and den * den / quartic >= book["min_elements"]):
         return None
-    rho = _std_fsum((e * y).tolist()) / den
-    r = (e - rho * y) * y
+    rho = _std_fsum((d * x).tolist()) / den
+    r = (d - rho * x) * x
     se = math.sqrt(_std_fsum((r * r).tolist())) / den
     eps = _std_ldexp1(-mant)
     if not (abs(rho) > limit * eps and abs(rho) > book["z"] * se):
         return None
     return (f"systematic error: every element about {_std_g(rho / eps)} ULPs of {dtype} off (common relative error "
-            f"{_std_g(rho)} over {e.size} elements, standard error {_std_g(se / eps)} ULPs); rounding leaves at most {_std_g(limit)}")
+            f"{_std_g(rho)} over {d.size} elements, standard error {_std_g(se / eps)} ULPs); rounding leaves at most {_std_g(limit)}"
+            + (f" (the op's kernel: {known[1]})" if known is not None else ""))
 
 
 def _std_rescued(t, b, bound, rule, name="the api rule"):
@@ -367,7 +382,7 @@ def _std_rescued(t, b, bound, rule, name="the api rule"):
     raw = rule(t)
     if raw[0] == "pass":
         return raw
-    common = _std_common_error(t, b, bound.dtype)
+    common = _std_common_error(t, b, bound)
     if common:  # every element may be within its bound, the whole tensor is not: no rescue
         return raw[0], list(raw[1]) + [common], raw[2], raw[3]
     r = bound.ratios(t, b)
@@ -416,7 +431,7 @@ def judge(standard, api, backward, exact_op, dtype, tested, bench, reference, co
     """Judges one output by the precision standard ("default", "msprobe", "api" or "bound"):
     returns (status, message, rule, metrics_text). tested, bench and reference (or
     None) are 1-D float64 arrays; dtype is the tested side's canonical name;
-    rounding is (magnitude, k, compute) of the rounding bound (magnitude a 1-D float64 array
+    rounding is (magnitude, k, compute[, common]) of the rounding bound (magnitude a 1-D float64 array
     like bench; k and the compute dtype the class's factors for the dtype), or None when the
     output has none. A magnitude that is not finite where the bench is bounds nothing.
     emulated says whether the tested side is the emulated device (a CPU run): "default"
@@ -462,14 +477,14 @@ def _std_judge(standard, api, backward, exact_op, dtype, tested, bench, referenc
                 return (status, [], listed, "") if status == "pass" else (status, listed, [], "")
 
             if rescue and bounded:
-                bound = _StdElementBound(rounding[0], rounding[1], rounding[2], dtype)
+                bound = _StdElementBound(rounding[0], rounding[1], rounding[2], dtype, _std_known(rounding))
                 status, problems, notes, _ = _std_rescued(t, b, bound, thresholds, "msprobe's thresholds")
             else:
                 status, problems, notes, _ = thresholds(t)
             return status, "; ".join(list(problems) + list(notes)), rule, ""
         cls = _std_class(dtype)
         eps = 2.0 ** -52 if dtype == "float64" else 2.0 ** -23
-        bound = _StdElementBound(rounding[0], rounding[1], rounding[2], dtype) if bounded else None
+        bound = _StdElementBound(rounding[0], rounding[1], rounding[2], dtype, _std_known(rounding)) if bounded else None
 
         def api_rule(x):
             return _std_api_rule(rule, x, b, reference, cls, eps, api)

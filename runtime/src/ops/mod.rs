@@ -129,6 +129,21 @@ pub enum Fact {
     /// A derived in-place form ([`derive`]): the entry's out-of-place
     /// result written into `self`, in its dtype ([`derive::into_self`]).
     InPlace,
+    /// Its kernel is known to leave a common relative error in float32
+    /// results beyond what rounding leaves ([`CommonError`]): the bound's
+    /// systematic view allows that much and says why.
+    CommonError(CommonError),
+}
+
+/// A kernel's measured common relative error in float32 results, with
+/// where it was measured: the device differs from correctly rounded
+/// arithmetic by that much, which is not an error of the call.
+#[derive(Debug, Clone, Copy)]
+pub struct CommonError {
+    /// The largest common error, in epsilons of float32 (2^-23).
+    pub float32_epsilons: f64,
+    /// The kernel and the dump it was measured on.
+    pub source: &'static str,
 }
 
 /// How rounding in the device's precision can move an op's results: the
@@ -318,6 +333,14 @@ impl Op {
     pub fn token_mask(&self) -> Option<&'static TokenKeys> {
         self.facts.iter().find_map(|f| match f {
             Fact::TokenMask(keys) => Some(keys),
+            _ => None,
+        })
+    }
+
+    /// The common error its kernel is known to leave ([`Fact::CommonError`]).
+    pub fn common_error(&self) -> Option<&'static CommonError> {
+        self.facts.iter().find_map(|f| match f {
+            Fact::CommonError(c) => Some(c),
             _ => None,
         })
     }

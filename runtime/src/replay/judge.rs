@@ -114,7 +114,7 @@ fn case<'a>(
         max_abs_err_threshold: r.max_abs_err_threshold,
         rounding: magnitude.map(|magnitude| {
             let (k, compute) = call.op.rounding().factors(dtype, direction == Direction::Backward);
-            Rounding { magnitude, k, compute }
+            Rounding { magnitude, k, compute, common_error: call.op.common_error().map(|c| (c.float32_epsilons, c.source)) }
         }),
         emulated,
     }
