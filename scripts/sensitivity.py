@@ -49,7 +49,12 @@ MANTISSA = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52}
 CANONICAL = {name: canon for canon, _, names in DTYPE_TABLE for name in names}
 DEFAULT_DUMPS = (sorted(glob.glob(os.path.join(ROOT, "tests/fixtures/zoo/*/*/tensor")))
                  + [os.path.join(ROOT, "tests/fixtures/rounding/autocast_residual/26.2.0/tensor")]
-                 + [os.path.join(ROOT, f"tests/fixtures/{d}") for d in ("npu/clean", "npu/bf16_clean", "npu_misc/clean", "ms_fused/clean")])
+                 + [os.path.join(ROOT, f"tests/fixtures/{d}") for d in ("npu/clean", "npu/bf16_clean", "npu_misc/clean", "ms_fused/clean",
+                                                                       "ms_f16_softmax")])
+
+
+# The api standard's verdicts by its rule alone, before the bound's rescue (a column of its own).
+API_ALONE = "api rule alone"
 
 
 def load(path):
@@ -121,11 +126,13 @@ def rounding_class(call, framework, exact):
     return "other"
 
 
-def replay(msprobe, framework, dump_dir, standard, out, rules=None, emulated=None):
+def replay(msprobe, framework, dump_dir, standard, out, rules=None, emulated=None, alone=None):
     """{row: status} of a native replay of dump_dir under standard; with rules (a dict),
     each row's rule (the Standard column of api and bound) is put in it; with emulated (a
     set), each row whose tested side is the emulated device (the dump does not hold the
-    call's own value: a plant there is never judged) is added to it."""
+    call's own value: a plant there is never judged) is added to it; with alone (a dict),
+    each row's verdict by the api rule alone (its status, or error where the bound's rescue
+    turned the rule's error into a pass) is put in it."""
     subprocess.run([msprobe, "-f", framework, "replay", "--dump", dump_dir, "--data-mode", "real_data", "--standard", standard,
                     "-o", out, "--top", "0"], check=False, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     files = glob.glob(os.path.join(out, "**", "accuracy_checking_details_*.csv"), recursive=True)
@@ -137,6 +144,8 @@ def replay(msprobe, framework, dump_dir, standard, out, rules=None, emulated=Non
         rules.update({row["API Name"]: row.get("Standard", "") for row in rows})
     if emulated is not None:
         emulated.update(row["API Name"] for row in rows if "tested: emulated device" in row["Message"])
+    if alone is not None:
+        alone.update({row["API Name"]: "error" if "the api rule alone: error" in row["Message"] else row["Status"] for row in rows})
     return {row["API Name"]: row["Status"] for row in rows}
 
 
@@ -187,37 +196,44 @@ def main():
             tensors = [t for t in tensors if t[0] not in emulated]
             exact = {call_of(row) for row, rule in rules.items() if rule == "binary equality"}
             for standard in standards:
-                clean = replay(a.msprobe, framework, dump_dir, standard, os.path.join(work, f"{d}-clean-{standard}"))
-                calls = defaultdict(list)
-                for row, status in clean.items():
-                    calls[call_of(row)].append((row, status))
-                for call, rows in calls.items():
-                    judged = [(r, s) for r, s in rows if s != "skip" and r in dtype_of]
-                    if judged:
-                        cell = table[(rounding_class(call, framework, exact), dtype_of[judged[0][0]], standard)]["clean"]
-                        cell[0] += 1
-                        cell[1] += any(s == "error" for _, s in judged)
-                        if any(s == "error" for _, s in judged):
-                            alarms.append({"dump": name, "call": call, "standard": standard})
+                # Under api, the rows' verdicts by the api rule alone too (before the bound's rescue).
+                alone = {} if standard == "api" else None
+                clean = replay(a.msprobe, framework, dump_dir, standard, os.path.join(work, f"{d}-clean-{standard}"), alone=alone)
+                cleans = [(standard, clean)] + ([(API_ALONE, alone)] if alone is not None else [])
+                for view, statuses in cleans:
+                    calls = defaultdict(list)
+                    for row, status in statuses.items():
+                        calls[call_of(row)].append((row, status))
+                    for call, rows in calls.items():
+                        judged = [(r, s) for r, s in rows if s != "skip" and r in dtype_of]
+                        if judged:
+                            cell = table[(rounding_class(call, framework, exact), dtype_of[judged[0][0]], view)]["clean"]
+                            cell[0] += 1
+                            cell[1] += any(s == "error" for _, s in judged)
+                            if any(s == "error" for _, s in judged):
+                                alarms.append({"dump": name, "call": call, "standard": view})
                 for shape in shapes:
                     for level in levels:
                         tag = f"{d}-{shape}-{level}-{standard}"
                         copy = os.path.join(work, tag, "dump")
                         rows = plant_copy(dump_dir, copy, tensors, level, shape, seed=d)
-                        statuses = replay(a.msprobe, framework, copy, standard, os.path.join(work, tag, "out"))
+                        alone = {} if standard == "api" else None
+                        statuses = replay(a.msprobe, framework, copy, standard, os.path.join(work, tag, "out"), alone=alone)
                         shutil.rmtree(os.path.join(work, tag))
-                        by_call = defaultdict(list)
-                        for row in rows:
-                            # A row already an error (or skipped) in the clean replay says nothing of the plant.
-                            if statuses.get(row, "skip") != "skip" and clean.get(row, "skip") not in ("skip", "error"):
-                                by_call[call_of(row)].append(statuses[row])
-                        for call, got in by_call.items():
-                            first = next(r for r in sorted(rows) if call_of(r) == call)
-                            cell = table[(rounding_class(call, framework, exact), dtype_of[first], standard)][(shape, level)]
-                            cell[0] += 1
-                            cell[1] += "error" in got
-                            if "error" not in got:
-                                misses.append({"dump": name, "call": call, "standard": standard, "shape": shape, "level": level})
+                        views = [(standard, clean, statuses)] + ([(API_ALONE, cleans[1][1], alone)] if alone is not None else [])
+                        for view, clean_view, planted_view in views:
+                            by_call = defaultdict(list)
+                            for row in rows:
+                                # A row already an error (or skipped) in the clean replay says nothing of the plant.
+                                if planted_view.get(row, "skip") != "skip" and clean_view.get(row, "skip") not in ("skip", "error"):
+                                    by_call[call_of(row)].append(planted_view[row])
+                            for call, got in by_call.items():
+                                first = next(r for r in sorted(rows) if call_of(r) == call)
+                                cell = table[(rounding_class(call, framework, exact), dtype_of[first], view)][(shape, level)]
+                                cell[0] += 1
+                                cell[1] += "error" in got
+                                if "error" not in got:
+                                    misses.append({"dump": name, "call": call, "standard": view, "shape": shape, "level": level})
     finally:
         shutil.rmtree(work, ignore_errors=True)
     report = [{"class": c, "dtype": t, "standard": s,

@@ -144,6 +144,14 @@ pub struct PythonContext {
     pub kwargs: Vec<KwargCtx>,
     /// Gradients w.r.t. the outputs (backward only).
     pub grad_outputs: Vec<ArgCtx>,
+    /// The call's outputs as the dump recorded them (`--tested recorded`);
+    /// `None` for an op that draws random numbers (the script's draws are
+    /// not the device's; the native replay takes the recorded mask).
+    pub recorded_outputs: Option<Vec<ArgCtx>>,
+    /// The gradients w.r.t. the inputs as the dump recorded them (backward
+    /// only); `None` unless they line up with the inputs ([`grads_in_input_order`]):
+    /// the scripts do not line up msprobe's other layouts, the native replay does.
+    pub recorded_grads: Option<Vec<ArgCtx>>,
     /// `"random_data"` / `"real_data"` literal.
     pub data_mode: String,
     /// Seed.
@@ -290,6 +298,33 @@ fn null_gradients(call: &ApiCall, framework: Framework) -> Vec<usize> {
     null
 }
 
+/// Whether the dump's recorded input gradients of `call` are one per
+/// positional floating tensor input (PyTorch), or one per positional
+/// tensor input (MindSpore), in order, each `null` or of its input's shape,
+/// for an op whose gradients msprobe records as they are (no autograd
+/// node's list, inner node's gradient or no-op cast, no random draws): the
+/// layouts a script compares as it computes them.
+fn grads_in_input_order(call: &ApiCall, framework: Framework) -> bool {
+    let Some(backward) = &call.backward else { return false };
+    if let Some(op) = ops::lookup(framework, &call.name.op_key()) {
+        if op.random || op.noop_cast() || op.inner_gradient().is_some() || op.node_gradients(framework).is_some() {
+            return false;
+        }
+    }
+    let lines_up = |keep: fn(&TDType) -> bool| {
+        let shapes: Vec<&Vec<u64>> =
+            call.forward.args.iter().filter_map(|a| if let Arg::Tensor(t) = a { keep(&t.dtype).then_some(&t.shape) } else { None }).collect();
+        !shapes.is_empty()
+            && shapes.len() == backward.grad_inputs.len()
+            && shapes.iter().zip(&backward.grad_inputs).all(|(shape, g)| match g {
+                Arg::Tensor(t) => &t.shape == *shape,
+                Arg::None => true,
+                _ => false,
+            })
+    };
+    lines_up(|d| d.is_float()) || (framework != Framework::PyTorch && lines_up(|_| true))
+}
+
 impl PythonContext {
     /// Builds the context for `call` in `direction` as configured; `data_dir`
     /// is the tensor folder and `source` the dump, both as seen from the
@@ -336,6 +371,11 @@ impl PythonContext {
             grad_outputs: match (&call.backward, direction) {
                 (Some(b), Direction::Backward) => args(&b.grad_outputs),
                 _ => vec![],
+            },
+            recorded_outputs: op.is_none_or(|op| !op.random).then(|| args(&call.forward.outputs)),
+            recorded_grads: match (&call.backward, direction) {
+                (Some(b), Direction::Backward) if grads_in_input_order(call, framework) => Some(args(&b.grad_inputs)),
+                _ => None,
             },
             data_mode: py_str(cfg.data_mode.as_str()),
             random_seed: cfg.random_seed,

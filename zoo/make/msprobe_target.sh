@@ -1,4 +1,5 @@
-# Sourced by make_mindspore.sh and make_mindtorch.sh: msprobe 26.2.0 in a folder of its own.
+# Sourced by the MindSpore and MSAdapter makers: msprobe 26.2.0 in a folder of its own, the
+# makers' environment (ms_make_env) and a tensor fixture from one model run (ms_tensor_fixture).
 #
 #   ensure_msprobe_26 PYTHON TARGET WHEEL_DIR
 #
@@ -31,4 +32,47 @@ ensure_msprobe_26() {
         "mindstudio-probe==$MSPROBE_26_VERSION" "${MSPROBE_26_DEPS[@]}"
     msprobe_imports "$py" "$target" "$MSPROBE_26_VERSION" ||
         { echo "msprobe $MSPROBE_26_VERSION does not import from $target" >&2; exit 1; }
+}
+
+# The makers' environment: CACHE [$MSPROBE_RS_CACHE or ~/.cache/msprobe-rs], PY [$PYTHON or the
+# venv's python], TARGET [$MSPROBE_MS_TARGET or msprobe 26.2.0's folder], WHEEL_DIR
+# [$MSPROBE_WHEEL_DIR or the cache's wheels].
+ms_make_env() {
+    CACHE=${MSPROBE_RS_CACHE:-$HOME/.cache/msprobe-rs}
+    PY=${PYTHON:-$CACHE/venv/bin/python}
+    TARGET=${MSPROBE_MS_TARGET:-$CACHE/msprobe-26.2.0}
+    WHEEL_DIR=${MSPROBE_WHEEL_DIR:-$CACHE/wheels}
+    export PYTHONDONTWRITEBYTECODE=1
+}
+
+# ms_tensor_fixture MODEL CONFIG OUT ROOT: runs `PY MODEL CONFIG` with msprobe 26.2.0 on PYTHONPATH
+# in a temporary folder (the config's relative dump_path lands there) and copies the one proc
+# folder's dump.json, construct.json, dump_tensor_data/ and stack.json (this machine's repository
+# written `<repo>/`, its home folder `~/`) into OUT, refusing absolute paths left in them.
+ms_tensor_fixture() {
+    local model=$1 config=$2 out=$3 root=$4 work procs src
+    work=$(mktemp -d "${TMPDIR:-/tmp}/ms-fixture.XXXXXX")
+    if ! (cd "$work" && PYTHONPATH="$TARGET" "$PY" "$model" "$config" >"$work/log" 2>&1); then
+        grep -v '^\[WARNING\]' "$work/log" | tail -n 30 >&2
+        echo "$model failed" >&2
+        rm -rf "$work"
+        exit 1
+    fi
+    grep -h '^impl \|step 0 loss' "$work/log" || true
+    procs=("$work"/dump_tensor_L1/step0/proc*)
+    [ ${#procs[@]} -eq 1 ] && [ -d "${procs[0]}" ] || { echo "expected one proc folder: ${procs[*]}" >&2; exit 1; }
+    src=${procs[0]}
+    rm -rf "$out"
+    mkdir -p "$out"
+    cp "$src/dump.json" "$out/"
+    cp -r "$src/dump_tensor_data" "$out/"
+    [ -f "$src/construct.json" ] && cp "$src/construct.json" "$out/"
+    if [ -f "$src/stack.json" ]; then
+        sed -e "s#$root/#<repo>/#g" -e "s#$HOME/#~/#g" "$src/stack.json" >"$out/stack.json"
+    fi
+    rm -rf "$work"
+    if grep -rlF -e "$root/" -e "$HOME/" "$out"/*.json 2>/dev/null; then
+        echo "absolute paths left in the files above" >&2
+        exit 1
+    fi
 }

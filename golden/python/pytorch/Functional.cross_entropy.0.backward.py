@@ -63,6 +63,17 @@ def inputs():
     return args, kwargs, grad_outputs
 
 
+def recorded():
+    """The call's results as the dump recorded them: its outputs (None for an op that draws
+    random numbers) and, in a backward script, its gradients w.r.t. the inputs (None where
+    the dump does not list them in the inputs' order). `--tested recorded` judges them."""
+    outputs = [
+        TensorSpec("torch.float32", [], low=4.8813252449035645, high=4.8813252449035645, requires_grad=True, data_name="Functional.cross_entropy.0.forward.output.0.pt"),
+    ]
+    grads = None
+    return outputs, grads
+
+
 # Settings from config_op.json.
 API_NAME = "Functional.cross_entropy.0"
 PROPAGATION = "backward"

@@ -64,6 +64,21 @@ def inputs():
     return args, kwargs, grad_outputs
 
 
+def recorded():
+    """The call's results as the dump recorded them: its outputs (None for an op that draws
+    random numbers) and, in a backward script, its gradients w.r.t. the inputs (None where
+    the dump does not list them in the inputs' order). `--tested recorded` judges them."""
+    outputs = [
+        TensorSpec("torch.float32", [2, 16, 64], low=-3.3362295627593994, high=3.828178644180298, requires_grad=True, data_name="Functional.layer_norm.0.forward.output.0.pt"),
+    ]
+    grads = [
+        TensorSpec("torch.float32", [2, 16, 64], low=-0.002401909325271845, high=0.0020951468031853437, requires_grad=False, data_name="Functional.layer_norm.0.backward.output.0.pt"),
+        TensorSpec("torch.float32", [64], low=-0.004612532444298267, high=0.004577686078846455, requires_grad=False, data_name="Functional.layer_norm.0.backward.output.1.pt"),
+        TensorSpec("torch.float32", [64], low=-0.008882262744009495, high=0.009840724058449268, requires_grad=False, data_name="Functional.layer_norm.0.backward.output.2.pt"),
+    ]
+    return outputs, grads
+
+
 # Settings from config_op.json.
 API_NAME = "Functional.layer_norm.0"
 PROPAGATION = "backward"

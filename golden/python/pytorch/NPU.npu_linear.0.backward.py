@@ -62,6 +62,21 @@ def inputs():
     return args, kwargs, grad_outputs
 
 
+def recorded():
+    """The call's results as the dump recorded them: its outputs (None for an op that draws
+    random numbers) and, in a backward script, its gradients w.r.t. the inputs (None where
+    the dump does not list them in the inputs' order). `--tested recorded` judges them."""
+    outputs = [
+        TensorSpec("torch.float32", [4, 5], low=-5.661870956420898, high=2.056297779083252, requires_grad=True, data_name="NPU.npu_linear.0.forward.output.0.pt"),
+    ]
+    grads = [
+        TensorSpec("torch.float32", [4, 6], low=-5.00297212600708, high=6.173640727996826, requires_grad=False, data_name="NPU.npu_linear.0.backward.output.0.pt"),
+        TensorSpec("torch.float32", [5, 6], low=-4.649700164794922, high=4.900902271270752, requires_grad=False, data_name="NPU.npu_linear.0.backward.output.1.pt"),
+        TensorSpec("torch.float32", [5], low=-4.054094314575195, high=2.6110363006591797, requires_grad=False, data_name="NPU.npu_linear.0.backward.output.2.pt"),
+    ]
+    return outputs, grads
+
+
 # Settings from config_op.json.
 API_NAME = "NPU.npu_linear.0"
 PROPAGATION = "backward"

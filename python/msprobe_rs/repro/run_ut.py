@@ -7,10 +7,12 @@ import argparse
 import sys
 import traceback
 
+import numpy as np
+
 from ._tables import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_SKIPPED
-from .compare import (DETAILS_HEADER, STANDARD_COLUMNS, cell, compare_outputs, exit_code, result_row, run_side,
+from .compare import (DETAILS_HEADER, SKIP, STANDARD_COLUMNS, cell, compare_outputs, exit_code, result_row, run_side,
                       skip_row, write_report)
-from .data_generate import InputError, Realizer, band_mask, fold_class_targets
+from .data_generate import InputError, Master, Realizer, band_mask, fold_class_targets
 from .magnitude import common_error_of, magnitudes, rounding_factors, rounding_of
 from .standard import standard_for_row
 
@@ -44,20 +46,27 @@ def main(call, side, argv=None):
                              "counted as exact), msprobe (cosine and max abs), api (per API and dtype) or bound (every "
                              "element within its rounding error bound); api and bound add the Standard and "
                              "Standard Metrics columns (default: %(default)s)")
+    parser.add_argument("--tested", choices=["run", "recorded"], default="run",
+                        help="the tested side: run (the call on --device, in the dumped dtype) or recorded (real_data: "
+                             "the outputs and gradients the dump recorded, the device's own values, judged as msprobe-rs "
+                             "replay --data-mode real_data judges them) (default: %(default)s)")
     parser.add_argument("--allow-skip", action="store_true",
                         help=f"exit {EXIT_OK} instead of {EXIT_SKIPPED} when calls that cannot be replayed here are the only problem")
     opts = parser.parse_args(argv)
+    if opts.tested == "recorded" and call.DATA_MODE != "real_data":
+        parser.error("--tested recorded judges the values a tensor dump recorded: it needs a real_data script")
     missing = side.unavailable(call)
     if missing:  # nothing can run the tested call here: one line, a skip
         print(f"{call.API_NAME} {call.PROPAGATION}: skip: {missing}")
         return EXIT_OK if opts.allow_skip else EXIT_SKIPPED
     device = side.select_device(opts.device)
-    opts.reference_is_tested = side.reference_is_tested(device)
+    # A recorded tested side is never the reference run.
+    opts.reference_is_tested = side.reference_is_tested(device) and opts.tested == "run"
     # One casing for both frameworks (MindSpore says "CPU" / "Ascend", torch "cpu" / "npu").
     device_name = str(device).lower()
     print(f"{call.API_NAME} {call.PROPAGATION}: tested on {device_name}, bench on cpu, {call.DATA_MODE}, {call.ITER_TIMES} iteration(s), standard {opts.standard}")
-    compared = (f"tested: {side.TESTED_FRAMEWORK} on {device_name} in the dumped dtype; "
-                f"bench: {side.BENCH_FRAMEWORK} on cpu at raised precision")
+    tested_text = RECORDED_TESTED if opts.tested == "recorded" else f"{side.TESTED_FRAMEWORK} on {device_name} in the dumped dtype"
+    compared = f"tested: {tested_text}; bench: {side.BENCH_FRAMEWORK} on cpu at raised precision"
 
     def reseed():
         side.seed_frameworks(call.RANDOM_SEED)
@@ -91,11 +100,19 @@ def main(call, side, argv=None):
             (r_out, r_grads), rounding = (None, None), (None, None)
             if uses_rounding(opts.standard):
                 r_out, r_grads = side.reference_leaves(call, args, kwargs, grad_outputs, device, (t_out, t_grads))
+            if opts.tested == "recorded":
+                t_out, t_grads = recorded_leaves(call, side, realize, (t_out, t_grads))
             # The default standard bounds a device's rows too, where msprobe's thresholds fail them.
             if uses_rounding(opts.standard) or opts.standard == "default":
                 rounding = bench_magnitudes(call, side, reseed, args, kwargs, grad_outputs)
-            forward_rows = compare_outputs(call, "forward", t_out, b_out, r_out, opts, rounding[0])
-            if call.PROPAGATION == "backward":
+            unjudged = [None, None, None, None, None, None, SKIP, UNRECORDED, None, None]
+            if t_out is None:
+                forward_rows = [[f"{call.API_NAME}.forward"] + unjudged]
+            else:
+                forward_rows = compare_outputs(call, "forward", t_out, b_out, r_out, opts, rounding[0])
+            if call.PROPAGATION == "backward" and t_grads is None:
+                backward_rows = [[f"{call.API_NAME}.backward"] + unjudged]
+            elif call.PROPAGATION == "backward":
                 backward_rows = compare_outputs(call, "backward", t_grads, b_grads, r_grads, opts, rounding[1])
         for row in forward_rows + backward_rows:  # every row that ran says what was compared
             if not row[8].startswith("cannot replay here:"):
@@ -109,6 +126,34 @@ def main(call, side, argv=None):
     print(f"wrote {result_path}")
     print(f"wrote {details_path}")
     return exit_code([r[7] for r in details], opts.allow_skip)
+
+
+# What a row judged with --tested recorded compared on its tested side.
+RECORDED_TESTED = "device values recorded in the dump"
+# The row of --tested recorded where the script cannot line the recorded values up with its own.
+UNRECORDED = ("cannot judge the recorded values here: the op draws random numbers, or the dump lists its "
+              "gradients otherwise than one per floating input in order (an autograd node's list, an inner "
+              "node's gradient, a no-op cast's), or in another count; msprobe-rs replay --data-mode real_data "
+              "lines them up")
+
+
+def recorded_leaves(call, side, realize, computed):
+    """The leaves of the call's recorded outputs and, in a backward script, gradients, in
+    place of the computed ones (computed: the tested run's (outputs, grads) leaves); None for
+    a list the script cannot line up with its own (UNRECORDED): --tested recorded."""
+    outputs, grads = call.recorded()
+
+    def leaf(value):
+        if isinstance(value, Master):
+            return value.spec.dtype, np.asarray(value.array, dtype=np.float64)
+        return side.tested_leaf(value)
+
+    def lined_up(recorded, mine):
+        if recorded is None or mine is None or len(recorded) != len(mine):
+            return None
+        return [leaf(v) for v in realize(recorded)]
+
+    return lined_up(outputs, computed[0]), lined_up(grads, computed[1])
 
 
 def bench_magnitudes(call, side, reseed, args, kwargs, grad_outputs):

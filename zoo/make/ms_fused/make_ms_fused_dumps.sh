@@ -29,14 +29,10 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
-CACHE=${MSPROBE_RS_CACHE:-$HOME/.cache/msprobe-rs}
-PY=${PYTHON:-$CACHE/venv/bin/python}
-TARGET=${MSPROBE_MS_TARGET:-$CACHE/msprobe-26.2.0}
-WHEEL_DIR=${MSPROBE_WHEEL_DIR:-$CACHE/wheels}
 OUT=$ROOT/tests/fixtures/ms_fused
-export PYTHONDONTWRITEBYTECODE=1
 # shellcheck source=zoo/make/msprobe_target.sh
 . "$ROOT/zoo/make/msprobe_target.sh"
+ms_make_env
 
 "$PY" - <<'PY'
 import numpy, mindspore
@@ -45,37 +41,8 @@ assert mindspore.__version__.startswith("2.10"), f"mindspore {mindspore.__versio
 PY
 
 ensure_msprobe_26 "$PY" "$TARGET" "$WHEEL_DIR"
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-fused-make.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-
-# dump_path in the config is relative: the dump lands in $WORK
-if ! (cd "$WORK" && PYTHONPATH="$TARGET" "$PY" "$HERE/ms_fused_model.py" \
-        "$HERE/ms_fused_tensor_L1.json" >"$WORK/log" 2>&1); then
-    grep -v '^\[WARNING\]' "$WORK/log" | tail -n 30 >&2
-    echo "ms_fused_model.py failed" >&2
-    exit 1
-fi
-grep -h '^impl \|step 0 loss' "$WORK/log"
-
-procs=("$WORK"/dump_tensor_L1/step0/proc*)
-[ ${#procs[@]} -eq 1 ] && [ -d "${procs[0]}" ] || { echo "expected one proc folder: ${procs[*]}" >&2; exit 1; }
-src=${procs[0]}
-
-rm -rf "$OUT/clean" "$OUT/planted"
-mkdir -p "$OUT/clean"
-cp "$src/dump.json" "$OUT/clean/"
-cp -r "$src/dump_tensor_data" "$OUT/clean/"
-[ -f "$src/construct.json" ] && cp "$src/construct.json" "$OUT/clean/"
-if [ -f "$src/stack.json" ]; then
-    # no absolute path of this machine in the repository: the repository first (it may lie
-    # under the home folder), then the home folder
-    sed -e "s#$ROOT/#<repo>/#g" -e "s#$HOME/#~/#g" "$src/stack.json" >"$OUT/clean/stack.json"
-fi
-if grep -rlF -e "$ROOT/" -e "$HOME/" "$OUT/clean/stack.json" "$OUT/clean/construct.json" 2>/dev/null; then
-    echo "absolute paths left in the files above" >&2
-    exit 1
-fi
+rm -rf "$OUT/planted"
+ms_tensor_fixture "$HERE/ms_fused_model.py" "$HERE/ms_fused_tensor_L1.json" "$OUT/clean" "$ROOT"
 
 "$PY" "$HERE/ms_fused_model.py" --plant "$OUT/clean" "$OUT/planted" 2>&1 | grep -v '^\[WARNING\]'
 
