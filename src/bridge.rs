@@ -77,6 +77,7 @@ pub fn to_replay(call: &ApiCall, framework: Framework, config: &OpConfig, direct
         max_abs_err_threshold: config.max_abs_err_threshold,
         standard: config.standard,
         use_recorded,
+        dump_device: config.dump_device,
     }
 }
 

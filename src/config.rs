@@ -10,6 +10,8 @@ use serde_json::{Map, Value};
 use crate::model::{ApiName, Direction, NameError};
 /// random_data / real_data: the runtime's type, shared by config, flags and scripts.
 pub use runtime::spec::DataMode;
+/// The device a dump was recorded on: the runtime's type, shared by config and flags.
+pub use runtime::spec::DumpDevice;
 use runtime::standard::Standard;
 
 /// `--propagation`: one direction, or both (batch `op_generate` and `replay --dump`).
@@ -97,6 +99,8 @@ pub struct OpConfig {
     pub max_abs_err_threshold: f64,
     /// The precision standard rows are judged by (`standard`: `default`, `msprobe`, `api` or `bound`).
     pub standard: Standard,
+    /// The device the dump was recorded on (`dump_device`: `cpu`, `cuda` or `npu`).
+    pub dump_device: DumpDevice,
 }
 
 /// What the command line overrides in a config.
@@ -110,6 +114,8 @@ pub struct Overrides {
     pub data_mode: Option<DataMode>,
     /// `--standard`.
     pub standard: Option<Standard>,
+    /// `--dump-device`.
+    pub dump_device: Option<DumpDevice>,
 }
 
 /// Why a config is rejected: the file, the key and what was expected.
@@ -176,6 +182,7 @@ const KNOWN_KEYS: &[&str] = &[
     "cosine_threshold",
     "max_abs_err_threshold",
     "standard",
+    "dump_device",
 ];
 
 impl OpConfig {
@@ -248,6 +255,10 @@ impl OpConfig {
             None => Standard::default(),
             Some(s) => Standard::ALL.into_iter().find(|x| x.as_str() == s).ok_or_else(|| bad("standard", "\"default\", \"msprobe\", \"api\" or \"bound\""))?,
         };
+        let dump_device = match string("dump_device")? {
+            None => DumpDevice::default(),
+            Some(s) => DumpDevice::ALL.into_iter().find(|d| d.as_str() == s).ok_or_else(|| bad("dump_device", "\"cpu\", \"cuda\" or \"npu\""))?,
+        };
         let input = match (dump_json_path, extract_api_path) {
             (Some(path), extract) => DumpInput::Dump { path, extract_to: extract.map(PathBuf::from) },
             (None, Some(extract)) => DumpInput::Extract(locate(extract)),
@@ -255,7 +266,10 @@ impl OpConfig {
         };
         let unknown = obj.keys().filter(|k| !KNOWN_KEYS.contains(&k.as_str())).cloned().collect();
         let iter_times = if data_mode == DataMode::Real { 1 } else { iter_times };
-        Ok((OpConfig { input, api_name, propagation, data_mode, random_seed, iter_times, cosine_threshold, max_abs_err_threshold, standard }, unknown))
+        Ok((
+            OpConfig { input, api_name, propagation, data_mode, random_seed, iter_times, cosine_threshold, max_abs_err_threshold, standard, dump_device },
+            unknown,
+        ))
     }
 }
 
@@ -274,6 +288,7 @@ impl OpConfig {
             cosine_threshold: DEFAULT_COSINE,
             max_abs_err_threshold: DEFAULT_MAX_ABS_ERR,
             standard: Standard::default(),
+            dump_device: DumpDevice::default(),
         }
     }
 
@@ -290,6 +305,9 @@ impl OpConfig {
         }
         if let Some(s) = o.standard {
             self.standard = s;
+        }
+        if let Some(d) = o.dump_device {
+            self.dump_device = d;
         }
         if self.data_mode == DataMode::Real {
             self.iter_times = 1;
@@ -336,7 +354,20 @@ mod tests {
     fn overrides_apply_and_real_data_runs_once() {
         let mut c = load(json!({"extract_api_path": "e.json", "iter_times": 4})).unwrap();
         assert_eq!(c.input, DumpInput::Extract("e.json".into()));
-        c.apply(&Overrides { dump: Some("d".into()), propagation: Some(Direction::Backward), data_mode: Some(DataMode::Real), standard: None });
-        assert_eq!((c.input.path(), c.propagation, c.iter_times), (Path::new("d"), Direction::Backward, 1));
+        c.apply(&Overrides {
+            dump: Some("d".into()),
+            propagation: Some(Direction::Backward),
+            data_mode: Some(DataMode::Real),
+            standard: None,
+            dump_device: Some(DumpDevice::Npu),
+        });
+        assert_eq!((c.input.path(), c.propagation, c.iter_times, c.dump_device), (Path::new("d"), Direction::Backward, 1, DumpDevice::Npu));
+    }
+
+    #[test]
+    fn dump_device_is_cpu_unless_the_config_names_another() {
+        assert_eq!(load(json!({"dump_json_path": "d.json"})).unwrap().dump_device, DumpDevice::Cpu);
+        assert_eq!(load(json!({"dump_json_path": "d.json", "dump_device": "npu"})).unwrap().dump_device, DumpDevice::Npu);
+        assert!(load(json!({"dump_json_path": "d.json", "dump_device": "tpu"})).unwrap_err().contains("key \"dump_device\""));
     }
 }

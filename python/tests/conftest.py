@@ -12,7 +12,7 @@ def make_call(**names):
     defaults = dict(API_NAME="Torch.add.0", PROPAGATION="forward", DATA_MODE="random_data", RANDOM_SEED=42, ITER_TIMES=1,
                     COSINE_THRESHOLD=0.99, MAX_ABS_ERR_THRESHOLD=0.001, STANDARD="msprobe", API_OP="Torch.add",
                     EXACT_OP=False, UNDEFINED_OUTPUTS=None, CLASS_TARGETS=False, TOKEN_MASK=False, DATA_DIR=None, SOURCE_DUMP="dump.json",
-                    BENCH_TAKES_MINDSPORE_NAMES=False)
+                    BENCH_TAKES_MINDSPORE_NAMES=False, DUMP_DEVICE="cpu")
     defaults.update(names)
     for key, value in defaults.items():
         setattr(call, key, value)

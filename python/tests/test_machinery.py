@@ -15,9 +15,9 @@ MINDSPORE = ["_tables.py", "data_generate.py", "torch_exec.py", "npu_bench.py", 
 MINDTORCH = ["_tables.py", "two_torches.py", "data_generate.py", "torch_exec.py", "npu_bench.py", "magnitude.py", "ms_exec.py", "standard.py", "compare.py",
              "run_ut.py", "mindtorch_side.py"]
 # What a head defines (templates/python/*.py.tera).
-HEAD_NAMES = {"tested", "bench", "inputs", "API_NAME", "PROPAGATION", "DATA_MODE", "RANDOM_SEED", "ITER_TIMES",
+HEAD_NAMES = {"tested", "bench", "inputs", "recorded", "API_NAME", "PROPAGATION", "DATA_MODE", "RANDOM_SEED", "ITER_TIMES",
               "COSINE_THRESHOLD", "MAX_ABS_ERR_THRESHOLD", "STANDARD", "API_OP", "EXACT_OP", "UNDEFINED_OUTPUTS",
-              "CLASS_TARGETS", "TOKEN_MASK", "DATA_DIR", "SOURCE_DUMP", "BENCH_TAKES_MINDSPORE_NAMES"}
+              "CLASS_TARGETS", "TOKEN_MASK", "DATA_DIR", "SOURCE_DUMP", "BENCH_TAKES_MINDSPORE_NAMES", "DUMP_DEVICE"}
 
 
 def split(name):

@@ -277,6 +277,7 @@ mod tests {
             max_abs_err_threshold: 1e-4,
             standard: Standard::Msprobe,
             use_recorded: true,
+            dump_device: crate::spec::DumpDevice::Cpu,
         }
     }
 

@@ -40,6 +40,8 @@ pub struct Rulebook {
     pub rounding: Rounding,
     /// The bound's systematic view.
     pub systematic: Systematic,
+    /// Devices whose kernels of a kind round float32 operands shorter.
+    pub reduced_operands: ReducedOperands,
     /// The reports' columns.
     pub csv: Columns,
     /// Constants of the fused NPU ops' references.
@@ -79,6 +81,40 @@ pub struct Systematic {
     pub z: f64,
     /// The fewest finite, non-zero bench elements the view needs.
     pub min_elements: usize,
+}
+
+/// Devices whose float32 kernels of a kind (the op table's
+/// `Fact::ReducedOperands`) round their operands to a shorter mantissa by
+/// default, by kind and device (`cpu`, `cuda`, `npu`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReducedOperands {
+    /// Why.
+    pub about: String,
+    /// Convolutions, by device.
+    pub conv: BTreeMap<String, Operands>,
+}
+
+impl ReducedOperands {
+    /// The operands' rounding of kernels of `kind` on `device`, if any.
+    pub fn get(&self, kind: &str, device: &str) -> Option<&Operands> {
+        match kind {
+            "conv" => self.conv.get(device),
+            _ => None,
+        }
+    }
+}
+
+/// How a device rounds a kernel's float32 operands.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Operands {
+    /// The operands' mantissa bits (u = 2^-(mantissa+1)).
+    pub mantissa: i32,
+    /// Roundings of a term (a product's two operands: 2).
+    pub k: f64,
+    /// The documented setting this comes from (the Message names it).
+    pub source: String,
 }
 
 /// The standards `default_standard` may name.

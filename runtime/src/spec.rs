@@ -208,6 +208,36 @@ pub struct Replay {
     /// Real data: compare the bench against the recorded outputs instead of
     /// an emulated device run (when every needed output was recorded).
     pub use_recorded: bool,
+    /// The device the dump's values were recorded on.
+    pub dump_device: DumpDevice,
+}
+
+/// The device a dump's values were recorded on: which of the rulebook's
+/// `reduced_operands` (a device's float32 kernels that round their
+/// operands shorter by default) its recorded float32 rows are held to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DumpDevice {
+    /// A CPU: float32 kernels in float32.
+    #[default]
+    Cpu,
+    /// An NVIDIA GPU (cuDNN's TF32 convolutions).
+    Cuda,
+    /// An Ascend NPU (torch_npu's HF32 convolutions).
+    Npu,
+}
+
+impl DumpDevice {
+    /// Every device, in the order the help lists them.
+    pub const ALL: [DumpDevice; 3] = [DumpDevice::Cpu, DumpDevice::Cuda, DumpDevice::Npu];
+
+    /// The name the command line, config_op.json and the rulebook use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DumpDevice::Cpu => "cpu",
+            DumpDevice::Cuda => "cuda",
+            DumpDevice::Npu => "npu",
+        }
+    }
 }
 
 impl Spec {

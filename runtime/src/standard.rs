@@ -102,6 +102,10 @@ pub struct Rounding<'a> {
     /// results (epsilons, source: [`crate::ops::CommonError`]); `None` for
     /// most ops.
     pub common_error: Option<(f64, &'a str)>,
+    /// The rounding of the operands the device adds (k, u, source: the
+    /// rulebook's `reduced_operands` of the op's kind on the dump's
+    /// device); `None` for most rows.
+    pub operands: Option<(f64, f64, &'a str)>,
 }
 
 /// One output to judge: the values of both sides (and of the reference
@@ -357,7 +361,9 @@ fn judge_by(standard: Standard, rescue: bool, case: &Case) -> Judged {
         Err(e) => Outcome { status: Status::Error, problems: vec![e.to_string()], notes: vec![], metrics: String::new() },
     };
     if rule == Rule::CosineMaxAbs {
-        let bound = rounding.filter(|_| rescue).map(|r| rules::ElementBound::new(r.magnitude, r.k, r.compute, case.dtype).with_common_error(r.common_error));
+        let bound = rounding
+            .filter(|_| rescue)
+            .map(|r| rules::ElementBound::new(r.magnitude, r.k, r.compute, case.dtype).with_common_error(r.common_error).with_operands(r.operands));
         let Outcome { status, problems, notes, .. } = match &bound {
             Some(bound) => rules::rescued(t, b, bound, "msprobe's thresholds", thresholds),
             None => thresholds(t),
@@ -366,7 +372,7 @@ fn judge_by(standard: Standard, rescue: bool, case: &Case) -> Judged {
     }
     let class = Class::of(case.dtype);
     let eps = if case.dtype == TDType::F64 { f64::EPSILON } else { f64::from(f32::EPSILON) };
-    let bound = rounding.map(|r| rules::ElementBound::new(r.magnitude, r.k, r.compute, case.dtype).with_common_error(r.common_error));
+    let bound = rounding.map(|r| rules::ElementBound::new(r.magnitude, r.k, r.compute, case.dtype).with_common_error(r.common_error).with_operands(r.operands));
     let api_rule = |t: &[f64]| match rule {
         Rule::Binary => rules::binary(t, b),
         Rule::Absolute => rules::absolute(t, b, class, eps),

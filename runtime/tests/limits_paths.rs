@@ -105,6 +105,7 @@ fn mul(a: &[usize], b: &[usize]) -> Replay {
         max_abs_err_threshold: 1e-4,
         standard: Standard::Msprobe,
         use_recorded: false,
+        dump_device: runtime::spec::DumpDevice::Cpu,
     }
 }
 

@@ -75,7 +75,9 @@ fn rust_verdict(c: &Json) -> Judged {
             let compute = TDType::parse(text(c, "compute")).unwrap_or_else(|| panic!("case {}: unknown compute dtype", c["name"]));
             // The op kernel's known float32 common error, [epsilons, source]: absent for most.
             let common_error = c.get("common_error").and_then(Json::as_array).map(|e| (e[0].as_f64().unwrap(), e[1].as_str().unwrap()));
-            Rounding { magnitude, k, compute, common_error }
+            // The device's rounding of the operands, [k, u, source]: absent for most.
+            let operands = c.get("operands").and_then(Json::as_array).map(|e| (e[0].as_f64().unwrap(), e[1].as_f64().unwrap(), e[2].as_str().unwrap()));
+            Rounding { magnitude, k, compute, common_error, operands }
         }),
         // Whether the tested side is the emulated device: absent means a device's own values.
         emulated: c.get("emulated").and_then(Json::as_bool).unwrap_or(false),

@@ -12,7 +12,7 @@ use clap::{Args, Parser, Subcommand};
 
 use super::foreign::Forward;
 use super::Error;
-use crate::config::{ConfigError, DataMode, DumpInput, OpConfig, Overrides, Propagation};
+use crate::config::{ConfigError, DataMode, DumpDevice, DumpInput, OpConfig, Overrides, Propagation};
 use crate::config_check;
 use crate::model::Framework;
 use crate::nan_analyze;
@@ -185,6 +185,9 @@ struct ReplayFlags {
     /// Overrides the config's precision standard: default (msprobe on recorded device values, bound on an emulated device's), msprobe (cosine and max abs), api (per API and dtype) or bound (within the rounding error bound).
     #[arg(long, value_parser = one_of(&Standard::ALL, Standard::as_str))]
     standard: Option<Standard>,
+    /// The device the dump was recorded on: cpu, cuda or npu (overrides the config's dump_device; default cpu). A cuda or npu dump's float32 convolutions are held to the rounding of their TF32 / HF32 operands (the rulebook's reduced_operands).
+    #[arg(long, value_parser = one_of(&DumpDevice::ALL, DumpDevice::as_str))]
+    dump_device: Option<DumpDevice>,
     /// Exit 0 when no row is an error even if some are `skip` (calls the tool cannot replay).
     #[arg(long)]
     allow_skip: bool,
@@ -387,6 +390,7 @@ fn replay_options(given: Option<Framework>, mut flags: ReplayFlags) -> Result<Op
         output_dir,
         top,
         standard,
+        dump_device,
         allow_skip,
         tensor_size_limit,
         memory_budget,
@@ -408,7 +412,7 @@ fn replay_options(given: Option<Framework>, mut flags: ReplayFlags) -> Result<Op
         (None, Some(_)) => None,
         (None, None) => Some(config.propagation),
     };
-    config.apply(&Overrides { dump: dump.clone(), propagation: direction, data_mode, standard });
+    config.apply(&Overrides { dump: dump.clone(), propagation: direction, data_mode, standard, dump_device });
     let scope = match (&dump, &config.api_name, &config_input) {
         (Some(_), _, _) => Scope::Many(ApiSelector { filter, shard }),
         (None, Some(name), _) => Scope::One(name.clone()),
@@ -432,6 +436,7 @@ fn replay_merge_options(framework: Framework, dir: PathBuf, flags: ReplayFlags) 
         ("--emulate", flags.emulate),
         ("--data-mode", flags.data_mode.is_some()),
         ("--standard", flags.standard.is_some()),
+        ("--dump-device", flags.dump_device.is_some()),
         ("--tensor-size-limit", flags.tensor_size_limit.is_some()),
         ("--memory-budget", flags.memory_budget.is_some()),
     ];

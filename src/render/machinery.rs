@@ -314,6 +314,15 @@ fn rounding_tables(o: &mut String) {
         py_list(ops::OPERANDS.iter().copied())
     )
     .unwrap();
+    o.push_str("# The ops whose kernel rounds float32 operands shorter on some devices (ops::Fact::ReducedOperands):\n# their kind in the rulebook's reduced_operands, by op-table name.\nREDUCED_OPERANDS = {\n");
+    for op in ops::table() {
+        if let Some(kind) = op.reduced_operands() {
+            for name in op.names {
+                writeln!(o, "    {}: {},", py_str(name), py_str(kind)).unwrap();
+            }
+        }
+    }
+    o.push_str("}\n");
     o.push_str("# The ops whose kernel is known to leave a common error in float32 results (ops::CommonError):\n# (epsilons, source) by op-table name.\nKERNEL_COMMON_ERROR = {\n");
     for op in ops::table() {
         if let Some(c) = op.common_error() {

@@ -170,6 +170,8 @@ pub struct PythonContext {
     pub source: String,
     /// The precision standard, `msprobe` or `api` (`--standard` overrides it).
     pub standard: &'static str,
+    /// The device the dump was recorded on (`cpu`, `cuda`, `npu`): `--tested recorded`'s.
+    pub dump_device: &'static str,
     /// The script's exit codes.
     pub exit: ExitCodes,
     /// The shared module the script imports its machinery from
@@ -386,6 +388,7 @@ impl PythonContext {
             data_dir_relative: data_dir.is_some_and(|d| d.relative),
             source: py_str(source),
             standard: cfg.standard.as_str(),
+            dump_device: cfg.dump_device.as_str(),
             exit: EXIT_CODES,
             shared: None,
         })

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use runtime::spec::{DataMode, Framework, Replay};
+use runtime::spec::{DataMode, DumpDevice, Framework, Replay};
 use runtime::standard::Standard;
 
 use super::literal::{rs_float, rs_spec, rs_str, toml_str};
@@ -68,6 +68,8 @@ pub struct RustContext {
     pub standard: &'static str,
     /// Whether the recorded outputs are the tested side.
     pub use_recorded: bool,
+    /// The device the dump was recorded on, as `DumpDevice`'s variant name (`Cpu`, `Cuda`, `Npu`).
+    pub dump_device: &'static str,
     /// The cargo package name.
     pub package: String,
     /// The runtime crate's folder as a TOML string (relative to the project
@@ -122,6 +124,11 @@ impl RustContext {
                 Standard::Bound => "Bound",
             },
             use_recorded: replay.use_recorded,
+            dump_device: match replay.dump_device {
+                DumpDevice::Cpu => "Cpu",
+                DumpDevice::Cuda => "Cuda",
+                DumpDevice::Npu => "Npu",
+            },
             package,
             runtime_path: toml_str(&runtime.text),
         }

@@ -93,6 +93,8 @@ COSINE_THRESHOLD = 0.99
 MAX_ABS_ERR_THRESHOLD = 0.0001
 # The precision standard rows are judged by ("default", "msprobe", "api" or "bound"); --standard overrides.
 STANDARD = "default"
+# The device the dump was recorded on: the bound of --tested recorded's float32 rows (--dump-device overrides).
+DUMP_DEVICE = "cpu"
 # The API as the standard's tables name it, and whether the op only moves
 # data (its forward results must then be identical).
 API_OP = "Tensor.reshape"

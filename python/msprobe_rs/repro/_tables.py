@@ -70,7 +70,7 @@ KEYWORD_ALIASES = {
     "x": "input",
 }
 # The judging rules' numbers and factors (runtime/rulebook.json, which says what each is).
-RULEBOOK = {"default_standard": {"recorded": "msprobe", "emulated": "bound", "recorded_within_bound_pass": True}, "absolute": {"fp16": {"rtol": 0.001, "small": 0.001, "atol": 1e-5}, "bf16": {"rtol": 0.004, "small": 0.001, "atol": 1e-5}, "fp32": {"rtol": 1e-6, "small": 1e-6, "atol": 1e-9}}, "ulp": {"fp16": {"over": 1.0, "share_below": 0.001, "mean_below": None}, "bf16": {"over": 1.0, "share_below": 0.001, "mean_below": None}, "fp32": {"over": 32.0, "share_below": 0.05, "mean_below": 64.0}}, "thousandth": {"rtol": 0.001, "share_above": 0.999}, "benchmark": {"small_value_bound": 2.0, "levels": {"level1": [5.0, 1.5, 1.5], "level2": [2.0, 1.2, 1.2], "default": [10.0, 2.0, 2.0]}, "fp16": {"small": 0.001, "atol": 1e-5, "floor": 0.00048828125}, "bf16": {"small": 0.001, "atol": 1e-5, "floor": 0.00390625}, "fp32": {"small": 1e-6, "atol": 1e-9, "floor": 6.103515625e-5}}, "rounding": {"k": {"composite": [64.0, 64.0], "parts": [32.0, 32.0], "smooth": [32.0, 32.0], "sums": [16.0, 16.0], "terms": [3.0, 16.0]}, "half_precision_k": {"composite": [4.0, 4.0], "parts": [4.0, 4.0], "smooth": [4.0, 4.0], "terms": [1.0, 4.0]}}, "systematic": {"epsilons": {"fp16": 1.5, "bf16": 1.5, "fp32": 3.0}, "z": 4.0, "min_elements": 8.0}, "csv": {"details": ["API Name", "Bench Dtype", "Tested Dtype", "Shape", "Cosine", "MaxAbsErr", "MaxRelativeErr", "Status", "Message"], "standard": ["Standard", "Standard Metrics"], "result": ["API Name", "Forward Test Success", "Backward Test Success", "Message"], "job": ["Step", "Rank"]}, "npu_references": {"fast_gelu_alpha": 1.702, "scaled_masked_softmax_fill": -10000.0}, "random_data": {"float_without_stats": [-1.0, 1.0], "int_without_stats": [0.0, 1.0], "after_a_nan_stat": [-1.0, 1.0]}}
+RULEBOOK = {"default_standard": {"recorded": "msprobe", "emulated": "bound", "recorded_within_bound_pass": True}, "absolute": {"fp16": {"rtol": 0.001, "small": 0.001, "atol": 1e-5}, "bf16": {"rtol": 0.004, "small": 0.001, "atol": 1e-5}, "fp32": {"rtol": 1e-6, "small": 1e-6, "atol": 1e-9}}, "ulp": {"fp16": {"over": 1.0, "share_below": 0.001, "mean_below": None}, "bf16": {"over": 1.0, "share_below": 0.001, "mean_below": None}, "fp32": {"over": 32.0, "share_below": 0.05, "mean_below": 64.0}}, "thousandth": {"rtol": 0.001, "share_above": 0.999}, "benchmark": {"small_value_bound": 2.0, "levels": {"level1": [5.0, 1.5, 1.5], "level2": [2.0, 1.2, 1.2], "default": [10.0, 2.0, 2.0]}, "fp16": {"small": 0.001, "atol": 1e-5, "floor": 0.00048828125}, "bf16": {"small": 0.001, "atol": 1e-5, "floor": 0.00390625}, "fp32": {"small": 1e-6, "atol": 1e-9, "floor": 6.103515625e-5}}, "rounding": {"k": {"composite": [64.0, 64.0], "parts": [32.0, 32.0], "smooth": [32.0, 32.0], "sums": [16.0, 16.0], "terms": [3.0, 16.0]}, "half_precision_k": {"composite": [4.0, 4.0], "parts": [4.0, 4.0], "smooth": [4.0, 4.0], "terms": [1.0, 4.0]}}, "systematic": {"epsilons": {"fp16": 1.5, "bf16": 1.5, "fp32": 3.0}, "z": 4.0, "min_elements": 8.0}, "reduced_operands": {"conv": {"cuda": {"mantissa": 10.0, "k": 2.0, "source": "PyTorch's torch.backends.cudnn.allow_tf32 defaults to True: cuDNN conv operands in TF32 (Ampere and later)"}, "npu": {"mantissa": 10.0, "k": 2.0, "source": "torch_npu's torch_npu.npu.conv.allow_hf32 defaults to True: conv operands in HF32"}}}, "csv": {"details": ["API Name", "Bench Dtype", "Tested Dtype", "Shape", "Cosine", "MaxAbsErr", "MaxRelativeErr", "Status", "Message"], "standard": ["Standard", "Standard Metrics"], "result": ["API Name", "Forward Test Success", "Backward Test Success", "Message"], "job": ["Step", "Rank"]}, "npu_references": {"fast_gelu_alpha": 1.702, "scaled_masked_softmax_fill": -10000.0}, "random_data": {"float_without_stats": [-1.0, 1.0], "int_without_stats": [0.0, 1.0], "after_a_nan_stat": [-1.0, 1.0]}}
 # msprobe's API sets of the api standard by rule (the rulebook's api_standard).
 STANDARD_API_SETS = {
     "absolute": frozenset(["add", "sub", "mul", "div", "truediv", "true_divide", "floordiv", "floor_divide", "multiply", "subtract", "divide", "rsub", "leaky_relu", "prelu", "reciprocal", "rsqrt", "square"]),
@@ -1081,6 +1081,21 @@ ROUNDING_FACTORS = {
 }
 # The parameters whose integers are operands of terms and sums (ops::OPERANDS).
 ROUNDING_OPERANDS = frozenset(["input", "other", "alpha", "beta", "value", "tensor1", "tensor2", "mat1", "mat2", "batch1", "batch2", "vec2", "weight", "bias", "source", "src"])
+# The ops whose kernel rounds float32 operands shorter on some devices (ops::Fact::ReducedOperands):
+# their kind in the rulebook's reduced_operands, by op-table name.
+REDUCED_OPERANDS = {
+    "Functional.conv1d": "conv",
+    "Torch.conv1d": "conv",
+    "MintFunctional.conv1d": "conv",
+    "Functional.conv2d": "conv",
+    "Torch.conv2d": "conv",
+    "MintFunctional.conv2d": "conv",
+    "Functional.conv_transpose1d": "conv",
+    "Torch.conv_transpose1d": "conv",
+    "Functional.conv_transpose2d": "conv",
+    "Torch.conv_transpose2d": "conv",
+    "MintFunctional.conv_transpose2d": "conv",
+}
 # The ops whose kernel is known to leave a common error in float32 results (ops::CommonError):
 # (epsilons, source) by op-table name.
 KERNEL_COMMON_ERROR = {

@@ -14,7 +14,7 @@ import math
 import numpy as np
 import torch
 
-from ._tables import KERNEL_COMMON_ERROR, KEYWORD_ALIASES, ROUNDING, ROUNDING_FACTORS, ROUNDING_OPERANDS
+from ._tables import KERNEL_COMMON_ERROR, KEYWORD_ALIASES, REDUCED_OPERANDS, ROUNDING, ROUNDING_FACTORS, ROUNDING_OPERANDS, RULEBOOK
 from .data_generate import DType, Master, TensorSpec, any_marked, dtype_info, wants_grad
 from .npu_bench import fusion_attention_magnitudes
 from .torch_exec import to_torch
@@ -46,6 +46,18 @@ def common_error_of(api_op, prefixes):
     for prefix in prefixes:
         if prefix + api_op in ROUNDING:
             return KERNEL_COMMON_ERROR.get(prefix + api_op)
+    return None
+
+
+def reduced_operands_of(api_op, prefixes, device):
+    """The (k, u, source) of the operands' rounding that device adds to float32 rows of api_op
+    (the rulebook's reduced_operands of the op's kind: the op table's ReducedOperands),
+    looked up like rounding_of; None for most ops and for the CPU."""
+    for prefix in prefixes:
+        if prefix + api_op in ROUNDING:
+            kind = REDUCED_OPERANDS.get(prefix + api_op)
+            o = RULEBOOK["reduced_operands"].get(kind, {}).get(device) if kind else None
+            return None if o is None else (o["k"], 2.0 ** -(o["mantissa"] + 1), o["source"])
     return None
 
 

@@ -28,6 +28,8 @@ TESTED_FRAMEWORK, BENCH_FRAMEWORK = "mindspore", "torch"
 # The op-table prefixes an API's rounding class is looked up with (magnitude.rounding_of):
 # MindSpore's own meanings ("MS.Functional.dense") first, as the op table's lookup does.
 ROUNDING_PREFIXES = ("MS.", "")
+# Whether the rulebook's reduced_operands (PyTorch's settings: torch_npu's HF32, cuDNN's TF32) apply.
+REDUCED_OPERANDS_APPLY = False
 
 
 def unavailable(call):

@@ -31,6 +31,8 @@ TESTED_FRAMEWORK, BENCH_FRAMEWORK = "MSAdapter", "torch"
 # The op-table prefixes an API's rounding class is looked up with (magnitude.rounding_of):
 # MSAdapter's APIs are torch's.
 ROUNDING_PREFIXES = ("",)
+# Whether the rulebook's reduced_operands (PyTorch's settings: torch_npu's HF32, cuDNN's TF32) apply.
+REDUCED_OPERANDS_APPLY = False
 
 
 def to_msadapter(value):

@@ -24,6 +24,8 @@ except ImportError:
 TESTED_FRAMEWORK, BENCH_FRAMEWORK = "torch", "torch"
 # The op-table prefixes an API's rounding class is looked up with (magnitude.rounding_of).
 ROUNDING_PREFIXES = ("",)
+# Whether the rulebook's reduced_operands (PyTorch's settings: torch_npu's HF32, cuDNN's TF32) apply.
+REDUCED_OPERANDS_APPLY = True
 
 
 def unavailable(call):

@@ -13,7 +13,7 @@ from ._tables import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_SKIPPED
 from .compare import (DETAILS_HEADER, SKIP, STANDARD_COLUMNS, cell, compare_outputs, exit_code, result_row, run_side,
                       skip_row, write_report)
 from .data_generate import InputError, Master, Realizer, band_mask, fold_class_targets
-from .magnitude import common_error_of, magnitudes, rounding_factors, rounding_of
+from .magnitude import common_error_of, magnitudes, reduced_operands_of, rounding_factors, rounding_of
 from .standard import standard_for_row
 
 # --- msprobe-rs: the scripts inline this file from here ---
@@ -50,6 +50,9 @@ def main(call, side, argv=None):
                         help="the tested side: run (the call on --device, in the dumped dtype) or recorded (real_data: "
                              "the outputs and gradients the dump recorded, the device's own values, judged as msprobe-rs "
                              "replay --data-mode real_data judges them) (default: %(default)s)")
+    parser.add_argument("--dump-device", choices=["cpu", "cuda", "npu"], default=call.DUMP_DEVICE,
+                        help="with --tested recorded: the device the dump was recorded on (its float32 convolutions "
+                             "are held to TF32 / HF32 operands on cuda / npu) (default: %(default)s)")
     parser.add_argument("--allow-skip", action="store_true",
                         help=f"exit {EXIT_OK} instead of {EXIT_SKIPPED} when calls that cannot be replayed here are the only problem")
     opts = parser.parse_args(argv)
@@ -104,7 +107,9 @@ def main(call, side, argv=None):
                 t_out, t_grads = recorded_leaves(call, side, realize, (t_out, t_grads))
             # The default standard bounds a device's rows too, where msprobe's thresholds fail them.
             if uses_rounding(opts.standard) or opts.standard == "default":
-                rounding = bench_magnitudes(call, side, reseed, args, kwargs, grad_outputs)
+                # The device whose values the tested side holds: the recorded dump's, or the run's.
+                held = opts.dump_device if opts.tested == "recorded" else device_name.split(":")[0]
+                rounding = bench_magnitudes(call, side, reseed, args, kwargs, grad_outputs, held)
             unjudged = [None, None, None, None, None, None, SKIP, UNRECORDED, None, None]
             if t_out is None:
                 forward_rows = [[f"{call.API_NAME}.forward"] + unjudged]
@@ -156,9 +161,10 @@ def recorded_leaves(call, side, realize, computed):
     return lined_up(outputs, computed[0]), lined_up(grads, computed[1])
 
 
-def bench_magnitudes(call, side, reseed, args, kwargs, grad_outputs):
+def bench_magnitudes(call, side, reseed, args, kwargs, grad_outputs, device="cpu"):
     """The rounding bound's parts of the call's forward outputs and gradients:
-    (magnitudes, factors(dtype) -> (k, compute dtype, known common error or None)) each, the magnitudes from the bench function
+    (magnitudes, factors(dtype) -> (k, compute dtype, known common error or None, the device's
+    rounding of the operands or None)) each, the magnitudes from the bench function
     rerun on the call's inputs (magnitude.py); None for an API the op table does not hold."""
     entry = rounding_of(call.API_OP, side.ROUNDING_PREFIXES)
     if entry is None:
@@ -170,10 +176,12 @@ def bench_magnitudes(call, side, reseed, args, kwargs, grad_outputs):
 
     outputs, grads = magnitudes(entry, run, args, kwargs, grad_outputs)
     common = common_error_of(call.API_OP, side.ROUNDING_PREFIXES)
+    operands = reduced_operands_of(call.API_OP, side.ROUNDING_PREFIXES, device) if side.REDUCED_OPERANDS_APPLY else None
 
     def factors(dtype, backward):
         kc = rounding_factors(entry, dtype, backward)
-        return None if kc is None else kc + (common if dtype == "float32" else None,)
+        f32 = dtype == "float32"
+        return None if kc is None else kc + (common if f32 else None, operands if f32 else None)
 
     return ((outputs, lambda dtype: factors(dtype, False)), (grads, lambda dtype: factors(dtype, True)))
 

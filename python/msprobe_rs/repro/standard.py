@@ -271,10 +271,12 @@ class _StdElementBound:
     for the dtype), eta its underflow unit (half its smallest subnormal; 0 for float64,
     below every double), ulp_d the spacing of the output dtype at the magnitude m."""
 
-    def __init__(self, magnitude, k, compute, dtype, common=None):
+    def __init__(self, magnitude, k, compute, dtype, common=None, operands=None):
         self.dtype = dtype
         # The float32 common error the op's kernel is known to leave: (epsilons, source) or None.
         self.common = common
+        # The device's rounding of the operands, (k, u, source) or None: k*u*m more.
+        self.operands = operands
         mant, emin = FLOAT_FORMATS.get(dtype, FLOAT_FORMATS["float32"])
         compute_mant, compute_emin = FLOAT_FORMATS.get(compute, FLOAT_FORMATS["float32"])
         self.magnitude, self.k, self.u = magnitude, float(k), _std_ldexp1(-(compute_mant + 1))
@@ -285,7 +287,15 @@ class _StdElementBound:
         _, exponent = np.frexp(np.where(finite, m, 0.0))
         e = np.where((m == 0) | ~finite, emin, np.maximum(exponent.astype(np.int64) - 1, emin))
         half_ulp = np.ldexp(1.0, np.maximum(e - mant - 1, -1074).astype(np.int32))
-        self.bound = self.k * (self.u * m + eta) + np.where(finite, half_ulp, math.inf)
+        extra = 0.0 if operands is None else float(operands[0]) * float(operands[1]) * m
+        self.bound = self.k * (self.u * m + eta) + extra + np.where(finite, half_ulp, math.inf)
+
+    def operands_note(self):
+        """What the device's rounding of the operands adds, for a row's Message (or None)."""
+        if self.operands is None:
+            return None
+        k, u, source = self.operands
+        return f"bound plus k*u*magnitude for the operands (k={_std_g(k)}, u={_std_g(u)}: {source})"
 
     def ratios(self, t, b):
         """|t - b| / bound per element (0 where either side is not finite)."""
@@ -328,13 +338,19 @@ def _std_rounding_bound(t, b, bound, shape=None):
         problems.append(common)
     text = (f"bound_ratio={_std_g(worst)}; beyond_bound={_std_g(_std_ratio(beyond, t.size))}; "
             f"k={_std_g(bound.k)}; u={_std_g(bound.u)}")
-    return ("error" if problems else "pass"), problems, [], text
+    notes = [bound.operands_note()] if bound.operands_note() else []
+    return ("error" if problems else "pass"), problems, notes, text
 
 
 def _std_known(rounding):
     """The known common error (epsilons, source) of a rounding tuple (magnitude, k, compute[,
-    common]), or None."""
+    common[, operands]]), or None."""
     return rounding[3] if len(rounding) > 3 else None
+
+
+def _std_operands(rounding):
+    """The device's rounding of the operands (k, u, source) of a rounding tuple, or None."""
+    return rounding[4] if len(rounding) > 4 else None
 
 
 def _std_common_error(t, b, bound):
@@ -396,6 +412,8 @@ def _std_rescued(t, b, bound, rule, name="the api rule"):
         return raw
     notes = notes + [f"{n} elements within the rounding bound counted as exact (worst {_std_g(worst)} of the bound; "
                      f"{name} alone: {raw[0]})"]
+    if bound.operands_note():
+        notes = notes + [bound.operands_note()]
     return status, problems, notes, text
 
 
@@ -431,7 +449,7 @@ def judge(standard, api, backward, exact_op, dtype, tested, bench, reference, co
     """Judges one output by the precision standard ("default", "msprobe", "api" or "bound"):
     returns (status, message, rule, metrics_text). tested, bench and reference (or
     None) are 1-D float64 arrays; dtype is the tested side's canonical name;
-    rounding is (magnitude, k, compute[, common]) of the rounding bound (magnitude a 1-D float64 array
+    rounding is (magnitude, k, compute[, common[, operands]]) of the rounding bound (magnitude a 1-D float64 array
     like bench; k and the compute dtype the class's factors for the dtype), or None when the
     output has none. A magnitude that is not finite where the bench is bounds nothing.
     emulated says whether the tested side is the emulated device (a CPU run): "default"
@@ -477,14 +495,14 @@ def _std_judge(standard, api, backward, exact_op, dtype, tested, bench, referenc
                 return (status, [], listed, "") if status == "pass" else (status, listed, [], "")
 
             if rescue and bounded:
-                bound = _StdElementBound(rounding[0], rounding[1], rounding[2], dtype, _std_known(rounding))
+                bound = _StdElementBound(rounding[0], rounding[1], rounding[2], dtype, _std_known(rounding), _std_operands(rounding))
                 status, problems, notes, _ = _std_rescued(t, b, bound, thresholds, "msprobe's thresholds")
             else:
                 status, problems, notes, _ = thresholds(t)
             return status, "; ".join(list(problems) + list(notes)), rule, ""
         cls = _std_class(dtype)
         eps = 2.0 ** -52 if dtype == "float64" else 2.0 ** -23
-        bound = _StdElementBound(rounding[0], rounding[1], rounding[2], dtype, _std_known(rounding)) if bounded else None
+        bound = _StdElementBound(rounding[0], rounding[1], rounding[2], dtype, _std_known(rounding), _std_operands(rounding)) if bounded else None
 
         def api_rule(x):
             return _std_api_rule(rule, x, b, reference, cls, eps, api)

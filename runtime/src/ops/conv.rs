@@ -218,7 +218,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
+        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::ReducedOperands("conv")],
     },
     Op {
         names: &["Functional.conv2d", "Torch.conv2d", "MintFunctional.conv2d"],
@@ -227,7 +227,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
+        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::ReducedOperands("conv")],
     },
     Op {
         names: &["MS.Functional.conv2d"],
@@ -245,7 +245,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
+        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::ReducedOperands("conv")],
     },
     Op {
         names: &["Functional.conv_transpose2d", "Torch.conv_transpose2d", "MintFunctional.conv_transpose2d"],
@@ -254,6 +254,6 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
+        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::ReducedOperands("conv")],
     },
 ];

@@ -129,6 +129,9 @@ pub enum Fact {
     /// A derived in-place form ([`derive`]): the entry's out-of-place
     /// result written into `self`, in its dtype ([`derive::into_self`]).
     InPlace,
+    /// Its kind of kernel (`"conv"`) rounds float32 operands shorter on
+    /// some devices by default: the rulebook's `reduced_operands` by kind.
+    ReducedOperands(&'static str),
     /// Its kernel is known to leave a common relative error in float32
     /// results beyond what rounding leaves ([`CommonError`]): the bound's
     /// systematic view allows that much and says why.
@@ -333,6 +336,14 @@ impl Op {
     pub fn token_mask(&self) -> Option<&'static TokenKeys> {
         self.facts.iter().find_map(|f| match f {
             Fact::TokenMask(keys) => Some(keys),
+            _ => None,
+        })
+    }
+
+    /// Its kind of kernel for the rulebook's `reduced_operands` ([`Fact::ReducedOperands`]).
+    pub fn reduced_operands(&self) -> Option<&'static str> {
+        self.facts.iter().find_map(|f| match f {
+            Fact::ReducedOperands(kind) => Some(*kind),
             _ => None,
         })
     }

@@ -6,6 +6,7 @@
 use crate::compare::{Metrics, Status};
 use crate::dtype::TDType;
 use crate::report::DetailRow;
+use crate::spec::Framework;
 use crate::standard::{judge, Case, Judged, Rounding, Rule};
 use crate::value::{Value, T};
 
@@ -114,10 +115,23 @@ fn case<'a>(
         max_abs_err_threshold: r.max_abs_err_threshold,
         rounding: magnitude.map(|magnitude| {
             let (k, compute) = call.op.rounding().factors(dtype, direction == Direction::Backward);
-            Rounding { magnitude, k, compute, common_error: call.op.common_error().map(|c| (c.float32_epsilons, c.source)) }
+            let common_error = call.op.common_error().map(|c| (c.float32_epsilons, c.source));
+            Rounding { magnitude, k, compute, common_error, operands: (!emulated).then(|| reduced_operands(call, dtype)).flatten() }
         }),
         emulated,
     }
+}
+
+/// The rounding of a float32 row's operands the dump's device adds, as
+/// (k, u, source): the rulebook's `reduced_operands` of the op's kind
+/// (PyTorch's settings: torch_npu's and cuDNN's) on `dump_device`.
+fn reduced_operands(call: &Call, dtype: TDType) -> Option<(f64, f64, &'static str)> {
+    let r = call.r;
+    if dtype != TDType::F32 || r.framework != Framework::PyTorch {
+        return None;
+    }
+    let o = crate::rulebook::get().reduced_operands.get(call.op.reduced_operands()?, r.dump_device.as_str())?;
+    Some((o.k, 2f64.powi(-(o.mantissa + 1)), o.source.as_str()))
 }
 
 /// `row` with the verdict of `judged` on `tested`, the columns of

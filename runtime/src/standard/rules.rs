@@ -248,6 +248,8 @@ pub(super) struct ElementBound<'a> {
     /// The float32 common error the op's kernel is known to leave
     /// (epsilons, source): the systematic view allows it.
     common_error: Option<(f64, &'a str)>,
+    /// The device's rounding of the operands (k, u, source): `k·u·m` more.
+    operands: Option<(f64, f64, &'a str)>,
 }
 
 impl<'a> ElementBound<'a> {
@@ -257,7 +259,7 @@ impl<'a> ElementBound<'a> {
         let (mant, emin) = dtype.float_format().unwrap_or((23, -126));
         let (cm, ce) = compute.float_format().unwrap_or((23, -126));
         let eta = if ce - cm - 1 < -1074 { 0.0 } else { ldexp1(ce - cm - 1) };
-        ElementBound { magnitude, k, u: ldexp1(-(cm + 1)), eta, mant, emin, dtype, common_error: None }
+        ElementBound { magnitude, k, u: ldexp1(-(cm + 1)), eta, mant, emin, dtype, common_error: None, operands: None }
     }
 
     /// The bound of an op whose kernel is known to leave a common error
@@ -266,13 +268,25 @@ impl<'a> ElementBound<'a> {
         ElementBound { common_error, ..self }
     }
 
+    /// The bound of a row whose device rounds the op's operands shorter
+    /// (the rulebook's `reduced_operands`): `k·u·m` more per element.
+    pub fn with_operands(self, operands: Option<(f64, f64, &'a str)>) -> ElementBound<'a> {
+        ElementBound { operands, ..self }
+    }
+
+    /// What the device's rounding of the operands adds, for a row's Message.
+    fn operands_note(&self) -> Option<String> {
+        self.operands.map(|(k, u, source)| format!("bound plus k*u*magnitude for the operands (k={}, u={}: {source})", g(k), g(u)))
+    }
+
     /// The bound of element `i`.
     pub fn at(&self, i: usize) -> f64 {
         // A NaN magnitude (an input perturbed into NaN) bounds nothing.
         let m = if self.magnitude[i].is_nan() { 0.0 } else { self.magnitude[i].abs() };
         let e = if m == 0.0 || !m.is_finite() { self.emin } else { floor_log2(m).max(self.emin) };
         let half_ulp = if m.is_finite() { ldexp1(e - self.mant - 1) } else { f64::INFINITY };
-        self.k * (self.u * m + self.eta) + half_ulp
+        let operands = self.operands.map_or(0.0, |(k, u, _)| k * u * m);
+        self.k * (self.u * m + self.eta) + operands + half_ulp
     }
 
     /// `|t - b| / bound` of element `i` (0 where either side is not finite).
@@ -337,7 +351,9 @@ pub(super) fn rounding_bound(t: &[f64], b: &[f64], bound: &ElementBound, shape: 
     }
     problems.extend(systematic(t, b, bound));
     let metrics = format!("bound_ratio={}; beyond_bound={}; k={}; u={}", g(worst), g(ratio(beyond, t.len())), g(bound.k), g(bound.u));
-    Outcome::from_problems(problems, metrics)
+    let mut out = Outcome::from_problems(problems, metrics);
+    out.notes.extend(bound.operands_note());
+    out
 }
 
 /// The rounding bound's systematic view: the whole tensor's common
@@ -440,6 +456,7 @@ pub(super) fn rescued(t: &[f64], b: &[f64], bound: &ElementBound, name: &str, ru
         return raw;
     }
     out.notes.push(format!("{n} elements within the rounding bound counted as exact (worst {} of the bound; {name} alone: {})", g(worst), raw.status));
+    out.notes.extend(bound.operands_note());
     out
 }
 

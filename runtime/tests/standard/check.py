@@ -28,7 +28,8 @@ def main(cases_path, python_dir):
         reference = None if c["reference"] is None else array(c["reference"])
         magnitude = c.get("magnitude")
         common = tuple(c["common_error"]) if c.get("common_error") else None
-        rounding = None if magnitude is None else (array(magnitude), c["k"], c["compute"], common)
+        operands = tuple(c["operands"]) if c.get("operands") else None
+        rounding = None if magnitude is None else (array(magnitude), c["k"], c["compute"], common, operands)
         status, message, rule, metrics = judge(
             c["standard"], c["api"], c["backward"], c["exact_op"], c["dtype"], array(c["tested"]), array(c["bench"]),
             reference, c["cosine_threshold"], c["max_abs_err_threshold"], rounding=rounding, emulated=c.get("emulated", False),

@@ -18,7 +18,7 @@ use runtime::dtype::TDType;
 use runtime::prefix::Prefix;
 use runtime::repro::Data;
 #[allow(unused_imports)]
-use runtime::spec::{ApiId, DataMode, Framework, Replay, Spec};
+use runtime::spec::{ApiId, DataMode, DumpDevice, Framework, Replay, Spec};
 use runtime::standard::Standard;
 
 fn main() -> std::process::ExitCode {
@@ -55,6 +55,8 @@ fn main() -> std::process::ExitCode {
         max_abs_err_threshold: 0.0001,
         standard: Standard::Default,
         use_recorded: true,
+        // The device the dump was recorded on (its float32 convolutions' operands).
+        dump_device: DumpDevice::Cpu,
     };
     runtime::repro::main(&replay, "./op_result_output")
 }
