@@ -215,6 +215,30 @@ pub(super) fn benchmark(t: &[f64], b: &[f64], reference: Option<&[f64]>, class: 
     out
 }
 
+/// Each value rounded to nearest (ties to even) in `dtype`'s format, past
+/// its largest finite magnitude to ±Inf: the exact result of an op whose
+/// result is one of its inputs' values or a constant (a fill, a cast), as
+/// the device writes it in `dtype`; float64 and non-float values unchanged.
+pub(super) fn round_to(values: &[f64], dtype: TDType) -> Vec<f64> {
+    let Some((mant, emin)) = dtype.float_format().filter(|_| dtype != TDType::F64) else { return values.to_vec() };
+    let largest = (2.0 - ldexp1(-mant)) * ldexp1(1 - emin);
+    values
+        .iter()
+        .map(|&x| {
+            if !x.is_finite() || x == 0.0 {
+                return x;
+            }
+            let scale = ldexp1(floor_log2(x.abs()).max(emin) - mant);
+            let y = (x / scale).round_ties_even() * scale;
+            if y.abs() > largest {
+                f64::INFINITY.copysign(y)
+            } else {
+                y
+            }
+        })
+        .collect()
+}
+
 /// `2^k` for any `k` from the smallest subnormal's exponent (-1074) up, exactly.
 fn ldexp1(k: i32) -> f64 {
     if k >= -1022 {
