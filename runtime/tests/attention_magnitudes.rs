@@ -73,6 +73,15 @@ fn cases() -> Vec<Case> {
             ],
             dy: true,
         },
+        // BSND with a [B, 1, 1, S2] padding mask (every query row of a batch masks the same keys), float32.
+        Case {
+            api: "NPU.npu_fusion_attention",
+            framework: Framework::PyTorch,
+            dtype: TDType::F32,
+            tensors: [qkv(vec![2, 3, 2, 4], vec![2, 4, 2, 4], TDType::F32), vec![("atten_mask", vec![2, 1, 1, 4], TDType::Bool)]].concat(),
+            settings: vec![("head_num", json!(2)), ("input_layout", json!("BSND")), ("scale", json!(0.5))],
+            dy: true,
+        },
         // TND: two sequences, causal from the bottom right, float16, forward only.
         Case {
             api: "NPU.npu_fusion_attention",

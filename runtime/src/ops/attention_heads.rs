@@ -54,11 +54,11 @@ fn msg(what: impl Into<String>) -> candle_core::Error {
 }
 
 impl Heads {
-    /// The mask of head `(b, n)`, `[S1, S2]`.
-    fn mask_of(&self, b: usize, n: usize) -> candle_core::Result<Option<Tensor>> {
+    /// The mask of head `(b, n)`, broadcast to its `[S1, S2]` scores (a
+    /// `[B, 1, 1, S2]` padding mask masks every query's row alike).
+    fn mask_of(&self, b: usize, n: usize, s1: usize, s2: usize) -> candle_core::Result<Option<Tensor>> {
         let Some(m) = &self.mask else { return Ok(None) };
         let (mb, mn, _, _) = m.dims4()?;
-        let (s1, s2) = (m.dims()[2], m.dims()[3]);
         Ok(Some(m.get(if mb == 1 { 0 } else { b })?.get(if mn == 1 { 0 } else { n })?.broadcast_as((s1, s2))?))
     }
 
@@ -78,7 +78,7 @@ impl Heads {
             logits = (logits + pse.to_dtype(q.dtype())?)?;
         }
         logits = (logits * self.scale)?;
-        if let Some(m) = self.mask_of(b, n)? {
+        if let Some(m) = self.mask_of(b, n, logits.dims()[0], logits.dims()[1])? {
             let fill = Tensor::full(f64::NEG_INFINITY, logits.dims(), logits.device())?.to_dtype(logits.dtype())?;
             logits = m.where_cond(&fill, &logits)?;
         }
@@ -123,7 +123,7 @@ impl Heads {
                 let r = pm.sum_keepdim(1)?;
                 let a = ((&p + (&pm * w)?)? + p.broadcast_mul(&(&r * w)?)?)?;
                 let mo = a.matmul(&va)?;
-                let attended = match self.mask_of(i, j)? {
+                let attended = match self.mask_of(i, j, s1, s2)? {
                     Some(m) => m.where_cond(&ms.zeros_like()?, &ms)?,
                     None => ms.clone(),
                 };
