@@ -10,7 +10,12 @@
 //! gradients of later inputs the scripts leave out. Perturbed outputs are caught by the
 //! bound. The scripts of a dump are a sweep: every API in each direction
 //! runs, its repeated calls sampled (`common::sweep`; `MSPROBE_RS_SWEEP=full`
-//! runs every script). Needs MSPROBE_PYTHON and MSPROBE_MINDTORCH_PYTHON (scripts/test.sh sets both).
+//! runs every script). The scripts run with `--tested recorded` judge the
+//! dump's recorded values and reach the native replay's verdicts under every
+//! standard (a GPT-2 block planted 4 ULPs off, MindSpore's float16 softmax),
+//! and a float32 convolution recorded on an NPU or a GPU is held to its
+//! HF32 / TF32 operands (`--dump-device`), natively and by script. Needs
+//! MSPROBE_PYTHON and MSPROBE_MINDTORCH_PYTHON (scripts/test.sh sets both).
 
 mod common;
 
