@@ -210,3 +210,41 @@ fn the_fused_ops_scripts_compare_against_their_references() {
         }
     }
 }
+
+/// Without torch_npu, `--tested recorded` still judges an NPU dump's fused
+/// calls: the recorded values (the NPU's) against the scripts' references,
+/// and every row reaches the native replay's status under `bound`: the
+/// planted calls (tests/fixtures/npu/planted, and bf16_scaled's 2 %
+/// bfloat16 errors of npu_rms_norm and npu_swiglu) are `error` by both.
+#[test]
+fn without_torch_npu_recorded_values_of_the_fused_ops_reach_the_native_verdicts() {
+    for dump in ["npu/planted", "npu/bf16_scaled"] {
+        let dir = tempfile::tempdir().unwrap();
+        let scripts = generate_from(dir.path(), dump, "forward");
+        let native = dir.path().join("native");
+        let o = Command::new(env!("CARGO_BIN_EXE_msprobe"))
+            .args(["-f", "pytorch", "replay", "--dump"])
+            .arg(repo().join("tests/fixtures").join(dump))
+            .args(["--data-mode", "real_data", "--standard", "bound", "--top", "0", "--propagation", "forward", "--output-dir"])
+            .arg(&native)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(3), "{dump}: {}", text(&o));
+        let native_rows: std::collections::BTreeMap<String, String> = common::detail_rows(&native).into_iter().map(|(n, s, _)| (n, s)).collect();
+        let (mut agree, mut errors) = (0, 0);
+        for name in names(&scripts) {
+            let out = dir.path().join(format!("out_{name}"));
+            run(&scripts, &name, &["--tested", "recorded", "--standard", "bound", "--output-dir", out.to_str().unwrap()], None);
+            for (row, status, message) in common::detail_rows(&out) {
+                if message.starts_with("cannot replay here: the bench call raised NotImplementedError") {
+                    continue; // keep_prob < 1: no reference draws the device's dropout mask
+                }
+                assert!(message.contains("tested: device values recorded in the dump"), "{dump}: {row}: {message}");
+                assert_eq!(Some(&status), native_rows.get(&row), "{dump}: {row}: {message}");
+                agree += 1;
+                errors += usize::from(status == "error");
+            }
+        }
+        assert!(agree >= 6 && errors >= 2, "{dump}: {agree} rows agree, {errors} errors");
+    }
+}

@@ -37,6 +37,11 @@ def unavailable(call):
     return None
 
 
+def judged_outputs(call, outputs):
+    """The outputs of the call that are judged: all of them."""
+    return outputs
+
+
 def run_tested(call, args, kwargs, grad_outputs, device):
     outputs, grads = ms_run(call.tested, args, kwargs, grad_outputs)
     # What the tested run did, for the bench helpers that follow it (dropout keeps the same elements).

@@ -45,12 +45,16 @@ def select_device(requested):
     return "cpu"
 
 
+def judged_outputs(call, outputs):
+    """The outputs of the call that are judged: an NPU call's first JUDGED_OUTPUTS (what
+    torch_npu returns, and msprobe records, beyond them is not)."""
+    prefix, _, op = call.API_OP.partition(".")
+    return outputs[:JUDGED_OUTPUTS[op]] if prefix == "NPU" and op in JUDGED_OUTPUTS else outputs
+
+
 def run_tested(call, args, kwargs, grad_outputs, device):
     outputs, grads = torch_run(call.tested, args, kwargs, grad_outputs, device, raise_precision=False, exact_op=call.EXACT_OP)
-    prefix, _, op = call.API_OP.partition(".")
-    if prefix == "NPU" and op in JUDGED_OUTPUTS:  # what torch_npu returns beyond the judged outputs
-        outputs = outputs[:JUDGED_OUTPUTS[op]]
-    return outputs, grads
+    return judged_outputs(call, outputs), grads
 
 
 def run_bench(call, args, kwargs, grad_outputs, raise_precision=True):
