@@ -29,36 +29,33 @@ MAGNITUDE_H = 2.0 ** -20
 MAGNITUDE_U32 = 2.0 ** -24
 
 
+def _mag_table_name(api_op, prefixes):
+    """The op-table name of api_op (``Prefix.op``), looked up with each of prefixes in turn
+    ("MS." first for MindSpore's own meanings, as the op table's lookup does); None for an
+    API the op table does not hold."""
+    return next((prefix + api_op for prefix in prefixes if prefix + api_op in ROUNDING), None)
+
+
 def rounding_of(api_op, prefixes):
-    """The rounding class of the op-table entry of api_op (``Prefix.op``), looked up
-    with each of prefixes in turn ("MS." first for MindSpore's own meanings, as the
-    op table's lookup does); None for an API the op table does not hold."""
-    for prefix in prefixes:
-        entry = ROUNDING.get(prefix + api_op)
-        if entry is not None:
-            return entry
-    return None
+    """The rounding class of the op-table entry of api_op (_mag_table_name); None for an API
+    the op table does not hold."""
+    name = _mag_table_name(api_op, prefixes)
+    return None if name is None else ROUNDING[name]
 
 
 def common_error_of(api_op, prefixes):
     """The (epsilons, source) of the common error the kernel of api_op is known to leave in
-    float32 results (the op table's CommonError), looked up like rounding_of; None for most."""
-    for prefix in prefixes:
-        if prefix + api_op in ROUNDING:
-            return KERNEL_COMMON_ERROR.get(prefix + api_op)
-    return None
+    float32 results (the op table's CommonError); None for most."""
+    return KERNEL_COMMON_ERROR.get(_mag_table_name(api_op, prefixes))
 
 
 def reduced_operands_of(api_op, prefixes, device):
     """The (k, u, source) of the operands' rounding that device adds to float32 rows of api_op
-    (the rulebook's reduced_operands of the op's kind: the op table's ReducedOperands),
-    looked up like rounding_of; None for most ops and for the CPU."""
-    for prefix in prefixes:
-        if prefix + api_op in ROUNDING:
-            kind = REDUCED_OPERANDS.get(prefix + api_op)
-            o = RULEBOOK["reduced_operands"].get(kind, {}).get(device) if kind else None
-            return None if o is None else (o["k"], 2.0 ** -(o["mantissa"] + 1), o["source"])
-    return None
+    (the rulebook's reduced_operands of the op's kind: the op table's ReducedOperands); None
+    for most ops and for the CPU."""
+    kind = REDUCED_OPERANDS.get(_mag_table_name(api_op, prefixes))
+    o = RULEBOOK["reduced_operands"].get(kind, {}).get(device) if kind else None
+    return None if o is None else (o["k"], 2.0 ** -(o["mantissa"] + 1), o["source"])
 
 
 def rounding_factors(entry, dtype, backward):
