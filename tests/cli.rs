@@ -226,3 +226,40 @@ fn op_generate_without_o_writes_into_the_current_folder() {
     let help = msprobe(&["-f", "mindspore", "op_generate", "--help"], dir.path());
     assert!(String::from_utf8_lossy(&help.stdout).contains("[default: .]"), "{}", String::from_utf8_lossy(&help.stdout));
 }
+
+/// `replay --dump` with stderr in a file (a log, as under Slurm or
+/// Kubernetes) ends with a progress line: the calls, the tensor bytes
+/// read and the time taken; `-q` prints no progress.
+#[test]
+fn replay_progress_goes_to_a_log_as_lines_and_q_silences_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |quiet: bool| {
+        let log = dir.path().join(if quiet { "quiet.log" } else { "replay.log" });
+        let mut args = vec!["-f", "pytorch", "replay", "--dump", "DUMP", "--data-mode", "real_data", "--filter", "^Functional", "-o", "out", "--top", "0"];
+        let dump = fixture("pytorch/tensor/dump.json");
+        args[4] = &dump;
+        if quiet {
+            args.push("-q");
+        }
+        let out = dir.path().join(if quiet { "q" } else { "lines" });
+        std::fs::create_dir_all(&out).unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_msprobe"))
+            .args(&args)
+            .current_dir(&out)
+            .stderr(std::fs::File::create(&log).unwrap())
+            .output()
+            .unwrap();
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(o.status.code().is_some_and(|c| c == 0 || c == 3), "{text}");
+        text
+    };
+    let log = run(false);
+    let lines: Vec<&str> = log.lines().filter(|l| l.starts_with("replay: ")).collect();
+    assert_eq!(lines.len(), 1, "one line for a run under 10 s: {log}");
+    let re = regex::Regex::new(r"^replay: (\d+)/(\d+) calls, \d+\.\d [MG]B read, \d+\.\ds elapsed$").unwrap();
+    let caps = re.captures(lines[0]).unwrap_or_else(|| panic!("{:?}", lines[0]));
+    assert_eq!(caps[1], caps[2]);
+    assert!(caps[1].parse::<usize>().unwrap() > 1, "{}", lines[0]);
+    let quiet = run(true);
+    assert!(!quiet.contains("replay: "), "{quiet}");
+}

@@ -4,7 +4,6 @@
 //! touches this file and the code that uses the option, nothing between.
 
 use std::ffi::OsString;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
@@ -200,6 +199,9 @@ struct ReplayFlags {
     /// Also write a self-contained HTML report (summary, the step as a chart, a sortable table, per-call details) to FILE (default: replay_report_<stamp>.html in the output folder).
     #[arg(long, value_name = "FILE", num_args = 0..=1)]
     html: Option<Option<PathBuf>>,
+    /// No progress output (otherwise, with --dump, a bar on a terminal and in a log a line at most every 10 s: calls done, GB read, time taken and left).
+    #[arg(long, short = 'q')]
+    quiet: bool,
 }
 
 /// A size in bytes as ripgrep spells one: a number with an optional suffix
@@ -354,13 +356,7 @@ fn op_generate_options(given: Option<Framework>, flags: OpGenerateFlags) -> Resu
         (Some(name), false) => Some(name.clone()),
         (None, false) => return Err(missing_api_name(&config_input, "an API name such as Tensor.add.0 (or pass --all / --filter)")),
     };
-    let progress = if quiet {
-        Progress::Quiet
-    } else if std::io::stderr().is_terminal() {
-        Progress::Bar
-    } else {
-        Progress::Lines
-    };
+    let progress = Progress::for_stderr(quiet);
     let mode = match name {
         Some(name) => Mode::Single(name),
         None => Mode::Batch(BatchOptions { selector: ApiSelector { filter, shard }, propagation: propagation.unwrap_or(config.propagation.into()), progress }),
@@ -395,6 +391,7 @@ fn replay_options(given: Option<Framework>, mut flags: ReplayFlags) -> Result<Op
         tensor_size_limit,
         memory_budget,
         html,
+        quiet,
     } = flags;
     let output_dir = output_dir.unwrap_or_else(|| PathBuf::from("./op_result_output"));
     let shard = match (shard, &dump) {
@@ -422,7 +419,8 @@ fn replay_options(given: Option<Framework>, mut flags: ReplayFlags) -> Result<Op
     };
     let available = Limits::from_available_memory();
     let limits = Limits { tensor_bytes: tensor_size_limit.unwrap_or(available.tensor_bytes), memory_budget: memory_budget.unwrap_or(available.memory_budget) };
-    let opts = replay::Options { framework, config, scope, propagation: direction, emulate, allow_skip, output_dir, limits, html };
+    let progress = Progress::for_stderr(quiet);
+    let opts = replay::Options { framework, config, scope, propagation: direction, emulate, allow_skip, output_dir, limits, html, progress };
     Ok(Options::Replay { opts, top })
 }
 

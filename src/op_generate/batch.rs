@@ -206,7 +206,7 @@ fn one_dump(opts: &Options, batch: &BatchOptions, file: &Path, out_dir: &Path, r
     if !opts.check {
         output::create_dir(out_dir)?;
     }
-    let reporter = Reporter::new(batch.progress, total, &file.display().to_string(), "op_generate", "scripts");
+    let reporter = Reporter::new(batch.progress, total, total as u64, &file.display().to_string(), "op_generate", "scripts");
     let mut scripts = Scripts { calls: &calls, list: Vec::with_capacity(total), tails: vec![] };
     let jobs = (0..calls.len()).filter_map(|i| jobs_of(&calls, i, batch).map(|(d, _)| (i, d))).flat_map(|(i, d)| d.into_iter().flatten().map(move |d| (i, d)));
     let render = |job| render_job(&calls, job, &source, &generator, out_dir, opts.check);
@@ -265,7 +265,7 @@ fn render_chunks(
             .par_iter()
             .map(|&job| {
                 let result = render(job);
-                reporter.tick();
+                reporter.tick(1, 0);
                 result
             })
             .collect();

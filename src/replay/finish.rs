@@ -18,6 +18,7 @@ use super::part::{CallRecord, Header, Part};
 use super::resume::{self, Journal};
 use super::{call, dedupe};
 use crate::config::DataMode;
+use crate::progress::Reporter;
 
 /// Who judges a call that is not replayed on its own: an identical call
 /// an earlier run judged (an index into its records), or one this run replays.
@@ -88,13 +89,17 @@ pub(super) fn finish_shard(
             (&d.source, &d.groups[c.group], c.direction)
         })
         .collect();
+    let work = runs.iter().map(|&(o, _)| job.calls[o].cost).fold(0, u64::saturating_add);
+    let reporter = Reporter::new(opts.progress, runs.len(), work, "replay", "replay", "calls");
     call::replay_batch(opts, &items, |i, rows: Rows, args: Vec<HtmlArg>| {
         let (o, clones) = runs[i];
+        reporter.tick(job.calls[o].cost, read_bytes(job, o, opts.config.data_mode));
         let record = CallRecord::new(job.place(o), keys[&o].clone(), None, &rows, &args, &stack(o));
         let copies: Vec<CallRecord> = clones.iter().map(|&c| share(&record, c)).collect();
         emit(record);
         copies.into_iter().for_each(&emit);
     });
+    reporter.finish();
     if let Some(e) = failed.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
         return Err(e);
     }
@@ -106,6 +111,15 @@ pub(super) fn finish_shard(
     drop(journal);
     let path = resume::finish(parts, &part)?;
     Ok(Finished { part, path, counts: (runs.len(), judged, shared) })
+}
+
+/// The bytes of the tensor files a call read (none with random data).
+fn read_bytes(job: &Job, o: usize, data_mode: DataMode) -> u64 {
+    let c = &job.calls[o];
+    match (data_mode, job.dumps[c.dump].source.data_dir()) {
+        (DataMode::Real, Some(dir)) => c.files.iter().filter_map(|f| std::fs::metadata(dir.join(f)).ok()).map(|m| m.len()).sum(),
+        _ => 0,
+    }
 }
 
 /// The stacks of every dump of the shard, and the notes of those without

@@ -6,6 +6,7 @@ use runtime::limits::Limits;
 
 use crate::config::OpConfig;
 use crate::model::{ApiName, Direction, Framework};
+use crate::progress::Progress;
 use crate::select::ApiSelector;
 
 /// Which calls a replay takes.
@@ -40,4 +41,6 @@ pub struct Options {
     /// `--html [FILE]`: also write the HTML report, to FILE or (`Some(None)`)
     /// to `replay_report_<stamp>.html` in the output folder.
     pub html: Option<Option<PathBuf>>,
+    /// How `--dump` shows its progress on stderr.
+    pub progress: Progress,
 }
