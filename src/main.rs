@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use msprobe::cli::{self, flags, printer};
 
 pub fn main() -> ExitCode {
+    runtime::heap::keep_freed_memory();
     match flags::parse().and_then(cli::run) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

@@ -24,6 +24,7 @@ pub mod error;
 pub mod exec;
 pub mod exit;
 pub mod grad_layout;
+pub mod heap;
 pub mod inputs;
 pub mod io;
 pub mod limits;
