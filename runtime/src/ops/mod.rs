@@ -17,6 +17,7 @@ mod activation;
 pub mod api_standard;
 mod arith;
 mod attention_heads;
+mod batch_norm_kernel;
 pub mod bench;
 mod blas;
 mod compare;

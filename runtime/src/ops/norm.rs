@@ -4,6 +4,7 @@
 
 use candle_core::Tensor;
 
+use super::batch_norm_kernel;
 use super::{one, Op, Standard};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
@@ -58,6 +59,9 @@ fn batch_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
             if n <= 1 {
                 return Err(Error::Arg(format!("batch_norm: expected more than 1 value per channel when training, got input of shape {:?}", x.dims())));
             }
+            if let Some(y) = fused_batch_norm(b, x, eps)? {
+                return one(ctx.out(y, x.dtype)?);
+            }
             let mean = (x.t.sum_keepdim(dims.clone())? / n as f64)?;
             let var = (x.t.broadcast_sub(&mean)?.sqr()?.sum_keepdim(dims)? / n as f64)?;
             (mean, var)
@@ -65,6 +69,21 @@ fn batch_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     };
     let y = x.t.broadcast_sub(&mean)?.broadcast_div(&(var + eps)?.sqrt()?)?;
     one(ctx.out(affine(b, x, y)?, x.dtype)?)
+}
+
+/// Training-mode batch_norm by the fused kernel, with
+/// the call's weight and bias or ones and zeros; `None` where the kernel
+/// does not apply.
+fn fused_batch_norm(b: &Bound, x: &T, eps: f64) -> Result<Option<Tensor>> {
+    let c = x.dims()[1];
+    let param = |name: &str, fill: f64| -> Result<Tensor> {
+        match b.opt_tensor(name)? {
+            Some(p) if p.t.elem_count() != c => Err(Error::Arg(format!("{name} of shape {:?} for {c} channels", p.dims()))),
+            Some(p) => Ok(p.t.reshape(c)?),
+            None => Ok((Tensor::ones(c, x.t.dtype(), x.t.device())? * fill)?),
+        }
+    };
+    Ok(batch_norm_kernel::fused_batch_norm(&x.t, &param("weight", 1.0)?, &param("bias", 0.0)?, eps)?)
 }
 
 /// torch.nn.functional.group_norm: mean and biased variance over each
