@@ -2,10 +2,11 @@
 benchmark (scripts/bench-real-size.sh): every call of a tensor dump.json replayed with torch on the
 CPU from the same tensor files.
 
-    python scripts/bench_torch_replay.py DUMP.json [--threads N] [--classes]
+    python scripts/bench_torch_replay.py DUMP.json [--threads N] [--classes] [--random] [--print-classes]
 
 For each forward entry (with its backward entry when the dump has one): every tensor file the call
-names is read (torch.load: inputs, recorded outputs, gradients), then
+names is read (torch.load: inputs, recorded outputs, gradients), or with --random (a statistics
+dump: `replay --data-mode random_data`) a random tensor of each recorded shape made, then
 
 - bench: the call in float64, forward and backward (torch.autograd.grad with the dumped output
   gradients), as the native bench runs it;
@@ -14,8 +15,7 @@ names is read (torch.load: inputs, recorded outputs, gradients), then
 The ops are the PyTorch callables of the API names (`Functional.x` is torch.nn.functional.x,
 `Tensor.x` torch.Tensor.x, `Torch.x` torch.x); an in-place method runs on a copy, forward only.
 Prints one line per figure (read, bench, device, total: seconds and calls/s; tensor bytes read;
-the process's CPU seconds), with --classes the seconds of each op class (matmul/linear, attention,
-layer_norm, gelu/softmax, other), and a last line of JSON with the same figures.
+the process's CPU seconds), with --classes the seconds of each op class (CLASSES), and a last line of JSON with the same figures.
 """
 import argparse
 import json
@@ -27,20 +27,44 @@ import time
 import torch
 import torch.nn.functional as F
 
+# The op classes of the per-class figures, by op name (the part after the prefix); a name in none
+# is "elementwise/activations". `--print-classes` prints them as `NAME<TAB>REGEX`, the regex
+# matching msprobe's `Prefix.op.N` names, for `replay --filter` (scripts/bench-real-size.sh).
 CLASSES = [
-    ("matmul/linear", re.compile(r"\.(linear|matmul|mm|bmm|addmm|baddbmm|__matmul__)$")),
-    ("attention", re.compile(r"\.scaled_dot_product_attention$")),
-    ("layer_norm", re.compile(r"\.layer_norm$")),
-    ("gelu/softmax", re.compile(r"\.(gelu|softmax|log_softmax)$")),
+    ("conv", ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d"]),
+    ("norms", ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm"]),
+    ("pooling", ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+                 "adaptive_max_pool2d"]),
+    ("matmul/linear", ["linear", "matmul", "mm", "bmm", "addmm", "baddbmm", "__matmul__", "einsum"]),
+    ("attention", ["scaled_dot_product_attention"]),
+    ("softmax", ["softmax", "log_softmax"]),
+    ("losses", ["cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy",
+                "binary_cross_entropy_with_logits"]),
+    ("reductions", ["sum", "mean", "var", "std", "norm", "max", "min", "amax", "amin", "argmax", "cumsum", "prod"]),
+    ("embedding/indexing", ["embedding", "index_select", "gather", "scatter", "__getitem__", "__setitem__", "masked_fill",
+                            "where", "take_along_dim", "index_add_"]),
 ]
+OTHER = "elementwise/activations"
 DTYPES = {f"torch.{n}": getattr(torch, n) for n in ("float64", "float32", "float16", "bfloat16", "int64", "int32", "bool", "uint8")}
 
 
 def op_class(api):
-    for name, pattern in CLASSES:
-        if pattern.search(api):
+    op = api.split(".", 1)[1]
+    for name, ops in CLASSES:
+        if op in ops:
             return name
-    return "other"
+    return OTHER
+
+
+def class_filters(apis):
+    """Each class that `apis` (`Prefix.op` names) have calls of, with the regex of their `Prefix.op.N`
+    names (Rust's regex has no lookahead: a class is the list of its names in the dump)."""
+    rows = []
+    for name in [c for c, _ in CLASSES] + [OTHER]:
+        members = sorted({a for a in apis if op_class(a) == name})
+        if members:
+            rows.append((name, r"^(" + "|".join(re.escape(a) for a in members) + r")\.[0-9]+$"))
+    return rows
 
 
 def callable_of(api):
@@ -57,8 +81,24 @@ def callable_of(api):
 class Files:
     """The tensor files of one call, each read once, with the bytes read and the time taken."""
 
-    def __init__(self, folder):
-        self.folder, self.bytes, self.seconds, self.cpu = folder, 0, 0.0, 0.0
+    def __init__(self, folder, random=False):
+        self.folder, self.bytes, self.seconds, self.cpu, self.random = folder, 0, 0.0, 0.0, random
+
+    def random_tensor(self, spec):
+        """--random: a tensor of the recorded shape and dtype (floats normal, integers within the
+        recorded Min and Max), generated as the native random_data replay does; timed as reading."""
+        start, cpu = time.perf_counter(), time.process_time()
+        dtype, shape = DTYPES[spec["dtype"]], spec.get("shape", [])
+        if dtype.is_floating_point:
+            t = torch.randn(shape, dtype=torch.float64).to(dtype)
+        elif dtype == torch.bool:
+            t = torch.randint(0, 2, shape).bool()
+        else:
+            lo, hi = int(spec.get("Min") or 0), int(spec.get("Max") or 0)
+            t = torch.randint(lo, hi + 1, shape, dtype=dtype)
+        self.seconds += time.perf_counter() - start
+        self.cpu += time.process_time() - cpu
+        return t
 
     def load(self, name):
         path = os.path.join(self.folder, name)
@@ -77,6 +117,8 @@ def decode(v, files):
     if v is None:
         return None
     kind = v.get("type")
+    if kind == "torch.Tensor" and files.random:
+        return files.random_tensor(v)
     if kind == "torch.Tensor":
         return files.load(v["data_name"]) if "data_name" in v else None
     if kind == "torch.dtype":
@@ -135,25 +177,32 @@ def side(dtype_of, fn, in_place, args, kwargs, entry, grads):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dump")
+    ap.add_argument("--random", action="store_true", help="random data of the recorded shapes (a statistics dump), no files read")
+    ap.add_argument("--print-classes", action="store_true", help="print each class of the dump's calls and its replay --filter regex, and exit")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--classes", action="store_true", help="also print the seconds of each op class")
     opts = ap.parse_args()
     torch.set_num_threads(opts.threads)
     with open(opts.dump, encoding="utf-8") as f:
         data = json.load(f)["data"]
+    if opts.print_classes:
+        apis = {n[: -len(".forward")].rsplit(".", 1)[0] for n in data if n.endswith(".forward") and not n.startswith("Module.")}
+        for name, regex in class_filters(apis):
+            print(f"{name}\t{regex}")
+        return 0
     folder = os.path.join(os.path.dirname(os.path.abspath(opts.dump)), "dump_tensor_data")
     totals = {"read": 0.0, "bench": 0.0, "device": 0.0, "cpu_read": 0.0, "cpu_bench": 0.0, "cpu_device": 0.0}
     classes = {}
     calls, nbytes = 0, 0
     wall, cpu = time.perf_counter(), time.process_time()
     for name, entry in data.items():
-        if not name.endswith(".forward"):
+        if not name.endswith(".forward") or name.startswith("Module."):
             continue
         api = name[: -len(".forward")].rsplit(".", 1)[0]
         fn = callable_of(api)
         in_place = api.endswith("_") and not api.endswith("__")
         backward = None if in_place else data.get(name[: -len("forward")] + "backward")
-        files = Files(folder)
+        files = Files(folder, opts.random)
         args = [decode(v, files) for v in entry.get("input_args", [])]
         kwargs = {n: decode(v, files) for n, v in entry.get("input_kwargs", {}).items()}
         decode(entry.get("output"), files)  # the recorded outputs the replay compares against
