@@ -137,6 +137,20 @@ pub enum Fact {
     /// results beyond what rounding leaves ([`CommonError`]): the bound's
     /// systematic view allows that much and says why.
     CommonError(CommonError),
+    /// Parameters no result reads while a bool parameter is true
+    /// (batch_norm's running statistics in training): the rounding
+    /// magnitudes do not perturb them.
+    Inert(Inert),
+}
+
+/// Parameters no result of a call reads when its bool parameter `when`
+/// is true ([`Fact::Inert`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Inert {
+    /// The bool parameter.
+    pub when: &'static str,
+    /// The parameters its results then do not read.
+    pub params: &'static [&'static str],
 }
 
 /// A kernel's measured common relative error in float32 results, with
@@ -345,6 +359,14 @@ impl Op {
     pub fn reduced_operands(&self) -> Option<&'static str> {
         self.facts.iter().find_map(|f| match f {
             Fact::ReducedOperands(kind) => Some(*kind),
+            _ => None,
+        })
+    }
+
+    /// The parameters its results do not read, and when ([`Fact::Inert`]).
+    pub fn inert(&self) -> Option<&'static Inert> {
+        self.facts.iter().find_map(|f| match f {
+            Fact::Inert(i) => Some(i),
             _ => None,
         })
     }

@@ -5,7 +5,7 @@
 use candle_core::Tensor;
 
 use super::batch_norm_kernel;
-use super::{one, Op, Standard};
+use super::{one, Fact, Inert, Op, Standard};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
@@ -115,7 +115,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[],
+        facts: &[Fact::Inert(Inert { when: "training", params: &["running_mean", "running_var"] })],
     },
     Op {
         names: &["Functional.group_norm", "MintFunctional.group_norm"],

@@ -317,6 +317,21 @@ impl<'a> Call<'a> {
         out
     }
 
+    /// The slots (as [`Call::run_with`] numbers them) of the parameters
+    /// the op's [`crate::ops::Fact::Inert`] says no result reads in this
+    /// call: perturbing them moves nothing.
+    pub fn inert_slots(&self) -> Vec<usize> {
+        let Some(inert) = self.op.inert() else { return vec![] };
+        let Ok((args, kwargs)) = self.arguments(&self.bench) else { return vec![] };
+        let names = param_names(self.op.sig);
+        let slots: Vec<(Option<&str>, &Value)> =
+            args.iter().enumerate().map(|(i, v)| (names.get(i).copied(), v)).chain(kwargs.iter().map(|(k, v)| (Some(k.as_str()), v))).collect();
+        if !slots.iter().any(|&(n, v)| n == Some(inert.when) && matches!(v, Value::Bool(true))) {
+            return vec![];
+        }
+        slots.iter().enumerate().filter(|(_, (n, _))| n.is_some_and(|n| inert.params.contains(&n))).map(|(i, _)| i).collect()
+    }
+
     /// The slots (as [`Call::run_with`] numbers them) whose value on the bench satisfies `keep`.
     pub fn slots_where(&self, keep: impl Fn(&Value) -> bool) -> Vec<usize> {
         let Ok((args, kwargs)) = self.arguments(&self.bench) else { return vec![] };

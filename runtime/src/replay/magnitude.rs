@@ -251,7 +251,8 @@ fn on_absolute_values(call: &Call, negated: Option<&'static str>) -> Result<Flat
 fn first_order(call: &Call, outputs: &[Option<Vec<f64>>], grads: &[Option<Vec<f64>>], patterns: &[Pattern]) -> Result<Flat> {
     let mut o: Vec<Option<Vec<f64>>> = outputs.iter().cloned().map(abs_all).collect();
     let mut g: Vec<Option<Vec<f64>>> = grads.iter().cloned().map(abs_all).collect();
-    for j in call.slots_where(perturbable) {
+    let inert = call.inert_slots();
+    for j in call.slots_where(perturbable).into_iter().filter(|j| !inert.contains(j)) {
         for &pattern in patterns {
             let at = |h: f64| call.run_with(&call.bench, |slot, _, v| if slot == j { perturbed(v, h, pattern) } else { Ok(v) }, Ok);
             let (plus, minus) = (flat(&at(H)?), flat(&at(-H)?));
