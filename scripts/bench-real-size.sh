@@ -16,8 +16,12 @@
 #   - torch replaying every call from the same tensor files (scripts/bench_torch_replay.py): the
 #     files read, the float64 bench forward+backward, the device in the dumped dtypes, and the
 #     ratios (replay against torch's read + bench; --emulate against torch's whole run);
-# and, for the block, the same per op class (replay --filter of the class's calls, with the default
-# standard and with --standard msprobe, beside the torch figures of those calls).
+# and per op class (replay --filter of the class's calls beside torch's figures of those calls). Then
+# one ResNet-50 training step (zoo/make/make_resnet50.sh, msprobe 26.2.0, batch 8 at 224x224, in
+# $RESNET_DUMPS, default $HOME/.cache/msprobe-rs/bench): its tensor dump as above, and its
+# statistics dump with random data (bench, emulated device, rounding magnitudes) against torch
+# making the same random data and running the bench and the device (bench_torch_replay.py --random),
+# whole and per op class.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${MSPROBE_PYTHON:-$HOME/.cache/msprobe-rs/venv/bin/python}
@@ -38,7 +42,7 @@ native() {  # LABEL CALLS BYTES DUMP [replay flags...]
     local label=$1 calls=$2 bytes=$3 dump=$4 rss
     shift 4
     # A fresh output folder each time: a replay resumes from the parts a folder holds.
-    /usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$BIN" -f pytorch replay --dump "$dump" --data-mode real_data \
+    /usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$BIN" -f pytorch replay --dump "$dump" \
         --output-dir "$(mktemp -d "$WORK/out.XXXXXX")" --top 0 "$@" > /dev/null 2> "$WORK/err.txt" || true
     read -r SECS user sys rss < <(tail -n 1 "$WORK/time")  # after "Command exited with non-zero status N"
     CPU=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
@@ -59,14 +63,14 @@ bench_dump() {  # NAME DUMP_DIR
     calls=$(figure "$WORK/torch.txt" 'r["calls"]')
     bytes=$(figure "$WORK/torch.txt" 'r["bytes"]')
     echo "== $name: $calls calls, $(awk -v b="$bytes" 'BEGIN { printf "%.3f", b / 1e9 }') GB of tensor files, $THREADS threads"
-    native "msprobe replay (bench f64 vs the recorded device values)" "$calls" "$bytes" "$dump"
+    native "msprobe replay (bench f64 vs the recorded device values)" "$calls" "$bytes" "$dump" --data-mode real_data
     native=$SECS native_cpu=$CPU
-    native "msprobe replay --emulate (bench f64 and the emulated device)" "$calls" "$bytes" "$dump" --emulate
+    native "msprobe replay --emulate (bench f64 and the emulated device)" "$calls" "$bytes" "$dump" --data-mode real_data --emulate
     emulate=$SECS emulate_cpu=$CPU
     # The default standard also computes each call's rounding magnitudes (extra passes over the
     # bench, runtime/src/replay/magnitude.rs), which torch's side does not: msprobe's own
     # standard replays the bench alone, the work torch's read + bench does.
-    native "msprobe replay --standard msprobe (bench f64 alone, no rounding magnitudes)" "$calls" "$bytes" "$dump" --standard msprobe
+    native "msprobe replay --standard msprobe (bench f64 alone, no rounding magnitudes)" "$calls" "$bytes" "$dump" --data-mode real_data --standard msprobe
     plain=$SECS plain_cpu=$CPU
     sed '$d' "$WORK/torch.txt" | sed 's/^/  /'
     tb=$(figure "$WORK/torch.txt" 'round(r["read"] + r["bench"], 3)')
@@ -81,21 +85,47 @@ bench_dump() {  # NAME DUMP_DIR
         printf "ratio native / torch, the same work: --standard msprobe %.2f s / torch read+bench %.2f s = %.2fx wall; CPU %.2f s / %.2f s = %.2fx\n", n, tb, n / tb, c, tbc, c / tbc }'
 }
 
+# Per op class of DUMP (classes as scripts/bench_torch_replay.py --print-classes names them): replay
+# --filter of the class's calls with FLAGS, beside torch's figures of those calls in TORCH (its
+# --classes output; PARTS: the parts of torch's work that count, "read bench" or "read bench
+# device"): calls/s, peak RSS, and the ratio of wall times.
+per_class() {  # DUMP TORCH PARTS [replay flags...]
+    local dump=$1 torch=$2 parts=$3 name regex secs user sys rss t calls sum
+    shift 3
+    while IFS=$'\t' read -r name regex; do
+        sum=$(for p in $parts; do printf "r['classes']['%s']['%s'] + " "$name" "$p"; done)
+        t=$(figure "$torch" "round(${sum}0, 3)")
+        calls=$(figure "$torch" "r['classes']['$name']['calls']")
+        /usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$BIN" -f pytorch replay --dump "$dump" \
+            --output-dir "$(mktemp -d "$WORK/class.XXXXXX")" --top 0 -q --filter "$regex" "$@" > /dev/null 2>&1 || true
+        read -r secs user sys rss < <(tail -n 1 "$WORK/time")
+        awk -v c="$name" -v n="$calls" -v s="$secs" -v cpu="$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" -v r="$rss" -v t="$t" 'BEGIN {
+            printf "  %-24s %4d calls: native %7.2f s (CPU %7.2f s, %6.1f calls/s, peak %5.0f MB), torch %6.2f s: %5.2fx\n", c, n, s, cpu, n / s, r / 1024, t, s / t }'
+    done < <("$PYTHON" scripts/bench_torch_replay.py "$dump" --print-classes)
+}
+
 bench_dump "GPT-2 block, sequence 512 ($BLOCK)" "$BLOCK"
-cp "$WORK/torch.txt" "$WORK/block.txt"
-echo "== per op class of the block: replay --filter of the class's calls (forward and backward), torch's read + bench of them"
-for class in 'matmul/linear:\.(linear|matmul)\.' 'attention:\.scaled_dot_product_attention\.' 'layer_norm:\.layer_norm\.' 'gelu/softmax:\.(gelu|softmax)\.'; do
-    name=${class%%:*}
-    t=$(figure "$WORK/block.txt" "round(r['classes']['$name']['read'] + r['classes']['$name']['bench'], 3)")
-    tc=$(figure "$WORK/block.txt" "round(r['classes']['$name']['cpu'], 3)")
-    for standard in default msprobe; do
-        flags=()
-        [ "$standard" = default ] || flags=(--standard "$standard")
-        /usr/bin/time -f "%e %U %S" -o "$WORK/time" "$BIN" -f pytorch replay --dump "$BLOCK/dump.json" --data-mode real_data \
-            --output-dir "$(mktemp -d "$WORK/class.XXXXXX")" --top 0 --filter "${class#*:}" "${flags[@]}" > /dev/null 2>&1 || true
-        read -r secs user sys < <(tail -n 1 "$WORK/time")
-        awk -v c="$name" -v st="$standard" -v s="$secs" -v cpu="$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" -v t="$t" -v tc="$tc" 'BEGIN {
-            printf "  %-14s %-8s native %.2f s (CPU %.2f s), torch read + bench %.2f s (CPU %.2f s): %.2fx wall, %.2fx CPU\n", c, st, s, cpu, t, tc, s / t, cpu / tc }'
-    done
-done
+echo "== per op class of the block (real data, default standard), against torch's read + bench of those calls"
+per_class "$BLOCK/dump.json" "$WORK/torch.txt" "read bench" --data-mode real_data
+
+# ResNet-50, one training step (zoo/make/make_resnet50.sh, msprobe 26.2.0): the tensor dump with
+# real data as above, and the statistics dump with random data (the emulated device judged by the
+# rounding bound, magnitudes included) against torch making the same random data and running the
+# float64 bench and the float32 device.
+RESNET=${RESNET_DUMPS:-$HOME/.cache/msprobe-rs/bench}
+zoo/make/make_resnet50.sh "$RESNET"
+bench_dump "ResNet-50 step, batch 8, tensor ($RESNET/resnet50_tensor)" "$RESNET/resnet50_tensor"
+echo "== per op class of the ResNet-50 step (real data, default standard), against torch's read + bench of those calls"
+per_class "$RESNET/resnet50_tensor/dump.json" "$WORK/torch.txt" "read bench" --data-mode real_data
+stats=$RESNET/resnet50_statistics/dump.json
+"$PYTHON" scripts/bench_torch_replay.py "$stats" --threads "$THREADS" --classes --random > "$WORK/torch_random.txt"
+echo "== ResNet-50 step, batch 8, statistics ($stats), random data"
+sed '$d' "$WORK/torch_random.txt" | sed 's/^/  /'
+calls=$(figure "$WORK/torch_random.txt" 'r["calls"]')
+native "msprobe replay --data-mode random_data (bench f64, emulated device, rounding magnitudes)" "$calls" 1 "$stats" --data-mode random_data
+ta=$(figure "$WORK/torch_random.txt" 'round(r["wall"], 3)')
+awk -v n="$SECS" -v ta="$ta" 'BEGIN { printf "ratio native / torch (random data, bench and device), wall: %.2f s / %.2f s = %.2fx\n", n, ta, n / ta }'
+echo "== per op class of the ResNet-50 statistics step (random data), against torch's random data, bench and device of those calls"
+per_class "$stats" "$WORK/torch_random.txt" "read bench device" --data-mode random_data
+
 bench_dump "matmul 2048x2048, forward and backward ($MATMUL)" "$MATMUL"

@@ -168,8 +168,9 @@ fn conv_transpose(ctx: &Ctx, b: &Bound, n: usize) -> Result<Vec<Value>> {
     Ok(vec![Value::Tensor(ctx.out(out, x.dtype)?)])
 }
 
-/// candle's conv2d of a batched, already padded input over its last `n`
-/// (1 or 2) dims, the input cut to the extent the kernel reaches.
+/// The conv2d of a batched, already padded input over its last `n` (1 or
+/// 2) dims, the input cut to the extent the kernel reaches: by samples
+/// ([`super::conv_kernel`]) for one group, candle's otherwise.
 fn conv_nd(t: &Tensor, k: &Tensor, n: usize, stride: usize, dilation: usize, groups: usize) -> Result<Tensor> {
     let (mut t, mut k) = (t.clone(), k.clone());
     if n == 1 {
@@ -183,7 +184,11 @@ fn conv_nd(t: &Tensor, k: &Tensor, n: usize, stride: usize, dilation: usize, gro
         }
         t = t.narrow(d, 0, (len - span) / stride * stride + span)?;
     }
-    let out = t.contiguous()?.conv2d(&k.contiguous()?, 0, stride, dilation, groups)?;
+    let by_samples = if groups == 1 { super::conv_kernel::conv2d(&t, &k, stride, dilation)? } else { None };
+    let out = match by_samples {
+        Some(out) => out,
+        None => t.contiguous()?.conv2d(&k.contiguous()?, 0, stride, dilation, groups)?,
+    };
     Ok(if n == 1 { out.squeeze(2)? } else { out })
 }
 

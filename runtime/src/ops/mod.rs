@@ -22,6 +22,7 @@ pub mod bench;
 mod blas;
 mod compare;
 mod conv;
+mod conv_kernel;
 mod create;
 pub mod derive;
 mod einsum;
