@@ -34,8 +34,10 @@ fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
+/// stderr without the progress lines (`replay: 3/7 calls, ...`), which a
+/// log gets before the summary.
 fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    String::from_utf8_lossy(&o.stderr).lines().filter(|l| !l.starts_with("replay: ")).map(|l| format!("{l}\n")).collect()
 }
 
 fn copy_dir(from: &Path, to: &Path) {
