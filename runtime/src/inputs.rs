@@ -13,6 +13,8 @@ use crate::error::{Error, Result};
 use crate::io::{read_tensor_shaped, HostData};
 use crate::limits::element_count;
 use crate::spec::{DataMode, Spec, TensorSpec};
+use candle_core::{DType, Tensor};
+
 use crate::value::{Value, T};
 
 /// A tensor's values as f64, shared by both sides.
@@ -28,12 +30,47 @@ pub struct Master {
     /// data). When it is [`Master::dtype`], every value is already one of
     /// the dtype's, and rounding it to the dtype again changes nothing.
     pub read_as: Option<TDType>,
+    /// The tensor made from the values once per storage dtype on the host
+    /// (float64, float32): every run of the call (the bench, the device,
+    /// the rounding magnitudes' dozens of reruns) shares it instead of
+    /// copying and rounding the values again. candle's tensors are
+    /// immutable, and a variable of the backward is a copy; the values and
+    /// dtype are only adjusted before the first run (`replay::call`).
+    made: [std::sync::OnceLock<Tensor>; 2],
 }
 
 impl Master {
+    /// The values of a tensor of `shape` and logical `dtype` (`read_as`: see the field).
+    pub fn new(values: Vec<f64>, shape: Vec<usize>, dtype: TDType, read_as: Option<TDType>) -> Master {
+        Master { values, shape, dtype, read_as, made: Default::default() }
+    }
+
     /// Whether the values are the dtype's own (read from a file of that dtype).
     pub fn is_exact(&self) -> bool {
         self.read_as == Some(self.dtype)
+    }
+
+    /// The tensor on `ctx`'s side: rounded to the dtype (unless exact), in
+    /// the side's storage ([`crate::value::storage`]).
+    pub fn on(&self, ctx: &Ctx) -> Result<T> {
+        let make = || match self.is_exact() {
+            true => T::from_exact_f64(self.values.clone(), &self.shape, self.dtype, ctx.compute, &ctx.device),
+            false => T::from_f64(self.values.clone(), &self.shape, self.dtype, ctx.compute, &ctx.device),
+        };
+        let slot = match crate::value::storage(self.dtype, ctx.compute) {
+            DType::F64 => 0,
+            DType::F32 => 1,
+            _ => return make(),
+        };
+        if !ctx.device.is_cpu() {
+            return make();
+        }
+        if let Some(t) = self.made[slot].get() {
+            return Ok(T { t: t.clone(), dtype: self.dtype });
+        }
+        let t = make()?;
+        let _ = self.made[slot].set(t.t.clone());
+        Ok(t)
     }
 }
 
@@ -128,7 +165,7 @@ pub fn master(spec: &TensorSpec, mode: DataMode, stream: (u64, u64, u64)) -> Res
             (values, Some(host.dtype))
         }
     };
-    Ok(Master { values, shape: spec.shape.clone(), dtype: spec.dtype, read_as })
+    Ok(Master::new(values, spec.shape.clone(), spec.dtype, read_as))
 }
 
 /// Spec trees with their tensors realized once (shared by both sides).
@@ -165,8 +202,7 @@ impl Realized {
     /// The value for one side: tensors built in that side's precision.
     pub fn on(&self, ctx: &Ctx) -> Result<Value> {
         Ok(match self {
-            Realized::Tensor(m, _) if m.is_exact() => Value::Tensor(T::from_exact_f64(m.values.clone(), &m.shape, m.dtype, ctx.compute, &ctx.device)?),
-            Realized::Tensor(m, _) => Value::Tensor(T::from_f64(m.values.clone(), &m.shape, m.dtype, ctx.compute, &ctx.device)?),
+            Realized::Tensor(m, _) => Value::Tensor(m.on(ctx)?),
             Realized::Value(v) => v.clone(),
             Realized::List(items) => Value::List(items.iter().map(|r| r.on(ctx)).collect::<Result<_>>()?),
         })
