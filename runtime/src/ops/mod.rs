@@ -40,6 +40,7 @@ mod npu_attention;
 mod npu_fused;
 mod npu_misc;
 mod pool;
+mod pool_kernel;
 mod reduce;
 mod shape;
 

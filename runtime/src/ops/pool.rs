@@ -1,4 +1,5 @@
-//! Pooling and resampling. Max and average pooling are built from a
+//! Pooling and resampling. Max pooling is one kernel on the host
+//! ([`super::pool_kernel`]); elsewhere, and average pooling, are built from a
 //! gather of every window (so the gradient is the gather's: exact, and free
 //! of candle's "kernel must equal stride" limit); adaptive average pooling
 //! sums windows with a 0/1 matrix per dim; interpolation selects (nearest)
@@ -7,6 +8,7 @@
 
 use candle_core::{DType, Tensor};
 
+use super::pool_kernel::{self, MaxPool};
 use super::{Fact, Op, Rounding, Standard};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
@@ -41,19 +43,25 @@ fn pad2(t: &Tensor, p: [usize; 2], value: f64) -> Result<Tensor> {
     Ok(t)
 }
 
-/// Every pooling window of `x` ([N, C, H, W]) padded with `pad_value`:
-/// a tensor [N, C, OH*OW, KH*KW], with OH and OW.
-fn windows(x: &Tensor, k: [usize; 2], s: [usize; 2], p: [usize; 2], d: [usize; 2], pad_value: f64) -> Result<(Tensor, usize, usize)> {
-    let (n, c, h, w) = x.dims4()?;
+/// The output size of pooling an `h × w` input, or why the windows do not fit.
+fn fit(h: usize, w: usize, k: [usize; 2], s: [usize; 2], p: [usize; 2], d: [usize; 2]) -> Result<(usize, usize)> {
     let (hp, wp) = (h + 2 * p[0], w + 2 * p[1]);
-    let span = |i: usize| d[i] * (k[i] - 1) + 1;
+    let span = |i: usize| d[i] * (k[i].max(1) - 1) + 1;
     if k.contains(&0) || s.contains(&0) || span(0) > hp || span(1) > wp {
         return Err(Error::Arg(format!("pool: kernel {k:?} (dilation {d:?}) does not fit the padded input {hp}x{wp}")));
     }
     if p[0] * 2 > k[0] || p[1] * 2 > k[1] {
         return Err(Error::Arg(format!("pool: padding {p:?} must be at most half the kernel {k:?}")));
     }
-    let (oh, ow) = ((hp - span(0)) / s[0] + 1, (wp - span(1)) / s[1] + 1);
+    Ok(((hp - span(0)) / s[0] + 1, (wp - span(1)) / s[1] + 1))
+}
+
+/// Every pooling window of `x` ([N, C, H, W]) padded with `pad_value`:
+/// a tensor [N, C, OH*OW, KH*KW], with OH and OW.
+fn windows(x: &Tensor, k: [usize; 2], s: [usize; 2], p: [usize; 2], d: [usize; 2], pad_value: f64) -> Result<(Tensor, usize, usize)> {
+    let (n, c, h, w) = x.dims4()?;
+    let (hp, wp) = (h + 2 * p[0], w + 2 * p[1]);
+    let (oh, ow) = fit(h, w, k, s, p, d)?;
     let mut idx = Vec::with_capacity(oh * ow * k[0] * k[1]);
     for y in 0..oh {
         for xo in 0..ow {
@@ -93,6 +101,10 @@ fn max_pool2d(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let s = pair(b, "stride", Some(k))?;
     let (p, d) = (pair(b, "padding", Some([0, 0]))?, pair(b, "dilation", Some([1, 1]))?);
     let (t, unbatched) = batched(x)?;
+    fit(t.dims()[2], t.dims()[3], k, s, p, d)?;
+    if let Some(y) = pool_kernel::max_pool2d(&t, MaxPool { k, s, p, d })? {
+        return finish(ctx, x, y, unbatched);
+    }
     let (win, oh, ow) = windows(&t, k, s, p, d, f64::NEG_INFINITY)?;
     let (n, c) = (t.dims()[0], t.dims()[1]);
     // The first maximum of each window (in kernel order) takes the value

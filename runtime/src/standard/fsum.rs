@@ -15,7 +15,7 @@
 /// double's top bit is bit 2097, and the carries of 2^31 values reach a
 /// few digits above.
 const DIGITS: usize = 70;
-/// Values added between carry propagations (each adds under 2^32 to a digit).
+/// Values added between carry propagations (each moves a digit by under 2^32).
 const CARRY_EVERY: u32 = 1 << 30;
 /// Values at or above this take CPython's algorithm (2^970).
 const LARGE: f64 = 9.9792015476736e291;
@@ -39,12 +39,21 @@ impl Exact {
         let fraction = bits & ((1 << 52) - 1);
         // v = ±m·2^(p-1074).
         let (m, p) = if exponent == 0 { (fraction, 0) } else { (fraction | 1 << 52, exponent - 1) };
-        let t = (m as i128) << (p % 32);
-        let t = if bits >> 63 == 1 { -t } else { t };
+        // m·2^s (s < 32) is under 2^85: its low 64 bits and the rest.
+        let s = p % 32;
+        let low = m << s;
+        let high = if s == 0 { 0 } else { m >> (64 - s) };
+        let (d0, d1, d2) = ((low & 0xffff_ffff) as i64, (low >> 32) as i64, high as i64);
         let k = (p / 32) as usize;
-        self.digits[k] += (t & 0xffff_ffff) as i64;
-        self.digits[k + 1] += ((t >> 32) & 0xffff_ffff) as i64;
-        self.digits[k + 2] += (t >> 64) as i64;
+        if bits >> 63 == 1 {
+            self.digits[k] -= d0;
+            self.digits[k + 1] -= d1;
+            self.digits[k + 2] -= d2;
+        } else {
+            self.digits[k] += d0;
+            self.digits[k + 1] += d1;
+            self.digits[k + 2] += d2;
+        }
         self.pending += 1;
         if self.pending == CARRY_EVERY {
             self.carry();

@@ -1,0 +1,195 @@
+//! 2-D max pooling as one kernel with its backward. The gather of every
+//! window (`pool::windows`) materializes `[N, C, OH·OW, KH·KW]`, an argmax
+//! and a gather over it, and differentiates through the gather's
+//! scatter-add: 9 s a run on a ResNet stem's `[8, 64, 112, 112]`. Here each
+//! output is the first maximum of its window in kernel order (padding is
+//! never picked), as in torch, and the gradient goes to that element.
+
+use candle_core::{CpuStorage, CustomOp1, DType, Layout, Shape, Storage, Tensor, WithDType};
+use rayon::prelude::*;
+
+fn msg(m: &str) -> candle_core::Error {
+    candle_core::Error::Msg(format!("max_pool2d: {m}"))
+}
+
+/// Max pooling of a `[N, C, H, W]` input: kernel, stride, padding and
+/// dilation per spatial dim.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct MaxPool {
+    /// Kernel size.
+    pub k: [usize; 2],
+    /// Stride.
+    pub s: [usize; 2],
+    /// Padding on each side.
+    pub p: [usize; 2],
+    /// Dilation.
+    pub d: [usize; 2],
+}
+
+impl MaxPool {
+    /// The output's spatial sizes for an `h × w` input (the windows fit: `pool::windows` checked).
+    fn out(&self, h: usize, w: usize) -> (usize, usize) {
+        let size = |n: usize, i: usize| (n + 2 * self.p[i] - (self.d[i] * (self.k[i] - 1) + 1)) / self.s[i] + 1;
+        (size(h, 0), size(w, 1))
+    }
+
+    /// For each output of one `h × w` plane, the index in the plane of its window's first maximum.
+    fn argmax<T: WithDType + PartialOrd>(&self, plane: &[T], h: usize, w: usize) -> Vec<usize> {
+        let (oh, ow) = self.out(h, w);
+        let mut at = Vec::with_capacity(oh * ow);
+        for oy in 0..oh {
+            for ox in 0..ow {
+                let mut best: Option<usize> = None;
+                for i in 0..self.k[0] {
+                    let Some(y) = (oy * self.s[0] + i * self.d[0]).checked_sub(self.p[0]).filter(|&y| y < h) else { continue };
+                    for j in 0..self.k[1] {
+                        let Some(x) = (ox * self.s[1] + j * self.d[1]).checked_sub(self.p[1]).filter(|&x| x < w) else { continue };
+                        let v = plane[y * w + x];
+                        // A NaN wins and stays, as torch propagates it.
+                        let nan = |v: T| v.partial_cmp(&v).is_none();
+                        let better = match best {
+                            None => true,
+                            Some(b) => !nan(plane[b]) && (nan(v) || v > plane[b]),
+                        };
+                        if better {
+                            best = Some(y * w + x);
+                        }
+                    }
+                }
+                at.push(best.unwrap_or(0));
+            }
+        }
+        at
+    }
+}
+
+/// A storage's contiguous values of type `T`.
+fn values<'a, T: WithDType>(storage: &'a CpuStorage, layout: &Layout) -> candle_core::Result<&'a [T]> {
+    let all = T::cpu_storage_as_slice(storage)?;
+    let (start, end) = layout.contiguous_offsets().ok_or_else(|| msg("a non-contiguous input"))?;
+    Ok(&all[start..end])
+}
+
+fn forward<T: WithDType + PartialOrd>(pool: &MaxPool, x: &[T], h: usize, w: usize) -> Vec<T> {
+    let (oh, ow) = pool.out(h, w);
+    let mut y = vec![T::zero(); x.len() / (h * w).max(1) * oh * ow];
+    if oh * ow > 0 {
+        y.par_chunks_mut(oh * ow).zip(x.par_chunks(h * w)).for_each(|(y, plane)| {
+            for (y, at) in y.iter_mut().zip(pool.argmax(plane, h, w)) {
+                *y = plane[at];
+            }
+        });
+    }
+    y
+}
+
+fn backward<T: WithDType + PartialOrd>(pool: &MaxPool, x: &[T], dy: &[T], h: usize, w: usize) -> Vec<T> {
+    let (oh, ow) = pool.out(h, w);
+    let mut dx = vec![T::zero(); x.len()];
+    if oh * ow > 0 {
+        dx.par_chunks_mut(h * w).zip(x.par_chunks(h * w)).zip(dy.par_chunks(oh * ow)).for_each(|((dx, plane), dy)| {
+            for (&g, at) in dy.iter().zip(pool.argmax(plane, h, w)) {
+                dx[at] += g;
+            }
+        });
+    }
+    dx
+}
+
+impl CustomOp1 for MaxPool {
+    fn name(&self) -> &'static str {
+        "max_pool2d"
+    }
+
+    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let (n, c, h, w) = layout.shape().dims4()?;
+        let (oh, ow) = self.out(h, w);
+        let y = match storage {
+            CpuStorage::F64(_) => CpuStorage::F64(forward(self, values(storage, layout)?, h, w)),
+            CpuStorage::F32(_) => CpuStorage::F32(forward(self, values(storage, layout)?, h, w)),
+            _ => return Err(msg("a float32 or float64 input expected")),
+        };
+        Ok((y, Shape::from((n, c, oh, ow))))
+    }
+
+    fn bwd(&self, x: &Tensor, _res: &Tensor, dy: &Tensor) -> candle_core::Result<Option<Tensor>> {
+        let (x, dy) = (x.detach().contiguous()?, dy.detach().contiguous()?);
+        let (_, _, h, w) = x.dims4()?;
+        let (xs, xl) = x.storage_and_layout();
+        let (gs, gl) = dy.storage_and_layout();
+        let (Storage::Cpu(xs), Storage::Cpu(gs)) = (&*xs, &*gs) else { return Err(msg("host tensors expected")) };
+        let dx = match x.dtype() {
+            DType::F64 => Tensor::from_vec(backward::<f64>(self, values(xs, xl)?, values(gs, gl)?, h, w), x.shape(), x.device())?,
+            DType::F32 => Tensor::from_vec(backward::<f32>(self, values(xs, xl)?, values(gs, gl)?, h, w), x.shape(), x.device())?,
+            _ => return Err(msg("a float32 or float64 input expected")),
+        };
+        Ok(Some(dx))
+    }
+}
+
+/// Max pooling of a batched `[N, C, H, W]` input whose windows fit: the
+/// kernel for float32 or float64 on the host, `None` elsewhere.
+pub(super) fn max_pool2d(x: &Tensor, pool: MaxPool) -> candle_core::Result<Option<Tensor>> {
+    if !matches!(x.dtype(), DType::F64 | DType::F32) || !crate::device::is_host(x) || x.rank() != 4 {
+        return Ok(None);
+    }
+    x.contiguous()?.apply_op1(pool).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use candle_core::{Tensor, Var};
+
+    use super::*;
+
+    /// The gather path's result (`pool::windows`, first maximum): values
+    /// with ties (a ReLU's zeros) and a padded window.
+    fn reference(x: &Tensor, pool: MaxPool) -> Tensor {
+        let (n, c, h, w) = x.dims4().unwrap();
+        let pad = |t: &Tensor, dim: usize, p: usize| {
+            let mut shape = t.dims().to_vec();
+            shape[dim] = p;
+            let block = (Tensor::ones(shape.as_slice(), t.dtype(), t.device()).unwrap() * f64::NEG_INFINITY).unwrap();
+            Tensor::cat(&[&block, t, &block], dim).unwrap()
+        };
+        let padded = pad(&pad(x, 2, pool.p[0]), 3, pool.p[1]);
+        let (oh, ow) = pool.out(h, w);
+        let mut outs = vec![];
+        for oy in 0..oh {
+            for ox in 0..ow {
+                let mut picks = vec![];
+                for i in 0..pool.k[0] {
+                    for j in 0..pool.k[1] {
+                        let (y, xx) = (oy * pool.s[0] + i * pool.d[0], ox * pool.s[1] + j * pool.d[1]);
+                        picks.push(padded.narrow(2, y, 1).unwrap().narrow(3, xx, 1).unwrap());
+                    }
+                }
+                let win = Tensor::cat(&picks, 3).unwrap().contiguous().unwrap();
+                let first = win.detach().argmax_keepdim(3).unwrap();
+                outs.push(win.gather(&first, 3).unwrap());
+            }
+        }
+        Tensor::cat(&outs, 3).unwrap().reshape((n, c, oh, ow)).unwrap()
+    }
+
+    #[test]
+    fn agrees_with_the_gather_of_windows_forward_and_backward() {
+        let dev = crate::device::host();
+        for pool in [
+            MaxPool { k: [3, 3], s: [2, 2], p: [1, 1], d: [1, 1] },
+            MaxPool { k: [2, 3], s: [1, 2], p: [0, 1], d: [2, 1] },
+        ] {
+            let values: Vec<f64> = (0..2 * 3 * 9 * 8).map(|i| (((i * 37 % 23) as f64) - 11.0).max(0.0)).collect();
+            let x = Tensor::from_vec(values, (2, 3, 9, 8), &dev).unwrap();
+            let (a, b) = (Var::from_tensor(&x).unwrap(), Var::from_tensor(&x).unwrap());
+            let ya = max_pool2d(a.as_tensor(), pool).unwrap().unwrap();
+            let yb = reference(b.as_tensor(), pool);
+            let flat = |t: &Tensor| -> Vec<f64> { t.flatten_all().unwrap().to_vec1().unwrap() };
+            assert_eq!(flat(&ya), flat(&yb), "{pool:?}");
+            let g = Tensor::from_vec((0..ya.elem_count()).map(|i| i as f64 + 1.0).collect::<Vec<f64>>(), ya.dims(), &dev).unwrap();
+            let ga = (&ya * &g).unwrap().sum_all().unwrap().backward().unwrap();
+            let gb = (&yb * &g).unwrap().sum_all().unwrap().backward().unwrap();
+            assert_eq!(flat(ga.get(a.as_tensor()).unwrap()), flat(gb.get(b.as_tensor()).unwrap()), "{pool:?}: the gradient goes to the first maximum");
+        }
+    }
+}
