@@ -243,12 +243,7 @@ fn replay_progress_goes_to_a_log_as_lines_and_q_silences_it() {
         }
         let out = dir.path().join(if quiet { "q" } else { "lines" });
         std::fs::create_dir_all(&out).unwrap();
-        let o = Command::new(env!("CARGO_BIN_EXE_msprobe"))
-            .args(&args)
-            .current_dir(&out)
-            .stderr(std::fs::File::create(&log).unwrap())
-            .output()
-            .unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_msprobe")).args(&args).current_dir(&out).stderr(std::fs::File::create(&log).unwrap()).output().unwrap();
         let text = std::fs::read_to_string(&log).unwrap();
         assert!(o.status.code().is_some_and(|c| c == 0 || c == 3), "{text}");
         text

@@ -208,7 +208,8 @@ mod tests {
             let x = [x[0], x[1], span(x[2], k[2]), span(x[3], k[3])];
             let xt = Tensor::from_vec(data(x.iter().product(), 0.3), &x, &dev).unwrap();
             let kt = Tensor::from_vec(data(k.iter().product(), 0.2), &k, &dev).unwrap();
-            let (xa, ka, xb, kb) = (Var::from_tensor(&xt).unwrap(), Var::from_tensor(&kt).unwrap(), Var::from_tensor(&xt).unwrap(), Var::from_tensor(&kt).unwrap());
+            let (xa, ka, xb, kb) =
+                (Var::from_tensor(&xt).unwrap(), Var::from_tensor(&kt).unwrap(), Var::from_tensor(&xt).unwrap(), Var::from_tensor(&kt).unwrap());
             let ya = conv2d(xa.as_tensor(), ka.as_tensor(), stride, dilation).unwrap().unwrap();
             let yb = xb.as_tensor().conv2d(kb.as_tensor(), 0, stride, dilation, 1).unwrap();
             assert_eq!(ya.dims(), yb.dims());

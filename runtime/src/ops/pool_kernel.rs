@@ -175,10 +175,7 @@ mod tests {
     #[test]
     fn agrees_with_the_gather_of_windows_forward_and_backward() {
         let dev = crate::device::host();
-        for pool in [
-            MaxPool { k: [3, 3], s: [2, 2], p: [1, 1], d: [1, 1] },
-            MaxPool { k: [2, 3], s: [1, 2], p: [0, 1], d: [2, 1] },
-        ] {
+        for pool in [MaxPool { k: [3, 3], s: [2, 2], p: [1, 1], d: [1, 1] }, MaxPool { k: [2, 3], s: [1, 2], p: [0, 1], d: [2, 1] }] {
             let values: Vec<f64> = (0..2 * 3 * 9 * 8).map(|i| (((i * 37 % 23) as f64) - 11.0).max(0.0)).collect();
             let x = Tensor::from_vec(values, (2, 3, 9, 8), &dev).unwrap();
             let (a, b) = (Var::from_tensor(&x).unwrap(), Var::from_tensor(&x).unwrap());

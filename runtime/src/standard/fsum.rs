@@ -208,7 +208,6 @@ fn shewchuk(mut partials: Vec<f64>, values: impl Iterator<Item = f64>) -> f64 {
 mod tests {
     use super::fsum;
 
-
     #[test]
     fn exactly_rounded() {
         // Values from Python's own fsum tests.
