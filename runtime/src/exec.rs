@@ -3,7 +3,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use candle_core::{Tensor, Var};
+use candle_core::{DType, Tensor, Var};
 
 use crate::bind::bind;
 use crate::ctx::Ctx;
@@ -123,7 +123,7 @@ pub fn run(
             } else {
                 return Err(Error::Arg(format!("backward: dumped gradient of shape {:?} for an output of shape {:?}", g.dims(), o.dims())));
             };
-            let term = (&o.t * g.to_dtype(o.t.dtype())?)?.sum_all()?;
+            let term = o.t.apply_op1(Seed(g.to_dtype(o.t.dtype())?))?;
             loss = Some(match loss {
                 Some(l) => (l + term)?,
                 None => term,
@@ -143,6 +143,34 @@ pub fn run(
             .collect::<Result<Vec<_>>>()?;
         Ok(Outcome { outputs: outputs.into_iter().map(detach).collect(), grads: Some(grads) })
     })
+}
+
+/// The backward's seed for one output: a scalar whose gradient with
+/// respect to the output is the dumped gradient itself. It stands for
+/// `Σ output·grad` (whose gradient is the same) without the product and
+/// the sum over the whole output that autograd does not need.
+struct Seed(Tensor);
+
+impl candle_core::CustomOp1 for Seed {
+    fn name(&self) -> &'static str {
+        "backward-seed"
+    }
+
+    fn cpu_fwd(&self, storage: &candle_core::CpuStorage, _layout: &candle_core::Layout) -> candle_core::Result<(candle_core::CpuStorage, candle_core::Shape)> {
+        use candle_core::{backend::BackendStorage, CpuStorage};
+        let zero = match storage.dtype() {
+            DType::F64 => CpuStorage::F64(vec![0.0]),
+            DType::F32 => CpuStorage::F32(vec![0.0]),
+            other => return Err(candle_core::Error::Msg(format!("backward seed of a {other:?} output"))),
+        };
+        Ok((zero, candle_core::Shape::from(())))
+    }
+
+    /// The dumped gradient, times the seed's own gradient (1 from the sum of seeds).
+    fn bwd(&self, _arg: &Tensor, _res: &Tensor, grad_res: &Tensor) -> candle_core::Result<Option<Tensor>> {
+        let one = grad_res.to_dtype(DType::F64)?.to_scalar::<f64>()? == 1.0;
+        Ok(Some(if one { self.0.clone() } else { self.0.broadcast_mul(grad_res)? }))
+    }
 }
 
 fn detach(v: Value) -> Value {
