@@ -44,7 +44,8 @@ impl Exact {
         let low = m << s;
         let high = if s == 0 { 0 } else { m >> (64 - s) };
         let (d0, d1, d2) = ((low & 0xffff_ffff) as i64, (low >> 32) as i64, high as i64);
-        let k = (p / 32) as usize;
+        // p ≤ 2045, so k ≤ 63 (the mask says so to the bounds checks).
+        let k = ((p / 32) & 63) as usize;
         if bits >> 63 == 1 {
             self.digits[k] -= d0;
             self.digits[k + 1] -= d1;
