@@ -159,8 +159,13 @@ fn conv_transpose(ctx: &Ctx, b: &Bound, n: usize) -> Result<Vec<Value>> {
     let k = w.t.reshape(grouped)?.transpose(1, 2)?.contiguous()?.reshape(conv_shape)?.flip(&(2..n + 2).collect::<Vec<_>>())?;
     let mut out = conv_nd(&t, &k, n, 1, same_in_all(&dilation, "dilation")?, groups)?;
     if let Some(bias) = b.opt_tensor("bias")? {
-        let shape: Vec<usize> = (0..out.rank()).map(|i| if i == 1 { bias.dims()[0] } else { 1 }).collect();
-        out = out.broadcast_add(&bias.t.reshape(shape)?)?;
+        out = match super::bias_kernel::bias_add(&out, &bias.t, 1)? {
+            Some(sum) => sum,
+            None => {
+                let shape: Vec<usize> = (0..out.rank()).map(|i| if i == 1 { bias.dims()[0] } else { 1 }).collect();
+                out.broadcast_add(&bias.t.reshape(shape)?)?
+            }
+        };
     }
     if unbatched {
         out = out.squeeze(0)?;
@@ -205,8 +210,13 @@ fn conv_padded(ctx: &Ctx, x: &T, w: &T, b: &Bound, g: &Geometry) -> Result<Vec<V
     let (s, dl) = (same_in_all(&g.stride, "stride")?, same_in_all(&g.dilation, "dilation")?);
     let mut out = conv_nd(&t, &w.t, n, s, dl, g.groups)?;
     if let Some(bias) = b.opt_tensor("bias")? {
-        let shape: Vec<usize> = (0..out.rank()).map(|i| if i == 1 { bias.dims()[0] } else { 1 }).collect();
-        out = out.broadcast_add(&bias.t.reshape(shape)?)?;
+        out = match super::bias_kernel::bias_add(&out, &bias.t, 1)? {
+            Some(sum) => sum,
+            None => {
+                let shape: Vec<usize> = (0..out.rank()).map(|i| if i == 1 { bias.dims()[0] } else { 1 }).collect();
+                out.broadcast_add(&bias.t.reshape(shape)?)?
+            }
+        };
     }
     if unbatched {
         out = out.squeeze(0)?;

@@ -19,6 +19,7 @@ mod arith;
 mod attention_heads;
 mod batch_norm_kernel;
 pub mod bench;
+mod bias_kernel;
 mod blas;
 mod compare;
 mod conv;

@@ -107,7 +107,11 @@ fn linear(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let dtype = float_pair(x, w, "linear")?;
     let mut out = matmul_t(&x.t, &w.t.t()?)?;
     if let Some(bias) = b.opt_tensor("bias")? {
-        out = out.broadcast_add(&bias.t)?;
+        let last = out.rank().saturating_sub(1);
+        out = match super::bias_kernel::bias_add(&out, &bias.t, last)? {
+            Some(sum) => sum,
+            None => out.broadcast_add(&bias.t)?,
+        };
     }
     one(ctx.out(out, dtype)?)
 }

@@ -1,0 +1,131 @@
+//! A bias added along one dim, with its gradient summed in float64 and
+//! rounded once. candle's broadcast add differentiates into a sum over the
+//! broadcast dims in the storage dtype, one element after another: in
+//! float32 the gradient of a GPT-2 linear's bias (512 rows of one sign)
+//! came out 24 ULPs off, beyond the Sums bound, and the emulated device
+//! failed a row no real kernel fails (devices sum in blocks or wider).
+
+use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Storage, Tensor, WithDType};
+use rayon::prelude::*;
+
+fn msg(m: &str) -> candle_core::Error {
+    candle_core::Error::Msg(format!("bias add: {m}"))
+}
+
+/// `x + bias` with `bias` (`[C]`) along dim `dim` of `x` (of size C there).
+struct BiasAdd {
+    dim: usize,
+}
+
+/// `x`'s sizes around `dim`: (outer, C, inner).
+fn around(dims: &[usize], dim: usize) -> (usize, usize, usize) {
+    (dims[..dim].iter().product(), dims[dim], dims[dim + 1..].iter().product())
+}
+
+fn values<'a, T: WithDType>(storage: &'a CpuStorage, layout: &Layout) -> candle_core::Result<&'a [T]> {
+    let all = T::cpu_storage_as_slice(storage)?;
+    let (start, end) = layout.contiguous_offsets().ok_or_else(|| msg("a non-contiguous input"))?;
+    Ok(&all[start..end])
+}
+
+fn forward<T: WithDType>(x: &[T], bias: &[T], (_, c, inner): (usize, usize, usize)) -> Vec<T> {
+    let mut y = x.to_vec();
+    if inner > 0 {
+        y.par_chunks_mut(inner).enumerate().for_each(|(row, y)| {
+            let b = bias[row % c];
+            y.iter_mut().for_each(|v| *v += b);
+        });
+    }
+    y
+}
+
+/// Per channel, the gradient's sum over every other index, in float64, rounded once.
+fn bias_gradient<T: WithDType>(dy: &[T], (outer, c, inner): (usize, usize, usize)) -> Vec<T> {
+    (0..c)
+        .into_par_iter()
+        .map(|ch| {
+            let mut sum = 0.0f64;
+            for o in 0..outer {
+                dy[(o * c + ch) * inner..(o * c + ch + 1) * inner].iter().for_each(|v| sum += v.to_f64());
+            }
+            T::from_f64(sum)
+        })
+        .collect()
+}
+
+impl CustomOp2 for BiasAdd {
+    fn name(&self) -> &'static str {
+        "bias-add"
+    }
+
+    fn cpu_fwd(&self, s1: &CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let sizes = around(l1.dims(), self.dim);
+        let y = match (s1, s2) {
+            (CpuStorage::F64(_), CpuStorage::F64(_)) => CpuStorage::F64(forward(values(s1, l1)?, values(s2, l2)?, sizes)),
+            (CpuStorage::F32(_), CpuStorage::F32(_)) => CpuStorage::F32(forward(values(s1, l1)?, values(s2, l2)?, sizes)),
+            _ => return Err(msg("float32 or float64 operands of one dtype expected")),
+        };
+        Ok((y, l1.shape().clone()))
+    }
+
+    fn bwd(&self, x: &Tensor, bias: &Tensor, _res: &Tensor, dy: &Tensor) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
+        let dy = dy.detach().contiguous()?;
+        let sizes = around(x.dims(), self.dim);
+        let (gs, gl) = dy.storage_and_layout();
+        let Storage::Cpu(gs) = &*gs else { return Err(msg("a host tensor expected")) };
+        let db = match dy.dtype() {
+            DType::F64 => Tensor::from_vec(bias_gradient::<f64>(values(gs, gl)?, sizes), bias.shape(), bias.device())?,
+            DType::F32 => Tensor::from_vec(bias_gradient::<f32>(values(gs, gl)?, sizes), bias.shape(), bias.device())?,
+            _ => return Err(msg("a float32 or float64 gradient expected")),
+        };
+        Ok((Some(dy.clone()), Some(db)))
+    }
+}
+
+/// `x + bias` with `bias` (`[C]`, 1-D) along `dim` of `x`: the kernel on
+/// the host in float32 or float64 (operands of one dtype), `None` otherwise
+/// (candle's broadcast add then).
+pub(super) fn bias_add(x: &Tensor, bias: &Tensor, dim: usize) -> candle_core::Result<Option<Tensor>> {
+    let dtype = x.dtype();
+    let fits = dim < x.rank() && bias.rank() == 1 && bias.dims()[0] == x.dims()[dim];
+    if !fits || !matches!(dtype, DType::F64 | DType::F32) || bias.dtype() != dtype || !crate::device::is_host(x) {
+        return Ok(None);
+    }
+    x.contiguous()?.apply_op2(&bias.contiguous()?, BiasAdd { dim }).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use candle_core::{DType, Tensor, Var};
+
+    use super::*;
+
+    #[test]
+    fn adds_along_a_dim_and_sums_the_gradient_wide() {
+        let dev = crate::device::host();
+        for (dims, dim) in [(vec![2, 3, 4], 1), (vec![5, 3], 1), (vec![2, 4, 3], 2)] {
+            let len: usize = dims.iter().product();
+            let c = dims[dim];
+            let x = Tensor::from_vec((0..len).map(|i| i as f64 * 0.5).collect::<Vec<f64>>(), dims.as_slice(), &dev).unwrap();
+            let b = Tensor::from_vec((0..c).map(|i| i as f64 - 1.0).collect::<Vec<f64>>(), c, &dev).unwrap();
+            let (xa, ba, xb, bb) = (Var::from_tensor(&x).unwrap(), Var::from_tensor(&b).unwrap(), Var::from_tensor(&x).unwrap(), Var::from_tensor(&b).unwrap());
+            let ya = bias_add(xa.as_tensor(), ba.as_tensor(), dim).unwrap().unwrap();
+            let shape: Vec<usize> = (0..dims.len()).map(|i| if i == dim { c } else { 1 }).collect();
+            let yb = xb.as_tensor().broadcast_add(&bb.as_tensor().reshape(shape).unwrap()).unwrap();
+            let flat = |t: &Tensor| -> Vec<f64> { t.flatten_all().unwrap().to_vec1().unwrap() };
+            assert_eq!(flat(&ya), flat(&yb));
+            let g = Tensor::from_vec((0..len).map(|i| (i as f64 * 0.7).sin()).collect::<Vec<f64>>(), dims.as_slice(), &dev).unwrap();
+            let ga = (&ya * &g).unwrap().sum_all().unwrap().backward().unwrap();
+            let gb = (&yb * &g).unwrap().sum_all().unwrap().backward().unwrap();
+            assert_eq!(flat(ga.get(xa.as_tensor()).unwrap()), flat(gb.get(xb.as_tensor()).unwrap()));
+            for (p, q) in flat(ga.get(ba.as_tensor()).unwrap()).iter().zip(flat(gb.get(bb.as_tensor()).unwrap())) {
+                assert!((p - q).abs() <= 1e-13, "{dims:?} along {dim}: {p} vs {q}");
+            }
+        }
+        // In float32 the sum of 4096 ones and one 2^-24 each is their float64 sum rounded once.
+        let dy = Tensor::from_vec(vec![1.0f32 + f32::EPSILON; 4096], (4096, 1), &dev).unwrap();
+        let want = (4096.0 * (1.0 + f32::EPSILON as f64)) as f32;
+        assert_eq!(bias_gradient::<f32>(&dy.flatten_all().unwrap().to_vec1::<f32>().unwrap(), (4096, 1, 1)), vec![want]);
+        assert_eq!(dy.dtype(), DType::F32);
+    }
+}
