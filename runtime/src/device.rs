@@ -9,7 +9,7 @@
 //! tested here: a CUDA tested side is a [`Kind`] variant, its arm in
 //! [`for_side`], and its tests.
 
-use candle_core::{Device, Tensor};
+use candle_core::{CpuStorage, Device, Layout, Tensor, WithDType};
 
 use crate::ctx::Side;
 
@@ -54,6 +54,15 @@ pub fn host() -> Device {
 /// Whether `t` is on the host, where the runtime's own kernels run.
 pub fn is_host(t: &Tensor) -> bool {
     t.device().is_cpu()
+}
+
+/// The contiguous values of type `T` of a host storage: what the
+/// runtime's own kernels compute on. An error naming `op` for another
+/// dtype or a non-contiguous layout.
+pub fn host_values<'a, T: WithDType>(op: &str, storage: &'a CpuStorage, layout: &Layout) -> candle_core::Result<&'a [T]> {
+    let all = T::cpu_storage_as_slice(storage).map_err(|_| candle_core::Error::Msg(format!("{op}: operands of one float dtype expected")))?;
+    let (start, end) = layout.contiguous_offsets().ok_or_else(|| candle_core::Error::Msg(format!("{op}: a non-contiguous input")))?;
+    Ok(&all[start..end])
 }
 
 #[cfg(test)]

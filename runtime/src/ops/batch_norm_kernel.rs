@@ -14,29 +14,13 @@
 //! one by one in float32 and left every element of a `[8, 64, 112, 112]`
 //! output 12 ULPs off, a systematic error no real kernel shows.
 
-use candle_core::{CpuStorage, CustomOp3, DType, Layout, Shape, Storage, Tensor};
+use candle_core::{CpuStorage, CustomOp3, DType, Layout, Shape, Storage, Tensor, WithDType};
 use rayon::prelude::*;
+
+use crate::device::host_values;
 
 fn msg(m: &str) -> candle_core::Error {
     candle_core::Error::Msg(format!("batch_norm: {m}"))
-}
-
-/// A storage type the kernel reads and writes (computing in float64).
-trait Float: Copy + Send + Sync + Into<f64> + candle_core::WithDType {
-    /// `v` rounded to this type.
-    fn round(v: f64) -> Self;
-}
-
-impl Float for f64 {
-    fn round(v: f64) -> f64 {
-        v
-    }
-}
-
-impl Float for f32 {
-    fn round(v: f64) -> f32 {
-        v as f32
-    }
 }
 
 /// Training-mode batch normalization of a contiguous `[N, C, S]` float32 or
@@ -51,28 +35,21 @@ fn sizes(dims: &[usize]) -> (usize, usize, usize) {
     (dims[0], dims[1], dims[2..].iter().product())
 }
 
-/// A storage's contiguous values of type `T`.
-fn values<'a, T: Float>(storage: &'a CpuStorage, layout: &Layout) -> candle_core::Result<&'a [T]> {
-    let all = T::cpu_storage_as_slice(storage).map_err(|_| msg("inputs of one float dtype expected"))?;
-    let (start, end) = layout.contiguous_offsets().ok_or_else(|| msg("a non-contiguous input"))?;
-    Ok(&all[start..end])
-}
-
 /// Per channel: the batch mean and `sqrt(var + eps)` (biased variance), as
 /// the composite computes them.
-fn statistics<T: Float>(x: &[T], (n, c, s): (usize, usize, usize), eps: f64) -> Vec<(f64, f64)> {
+fn statistics<T: WithDType>(x: &[T], (n, c, s): (usize, usize, usize), eps: f64) -> Vec<(f64, f64)> {
     let scale = 1.0 / (n * s) as f64;
     (0..c)
         .into_par_iter()
         .map(|ch| {
             let rows = || (0..n).map(move |i| &x[(i * c + ch) * s..(i * c + ch + 1) * s]);
             let mut sum = 0.0;
-            rows().for_each(|r| r.iter().for_each(|&v| sum += v.into()));
+            rows().for_each(|r| r.iter().for_each(|&v| sum += v.to_f64()));
             let mean = sum * scale + 0.0;
             let mut squares = 0.0;
             rows().for_each(|r| {
                 r.iter().for_each(|&v| {
-                    let d = v.into() - mean;
+                    let d = v.to_f64() - mean;
                     squares += d * d;
                 })
             });
@@ -108,19 +85,19 @@ impl CustomOp3 for BatchNorm {
 }
 
 /// `y = (x − mean) / σ · w + b`, rounded once to `T`.
-fn forward<T: Float>(eps: f64, x: (&CpuStorage, &Layout), w: (&CpuStorage, &Layout), b: (&CpuStorage, &Layout)) -> candle_core::Result<Vec<T>> {
-    let (dims, x) = (sizes(x.1.dims()), values::<T>(x.0, x.1)?);
-    let (w, b) = (values::<T>(w.0, w.1)?, values::<T>(b.0, b.1)?);
+fn forward<T: WithDType>(eps: f64, x: (&CpuStorage, &Layout), w: (&CpuStorage, &Layout), b: (&CpuStorage, &Layout)) -> candle_core::Result<Vec<T>> {
+    let (dims, x) = (sizes(x.1.dims()), host_values::<T>("batch_norm", x.0, x.1)?);
+    let (w, b) = (host_values::<T>("batch_norm", w.0, w.1)?, host_values::<T>("batch_norm", b.0, b.1)?);
     let stats = statistics(x, dims, eps);
     let (c, s) = (dims.1, dims.2);
-    let mut y = vec![T::round(0.0); x.len()];
+    let mut y = vec![T::from_f64(0.0); x.len()];
     if s > 0 {
         y.par_chunks_mut(s).zip(x.par_chunks(s)).enumerate().for_each(|(row, (y, x))| {
             let ch = row % c;
             let (mean, std) = stats[ch];
-            let (w, b): (f64, f64) = (w[ch].into(), b[ch].into());
+            let (w, b) = (w[ch].to_f64(), b[ch].to_f64());
             for (y, &x) in y.iter_mut().zip(x) {
-                *y = T::round((x.into() - mean) / std * w + b);
+                *y = T::from_f64((x.to_f64() - mean) / std * w + b);
             }
         });
     }
@@ -128,12 +105,12 @@ fn forward<T: Float>(eps: f64, x: (&CpuStorage, &Layout), w: (&CpuStorage, &Layo
 }
 
 /// The gradients of the input, weight and bias, each rounded once to `T`.
-fn backward<T: Float>(eps: f64, x: &Tensor, w: &Tensor, dy: &Tensor) -> candle_core::Result<(Tensor, Tensor, Tensor)> {
+fn backward<T: WithDType>(eps: f64, x: &Tensor, w: &Tensor, dy: &Tensor) -> candle_core::Result<(Tensor, Tensor, Tensor)> {
     let (xs, xl) = x.storage_and_layout();
     let (ws, wl) = w.storage_and_layout();
     let (gs, gl) = dy.storage_and_layout();
     let (Storage::Cpu(xs), Storage::Cpu(ws), Storage::Cpu(gs)) = (&*xs, &*ws, &*gs) else { return Err(msg("a host tensor expected")) };
-    let (xv, wv, gv) = (values::<T>(xs, xl)?, values::<T>(ws, wl)?, values::<T>(gs, gl)?);
+    let (xv, wv, gv) = (host_values::<T>("batch_norm", xs, xl)?, host_values::<T>("batch_norm", ws, wl)?, host_values::<T>("batch_norm", gs, gl)?);
     let dims @ (n, c, s) = sizes(x.dims());
     let stats = statistics(xv, dims, eps);
     // Per channel: Σ dy and Σ dy·x̂.
@@ -145,30 +122,30 @@ fn backward<T: Float>(eps: f64, x: &Tensor, w: &Tensor, dy: &Tensor) -> candle_c
             for i in 0..n {
                 let at = (i * c + ch) * s..(i * c + ch + 1) * s;
                 for (&g, &v) in gv[at.clone()].iter().zip(&xv[at]) {
-                    let g: f64 = g.into();
+                    let g = g.to_f64();
                     db += g;
-                    dw += g * ((v.into() - mean) / std);
+                    dw += g * ((v.to_f64() - mean) / std);
                 }
             }
             (db, dw)
         })
         .collect();
     let count = (n * s) as f64;
-    let mut dx = vec![T::round(0.0); xv.len()];
+    let mut dx = vec![T::from_f64(0.0); xv.len()];
     if s > 0 {
         dx.par_chunks_mut(s).enumerate().for_each(|(row, dx)| {
             let ch = row % c;
             let ((mean, std), (db, dw)) = (stats[ch], sums[ch]);
-            let scale = wv[ch].into() / std;
+            let scale = wv[ch].to_f64() / std;
             let at = row * s..(row + 1) * s;
             for ((d, &g), &v) in dx.iter_mut().zip(&gv[at.clone()]).zip(&xv[at]) {
-                let xhat = (v.into() - mean) / std;
-                *d = T::round(scale * (g.into() - db / count - xhat * dw / count));
+                let xhat = (v.to_f64() - mean) / std;
+                *d = T::from_f64(scale * (g.to_f64() - db / count - xhat * dw / count));
             }
         });
     }
     let device = x.device();
-    let per_channel = |f: fn(&(f64, f64)) -> f64| Tensor::from_vec(sums.iter().map(|p| T::round(f(p))).collect::<Vec<T>>(), c, device);
+    let per_channel = |f: fn(&(f64, f64)) -> f64| Tensor::from_vec(sums.iter().map(|p| T::from_f64(f(p))).collect::<Vec<T>>(), c, device);
     Ok((Tensor::from_vec(dx, x.shape(), device)?, per_channel(|p| p.1)?, per_channel(|p| p.0)?))
 }
 

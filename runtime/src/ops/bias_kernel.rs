@@ -8,6 +8,8 @@
 use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Storage, Tensor, WithDType};
 use rayon::prelude::*;
 
+use crate::device::host_values;
+
 fn msg(m: &str) -> candle_core::Error {
     candle_core::Error::Msg(format!("bias add: {m}"))
 }
@@ -20,12 +22,6 @@ struct BiasAdd {
 /// `x`'s sizes around `dim`: (outer, C, inner).
 fn around(dims: &[usize], dim: usize) -> (usize, usize, usize) {
     (dims[..dim].iter().product(), dims[dim], dims[dim + 1..].iter().product())
-}
-
-fn values<'a, T: WithDType>(storage: &'a CpuStorage, layout: &Layout) -> candle_core::Result<&'a [T]> {
-    let all = T::cpu_storage_as_slice(storage)?;
-    let (start, end) = layout.contiguous_offsets().ok_or_else(|| msg("a non-contiguous input"))?;
-    Ok(&all[start..end])
 }
 
 fn forward<T: WithDType>(x: &[T], bias: &[T], (_, c, inner): (usize, usize, usize)) -> Vec<T> {
@@ -61,8 +57,8 @@ impl CustomOp2 for BiasAdd {
     fn cpu_fwd(&self, s1: &CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
         let sizes = around(l1.dims(), self.dim);
         let y = match (s1, s2) {
-            (CpuStorage::F64(_), CpuStorage::F64(_)) => CpuStorage::F64(forward(values(s1, l1)?, values(s2, l2)?, sizes)),
-            (CpuStorage::F32(_), CpuStorage::F32(_)) => CpuStorage::F32(forward(values(s1, l1)?, values(s2, l2)?, sizes)),
+            (CpuStorage::F64(_), CpuStorage::F64(_)) => CpuStorage::F64(forward(host_values("bias add", s1, l1)?, host_values("bias add", s2, l2)?, sizes)),
+            (CpuStorage::F32(_), CpuStorage::F32(_)) => CpuStorage::F32(forward(host_values("bias add", s1, l1)?, host_values("bias add", s2, l2)?, sizes)),
             _ => return Err(msg("float32 or float64 operands of one dtype expected")),
         };
         Ok((y, l1.shape().clone()))
@@ -74,8 +70,8 @@ impl CustomOp2 for BiasAdd {
         let (gs, gl) = dy.storage_and_layout();
         let Storage::Cpu(gs) = &*gs else { return Err(msg("a host tensor expected")) };
         let db = match dy.dtype() {
-            DType::F64 => Tensor::from_vec(bias_gradient::<f64>(values(gs, gl)?, sizes), bias.shape(), bias.device())?,
-            DType::F32 => Tensor::from_vec(bias_gradient::<f32>(values(gs, gl)?, sizes), bias.shape(), bias.device())?,
+            DType::F64 => Tensor::from_vec(bias_gradient::<f64>(host_values("bias add", gs, gl)?, sizes), bias.shape(), bias.device())?,
+            DType::F32 => Tensor::from_vec(bias_gradient::<f32>(host_values("bias add", gs, gl)?, sizes), bias.shape(), bias.device())?,
             _ => return Err(msg("a float32 or float64 gradient expected")),
         };
         Ok((Some(dy.clone()), Some(db)))

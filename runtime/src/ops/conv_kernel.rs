@@ -11,6 +11,8 @@
 use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Storage, Tensor, WithDType};
 use rayon::prelude::*;
 
+use crate::device::host_values;
+
 fn msg(m: &str) -> candle_core::Error {
     candle_core::Error::Msg(format!("conv2d: {m}"))
 }
@@ -91,13 +93,6 @@ struct Conv {
     dilation: usize,
 }
 
-/// A storage's contiguous values of type `T`.
-fn values<'a, T: WithDType>(storage: &'a CpuStorage, layout: &Layout) -> candle_core::Result<&'a [T]> {
-    let all = T::cpu_storage_as_slice(storage)?;
-    let (start, end) = layout.contiguous_offsets().ok_or_else(|| msg("a non-contiguous input"))?;
-    Ok(&all[start..end])
-}
-
 /// `y_b = W · cols_b` for every sample.
 fn forward<T: WithDType>(g: &Geometry, x: &[T], k: &[T]) -> candle_core::Result<Vec<T>> {
     let dev = candle_core::Device::Cpu;
@@ -144,8 +139,8 @@ impl CustomOp2 for Conv {
     fn cpu_fwd(&self, s1: &CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
         let g = Geometry::new(l1.dims(), l2.dims(), self.stride, self.dilation)?;
         let y = match (s1, s2) {
-            (CpuStorage::F64(_), CpuStorage::F64(_)) => CpuStorage::F64(forward(&g, values(s1, l1)?, values(s2, l2)?)?),
-            (CpuStorage::F32(_), CpuStorage::F32(_)) => CpuStorage::F32(forward(&g, values(s1, l1)?, values(s2, l2)?)?),
+            (CpuStorage::F64(_), CpuStorage::F64(_)) => CpuStorage::F64(forward(&g, host_values("conv2d", s1, l1)?, host_values("conv2d", s2, l2)?)?),
+            (CpuStorage::F32(_), CpuStorage::F32(_)) => CpuStorage::F32(forward(&g, host_values("conv2d", s1, l1)?, host_values("conv2d", s2, l2)?)?),
             _ => return Err(msg("float32 or float64 operands of one dtype expected")),
         };
         Ok((y, Shape::from((g.b, g.o, g.oh, g.ow))))
@@ -161,11 +156,11 @@ impl CustomOp2 for Conv {
         let dev = x.device();
         let (dx, dw) = match x.dtype() {
             DType::F64 => {
-                let (dx, dw) = backward::<f64>(&g, values(xs, xl)?, values(ks, kl)?, values(gs, gl)?)?;
+                let (dx, dw) = backward::<f64>(&g, host_values("conv2d", xs, xl)?, host_values("conv2d", ks, kl)?, host_values("conv2d", gs, gl)?)?;
                 (Tensor::from_vec(dx, x.shape(), dev)?, Tensor::from_vec(dw, k.shape(), dev)?)
             }
             DType::F32 => {
-                let (dx, dw) = backward::<f32>(&g, values(xs, xl)?, values(ks, kl)?, values(gs, gl)?)?;
+                let (dx, dw) = backward::<f32>(&g, host_values("conv2d", xs, xl)?, host_values("conv2d", ks, kl)?, host_values("conv2d", gs, gl)?)?;
                 (Tensor::from_vec(dx, x.shape(), dev)?, Tensor::from_vec(dw, k.shape(), dev)?)
             }
             _ => return Err(msg("float32 or float64 operands expected")),

@@ -8,6 +8,8 @@
 use candle_core::{CpuStorage, CustomOp1, DType, Layout, Shape, Storage, Tensor, WithDType};
 use rayon::prelude::*;
 
+use crate::device::host_values;
+
 fn msg(m: &str) -> candle_core::Error {
     candle_core::Error::Msg(format!("max_pool2d: {m}"))
 }
@@ -63,13 +65,6 @@ impl MaxPool {
     }
 }
 
-/// A storage's contiguous values of type `T`.
-fn values<'a, T: WithDType>(storage: &'a CpuStorage, layout: &Layout) -> candle_core::Result<&'a [T]> {
-    let all = T::cpu_storage_as_slice(storage)?;
-    let (start, end) = layout.contiguous_offsets().ok_or_else(|| msg("a non-contiguous input"))?;
-    Ok(&all[start..end])
-}
-
 fn forward<T: WithDType + PartialOrd>(pool: &MaxPool, x: &[T], h: usize, w: usize) -> Vec<T> {
     let (oh, ow) = pool.out(h, w);
     let mut y = vec![T::zero(); x.len() / (h * w).max(1) * oh * ow];
@@ -105,8 +100,8 @@ impl CustomOp1 for MaxPool {
         let (n, c, h, w) = layout.shape().dims4()?;
         let (oh, ow) = self.out(h, w);
         let y = match storage {
-            CpuStorage::F64(_) => CpuStorage::F64(forward(self, values(storage, layout)?, h, w)),
-            CpuStorage::F32(_) => CpuStorage::F32(forward(self, values(storage, layout)?, h, w)),
+            CpuStorage::F64(_) => CpuStorage::F64(forward(self, host_values("max_pool2d", storage, layout)?, h, w)),
+            CpuStorage::F32(_) => CpuStorage::F32(forward(self, host_values("max_pool2d", storage, layout)?, h, w)),
             _ => return Err(msg("a float32 or float64 input expected")),
         };
         Ok((y, Shape::from((n, c, oh, ow))))
@@ -119,8 +114,12 @@ impl CustomOp1 for MaxPool {
         let (gs, gl) = dy.storage_and_layout();
         let (Storage::Cpu(xs), Storage::Cpu(gs)) = (&*xs, &*gs) else { return Err(msg("host tensors expected")) };
         let dx = match x.dtype() {
-            DType::F64 => Tensor::from_vec(backward::<f64>(self, values(xs, xl)?, values(gs, gl)?, h, w), x.shape(), x.device())?,
-            DType::F32 => Tensor::from_vec(backward::<f32>(self, values(xs, xl)?, values(gs, gl)?, h, w), x.shape(), x.device())?,
+            DType::F64 => {
+                Tensor::from_vec(backward::<f64>(self, host_values("max_pool2d", xs, xl)?, host_values("max_pool2d", gs, gl)?, h, w), x.shape(), x.device())?
+            }
+            DType::F32 => {
+                Tensor::from_vec(backward::<f32>(self, host_values("max_pool2d", xs, xl)?, host_values("max_pool2d", gs, gl)?, h, w), x.shape(), x.device())?
+            }
             _ => return Err(msg("a float32 or float64 input expected")),
         };
         Ok(Some(dx))
