@@ -5,7 +5,12 @@
 //! unmaps it on free, so each new tensor page-faults its pages in again:
 //! measured on a `[8, 64, 112, 112]` batch_norm, 34 s of system time
 //! against 30 s of work. Keeping freed blocks in the heap lets the next
-//! tensor reuse those pages.
+//! tensor reuse those pages. The same holds across threads: a rayon worker
+//! gets an arena of its own, whose large blocks are mapped and unmapped
+//! alone whatever the threshold, so one arena serves every thread (measured
+//! on a ResNet-50 step's tensor replay: 8.3 s of system time to 5.6 s, and
+//! peak RSS 1.88 GB to 1.53 GB; a replay allocates few, large blocks, so
+//! the shared lock costs nothing measurable).
 
 /// Serves large blocks from the heap and keeps freed memory there (glibc
 /// only; elsewhere the system allocator's own policy stands). Called once,
@@ -19,5 +24,6 @@ pub fn keep_freed_memory() {
         // come from the heap, larger ones are still mapped on their own.
         libc::mallopt(libc::M_MMAP_THRESHOLD, i32::MAX);
         libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX);
+        libc::mallopt(libc::M_ARENA_MAX, 1);
     }
 }
