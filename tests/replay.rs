@@ -28,6 +28,8 @@ fn csv(dir: &Path, kind: &str, header: &str) -> Vec<Vec<String>> {
 }
 
 const DETAILS: &str = "API Name,Bench Dtype,Tested Dtype,Shape,Cosine,MaxAbsErr,MaxRelativeErr,Status,Message";
+/// The details header of a `--dump` replay with loss effects (real data of a dump with backward).
+const DETAILS_WITH_EFFECTS: &str = "API Name,Bench Dtype,Tested Dtype,Shape,Cosine,MaxAbsErr,MaxRelativeErr,Status,Message,Loss Effect,Loss Share,Effect Note";
 const RESULT: &str = "API Name,Forward Test Success,Backward Test Success,Message";
 
 #[test]
@@ -313,7 +315,8 @@ fn every_msadapter_fixture_dump_replays_without_skip_or_error() {
                     let dir = tempfile::tempdir().unwrap();
                     let o = msprobe(dir.path(), &["-f", "mindspore", "replay", "--dump", folder.to_str().unwrap(), "--data-mode", mode, "--top", "0"]);
                     assert_eq!(o.status.code(), Some(0), "{case}: {}", text(&o));
-                    let details = csv(&dir.path().join("op_result_output"), "details", DETAILS);
+                    let header = if *mode == "real_data" { DETAILS_WITH_EFFECTS } else { DETAILS };
+                    let details = csv(&dir.path().join("op_result_output"), "details", header);
                     for key in &keys {
                         let (api, direction) = key.rsplit_once('.').unwrap();
                         assert!(details.iter().any(|r| r[0].starts_with(&format!("{api}.{direction}.output."))), "{case}: no row for {key}");

@@ -158,7 +158,9 @@ fn merged_shards_equal_the_unsharded_run() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let ms_rows = common::csv_records(&csv_text(&dir.path().join("ms_all"), "details"));
     assert_eq!(csv_text(&dir.path().join("ms_s/merged"), "details"), csv_text(&dir.path().join("ms_all"), "details"));
-    assert_eq!(ms_rows.last().unwrap()[9..], ["2".to_string(), "0".into()]);
+    // Step and Rank last, after msprobe's nine columns and the three loss effect columns (a real-data dump with backward).
+    assert_eq!(ms_rows[0][9..12], ["Loss Effect", "Loss Share", "Effect Note"]);
+    assert_eq!(ms_rows.last().unwrap()[12..], ["2".to_string(), "0".into()]);
 }
 
 /// (b) A shard killed mid-write (its journal cut inside a line, no part)
@@ -275,7 +277,8 @@ fn identical_calls_are_replayed_once() {
             assert_eq!(b[3], expected);
         }
         let details = common::csv_records(&csv_text(&dir.path().join(&out), "details"));
-        let first = details.iter().find(|r| r[10] == "1").unwrap();
+        let rank = details[0].iter().position(|h| h == "Rank").unwrap();
+        let first = details.iter().find(|r| r[rank] == "1").unwrap();
         assert!(first[8].ends_with("; shares the verdict of Functional.embedding.0 in step 0 rank 0 (identical call and inputs)"), "{first:?}");
         let p = part(&dir.path().join(&out), 0, 1);
         let shares: Vec<&Value> = p["calls"].as_array().unwrap().iter().map(|c| &c["shares"]).collect();

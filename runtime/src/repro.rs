@@ -44,7 +44,7 @@ pub fn main(r: &Replay, output_dir: &str) -> ExitCode {
             return ExitCode::from(exit::INPUT);
         }
     };
-    print!("{}", ranked_table(&rows.details, 0));
+    print!("{}", ranked_table(&rows.details, 0, crate::report::RankBy::Error));
     match write_report(Path::new(output_dir), &rows.details, &rows.results, r.standard) {
         Ok((details, result)) => {
             println!("wrote {}", result.display());

@@ -44,6 +44,8 @@ pub struct Rulebook {
     pub reduced_operands: ReducedOperands,
     /// The reports' columns.
     pub csv: Columns,
+    /// How a call's own error's effect on the loss is estimated and said.
+    pub loss_effect: LossEffect,
     /// Constants of the fused NPU ops' references.
     pub npu_references: NpuReferences,
     /// random_data's ranges where the statistics give none.
@@ -161,6 +163,39 @@ pub struct Columns {
     pub result: Vec<String>,
     /// The two a job's replay appends to both CSVs.
     pub job: Vec<String>,
+    /// The three a dump's replay appends to the details when it has loss effects.
+    pub effect: Vec<String>,
+}
+
+/// The first-order effect of a call's own error on the loss: when it is
+/// rounding noise, when first order is not enough, and which ops' outputs
+/// are losses.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LossEffect {
+    /// Why.
+    pub about: String,
+    /// Unit roundoffs of the output dtype, times `sqrt(sum((dL/dy * y)^2))`,
+    /// an effect may reach and still be rounding noise.
+    pub noise_roundoffs: f64,
+    /// The relative error `||e|| / ||y||` beyond which the estimate is unreliable.
+    pub first_order_relative_error: f64,
+    /// Ops (names after the prefix) whose output moves by steps or along boundaries.
+    pub saturating: Vec<String>,
+    /// Ops whose scalar forward output is a training loss.
+    pub losses: Vec<String>,
+}
+
+impl LossEffect {
+    /// Whether the op `name` (after the prefix) saturates.
+    pub fn saturates(&self, name: &str) -> bool {
+        self.saturating.iter().any(|s| s == name)
+    }
+
+    /// Whether the op `name` (after the prefix) computes a loss.
+    pub fn is_loss(&self, name: &str) -> bool {
+        self.losses.iter().any(|s| s == name)
+    }
 }
 
 /// One value per dtype class of the api standard (float16, bfloat16, and
@@ -328,7 +363,8 @@ pub fn parse(text: &str) -> Result<Rulebook, String> {
         }
     }
     let c = &book.csv;
-    for (name, list, len) in [("details", &c.details, 9), ("standard", &c.standard, 2), ("result", &c.result, 4), ("job", &c.job, 2)] {
+    for (name, list, len) in [("details", &c.details, 9), ("standard", &c.standard, 2), ("result", &c.result, 4), ("job", &c.job, 2), ("effect", &c.effect, 3)]
+    {
         if list.len() != len {
             return Err(format!("csv.{name}: expected {len} column names, got {}", list.len()));
         }

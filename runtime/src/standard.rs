@@ -22,6 +22,8 @@
 mod fsum;
 mod rules;
 
+pub(crate) use rules::round_to;
+
 use crate::compare::{compare, Metrics, Status};
 use crate::dtype::TDType;
 use crate::ops::api_standard::{api_standard, ApiRule, Level};

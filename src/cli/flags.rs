@@ -23,6 +23,7 @@ use crate::result_change::{self, TrainCommand};
 use crate::select::{ApiSelector, Shard};
 use crate::single_compare;
 use runtime::limits::Limits;
+use runtime::report::RankBy;
 use runtime::standard::Standard;
 
 /// A flag whose values are one of the library's enums, by its msprobe
@@ -181,6 +182,9 @@ struct ReplayFlags {
     /// Rows of the ranked table to print (0: all).
     #[arg(long, default_value_t = 20)]
     top: usize,
+    /// What the ranked table and the HTML report put first: effect (the calls whose own errors move the loss most, where the dump recorded outputs and their gradients; else as error) or error (the worst verdicts and metrics).
+    #[arg(long, value_parser = one_of(&RankBy::ALL, RankBy::as_str), default_value = "effect")]
+    rank_by: RankBy,
     /// Overrides the config's precision standard: default (msprobe on recorded device values, bound on an emulated device's), msprobe (cosine and max abs), api (per API and dtype) or bound (within the rounding error bound).
     #[arg(long, value_parser = one_of(&Standard::ALL, Standard::as_str))]
     standard: Option<Standard>,
@@ -199,6 +203,9 @@ struct ReplayFlags {
     /// Also write a self-contained HTML report (summary, the step as a chart, a sortable table, per-call details) to FILE (default: replay_report_<stamp>.html in the output folder).
     #[arg(long, value_name = "FILE", num_args = 0..=1)]
     html: Option<Option<PathBuf>>,
+    /// msprobe compare's result (compare_result_*.xlsx, or the table as CSV) of the --dump dump against a bench dump: the calls of its rows whose metrics differ are replayed on their recorded inputs and each classified as own error (its output is wrong for its inputs) or inherited (naming the nearest own-error call upstream); the culprits go to replay_culprits_<stamp>.csv, exit 3 when there are any.
+    #[arg(long, value_name = "FILE", requires = "dump", conflicts_with_all = ["merge", "filter", "shard"])]
+    from_compare: Option<PathBuf>,
     /// No progress output (otherwise, with --dump, a bar on a terminal and in a log a line at most every 10 s: calls done, GB read, time taken and left).
     #[arg(long, short = 'q')]
     quiet: bool,
@@ -245,6 +252,8 @@ pub enum Options {
         opts: replay::Options,
         /// `--top`.
         top: usize,
+        /// `--rank-by`.
+        rank_by: RankBy,
     },
     /// `replay --merge`, how many rows of the ranked table to print, and `--allow-skip`.
     ReplayMerge {
@@ -252,6 +261,8 @@ pub enum Options {
         opts: replay::MergeOptions,
         /// `--top`.
         top: usize,
+        /// `--rank-by`.
+        rank_by: RankBy,
         /// `--allow-skip`.
         allow_skip: bool,
     },
@@ -385,12 +396,14 @@ fn replay_options(given: Option<Framework>, mut flags: ReplayFlags) -> Result<Op
         data_mode,
         output_dir,
         top,
+        rank_by,
         standard,
         dump_device,
         allow_skip,
         tensor_size_limit,
         memory_budget,
         html,
+        from_compare,
         quiet,
     } = flags;
     let output_dir = output_dir.unwrap_or_else(|| PathBuf::from("./op_result_output"));
@@ -409,6 +422,8 @@ fn replay_options(given: Option<Framework>, mut flags: ReplayFlags) -> Result<Op
         (None, Some(_)) => None,
         (None, None) => Some(config.propagation),
     };
+    // Blame judges the device's recorded values: real data unless asked otherwise.
+    let data_mode = data_mode.or(from_compare.as_ref().map(|_| DataMode::Real));
     config.apply(&Overrides { dump: dump.clone(), propagation: direction, data_mode, standard, dump_device });
     let scope = match (&dump, &config.api_name, &config_input) {
         (Some(_), _, _) => Scope::Many(ApiSelector { filter, shard }),
@@ -420,8 +435,9 @@ fn replay_options(given: Option<Framework>, mut flags: ReplayFlags) -> Result<Op
     let available = Limits::from_available_memory();
     let limits = Limits { tensor_bytes: tensor_size_limit.unwrap_or(available.tensor_bytes), memory_budget: memory_budget.unwrap_or(available.memory_budget) };
     let progress = Progress::for_stderr(quiet);
-    let opts = replay::Options { framework, config, scope, propagation: direction, emulate, allow_skip, output_dir, limits, html, progress };
-    Ok(Options::Replay { opts, top })
+    let opts =
+        replay::Options { framework, config, scope, propagation: direction, emulate, allow_skip, output_dir, limits, html, progress, from_compare, rank_by };
+    Ok(Options::Replay { opts, top, rank_by })
 }
 
 /// `replay --merge DIR`: refuses the flags of the shards' replay, which
@@ -444,7 +460,12 @@ fn replay_merge_options(framework: Framework, dir: PathBuf, flags: ReplayFlags) 
         )));
     }
     let output_dir = flags.output_dir.unwrap_or_else(|| dir.clone());
-    Ok(Options::ReplayMerge { opts: replay::MergeOptions { framework, dir, output_dir, html: flags.html }, top: flags.top, allow_skip: flags.allow_skip })
+    Ok(Options::ReplayMerge {
+        opts: replay::MergeOptions { framework, dir, output_dir, html: flags.html, rank_by: flags.rank_by },
+        top: flags.top,
+        rank_by: flags.rank_by,
+        allow_skip: flags.allow_skip,
+    })
 }
 
 #[cfg(test)]
@@ -479,7 +500,7 @@ mod tests {
 
     #[test]
     fn replay_dump_alone_takes_the_defaults_and_both_directions() {
-        let Options::Replay { opts, top } = parse("msprobe -f mindspore replay --dump d.json --data-mode real_data").unwrap() else { panic!() };
+        let Options::Replay { opts, top, .. } = parse("msprobe -f mindspore replay --dump d.json --data-mode real_data").unwrap() else { panic!() };
         assert_eq!((opts.framework, opts.propagation, top), (Framework::MindSpore, None, 20));
         assert_eq!((opts.config.input.path(), opts.config.data_mode), (std::path::Path::new("d.json"), DataMode::Real));
         assert!(matches!(opts.scope, Scope::Many(_)));

@@ -35,14 +35,14 @@ pub fn run(options: Options) -> Result<u8, Error> {
                 }
             })
         }
-        Options::Replay { opts, top } => {
+        Options::Replay { opts, top, rank_by } => {
             let report = replay::run(&opts)?;
-            printer::replay(&report, top);
+            printer::replay(&report, top, rank_by);
             Ok(report.exit_code(opts.allow_skip))
         }
-        Options::ReplayMerge { opts, top, allow_skip } => {
+        Options::ReplayMerge { opts, top, rank_by, allow_skip } => {
             let report = replay::merge(&opts)?;
-            printer::replay(&report, top);
+            printer::replay(&report, top, rank_by);
             Ok(report.exit_code(allow_skip))
         }
         Options::SingleCompare(opts) => {

@@ -2,11 +2,11 @@
 //! errors on stderr, each as msprobe-rs has always printed them.
 
 use runtime::compare::Status;
-use runtime::report::{ranked_table, tested_split};
+use runtime::report::{ranked_table, tested_split, RankBy};
 
 use super::Error;
 use crate::op_generate::{BatchReport, Generated};
-use crate::replay::ReplayReport;
+use crate::replay::{Blame, BlameReport, Blamed, ReplayReport};
 use crate::result_change;
 use crate::single_compare::Outcome;
 
@@ -70,8 +70,8 @@ pub fn batch(report: &BatchReport, check: bool, quiet: bool) {
 
 /// `replay`: the ranked table (the `top` worst rows), what a `--dump`
 /// run replayed, and where the CSVs (or a shard's part) went.
-pub fn replay(report: &ReplayReport, top: usize) {
-    print!("{}", ranked_table(&report.rows.details, top));
+pub fn replay(report: &ReplayReport, top: usize, rank_by: RankBy) {
+    print!("{}", ranked_table(&report.rows.details, top, rank_by));
     let n = |s| report.count(s);
     let counts = format!(
         "{} rows: {} pass, {} warning, {} skip, {} error; {}",
@@ -96,6 +96,33 @@ pub fn replay(report: &ReplayReport, top: usize) {
     if let Some(html) = &report.html {
         eprintln!("wrote {}", html.display());
     }
+    if let Some(b) = &report.blame {
+        blame(b);
+    }
+}
+
+/// `replay --from-compare`: the own-error calls (the culprits), each
+/// inherited call with the own error upstream of it, and the file.
+fn blame(b: &BlameReport) {
+    let effect = |c: &Blamed| c.effect.map(runtime::pyfmt::repr).unwrap_or_else(|| "-".into());
+    println!("{:<40} {:>10} {:>24}  from / why", "call", "blame", "loss_effect");
+    for c in &b.calls {
+        let why = match (&c.upstream, c.blame) {
+            (_, Blame::Own) => c.verdict.clone(),
+            (Some((u, how)), _) => format!("from {u} ({how})"),
+            (None, _) => "no own-error call upstream".into(),
+        };
+        println!("{:<40} {:>10} {:>24}  {why}", c.api, c.blame.as_str(), effect(c));
+    }
+    let own = b.culprits().count();
+    let inherited = b.calls.iter().filter(|c| c.blame == Blame::Inherited).count();
+    let unjudged = b.calls.len() - own - inherited;
+    eprintln!(
+        "{} differing calls: {own} own error, {inherited} inherited, {unjudged} unjudged{}; wrote {}",
+        b.calls.len(),
+        if b.missing.is_empty() { String::new() } else { format!("; {} differing rows name no call of the dump", b.missing.len()) },
+        b.file.display()
+    );
 }
 
 /// `single_compare`: each workbook written, the keys found in one run

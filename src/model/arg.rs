@@ -32,6 +32,11 @@ pub struct TensorDesc {
     pub max: Stat,
     /// Smallest element.
     pub min: Stat,
+    /// Mean of the elements (`Mean`), with `norm` what ties an input to the
+    /// output it was (`replay --from-compare`'s data flow).
+    pub mean: Stat,
+    /// L2 norm of the elements (`Norm`).
+    pub norm: Stat,
     /// `requires_grad` as dumped (PyTorch only).
     pub requires_grad: Option<bool>,
     /// File name of the saved tensor (tensor dumps only): a bare file name
@@ -158,6 +163,9 @@ fn tensor(obj: &Map<String, Value>, path: &str) -> Result<TensorDesc, ModelError
         shape: shape.into_iter().map(|d| d as u64).collect(),
         max: stat(obj, "Max", path)?,
         min: stat(obj, "Min", path)?,
+        // Read for matching alone: a value of another form is as good as none.
+        mean: stat(obj, "Mean", path).unwrap_or(Stat::Missing),
+        norm: stat(obj, "Norm", path).unwrap_or(Stat::Missing),
         requires_grad,
         data_name: data_name(obj.get("data_name"), &format!("{path}.data_name"))?,
     })

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use runtime::replay::Rows;
-use runtime::report::{write_html, HtmlCall, HtmlFrame, HtmlReport, ReportError};
+use runtime::report::{write_html, HtmlCall, HtmlFrame, HtmlReport, RankBy, ReportError};
 use runtime::standard::Standard;
 
 use super::part::CallRecord;
@@ -65,6 +65,8 @@ pub(super) struct Page<'a> {
     pub stack_note: String,
     /// The output folder (the page's default place).
     pub output_dir: &'a Path,
+    /// What the table puts first.
+    pub rank_by: RankBy,
 }
 
 /// Writes the page to `target` (or `replay_report_<stamp>.html` in the
@@ -89,6 +91,7 @@ pub(super) fn write(page: &Page, target: &Option<PathBuf>, rows: &Rows, calls: V
         repro: repro_command(page.framework, page.dump),
         details: &rows.details,
         calls,
+        rank_by: page.rank_by,
     };
     write_html(&path, &report)?;
     Ok(path)

@@ -29,6 +29,8 @@ pub struct MergeOptions {
     pub output_dir: PathBuf,
     /// `--html [FILE]`.
     pub html: Option<Option<PathBuf>>,
+    /// `--rank-by`: what the HTML report's table puts first.
+    pub rank_by: runtime::report::RankBy,
 }
 
 fn refuse(path: &Path, message: String) -> ReplayError {
@@ -187,7 +189,15 @@ fn write_job(opts: &MergeOptions, parts: Vec<(PathBuf, Part)>) -> Result<ReplayR
     let standard = Standard::ALL.into_iter().find(|s| s.as_str() == header.options.standard).unwrap_or(Standard::Msprobe);
     let framework = Framework::parse(&header.read_as).unwrap_or(opts.framework);
     let root = PathBuf::from(&header.root);
-    let page = Page { dump: &root, framework, standard, emulate: header.options.emulate, stack_note: notes.join("; "), output_dir: &opts.output_dir };
-    let w = report::write(&opts.output_dir, standard, header.whole, &calls, opts.html.as_ref().map(|t| (t, page)))?;
-    Ok(ReplayReport { rows: w.rows, files: Some(w.files), html: w.html, part: None, merge_hint: None, standard })
+    let page = Page {
+        dump: &root,
+        framework,
+        standard,
+        emulate: header.options.emulate,
+        stack_note: notes.join("; "),
+        output_dir: &opts.output_dir,
+        rank_by: opts.rank_by,
+    };
+    let w = report::write(&opts.output_dir, standard, (header.whole, true), &calls, opts.html.as_ref().map(|t| (t, page)))?;
+    Ok(ReplayReport { rows: w.rows, files: Some(w.files), html: w.html, part: None, merge_hint: None, standard, blame: None })
 }

@@ -14,11 +14,13 @@
 //! together stay within the budget ([`crate::schedule`]).
 
 mod args;
+mod blame;
 mod call;
 mod cost;
 mod dedupe;
 mod error;
 mod finish;
+mod flow;
 mod html;
 mod job;
 mod merge;
@@ -30,6 +32,7 @@ mod resume;
 mod select;
 mod shard;
 
+pub use blame::{Blame, BlameReport, Blamed};
 pub use error::ReplayError;
 pub use merge::{merge, MergeOptions};
 pub use options::{Options, Scope};
@@ -48,6 +51,9 @@ use resume::Resumed;
 /// (and, with `--html`, the page): one call, or (`--dump`) this shard of
 /// the whole job ([`run_job`]).
 pub fn run(opts: &Options) -> Result<ReplayReport, ReplayError> {
+    if let Some(compare) = &opts.from_compare {
+        return blame::run(opts, compare);
+    }
     match &opts.scope {
         Scope::One(name) => run_one(opts, name),
         Scope::Many(selector) => run_job(opts, selector),
@@ -74,9 +80,10 @@ fn run_one(opts: &Options, name: &ApiName) -> Result<ReplayReport, ReplayError> 
         emulate: opts.emulate,
         stack_note: s.note,
         output_dir: &opts.output_dir,
+        rank_by: opts.rank_by,
     });
-    let w = report::write(&opts.output_dir, opts.config.standard, false, &[record], opts.html.as_ref().zip(page))?;
-    Ok(ReplayReport { rows: w.rows, files: Some(w.files), html: w.html, part: None, merge_hint: None, standard: opts.config.standard })
+    let w = report::write(&opts.output_dir, opts.config.standard, (false, false), &[record], opts.html.as_ref().zip(page))?;
+    Ok(ReplayReport { rows: w.rows, files: Some(w.files), html: w.html, part: None, merge_hint: None, standard: opts.config.standard, blame: None })
 }
 
 /// The sha256 of the rulebook in force, as JSON: what a part records of
@@ -148,7 +155,7 @@ fn run_job(opts: &Options, selector: &ApiSelector) -> Result<ReplayReport, Repla
             opts.output_dir.display().to_string()
         };
         let hint = format!("msprobe -f {} replay --merge {merge_dir}{html}", opts.framework.as_str());
-        return Ok(ReplayReport { rows, files: None, html: None, part: Some(outcome), merge_hint: Some(hint), standard: opts.config.standard });
+        return Ok(ReplayReport { rows, files: None, html: None, part: Some(outcome), merge_hint: Some(hint), standard: opts.config.standard, blame: None });
     }
     let dump = if job.whole { root.to_path_buf() } else { job.dumps[0].at.file.clone() };
     let page = Page {
@@ -158,7 +165,8 @@ fn run_job(opts: &Options, selector: &ApiSelector) -> Result<ReplayReport, Repla
         emulate: opts.emulate,
         stack_note: part.stack_notes.join("; "),
         output_dir: &opts.output_dir,
+        rank_by: opts.rank_by,
     };
-    let w = report::write(&opts.output_dir, opts.config.standard, job.whole, &part.calls, opts.html.as_ref().map(|t| (t, page)))?;
-    Ok(ReplayReport { rows: w.rows, files: Some(w.files), html: w.html, part: Some(outcome), merge_hint: None, standard: opts.config.standard })
+    let w = report::write(&opts.output_dir, opts.config.standard, (job.whole, true), &part.calls, opts.html.as_ref().map(|t| (t, page)))?;
+    Ok(ReplayReport { rows: w.rows, files: Some(w.files), html: w.html, part: Some(outcome), merge_hint: None, standard: opts.config.standard, blame: None })
 }

@@ -8,6 +8,7 @@ use crate::config::OpConfig;
 use crate::model::{ApiName, Direction, Framework};
 use crate::progress::Progress;
 use crate::select::ApiSelector;
+use runtime::report::RankBy;
 
 /// Which calls a replay takes.
 #[derive(Debug, Clone)]
@@ -43,4 +44,9 @@ pub struct Options {
     pub html: Option<Option<PathBuf>>,
     /// How `--dump` shows its progress on stderr.
     pub progress: Progress,
+    /// `--from-compare FILE`: msprobe compare's result of the dump against
+    /// a bench dump; its differing calls are replayed and blamed.
+    pub from_compare: Option<PathBuf>,
+    /// `--rank-by`: what the HTML report's table puts first.
+    pub rank_by: RankBy,
 }

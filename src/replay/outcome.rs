@@ -40,19 +40,29 @@ pub struct ReplayReport {
     pub merge_hint: Option<String>,
     /// The standard the rows were judged by (the summary names it).
     pub standard: Standard,
+    /// With `--from-compare`: the differing calls, own errors and inherited.
+    pub blame: Option<super::blame::BlameReport>,
 }
 
 impl ReplayReport {
+    /// A report of nothing replayed (`--from-compare` with no differing call in the dump).
+    pub fn empty(standard: Standard) -> ReplayReport {
+        ReplayReport { rows: Rows::default(), files: None, html: None, part: None, merge_hint: None, standard, blame: None }
+    }
+
     /// How many details rows have `status`.
     pub fn count(&self, status: Status) -> usize {
         self.rows.details.iter().filter(|r| r.status == status).count()
     }
 
-    /// [`exit::INACCURATE`] when some row is an error, else [`exit::SKIPPED`]
+    /// [`exit::INACCURATE`] when `--from-compare` found an own error or some row is an error, else [`exit::SKIPPED`]
     /// when some is a skip (unless `--allow-skip`), else 0. A shard of
     /// several that completed its part exits 0: the verdict is the merge's
     /// (so a job engine's dependent merge step runs).
     pub fn exit_code(&self, allow_skip: bool) -> u8 {
+        if self.blame.as_ref().is_some_and(|b| b.culprits().next().is_some()) {
+            return exit::INACCURATE;
+        }
         if self.files.is_none() && self.part.is_some() {
             return exit::OK;
         }

@@ -16,7 +16,7 @@ use runtime::report::{DetailRow, HtmlArg, HtmlFrame, ResultRow, TestedOn};
 use serde::{Deserialize, Serialize};
 
 /// The format tag of a part and of a journal's header.
-pub const FORMAT: &str = "msprobe-rs replay part 3";
+pub const FORMAT: &str = "msprobe-rs replay part 4";
 
 /// The folder of the parts in an output folder (one subfolder per option set).
 pub fn dir(out: &Path) -> PathBuf {
@@ -264,6 +264,12 @@ struct Detail {
     metrics: String,
     hist: Option<Vec<u64>>,
     tested_on: Option<TestedOn>,
+    #[serde(with = "exact")]
+    effect: Option<f64>,
+    #[serde(with = "exact")]
+    effect_noise: Option<f64>,
+    effect_note: String,
+    loss: Option<(f64, f64)>,
 }
 
 /// A result row as a part stores it.
@@ -349,6 +355,10 @@ impl CallRecord {
                 metrics: r.metrics.clone(),
                 hist: r.hist.clone(),
                 tested_on: r.tested_on,
+                effect: r.effect,
+                effect_noise: r.effect_noise,
+                effect_note: r.effect_note.clone(),
+                loss: r.loss,
             })
             .collect();
         let results = rows
@@ -385,6 +395,10 @@ impl CallRecord {
                     metrics: d.metrics.clone(),
                     hist: d.hist.clone(),
                     tested_on: d.tested_on,
+                    effect: d.effect,
+                    effect_noise: d.effect_noise,
+                    effect_note: d.effect_note.clone(),
+                    loss: d.loss,
                 })
                 .collect(),
             results: self

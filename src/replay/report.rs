@@ -29,11 +29,13 @@ fn cell(n: Option<u64>) -> String {
 }
 
 /// Writes the CSVs of `records` (in job order) into `out`, with the Step
-/// and Rank columns when `whole`, and the page when `html` says where.
+/// and Rank columns when `whole`, the loss effect columns with `effects`
+/// (a dump's replay) when a row has an effect, and the page when `html`
+/// says where.
 pub(super) fn write(
     out: &Path,
     standard: Standard,
-    whole: bool,
+    (whole, effects): (bool, bool),
     records: &[CallRecord],
     html: Option<(&Option<PathBuf>, Page)>,
 ) -> Result<Written, ReplayError> {
@@ -48,7 +50,7 @@ pub(super) fn write(
         }
     }
     let job = whole.then_some(JobColumns { details: &tags.0, results: &tags.1 });
-    let files = write_job_report(out, &rows.details, &rows.results, standard, job)?;
+    let files = write_job_report(out, &rows.details, &rows.results, standard, job, effects)?;
     let html = match html {
         Some((target, page)) => Some(html::write(&page, target, &rows, calls)?),
         None => None,

@@ -24,9 +24,11 @@
 //! as its sources.
 
 mod calls;
+pub mod compare_result;
 mod extract;
 pub mod ops;
 pub mod stack;
+mod xlsx_sheet;
 
 use std::path::{Path, PathBuf};
 

@@ -305,6 +305,21 @@ def sdpa_parts(bound, dy, dtypes):
                              ("value", _mag_flat64(p.transpose(-2, -1) @ doa))]
 
 
+def layer_norm_parts(bound, dy, dtypes):
+    """layer_norm's weight and bias gradients sum dy*xhat and dy over every position, which a
+    device accumulating in the dtype rounds partial sum by partial sum (the mirror of
+    layer_norm_parts in runtime/src/ops/nn.rs): sum |dy*xhat| and sum |dy|; none forward."""
+    x = bound["input"].to(torch.float64)
+    n = int(np.prod([int(d) for d in bound["normalized_shape"]]))
+    if dy is None or n <= 0 or dy.numel() != x.numel() or x.numel() % n:
+        return [], []
+    rows, g = x.reshape(-1, n), dy.reshape(-1, n).to(torch.float64)
+    mean = rows.sum(-1, keepdim=True) / n
+    var = ((rows - mean) ** 2).sum(-1, keepdim=True) / n
+    xhat = (rows - mean) / torch.sqrt(var + float(bound.get("eps", 1e-5)))
+    return [], [("weight", _mag_flat64((g * xhat).abs().sum(0))), ("bias", _mag_flat64(g.abs().sum(0)))]
+
+
 def _mag_output_gradient_parts(bound, dy, f, parts):
     """The parts of a gradient computed from the output y = f(x): |dy|*parts(y) for the
     input's gradient; none forward (the mirror of output_gradient_parts in activation.rs)."""
@@ -343,7 +358,7 @@ def flash_attention_score_parts(bound, dy, dtypes):
     return fusion_attention_magnitudes(dy, False, dtypes.get("query"), **settings)
 
 
-PARTS = {"gelu": gelu_parts, "sdpa": sdpa_parts, "tanh": tanh_parts, "sigmoid": sigmoid_parts,
+PARTS = {"gelu": gelu_parts, "sdpa": sdpa_parts, "layer_norm": layer_norm_parts, "tanh": tanh_parts, "sigmoid": sigmoid_parts,
          "npu_fusion_attention": npu_fusion_attention_parts, "flash_attention_score": flash_attention_score_parts}
 
 

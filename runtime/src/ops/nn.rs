@@ -222,6 +222,30 @@ fn layer_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(y, x.dtype)?)
 }
 
+/// layer_norm's weight and bias gradients sum `dy·x̂` and `dy` over every
+/// position, which cancels where the terms' signs differ; a device that
+/// accumulates them in the dtype (torch's CPU bfloat16 kernel sums the
+/// bias gradient in bfloat16, element by element) rounds every partial
+/// sum: the same sums over absolute values, `Σ|dy·x̂|` and `Σ|dy|`. None
+/// forward (Composite's magnitudes hold the output).
+fn layer_norm_parts(b: &Bound, dy: Option<&T>) -> Result<PartMagnitudes> {
+    let x = b.tensor("input")?;
+    let n: usize = b.ints("normalized_shape")?.iter().map(|&d| usize::try_from(d).unwrap_or(0)).product();
+    let Some(dy) = dy.filter(|dy| n > 0 && dy.t.elem_count() == x.t.elem_count() && x.t.elem_count() % n == 0) else { return Ok((vec![], vec![])) };
+    let (xs, g, eps) = (x.to_f64_vec()?, dy.to_f64_vec()?, b.float("eps")?);
+    let (mut weight, mut bias) = (vec![0.0; n], vec![0.0; n]);
+    for (row, dy) in xs.chunks_exact(n).zip(g.chunks_exact(n)) {
+        let mean = row.iter().sum::<f64>() / n as f64;
+        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n as f64;
+        let inv = 1.0 / (var + eps).sqrt();
+        for (j, (&v, &d)) in row.iter().zip(dy).enumerate() {
+            weight[j] += (d * (v - mean) * inv).abs();
+            bias[j] += d.abs();
+        }
+    }
+    Ok((vec![], vec![("weight", weight), ("bias", bias)]))
+}
+
 /// Indices as a U32 tensor, checked against `size` (negative indices wrap).
 pub(crate) fn indices(t: &T, size: usize, what: &str) -> Result<Tensor> {
     if t.dtype.is_float() {
@@ -456,7 +480,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[],
+        facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "layer_norm", rest: Rest::Composite, magnitude: layer_norm_parts }))],
     },
     Op {
         names: &["Functional.embedding", "MintFunctional.embedding"],

@@ -5,12 +5,13 @@
 
 use crate::compare::{Metrics, Status};
 use crate::dtype::TDType;
-use crate::report::DetailRow;
+use crate::report::{DetailRow, TestedOn};
 use crate::spec::Framework;
 use crate::standard::{judge, Case, Judged, Rounding, Rule};
 use crate::value::{Value, T};
 
 use super::call::Call;
+use super::effect::{self, Effect};
 use super::quirks;
 use super::tested::{Direction, Tested, BENCH};
 
@@ -36,17 +37,34 @@ fn bench_dtype(d: TDType) -> TDType {
     }
 }
 
+/// The loss gradients of a call's forward outputs, as the dump recorded
+/// them: `None` when the call has no backward entry (forward rows then
+/// say so), else one per output (`None` where there is none).
+pub(super) type LossGrads<'a> = Option<&'a [Option<Vec<f64>>]>;
+
 /// The rows of one direction; outputs `None` on both sides have none (as
 /// in the scripts). `magnitudes` are the bench values' rounding magnitudes
-/// (empty when the standard uses none).
-pub(super) fn judge_list(call: &Call, direction: Direction, tested: &[Tested], bench: &[Value], magnitudes: &[Option<Vec<f64>>], note: &str) -> Vec<DetailRow> {
+/// (empty when the standard uses none); `dys` the forward outputs' loss
+/// gradients (backward rows: `None`).
+pub(super) fn judge_list(
+    call: &Call,
+    direction: Direction,
+    tested: &[Tested],
+    bench: &[Value],
+    magnitudes: &[Option<Vec<f64>>],
+    dys: LossGrads,
+    note: &str,
+) -> Vec<DetailRow> {
     let n = tested.len().max(bench.len());
     (0..n)
         .filter_map(|i| {
             let name = format!("{}.{}.output.{i}", call.r.api, direction.as_str());
             match (tested.get(i), bench.get(i)) {
                 (Some(Tested { value: Value::None, .. }), Some(Value::None)) => None,
-                (Some(t), Some(b)) => Some(judge_value(call, name, direction, t, b, magnitudes.get(i).and_then(Option::as_deref), note)),
+                (Some(t), Some(b)) => {
+                    let row = judge_value(call, name, direction, t, b, magnitudes.get(i).and_then(Option::as_deref), note);
+                    Some(if direction == Direction::Forward { with_effect(call, row, t, b, dys.map(|d| d.get(i).and_then(Option::as_deref))) } else { row })
+                }
                 _ => Some(DetailRow::uncompared(
                     name,
                     Status::Skip,
@@ -86,6 +104,30 @@ pub(super) fn judge_value(call: &Call, name: String, direction: Direction, teste
             ),
         },
     }
+}
+
+/// A forward row with its loss effect ([`effect`]): `dy` is `None` when
+/// the call has no backward entry, `Some(None)` when the entry lacks this
+/// output's gradient.
+fn with_effect(call: &Call, row: DetailRow, tested: &Tested, bench: &Value, dy: Option<Option<&[f64]>>) -> DetailRow {
+    let (Value::Tensor(t), Value::Tensor(b)) = (&tested.value, bench) else { return row };
+    if !t.dtype.is_float() || row.shape.is_none() || t.dims() != b.dims() {
+        return row;
+    }
+    let op = call.r.api.op.as_str();
+    let recorded = tested.on() == TestedOn::Device;
+    // The values are read again only where an effect or a loss is to be had.
+    let wanted = recorded && (matches!(dy, Some(Some(_))) || crate::rulebook::get().loss_effect.is_loss(op));
+    let values = if wanted { t.to_f64_vec().ok().zip(b.to_f64_vec().ok()) } else { None };
+    let loss = values.as_ref().and_then(|(tv, _)| effect::loss(op, tv, dy.flatten()));
+    let e = match (dy, recorded, &values) {
+        (None, _, _) => Effect::none(effect::NO_BACKWARD),
+        (_, false, _) => Effect::none(effect::NOT_RECORDED),
+        (Some(None), _, _) => Effect::none(effect::NO_GRADIENT),
+        (Some(Some(dy)), _, Some((tv, bv))) => effect::of(op, t.dtype, tv, bv, dy),
+        (Some(Some(_)), _, None) => Effect::none("no loss effect: the values cannot be read"),
+    };
+    DetailRow { effect: e.value, effect_noise: e.noise, effect_note: e.note, loss, ..row }
 }
 
 /// The case of one value for the standard; `emulated` says whether the

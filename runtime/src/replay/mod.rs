@@ -9,6 +9,7 @@
 //! unreadable tensor file) is returned as the error.
 
 mod call;
+mod effect;
 mod judge;
 mod magnitude;
 mod plan;
@@ -138,7 +139,9 @@ fn judge_call(
     let device_out = |i: usize| device.and_then(|d| d.outputs.get(i).cloned());
     let outputs: Vec<Tested> = plan.outputs.iter().enumerate().map(|(i, s)| Tested::new(s, device_out(i), Direction::Forward)).collect();
     let forward_note = message(&[if call.identity { quirks::DROPOUT_IDENTITY } else { "" }, call.autocast_note.as_deref().unwrap_or("")]);
-    let forward = judge_list(call, Direction::Forward, &outputs, &bench.outputs, &magnitudes.outputs, &forward_note);
+    // The loss gradients of the outputs, for their effects: the call's recorded backward inputs.
+    let dys: Option<Vec<Option<Vec<f64>>>> = call.grad_outputs(&call.bench)?.map(|g| g.into_iter().map(|t| t.and_then(|t| t.to_f64_vec().ok())).collect());
+    let forward = judge_list(call, Direction::Forward, &outputs, &bench.outputs, &magnitudes.outputs, dys.as_deref(), &forward_note);
     let Some(bench_grads) = &bench.grads else { return Ok((forward, vec![])) };
 
     // Computed gradients (and their rounding magnitudes) are compared in the layout msprobe recorded them in.
@@ -149,7 +152,7 @@ fn judge_call(
         |i: usize| device.and_then(|d| d.grads.as_ref()).and_then(|g| g.get(i)).map(|g| plan.recorded_layout(i, g).map(Value::Tensor)).transpose();
     let grads: Vec<Tested> = plan.grads.iter().enumerate().map(|(i, s)| Ok(Tested::new(s, device_grad(i)?, Direction::Backward))).collect::<Result<_>>()?;
     let note = message(&[&forward_note, call.mask_note.as_deref().unwrap_or("")]);
-    let mut backward = judge_list(call, Direction::Backward, &grads, &bench_grads, &grad_magnitudes, &note);
+    let mut backward = judge_list(call, Direction::Backward, &grads, &bench_grads, &grad_magnitudes, None, &note);
     if plan.first_grad_recorded {
         judge::inner_node_quirk(call, &grads, &mut backward)?;
     }

@@ -84,6 +84,8 @@ pub struct HtmlReport<'a> {
     pub details: &'a [DetailRow],
     /// Every call, in execution order.
     pub calls: Vec<HtmlCall>,
+    /// What the table puts first (`--rank-by`).
+    pub rank_by: super::RankBy,
 }
 
 /// Texts (or frames) stored once, by first appearance: each is written
@@ -131,6 +133,7 @@ pub fn data_json(r: &HtmlReport) -> String {
         ("generated", &r.generated),
         ("stackNote", &r.stack_note),
         ("repro", &r.repro),
+        ("rankBy", &r.rank_by.as_str().to_string()),
     ] {
         w.key(k);
         w.str(v);
@@ -167,7 +170,8 @@ pub fn data_json(r: &HtmlReport) -> String {
 }
 
 /// The rows as arrays: `[api, benchDtype, testedDtype, shape, cosine,
-/// maxAbs, maxRel, status, message, call, hist]`.
+/// maxAbs, maxRel, status, message, call, hist, callEffect]` (callEffect:
+/// |the loss effect of the row's call|, or null: [`super::call_effects`]).
 fn rows<'a>(w: &mut JsonWriter, r: &HtmlReport<'a>, msgs: &mut Interned<'a, str>) {
     let mut call_of = vec![0usize; r.details.len()];
     for (ci, c) in r.calls.iter().enumerate() {
@@ -177,8 +181,9 @@ fn rows<'a>(w: &mut JsonWriter, r: &HtmlReport<'a>, msgs: &mut Interned<'a, str>
             }
         }
     }
+    let effects = super::call_effects(r.details);
     w.begin('[');
-    for (d, call) in r.details.iter().zip(call_of) {
+    for ((d, call), effect) in r.details.iter().zip(call_of).zip(effects) {
         w.begin('[');
         w.str(&d.api_name);
         w.str(d.bench_dtype.as_deref().unwrap_or(""));
@@ -196,6 +201,7 @@ fn rows<'a>(w: &mut JsonWriter, r: &HtmlReport<'a>, msgs: &mut Interned<'a, str>
             }
             None => w.plain("null"),
         }
+        number(w, effect);
         w.end(']');
     }
     w.end(']');

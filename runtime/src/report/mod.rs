@@ -6,12 +6,14 @@
 //! line ends, file names and permissions, and the same atomic write.
 
 mod csv;
+mod effect;
 mod html;
 mod stamp;
 mod table;
 
+pub use effect::{any_effect, call_effects, call_of, Shares};
 pub use html::{render_html, write_html, HtmlArg, HtmlCall, HtmlFrame, HtmlReport};
-pub use table::{ranked, ranked_table};
+pub use table::{ranked, ranked_table, RankBy};
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -54,6 +56,18 @@ pub struct DetailRow {
     /// Whose values the tested side held, `None` when nothing was compared:
     /// the summaries count device-judged and emulation-judged rows apart.
     pub tested_on: Option<TestedOn>,
+    /// The first-order effect of this output's own error on the loss,
+    /// `<dL/dy, y_device - y_bench>`, where the dump recorded the device's
+    /// output and the loss's gradient with respect to it (forward rows).
+    pub effect: Option<f64>,
+    /// What rounding the exact output once can move the loss by (the
+    /// rulebook's `loss_effect.noise_roundoffs`): an effect within it is noise.
+    pub effect_noise: Option<f64>,
+    /// Why a forward row has no effect, or why its estimate is unreliable; empty otherwise.
+    pub effect_note: String,
+    /// On a loss op's scalar forward output: the recorded loss and the
+    /// recorded gradient at it (1 unless the loss was scaled).
+    pub loss: Option<(f64, f64)>,
 }
 
 /// Whose values a compared row's tested side holds.
@@ -97,6 +111,10 @@ impl DetailRow {
             metrics: String::new(),
             hist: None,
             tested_on: None,
+            effect: None,
+            effect_noise: None,
+            effect_note: String::new(),
+            loss: None,
         }
     }
 }
@@ -153,17 +171,20 @@ pub struct JobColumns<'a> {
 /// sibling and renamed into place (mode 0o640, synced; see [`crate::atomic`]),
 /// details first.
 pub fn write_report(dir: impl AsRef<Path>, details: &[DetailRow], results: &[ResultRow], standard: Standard) -> Result<(PathBuf, PathBuf), ReportError> {
-    write_job_report(dir, details, results, standard, None)
+    write_job_report(dir, details, results, standard, None, false)
 }
 
 /// [`write_report`], with a job's `Step` and `Rank` columns last in both
-/// CSVs when `job` is given.
+/// CSVs when `job` is given, and with `effects`, when a row has a loss
+/// effect, the rulebook's three `csv.effect` columns ([`Shares`]) after
+/// the details' others (before Step and Rank).
 pub fn write_job_report(
     dir: impl AsRef<Path>,
     details: &[DetailRow],
     results: &[ResultRow],
     standard: Standard,
     job: Option<JobColumns>,
+    effects: bool,
 ) -> Result<(PathBuf, PathBuf), ReportError> {
     let dir = dir.as_ref();
     create_dir(dir)?;
@@ -177,6 +198,10 @@ pub fn write_job_report(
     let mut header: Vec<&str> = names(&columns.details).collect();
     if extended {
         header.extend(names(&columns.standard));
+    }
+    let shares = (effects && any_effect(details)).then(|| Shares::of(details));
+    if shares.is_some() {
+        header.extend(names(&columns.effect));
     }
     let mut result_header: Vec<&str> = names(&columns.result).collect();
     if job.is_some() {
@@ -195,6 +220,9 @@ pub fn write_job_report(
             if extended {
                 c.extend([r.rule.clone(), r.metrics.clone()]);
             }
+            if let Some(s) = &shares {
+                c.extend(s.cells(r));
+            }
             tagged(c, job.and_then(|j| j.details.get(i)))
         })
         .collect();
@@ -202,6 +230,21 @@ pub fn write_job_report(
     write(&details_path, csv::encode(&header, &detail_rows))?;
     write(&result_path, csv::encode(&result_header, &result_rows))?;
     Ok((details_path, result_path))
+}
+
+/// Writes one more table of a replay (`<prefix>_<stamp>.csv` in `dir`,
+/// stamped as the accuracy CSVs are, at a free name) with the same CSV
+/// form (BOM, quoting, CRLF, spreadsheet-safe cells) and the same atomic
+/// write; returns its path.
+pub fn write_table(dir: &Path, prefix: &str, header: &[&str], rows: &[Vec<String>]) -> Result<PathBuf, ReportError> {
+    create_dir(dir)?;
+    let now = stamp::now();
+    let path = (0..MAX_STAMP_STEPS)
+        .map(|step| dir.join(format!("{prefix}_{}.csv", stamp::local_stamp(now.saturating_add(step)))))
+        .find(|p| !p.exists())
+        .ok_or_else(|| ReportError::NoFreeName { dir: dir.to_path_buf() })?;
+    write_atomic(&path, &csv::encode(header, rows), WriteOptions::REPORT).map_err(|e| ReportError::Write { path: e.path, source: e.source })?;
+    Ok(path)
 }
 
 /// The default HTML report path in `dir`: `replay_report_<stamp>.html`,

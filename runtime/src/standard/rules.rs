@@ -219,7 +219,7 @@ pub(super) fn benchmark(t: &[f64], b: &[f64], reference: Option<&[f64]>, class: 
 /// its largest finite magnitude to ±Inf: the exact result of an op whose
 /// result is one of its inputs' values or a constant (a fill, a cast), as
 /// the device writes it in `dtype`; float64 and non-float values unchanged.
-pub(super) fn round_to(values: &[f64], dtype: TDType) -> Vec<f64> {
+pub(crate) fn round_to(values: &[f64], dtype: TDType) -> Vec<f64> {
     let Some((mant, emin)) = dtype.float_format().filter(|_| dtype != TDType::F64) else { return values.to_vec() };
     let largest = (2.0 - ldexp1(-mant)) * ldexp1(1 - emin);
     values
