@@ -35,7 +35,8 @@ def test_the_classes_come_from_the_op_table():
     assert rounding_of("Functional.scaled_dot_product_attention", ("",))[:3] == ("parts", "sdpa", "composite")
     assert rounding_of("NPU.npu_fusion_attention", ("",))[:3] == ("parts", "npu_fusion_attention", "nothing")
     assert rounding_of("Functional.flash_attention_score", ("MS.", ""))[:3] == ("parts", "flash_attention_score", "nothing")
-    assert rounding_of("Functional.softmax", ("",)) == ("composite",)
+    assert rounding_of("Functional.softmax", ("",))[:3] == ("parts", "softmax", "composite")
+    assert rounding_of("Functional.log_softmax", ("",)) == ("composite",)
     # MindSpore's own meanings first, as the op table's lookup does.
     assert rounding_of("Functional.dense", ("MS.", ""))[0] == "sums"
     assert rounding_of("Functional.dense", ("",)) is None

@@ -13,14 +13,15 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 use runtime::compare::Status;
-use runtime::report::{call_of, write_table, DetailRow, Shares, TestedOn};
+use runtime::replay::Rows;
+use runtime::report::{call_of, write_table, DetailRow, HtmlCulprit, Shares, TestedOn};
 
 use super::error::ReplayError;
 use super::flow::Flow;
 use super::options::Scope;
 use super::outcome::ReplayReport;
 use super::Options;
-use crate::model::ApiName;
+use crate::model::{ApiCall, ApiName};
 use crate::select::ApiSelector;
 use crate::source::compare_result::{differing_rows, Differing};
 use crate::source::{self, Source};
@@ -32,7 +33,7 @@ pub enum Blame {
     Own,
     /// Its outputs are right for its inputs: the difference came from upstream.
     Inherited,
-    /// The replay could not judge a differing output (a `skip`).
+    /// The replay could not replay a differing output (a `skip`, or none).
     Unjudged,
 }
 
@@ -79,6 +80,19 @@ pub struct BlameReport {
 }
 
 impl BlameReport {
+    /// The differing calls as the HTML report lists them.
+    pub fn html_rows(&self) -> Vec<HtmlCulprit> {
+        self.calls
+            .iter()
+            .map(|b| HtmlCulprit {
+                api: b.api.clone(),
+                blame: b.blame.as_str().into(),
+                upstream: b.upstream.as_ref().map(|(u, how)| format!("{u} ({how})")).unwrap_or_default(),
+                effect: b.effect,
+            })
+            .collect()
+    }
+
     /// The own-error calls.
     pub fn culprits(&self) -> impl Iterator<Item = &Blamed> {
         self.calls.iter().filter(|c| c.blame == Blame::Own)
@@ -111,7 +125,9 @@ fn blame_call(api: String, diffs: &[&Differing], rows: &HashMap<&str, &DetailRow
                 blame = Blame::Own;
                 verdicts.push(format!("{}: {}", r.api_name, r.message));
             }
-            Some(r) if r.status != Status::Skip && r.tested_on == Some(TestedOn::Device) => {}
+            // Judged right on the device's values; or an emulated row, where the dump's values are
+            // not this output's (msprobe recorded the last autograd node's gradients): no evidence either way.
+            Some(r) if r.status != Status::Skip => {}
             _ if blame != Blame::Own => blame = Blame::Unjudged,
             _ => {}
         }
@@ -164,22 +180,28 @@ pub(super) fn run(opts: &Options, compare: &Path) -> Result<ReplayReport, Replay
         }
     }
     by_call.sort_by_key(|(i, _)| *i);
-    let mut report = if by_call.is_empty() {
-        ReplayReport::empty(opts.config.standard)
-    } else {
-        let names: Vec<String> = by_call.iter().map(|(i, _)| regex::escape(&calls[*i].name.to_string())).collect();
-        let filter = Regex::new(&format!("^(?:{})$", names.join("|"))).expect("escaped names make a valid regex");
-        let selector = ApiSelector { filter: Some(filter), shard: None };
-        super::run_job(&Options { scope: Scope::Many(selector.clone()), ..opts.clone() }, &selector)?
-    };
+    let classify = |rows: &Rows| classify(opts, &calls, &by_call, rows, missing.clone());
+    if by_call.is_empty() {
+        let mut report = ReplayReport::empty(opts.config.standard);
+        report.blame = Some(classify(&Rows::default())?);
+        return Ok(report);
+    }
+    let names: Vec<String> = by_call.iter().map(|(i, _)| regex::escape(&calls[*i].name.to_string())).collect();
+    let filter = Regex::new(&format!("^(?:{})$", names.join("|"))).expect("escaped names make a valid regex");
+    let selector = ApiSelector { filter: Some(filter), shard: None };
+    super::run_job_with(&Options { scope: Scope::Many(selector.clone()), ..opts.clone() }, &selector, classify)
+}
 
-    let rows: HashMap<&str, &DetailRow> = report.rows.details.iter().map(|r| (r.api_name.as_str(), r)).collect();
-    let shares = Shares::of(&report.rows.details);
+/// The blame of the differing calls `by_call` (indexes into the dump's
+/// `calls`, with their compare rows) from the replay's `rows`, its culprits
+/// CSV written.
+fn classify(opts: &Options, calls: &[ApiCall], by_call: &[(usize, Vec<&Differing>)], rows: &Rows, missing: Vec<String>) -> Result<BlameReport, ReplayError> {
+    let by_name: HashMap<&str, &DetailRow> = rows.details.iter().map(|r| (r.api_name.as_str(), r)).collect();
+    let shares = Shares::of(&rows.details);
     let mut blamed: Vec<(usize, Blamed)> =
-        by_call.iter().map(|(i, diffs)| (*i, blame_call(calls[*i].name.to_string(), diffs, &rows, &report.rows.details, &shares))).collect();
-
+        by_call.iter().map(|(i, diffs)| (*i, blame_call(calls[*i].name.to_string(), diffs, &by_name, &rows.details, &shares))).collect();
     let own: Vec<usize> = blamed.iter().filter(|(_, b)| b.blame == Blame::Own).map(|(i, _)| *i).collect();
-    let flow = Flow::of(&calls);
+    let flow = Flow::of(calls);
     let is_own = |j: usize| own.contains(&j);
     for (i, b) in blamed.iter_mut().filter(|(_, b)| b.blame != Blame::Own) {
         let found = flow.nearest(*i, &is_own, false).or_else(|| flow.nearest(*i, &is_own, true)).map(|j| (j, "data flow"));
@@ -191,8 +213,6 @@ pub(super) fn run(opts: &Options, compare: &Path) -> Result<ReplayReport, Replay
         a.blame.cmp(&b.blame).then(if a.blame == Blame::Own { size(b).total_cmp(&size(a)) } else { i.cmp(j) })
     });
     let calls: Vec<Blamed> = blamed.into_iter().map(|(_, b)| b).collect();
-    let table = culprit_rows(&calls);
-    let file = write_table(&opts.output_dir, "replay_culprits", &COLUMNS, &table)?;
-    report.blame = Some(BlameReport { calls, missing, file });
-    Ok(report)
+    let file = write_table(&opts.output_dir, "replay_culprits", &COLUMNS, &culprit_rows(&calls))?;
+    Ok(BlameReport { calls, missing, file })
 }

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use runtime::replay::Rows;
-use runtime::report::{write_html, HtmlCall, HtmlFrame, HtmlReport, RankBy, ReportError};
+use runtime::report::{write_html, HtmlCall, HtmlCulprit, HtmlFrame, HtmlReport, RankBy, ReportError};
 use runtime::standard::Standard;
 
 use super::part::CallRecord;
@@ -67,6 +67,8 @@ pub(super) struct Page<'a> {
     pub output_dir: &'a Path,
     /// What the table puts first.
     pub rank_by: RankBy,
+    /// `--from-compare`'s differing calls, own errors first.
+    pub culprits: Vec<HtmlCulprit>,
 }
 
 /// Writes the page to `target` (or `replay_report_<stamp>.html` in the
@@ -92,6 +94,7 @@ pub(super) fn write(page: &Page, target: &Option<PathBuf>, rows: &Rows, calls: V
         details: &rows.details,
         calls,
         rank_by: page.rank_by,
+        culprits: page.culprits.clone(),
     };
     write_html(&path, &report)?;
     Ok(path)

@@ -81,6 +81,7 @@ fn run_one(opts: &Options, name: &ApiName) -> Result<ReplayReport, ReplayError> 
         stack_note: s.note,
         output_dir: &opts.output_dir,
         rank_by: opts.rank_by,
+        culprits: vec![],
     });
     let w = report::write(&opts.output_dir, opts.config.standard, (false, false), &[record], opts.html.as_ref().zip(page))?;
     Ok(ReplayReport { rows: w.rows, files: Some(w.files), html: w.html, part: None, merge_hint: None, standard: opts.config.standard, blame: None })
@@ -117,6 +118,16 @@ fn settings(opts: &Options, selector: &ApiSelector) -> Settings {
 /// output folder's parts, recorded there as a part; an unsharded run then
 /// writes the CSVs (and the page) from its part.
 fn run_job(opts: &Options, selector: &ApiSelector) -> Result<ReplayReport, ReplayError> {
+    run_job_with(opts, selector, |_| Ok(None::<BlameReport>))
+}
+
+/// [`run_job`], with `blame` judging the job's rows (`--from-compare`)
+/// before the reports are written: its culprits go on the page.
+fn run_job_with<B: Into<Option<BlameReport>>>(
+    opts: &Options,
+    selector: &ApiSelector,
+    blame: impl FnOnce(&runtime::replay::Rows) -> Result<B, ReplayError>,
+) -> Result<ReplayReport, ReplayError> {
     let root = opts.config.input.path();
     let job = Job::open(opts, root, selector)?;
     let shard = selector.shard.unwrap_or(Shard { index: 0, count: 1 });
@@ -157,6 +168,7 @@ fn run_job(opts: &Options, selector: &ApiSelector) -> Result<ReplayReport, Repla
         let hint = format!("msprobe -f {} replay --merge {merge_dir}{html}", opts.framework.as_str());
         return Ok(ReplayReport { rows, files: None, html: None, part: Some(outcome), merge_hint: Some(hint), standard: opts.config.standard, blame: None });
     }
+    let blame: Option<BlameReport> = blame(&html::join(&part.calls).0)?.into();
     let dump = if job.whole { root.to_path_buf() } else { job.dumps[0].at.file.clone() };
     let page = Page {
         dump: &dump,
@@ -166,7 +178,8 @@ fn run_job(opts: &Options, selector: &ApiSelector) -> Result<ReplayReport, Repla
         stack_note: part.stack_notes.join("; "),
         output_dir: &opts.output_dir,
         rank_by: opts.rank_by,
+        culprits: blame.as_ref().map(BlameReport::html_rows).unwrap_or_default(),
     };
     let w = report::write(&opts.output_dir, opts.config.standard, (job.whole, true), &part.calls, opts.html.as_ref().map(|t| (t, page)))?;
-    Ok(ReplayReport { rows: w.rows, files: Some(w.files), html: w.html, part: Some(outcome), merge_hint: None, standard: opts.config.standard, blame: None })
+    Ok(ReplayReport { rows: w.rows, files: Some(w.files), html: w.html, part: Some(outcome), merge_hint: None, standard: opts.config.standard, blame })
 }

@@ -305,6 +305,20 @@ def sdpa_parts(bound, dy, dtypes):
                              ("value", _mag_flat64(p.transpose(-2, -1) @ doa))]
 
 
+def softmax_parts(bound, dy, dtypes):
+    """softmax's gradient y*(dy - sum(dy*y)) cancels where a row attends to one element, and a
+    device computes it from its own rounded y (the mirror of softmax_parts in
+    runtime/src/ops/nn.rs): |y|*(|dy| + sum|dy*y|) along the dim; none forward."""
+    x = bound["input"].to(torch.float64)
+    dim = bound.get("dim")
+    dim = (0 if x.dim() in (0, 1, 3) else 1) if dim is None else int(dim)
+    if dy is None or x.dim() == 0 or dy.numel() != x.numel():
+        return [], []
+    y = torch.softmax(x, dim).abs()
+    g = dy.reshape(y.shape).to(torch.float64).abs()
+    return [], [("input", _mag_flat64(y * (g + (g * y).sum(dim, keepdim=True))))]
+
+
 def layer_norm_parts(bound, dy, dtypes):
     """layer_norm's weight and bias gradients sum dy*xhat and dy over every position, which a
     device accumulating in the dtype rounds partial sum by partial sum (the mirror of
@@ -358,7 +372,7 @@ def flash_attention_score_parts(bound, dy, dtypes):
     return fusion_attention_magnitudes(dy, False, dtypes.get("query"), **settings)
 
 
-PARTS = {"gelu": gelu_parts, "sdpa": sdpa_parts, "layer_norm": layer_norm_parts, "tanh": tanh_parts, "sigmoid": sigmoid_parts,
+PARTS = {"gelu": gelu_parts, "sdpa": sdpa_parts, "layer_norm": layer_norm_parts, "softmax": softmax_parts, "tanh": tanh_parts, "sigmoid": sigmoid_parts,
          "npu_fusion_attention": npu_fusion_attention_parts, "flash_attention_score": flash_attention_score_parts}
 
 

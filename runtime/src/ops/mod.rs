@@ -503,7 +503,9 @@ mod tests {
         assert!(matches!(class("Torch.sigmoid"), Rounding::Parts(p) if p.name == "sigmoid"));
         assert!(matches!(class("Functional.gelu"), Rounding::Parts(p) if p.name == "gelu" && p.rest == Rest::Smooth));
         assert!(matches!(class("Functional.scaled_dot_product_attention"), Rounding::Parts(p) if p.name == "sdpa" && p.rest == Rest::Composite));
-        assert_eq!(class("Functional.layer_norm"), Rounding::Composite);
+        assert!(matches!(class("Functional.layer_norm"), Rounding::Parts(p) if p.name == "layer_norm" && p.rest == Rest::Composite));
+        assert!(matches!(class("Functional.softmax"), Rounding::Parts(p) if p.name == "softmax" && p.rest == Rest::Composite));
+        assert_eq!(class("Functional.group_norm"), Rounding::Composite);
         // Every negated parameter is a parameter of its entry's signature.
         for op in table() {
             if let Rounding::Terms { negated: Some(n) } = op.rounding() {

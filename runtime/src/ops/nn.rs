@@ -67,6 +67,22 @@ fn softmax(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(softmax_t(&x.t, d)?, x.dtype)?)
 }
 
+/// softmax's gradient `y⊙(dy - Σ dy⊙y)` cancels where a row attends to
+/// one element (`y → 1`), and a device computes it from its own rounded
+/// `y`: the same terms over absolute values, `|y|⊙(|dy| + Σ|dy⊙y|)` along
+/// the dim. None forward (Composite's magnitudes hold the output).
+fn softmax_parts(b: &Bound, dy: Option<&T>) -> Result<PartMagnitudes> {
+    let ctx = Ctx::bench(0);
+    let (x, d) = softmax_input(&ctx, b)?;
+    let Some(dy) = dy.filter(|dy| x.rank() > 0 && dy.t.elem_count() == x.t.elem_count()) else { return Ok((vec![], vec![])) };
+    let f64 = candle_core::DType::F64;
+    let y = softmax_t(&x.t.to_dtype(f64)?, d)?.abs()?;
+    let g = dy.t.to_dtype(f64)?.reshape(y.dims())?.abs()?;
+    let across = (&g * &y)?.sum_keepdim(d)?;
+    let m = (&y * g.broadcast_add(&across)?)?;
+    Ok((vec![], vec![("input", m.flatten_all()?.to_vec1::<f64>()?)]))
+}
+
 fn log_softmax(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let (x, d) = softmax_input(ctx, b)?;
     if x.rank() == 0 {
@@ -414,7 +430,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[],
+        facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "softmax", rest: Rest::Composite, magnitude: softmax_parts }))],
     },
     Op {
         names: &["Torch.softmax", "Tensor.softmax", "Mint.softmax"],

@@ -86,6 +86,21 @@ pub struct HtmlReport<'a> {
     pub calls: Vec<HtmlCall>,
     /// What the table puts first (`--rank-by`).
     pub rank_by: super::RankBy,
+    /// `replay --from-compare`'s differing calls, own errors first (none otherwise).
+    pub culprits: Vec<HtmlCulprit>,
+}
+
+/// One differing call of `replay --from-compare`, as the page lists it.
+#[derive(Debug, Clone, Default)]
+pub struct HtmlCulprit {
+    /// `Prefix.op.N`.
+    pub api: String,
+    /// `own error`, `inherited` or `unjudged`.
+    pub blame: String,
+    /// The own-error call upstream and how it was found, or empty.
+    pub upstream: String,
+    /// The call's loss effect.
+    pub effect: Option<f64>,
 }
 
 /// Texts (or frames) stored once, by first appearance: each is written
@@ -149,6 +164,17 @@ pub fn data_json(r: &HtmlReport) -> String {
     let mut frames = Interned::new();
     w.key("calls");
     calls(&mut w, r, &mut frames);
+    w.key("culprits");
+    w.begin('[');
+    for c in &r.culprits {
+        w.begin('[');
+        w.str(&c.api);
+        w.str(&c.blame);
+        w.str(&c.upstream);
+        number(&mut w, c.effect);
+        w.end(']');
+    }
+    w.end(']');
     w.key("msgs");
     w.begin('[');
     msgs.items.iter().for_each(|m| w.str(m));

@@ -12,7 +12,7 @@ mod stamp;
 mod table;
 
 pub use effect::{any_effect, call_effects, call_of, Shares};
-pub use html::{render_html, write_html, HtmlArg, HtmlCall, HtmlFrame, HtmlReport};
+pub use html::{render_html, write_html, HtmlArg, HtmlCall, HtmlCulprit, HtmlFrame, HtmlReport};
 pub use table::{ranked, ranked_table, RankBy};
 
 use std::fs;
