@@ -18,9 +18,12 @@ pub const NPU_NAME: &str = "NPU Name";
 const DIFFERENCES: [&str; 7] = ["MaxAbsErr", "Max diff", "Min diff", "Mean diff", "L2norm diff", "EucDist", "MaxRelativeErr"];
 /// Columns of similarity: below 1 means the sides differ.
 const SIMILARITIES: [&str; 1] = ["Cosine"];
-/// Columns of verdicts, and the values that mean "the same".
-const VERDICTS: [(&str, &[&str]); 3] =
-    [("Result", &["pass", "", "N/A"]), ("Accuracy Reached or Not", &["Yes", "", "N/A"]), ("Requires_grad Consistent", &["True", "", "N/A"])];
+/// Columns of verdicts, and the values that mean "the same" (or, 8.3.2's `None`, "not compared": a side without data, a scalar's gradient).
+const VERDICTS: [(&str, &[&str]); 3] = [
+    ("Result", &["pass", "", "N/A", "None"]),
+    ("Accuracy Reached or Not", &["Yes", "", "N/A", "None"]),
+    ("Requires_grad Consistent", &["True", "", "N/A", "None"]),
+];
 
 /// The table could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -305,6 +305,22 @@ def sdpa_parts(bound, dy, dtypes):
                              ("value", _mag_flat64(p.transpose(-2, -1) @ doa))]
 
 
+def embedding_parts(bound, dy, dtypes):
+    """embedding's weight gradient sums the rows of dy of each index, which a device
+    accumulating in the dtype rounds partial sum by partial sum (the mirror of embedding_parts
+    in runtime/src/ops/nn.rs): sum |dy| per weight row; none forward."""
+    index, weight = bound["input"], bound["weight"]
+    if dy is None or weight.dim() != 2 or dy.numel() != index.numel() * weight.shape[1]:
+        return [], []
+    rows, width = weight.shape
+    idx = index.reshape(-1).to(torch.int64)
+    idx = torch.where(idx < 0, idx + rows, idx)
+    keep = (idx >= 0) & (idx < rows)
+    sums = torch.zeros(rows, width, dtype=torch.float64)
+    sums.index_add_(0, idx[keep], dy.reshape(-1, width).to(torch.float64).abs()[keep])
+    return [], [("weight", _mag_flat64(sums))]
+
+
 def softmax_parts(bound, dy, dtypes):
     """softmax's gradient y*(dy - sum(dy*y)) cancels where a row attends to one element, and a
     device computes it from its own rounded y (the mirror of softmax_parts in
@@ -321,8 +337,9 @@ def softmax_parts(bound, dy, dtypes):
 
 def layer_norm_parts(bound, dy, dtypes):
     """layer_norm's weight and bias gradients sum dy*xhat and dy over every position, which a
-    device accumulating in the dtype rounds partial sum by partial sum (the mirror of
-    layer_norm_parts in runtime/src/ops/nn.rs): sum |dy*xhat| and sum |dy|; none forward."""
+    device accumulating in the dtype rounds partial sum by partial sum, and its input gradient
+    cancels (the mirror of layer_norm_parts in runtime/src/ops/nn.rs): sum |dy*xhat|, sum |dy|
+    and dx's terms over absolute values; none forward."""
     x = bound["input"].to(torch.float64)
     n = int(np.prod([int(d) for d in bound["normalized_shape"]]))
     if dy is None or n <= 0 or dy.numel() != x.numel() or x.numel() % n:
@@ -330,8 +347,13 @@ def layer_norm_parts(bound, dy, dtypes):
     rows, g = x.reshape(-1, n), dy.reshape(-1, n).to(torch.float64)
     mean = rows.sum(-1, keepdim=True) / n
     var = ((rows - mean) ** 2).sum(-1, keepdim=True) / n
-    xhat = (rows - mean) / torch.sqrt(var + float(bound.get("eps", 1e-5)))
-    return [], [("weight", _mag_flat64((g * xhat).abs().sum(0))), ("bias", _mag_flat64(g.abs().sum(0)))]
+    inv = 1.0 / torch.sqrt(var + float(bound.get("eps", 1e-5)))
+    xhat = (rows - mean) * inv
+    w = bound.get("weight")
+    gw = g * (w.reshape(-1).to(torch.float64) if isinstance(w, torch.Tensor) and w.numel() == n else 1.0)
+    # dx = (gw - mean(gw) - xhat*mean(gw*xhat))/sigma: its terms over absolute values.
+    dx = inv * (gw.abs() + gw.abs().sum(-1, keepdim=True) / n + xhat.abs() * (gw * xhat).abs().sum(-1, keepdim=True) / n)
+    return [], [("input", _mag_flat64(dx)), ("weight", _mag_flat64((g * xhat).abs().sum(0))), ("bias", _mag_flat64(g.abs().sum(0)))]
 
 
 def _mag_output_gradient_parts(bound, dy, f, parts):
@@ -372,7 +394,7 @@ def flash_attention_score_parts(bound, dy, dtypes):
     return fusion_attention_magnitudes(dy, False, dtypes.get("query"), **settings)
 
 
-PARTS = {"gelu": gelu_parts, "sdpa": sdpa_parts, "layer_norm": layer_norm_parts, "softmax": softmax_parts, "tanh": tanh_parts, "sigmoid": sigmoid_parts,
+PARTS = {"gelu": gelu_parts, "sdpa": sdpa_parts, "layer_norm": layer_norm_parts, "softmax": softmax_parts, "embedding": embedding_parts, "tanh": tanh_parts, "sigmoid": sigmoid_parts,
          "npu_fusion_attention": npu_fusion_attention_parts, "flash_attention_score": flash_attention_score_parts}
 
 

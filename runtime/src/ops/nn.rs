@@ -242,24 +242,59 @@ fn layer_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// position, which cancels where the terms' signs differ; a device that
 /// accumulates them in the dtype (torch's CPU bfloat16 kernel sums the
 /// bias gradient in bfloat16, element by element) rounds every partial
-/// sum: the same sums over absolute values, `Σ|dy·x̂|` and `Σ|dy|`. None
-/// forward (Composite's magnitudes hold the output).
+/// sum: the same sums over absolute values, `Σ|dy·x̂|` and `Σ|dy|`; and
+/// the input gradient `(g - mean(g) - x̂·mean(g·x̂))/σ` (`g = dy·w`), which
+/// cancels, its terms over absolute values. None forward (Composite's
+/// magnitudes hold the output).
 fn layer_norm_parts(b: &Bound, dy: Option<&T>) -> Result<PartMagnitudes> {
     let x = b.tensor("input")?;
     let n: usize = b.ints("normalized_shape")?.iter().map(|&d| usize::try_from(d).unwrap_or(0)).product();
     let Some(dy) = dy.filter(|dy| n > 0 && dy.t.elem_count() == x.t.elem_count() && x.t.elem_count() % n == 0) else { return Ok((vec![], vec![])) };
     let (xs, g, eps) = (x.to_f64_vec()?, dy.to_f64_vec()?, b.float("eps")?);
-    let (mut weight, mut bias) = (vec![0.0; n], vec![0.0; n]);
+    let w = match b.opt_tensor("weight")? {
+        Some(w) if w.t.elem_count() == n => w.to_f64_vec()?,
+        _ => vec![1.0; n],
+    };
+    let (mut weight, mut bias, mut input) = (vec![0.0; n], vec![0.0; n], Vec::with_capacity(xs.len()));
     for (row, dy) in xs.chunks_exact(n).zip(g.chunks_exact(n)) {
         let mean = row.iter().sum::<f64>() / n as f64;
         let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n as f64;
         let inv = 1.0 / (var + eps).sqrt();
+        // dx = (g - mean(g) - x̂·mean(g·x̂))/σ with g = dy·w: its terms over absolute values.
+        let (mut g_abs, mut gx_abs) = (0.0, 0.0);
         for (j, (&v, &d)) in row.iter().zip(dy).enumerate() {
             weight[j] += (d * (v - mean) * inv).abs();
             bias[j] += d.abs();
+            g_abs += (d * w[j]).abs();
+            gx_abs += (d * w[j] * (v - mean) * inv).abs();
+        }
+        let (g_mean, gx_mean) = (g_abs / n as f64, gx_abs / n as f64);
+        input.extend(row.iter().zip(dy).zip(&w).map(|((&v, &d), &wj)| inv * ((d * wj).abs() + g_mean + ((v - mean) * inv).abs() * gx_mean)));
+    }
+    Ok((vec![], vec![("input", input), ("weight", weight), ("bias", bias)]))
+}
+
+/// embedding's weight gradient sums the rows of `dy` of each index, which
+/// cancels; a device accumulating them in the dtype (torch's CPU bfloat16
+/// kernel) rounds every partial sum: the same sums over absolute values,
+/// `Σ|dy|` per weight row. None forward (a gather is exact).
+fn embedding_parts(b: &Bound, dy: Option<&T>) -> Result<PartMagnitudes> {
+    let (index, weight) = (b.tensor("input")?, b.tensor("weight")?);
+    let (rows, width) = match weight.dims() {
+        &[rows, width] => (rows, width),
+        _ => return Ok((vec![], vec![])),
+    };
+    let Some(dy) = dy.filter(|dy| dy.t.elem_count() == index.t.elem_count() * width) else { return Ok((vec![], vec![])) };
+    let (index, g) = (index.to_f64_vec()?, dy.to_f64_vec()?);
+    let mut sums = vec![0.0; rows * width];
+    for (&i, dy) in index.iter().zip(g.chunks_exact(width.max(1))) {
+        let row = if i < 0.0 { i + rows as f64 } else { i };
+        if (0.0..rows as f64).contains(&row) {
+            let start = row as usize * width;
+            sums[start..start + width].iter_mut().zip(dy).for_each(|(s, d)| *s += d.abs());
         }
     }
-    Ok((vec![], vec![("weight", weight), ("bias", bias)]))
+    Ok((vec![], vec![("weight", sums)]))
 }
 
 /// Indices as a U32 tensor, checked against `size` (negative indices wrap).
@@ -505,7 +540,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[],
+        facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "embedding", rest: Rest::Composite, magnitude: embedding_parts }))],
     },
     Op {
         names: &["Functional.dropout", "MintFunctional.dropout"],
