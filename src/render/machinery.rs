@@ -380,7 +380,11 @@ mod tests {
         assert!(body.contains("\"ms_ops_conv2d\""), "{body}");
         assert!(body.contains("    \"Torch.sub\": (\"terms\", 1, \"other\", (\"input\", \"other\", \"alpha\")),\n    \"Tensor.sub\": (\"terms\", 1, \"other\", (\"input\", \"other\", \"alpha\")),\n"), "{body}");
         assert!(body.contains("    \"Functional.gelu\": (\"parts\", \"gelu\", \"smooth\", (\"input\", \"approximate\")),\n"), "{body}");
-        assert!(body.contains("    \"Functional.softmax\": (\"composite\",),\n"), "{body}");
+        assert!(
+            body.contains("    \"Functional.softmax\": (\"parts\", \"softmax\", \"composite\", (\"input\", \"dim\", \"_stacklevel\", \"dtype\")),\n"),
+            "{body}"
+        );
+        assert!(body.contains("    \"Functional.log_softmax\": (\"composite\",),\n"), "{body}");
         assert!(body.contains("    \"terms\": {\"float16\": ((1.0, \"float16\"), (4.0, \"float16\")), "), "{body}");
         assert!(body.contains("    \"bfloat16\": (7, -126),\n"), "{body}");
         assert_eq!(shared_module_file(Framework::MindSpore), format!("msprobe_repro_{}_mindspore.py", env!("CARGO_PKG_VERSION").replace('.', "_")));
