@@ -62,12 +62,12 @@ fn cell(x: Option<f64>) -> String {
 }
 
 /// The `top` first rows (0: all) ranked `by`, as a table with a header
-/// line, and a last line counting the rows left out; with effects, a
-/// column of each row's loss effect.
+/// line, and a last line counting the rows left out; ranked by effect,
+/// where rows have effects, a column of each row's loss effect.
 pub fn ranked_table(details: &[DetailRow], top: usize, by: RankBy) -> String {
     let ranked = ranked(details, by);
     let shown = if top == 0 { ranked.len() } else { top.min(ranked.len()) };
-    let shares = any_effect(details).then(|| Shares::of(details));
+    let shares = (by == RankBy::Effect && any_effect(details)).then(|| Shares::of(details));
     let effect = |r: &DetailRow| shares.as_ref().map(|s| format!(" {:>14}", cell(s.effect(r)))).unwrap_or_default();
     let header = if shares.is_some() { format!(" {:>14}", "loss_effect") } else { String::new() };
     let mut out = format!("{:<48} {:>20} {:>14}{header} {:>6}  message\n", "output", "cosine", "max_abs_err", "status");
