@@ -1,6 +1,6 @@
 //! Which call moved the loss, end to end with the real msprobe 8.3.2 and
 //! 26.2.0 on the CPU: tests/loss_effect/tiny_gpt.py dumps one training step
-//! of a small bfloat16 GPT (tensor, L1, forward and backward) as it is
+//! of a small bfloat16 GPT (315 calls; tensor, L1, forward and backward) as it is
 //! (`clean`) and with three calls made wrong inside the call (`faulty`:
 //! msprobe records their true inputs and wrong outputs, and every later
 //! call consumes the wrong values); it also reruns the step with each
@@ -130,6 +130,13 @@ fn loss_effects_find_the_planted_calls_and_compare_rows_split_into_own_and_inher
             dumps.insert((version, variant), stdout.lines().last().unwrap().trim().to_string());
         }
     }
+    // The step's size: 300 to 600 forward calls (each with its backward entry).
+    for ((version, variant), dump) in &dumps {
+        let data: Value = serde_json::from_str(&std::fs::read_to_string(dump).unwrap()).unwrap();
+        let entries = data["data"].as_object().unwrap();
+        let forward = entries.keys().filter(|k| k.ends_with(".forward")).count();
+        assert!((300..=600).contains(&forward) && entries.len() == 2 * forward, "{version} {variant}: {forward} forward calls of {} entries", entries.len());
+    }
     // Exact patching (the step rerun without msprobe; the dumps' tensors are the same under both versions).
     let patch = |variant: &str| -> Value {
         let out = w.join(format!("patch_{variant}.json"));
@@ -159,12 +166,14 @@ fn loss_effects_find_the_planted_calls_and_compare_rows_split_into_own_and_inher
         for p in &planted {
             let (e, c) = (effect[p], exact[p]);
             assert!(e.signum() == c.signum() && (0.5..=2.0).contains(&(e / c)), "{version}: {p}: effect {e} against the exact change {c}");
+            eprintln!("{version}: {p}: effect {e:+.4} against the exact change {c:+.4} (noise {noise:.3})");
         }
         let above: Vec<(&String, f64)> = exact.iter().filter(|(_, c)| c.abs() > noise).map(|(k, &c)| (k, c)).collect();
         assert!(above.len() >= 3, "{version}: calls above the noise {noise}: {above:?}");
         let (es, cs): (Vec<f64>, Vec<f64>) = above.iter().map(|(k, c)| (effect.get(*k).copied().unwrap_or(0.0), *c)).unzip();
         let rho = spearman(&es, &cs);
         assert!(rho >= 0.8, "{version}: Spearman {rho} over {above:?} (effects {es:?})");
+        eprintln!("{version}: Spearman {rho} over {} calls above the noise; next |effect| after the plants {:?}", above.len(), by_size[3]);
 
         let out = w.join(format!("replay-{version}-clean"));
         let (code, text) = replay(w, &["--dump", &dumps[&(version, "clean")], "--data-mode", "real_data", "-o", out.to_str().unwrap(), "-q"]);
@@ -172,6 +181,7 @@ fn loss_effects_find_the_planted_calls_and_compare_rows_split_into_own_and_inher
         assert_eq!(device_errors, Vec::<String>::new(), "{version}: the clean dump has no own error ({code}): {text}");
         let worst = effect.iter().max_by(|a, b| a.1.abs().total_cmp(&b.1.abs())).unwrap();
         assert!(worst.1.abs() <= noise, "{version}: clean effect {worst:?} beyond the noise {noise}");
+        eprintln!("{version}: clean: largest |effect| {worst:?}");
     }
 
     // msprobe compare of faulty against clean: 26.2.0's CSV and xlsx, 8.3.2's xlsx.

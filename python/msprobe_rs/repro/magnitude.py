@@ -338,8 +338,9 @@ def softmax_parts(bound, dy, dtypes):
 def layer_norm_parts(bound, dy, dtypes):
     """layer_norm's weight and bias gradients sum dy*xhat and dy over every position, which a
     device accumulating in the dtype rounds partial sum by partial sum, and its input gradient
-    cancels (the mirror of layer_norm_parts in runtime/src/ops/nn.rs): sum |dy*xhat|, sum |dy|
-    and dx's terms over absolute values; none forward."""
+    cancels (the mirror of layer_norm_parts in runtime/src/ops/nn.rs): the terms' and the running
+    partial sums' absolute values, sum |dy*xhat| + sum |s_i| and sum |dy| + sum |s_i|, and dx's
+    terms over absolute values; none forward."""
     x = bound["input"].to(torch.float64)
     n = int(np.prod([int(d) for d in bound["normalized_shape"]]))
     if dy is None or n <= 0 or dy.numel() != x.numel() or x.numel() % n:
@@ -353,7 +354,13 @@ def layer_norm_parts(bound, dy, dtypes):
     gw = g * (w.reshape(-1).to(torch.float64) if isinstance(w, torch.Tensor) and w.numel() == n else 1.0)
     # dx = (gw - mean(gw) - xhat*mean(gw*xhat))/sigma: its terms over absolute values.
     dx = inv * (gw.abs() + gw.abs().sum(-1, keepdim=True) / n + xhat.abs() * (gw * xhat).abs().sum(-1, keepdim=True) / n)
-    return [], [("input", _mag_flat64(dx)), ("weight", _mag_flat64((g * xhat).abs().sum(0))), ("bias", _mag_flat64(g.abs().sum(0)))]
+    return [], [("input", _mag_flat64(dx)), ("weight", _mag_flat64(_mag_terms_and_partials(g * xhat))), ("bias", _mag_flat64(_mag_terms_and_partials(g)))]
+
+
+def _mag_terms_and_partials(terms):
+    """sum |t_i| + sum |s_i| over dim 0, s_i the running sums: the magnitude of a sum accumulated
+    position after position in the dtype."""
+    return terms.abs().sum(0) + terms.cumsum(0).abs().sum(0)
 
 
 def _mag_output_gradient_parts(bound, dy, f, parts):

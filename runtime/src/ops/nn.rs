@@ -240,9 +240,11 @@ fn layer_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 
 /// layer_norm's weight and bias gradients sum `dy·x̂` and `dy` over every
 /// position, which cancels where the terms' signs differ; a device that
-/// accumulates them in the dtype (torch's CPU bfloat16 kernel sums the
-/// bias gradient in bfloat16, element by element) rounds every partial
-/// sum: the same sums over absolute values, `Σ|dy·x̂|` and `Σ|dy|`; and
+/// accumulates them in the dtype (torch's CPU bfloat16 kernel sums both
+/// in bfloat16, position after position) rounds every partial sum, whose
+/// magnitude can exceed the terms' (256 positions: errors of 10 `u·Σ|dy|`
+/// seen): the terms' and the running partial sums' absolute values,
+/// `Σ|dy·x̂| + Σ|s_i|` and `Σ|dy| + Σ|s_i|`; and
 /// the input gradient `(g - mean(g) - x̂·mean(g·x̂))/σ` (`g = dy·w`), which
 /// cancels, its terms over absolute values. None forward (Composite's
 /// magnitudes hold the output).
@@ -256,6 +258,7 @@ fn layer_norm_parts(b: &Bound, dy: Option<&T>) -> Result<PartMagnitudes> {
         _ => vec![1.0; n],
     };
     let (mut weight, mut bias, mut input) = (vec![0.0; n], vec![0.0; n], Vec::with_capacity(xs.len()));
+    let (mut weight_sum, mut bias_sum) = (vec![0.0; n], vec![0.0; n]);
     for (row, dy) in xs.chunks_exact(n).zip(g.chunks_exact(n)) {
         let mean = row.iter().sum::<f64>() / n as f64;
         let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n as f64;
@@ -263,8 +266,10 @@ fn layer_norm_parts(b: &Bound, dy: Option<&T>) -> Result<PartMagnitudes> {
         // dx = (g - mean(g) - x̂·mean(g·x̂))/σ with g = dy·w: its terms over absolute values.
         let (mut g_abs, mut gx_abs) = (0.0, 0.0);
         for (j, (&v, &d)) in row.iter().zip(dy).enumerate() {
-            weight[j] += (d * (v - mean) * inv).abs();
-            bias[j] += d.abs();
+            weight_sum[j] += d * (v - mean) * inv;
+            bias_sum[j] += d;
+            weight[j] += (d * (v - mean) * inv).abs() + weight_sum[j].abs();
+            bias[j] += d.abs() + bias_sum[j].abs();
             g_abs += (d * w[j]).abs();
             gx_abs += (d * w[j] * (v - mean) * inv).abs();
         }
