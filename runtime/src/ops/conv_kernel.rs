@@ -6,11 +6,13 @@
 //! the input gradients took most of the convolutions' time. Here the
 //! gradients are matrix products too (`dW = Σ_b dY_b · cols_bᵀ`,
 //! `dcols_b = Wᵀ · dY_b` scattered back by col2im), one sample's columns
-//! at a time.
+//! at a time, written in place ([`super::gemm_into`]); a 1×1 kernel at
+//! stride 1 multiplies the sample itself.
 
 use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Storage, Tensor, WithDType};
 use rayon::prelude::*;
 
+use super::gemm_into::{gemm_into, Strided};
 use crate::device::host_values;
 
 fn msg(m: &str) -> candle_core::Error {
@@ -48,10 +50,15 @@ impl Geometry {
         (self.c * self.kh * self.kw, self.oh * self.ow)
     }
 
-    /// One sample's `[C·KH·KW, OH·OW]` columns.
-    fn im2col<T: WithDType>(&self, x: &[T]) -> Vec<T> {
-        let (rows, positions) = self.cols();
-        let mut cols = vec![T::zero(); rows * positions];
+    /// Whether a sample is its own columns (a 1×1 kernel at stride 1: most
+    /// of a ResNet's convolutions), with no im2col and no col2im.
+    fn direct(&self) -> bool {
+        self.kh == 1 && self.kw == 1 && self.stride == 1
+    }
+
+    /// One sample's `[C·KH·KW, OH·OW]` columns, written over `cols`.
+    fn im2col_into<T: WithDType>(&self, x: &[T], cols: &mut [T]) {
+        let positions = self.oh * self.ow;
         cols.par_chunks_mut(positions).enumerate().for_each(|(row, out)| {
             let (ch, i, j) = (row / (self.kh * self.kw), row / self.kw % self.kh, row % self.kw);
             let plane = &x[ch * self.h * self.w..(ch + 1) * self.h * self.w];
@@ -62,13 +69,12 @@ impl Geometry {
                 }
             }
         });
-        cols
     }
 
-    /// One sample's input gradient `[C, H, W]` from its columns' gradient.
-    fn col2im<T: WithDType>(&self, dcols: &[T]) -> Vec<T> {
+    /// One sample's input gradient `[C, H, W]` from its columns' gradient,
+    /// added into `dx` (zeros).
+    fn col2im_into<T: WithDType>(&self, dcols: &[T], dx: &mut [T]) {
         let positions = self.oh * self.ow;
-        let mut dx = vec![T::zero(); self.c * self.h * self.w];
         dx.par_chunks_mut(self.h * self.w).enumerate().for_each(|(ch, plane)| {
             for i in 0..self.kh {
                 for j in 0..self.kw {
@@ -83,7 +89,18 @@ impl Geometry {
                 }
             }
         });
-        dx
+    }
+
+    /// One sample's columns: the sample itself when [`Geometry::direct`],
+    /// else its im2col written into `buffer`.
+    fn columns<'a, T: WithDType>(&self, sample: &'a [T], buffer: &'a mut Vec<T>) -> &'a [T] {
+        if self.direct() {
+            return sample;
+        }
+        let (rows, positions) = self.cols();
+        buffer.resize(rows * positions, T::zero());
+        self.im2col_into(sample, buffer);
+        buffer
     }
 }
 
@@ -93,41 +110,39 @@ struct Conv {
     dilation: usize,
 }
 
-/// `y_b = W · cols_b` for every sample.
+/// `y_b = W · cols_b` for every sample, written in place.
 fn forward<T: WithDType>(g: &Geometry, x: &[T], k: &[T]) -> candle_core::Result<Vec<T>> {
-    let dev = candle_core::Device::Cpu;
     let (rows, positions) = g.cols();
-    let w = Tensor::from_slice(k, (g.o, rows), &dev)?;
-    let mut y = Vec::with_capacity(g.b * g.o * positions);
-    for sample in x.chunks(g.c * g.h * g.w).take(g.b) {
-        let cols = Tensor::from_vec(g.im2col(sample), (rows, positions), &dev)?;
-        y.extend(w.matmul(&cols)?.flatten_all()?.to_vec1::<T>()?);
+    let mut y = vec![T::zero(); g.b * g.o * positions];
+    let mut buffer = Vec::new();
+    for (sample, out) in x.chunks(g.c * g.h * g.w).zip(y.chunks_mut(g.o * positions)).take(g.b) {
+        let cols = g.columns(sample, &mut buffer);
+        gemm_into(out, Strided::row_major(g.o, positions), false, k, Strided::row_major(g.o, rows), cols, Strided::row_major(rows, positions))?;
     }
     Ok(y)
 }
 
-/// `dW = Σ_b dY_b · cols_bᵀ` and `dx_b = col2im(Wᵀ · dY_b)`.
+/// `dW = Σ_b dY_b · cols_bᵀ` (accumulated in place) and
+/// `dx_b = col2im(Wᵀ · dY_b)` (written straight into `dx_b` when the
+/// sample is its own columns).
 fn backward<T: WithDType>(g: &Geometry, x: &[T], k: &[T], dy: &[T]) -> candle_core::Result<(Vec<T>, Vec<T>)> {
-    let dev = candle_core::Device::Cpu;
     let (rows, positions) = g.cols();
-    let wt = Tensor::from_slice(k, (g.o, rows), &dev)?.t()?;
-    let mut dw: Option<Tensor> = None;
-    let mut dx = Vec::with_capacity(x.len());
-    for (sample, dy) in x.chunks(g.c * g.h * g.w).zip(dy.chunks(g.o * positions)).take(g.b) {
-        let dy = Tensor::from_slice(dy, (g.o, positions), &dev)?;
-        let cols = Tensor::from_vec(g.im2col(sample), (rows, positions), &dev)?;
-        let part = dy.matmul(&cols.t()?)?;
-        dw = Some(match dw {
-            Some(sum) => (sum + part)?,
-            None => part,
-        });
-        let dcols = wt.matmul(&dy)?.flatten_all()?.to_vec1::<T>()?;
-        dx.extend(g.col2im(&dcols));
+    let (w, dy_view, cols_view) = (Strided::row_major(g.o, rows), Strided::row_major(g.o, positions), Strided::row_major(rows, positions));
+    let mut dw = vec![T::zero(); k.len()];
+    let mut dx = vec![T::zero(); x.len()];
+    let (mut buffer, mut dcols) = (Vec::new(), Vec::new());
+    let plane = g.c * g.h * g.w;
+    for (b, ((sample, dy), dx)) in x.chunks(plane).zip(dy.chunks(g.o * positions)).zip(dx.chunks_mut(plane)).take(g.b).enumerate() {
+        let cols = g.columns(sample, &mut buffer);
+        gemm_into(&mut dw, w, b > 0, dy, dy_view, cols, cols_view.t())?;
+        if g.direct() {
+            gemm_into(dx, cols_view, false, k, w.t(), dy, dy_view)?;
+        } else {
+            dcols.resize(rows * positions, T::zero());
+            gemm_into(&mut dcols, cols_view, false, k, w.t(), dy, dy_view)?;
+            g.col2im_into(&dcols, dx);
+        }
     }
-    let dw = match dw {
-        Some(dw) => dw.flatten_all()?.to_vec1::<T>()?,
-        None => vec![T::zero(); k.len()],
-    };
     Ok((dx, dw))
 }
 
@@ -196,9 +211,13 @@ mod tests {
     #[test]
     fn agrees_with_candles_conv2d_forward_and_backward() {
         let dev = crate::device::host();
-        for (x, k, stride, dilation) in
-            [([2, 3, 9, 8], [4, 3, 3, 3], 1, 1), ([1, 2, 11, 11], [3, 2, 3, 2], 2, 1), ([3, 1, 10, 9], [2, 1, 2, 3], 1, 2), ([2, 4, 7, 7], [5, 4, 1, 1], 2, 1)]
-        {
+        for (x, k, stride, dilation) in [
+            ([2, 3, 9, 8], [4, 3, 3, 3], 1, 1),
+            ([1, 2, 11, 11], [3, 2, 3, 2], 2, 1),
+            ([3, 1, 10, 9], [2, 1, 2, 3], 1, 2),
+            ([2, 4, 7, 7], [5, 4, 1, 1], 2, 1),
+            ([3, 4, 6, 5], [5, 4, 1, 1], 1, 1),
+        ] {
             let span = |n: usize, k: usize| (n - (dilation * (k - 1) + 1)) / stride * stride + dilation * (k - 1) + 1;
             let x = [x[0], x[1], span(x[2], k[2]), span(x[3], k[3])];
             let xt = Tensor::from_vec(data(x.iter().product(), 0.3), &x, &dev).unwrap();

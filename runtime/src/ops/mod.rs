@@ -28,6 +28,7 @@ mod create;
 pub mod derive;
 mod einsum;
 mod fused;
+mod gemm_into;
 pub mod hooks;
 mod index;
 mod inner_grad;
