@@ -188,3 +188,28 @@ def test_a_script_judges_by_the_rounding_bound(tmp_path):
     assert pytorch_side.run(other, ["--output-dir", str(plain), "--standard", "bound"]) == 0
     row = details(plain)[1]
     assert row[9] == "benchmark" and "no rounding bound for this output: judged by the api standard" in row[8]
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_norms_closed_form_holds_what_composite_measures(training, affine):
+    """batch_norm's parts (no reruns) against Composite's measured magnitudes of the same call:
+    never much below them (the bound keeps Composite's k) and not much above (it still catches
+    errors): per element within [0.5, 4] times, and within [0.6, 2] times on the median
+    (measured: 0.62 to 2.8, medians 0.65 to 1.8)."""
+    rng = np.random.default_rng(7)
+    x = master(rng.normal(0.3, 1.2, (4, 3, 5, 6)))
+    dy = master(rng.normal(0.0, 1.0, (4, 3, 5, 6)))
+    rm, rv = master(rng.normal(0.0, 0.5, 3), requires_grad=False), master(rng.uniform(0.5, 2.0, 3), requires_grad=False)
+    kwargs = {"training": training, "eps": 1e-5}
+    if affine:
+        kwargs.update(weight=master(rng.normal(1.0, 0.3, 3)), bias=master(rng.normal(0.0, 0.2, 3)))
+    run = runner(torch.nn.functional.batch_norm)
+    closed = magnitudes(rounding_of("Functional.batch_norm", ("",)), run, [x, rm, rv], kwargs, [dy])
+    measured = magnitudes(("composite",), run, [x, rm, rv], kwargs, [dy])
+    assert rounding_of("Functional.batch_norm", ("",))[:3] == ("parts", "batch_norm", "nothing")
+    assert len(closed[0]) == 1 and len(closed[1]) == len(measured[1]) == (3 if affine else 1)
+    for got, want in zip(closed[0] + closed[1], measured[0] + measured[1]):
+        ratio = got / want
+        assert got.shape == want.shape and 0.5 <= ratio.min() and ratio.max() <= 4.0, (ratio.min(), np.median(ratio), ratio.max())
+        assert 0.6 <= np.median(ratio) <= 2.0, np.median(ratio)

@@ -62,7 +62,7 @@ def test_the_standards_sets_and_numbers_are_the_rulebooks():
 
 def test_every_rounding_class_is_one_magnitude_py_computes():
     from msprobe_rs.repro import magnitude
-    assert sorted(_tables.ROUNDING_FACTORS) == ["composite", "embedding", "flash_attention_score", "gelu", "layer_norm", "npu_fusion_attention", "sdpa", "sigmoid", "smooth",
+    assert sorted(_tables.ROUNDING_FACTORS) == ["batch_norm", "composite", "embedding", "flash_attention_score", "gelu", "layer_norm", "npu_fusion_attention", "sdpa", "sigmoid", "smooth",
                                                 "softmax", "sums", "tanh", "terms"]
     for key, per_dtype in _tables.ROUNDING_FACTORS.items():
         assert sorted(per_dtype) == ["bfloat16", "float16", "float32", "float64"], key

@@ -48,6 +48,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/einsum.rs",
     "src/ops/fused.rs",
     "src/ops/batch_norm_kernel.rs",
+    "src/ops/batch_norm_parts.rs",
     "src/ops/bias_kernel.rs",
     "src/ops/conv_kernel.rs",
     "src/ops/gemm_into.rs",

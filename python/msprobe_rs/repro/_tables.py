@@ -297,8 +297,8 @@ ROUNDING = {
     "Functional.dropout": ("composite",),
     "MintFunctional.dropout": ("composite",),
     "Functional.scaled_dot_product_attention": ("parts", "sdpa", "composite", ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")),
-    "Functional.batch_norm": ("composite",),
-    "MintFunctional.batch_norm": ("composite",),
+    "Functional.batch_norm": ("parts", "batch_norm", "nothing", ("input", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps")),
+    "MintFunctional.batch_norm": ("parts", "batch_norm", "nothing", ("input", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps")),
     "Functional.group_norm": ("composite",),
     "MintFunctional.group_norm": ("composite",),
     "Torch.group_norm": ("composite",),
@@ -1079,6 +1079,7 @@ ROUNDING_FACTORS = {
     "layer_norm": {"float16": ((4.0, "float16"), (4.0, "float16")), "bfloat16": ((4.0, "bfloat16"), (4.0, "bfloat16")), "float32": ((64.0, "float32"), (64.0, "float32")), "float64": ((64.0, "float64"), (64.0, "float64"))},
     "embedding": {"float16": ((4.0, "float16"), (4.0, "float16")), "bfloat16": ((4.0, "bfloat16"), (4.0, "bfloat16")), "float32": ((64.0, "float32"), (64.0, "float32")), "float64": ((64.0, "float64"), (64.0, "float64"))},
     "sdpa": {"float16": ((4.0, "float16"), (4.0, "float16")), "bfloat16": ((4.0, "bfloat16"), (4.0, "bfloat16")), "float32": ((64.0, "float32"), (64.0, "float32")), "float64": ((64.0, "float64"), (64.0, "float64"))},
+    "batch_norm": {"float16": ((4.0, "float16"), (4.0, "float16")), "bfloat16": ((4.0, "bfloat16"), (4.0, "bfloat16")), "float32": ((64.0, "float32"), (64.0, "float32")), "float64": ((64.0, "float64"), (64.0, "float64"))},
     "flash_attention_score": {"float16": ((4.0, "float16"), (4.0, "float16")), "bfloat16": ((4.0, "bfloat16"), (4.0, "bfloat16")), "float32": ((64.0, "float32"), (64.0, "float32")), "float64": ((64.0, "float64"), (64.0, "float64"))},
     "npu_fusion_attention": {"float16": ((4.0, "float16"), (4.0, "float16")), "bfloat16": ((4.0, "bfloat16"), (4.0, "bfloat16")), "float32": ((64.0, "float32"), (64.0, "float32")), "float64": ((64.0, "float64"), (64.0, "float64"))},
 }

@@ -363,6 +363,91 @@ def _mag_terms_and_partials(terms):
     return terms.abs().sum(0) + terms.cumsum(0).abs().sum(0)
 
 
+def _mag_rss(t):
+    """The root of the sum of squares over the last dim: what a sign pattern leaves of a sum whose
+    terms' signs it makes random (Composite's measure of a sum)."""
+    return torch.sqrt((t * t).sum(-1))
+
+
+def batch_norm_parts(bound, dy, dtypes):
+    """batch_norm's magnitudes in closed form (the mirror of batch_norm_parts in
+    runtime/src/ops/batch_norm_parts.rs, whose docs give the formulas): what Composite measures
+    by rerunning it along three sign patterns of each input, two of dy and once in float32,
+    each pattern's first-order change bounded: an element's own term by its absolute value, a sum
+    over the channel's positions by the root of its terms' squares."""
+    x = bound["input"].to(torch.float64)
+    if x.dim() < 2 or x.shape[1] == 0 or x.numel() == 0:
+        return [], []
+    c = x.shape[1]
+    xc = x.transpose(0, 1).reshape(c, -1)
+
+    def per_channel(name, fill):
+        p = bound.get(name)
+        if p is None:
+            return torch.full((c,), fill, dtype=torch.float64), False
+        return (p.reshape(-1).to(torch.float64), True) if p.numel() == c else (None, True)
+
+    (w, has_w), (b, has_b) = per_channel("weight", 1.0), per_channel("bias", 0.0)
+    if w is None or b is None:
+        return [], []
+    rm, rv = bound.get("running_mean"), bound.get("running_var")
+    training = bool(bound.get("training", False))
+    eps = float(bound.get("eps", 1e-5))
+    if not training and (rm is None or rv is None or rm.numel() != c or rv.numel() != c):
+        return [], []
+    if training:
+        mean = xc.sum(-1) / xc.shape[1]
+        var = ((xc - mean[:, None]) ** 2).sum(-1) / xc.shape[1]
+        var_term = torch.zeros(c, dtype=torch.float64)
+    else:
+        mean, var = rm.reshape(-1).to(torch.float64), rv.reshape(-1).to(torch.float64)
+        var_term = var.abs() / (2.0 * (var + eps))
+    sigma = torch.sqrt(var + eps)
+    col = lambda v: v[:, None]  # noqa: E731
+    xhat = (xc - col(mean)) / col(sigma)
+    n = xc.shape[1]
+    if training:
+        rss_x, rss_xhat_x = _mag_rss(xc) / n, _mag_rss(xhat * xc) / n
+        a = (xc.abs() + col(rss_x) + xhat.abs() * col(rss_xhat_x)) / col(sigma)
+    else:
+        a = (xc.abs() + col(mean.abs())) / col(sigma) + xhat.abs() * col(var_term)
+    patterns = 2.0 if training else 3.0
+    w_patterns, b_patterns = (3.0 if has_w else 0.0), (3.0 if has_b else 0.0)
+    forward = patterns * col(w.abs()) * a + w_patterns * (col(w) * xhat).abs() + b_patterns * col(b.abs()) + (col(w) * xhat + col(b)).abs()
+
+    def back(t):
+        """[C, N*S] back to the input's layout, flat."""
+        return t.reshape(c, x.shape[0], -1).transpose(0, 1).reshape(-1).numpy()
+
+    if dy is None or dy.numel() != x.numel():
+        return [back(forward)], []
+    g = dy.to(torch.float64).reshape(x.shape).transpose(0, 1).reshape(c, -1)
+    mean_dy, mean_dy_xhat = g.sum(-1) / n, (g * xhat).sum(-1) / n
+    rss_dy, rss_dy_xhat, rss_dy_x = _mag_rss(g), _mag_rss(g * xhat), _mag_rss(g * xc)
+    sum_dy, sum_dy_xhat = mean_dy * n, mean_dy_xhat * n
+    # D: what one sign pattern of the input moves sum dy*xhat by.
+    if training:
+        moved = (rss_dy_x + sum_dy.abs() * rss_x + sum_dy_xhat.abs() * rss_xhat_x) / sigma
+    else:
+        moved = (rss_dy_x + sum_dy.abs() * mean.abs()) / sigma + sum_dy_xhat.abs() * var_term
+    scale = w.abs() / sigma
+    if training:
+        grad = (col(w / sigma) * (g - col(mean_dy) - xhat * col(mean_dy_xhat))).abs()
+        t = col(scale) * (g.abs() + col(rss_dy / n) + xhat.abs() * col(rss_dy_xhat / n))
+        x_term = col(rss_xhat_x / sigma) * grad + col(scale) * (a * col(mean_dy_xhat.abs()) + xhat.abs() * col(moved / n))
+        dx = (w_patterns + 2.0) * grad + 2.0 * t + 2.0 * x_term
+    else:
+        dx = col(w_patterns + 2.0 + 3.0 * var_term + 1.0) * (col(w) * g / col(sigma)).abs()
+    dw = 2.0 * rss_dy_xhat + patterns * moved + (g * xhat).sum(-1).abs()
+    db = 2.0 * rss_dy + g.sum(-1).abs()
+    grads = [("input", back(dx))]
+    if has_w:
+        grads.append(("weight", dw.numpy()))
+    if has_b:
+        grads.append(("bias", db.numpy()))
+    return [back(forward)], grads
+
+
 def _mag_output_gradient_parts(bound, dy, f, parts):
     """The parts of a gradient computed from the output y = f(x): |dy|*parts(y) for the
     input's gradient; none forward (the mirror of output_gradient_parts in activation.rs)."""
@@ -401,7 +486,7 @@ def flash_attention_score_parts(bound, dy, dtypes):
     return fusion_attention_magnitudes(dy, False, dtypes.get("query"), **settings)
 
 
-PARTS = {"gelu": gelu_parts, "sdpa": sdpa_parts, "layer_norm": layer_norm_parts, "softmax": softmax_parts, "embedding": embedding_parts, "tanh": tanh_parts, "sigmoid": sigmoid_parts,
+PARTS = {"batch_norm": batch_norm_parts, "gelu": gelu_parts, "sdpa": sdpa_parts, "layer_norm": layer_norm_parts, "softmax": softmax_parts, "embedding": embedding_parts, "tanh": tanh_parts, "sigmoid": sigmoid_parts,
          "npu_fusion_attention": npu_fusion_attention_parts, "flash_attention_score": flash_attention_score_parts}
 
 

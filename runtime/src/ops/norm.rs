@@ -5,7 +5,8 @@
 use candle_core::Tensor;
 
 use super::batch_norm_kernel;
-use super::{one, Fact, Inert, Op, Standard};
+use super::batch_norm_parts::batch_norm_parts;
+use super::{one, Fact, Inert, Op, Parts, Rest, Rounding, Standard};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
@@ -115,7 +116,10 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Inert(Inert { when: "training", params: &["running_mean", "running_var"] })],
+        facts: &[
+            Fact::Inert(Inert { when: "training", params: &["running_mean", "running_var"] }),
+            Fact::Rounding(Rounding::Parts(Parts { name: "batch_norm", rest: Rest::Nothing, magnitude: batch_norm_parts })),
+        ],
     },
     Op {
         names: &["Functional.group_norm", "MintFunctional.group_norm"],
