@@ -67,7 +67,7 @@ stage "slurm (scripts/setup-slurm.sh)" scripts/setup-slurm.sh >/dev/null
 # lints and their reasons: [workspace.lints] of Cargo.toml), ruff (pyproject.toml).
 stage "cargo fmt --check" cargo fmt --check
 stage "cargo clippy -D warnings" cargo clippy --workspace --all-targets --quiet -- -D warnings
-stage "ruff" "$MSPROBE_PYTHON" -m ruff check --no-cache python/ scripts/mindtorch_env/ tests/loss_effect/
+stage "ruff" "$MSPROBE_PYTHON" -m ruff check --no-cache python/ scripts/mindtorch_env/ tests/loss_effect/ tests/minimize/
 stage "pytest python/tests" "$MSPROBE_PYTHON" -m pytest -q -p no:cacheprovider python/tests
 stage "cargo build (tests)" cargo test --workspace --no-run "$@"
 # libtest prints each binary's time on its "test result" line; the log keeps them for the summary.

@@ -274,6 +274,27 @@ impl OpConfig {
 }
 
 impl OpConfig {
+    /// The config as `config_op.json` holds it, naming its call and its
+    /// dump as `dump_json_path` (the one writer of the format: `replay
+    /// --minimize` writes one beside each minimized call, which
+    /// `op_generate -i` and `replay -i` then read).
+    pub fn to_json(&self, dump_json_path: &str) -> Value {
+        serde_json::json!({
+            "dump_json_path": dump_json_path,
+            "api_name": self.api_name.as_ref().map(ToString::to_string),
+            "propagation": self.propagation.as_str(),
+            "data_mode": self.data_mode.as_str(),
+            "random_seed": self.random_seed,
+            "iter_times": self.iter_times,
+            "cosine_threshold": self.cosine_threshold,
+            "max_abs_err_threshold": self.max_abs_err_threshold,
+            "standard": self.standard.as_str(),
+            "dump_device": self.dump_device.as_str(),
+        })
+    }
+}
+
+impl OpConfig {
     /// The documented defaults for `input` (seed 42, forward, random_data,
     /// 1 iteration, thresholds 0.99 / 0.0001), e.g. for `replay --dump`
     /// without a config file.

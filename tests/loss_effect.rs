@@ -25,14 +25,6 @@ use std::process::Command;
 
 use serde_json::Value;
 
-/// msprobe 26.2.0 and what its msprobe.pytorch needs, beside the test Python (scripts/setup-python-env.sh).
-fn msprobe_26() -> String {
-    let cache = common::python().ancestors().nth(3).expect("MSPROBE_PYTHON is VENV/bin/python").to_path_buf();
-    let (target, extra) = (cache.join("msprobe-26.2.0"), cache.join("msprobe-26.2.0-pytorch"));
-    assert!(target.join("msprobe").is_dir(), "msprobe 26.2.0 is not at {} (run scripts/setup-python-env.sh)", target.display());
-    format!("{}:{}", target.display(), extra.display())
-}
-
 /// Runs tiny_gpt.py with `args` (msprobe on PYTHONPATH when given); its stdout, after success.
 fn tiny_gpt(args: &[&str], pythonpath: Option<&str>) -> String {
     let script = common::repo().join("tests/loss_effect/tiny_gpt.py");
@@ -121,7 +113,7 @@ fn loss_effects_find_the_planted_calls_and_compare_rows_split_into_own_and_inher
     let work = tempfile::tempdir().unwrap();
     let w = work.path();
     let p832 = common::msprobe_832().display().to_string();
-    let p26 = msprobe_26();
+    let p26 = common::msprobe_26();
     let mut dumps: HashMap<(&str, &str), String> = HashMap::new();
     for (version, path) in [("8.3.2", p832.as_str()), ("26.2.0", p26.as_str())] {
         for variant in ["faulty", "clean"] {

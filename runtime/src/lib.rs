@@ -28,6 +28,7 @@ pub mod heap;
 pub mod inputs;
 pub mod io;
 pub mod limits;
+pub mod minimize;
 pub mod ops;
 pub mod prefix;
 pub mod pyfmt;

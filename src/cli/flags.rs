@@ -206,6 +206,12 @@ struct ReplayFlags {
     /// msprobe compare's result (compare_result_*.xlsx, or the table as CSV) of the --dump dump against a bench dump: the calls of its rows whose metrics differ are replayed on their recorded inputs and each classified as own error (its output is wrong for its inputs) or inherited (naming the nearest own-error call upstream); the culprits go to replay_culprits_<stamp>.csv, exit 3 when there are any.
     #[arg(long, value_name = "FILE", requires = "dump", conflicts_with_all = ["merge", "filter", "shard"])]
     from_compare: Option<PathBuf>,
+    /// Shrink every call judged error (real data) to the least data that still fails: its tensors cut along the dimensions its op treats independently, the recorded outputs and gradients cut the same way; each minimized call is written as a repro (dump.json, .npy tensors, config_op.json, script) under OUTPUT/minimized/ and listed in minimize_<stamp>.csv.
+    #[arg(long, conflicts_with_all = ["merge", "from_compare", "shard"])]
+    minimize: bool,
+    /// With --minimize: at most N replays per call (the first verdict included).
+    #[arg(long, value_name = "N", requires = "minimize", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    minimize_budget: u32,
     /// No progress output (otherwise, with --dump, a bar on a terminal and in a log a line at most every 10 s: calls done, GB read, time taken and left).
     #[arg(long, short = 'q')]
     quiet: bool,
@@ -404,6 +410,8 @@ fn replay_options(given: Option<Framework>, mut flags: ReplayFlags) -> Result<Op
         memory_budget,
         html,
         from_compare,
+        minimize,
+        minimize_budget,
         quiet,
     } = flags;
     let output_dir = output_dir.unwrap_or_else(|| PathBuf::from("./op_result_output"));
@@ -435,8 +443,26 @@ fn replay_options(given: Option<Framework>, mut flags: ReplayFlags) -> Result<Op
     let available = Limits::from_available_memory();
     let limits = Limits { tensor_bytes: tensor_size_limit.unwrap_or(available.tensor_bytes), memory_budget: memory_budget.unwrap_or(available.memory_budget) };
     let progress = Progress::for_stderr(quiet);
-    let opts =
-        replay::Options { framework, config, scope, propagation: direction, emulate, allow_skip, output_dir, limits, html, progress, from_compare, rank_by };
+    // Minimizing judges the device's recorded values: real data unless asked otherwise.
+    if minimize && data_mode.is_none() {
+        config.data_mode = DataMode::Real;
+    }
+    let minimize = minimize.then_some(minimize_budget);
+    let opts = replay::Options {
+        framework,
+        config,
+        scope,
+        propagation: direction,
+        emulate,
+        allow_skip,
+        output_dir,
+        limits,
+        html,
+        progress,
+        from_compare,
+        rank_by,
+        minimize,
+    };
     Ok(Options::Replay { opts, top, rank_by })
 }
 
@@ -453,6 +479,7 @@ fn replay_merge_options(framework: Framework, dir: PathBuf, flags: ReplayFlags) 
         ("--dump-device", flags.dump_device.is_some()),
         ("--tensor-size-limit", flags.tensor_size_limit.is_some()),
         ("--memory-budget", flags.memory_budget.is_some()),
+        ("--minimize", flags.minimize),
     ];
     if let Some((flag, _)) = replays.iter().find(|(_, given)| *given) {
         return Err(Error::Usage(format!(

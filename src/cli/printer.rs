@@ -6,7 +6,7 @@ use runtime::report::{ranked_table, tested_split, RankBy};
 
 use super::Error;
 use crate::op_generate::{BatchReport, Generated};
-use crate::replay::{Blame, BlameReport, Blamed, ReplayReport};
+use crate::replay::{Blame, BlameReport, Blamed, MinimizeReport, ReplayReport};
 use crate::result_change;
 use crate::single_compare::Outcome;
 
@@ -99,6 +99,22 @@ pub fn replay(report: &ReplayReport, top: usize, rank_by: RankBy) {
     if let Some(b) = &report.blame {
         blame(b);
     }
+    if let Some(m) = &report.minimize {
+        minimized(m);
+    }
+}
+
+/// `replay --minimize`: each failing call's elements before and after,
+/// replays used and windows (or why it kept its size), and the table.
+fn minimized(m: &MinimizeReport) {
+    println!("{:<40} {:>9} {:>14} {:>12} {:>8}  slices / why", "call", "direction", "elements", "after", "replays");
+    for c in &m.calls {
+        let f = &c.found;
+        let what = f.kept.clone().unwrap_or_else(|| f.slices.join(" "));
+        println!("{:<40} {:>9} {:>14} {:>12} {:>8}  {what}", c.api, c.direction.as_str(), f.before, f.after, f.replays);
+    }
+    let smaller = m.calls.iter().filter(|c| c.found.kept.is_none()).count();
+    eprintln!("{} failing calls: {smaller} minimized, {} kept their size; wrote {}", m.calls.len(), m.calls.len() - smaller, m.file.display());
 }
 
 /// `replay --from-compare`: the own-error calls (the culprits), each

@@ -200,5 +200,5 @@ fn write_job(opts: &MergeOptions, parts: Vec<(PathBuf, Part)>) -> Result<ReplayR
         culprits: vec![],
     };
     let w = report::write(&opts.output_dir, standard, (header.whole, true), &calls, opts.html.as_ref().map(|t| (t, page)))?;
-    Ok(ReplayReport { rows: w.rows, files: Some(w.files), html: w.html, part: None, merge_hint: None, standard, blame: None })
+    Ok(ReplayReport { rows: w.rows, files: Some(w.files), html: w.html, part: None, merge_hint: None, standard, blame: None, minimize: None })
 }

@@ -24,6 +24,7 @@ mod flow;
 mod html;
 mod job;
 mod merge;
+mod minimize;
 mod options;
 mod outcome;
 mod part;
@@ -35,6 +36,7 @@ mod shard;
 pub use blame::{Blame, BlameReport, Blamed};
 pub use error::ReplayError;
 pub use merge::{merge, MergeOptions};
+pub use minimize::{MinimizeReport, MinimizedCall};
 pub use options::{Options, Scope};
 pub use outcome::{PartOutcome, ReplayReport};
 
@@ -54,10 +56,15 @@ pub fn run(opts: &Options) -> Result<ReplayReport, ReplayError> {
     if let Some(compare) = &opts.from_compare {
         return blame::run(opts, compare);
     }
-    match &opts.scope {
-        Scope::One(name) => run_one(opts, name),
-        Scope::Many(selector) => run_job(opts, selector),
+    let mut report = match &opts.scope {
+        Scope::One(name) => run_one(opts, name)?,
+        Scope::Many(selector) => run_job(opts, selector)?,
+    };
+    // A shard of several leaves the verdicts, and so the minimizing, to the merge.
+    if let (Some(budget), Some(_)) = (opts.minimize, &report.files) {
+        report.minimize = Some(minimize::run(opts, &report.rows, budget)?);
     }
+    Ok(report)
 }
 
 /// One call of one dump: a broken input is the command's error, no CSV.
@@ -84,7 +91,16 @@ fn run_one(opts: &Options, name: &ApiName) -> Result<ReplayReport, ReplayError> 
         culprits: vec![],
     });
     let w = report::write(&opts.output_dir, opts.config.standard, (false, false), &[record], opts.html.as_ref().zip(page))?;
-    Ok(ReplayReport { rows: w.rows, files: Some(w.files), html: w.html, part: None, merge_hint: None, standard: opts.config.standard, blame: None })
+    Ok(ReplayReport {
+        rows: w.rows,
+        files: Some(w.files),
+        html: w.html,
+        part: None,
+        merge_hint: None,
+        standard: opts.config.standard,
+        blame: None,
+        minimize: None,
+    })
 }
 
 /// The sha256 of the rulebook in force, as JSON: what a part records of
@@ -166,7 +182,16 @@ fn run_job_with<B: Into<Option<BlameReport>>>(
             opts.output_dir.display().to_string()
         };
         let hint = format!("msprobe -f {} replay --merge {merge_dir}{html}", opts.framework.as_str());
-        return Ok(ReplayReport { rows, files: None, html: None, part: Some(outcome), merge_hint: Some(hint), standard: opts.config.standard, blame: None });
+        return Ok(ReplayReport {
+            rows,
+            files: None,
+            html: None,
+            part: Some(outcome),
+            merge_hint: Some(hint),
+            standard: opts.config.standard,
+            blame: None,
+            minimize: None,
+        });
     }
     let blame: Option<BlameReport> = blame(&html::join(&part.calls).0)?.into();
     let dump = if job.whole { root.to_path_buf() } else { job.dumps[0].at.file.clone() };
@@ -181,5 +206,14 @@ fn run_job_with<B: Into<Option<BlameReport>>>(
         culprits: blame.as_ref().map(BlameReport::html_rows).unwrap_or_default(),
     };
     let w = report::write(&opts.output_dir, opts.config.standard, (job.whole, true), &part.calls, opts.html.as_ref().map(|t| (t, page)))?;
-    Ok(ReplayReport { rows: w.rows, files: Some(w.files), html: w.html, part: Some(outcome), merge_hint: None, standard: opts.config.standard, blame })
+    Ok(ReplayReport {
+        rows: w.rows,
+        files: Some(w.files),
+        html: w.html,
+        part: Some(outcome),
+        merge_hint: None,
+        standard: opts.config.standard,
+        blame,
+        minimize: None,
+    })
 }

@@ -49,4 +49,7 @@ pub struct Options {
     pub from_compare: Option<PathBuf>,
     /// `--rank-by`: what the HTML report's table puts first.
     pub rank_by: RankBy,
+    /// `--minimize` with its `--minimize-budget`: the failing calls are
+    /// shrunk within that many replays each and written as repros.
+    pub minimize: Option<u32>,
 }

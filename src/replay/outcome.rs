@@ -42,12 +42,14 @@ pub struct ReplayReport {
     pub standard: Standard,
     /// With `--from-compare`: the differing calls, own errors and inherited.
     pub blame: Option<super::blame::BlameReport>,
+    /// With `--minimize`: the failing calls shrunk, and their repros.
+    pub minimize: Option<super::minimize::MinimizeReport>,
 }
 
 impl ReplayReport {
     /// A report of nothing replayed (`--from-compare` with no differing call in the dump).
     pub fn empty(standard: Standard) -> ReplayReport {
-        ReplayReport { rows: Rows::default(), files: None, html: None, part: None, merge_hint: None, standard, blame: None }
+        ReplayReport { rows: Rows::default(), files: None, html: None, part: None, merge_hint: None, standard, blame: None, minimize: None }
     }
 
     /// How many details rows have `status`.

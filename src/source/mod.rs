@@ -26,6 +26,7 @@
 mod calls;
 pub mod compare_result;
 mod extract;
+mod minimized;
 pub mod ops;
 pub mod stack;
 mod xlsx_sheet;
@@ -393,6 +394,13 @@ impl Source {
     /// this call, readable by msprobe and by this tool (`extract_api_path`).
     pub fn write_extract(&self, path: &Path, e: &Entries) -> Result<(), SourceError> {
         Ok(extract::write(path, &self.header, self.framework, e)?)
+    }
+
+    /// Saves the dump of a minimized call (`replay --minimize`): `e` with
+    /// its tensors named as `files` has them, forward only when
+    /// `forward_only`, its tensors in `dump_tensor_data/` beside it.
+    pub fn write_minimized(&self, path: &Path, e: &Entries, files: &[runtime::minimize::Written], forward_only: bool) -> Result<(), SourceError> {
+        minimized::write(path, self.header.level.clone(), self.framework, e, files, forward_only)
     }
 
     /// The call stacks msprobe recorded beside the dump (`stack.json`), or

@@ -122,6 +122,15 @@ pub fn msprobe_832() -> PathBuf {
     path
 }
 
+/// msprobe 26.2.0 and what its msprobe.pytorch needs, beside the test
+/// Python (scripts/setup-python-env.sh), as a PYTHONPATH.
+pub fn msprobe_26() -> String {
+    let cache = python().ancestors().nth(3).expect("MSPROBE_PYTHON is VENV/bin/python").to_path_buf();
+    let (target, extra) = (cache.join("msprobe-26.2.0"), cache.join("msprobe-26.2.0-pytorch"));
+    assert!(target.join("msprobe").is_dir(), "msprobe 26.2.0 is not at {} (run scripts/setup-python-env.sh)", target.display());
+    format!("{}:{}", target.display(), extra.display())
+}
+
 /// Runs the oracle script `script` (a path under the repository) with
 /// `args` in [`python`], msprobe 8.3.2 ([`msprobe_832`]) on PYTHONPATH and a
 /// fixed hash seed (8.3.2 iterates sets of strings); it must succeed. Its stdout.

@@ -20,6 +20,7 @@
 mod checkpoint;
 mod decode;
 mod npy;
+mod npy_write;
 mod pickle;
 mod pt;
 
@@ -28,6 +29,7 @@ use std::path::{Component, Path, PathBuf};
 
 pub use checkpoint::{read_pt_index, PtIndex, PtTensor};
 pub use npy::read_npy;
+pub use npy_write::write_npy;
 pub use pickle::Scalar;
 
 use crate::dtype::TDType;

@@ -3,7 +3,7 @@
 
 use candle_core::Tensor;
 
-use super::{float_of, one, Fact, Op, PartMagnitudes, Parts, Rest, Rounding, Standard};
+use super::{float_of, one, Fact, Op, PartMagnitudes, Parts, Rest, Rounding, Slicing, Standard, Whole};
 use crate::bind::Bound;
 use crate::ctx::{precise, Ctx};
 use crate::dtype::TDType;
@@ -294,7 +294,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[],
+        facts: &[Fact::Slicing(Slicing::Aligned(Whole::Normalized("normalized_shape")))],
     },
     Op {
         names: &["Functional.hardswish"],
@@ -478,7 +478,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Smooth)],
+        facts: &[Fact::Slicing(Slicing::Aligned(Whole::Dim("dim", Some(-1)))), Fact::Rounding(Rounding::Smooth)],
     },
     Op {
         names: &["Functional.softmin"],
@@ -487,7 +487,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[],
+        facts: &[Fact::Slicing(Slicing::Aligned(Whole::Dim("dim", None)))],
     },
     // mindspore.ops.softmin(x, axis=-1, *, dtype=None): the last axis by default.
     Op {
@@ -497,6 +497,6 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[],
+        facts: &[Fact::Slicing(Slicing::Aligned(Whole::Dim("dim", None)))],
     },
 ];

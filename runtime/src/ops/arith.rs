@@ -3,7 +3,7 @@
 
 use candle_core::Tensor;
 
-use super::{float_of, one, Fact, Op, Rounding, Standard};
+use super::{float_of, one, Fact, Op, Rounding, Slicing, Standard};
 use crate::bind::Bound;
 use crate::ctx::{broadcast2, broadcast_shape, operand, precise, result_type, Ctx};
 use crate::dtype::{Category, TDType};
@@ -338,7 +338,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Terms { negated: None })],
+        facts: &[Fact::Slicing(Slicing::Kept), Fact::Rounding(Rounding::Terms { negated: None })],
     },
     Op {
         names: &["Torch.sqrt", "Tensor.sqrt", "Mint.sqrt", "MS.Functional.sqrt"],

@@ -6,7 +6,7 @@
 use candle_core::Tensor;
 
 use super::nn::float_pair;
-use super::{one, Fact, Op, Rounding, Standard};
+use super::{one, Fact, Op, Rounding, Slicing, Standard};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
@@ -51,7 +51,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
+        facts: &[Fact::Slicing(Slicing::Product { a: "input", b: "mat2" }), Fact::Rounding(Rounding::Sums), Fact::Autocast],
     },
     Op {
         names: &["Torch.bmm", "Tensor.bmm", "Mint.bmm"],
@@ -60,7 +60,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
+        facts: &[Fact::Slicing(Slicing::Product { a: "input", b: "mat2" }), Fact::Rounding(Rounding::Sums), Fact::Autocast],
     },
     // mindspore.ops.bmm(input_x, mat2)
     Op {
@@ -70,7 +70,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
+        facts: &[Fact::Slicing(Slicing::Product { a: "input_x", b: "mat2" }), Fact::Rounding(Rounding::Sums), Fact::Autocast],
     },
     Op {
         names: &["Torch.addmm", "Tensor.addmm", "Mint.addmm", "MS.Functional.addmm"],
@@ -79,7 +79,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
+        facts: &[Fact::Slicing(Slicing::Product { a: "mat1", b: "mat2" }), Fact::Rounding(Rounding::Sums), Fact::Autocast],
     },
     Op {
         names: &["Torch.baddbmm", "Tensor.baddbmm", "Mint.baddbmm"],
@@ -88,7 +88,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
+        facts: &[Fact::Slicing(Slicing::Product { a: "batch1", b: "batch2" }), Fact::Rounding(Rounding::Sums), Fact::Autocast],
     },
     // mindspore.ops.baddbmm takes beta and alpha positionally too.
     Op {
@@ -98,6 +98,6 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
+        facts: &[Fact::Slicing(Slicing::Product { a: "batch1", b: "batch2" }), Fact::Rounding(Rounding::Sums), Fact::Autocast],
     },
 ];

@@ -10,7 +10,7 @@
 
 use candle_core::Tensor;
 
-use super::{Fact, Op, Rounding, Standard};
+use super::{Fact, Op, Rounding, Slicing, Standard};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
@@ -233,7 +233,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::ReducedOperands("conv")],
+        facts: &[Fact::Slicing(Slicing::Conv), Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::ReducedOperands("conv")],
     },
     Op {
         names: &["Functional.conv2d", "Torch.conv2d", "MintFunctional.conv2d"],
@@ -242,7 +242,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::ReducedOperands("conv")],
+        facts: &[Fact::Slicing(Slicing::Conv), Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::ReducedOperands("conv")],
     },
     Op {
         names: &["MS.Functional.conv2d"],
@@ -251,7 +251,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
+        facts: &[Fact::Slicing(Slicing::Conv), Fact::Rounding(Rounding::Sums), Fact::Autocast],
     },
     Op {
         names: &["Functional.conv_transpose1d", "Torch.conv_transpose1d"],

@@ -46,6 +46,9 @@ mod pool;
 mod pool_kernel;
 mod reduce;
 mod shape;
+mod slicing;
+
+pub use slicing::{Slicing, Whole};
 
 use crate::bind::Bound;
 use crate::ctx::Ctx;
@@ -146,6 +149,10 @@ pub enum Fact {
     /// (batch_norm's running statistics in training): the rounding
     /// magnitudes do not perturb them.
     Inert(Inert),
+    /// The dimensions it treats independently ([`Slicing`]), for
+    /// `replay --minimize`; elementwise ops have theirs by rule
+    /// ([`Op::slicing`]).
+    Slicing(Slicing),
 }
 
 /// Parameters no result of a call reads when its bool parameter `when`
@@ -420,6 +427,25 @@ impl Op {
             Fact::NodeGradients(l) => Some(*l),
             _ => None,
         })
+    }
+
+    /// The dimensions it treats independently: its [`Fact::Slicing`], or
+    /// by rule every dimension of an elementwise op (the rounding classes
+    /// [`Rounding::Terms`] and [`Rounding::Smooth`], and Parts added to
+    /// Smooth's terms, are elementwise by definition); `None`: the op has none known, and a failing call of
+    /// it keeps its size.
+    pub fn slicing(&self) -> Option<Slicing> {
+        let given = self.facts.iter().find_map(|f| if let Fact::Slicing(s) = f { Some(*s) } else { None });
+        let elementwise = match self.rounding() {
+            Rounding::Terms { .. } | Rounding::Smooth => true,
+            Rounding::Parts(p) => p.rest == Rest::Smooth,
+            _ => false,
+        };
+        match given {
+            Some(Slicing::Kept) => None,
+            Some(s) => Some(s),
+            None => elementwise.then_some(Slicing::Aligned(Whole::Nothing)),
+        }
     }
 
     /// Whether it is a derived in-place form ([`Fact::InPlace`]).

@@ -8,7 +8,7 @@ use candle_core::{Tensor, D};
 use rand::{Rng, SeedableRng};
 
 use super::math::Pointwise;
-use super::{node_grads, one, CommonError, Fact, Op, PartMagnitudes, Parts, Rest, Rounding, Standard};
+use super::{node_grads, one, CommonError, Fact, Op, PartMagnitudes, Parts, Rest, Rounding, Slicing, Standard, Whole};
 use crate::bind::Bound;
 use crate::ctx::{dim, precise, Ctx};
 use crate::dtype::TDType;
@@ -451,7 +451,12 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::NodeGradients(node_grads::matmul)],
+        facts: &[
+            Fact::Slicing(Slicing::Product { a: "input", b: "other" }),
+            Fact::Rounding(Rounding::Sums),
+            Fact::Autocast,
+            Fact::NodeGradients(node_grads::matmul),
+        ],
     },
     // mindspore.ops.dense is linear (`input @ weight.T + bias`).
     Op {
@@ -461,7 +466,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::NodeGradients(node_grads::linear)],
+        facts: &[Fact::Slicing(Slicing::Linear), Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::NodeGradients(node_grads::linear)],
     },
     Op {
         names: &["Functional.softmax", "MintFunctional.softmax"],
@@ -470,7 +475,10 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "softmax", rest: Rest::Composite, magnitude: softmax_parts }))],
+        facts: &[
+            Fact::Slicing(Slicing::Aligned(Whole::Dim("dim", None))),
+            Fact::Rounding(Rounding::Parts(Parts { name: "softmax", rest: Rest::Composite, magnitude: softmax_parts })),
+        ],
     },
     Op {
         names: &["Torch.softmax", "Tensor.softmax", "Mint.softmax"],
@@ -479,7 +487,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[],
+        facts: &[Fact::Slicing(Slicing::Aligned(Whole::Dim("dim", None)))],
     },
     Op {
         names: &["MS.Functional.log_softmax"],
@@ -488,10 +496,13 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::CommonError(CommonError {
-            float32_epsilons: 12.0,
-            source: "MindSpore 2.10's CPU log_softmax gradient, measured 9.9 epsilons (standard error 0.29) on ../shared/fixtures/mindspore/dump_tensor_L1",
-        })],
+        facts: &[
+            Fact::Slicing(Slicing::Aligned(Whole::Dim("dim", Some(-1)))),
+            Fact::CommonError(CommonError {
+                float32_epsilons: 12.0,
+                source: "MindSpore 2.10's CPU log_softmax gradient, measured 9.9 epsilons (standard error 0.29) on ../shared/fixtures/mindspore/dump_tensor_L1",
+            }),
+        ],
     },
     Op {
         names: &["Functional.log_softmax", "MintFunctional.log_softmax"],
@@ -500,7 +511,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[],
+        facts: &[Fact::Slicing(Slicing::Aligned(Whole::Dim("dim", None)))],
     },
     Op {
         names: &["Torch.log_softmax", "Tensor.log_softmax", "Mint.log_softmax"],
@@ -509,7 +520,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[],
+        facts: &[Fact::Slicing(Slicing::Aligned(Whole::Dim("dim", None)))],
     },
     Op {
         names: &["Functional.gelu", "MintFunctional.gelu", "Torch.gelu"],
@@ -536,7 +547,10 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "layer_norm", rest: Rest::Composite, magnitude: layer_norm_parts }))],
+        facts: &[
+            Fact::Slicing(Slicing::Aligned(Whole::Normalized("normalized_shape"))),
+            Fact::Rounding(Rounding::Parts(Parts { name: "layer_norm", rest: Rest::Composite, magnitude: layer_norm_parts })),
+        ],
     },
     Op {
         names: &["Functional.embedding", "MintFunctional.embedding"],
@@ -545,7 +559,10 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "embedding", rest: Rest::Composite, magnitude: embedding_parts }))],
+        facts: &[
+            Fact::Slicing(Slicing::Leading("input")),
+            Fact::Rounding(Rounding::Parts(Parts { name: "embedding", rest: Rest::Composite, magnitude: embedding_parts })),
+        ],
     },
     Op {
         names: &["Functional.dropout", "MintFunctional.dropout"],
@@ -564,6 +581,7 @@ pub static OPS: &[Op] = &[
         standard: Standard::Accuracy,
         random: false,
         facts: &[
+            Fact::Slicing(Slicing::Attention),
             Fact::Rounding(Rounding::Parts(Parts { name: "sdpa", rest: Rest::Composite, magnitude: sdpa_parts })),
             Fact::Autocast,
             Fact::NodeGradients(node_grads::attention),

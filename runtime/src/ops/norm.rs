@@ -6,7 +6,7 @@ use candle_core::Tensor;
 
 use super::batch_norm_kernel;
 use super::batch_norm_parts::batch_norm_parts;
-use super::{one, Fact, Inert, Op, Parts, Rest, Rounding, Standard};
+use super::{one, Fact, Inert, Op, Parts, Rest, Rounding, Slicing, Standard};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
@@ -117,6 +117,7 @@ pub static OPS: &[Op] = &[
         standard: Standard::Accuracy,
         random: false,
         facts: &[
+            Fact::Slicing(Slicing::Channels),
             Fact::Inert(Inert { when: "training", params: &["running_mean", "running_var"] }),
             Fact::Rounding(Rounding::Parts(Parts { name: "batch_norm", rest: Rest::Nothing, magnitude: batch_norm_parts })),
         ],

@@ -36,7 +36,7 @@ use candle_core::{DType, Device, Tensor, D};
 
 use super::attention_heads::{four, Heads};
 use super::nn::softmax_t;
-use super::{Fact, Op, PartMagnitudes, Parts, Rest, Rounding, Standard, TokenKeys};
+use super::{Fact, Op, PartMagnitudes, Parts, Rest, Rounding, Slicing, Standard, TokenKeys};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::dtype::TDType;
@@ -493,7 +493,7 @@ pub static OPS: &[Op] = &[Op {
     backward: true,
     standard: Standard::Accuracy,
     random: false,
-    facts: &[
+    facts: &[Fact::Slicing(Slicing::FusionAttention),
         Fact::TokenMask(NPU_TOKENS),
         Fact::Intermediates(npu_scores),
         Fact::Rounding(Rounding::Parts(Parts { name: "npu_fusion_attention", rest: Rest::Nothing, magnitude: npu_parts })),

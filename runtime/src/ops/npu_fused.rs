@@ -9,7 +9,7 @@ use candle_core::Tensor;
 
 use super::activation::sigmoid_t;
 use super::nn::softmax_t;
-use super::{float_of, one, Fact, Op, Rounding, Standard};
+use super::{float_of, one, Fact, Op, Rounding, Slicing, Standard, Whole};
 use crate::bind::Bound;
 use crate::ctx::{dim, Ctx};
 use crate::dtype::TDType;
@@ -136,9 +136,17 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[],
+        facts: &[Fact::Slicing(Slicing::Aligned(Whole::Last(1)))],
     },
-    Op { names: &["NPU.npu_swiglu"], sig: "x, dim=-1", forward: swiglu, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op {
+        names: &["NPU.npu_swiglu"],
+        sig: "x, dim=-1",
+        forward: swiglu,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Slicing(Slicing::Aligned(Whole::Dim("dim", Some(-1))))],
+    },
     Op {
         names: &["NPU.npu_fast_gelu", "NPU.fast_gelu"],
         sig: "input",
@@ -164,7 +172,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[],
+        facts: &[Fact::Slicing(Slicing::Aligned(Whole::Last(1)))],
     },
     Op {
         names: &["NPU.npu_scaled_masked_softmax"],
@@ -173,6 +181,6 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[],
+        facts: &[Fact::Slicing(Slicing::Aligned(Whole::Last(1)))],
     },
 ];

@@ -9,7 +9,7 @@
 use candle_core::{DType, Tensor};
 
 use super::pool_kernel::{self, MaxPool};
-use super::{Fact, Op, Rounding, Standard};
+use super::{Fact, Op, Rounding, Slicing, Standard, Whole};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
@@ -370,7 +370,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[],
+        facts: &[Fact::Slicing(Slicing::Aligned(Whole::Last(2)))],
     },
     Op {
         names: &["Functional.avg_pool2d", "MintFunctional.avg_pool2d"],
@@ -379,7 +379,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Sums)],
+        facts: &[Fact::Slicing(Slicing::Aligned(Whole::Last(2))), Fact::Rounding(Rounding::Sums)],
     },
     Op {
         names: &["Functional.adaptive_avg_pool1d", "Torch.adaptive_avg_pool1d", "MintFunctional.adaptive_avg_pool1d"],
@@ -388,7 +388,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Sums)],
+        facts: &[Fact::Slicing(Slicing::Aligned(Whole::Last(1))), Fact::Rounding(Rounding::Sums)],
     },
     Op {
         // mindspore.ops.adaptive_avg_pool2d binds and computes the same.
@@ -398,7 +398,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Sums)],
+        facts: &[Fact::Slicing(Slicing::Aligned(Whole::Last(2))), Fact::Rounding(Rounding::Sums)],
     },
     Op {
         // mindspore.ops.interpolate and mint's bind the same (without antialias).

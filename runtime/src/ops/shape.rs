@@ -3,7 +3,7 @@
 
 use candle_core::Tensor;
 
-use super::{one, Fact, Op, Rounding, Standard};
+use super::{one, Fact, Op, Rounding, Slicing, Standard};
 use crate::bind::Bound;
 use crate::ctx::{dim, operand, result_type, Ctx};
 use crate::dtype::TDType;
@@ -884,7 +884,7 @@ pub static OPS: &[Op] = &[
         backward: false,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Smooth)],
+        facts: &[Fact::Slicing(Slicing::Kept), Fact::Rounding(Rounding::Smooth)],
     },
     Op {
         names: &["Tensor.contiguous", "Tensor.clone", "Torch.clone", "Mint.clone"],
