@@ -126,8 +126,9 @@ fn distribution(rows: &[Row]) -> String {
     r.sort_by(f64::total_cmp);
     let at = |q: f64| r[((r.len() - 1) as f64 * q).round() as usize];
     let within = r.iter().filter(|&&x| x <= 0.01).count();
+    let replays = rows.iter().map(|r| r.replays).max().unwrap_or(0);
     format!(
-        "{} calls; after/before: min {:.2e}, median {:.2e}, 90th percentile {:.2e}, max {:.2e}; {within} at <= 1%",
+        "{} calls; after/before: min {:.2e}, median {:.2e}, 90th percentile {:.2e}, max {:.2e}; {within} at <= 1%; at most {replays} replays",
         r.len(),
         r[0],
         at(0.5),
