@@ -13,6 +13,12 @@
 //!   slicing rules agree with torch (tests/minimize/check_slices.py). The
 //!   clean dump has no error judged on recorded values, so nothing is
 //!   minimized.
+//! - torch_npu's fused kernels at real sizes (tests/minimize/npu_step.py,
+//!   Megatron's causal fusion attention among them) planted the same three
+//!   ways: the distribution, each call smaller or saying why, the causal
+//!   attention cut to one head and a prefix of its queries and keys, and
+//!   the slicing rules (heads, causal prefixes) agreeing with the torch
+//!   compositions.
 //! - The small planted fixtures (NPU, MSAdapter, two zoo dumps): the
 //!   distribution of what is left, each call smaller or saying why not,
 //!   and the slicing rules of their classes (pooling, embedding, addmm,
@@ -250,4 +256,41 @@ fn small_planted_fixtures_shrink_each_failing_call_or_say_why() {
         let agree = python("check_slices.py", &[dump.to_str().unwrap(), out.to_str().unwrap()], None);
         eprintln!("{name}: {}", agree.lines().last().unwrap());
     }
+}
+
+#[test]
+fn fused_npu_kernels_at_real_sizes_shrink_by_batch_heads_and_causal_prefix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let clean = tmp.path().join("npu");
+    python("npu_step.py", &[clean.to_str().unwrap()], None);
+    let mut all = vec![];
+    for (mode, place, seed) in [("spread", "forward", "1"), ("confined", "forward", "5"), ("confined", "backward", "6")] {
+        let dump = tmp.path().join(format!("{mode}_{place}"));
+        python("plant.py", &[clean.to_str().unwrap(), dump.to_str().unwrap(), "--mode", mode, "--where", place, "--seed", seed, "--per-op", "3"], None);
+        let out = tmp.path().join(format!("out_{mode}_{place}"));
+        let (code, text) = msprobe(tmp.path(), "pytorch", &["replay", "--dump", dump.to_str().unwrap(), "--minimize", "-o", out.to_str().unwrap(), "-q"]);
+        assert_eq!(code, 3, "{text}");
+        let rows = minimize_table(&out);
+        assert_eq!(calls_of(&rows), error_calls(&out), "{mode} {place}");
+        let mut planted = planted(&dump);
+        planted.sort();
+        assert_eq!(calls_of(&rows), planted, "{mode} {place}");
+        for r in &rows {
+            assert!(r.replays <= 100 && (r.status == "minimized" && r.after < r.before || r.status == "kept size" && !r.message.is_empty()), "{r:?}");
+        }
+        eprintln!("npu {mode} {place}: {}", distribution(&rows));
+        let agree = python("check_slices.py", &[dump.to_str().unwrap(), out.to_str().unwrap()], None);
+        eprintln!("npu {mode} {place}: {}", agree.lines().last().unwrap());
+        if (mode, place) == ("spread", "forward") {
+            // Megatron's causal call: one head of six and the first query, with the first key.
+            let causal = rows.iter().find(|r| r.api == "NPU.npu_fusion_attention.0").unwrap();
+            assert!(causal.slices.starts_with("query[0:1, 0:1, 0:128] key[0:1, 0:1, 0:128] value[0:1, 0:1, 0:128] atten_mask[:, :, 0:1, 0:1]"), "{causal:?}");
+            let config = out.join("minimized/NPU.npu_fusion_attention.0/dump.json");
+            let dump: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(config).unwrap()).unwrap();
+            assert_eq!(dump["data"]["NPU.npu_fusion_attention.0.forward"]["input_args"][3], serde_json::json!({"type": "int", "value": 1}));
+            repros_fail(&out, &rows, tmp.path());
+        }
+        all.extend(rows);
+    }
+    eprintln!("npu, all planted calls: {}", distribution(&all));
 }

@@ -9,8 +9,9 @@
 use std::path::{Path, PathBuf};
 
 use runtime::compare::Status;
-use runtime::minimize::{minimize, Minimized, Outcome};
+use runtime::minimize::{minimize, Minimized, Outcome, Slot};
 use runtime::replay::Rows;
+use runtime::spec::Spec;
 
 use super::error::ReplayError;
 use super::options::{Options, Scope};
@@ -20,7 +21,7 @@ use crate::model::{ApiName, Direction};
 use crate::output;
 use crate::paths;
 use crate::render::{PythonContext, Renderer};
-use crate::source::{self, Source, SourceError};
+use crate::source::{self, ArgAt, Source, SourceError};
 
 /// One failing call, minimized or not.
 #[derive(Debug)]
@@ -79,7 +80,7 @@ pub(super) fn run(opts: &Options, rows: &Rows, budget: u32) -> Result<MinimizeRe
             continue;
         }
         let dump = folder.join("dump.json");
-        source.write_minimized(&dump, &entries, &found.written, direction == Direction::Forward)?;
+        source.write_minimized(&dump, &entries, (&found.written, &counts(&found)), direction == Direction::Forward)?;
         let config = OpConfig {
             input: DumpInput::Dump { path: dump.clone(), extract_to: None },
             api_name: Some(g.name.clone()),
@@ -96,6 +97,22 @@ pub(super) fn run(opts: &Options, rows: &Rows, budget: u32) -> Result<MinimizeRe
     let table: Vec<Vec<String>> = calls.iter().map(row).collect();
     let file = runtime::report::write_table(&opts.output_dir, "minimize", HEADER, &table)?;
     Ok(MinimizeReport { calls, file })
+}
+
+/// The int arguments the cut changed, where the forward entry has them.
+fn counts(m: &Minimized) -> Vec<(ArgAt, i64)> {
+    m.counts
+        .iter()
+        .filter_map(|&slot| {
+            let Some(Spec::Int(v)) = slot.spec(&m.call) else { return None };
+            let at = match slot {
+                Slot::Arg(i) => ArgAt::Positional(i),
+                Slot::Kwarg(i) => ArgAt::Keyword(m.call.kwargs.get(i)?.0.clone()),
+                _ => return None,
+            };
+            Some((at, *v))
+        })
+        .collect()
 }
 
 /// The one dump `--minimize` reads: the config's, or `--dump`'s when it is

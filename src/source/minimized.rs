@@ -42,13 +42,44 @@ fn rewrite(v: &Value, files: &[Written]) -> Value {
     }
 }
 
+/// Where an int argument of a forward entry is: `input_args[i]` or `input_kwargs[name]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArgAt {
+    /// A positional argument.
+    Positional(usize),
+    /// A keyword argument.
+    Keyword(String),
+}
+
+/// `forward` with each of `ints` set (a cut's `head_num`).
+fn set_ints(mut forward: Value, ints: &[(ArgAt, i64)]) -> Value {
+    for (at, v) in ints {
+        let slot = match at {
+            ArgAt::Positional(i) => forward.get_mut("input_args").and_then(|a| a.get_mut(*i)),
+            ArgAt::Keyword(k) => forward.get_mut("input_kwargs").and_then(|a| a.get_mut(k.as_str())),
+        };
+        if let Some(slot) = slot {
+            *slot = json!({"type": "int", "value": v});
+        }
+    }
+    forward
+}
+
 /// Writes the dump of the minimized call `e` at `path`: forward only when
-/// `forward_only`, every tensor named as `files` has it.
-pub(super) fn write(path: &Path, level: Option<String>, framework: Framework, e: &Entries, files: &[Written], forward_only: bool) -> Result<(), SourceError> {
+/// `forward_only`, every tensor named as `files` has it, the int arguments
+/// the cut changed as `ints` has them.
+pub(super) fn write(
+    path: &Path,
+    level: Option<String>,
+    framework: Framework,
+    e: &Entries,
+    (files, ints): (&[Written], &[(ArgAt, i64)]),
+    forward_only: bool,
+) -> Result<(), SourceError> {
     let header = DumpHeader { task: Some("tensor".into()), level, framework: Some(framework.as_str().into()), dump_data_dir: None };
     let entries = Entries {
         name: e.name.clone(),
-        forward: rewrite(&e.forward, files),
+        forward: set_ints(rewrite(&e.forward, files), ints),
         backward: if forward_only { None } else { e.backward.as_ref().map(|b| rewrite(b, files)) },
     };
     Ok(extract::write(path, &header, framework, &entries)?)

@@ -27,6 +27,8 @@ mod calls;
 pub mod compare_result;
 mod extract;
 mod minimized;
+
+pub use minimized::ArgAt;
 pub mod ops;
 pub mod stack;
 mod xlsx_sheet;
@@ -398,9 +400,16 @@ impl Source {
 
     /// Saves the dump of a minimized call (`replay --minimize`): `e` with
     /// its tensors named as `files` has them, forward only when
-    /// `forward_only`, its tensors in `dump_tensor_data/` beside it.
-    pub fn write_minimized(&self, path: &Path, e: &Entries, files: &[runtime::minimize::Written], forward_only: bool) -> Result<(), SourceError> {
-        minimized::write(path, self.header.level.clone(), self.framework, e, files, forward_only)
+    /// `forward_only`, its tensors in `dump_tensor_data/` beside it, the
+    /// int arguments the cut changed as `ints` has them.
+    pub fn write_minimized(
+        &self,
+        path: &Path,
+        e: &Entries,
+        cut: (&[runtime::minimize::Written], &[(ArgAt, i64)]),
+        forward_only: bool,
+    ) -> Result<(), SourceError> {
+        minimized::write(path, self.header.level.clone(), self.framework, e, cut, forward_only)
     }
 
     /// The call stacks msprobe recorded beside the dump (`stack.json`), or

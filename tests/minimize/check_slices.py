@@ -3,8 +3,9 @@ call a minimize table lists as minimized, the op (torch's, by the dump's name: `
 torch.nn.functional.x, `Torch.x` torch.x, `Tensor.x` the method, `NPU.x` the torch composition of
 torch_npu's documented kernel in runtime/tests/npu/compositions.py) is run in float64 on the whole
 inputs and on their windows the table gives, on the recorded inputs and on random ones of the
-same shapes; the windowed call's output 0 must equal the window of the whole call's output 0
-(the window the table gives for output[0]) to 1e-12 relative. It also checks that each tensor
+same shapes (the cut call's other arguments are the minimized dump's: a head count cut with the
+heads); the windowed call's output 0 must equal the window of the whole call's output 0 (the
+window the table gives for output[0]) to 1e-12 relative. It also checks that each tensor
 file of the minimized dump holds exactly the window of the original's values.
 
     python check_slices.py DUMP_DIR OUTPUT_DIR       (OUTPUT_DIR: replay --minimize's -o)
@@ -99,10 +100,10 @@ def check(dump_dir, row, out_dir):
     problems = []
     minimized = json.load(open(os.path.join(out_dir, "minimized", name, "dump.json"), encoding="utf-8"))["data"][f"{name}.forward"]
     small_dir = os.path.join(out_dir, "minimized", name, "dump_tensor_data")
-    small_args = [value(a, small_dir, []) for a in minimized.get("input_args", [])]
-    small_kwargs = {k: value(v, small_dir, []) for k, v in minimized.get("input_kwargs", {}).items()}
+    min_args = [value(a, small_dir, []) for a in minimized.get("input_args", [])]
+    min_kwargs = {k: value(v, small_dir, []) for k, v in minimized.get("input_kwargs", {}).items()}
     for (kind, key), label in zip(slots, names):
-        whole, small = (args[key], small_args[key]) if kind == "a" else (kwargs[key], small_kwargs[key])
+        whole, small = (args[key], min_args[key]) if kind == "a" else (kwargs[key], min_kwargs[key])
         if not torch.equal(cut(whole, wins[label]), small):
             problems.append(f"{label}: the written file is not the window of the dump's values")
     for source in ("recorded", "random"):
@@ -112,7 +113,8 @@ def check(dump_dir, row, out_dir):
             fresh = lambda t: torch.randn(t.shape, generator=gen, dtype=torch.float64) if t.is_floating_point() else t  # noqa: E731
             full_args = [fresh(a) if isinstance(a, torch.Tensor) else a for a in full_args]
             full_kwargs = {k: fresh(v) if isinstance(v, torch.Tensor) else v for k, v in full_kwargs.items()}
-        small_args, small_kwargs = list(full_args), dict(full_kwargs)
+        # The cut call's other arguments are the minimized dump's (a head count cut with its heads).
+        small_args, small_kwargs = list(min_args), dict(min_kwargs)
         for (kind, key), label in zip(slots, names):
             if kind == "a":
                 small_args[key] = cut(full_args[key], wins[label])

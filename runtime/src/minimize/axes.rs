@@ -69,33 +69,59 @@ pub struct Axis {
     /// Each tensor it cuts position for position, and at which dimension.
     pub cuts: Vec<(Slot, usize)>,
     /// Each tensor whose positions `a..b` of the axis read a window of
-    /// it (a convolution's input rows under its output rows), at which
-    /// dimension, and how ([`Span`]).
+    /// it, at which dimension, and which ([`Span`]).
     pub spans: Vec<(Slot, usize, Span)>,
+    /// Only windows that start at position 0 are the call's (a causal
+    /// band's queries, whose keys are the ones before them).
+    pub prefix: bool,
+    /// Int arguments that count the positions (npu_fusion_attention's
+    /// `head_num`): set to the window's length.
+    pub counts: Vec<Slot>,
 }
 
-/// The window of a tensor that positions `a..b` of an axis read: from
-/// `a * step` to `(b - 1) * step + reach + 1` (a convolution's stride, and
-/// its dilated kernel's extent less one).
+/// The window of a tensor that positions `a..b` of an axis read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Span {
-    /// Positions of the tensor per position of the axis.
-    pub step: usize,
-    /// Positions beyond the last one's start that it reads.
-    pub reach: usize,
+pub enum Span {
+    /// From `a * step` to `(b - 1) * step + reach + 1`: a convolution's
+    /// input rows (its stride, its dilated kernel's extent less one), or a
+    /// head's columns of a `[.., H]` layout (`step` the head size, `reach`
+    /// one less).
+    Affine {
+        /// Positions of the tensor per position of the axis.
+        step: usize,
+        /// Positions beyond the last one's start that it reads.
+        reach: usize,
+    },
+    /// From 0 to `min(cap, b + extra)`: the keys a causal band lets the
+    /// queries before `b` attend.
+    Prefix {
+        /// Keys a query attends beyond its own position.
+        extra: usize,
+        /// The keys there are.
+        cap: usize,
+    },
 }
 
 impl Span {
     /// The window positions `a..b` read.
     pub fn window(self, a: usize, b: usize) -> (usize, usize) {
-        (a * self.step, (b - 1) * self.step + self.reach + 1)
+        match self {
+            Span::Affine { step, reach } => (a * step, (b - 1) * step + reach + 1),
+            Span::Prefix { extra, cap } => (0, (b + extra).min(cap)),
+        }
+    }
+
+    /// Whether the windows of different positions never overlap: what a
+    /// position writes into such a tensor (its gradient) is its own.
+    fn partitions(self) -> bool {
+        matches!(self, Span::Affine { step, reach } if reach < step)
     }
 }
 
 impl Axis {
     /// An axis cutting `cuts` position for position.
     fn new(len: usize, cuts: Vec<(Slot, usize)>) -> Axis {
-        Axis { len, cuts, spans: vec![] }
+        Axis { len, cuts, spans: vec![], prefix: false, counts: vec![] }
     }
 
     /// Every tensor it cuts, with its dimension and window of positions `a..b`.
@@ -323,10 +349,10 @@ fn conv(p: &Params) -> Vec<Axis> {
     };
     if padding.iter().all(|&x| x == 0) {
         for i in 0..spatial {
-            let (d, span) = (2 + i, Span { step: stride[i], reach: (weight.shape[2 + i].saturating_sub(1)) * dilation[i] });
+            let (d, span) = (2 + i, Span::Affine { step: stride[i], reach: (weight.shape[2 + i].saturating_sub(1)) * dilation[i] });
             let mut axis = Axis::new(out.shape[d], vec![(Slot::Output(0), d)]);
             match span {
-                Span { step: 1, reach: 0 } => axis.cuts.push((si, d)),
+                Span::Affine { step: 1, reach: 0 } => axis.cuts.push((si, d)),
                 _ => axis.spans.push((si, d, span)),
             }
             axes.push(axis);
@@ -368,7 +394,16 @@ fn attention(p: &Params) -> Vec<Axis> {
         }
     }
     let causal = matches!(p.spec("is_causal"), Some(Spec::Bool(true)));
-    if !causal && p.float("dropout_p", 0.0) == Some(0.0) {
+    let no_dropout = p.float("dropout_p", 0.0) == Some(0.0);
+    if causal && no_dropout && p.tensor("attn_mask").is_none() {
+        // torch's causal mask is top-left: the first b queries attend the first b keys.
+        let (len, keys) = (q.shape[rank - 2], others.first().map_or(0, |(_, k)| k.shape[rank - 2]));
+        let mut axis = Axis::new(len, vec![(Slot::Output(0), rank - 2), (sq, rank - 2)]);
+        axis.prefix = true;
+        axis.spans.extend(others.iter().filter(|(_, t)| t.shape.len() == rank).map(|&(s, _)| (s, rank - 2, Span::Prefix { extra: 0, cap: keys })));
+        axes.push(axis);
+    }
+    if !causal && no_dropout {
         let len = q.shape[rank - 2];
         let mut cuts = vec![(Slot::Output(0), rank - 2), (sq, rank - 2)];
         let mask_fits = match p.tensor("attn_mask") {
@@ -383,16 +418,18 @@ fn attention(p: &Params) -> Vec<Axis> {
 }
 
 fn fusion_attention(p: &Params) -> Vec<Axis> {
-    let (batch, seq) = match p.spec("input_layout") {
-        Some(Spec::Str(l)) if l == "BSH" || l == "BSND" => (0, 1),
-        Some(Spec::Str(l)) if l == "SBH" => (1, 0),
-        Some(Spec::Str(l)) if l == "BNSD" => (0, 2),
+    // (batch, sequence, heads) dimensions of the query's layout; heads `None`: merged into H.
+    let (layout, batch, seq, heads) = match p.spec("input_layout") {
+        Some(Spec::Str(l)) if l == "BSH" => ("BSH", 0, 1, None),
+        Some(Spec::Str(l)) if l == "BSND" => ("BSND", 0, 1, Some(2)),
+        Some(Spec::Str(l)) if l == "SBH" => ("SBH", 1, 0, None),
+        Some(Spec::Str(l)) if l == "BNSD" => ("BNSD", 0, 2, Some(1)),
         _ => return vec![],
     };
     // Inputs laid out otherwise (a positional bias, padding, per-batch lengths) are not cut.
     let extra = ["pse", "padding_mask", "prefix", "actual_seq_qlen", "actual_seq_kvlen"].iter().any(|n| !matches!(p.spec(n), None | Some(Spec::None)));
     let (Some((sq, q)), Some(out)) = (p.tensor("query"), p.output(0)) else { return vec![] };
-    if extra || p.float("keep_prob", 1.0) != Some(1.0) || out.shape != q.shape {
+    if extra || p.float("keep_prob", 1.0) != Some(1.0) || out.shape != q.shape || q.shape.len() != layout.len() {
         return vec![];
     }
     let kv: Vec<(Slot, &TensorSpec)> = ["key", "value"].iter().filter_map(|n| p.tensor(n)).collect();
@@ -400,30 +437,100 @@ fn fusion_attention(p: &Params) -> Vec<Axis> {
     // softmax_max and softmax_sum: [B, N, S1, 8], or laid out as the query.
     let stats: Vec<Slot> = p.outputs_of_rank(4).filter(|&s| s != Slot::Output(0) && tensor(p.r, s).is_some_and(|t| t.shape != q.shape)).collect();
     let like_query: Vec<Slot> = (1..p.r.outputs.len()).map(Slot::Output).filter(|&s| tensor(p.r, s).is_some_and(|t| t.shape == q.shape)).collect();
+    let with_outputs = |cuts: &mut Vec<(Slot, usize)>, d: usize, stat_dim: usize| {
+        cuts.push((Slot::Output(0), d));
+        cuts.extend(stats.iter().map(|&s| (s, stat_dim)));
+        cuts.extend(like_query.iter().map(|&s| (s, d)));
+    };
+    let mut axes = vec![];
     let len = q.shape[batch];
-    let mut cuts = vec![(Slot::Output(0), batch), (sq, batch)];
-    cuts.extend(stats.iter().map(|&s| (s, 0)));
-    cuts.extend(like_query.iter().map(|&s| (s, batch)));
+    let mut cuts = vec![(sq, batch)];
+    with_outputs(&mut cuts, batch, 0);
     let mut fits = kv.iter().all(|&(s, t)| cut_or_broadcast(&mut cuts, s, t, batch, len));
     if let Some((s, m)) = mask.filter(|(_, m)| m.shape.len() == 4) {
         fits &= cut_or_broadcast(&mut cuts, s, m, 0, len);
     }
-    let mut axes = if fits { vec![Axis::new(len, cuts)] } else { vec![] };
-    let no_band = p.int("pre_tockens", i64::MAX).is_some_and(|v| v >= 2147483647) && p.int("next_tockens", i64::MAX).is_some_and(|v| v >= 2147483647);
-    if p.int("sparse_mode", 0) == Some(0) && no_band {
-        let len = q.shape[seq];
-        let mut cuts = vec![(Slot::Output(0), seq), (sq, seq)];
-        cuts.extend(stats.iter().map(|&s| (s, 2)));
-        cuts.extend(like_query.iter().map(|&s| (s, seq)));
+    if fits {
+        axes.push(Axis::new(len, cuts));
+    }
+    axes.extend(fusion_heads(p, (sq, q), &kv, mask, heads, &stats, &like_query));
+    let (pre, next) = (p.int("pre_tockens", 2147483647), p.int("next_tockens", 2147483647));
+    let (Some(pre), Some(next), Some(0)) = (pre, next, p.int("sparse_mode", 0)) else { return axes };
+    let (s1, s2) = (q.shape[seq], kv.first().map_or(q.shape[seq], |(_, k)| k.shape[seq]));
+    let mut cuts = vec![(sq, seq)];
+    with_outputs(&mut cuts, seq, 2);
+    let mut axis = Axis::new(s1, cuts);
+    if pre >= 2147483647 && next >= 2147483647 {
+        // No band: every query row is its own.
         let fits = match mask {
-            Some((s, m)) if m.shape.len() >= 2 => cut_or_broadcast(&mut cuts, s, m, m.shape.len() - 2, len),
+            Some((s, m)) if m.shape.len() >= 2 => cut_or_broadcast(&mut axis.cuts, s, m, m.shape.len() - 2, s1),
             _ => true,
         };
         if fits {
-            axes.push(Axis::new(len, cuts));
+            axes.push(axis);
+        }
+    } else if next >= 0 {
+        // A band (Megatron's causal call: next_tockens 0): the first b queries attend only the
+        // first b + next keys, positions counted from 0 in the whole call and in the cut alike.
+        let keys = Span::Prefix { extra: usize::try_from(next).unwrap_or(usize::MAX), cap: s2 };
+        axis.prefix = true;
+        axis.spans.extend(kv.iter().map(|&(s, _)| (s, seq, keys)));
+        let fits = match mask {
+            Some((s, m)) if m.shape.len() >= 2 && m.shape[m.shape.len() - 1] == s2 => {
+                axis.spans.push((s, m.shape.len() - 1, keys));
+                cut_or_broadcast(&mut axis.cuts, s, m, m.shape.len() - 2, s1)
+            }
+            Some(_) => false,
+            None => true,
+        };
+        if fits {
+            axes.push(axis);
         }
     }
     axes
+}
+
+/// npu_fusion_attention's heads: each attends with its own columns of q, k
+/// and v (a dimension N, or H's columns in blocks of its size), its
+/// `head_num` the window's length; the mask shared by every head or its
+/// own. Grouped keys and values (fewer heads than the query's) are not cut.
+fn fusion_heads(
+    p: &Params,
+    (sq, q): (Slot, &TensorSpec),
+    kv: &[(Slot, &TensorSpec)],
+    mask: Option<(Slot, &TensorSpec)>,
+    heads_dim: Option<usize>,
+    stats: &[Slot],
+    like_query: &[Slot],
+) -> Option<Axis> {
+    let count = p.names.iter().find(|(n, _)| *n == Some("head_num")).map(|&(_, s)| s)?;
+    let n = usize::try_from(p.int("head_num", 0)?).ok().filter(|&n| n > 1)?;
+    let mut axis = Axis::new(n, stats.iter().map(|&s| (s, 1)).collect());
+    axis.counts.push(count);
+    match heads_dim {
+        Some(d) => {
+            let all = [(sq, q)].into_iter().chain(kv.iter().copied());
+            if !all.clone().all(|(_, t)| t.shape[d] == n) {
+                return None;
+            }
+            axis.cuts.extend(all.map(|(s, _)| (s, d)));
+            axis.cuts.extend(std::iter::once(Slot::Output(0)).chain(like_query.iter().copied()).map(|s| (s, d)));
+        }
+        None => {
+            let h = *q.shape.last()?;
+            if h % n != 0 || kv.iter().any(|(_, t)| t.shape.last() != Some(&h)) {
+                return None;
+            }
+            let span = Span::Affine { step: h / n, reach: h / n - 1 };
+            let last = q.shape.len() - 1;
+            let all = [sq, Slot::Output(0)].into_iter().chain(kv.iter().map(|&(s, _)| s)).chain(like_query.iter().copied());
+            axis.spans.extend(all.map(|s| (s, last, span)));
+        }
+    }
+    match mask {
+        Some((s, m)) if m.shape.len() == 4 => cut_or_broadcast(&mut axis.cuts, s, m, 1, n).then_some(axis),
+        _ => Some(axis),
+    }
 }
 
 /// `axis` with the gradients mirroring what it cuts (an output's gradient
@@ -432,32 +539,26 @@ fn fusion_attention(p: &Params) -> Vec<Axis> {
 /// output, a gradient) would stay whole: its values over the whole axis
 /// are not what the cut call gives.
 fn complete(mut axis: Axis, r: &Replay) -> Option<Axis> {
-    let mirrored: Vec<(Slot, usize)> = axis
-        .cuts
-        .iter()
-        .filter_map(|&(slot, d)| {
-            let (mirror, of) = match slot {
-                Slot::Output(j) => (Slot::GradOutput(j), slot),
-                Slot::Arg(k) => (Slot::GradInput(k), slot),
-                _ => return None,
-            };
-            let same = tensor(r, mirror).zip(tensor(r, of)).is_some_and(|(m, o)| m.shape == o.shape);
-            same.then_some((mirror, d))
-        })
-        .collect();
-    axis.cuts.extend(mirrored);
+    let mirror = |slot: Slot| match slot {
+        Slot::Output(j) => Some((Slot::GradOutput(j), slot)),
+        Slot::Arg(k) => Some((Slot::GradInput(k), slot)),
+        _ => None,
+    };
+    let same = |(m, o): (Slot, Slot)| tensor(r, m).zip(tensor(r, o)).is_some_and(|(m, o)| m.shape == o.shape);
+    let cuts: Vec<(Slot, usize)> = axis.cuts.iter().filter_map(|&(slot, d)| mirror(slot).filter(|&p| same(p)).map(|(m, _)| (m, d))).collect();
+    let spans: Vec<(Slot, usize, Span)> =
+        axis.spans.iter().filter(|s| s.2.partitions()).filter_map(|&(slot, d, span)| mirror(slot).filter(|&p| same(p)).map(|(m, _)| (m, d, span))).collect();
+    axis.cuts.extend(cuts);
+    axis.spans.extend(spans);
     let grad_outputs = r.grad_outputs.as_ref().map_or(0, Vec::len);
-    let recorded = (0..r.outputs.len())
+    let recorded: Vec<Slot> = (0..r.outputs.len())
         .map(Slot::Output)
         .chain((0..grad_outputs).map(Slot::GradOutput))
         .chain((0..r.grad_inputs.len()).map(Slot::GradInput))
-        .filter(|&s| tensor(r, s).is_some_and(|t| t.shape.iter().product::<usize>() > 0));
-    for slot in recorded.collect::<Vec<_>>() {
-        if !axis.cuts.iter().any(|&(s, _)| s == slot) {
-            return None;
-        }
-    }
-    Some(axis)
+        .filter(|&s| tensor(r, s).is_some_and(|t| t.shape.iter().product::<usize>() > 0))
+        .collect();
+    let cut = |slot: Slot| axis.cuts.iter().any(|&(s, _)| s == slot) || axis.spans.iter().any(|&(s, _, span)| s == slot && span.partitions());
+    recorded.into_iter().all(cut).then_some(axis)
 }
 
 /// The top-level tensors of `r` with the names reports give them: an
@@ -478,4 +579,22 @@ pub fn tensor_names(op: &Op, r: &Replay) -> Vec<(Slot, String)> {
         })
         .chain(outputs)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_read_the_windows_of_their_positions() {
+        // A 3x3 convolution of stride 2: output rows 1..3 read input rows 2..7.
+        let conv = Span::Affine { step: 2, reach: 2 };
+        assert_eq!((conv.window(1, 3), conv.partitions()), ((2, 7), false));
+        // Heads of 128 columns: heads 2..4 are columns 256..512, each head's own.
+        let heads = Span::Affine { step: 128, reach: 127 };
+        assert_eq!((heads.window(2, 4), heads.partitions()), ((256, 512), true));
+        // A causal band with next_tockens 0 over 512 keys: the first 10 queries attend keys 0..10.
+        let keys = Span::Prefix { extra: 0, cap: 512 };
+        assert_eq!((keys.window(0, 10), keys.window(0, 600), keys.partitions()), ((0, 10), (0, 512), false));
+    }
 }

@@ -58,6 +58,8 @@ pub struct Minimized {
     pub kept: Option<String>,
     /// The tensor files written for it (none when it kept its size).
     pub written: Vec<Written>,
+    /// The int arguments the cut changed (a `head_num`), as `call` holds them.
+    pub counts: Vec<Slot>,
 }
 
 /// A call minimized, or found passing (never minimized).
@@ -97,6 +99,7 @@ pub fn minimize(r: &Replay, budget: u32, limits: &Limits, dir: &Path) -> Result<
         slices: vec![],
         kept: Some(why),
         written: vec![],
+        counts: vec![],
     };
     let axes = match axes::axes(op, &base) {
         Ok(axes) => axes,
@@ -114,7 +117,9 @@ pub fn minimize(r: &Replay, budget: u32, limits: &Limits, dir: &Path) -> Result<
     };
     let (call, written) = write_call(&base, &axes, &windows, &full, dir)?;
     let slices = slices(op, &base, &axes, &windows);
-    Ok(Outcome::Failing(Box::new(Minimized { before, after: input_elements(&call), call, rows, replays: search.replays, slices, kept: None, written })))
+    let counts = axes.iter().zip(&windows).filter(|(a, &(s, e))| (s, e) != (0, a.len)).flat_map(|(a, _)| a.counts.iter().copied()).collect();
+    let after = input_elements(&call);
+    Ok(Outcome::Failing(Box::new(Minimized { before, after, call, rows, replays: search.replays, slices, kept: None, written, counts })))
 }
 
 /// The names of the rows that are errors judged on the device's recorded
@@ -166,6 +171,20 @@ impl Search<'_> {
         let mut order: Vec<usize> = (0..self.axes.len()).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(self.axes[i].len));
         for i in order {
+            if self.axes[i].prefix {
+                // The smallest failing prefix, by bisection of its end.
+                let (mut fails, mut passes) = (windows[i].1, 0);
+                while fails - passes > 1 && self.replays < self.budget {
+                    let mid = passes + (fails - passes) / 2;
+                    let mut w = windows.clone();
+                    w[i] = (0, mid);
+                    match self.still_fails(&w, scratch)? {
+                        Some(rows) => (windows, best, fails) = (w, Some(rows), mid),
+                        None => passes = mid,
+                    }
+                }
+                continue;
+            }
             while windows[i].1 - windows[i].0 > 1 && self.replays < self.budget {
                 let (lo, hi) = windows[i];
                 let mid = lo + (hi - lo) / 2;
@@ -214,6 +233,18 @@ fn npy_name(path: &Path) -> PathBuf {
 /// `base` cut to `w`, each cut tensor written into `dir`.
 fn cut_call(base: &Replay, axes: &[Axis], w: &Windows, full: &HashMap<Slot, HostTensor>, dir: &Path) -> Result<Replay> {
     let mut call = base.clone();
+    for (axis, &(s, e)) in axes.iter().zip(w) {
+        for &slot in &axis.counts {
+            let count = match slot {
+                Slot::Arg(i) => call.args.get_mut(i),
+                Slot::Kwarg(i) => call.kwargs.get_mut(i).map(|(_, v)| v),
+                _ => None,
+            };
+            if let Some(spec) = count {
+                *spec = Spec::Int((e - s) as i64);
+            }
+        }
+    }
     for (&slot, whole) in full {
         let t = cut::window(whole, &cuts_of(slot, axes, w));
         let spec = slot.tensor_mut(&mut call).ok_or_else(|| Error::Input(format!("{slot:?}: not a tensor")))?;
