@@ -21,7 +21,7 @@ import torch
 REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO / "zoo" / "make" / "npu"), str(REPO / "runtime" / "tests" / "npu")]
 import compositions as C  # noqa: E402
-from make_npu_dumps import Dump, rand  # noqa: E402
+from make_npu_dumps import Dump, rand, record_call  # noqa: E402
 
 SEED = 37
 
@@ -50,15 +50,7 @@ def main():
     dump = Dump(out)
     g = torch.Generator().manual_seed(SEED + 1)
     for key, f, args, kwargs, extra in calls():
-        leaves = [a.requires_grad_(True) if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
-        result = f(*leaves, **kwargs)
-        outputs = [o.float() for o in ([result] if isinstance(result, torch.Tensor) else list(result))]
-        diff = [a for a in leaves if isinstance(a, torch.Tensor) and a.requires_grad]
-        gy = [torch.randn(o.shape, generator=g) if o.requires_grad else None for o in outputs]
-        pairs = [(o, d) for o, d in zip(outputs, gy) if d is not None]
-        grads = torch.autograd.grad([o for o, _ in pairs], diff, [d for _, d in pairs])
-        dump.call(key, [a.detach() if isinstance(a, torch.Tensor) else a for a in args], kwargs,
-                  [o.detach() for o in outputs], extra, gy + [None] * len(extra[:1]), list(grads))
+        record_call(dump, g, key, f, args, kwargs, extra)
     dump.write()
     print("wrote", out)
 

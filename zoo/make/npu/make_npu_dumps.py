@@ -131,24 +131,29 @@ PLANTED = [
 ]
 
 
+def record_call(dump, g, key, f, args, kwargs, extra):
+    """Runs one call of calls() forward and backward (output gradients drawn from g) into dump."""
+    leaves = [a.requires_grad_(True) if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
+    result = f(*leaves, **kwargs)
+    outputs = [result] if isinstance(result, torch.Tensor) else list(result)
+    outputs = [o.float() for o in outputs]
+    if "keep_prob" in kwargs:
+        # No dropout here: the recorded output stands for a device that drew one.
+        outputs[0] = outputs[0] * (torch.rand(outputs[0].shape, generator=g) < 0.9) / 0.9
+    diff = [a for a in leaves if isinstance(a, torch.Tensor) and a.requires_grad]
+    gy = [torch.randn(o.shape, generator=g) if o.requires_grad else None for o in outputs]
+    pairs = [(o, d) for o, d in zip(outputs, gy) if d is not None]
+    grads = torch.autograd.grad([o for o, _ in pairs], diff, [d for _, d in pairs])
+    dump.call(key, [a.detach() if isinstance(a, torch.Tensor) else a for a in args], kwargs,
+              [o.detach() for o in outputs], extra, gy + [None] * len(extra[:1]), list(grads))
+
+
 def record(out):
     clean = Dump(out / "clean")
     torch.manual_seed(SEED)
     g = torch.Generator().manual_seed(SEED + 1)
     for key, f, args, kwargs, extra in calls():
-        leaves = [a.requires_grad_(True) if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
-        result = f(*leaves, **kwargs)
-        outputs = [result] if isinstance(result, torch.Tensor) else list(result)
-        outputs = [o.float() for o in outputs]
-        if "keep_prob" in kwargs:
-            # No dropout here: the recorded output stands for a device that drew one.
-            outputs[0] = outputs[0] * (torch.rand(outputs[0].shape, generator=g) < 0.9) / 0.9
-        diff = [a for a in leaves if isinstance(a, torch.Tensor) and a.requires_grad]
-        gy = [torch.randn(o.shape, generator=g) if o.requires_grad else None for o in outputs]
-        pairs = [(o, d) for o, d in zip(outputs, gy) if d is not None]
-        grads = torch.autograd.grad([o for o, _ in pairs], diff, [d for _, d in pairs])
-        clean.call(key, [a.detach() if isinstance(a, torch.Tensor) else a for a in args], kwargs,
-                   [o.detach() for o in outputs], extra, gy + [None] * len(extra[:1]), list(grads))
+        record_call(clean, g, key, f, args, kwargs, extra)
     clean.write()
     planted = out / "planted"
     shutil.copytree(out / "clean", planted)
