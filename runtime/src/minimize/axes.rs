@@ -36,16 +36,20 @@ impl Slot {
         }
     }
 
-    /// The tensor at this slot of `r`, mutable.
-    pub fn tensor_mut(self, r: &mut Replay) -> Option<&mut TensorSpec> {
-        let spec = match self {
+    /// The spec at this slot of `r`, mutable.
+    pub fn spec_mut(self, r: &mut Replay) -> Option<&mut Spec> {
+        match self {
             Slot::Arg(i) => r.args.get_mut(i),
             Slot::Kwarg(i) => r.kwargs.get_mut(i).map(|(_, s)| s),
             Slot::Output(i) => r.outputs.get_mut(i),
             Slot::GradOutput(i) => r.grad_outputs.as_mut().and_then(|g| g.get_mut(i)),
             Slot::GradInput(i) => r.grad_inputs.get_mut(i),
-        };
-        match spec {
+        }
+    }
+
+    /// The tensor at this slot of `r`, mutable.
+    pub fn tensor_mut(self, r: &mut Replay) -> Option<&mut TensorSpec> {
+        match self.spec_mut(r) {
             Some(Spec::Tensor(t)) => Some(t),
             _ => None,
         }

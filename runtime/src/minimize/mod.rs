@@ -235,12 +235,7 @@ fn cut_call(base: &Replay, axes: &[Axis], w: &Windows, full: &HashMap<Slot, Host
     let mut call = base.clone();
     for (axis, &(s, e)) in axes.iter().zip(w) {
         for &slot in &axis.counts {
-            let count = match slot {
-                Slot::Arg(i) => call.args.get_mut(i),
-                Slot::Kwarg(i) => call.kwargs.get_mut(i).map(|(_, v)| v),
-                _ => None,
-            };
-            if let Some(spec) = count {
+            if let Some(spec) = slot.spec_mut(&mut call) {
                 *spec = Spec::Int((e - s) as i64);
             }
         }
