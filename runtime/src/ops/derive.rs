@@ -99,6 +99,86 @@ const OTHER_FUNCTIONS: &[&str] = &["where"];
 /// PyTorch prefix each spells.
 const MINT: &[(&str, &str)] = &[("Mint", "Torch"), ("MintFunctional", "Functional")];
 
+/// MindSpore's own functions (`mindspore.ops.X`, dumped `Functional.X`)
+/// and `Tensor` methods that are torch's function of the same name: the
+/// same parameters in the same places under the same names and the same
+/// values, checked in MindSpore itself (runtime/tests/agreement.rs runs
+/// every case of the base under the MindSpore name through
+/// tests/agreement/ms_bridge.py, forward and MindSpore's own backward).
+/// Those that differ stay out: `axis`/`keepdims` for `dim`/`keepdim`
+/// (`ops.sum`'s family), `ddof` for `correction` (`std`, `var`),
+/// `ops.flatten`'s kept batch dimension, `max`/`min` returning one tensor,
+/// int32 indices (`argsort`, `sort`), `xlogy(0, 0)`, `signbit(-0.0)`.
+/// `(prefix, name)`.
+#[rustfmt::skip]
+const MS_TORCH_SPELLINGS: &[(&str, &str)] = &[
+    ("Functional", "abs"), ("Functional", "absolute"), ("Functional", "acos"),
+    ("Functional", "acosh"), ("Functional", "addcdiv"), ("Functional", "addcmul"),
+    ("Functional", "arccos"), ("Functional", "arccosh"), ("Functional", "arcsin"),
+    ("Functional", "arcsinh"), ("Functional", "arctan"), ("Functional", "arctan2"),
+    ("Functional", "arctanh"), ("Functional", "argmax"), ("Functional", "asin"),
+    ("Functional", "asinh"), ("Functional", "atan"), ("Functional", "atan2"),
+    ("Functional", "atanh"), ("Functional", "atleast_1d"), ("Functional", "atleast_2d"),
+    ("Functional", "atleast_3d"), ("Functional", "bitwise_and"),
+    ("Functional", "bitwise_left_shift"), ("Functional", "bitwise_or"),
+    ("Functional", "bitwise_right_shift"), ("Functional", "bitwise_xor"),
+    ("Functional", "broadcast_to"), ("Functional", "ceil"), ("Functional", "clamp"),
+    ("Functional", "clip"), ("Functional", "column_stack"), ("Functional", "copysign"),
+    ("Functional", "cos"), ("Functional", "cosh"), ("Functional", "deg2rad"), ("Functional", "div"),
+    ("Functional", "divide"), ("Functional", "dsplit"), ("Functional", "dstack"),
+    ("Functional", "eq"), ("Functional", "erf"), ("Functional", "erfc"), ("Functional", "exp"),
+    ("Functional", "exp2"), ("Functional", "expm1"), ("Functional", "flip"),
+    ("Functional", "fliplr"), ("Functional", "flipud"), ("Functional", "float_power"),
+    ("Functional", "floor"), ("Functional", "fmax"), ("Functional", "fmod"), ("Functional", "frac"),
+    ("Functional", "gcd"), ("Functional", "ge"), ("Functional", "ger"), ("Functional", "greater"),
+    ("Functional", "greater_equal"), ("Functional", "gt"), ("Functional", "heaviside"),
+    ("Functional", "hstack"), ("Functional", "hypot"), ("Functional", "isclose"),
+    ("Functional", "isfinite"), ("Functional", "isinf"), ("Functional", "isnan"),
+    ("Functional", "isneginf"), ("Functional", "isposinf"), ("Functional", "lcm"),
+    ("Functional", "ldexp"), ("Functional", "le"), ("Functional", "less"),
+    ("Functional", "less_equal"), ("Functional", "log"), ("Functional", "log10"),
+    ("Functional", "log1p"), ("Functional", "log2"), ("Functional", "logaddexp"),
+    ("Functional", "logaddexp2"), ("Functional", "logical_and"), ("Functional", "logical_not"),
+    ("Functional", "logical_or"), ("Functional", "logical_xor"), ("Functional", "logit"),
+    ("Functional", "lt"), ("Functional", "moveaxis"), ("Functional", "movedim"),
+    ("Functional", "msort"), ("Functional", "mul"), ("Functional", "multiply"),
+    ("Functional", "ne"), ("Functional", "neg"), ("Functional", "negative"),
+    ("Functional", "not_equal"), ("Functional", "pow"), ("Functional", "rad2deg"),
+    ("Functional", "ravel"), ("Functional", "reciprocal"), ("Functional", "remainder"),
+    ("Functional", "reshape"), ("Functional", "row_stack"), ("Functional", "sgn"),
+    ("Functional", "sign"), ("Functional", "sinc"), ("Functional", "sinh"),
+    ("Functional", "square"), ("Functional", "subtract"), ("Functional", "sum"),
+    ("Functional", "swapaxes"), ("Functional", "swapdims"), ("Functional", "t"),
+    ("Functional", "tan"), ("Functional", "triu"), ("Functional", "trunc"),
+    ("Functional", "unsqueeze"), ("Functional", "vsplit"), ("Functional", "vstack"),
+    ("Functional", "zeros"),
+    ("Tensor", "__and__"), ("Tensor", "__ifloordiv__"), ("Tensor", "__imod__"),
+    ("Tensor", "__mod__"), ("Tensor", "__or__"), ("Tensor", "__xor__"), ("Tensor", "absolute"),
+    ("Tensor", "acos"), ("Tensor", "acosh"), ("Tensor", "all"), ("Tensor", "arccos"),
+    ("Tensor", "arccosh"), ("Tensor", "arcsin"), ("Tensor", "arcsinh"), ("Tensor", "arctan"),
+    ("Tensor", "arctanh"), ("Tensor", "asin"), ("Tensor", "asinh"), ("Tensor", "atan"),
+    ("Tensor", "atan2"), ("Tensor", "atanh"), ("Tensor", "bitwise_and"), ("Tensor", "bitwise_or"),
+    ("Tensor", "bitwise_xor"), ("Tensor", "ceil"), ("Tensor", "clip"), ("Tensor", "copysign"),
+    ("Tensor", "cosh"), ("Tensor", "deg2rad"), ("Tensor", "divide"), ("Tensor", "erfc"),
+    ("Tensor", "expm1"), ("Tensor", "flip"), ("Tensor", "fliplr"), ("Tensor", "flipud"),
+    ("Tensor", "float_power"), ("Tensor", "floor"), ("Tensor", "fmod"), ("Tensor", "frac"),
+    ("Tensor", "ger"), ("Tensor", "greater"), ("Tensor", "greater_equal"), ("Tensor", "heaviside"),
+    ("Tensor", "hypot"), ("Tensor", "isclose"), ("Tensor", "isfinite"), ("Tensor", "isinf"),
+    ("Tensor", "isnan"), ("Tensor", "isneginf"), ("Tensor", "isposinf"), ("Tensor", "lcm"),
+    ("Tensor", "ldexp"), ("Tensor", "less"), ("Tensor", "less_equal"), ("Tensor", "log10"),
+    ("Tensor", "log1p"), ("Tensor", "log2"), ("Tensor", "logaddexp"), ("Tensor", "logaddexp2"),
+    ("Tensor", "logit"), ("Tensor", "moveaxis"), ("Tensor", "movedim"), ("Tensor", "msort"),
+    ("Tensor", "multiply"), ("Tensor", "nansum"), ("Tensor", "negative"), ("Tensor", "not_equal"),
+    ("Tensor", "prod"), ("Tensor", "rad2deg"), ("Tensor", "ravel"), ("Tensor", "remainder"),
+    ("Tensor", "sgn"), ("Tensor", "sign"), ("Tensor", "sinc"), ("Tensor", "sinh"),
+    ("Tensor", "subtract"), ("Tensor", "tan"), ("Tensor", "true_divide"), ("Tensor", "trunc"),
+];
+
+/// Whether MindSpore's `prefix.op` is torch's function `op` ([`MS_TORCH_SPELLINGS`]).
+fn ms_torch_spelling(prefix: &str, op: &str) -> bool {
+    MS_TORCH_SPELLINGS.contains(&(prefix, op))
+}
+
 /// How a derived name replays its base entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Derivation {
@@ -110,6 +190,7 @@ pub struct Derivation {
 
 /// The spellings to try for `op` under `prefix` of `family`, and whether they run in place.
 fn candidates(family: Framework, prefix: &str, op: &str) -> Vec<(String, bool)> {
+    let spelled = op;
     let alias = ALIASES.iter().find(|(a, _)| *a == op).map(|(_, t)| *t);
     let op = alias.unwrap_or(op);
     // An alias of a name the table holds (`__rdiv__` of `__rtruediv__`).
@@ -131,9 +212,11 @@ fn candidates(family: Framework, prefix: &str, op: &str) -> Vec<(String, bool)> 
             _ => (op.to_string(), false),
         },
     };
-    // MindSpore's own APIs (mindspore.ops, Tensor) take only their in-place
-    // and operator forms: their other spellings are not torch's.
-    let torch_api = family != Framework::MindSpore || MINT.iter().any(|(m, _)| *m == prefix);
+    // MindSpore's own APIs (mindspore.ops, Tensor) take their in-place and
+    // operator forms, and torch's function where MindSpore's is torch's
+    // ([`MS_TORCH_SPELLINGS`]); their other spellings are not torch's.
+    let ms_own = family == Framework::MindSpore && !MINT.iter().any(|(m, _)| *m == prefix);
+    let torch_api = !ms_own || ms_torch_spelling(prefix, spelled) || (alias.is_none() && ms_torch_spelling(prefix, &stem));
     let mut stems = vec![stem.clone()];
     if torch_api {
         stems.extend(ALIASES.iter().filter(|(a, _)| *a == stem).map(|(_, t)| t.to_string()));
@@ -145,6 +228,7 @@ fn candidates(family: Framework, prefix: &str, op: &str) -> Vec<(String, bool)> 
         (Framework::MindSpore, p) => match MINT.iter().find(|(m, _)| *m == p) {
             Some((m, torch)) if *torch == "Torch" && !other_function => vec![m, torch, "Tensor"],
             Some((m, torch)) => vec![m, torch],
+            None if torch_api && !other_function => vec![p, "Torch", "Tensor"],
             None => vec![p],
         },
         (_, "Tensor") if !other_function => vec!["Tensor", "Torch"],
@@ -270,5 +354,11 @@ mod tests {
         assert!(op.in_place() && !op.backward && op.names == ["Tensor.masked_fill_"]);
         // MSAdapter's dumps are PyTorch's: the same derived names.
         assert!(std::ptr::eq(super::super::lookup(Framework::MindTorch, "Tensor.masked_fill_").unwrap(), op));
+        // MindSpore's own spellings of torch's functions; not those that differ.
+        let ms = Framework::MindSpore;
+        assert_eq!(derivation(ms, "Functional.abs"), Some(("Torch.abs", false)));
+        assert_eq!(derivation(ms, "Functional.arccos"), Some(("Torch.acos", false)));
+        assert_eq!(derivation(ms, "Tensor.__and__"), Some(("Torch.bitwise_and", false)));
+        assert!(lookup(ms, "Functional.std").is_none() && lookup(ms, "Functional.flatten").is_none());
     }
 }

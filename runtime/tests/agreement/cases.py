@@ -171,11 +171,11 @@ class Case:
     """One call to replay: the op-table name (with "MS." for
     MindSpore-specific meanings), the arguments, and the torch reference."""
 
-    def __init__(self, name, args, kwargs):
+    def __init__(self, name, args, kwargs, reference=None):
         self.name = name
         self.args = args
         self.kwargs = kwargs
-        self.reference = default_reference(name)
+        self.reference = reference or default_reference(name)
         # The values the bench must give (the reference gives the dtypes).
         self.bench = bench_reference(name, self.reference)
         # The runtime replays in-place ops forward only.
@@ -218,8 +218,21 @@ class DerivedCase(Case):
     In-place forms run on a copy of `self`, forward only."""
 
     def __init__(self, derivation, base):
-        super().__init__(derivation["name"], base.args, base.kwargs)
+        name = derivation["name"]
+        if derivation["framework"] == "mindspore" and name.split(".")[0] in ("Functional", "Tensor"):
+            # MindSpore's own function, which MindSpore spells as torch does:
+            # MindSpore itself is the reference (ms_bridge.py).
+            from ms_bridge import ms_reference, signature_differs
+
+            differs = signature_differs(name, derivation["sig"])
+            if differs:
+                raise TypeError(f"signature: {differs}")
+            reference = ms_reference(name)
+        else:
+            reference = None
+        super().__init__(name, base.args, base.kwargs, reference)
         self.derived_framework = derivation["framework"]
+        self.reference_framework = "torch" if reference is None else "mindspore"
         self.constants = set(base.constants)
         if derivation["in_place"]:
             method = self.reference
@@ -234,16 +247,21 @@ class DerivedCase(Case):
 
 def derived_cases(derivations):
     """The cases of the derived names (runtime/tests/agreement.rs writes
-    them as [{name, framework, base, in_place}]): every case of the base."""
-    cases = []
+    them as [{name, framework, base, in_place, sig}]): every case of the
+    base; and the names whose MindSpore signature is not their base's
+    ([{name, error}])."""
+    cases, refused = [], []
     for d in derivations:
         for c in CASES:
             if c.name == d["base"]:
                 try:
                     cases.append(DerivedCase(d, c))
-                except AttributeError:  # torch has no such function: the name stays without a case
+                except AttributeError:  # no such function: the name stays without a case
                     pass
-    return cases
+                except TypeError as e:
+                    refused.append({"name": d["name"], "error": str(e)})
+                    break
+    return cases, refused
 
 
 def each(names, *args, **kwargs):
