@@ -22,6 +22,20 @@ pub enum Prefix {
     /// `torch_npu` (PyTorch dumps on Ascend; msprobe's dumper records its
     /// functions as `NPU.<op>.<N>`).
     Npu,
+    /// `torch._VF`, the kernels behind `nn.LSTM` (`VF.lstm.0`).
+    Vf,
+    /// ATen operators (msprobe's aten level).
+    Aten,
+    /// Collective communication (`torch.distributed`, MindSpore's `comm_func`).
+    Distributed,
+    /// `mindspore.mint.distributed`.
+    MintDistributed,
+    /// MindSpore Primitives, the kernels below its APIs.
+    Primitive,
+    /// Jit-compiled functions, one entry per graph.
+    Jit,
+    /// MindSpeed's fused kernels.
+    MindSpeed,
 }
 
 impl Prefix {
@@ -34,6 +48,13 @@ impl Prefix {
             "Mint" => Prefix::Mint,
             "MintFunctional" => Prefix::MintFunctional,
             "NPU" => Prefix::Npu,
+            "VF" => Prefix::Vf,
+            "Aten" => Prefix::Aten,
+            "Distributed" => Prefix::Distributed,
+            "MintDistributed" => Prefix::MintDistributed,
+            "Primitive" => Prefix::Primitive,
+            "Jit" => Prefix::Jit,
+            "MindSpeed" => Prefix::MindSpeed,
             _ => return None,
         })
     }
@@ -47,6 +68,13 @@ impl Prefix {
             Prefix::Mint => "Mint",
             Prefix::MintFunctional => "MintFunctional",
             Prefix::Npu => "NPU",
+            Prefix::Vf => "VF",
+            Prefix::Aten => "Aten",
+            Prefix::Distributed => "Distributed",
+            Prefix::MintDistributed => "MintDistributed",
+            Prefix::Primitive => "Primitive",
+            Prefix::Jit => "Jit",
+            Prefix::MindSpeed => "MindSpeed",
         }
     }
 
@@ -57,8 +85,24 @@ impl Prefix {
     pub fn replayable_in(self, framework: Framework) -> bool {
         match framework.api_family() {
             Framework::MindSpore => matches!(self, Prefix::Functional | Prefix::Tensor | Prefix::Mint | Prefix::MintFunctional),
-            _ => matches!(self, Prefix::Functional | Prefix::Tensor | Prefix::Torch | Prefix::Npu),
+            _ => matches!(self, Prefix::Functional | Prefix::Tensor | Prefix::Torch | Prefix::Npu | Prefix::Vf),
         }
+    }
+
+    /// Why a call under this prefix is never replayed natively, for the
+    /// prefixes msprobe writes that are not the op table's: a replay counts
+    /// such entries under this reason instead of dropping them unseen.
+    pub fn not_replayed(self) -> Option<&'static str> {
+        Some(match self {
+            Prefix::Distributed | Prefix::MintDistributed => {
+                "a collective communication: its result is made of the other ranks' data, which one rank's dump does not hold"
+            }
+            Prefix::Primitive => "a MindSpore Primitive, the kernel below an API: the API call that ran it is judged",
+            Prefix::Jit => "a jit-compiled graph recorded as one entry, not one API",
+            Prefix::Aten => "an ATen operator of msprobe's aten level, below the APIs the op table replays",
+            Prefix::MindSpeed => "a MindSpeed fused kernel, which the op table does not hold",
+            _ => return None,
+        })
     }
 }
 

@@ -84,6 +84,20 @@ pub fn replay(report: &ReplayReport, top: usize, rank_by: RankBy) {
     );
     if let Some(p) = &report.part {
         eprintln!("replayed {} calls ({} already judged, {} shared with an identical call)", p.replayed, p.judged, p.shared);
+        let named: usize = p.named.values().sum();
+        let named_text: String = p
+            .named
+            .iter()
+            .map(|(prefix, n)| {
+                let why = runtime::prefix::Prefix::parse(prefix).and_then(|x| x.not_replayed()).unwrap_or_default();
+                format!(", {n} {prefix} not replayed ({why})")
+            })
+            .collect();
+        let left = p.entries.saturating_sub(p.with_rows + named);
+        let left = if left > 0 { format!(", {left} not selected (--filter, -p, or a prefix -f's framework does not write)") } else { String::new() };
+        let left = format!("{named_text}{left}");
+        let strays = if p.strays > 0 { format!("; {} entries are neither an API call's nor a module's, not read", p.strays) } else { String::new() };
+        eprintln!("{} API entries in the dump: {} with their rows{left}{strays}", p.entries, p.with_rows);
     }
     match (&report.files, &report.part, &report.merge_hint) {
         (Some((details, result)), _, _) => eprintln!("{counts}; wrote {} and {}", result.display(), details.display()),

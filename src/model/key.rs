@@ -127,6 +127,11 @@ mod tests {
         assert_eq!(ApiName::parse("Torch.linalg.norm.0").unwrap().op, "linalg.norm");
         let (n, d) = ApiName::parse_key("MintFunctional.linear.0.backward").unwrap();
         assert_eq!((n.to_string(), d), ("MintFunctional.linear.0".to_string(), Direction::Backward));
+        // torch._VF's LSTM (nn.LSTM) is a PyTorch call; a collective is a named prefix, not the table's.
+        let n = ApiName::parse("VF.lstm.0").unwrap();
+        assert!(n.prefix == Prefix::Vf && n.prefix.replayable_in(Framework::PyTorch) && n.prefix.not_replayed().is_none());
+        let n = ApiName::parse("Distributed.all_reduce.0").unwrap();
+        assert!(!n.prefix.replayable_in(Framework::PyTorch) && n.prefix.not_replayed().is_some());
         let n = ApiName::parse("NPU.npu_fusion_attention.12").unwrap();
         assert_eq!((n.prefix, n.op_key(), n.to_string()), (Prefix::Npu, "NPU.npu_fusion_attention".to_string(), "NPU.npu_fusion_attention.12".to_string()));
         assert!(Prefix::Npu.replayable_in(Framework::PyTorch) && Prefix::Npu.replayable_in(Framework::MindTorch));

@@ -89,6 +89,11 @@ fn torch_for(prefix: Prefix, op: &str) -> Callable {
     match prefix {
         Prefix::Tensor => plain("torch.Tensor"),
         Prefix::Npu => plain("torch_npu"),
+        Prefix::Vf => plain("torch._VF"),
+        Prefix::Aten => plain("torch.ops.aten"),
+        Prefix::Distributed | Prefix::MintDistributed => plain("torch.distributed"),
+        // Not torch's: never exposed ([`exposed`]: no hook list, not in the table).
+        Prefix::Primitive | Prefix::Jit | Prefix::MindSpeed => plain("torch"),
         Prefix::Functional | Prefix::MintFunctional => plain("torch.nn.functional"),
         Prefix::Torch | Prefix::Mint => {
             if let Some(rest) = op.strip_prefix("linalg.") {
@@ -115,6 +120,9 @@ fn msadapter_module(torch_module: &'static str) -> &'static str {
         "torch.Tensor" => "msadapter.Tensor",
         "torch.nn.functional" => "msadapter.nn.functional",
         "torch.linalg" => "msadapter.linalg",
+        "torch._VF" => "msadapter._VF",
+        "torch.ops.aten" => "msadapter.ops.aten",
+        "torch.distributed" => "msadapter.distributed",
         other => unreachable!("torch_for has no module {other}"),
     }
 }
@@ -133,8 +141,18 @@ pub fn tested(framework: Framework, name: &ApiName) -> Callable {
                 Prefix::Mint => "mindspore.mint",
                 Prefix::MintFunctional => "mindspore.mint.nn.functional",
                 Prefix::Tensor => "mindspore.Tensor",
-                // Torch and NPU names are never exposed in MindSpore dumps.
-                Prefix::Functional | Prefix::Torch | Prefix::Npu => "mindspore.ops",
+                Prefix::MintDistributed => "mindspore.mint.distributed",
+                // Torch, NPU and the prefixes without an op table are never
+                // exposed in MindSpore dumps ([`exposed`]).
+                Prefix::Functional
+                | Prefix::Torch
+                | Prefix::Npu
+                | Prefix::Vf
+                | Prefix::Aten
+                | Prefix::Distributed
+                | Prefix::Primitive
+                | Prefix::Jit
+                | Prefix::MindSpeed => "mindspore.ops",
             };
             Callable { module, attr: name.op.clone(), note: None }
         }

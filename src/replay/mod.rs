@@ -42,7 +42,7 @@ pub use outcome::{PartOutcome, ReplayReport};
 
 use crate::model::{ApiName, Direction};
 use crate::select::{ApiSelector, Shard};
-use crate::source::{self, Source};
+use crate::source::{self, Census, Source};
 use finish::{finish_shard, Finished};
 use html::{Page, StackView};
 use job::Job;
@@ -129,6 +129,24 @@ fn settings(opts: &Options, selector: &ApiSelector) -> Settings {
     }
 }
 
+/// What a shard's run did, with the job's census: its API entries against
+/// those that get rows and those named, never replayed.
+fn part_outcome(job: &Job, path: std::path::PathBuf, shard: Shard, counts: (usize, usize, usize)) -> PartOutcome {
+    let census = job.dumps.iter().fold(Census::default(), |a, d| a.join(d.source.census()));
+    PartOutcome {
+        path,
+        shard,
+        replayed: counts.0,
+        judged: counts.1,
+        shared: counts.2,
+        entries: census.api_entries,
+        named: census.named,
+        // A backward replay judges the forward entry's outputs too.
+        with_rows: job.calls.iter().map(|c| if c.direction == Direction::Backward { 2 } else { 1 }).sum(),
+        strays: census.strays,
+    }
+}
+
 /// `--dump`: this shard (all of the job without `--shard`) of the job at
 /// the config's input, resumed from what an earlier run left in the
 /// output folder's parts, recorded there as a part; an unsharded run then
@@ -171,7 +189,7 @@ fn run_job_with<B: Into<Option<BlameReport>>>(
         Resumed::Journal(done, len) => finish_shard(opts, &job, &mine, &parts, header, done, Some(len))?,
         Resumed::Fresh => finish_shard(opts, &job, &mine, &parts, header, vec![], None)?,
     };
-    let outcome = PartOutcome { path, shard, replayed: counts.0, judged: counts.1, shared: counts.2 };
+    let outcome = part_outcome(&job, path, shard, counts);
     if shard.count > 1 {
         let (rows, _) = html::join(&part.calls);
         let html = if opts.html.is_some() { " --html" } else { "" };

@@ -22,6 +22,15 @@ pub struct PartOutcome {
     pub judged: usize,
     /// Calls that share the verdict of an identical call replayed.
     pub shared: usize,
+    /// The job's API entries (every dump's, any prefix).
+    pub entries: usize,
+    /// The job's entries that get rows: a call replayed backward has its
+    /// forward and backward entries judged, one replayed forward its forward.
+    pub with_rows: usize,
+    /// The entries under prefixes never replayed natively, per prefix.
+    pub named: std::collections::BTreeMap<&'static str, usize>,
+    /// Entries that are neither an API call's nor a module's.
+    pub strays: usize,
 }
 
 /// What a replay produced.

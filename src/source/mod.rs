@@ -157,6 +157,37 @@ pub struct Source {
     header: DumpHeader,
     framework: Framework,
     data_dir: Option<PathBuf>,
+    census: Census,
+}
+
+/// What a dump's entries are, counted as it is indexed: so that a command
+/// can say that none was dropped unseen.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Census {
+    /// Entries whose key is an API call's (`Prefix.op.N.forward|backward`, any prefix).
+    pub api_entries: usize,
+    /// Those of them the command took (a prefix the op table's, and the
+    /// filter selects them).
+    pub taken: usize,
+    /// Entries under a prefix msprobe writes that is never replayed
+    /// natively, per prefix ([`Prefix::not_replayed`] says why).
+    pub named: std::collections::BTreeMap<&'static str, usize>,
+    /// Entries that are neither an API call's nor a module's (`Module.`,
+    /// `Cell.`): keys no msprobe dumper writes.
+    pub strays: usize,
+}
+
+impl Census {
+    /// The counts of two dumps together.
+    pub fn join(mut self, o: &Census) -> Census {
+        self.api_entries += o.api_entries;
+        self.taken += o.taken;
+        self.strays += o.strays;
+        for (p, n) in &o.named {
+            *self.named.entry(p).or_default() += n;
+        }
+        self
+    }
 }
 
 /// One dump of a job, where it lies in the job's folders.
@@ -304,11 +335,19 @@ impl Source {
         // The header may come after the entries: keep what any framework `-f` reads could replay.
         let readable = |name: &ApiName| Framework::ALL.iter().any(|&f| f.flag() == requested && name.prefix.replayable_in(f));
         let mut calls = Calls::default();
+        let mut census = Census::default();
         let header = dump::for_each_entry(file, &mut |_| true, &mut |loc| {
-            if let Ok((name, direction)) = ApiName::parse_key(&loc.key) {
-                if readable(&name) && want(&name) {
-                    calls.push(&loc, &loc.key[..loc.key.len() - direction.as_str().len() - 1], direction);
+            match ApiName::parse_key(&loc.key) {
+                Ok((name, direction)) => {
+                    census.api_entries += 1;
+                    if readable(&name) && want(&name) {
+                        calls.push(&loc, &loc.key[..loc.key.len() - direction.as_str().len() - 1], direction);
+                    } else if name.prefix.not_replayed().is_some() {
+                        *census.named.entry(name.prefix.as_str()).or_default() += 1;
+                    }
                 }
+                Err(_) if !loc.key.starts_with("Module.") && !loc.key.starts_with("Cell.") => census.strays += 1,
+                Err(_) => {}
             }
             Ok(())
         })?;
@@ -319,7 +358,8 @@ impl Source {
         }
         calls.retain(|name| name.prefix.replayable_in(framework));
         calls.pair();
-        Ok((Source { file: file.to_path_buf(), header, framework, data_dir }, calls))
+        census.taken = (0..calls.len()).map(|i| calls.group(i)).map(|g| usize::from(g.forward.is_some()) + usize::from(g.backward.is_some())).sum();
+        Ok((Source { file: file.to_path_buf(), header, framework, data_dir, census }, calls))
     }
 
     /// The framework of the dump: `-f`'s, or the one it reads (`mindtorch`
@@ -327,6 +367,11 @@ impl Source {
     /// typed, bridged and rendered for this one.
     pub fn framework(&self) -> Framework {
         self.framework
+    }
+
+    /// What the dump's entries are, and how many the command took.
+    pub fn census(&self) -> &Census {
+        &self.census
     }
 
     /// The dump file.
@@ -423,6 +468,48 @@ impl Source {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every dump.json under `dir`, recursively.
+    fn dumps_under(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dumps_under(&p, out);
+            } else if p.file_name().is_some_and(|n| n == "dump.json") {
+                out.push(p);
+            }
+        }
+    }
+
+    /// Nothing dropped: in every fixture dump (the repository's and
+    /// ../shared's), every API entry is taken as a call that gets rows (a
+    /// forward entry to replay from) or is under a prefix never replayed
+    /// natively, counted with its reason; and no entry is neither an API
+    /// call's nor a module's.
+    #[test]
+    fn every_entry_of_every_fixture_is_taken() {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = vec![];
+        dumps_under(&repo.join("tests/fixtures"), &mut files);
+        dumps_under(&repo.join("../shared/fixtures"), &mut files);
+        assert!(files.len() > 50, "{} fixture dumps", files.len());
+        let (mut problems, mut read) = (vec![], 0);
+        for file in &files {
+            let opened = [Framework::PyTorch, Framework::MindSpore].into_iter().find_map(|f| Source::open(file, f, DataMode::Random, &|_| true).ok());
+            let Some((source, groups)) = opened else { continue };
+            read += 1;
+            let c = source.census();
+            if c.taken + c.named.values().sum::<usize>() != c.api_entries || c.strays != 0 {
+                problems.push(format!("{}: {c:?}", file.display()));
+            }
+            for g in groups.iter().filter(|g| g.forward.is_none()) {
+                problems.push(format!("{}: {} has no forward entry to replay from", file.display(), g.name));
+            }
+        }
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+        // Only deliberately broken fixtures (bad-input tests) fail to open.
+        assert!(read * 10 >= files.len() * 9, "{read} of {} fixture dumps opened", files.len());
+    }
 
     #[test]
     fn minus_f_resolves_the_dumps_framework() {
