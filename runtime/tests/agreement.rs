@@ -198,9 +198,10 @@ fn has_float_tensor_arg(c: &Json) -> bool {
 #[test]
 fn runtime_agrees_with_torch() {
     let (torch_dir, npu_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let keyword_aliases: serde_json::Map<String, Json> = runtime::bind::KEYWORD_ALIASES.iter().map(|(a, n)| (a.to_string(), Json::from(*n))).collect();
     let derived: Vec<Json> = ops::derive::derived()
         .iter()
-        .map(|d| serde_json::json!({"name": d.name, "framework": d.family.as_str(), "base": d.derivation.base, "in_place": d.derivation.in_place, "sig": d.op.sig}))
+        .map(|d| serde_json::json!({"name": d.name, "framework": d.family.as_str(), "base": d.derivation.base, "in_place": d.derivation.in_place, "sig": d.op.sig, "keyword_aliases": keyword_aliases}))
         .collect();
     std::fs::write(torch_dir.path().join("derived.json"), serde_json::to_string(&derived).unwrap()).unwrap();
     let torch_cases = common::torch_reference("tests/agreement/reference.py", torch_dir.path());

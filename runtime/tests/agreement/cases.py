@@ -222,15 +222,16 @@ class DerivedCase(Case):
         if derivation["framework"] == "mindspore" and name.split(".")[0] in ("Functional", "Tensor"):
             # MindSpore's own function, which MindSpore spells as torch does:
             # MindSpore itself is the reference (ms_bridge.py).
-            from ms_bridge import ms_reference, signature_differs
+            from ms_bridge import ms_kwargs, ms_reference, signature_differs
 
-            differs = signature_differs(name, derivation["sig"])
+            aliases = derivation["keyword_aliases"]
+            differs = signature_differs(name, derivation["sig"], aliases)
             if differs:
                 raise TypeError(f"signature: {differs}")
-            reference = ms_reference(name)
+            reference, kwargs = ms_reference(name), ms_kwargs(name, base.kwargs, aliases)
         else:
-            reference = None
-        super().__init__(name, base.args, base.kwargs, reference)
+            reference, kwargs = None, base.kwargs
+        super().__init__(name, base.args, kwargs, reference)
         self.derived_framework = derivation["framework"]
         self.reference_framework = "torch" if reference is None else "mindspore"
         self.constants = set(base.constants)
@@ -247,7 +248,7 @@ class DerivedCase(Case):
 
 def derived_cases(derivations):
     """The cases of the derived names (runtime/tests/agreement.rs writes
-    them as [{name, framework, base, in_place, sig}]): every case of the
+    them as [{name, framework, base, in_place, sig, keyword_aliases}]): every case of the
     base; and the names whose MindSpore signature is not their base's
     ([{name, error}])."""
     cases, refused = [], []

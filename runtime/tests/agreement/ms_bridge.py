@@ -100,13 +100,9 @@ def ms_reference(name):
     return call
 
 
-def signature_differs(name, sig):
-    """Why MindSpore's `name` does not take its torch base's parameters
-    (`sig`, the op table's signature: "input, dim=None, *, dtype=None"), or
-    None: each parameter the two have in the same place, after the first,
-    must have the same name (a dump records keyword arguments by name), and
-    MindSpore's must not have more positional parameters before `*`.
-    Tensor methods are builtins without a signature: their cases decide."""
+def _parameters(name):
+    """The positional-or-keyword parameter names of MindSpore's function
+    `name`, or None (Tensor methods are builtins without a signature)."""
     import inspect
 
     prefix, op = name.split(".")
@@ -116,7 +112,20 @@ def signature_differs(name, sig):
         params = inspect.signature(getattr(ms.ops, op)).parameters.values()
     except (TypeError, ValueError):
         return None
-    ms_names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def signature_differs(name, sig, aliases):
+    """Why MindSpore's `name` does not take its torch base's parameters
+    (`sig`, the op table's signature: "input, dim=None, *, dtype=None"), or
+    None: each parameter the two have in the same place, after the first,
+    must have the same name (a dump records keyword arguments by name) or
+    one the runtime's binder maps to it (`aliases`, runtime/src/bind.rs's
+    KEYWORD_ALIASES: MindSpore's `axis` is torch's `dim`). Tensor methods
+    are builtins without a signature: their cases decide."""
+    ms_names = _parameters(name)
+    if ms_names is None:
+        return None
     torch_names = []
     for part in sig.split(","):
         part = part.strip().split("=")[0].strip()
@@ -125,6 +134,16 @@ def signature_differs(name, sig):
         if part and not part.startswith("*"):
             torch_names.append(part)
     for i, (a, b) in enumerate(zip(ms_names, torch_names)):
-        if i > 0 and a != b:
+        if i > 0 and aliases.get(a, a) != b:
             return f"parameter {i} is {a!r} in MindSpore, {b!r} in torch"
     return None
+
+
+def ms_kwargs(name, kwargs, aliases):
+    """A torch call's keyword arguments as MindSpore's `name` spells them
+    (`dim=` as `axis=` where MindSpore's parameter is `axis`), so that the
+    case runs in MindSpore as a MindSpore user writes it and the runtime
+    binds that spelling."""
+    ms_names = _parameters(name) or []
+    spelled = {torch: ms_name for ms_name, torch in aliases.items() if ms_name in ms_names}
+    return {k if k in ms_names else spelled.get(k, k): v for k, v in kwargs.items()}
