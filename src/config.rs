@@ -223,7 +223,13 @@ impl OpConfig {
             Some(s) => {
                 // A full key (`...forward`) names the same call: accept it.
                 let base_name = s.strip_suffix(".forward").or_else(|| s.strip_suffix(".backward")).unwrap_or(&s);
-                Some(ApiName::parse(base_name).map_err(|source| ConfigError::ApiName { path: path.to_path_buf(), source })?)
+                // A config names a call to replay: a prefix no op table holds
+                // (`Distributed`, `Primitive`) is refused like an unknown one.
+                let name = ApiName::parse(base_name).and_then(|n| match n.prefix.not_replayed() {
+                    Some(_) => Err(NameError::Prefix(n.prefix.as_str().to_string())),
+                    None => Ok(n),
+                });
+                Some(name.map_err(|source| ConfigError::ApiName { path: path.to_path_buf(), source })?)
             }
         };
         let extract_api_path = string("extract_api_path")?;

@@ -52,7 +52,7 @@ pub enum NameError {
     #[error("<Prefix>.<op>.<N> such as Tensor.add.0, got {0:?}")]
     Shape(String),
     /// The prefix is not one of the hooked namespaces.
-    #[error("a prefix among Functional, Tensor, Torch, NPU, Mint and MintFunctional, got {name:?}{hint}", name = .0, hint = module_hint(.0))]
+    #[error("a prefix among Functional, Tensor, Torch, NPU, VF, Mint and MintFunctional, got {name:?}{hint}", name = .0, hint = module_hint(.0))]
     Prefix(String),
     /// Longer than msprobe's limit.
     #[error("an API name of at most 300 characters")]
