@@ -558,6 +558,47 @@ fn level_mix_dumps_of_both_msprobe_versions_are_judged_without_skip_or_error() {
     }
 }
 
+/// tests/fixtures/forms (zoo/make/make_forms.sh, the real msprobe 8.3.2 and 26.2.0): the call
+/// forms of issue 38. Every API entry of the dump gets its rows, and the census line says so;
+/// `Tensor.type_as` (float32 to bfloat16: one rounding) and `torch.maximum(a, b, out=c)` (the
+/// function without `out`, judged on the tensor it returns) pass; `VF.lstm` (nn.LSTM) is a
+/// `skip` naming the op table's gap, the complex64 `Tensor.__mul__` one naming complex tensors;
+/// every other row passes.
+#[test]
+fn every_form_of_a_call_gets_its_rows_or_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    for version in ["8.3.2", "26.2.0"] {
+        let dump = repo().join("tests/fixtures/forms").join(version);
+        let out = format!("out_{version}");
+        let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--dump", dump.to_str().unwrap(), "--data-mode", "real_data", "-o", &out, "--top", "0"]);
+        assert_eq!(o.status.code(), Some(8), "{version}: {}", text(&o));
+        // msprobe writes bare NaN (torch.empty's `out`): only the keys are read here.
+        let text_of = std::fs::read_to_string(dump.join("dump.json")).unwrap().replace("-Infinity", "null").replace("Infinity", "null").replace("NaN", "null");
+        let data: serde_json::Value = serde_json::from_str(&text_of).unwrap();
+        let keys: Vec<&String> = data["data"].as_object().unwrap().keys().collect();
+        assert!(text(&o).contains(&format!("{n} API entries in the dump: {n} with their rows\n", n = keys.len())), "{version}: {}", text(&o));
+        let rows = common::detail_rows(&dir.path().join(&out));
+        // A call replayed backward judges its forward entry too; one it cannot replay is one skip row.
+        for key in &keys {
+            let call = key.rsplit_once('.').unwrap().0;
+            assert!(rows.iter().any(|r| r.0.starts_with(&format!("{call}."))), "{version}: no row for {key}");
+        }
+        for (name, status, message) in &rows {
+            let expected = if name.starts_with("VF.lstm.") {
+                ("skip", "cannot replay here: VF.lstm is not in the runtime's op table")
+            } else if name.starts_with("Tensor.__mul__.0.") {
+                ("skip", "cannot replay here: complex64 tensors are not replayed by the runtime")
+            } else {
+                ("pass", "")
+            };
+            assert!(status == expected.0 && message.starts_with(expected.1), "{version}: {name}: {status} {message}");
+        }
+        let judged = |api: &str| rows.iter().any(|r| r.0.starts_with(api) && r.1 == "pass");
+        assert!(judged("Torch.maximum.0.forward.output.0"), "{version}: {rows:?}");
+        assert_eq!(judged("Tensor.type_as.0.forward.output.0"), version == "8.3.2", "{version}: {rows:?}");
+    }
+}
+
 /// The MindSpore side of the PanGu dump: its `Functional.flash_attention_score`
 /// call (SBH, a UInt8 causal `attn_mask`, `scalar_value`, `pre_tokens`
 /// 65536, `next_tokens` 0; one output; backward `[dq, dk, dv, null]`),

@@ -130,6 +130,11 @@ pub fn bind(api: &str, sig: &'static str, args: Vec<Value>, kwargs: Vec<(String,
         return Err(Error::Arg(format!("{api}: {extra} positional argument(s) too many for ({sig})")));
     }
     for (key, v) in kwargs {
+        // `out=` only says where torch writes the result: the call is the
+        // function without it, judged on the tensor it returns (`out` itself).
+        if key == "out" && !params.iter().any(|p| p.name == "out") {
+            continue;
+        }
         let name = KEYWORD_ALIASES.iter().find(|(a, _)| *a == key).map(|(_, n)| *n).unwrap_or(key.as_str());
         let Some(p) = params.iter().find(|p| p.name == name) else {
             return Err(Error::Arg(format!("{api}: unexpected keyword argument {key:?} for ({sig})")));

@@ -622,7 +622,7 @@ pub static OPS: &[Op] = &[
         facts: &[],
     },
     Op {
-        names: &["MS.Tensor.var"],
+        names: &["MS.Tensor.var", "MS.Functional.var"],
         sig: "input, dim=None, ddof=0, keepdims=False, *, correction=None, keepdim=None",
         forward: |c, b| ms_var(c, b, false),
         backward: true,
@@ -631,7 +631,7 @@ pub static OPS: &[Op] = &[
         facts: &[],
     },
     Op {
-        names: &["MS.Tensor.std"],
+        names: &["MS.Tensor.std", "MS.Functional.std"],
         sig: "input, dim=None, ddof=0, keepdims=False, *, correction=None, keepdim=None",
         forward: |c, b| ms_var(c, b, true),
         backward: true,

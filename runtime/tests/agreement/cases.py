@@ -246,6 +246,17 @@ class DerivedCase(Case):
         return self.derived_framework
 
 
+def ms_case(name, *args, **kwargs):
+    """Adds the call `name(*args, **kwargs)` of a MindSpore-only table name
+    ("MS.Functional.var") with MindSpore itself as the reference (ms_bridge.py)."""
+    from ms_bridge import ms_reference
+
+    c = Case(name, args, kwargs, ms_reference(name.removeprefix("MS.")))
+    c.reference_framework = "mindspore"
+    CASES.append(c)
+    return c
+
+
 def derived_cases(derivations):
     """The cases of the derived names (runtime/tests/agreement.rs writes
     them as [{name, framework, base, in_place, sig, keyword_aliases}]): every case of the
@@ -1069,6 +1080,10 @@ for _op in ["maximum", "minimum"]:
     case(f"Torch.{_op}", I(2, 3, high=4), T(3))  # int and float -> float64, only the float differentiated
     case(f"Torch.{_op}", T(0, 4), T(4))  # empty
 case("Torch.maximum", V([[0.0, 0.0], [2.0, 2.0]]), V([[0.0, 1.0], [2.0, -1.0]]))  # ties after a ReLU
+# out= is the function without it, judged on the tensor it returns (Adam's amsgrad:
+# torch.maximum(a, b, out=c)); torch differentiates no out= call.
+case("Torch.maximum", T(3, 4), T(3, 4), out=T(3, 4)).backward = False
+case("Torch.add", T(3, 4), T(4), alpha=2.0, out=T(3, 4)).backward = False
 
 # where: three arguments broadcast; the condition alone gives its nonzero coordinates.
 each(["Torch.where", "MS.Functional.where"], B(6, 6), I(6, 6, high=9), I(6, 6, high=9, dtype="int32"))  # the zoo's buckets
@@ -1198,6 +1213,14 @@ case("MS.Tensor.var", T(3, 4), 0, 1)  # ddof 1
 case("MS.Tensor.var", T(3, 4), -1, correction=0, keepdim=True)  # torch-style keywords
 case("MS.Tensor.var", T(3, 4), 1, keepdim=False)  # torch-style: correction 1
 case("MS.Tensor.std", T(3, 4))  # ddof 0
+# mindspore.ops.var/std(input, axis=None, ddof=0, keepdims=False): MindSpore itself is the reference.
+ms_case("MS.Functional.var", T(3, 4))
+ms_case("MS.Functional.var", T(3, 4), 1, 1)
+ms_case("MS.Functional.var", T(2, 3, 4), (0, 2), ddof=1, keepdims=True)
+ms_case("MS.Functional.var", T(3, 5), -1, ddof=True)
+ms_case("MS.Functional.std", T(3, 4))
+ms_case("MS.Functional.std", T(2, 3, 4), 1, 1, True)
+ms_case("MS.Functional.std", T(4, 5), axis=0, keepdims=True)
 case("MS.Tensor.std", T(3, 4), 1, 1, True)
 
 # Backward of in-place adds (of a non-leaf): the gradient of add.

@@ -1,0 +1,40 @@
+"""One dumped step of the call forms issue 38 names, for tests/fixtures/forms (make_forms.sh):
+`Tensor.type_as` casting float32 to bfloat16, `torch.maximum(a, b, out=c)` (Adam's amsgrad),
+`nn.LSTM` and `nn.GRU` (msprobe 8.3.2 records them as `VF.lstm` / `VF.gru`), and a complex64
+multiply through `torch.view_as_complex` / `torch.view_as_real` (rotary embeddings). Seeded.
+
+    PYTHONPATH=<msprobe> python forms_step.py <msprobe config.json> <dump_path>
+"""
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pytorch"))
+import zoo_common  # noqa: E402
+
+
+def main():
+    debugger = zoo_common.setup()
+    gen = zoo_common.generator()
+    x = torch.randn(4, 8, generator=gen).requires_grad_()
+    like = torch.randn(4, 8, generator=gen).bfloat16()
+    lstm = torch.nn.LSTM(8, 6, batch_first=True)
+    gru = torch.nn.GRU(8, 5, batch_first=True)
+    a, b, c = torch.randn(5, generator=gen), torch.randn(5, generator=gen), torch.empty(5)
+    z = torch.randn(3, 4, generator=gen).requires_grad_()
+    debugger.start()
+    y = x.type_as(like)
+    torch.maximum(a, b, out=c)
+    seq, _ = lstm(x.unsqueeze(0))
+    seq2, _ = gru(x.unsqueeze(0))
+    zc = torch.view_as_complex(z.reshape(3, 2, 2))
+    r = torch.view_as_real(zc * zc)
+    loss = y.float().sum() + seq.sum() + seq2.sum() + r.sum()
+    loss.backward()
+    debugger.stop()
+    debugger.step()
+
+
+if __name__ == "__main__":
+    main()
