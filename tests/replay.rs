@@ -561,7 +561,8 @@ fn level_mix_dumps_of_both_msprobe_versions_are_judged_without_skip_or_error() {
 /// tests/fixtures/forms (zoo/make/make_forms.sh, the real msprobe 8.3.2 and 26.2.0): the call
 /// forms of issue 38. Every API entry of the dump gets its rows, and the census line says so;
 /// `Tensor.type_as` (float32 to bfloat16: one rounding) and `torch.maximum(a, b, out=c)` (the
-/// function without `out`, judged on the tensor it returns) pass; `VF.lstm` (nn.LSTM) is a
+/// function without `out`, judged on the tensor it returns) and the in-place `index_add_`,
+/// backward included, pass; `VF.lstm` (nn.LSTM) is a
 /// `skip` naming the op table's gap, the complex64 `Tensor.__mul__` one naming complex tensors;
 /// every other row passes.
 #[test]
@@ -596,6 +597,8 @@ fn every_form_of_a_call_gets_its_rows_or_its_reason() {
         let judged = |api: &str| rows.iter().any(|r| r.0.starts_with(api) && r.1 == "pass");
         assert!(judged("Torch.maximum.0.forward.output.0"), "{version}: {rows:?}");
         assert_eq!(judged("Tensor.type_as.0.forward.output.0"), version == "8.3.2", "{version}: {rows:?}");
+        // The in-place index_add_'s backward: its out-of-place base's gradients, of self and source.
+        assert!(judged("Tensor.index_add_.0.backward.output.0") && judged("Tensor.index_add_.0.backward.output.1"), "{version}: {rows:?}");
     }
 }
 

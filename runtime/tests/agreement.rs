@@ -201,7 +201,7 @@ fn runtime_agrees_with_torch() {
     let keyword_aliases: serde_json::Map<String, Json> = runtime::bind::KEYWORD_ALIASES.iter().map(|(a, n)| (a.to_string(), Json::from(*n))).collect();
     let derived: Vec<Json> = ops::derive::derived()
         .iter()
-        .map(|d| serde_json::json!({"name": d.name, "framework": d.family.as_str(), "base": d.derivation.base, "in_place": d.derivation.in_place, "sig": d.op.sig, "keyword_aliases": keyword_aliases}))
+        .map(|d| serde_json::json!({"name": d.name, "framework": d.family.as_str(), "base": d.derivation.base, "in_place": d.derivation.in_place, "backward": d.op.backward, "sig": d.op.sig, "keyword_aliases": keyword_aliases}))
         .collect();
     std::fs::write(torch_dir.path().join("derived.json"), serde_json::to_string(&derived).unwrap()).unwrap();
     let torch_cases = common::torch_reference("tests/agreement/reference.py", torch_dir.path());

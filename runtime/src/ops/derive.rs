@@ -5,18 +5,20 @@
 //! - an in-place form (`Tensor.masked_fill_`, `Torch.relu_`,
 //!   `Tensor.__isub__`): its out-of-place entry, the result cast to the
 //!   dtype of `self` ([`into_self`]; torch refuses a result of a higher
-//!   category), forward only, as the table's own in-place entries;
+//!   category), its gradients the entry's (torch differentiates
+//!   `x.clone().index_add_(...)` as `index_add`);
 //! - a Python operator (`Tensor.__and__`, `Tensor.__ge__`, a commutative
 //!   reflected `__rand__`): the function Python's operator calls;
 //! - another spelling of the same function: the method form of a torch
 //!   function or the reverse (`Tensor.atan2` and `Torch.atan2`), torch's
 //!   documented aliases (`arccos`, `multiply`, `greater`), MindSpore's
-//!   `mint` and `mint.nn.functional` (torch's API, [`MINT`]).
+//!   `mint` and `mint.nn.functional` (torch's API, [`MINT`]), and
+//!   MindSpore's own functions that are torch's ([`MS_TORCH_SPELLINGS`]).
 //!
 //! Only names on a hook list are derived (the set is finite and known:
 //! [`derived`]), each once, and every derived name has its agreement cases
-//! (the base's cases, run in torch under the derived name:
-//! runtime/tests/agreement.rs).
+//! (the base's cases, run under the derived name in torch, or in MindSpore
+//! for MindSpore's own spellings: runtime/tests/agreement.rs).
 
 use std::sync::OnceLock;
 
@@ -289,8 +291,10 @@ pub fn derived() -> &'static [Derived] {
                     names: Box::leak(vec![name].into_boxed_slice()),
                     sig: base.sig,
                     forward: base.forward,
-                    // The runtime replays in-place calls forward only.
-                    backward: base.backward && !derivation.in_place,
+                    // An in-place form's gradients are its out-of-place base's
+                    // (`self`'s old value in, the result out: torch differentiates
+                    // `x.clone().index_add_(...)` as `index_add`).
+                    backward: base.backward,
                     standard: base.standard,
                     random: base.random,
                     facts: Box::leak(facts.into_boxed_slice()),
@@ -353,7 +357,7 @@ mod tests {
         assert!(lookup(pt, "Tensor.add__").is_none() && lookup(pt, "Tensor.__rlshift__").is_none());
         assert_eq!(derivation(pt, "Tensor.__nonzero__"), Some(("Tensor.__bool__", false)));
         let op = lookup(pt, "Tensor.masked_fill_").unwrap();
-        assert!(op.in_place() && !op.backward && op.names == ["Tensor.masked_fill_"]);
+        assert!(op.in_place() && op.backward && op.names == ["Tensor.masked_fill_"]);
         // MSAdapter's dumps are PyTorch's: the same derived names.
         assert!(std::ptr::eq(super::super::lookup(Framework::MindTorch, "Tensor.masked_fill_").unwrap(), op));
         // MindSpore's own spellings of torch's functions; not those that differ.

@@ -215,7 +215,7 @@ class DerivedCase(Case):
     from a base entry: one of the base's cases, called in torch under the
     derived name (its own function: `torch.Tensor.masked_fill_`,
     `Tensor.__and__`), so that torch, not the rule, says what it computes.
-    In-place forms run on a copy of `self`, forward only."""
+    In-place forms run on a copy of `self`, differentiated through it."""
 
     def __init__(self, derivation, base):
         name = derivation["name"]
@@ -239,7 +239,10 @@ class DerivedCase(Case):
             method = self.reference
             self.reference = lambda x, *args, **kwargs: method(x.clone(), *args, **kwargs)
             self.bench = bench_reference(self.name, self.reference)
-            self.backward = False
+            # Differentiated through the clone: the in-place form's gradients,
+            # where the runtime's entry has a backward (an in-place comparison's
+            # float result has zero gradients in torch, and none in the table).
+            self.backward = base.backward and derivation["backward"]
 
     @property
     def framework(self):
@@ -259,7 +262,7 @@ def ms_case(name, *args, **kwargs):
 
 def derived_cases(derivations):
     """The cases of the derived names (runtime/tests/agreement.rs writes
-    them as [{name, framework, base, in_place, sig, keyword_aliases}]): every case of the
+    them as [{name, framework, base, in_place, backward, sig, keyword_aliases}]): every case of the
     base; and the names whose MindSpore signature is not their base's
     ([{name, error}])."""
     cases, refused = [], []

@@ -245,7 +245,15 @@ def main():
     extra, refused = derived_cases(json.loads(derived.read_text())) if derived.exists() else ([], [])
     for index, case in enumerate(extra, start=len(CASES)):
         try:
-            entries.append(run_case(index, case, out_dir))
+            try:
+                entries.append(run_case(index, case, out_dir))
+            except RuntimeError:
+                # torch refuses the backward of some in-place forms (acosh_ needs the
+                # self it overwrote): no dump holds one; the forward is still compared.
+                if not case.backward:
+                    raise
+                case.backward = False
+                entries.append(run_case(index, case, out_dir))
         except Exception as e:
             if getattr(case, "reference_framework", "torch") == "mindspore" and not KERNEL_LIMIT.search(str(e)):
                 refused.append({"name": case.name, "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"})

@@ -1,7 +1,8 @@
 """One dumped step of the call forms issue 38 names, for tests/fixtures/forms (make_forms.sh):
 `Tensor.type_as` casting float32 to bfloat16, `torch.maximum(a, b, out=c)` (Adam's amsgrad),
-`nn.LSTM` and `nn.GRU` (msprobe 8.3.2 records them as `VF.lstm` / `VF.gru`), and a complex64
-multiply through `torch.view_as_complex` / `torch.view_as_real` (rotary embeddings). Seeded.
+`nn.LSTM` and `nn.GRU` (msprobe 8.3.2 records the LSTM as `VF.lstm`), a complex64 multiply
+through `torch.view_as_complex` / `torch.view_as_real` (rotary embeddings), and the in-place
+`Tensor.index_add_` on a tensor inside the graph, differentiated. Seeded.
 
     PYTHONPATH=<msprobe> python forms_step.py <msprobe config.json> <dump_path>
 """
@@ -23,6 +24,8 @@ def main():
     gru = torch.nn.GRU(8, 5, batch_first=True)
     a, b, c = torch.randn(5, generator=gen), torch.randn(5, generator=gen), torch.empty(5)
     z = torch.randn(3, 4, generator=gen).requires_grad_()
+    src = torch.randn(3, 8, generator=gen).requires_grad_()
+    index = torch.tensor([0, 2, 0])
     debugger.start()
     y = x.type_as(like)
     torch.maximum(a, b, out=c)
@@ -30,7 +33,8 @@ def main():
     seq2, _ = gru(x.unsqueeze(0))
     zc = torch.view_as_complex(z.reshape(3, 2, 2))
     r = torch.view_as_real(zc * zc)
-    loss = y.float().sum() + seq.sum() + seq2.sum() + r.sum()
+    acc = (x * 2.0).index_add_(0, index, src, alpha=0.5)
+    loss = y.float().sum() + seq.sum() + seq2.sum() + r.sum() + (acc * acc).sum()
     loss.backward()
     debugger.stop()
     debugger.step()
