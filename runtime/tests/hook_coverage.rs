@@ -92,26 +92,26 @@ fn rows() -> Vec<Row> {
 /// The floors, in percent of the names listed: (framework, version, prefix, floor).
 const FLOORS: &[(&str, &str, &str, f64)] = &[
     ("pytorch", "8.3.2", "Functional", 46.8),
-    ("pytorch", "8.3.2", "Tensor", 74.3),
+    ("pytorch", "8.3.2", "Tensor", 74.9),
     ("pytorch", "8.3.2", "NPU", 14.1),
-    ("pytorch", "8.3.2", "Torch", 55.7),
+    ("pytorch", "8.3.2", "Torch", 56.3),
     ("mindspore", "8.3.2", "Functional", 41.0),
     ("mindspore", "8.3.2", "Tensor", 71.4),
-    ("mindspore", "8.3.2", "Mint", 70.9),
+    ("mindspore", "8.3.2", "Mint", 71.5),
     ("mindspore", "8.3.2", "MintFunctional", 77.0),
     ("pytorch", "26.2.0", "Functional", 46.8),
-    ("pytorch", "26.2.0", "Tensor", 74.3),
-    ("pytorch", "26.2.0", "Torch", 55.5),
+    ("pytorch", "26.2.0", "Tensor", 74.9),
+    ("pytorch", "26.2.0", "Torch", 56.1),
     ("pytorch", "26.2.0", "NPU", 6.7),
     ("mindspore", "26.2.0", "Functional", 41.0),
     ("mindspore", "26.2.0", "Tensor", 71.5),
-    ("mindspore", "26.2.0", "Mint", 70.9),
+    ("mindspore", "26.2.0", "Mint", 71.5),
     ("mindspore", "26.2.0", "MintFunctional", 77.0),
 ];
 
 /// The share of PyTorch's `Tensor`, `Torch` and `Functional` names of
 /// 8.3.2's lists together (the measure), and its floor.
-const PYTORCH_FLOOR: f64 = 62.8;
+const PYTORCH_FLOOR: f64 = 63.4;
 
 fn pytorch_share(rows: &[Row]) -> (usize, usize) {
     rows.iter()
@@ -130,6 +130,8 @@ fn hook_list_coverage_holds_its_floors() {
         }
         let (replayed, listed) = pytorch_share(&rows);
         println!("| pytorch | 8.3.2 | Tensor + Torch + Functional | {replayed} | {listed} | {:.1} % |", 100.0 * replayed as f64 / listed as f64);
+        let names: usize = ops::table().map(|op| op.names.len()).sum();
+        println!("op table: {} entries, {names} API names, {} more derived by rule", ops::table().count(), ops::derive::derived().len());
     }
     if std::env::var_os("HOOK_MISSING").is_some() {
         for r in &rows {

@@ -647,6 +647,56 @@ fn sort_values(ctx: &Ctx, x: &T, d: i64, descending: bool) -> Result<(T, T)> {
     Ok((T { t: sorted, dtype: x.dtype }, ctx.out(positions, TDType::I64)?))
 }
 
+/// `torch.nonzero`: the indices of the nonzero elements (NaN included) in
+/// row-major order, an int64 `[n, rank]` tensor, or with `as_tuple` one
+/// `[n]` tensor per dimension.
+fn nonzero(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let dims = x.dims().to_vec();
+    let flat: Vec<usize> = x.to_f64_vec()?.iter().enumerate().filter(|(_, v)| **v != 0.0).map(|(i, _)| i).collect();
+    // Each flat index unravelled, one column per dimension.
+    let columns: Vec<Vec<f64>> = (0..dims.len())
+        .map(|d| {
+            let stride: usize = dims[d + 1..].iter().product();
+            flat.iter().map(|&i| ((i / stride) % dims[d]) as f64).collect()
+        })
+        .collect();
+    let int = |values: Vec<f64>, shape: &[usize]| T::from_f64(values, shape, TDType::I64, ctx.compute, &ctx.device).map(Value::Tensor);
+    if b.bool("as_tuple")? {
+        return columns.into_iter().map(|c| int(c, &[flat.len()])).collect();
+    }
+    let rows: Vec<f64> = (0..flat.len()).flat_map(|r| columns.iter().map(move |c| c[r])).collect();
+    Ok(vec![int(rows, &[flat.len(), dims.len()])?])
+}
+
+/// `torch.bincount`: how often each value of a 1-D non-negative integer
+/// tensor occurs (int64), or the sum of its `weights` per value (in the
+/// weights' float dtype, float64 for others), over `max(input) + 1` bins
+/// and at least `minlength`.
+fn bincount(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    if x.rank() != 1 || x.dtype.is_float() {
+        return Err(Error::Arg("bincount: input must be a 1-d integer tensor".into()));
+    }
+    let values = x.to_f64_vec()?;
+    if values.iter().any(|v| *v < 0.0) {
+        return Err(Error::Arg("bincount: input must be non-negative".into()));
+    }
+    let bins = values.iter().map(|v| *v as usize + 1).max().unwrap_or(0).max(usize::try_from(b.int("minlength")?).unwrap_or(0));
+    let weights = b.opt_tensor("weights")?;
+    let w = weights.map(|w| w.to_f64_vec()).transpose()?;
+    let mut out = vec![0.0; bins];
+    for (i, v) in values.iter().enumerate() {
+        out[*v as usize] += w.as_ref().map_or(1.0, |w| w[i]);
+    }
+    let dtype = match weights {
+        None => TDType::I64,
+        Some(w) if w.dtype.is_float() => w.dtype,
+        Some(_) => TDType::F64,
+    };
+    one(T::from_f64(out, &[bins], dtype, ctx.compute, &ctx.device)?)
+}
+
 /// The indexing entries.
 pub static OPS: &[Op] = &[
     Op {
@@ -736,6 +786,24 @@ pub static OPS: &[Op] = &[
         forward: repeat_interleave,
         backward: true,
         standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.nonzero", "Torch.argwhere"],
+        sig: "input, *, as_tuple=False",
+        forward: nonzero,
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.bincount"],
+        sig: "input, weights=None, minlength=0",
+        forward: bincount,
+        backward: false,
+        standard: Standard::Accuracy,
         random: false,
         facts: &[],
     },

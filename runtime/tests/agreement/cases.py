@@ -1083,6 +1083,14 @@ for _op in ["maximum", "minimum"]:
     case(f"Torch.{_op}", I(2, 3, high=4), T(3))  # int and float -> float64, only the float differentiated
     case(f"Torch.{_op}", T(0, 4), T(4))  # empty
 case("Torch.maximum", V([[0.0, 0.0], [2.0, 2.0]]), V([[0.0, 1.0], [2.0, -1.0]]))  # ties after a ReLU
+each(["Torch.nonzero", "Torch.argwhere"], V([[0.0, 1.5], [-2.0, 0.0], [0.0, 0.0]]))
+case("Torch.nonzero", I(3, 4, high=2))
+case("Torch.nonzero", B(2, 3, 2))
+case("Torch.nonzero", V([0.0, math.nan, 3.0]), as_tuple=True)
+case("Torch.nonzero", V(2.0))  # 0-d: one row of no columns
+case("Torch.bincount", V([1, 3, 3, 0, 7], dtype="int64"))
+case("Torch.bincount", V([1, 3, 3, 0], dtype="int64"), T(4), minlength=6).constant(1)  # torch has no derivative
+case("Torch.bincount", V([2, 2, 0], dtype="int32"), weights=V([0.5, 1.5, 2.0], dtype="float64")).constant("weights")
 # out= is the function without it, judged on the tensor it returns (Adam's amsgrad:
 # torch.maximum(a, b, out=c)); torch differentiates no out= call.
 case("Torch.maximum", T(3, 4), T(3, 4), out=T(3, 4)).backward = False
