@@ -118,6 +118,45 @@ fn distance_loss(ctx: &Ctx, b: &Bound, squared: bool) -> Result<Vec<Value>> {
     one(ctx.out(out, dtype)?)
 }
 
+/// `max(z, 0)` with torch's zero slope at 0.
+fn clamp_min0(z: &Tensor) -> candle_core::Result<Tensor> {
+    z.gt(0.0)?.where_cond(z, &z.zeros_like()?)
+}
+
+/// soft_margin_loss: `log(1 + exp(-y·x))`, as `max(z, 0) + log(1 + exp(-|z|))` for `z = -y·x`.
+fn soft_margin_loss(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let r = reduction(b, "soft_margin_loss")?;
+    let (x, y, dtype) = pair(ctx, b, "input", "target")?;
+    let z = (x * y)?.neg()?;
+    let e = (clamp_min0(&z)? + (abs_t(&z)?.neg()?.exp()? + 1.0)?.log()?)?;
+    one(ctx.out(reduce(e, r)?, dtype)?)
+}
+
+/// margin_ranking_loss: `max(0, -y·(x1 - x2) + margin)`.
+fn margin_ranking_loss(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let r = reduction(b, "margin_ranking_loss")?;
+    let dtype = result_type(&[b.value("input1"), b.value("input2"), b.value("target")])?;
+    if !dtype.is_float() {
+        return Err(Error::Arg(format!("margin_ranking_loss of {} tensors (torch needs a floating input)", dtype.name())));
+    }
+    let (x1, x2) = broadcast2(&operand(ctx, b.value("input1"), dtype)?, &operand(ctx, b.value("input2"), dtype)?)?;
+    let (d, y) = broadcast2(&(x1 - x2)?, &operand(ctx, b.value("target"), dtype)?)?;
+    let e = clamp_min0(&((d * y)?.neg()? + b.float("margin")?)?)?;
+    one(ctx.out(reduce(e, r)?, dtype)?)
+}
+
+/// hinge_embedding_loss: `x` where `y = 1`, `max(0, margin - x)` where `y = -1`
+/// (torch's: the first term where `y != -1`, the second where `y != 1`).
+fn hinge_embedding_loss(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let r = reduction(b, "hinge_embedding_loss")?;
+    let (x, y, dtype) = pair(ctx, b, "input", "target")?;
+    let zero = x.zeros_like()?;
+    let clamp = clamp_min0(&(x.neg()? + b.float("margin")?)?)?;
+    let margin_part = y.ne(1.0)?.where_cond(&clamp, &zero)?;
+    let self_part = y.ne(-1.0)?.where_cond(&x, &zero)?;
+    one(ctx.out(reduce((margin_part + self_part)?, r)?, dtype)?)
+}
+
 /// smooth_l1_loss: `0.5 d^2 / beta` where `|d| < beta`, else `|d| - 0.5 beta`
 /// (the L1 loss for `beta = 0`).
 fn smooth_l1_loss(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
@@ -409,6 +448,33 @@ pub static OPS: &[Op] = &[
         names: &["MS.Functional.mse_loss", "MintFunctional.mse_loss"],
         sig: "input, target, reduction='mean'",
         forward: |c, b| distance_loss(c, b, true),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Functional.soft_margin_loss"],
+        sig: "input, target, size_average=None, reduce=None, reduction='mean'",
+        forward: soft_margin_loss,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Functional.margin_ranking_loss"],
+        sig: "input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction='mean'",
+        forward: margin_ranking_loss,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Functional.hinge_embedding_loss"],
+        sig: "input, target, margin=1.0, size_average=None, reduce=None, reduction='mean'",
+        forward: hinge_embedding_loss,
         backward: true,
         standard: Standard::Accuracy,
         random: false,

@@ -27,6 +27,7 @@ mod conv;
 mod conv_kernel;
 mod create;
 pub mod derive;
+mod distance;
 mod einsum;
 mod fused;
 mod gemm_into;
@@ -44,6 +45,7 @@ mod npu_fused;
 mod npu_misc;
 mod pool;
 mod pool_kernel;
+mod rearrange;
 mod reduce;
 mod shape;
 mod slicing;
@@ -487,6 +489,8 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(npu_fused::OPS)
         .chain(npu_attention::OPS)
         .chain(npu_misc::OPS)
+        .chain(rearrange::OPS)
+        .chain(distance::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework`: the table's, or

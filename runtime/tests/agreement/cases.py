@@ -1082,6 +1082,27 @@ for _op in ["maximum", "minimum"]:
     case(f"Torch.{_op}", B(3, 4), B(3, 4))
     case(f"Torch.{_op}", I(2, 3, high=4), T(3))  # int and float -> float64, only the float differentiated
     case(f"Torch.{_op}", T(0, 4), T(4))  # empty
+each(["Functional.pixel_shuffle", "Torch.pixel_shuffle"], T(2, 8, 3, 2), 2)
+case("Functional.pixel_shuffle", T(18, 2, 3), 3)  # no batch dimension
+case("Functional.pixel_shuffle", T(2, 1, 4, 2, 2), 2)  # two leading dimensions
+each(["Functional.pixel_unshuffle", "Torch.pixel_unshuffle"], T(2, 2, 4, 6), 2)
+case("Functional.pixel_unshuffle", T(1, 6, 6), 3)
+each(["Functional.channel_shuffle", "Torch.channel_shuffle"], T(2, 6, 3, 2), 3)
+case("Functional.channel_shuffle", T(2, 4, 5), 2)
+each(["Functional.cosine_similarity", "Torch.cosine_similarity"], T(3, 5), T(3, 5))
+case("Functional.cosine_similarity", T(2, 4, 3), T(4, 3), dim=-1)  # broadcast
+case("Functional.cosine_similarity", V([[1e-9, 2e-9, 0.0], [1.0, 2.0, 3.0]]), T(2, 3), 1, 1e-8)  # a norm below eps
+each(["Functional.pairwise_distance", "Torch.pairwise_distance"], T(4, 6), T(4, 6))
+case("Functional.pairwise_distance", T(4, 6), T(6), p=1.0, keepdim=True)
+case("Functional.pairwise_distance", T(3, 5), T(3, 5), 3.0, 1e-4)
+# The targets are labels of +-1, not differentiated (torch refuses a target gradient here).
+case("Functional.soft_margin_loss", T(3, 4, low=-4.0, high=4.0), V([[1.0, -1.0, 1.0, -1.0]] * 3)).constant(1)
+case("Functional.soft_margin_loss", T(5), V([1.0, -1.0, -1.0, 1.0, 1.0]), reduction="sum").constant(1)
+case("Functional.soft_margin_loss", T(2, 3), V([[1.0, -1.0, 1.0], [-1.0, 1.0, 1.0]]), reduction="none").constant(1)
+case("Functional.margin_ranking_loss", T(6), T(6), V([1.0, -1.0, 1.0, 1.0, -1.0, -1.0]), 0.3).constant(2)
+case("Functional.margin_ranking_loss", T(4), T(4), V([1.0, -1.0, -1.0, 1.0]), reduction="none").constant(2)
+case("Functional.hinge_embedding_loss", T(2, 5, low=-1.5, high=2.5), V([[1.0, -1.0, 1.0, -1.0, -1.0]] * 2)).constant(1)
+case("Functional.hinge_embedding_loss", T(6, low=-1.5, high=2.5), V([1.0, -1.0, 1.0, -1.0, -1.0, 1.0]), margin=0.5, reduction="sum").constant(1)
 case("Torch.maximum", V([[0.0, 0.0], [2.0, 2.0]]), V([[0.0, 1.0], [2.0, -1.0]]))  # ties after a ReLU
 each(["Torch.nonzero", "Torch.argwhere"], V([[0.0, 1.5], [-2.0, 0.0], [0.0, 0.0]]))
 case("Torch.nonzero", I(3, 4, high=2))
