@@ -17,12 +17,12 @@ fn unary(ctx: &Ctx, b: &Bound, keeps_int: bool, f: impl Fn(&Tensor) -> candle_co
 }
 
 /// relu as a select: the gradient at 0 is 0 (candle's relu gives 1).
-fn relu_t(x: &Tensor) -> candle_core::Result<Tensor> {
+pub(super) fn relu_t(x: &Tensor) -> candle_core::Result<Tensor> {
     x.gt(0.0)?.where_cond(x, &x.zeros_like()?)
 }
 
 /// |x| as x·sign(x) with the sign constant: the gradient at 0 is 0.
-fn abs_t(x: &Tensor) -> candle_core::Result<Tensor> {
+pub(super) fn abs_t(x: &Tensor) -> candle_core::Result<Tensor> {
     x * x.sign()?.detach()
 }
 

@@ -4,6 +4,7 @@
 
 use candle_core::Tensor;
 
+use super::activation::abs_t;
 use super::{one, Op, Standard};
 use crate::bind::Bound;
 use crate::ctx::{broadcast2, dim, operand, result_type, Ctx};
@@ -47,8 +48,7 @@ fn pairwise_distance(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     }
     let (rank, last) = (x1.rank(), x1.rank().saturating_sub(1));
     let diff = ((x1 - x2)? + b.float("eps")?)?;
-    // |d| with torch's zero slope at 0.
-    let a = (&diff * diff.sign()?.detach())?;
+    let a = abs_t(&diff)?;
     let s = if p == 2.0 { a.sqr()?.sum_keepdim(last)?.sqrt()? } else { a.powf(p)?.sum_keepdim(last)?.powf(1.0 / p)? };
     let s = if b.bool("keepdim")? || rank == 0 { s } else { s.squeeze(last)? };
     one(ctx.out(s, dtype)?)

@@ -10,6 +10,7 @@
 
 use candle_core::Tensor;
 
+use super::activation::{abs_t, relu_t};
 use super::nn::log_softmax_t;
 use super::{inner_grad, node_grads, one, Fact, Op, Standard};
 use crate::bind::Bound;
@@ -58,11 +59,6 @@ fn reduce(loss: Tensor, r: Reduction) -> Result<Tensor> {
         Reduction::Sum => loss.sum_all()?,
         Reduction::Mean | Reduction::BatchMean => (loss.sum_all()? / loss.elem_count() as f64)?,
     })
-}
-
-/// `|x|` with torch's slope at 0 (0, not candle's 1).
-fn abs_t(x: &Tensor) -> candle_core::Result<Tensor> {
-    x * x.sign()?.detach()
 }
 
 /// The input and target of an elementwise loss in their common dtype,
@@ -118,17 +114,12 @@ fn distance_loss(ctx: &Ctx, b: &Bound, squared: bool) -> Result<Vec<Value>> {
     one(ctx.out(out, dtype)?)
 }
 
-/// `max(z, 0)` with torch's zero slope at 0.
-fn clamp_min0(z: &Tensor) -> candle_core::Result<Tensor> {
-    z.gt(0.0)?.where_cond(z, &z.zeros_like()?)
-}
-
 /// soft_margin_loss: `log(1 + exp(-y·x))`, as `max(z, 0) + log(1 + exp(-|z|))` for `z = -y·x`.
 fn soft_margin_loss(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let r = reduction(b, "soft_margin_loss")?;
     let (x, y, dtype) = pair(ctx, b, "input", "target")?;
     let z = (x * y)?.neg()?;
-    let e = (clamp_min0(&z)? + (abs_t(&z)?.neg()?.exp()? + 1.0)?.log()?)?;
+    let e = (relu_t(&z)? + (abs_t(&z)?.neg()?.exp()? + 1.0)?.log()?)?;
     one(ctx.out(reduce(e, r)?, dtype)?)
 }
 
@@ -141,7 +132,7 @@ fn margin_ranking_loss(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     }
     let (x1, x2) = broadcast2(&operand(ctx, b.value("input1"), dtype)?, &operand(ctx, b.value("input2"), dtype)?)?;
     let (d, y) = broadcast2(&(x1 - x2)?, &operand(ctx, b.value("target"), dtype)?)?;
-    let e = clamp_min0(&((d * y)?.neg()? + b.float("margin")?)?)?;
+    let e = relu_t(&((d * y)?.neg()? + b.float("margin")?)?)?;
     one(ctx.out(reduce(e, r)?, dtype)?)
 }
 
@@ -151,7 +142,7 @@ fn hinge_embedding_loss(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let r = reduction(b, "hinge_embedding_loss")?;
     let (x, y, dtype) = pair(ctx, b, "input", "target")?;
     let zero = x.zeros_like()?;
-    let clamp = clamp_min0(&(x.neg()? + b.float("margin")?)?)?;
+    let clamp = relu_t(&(x.neg()? + b.float("margin")?)?)?;
     let margin_part = y.ne(1.0)?.where_cond(&clamp, &zero)?;
     let self_part = y.ne(-1.0)?.where_cond(&x, &zero)?;
     one(ctx.out(reduce((margin_part + self_part)?, r)?, dtype)?)
