@@ -161,6 +161,19 @@ fn filter_shard_and_bad_input() {
     let rows = csv(&dir.path().join("odd"), "details", DETAILS);
     assert_eq!((rows[0][7].as_str(), rows[0][8].as_str()), ("skip", "cannot replay here: Torch.frobnicate is not in the runtime's op table"));
     assert_eq!(csv(&dir.path().join("odd"), "result", RESULT)[0][1], "skip");
+    // A name never replayed (runtime::ops::reasons) says why, not "not in the table".
+    std::fs::write(
+        dir.path().join("random.json"),
+        r#"{"framework": "pytorch", "data": {"Tensor.normal_.0.forward": {"input_args": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1.0, "Min": 0.0}], "input_kwargs": {}, "output": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1.0, "Min": 0.0}]}}}"#,
+    )
+    .unwrap();
+    let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--dump", "random.json", "--output-dir", "random"]);
+    assert_eq!(o.status.code(), Some(8), "{}", text(&o));
+    let rows = csv(&dir.path().join("random"), "details", DETAILS);
+    assert_eq!(
+        (rows[0][7].as_str(), rows[0][8].as_str()),
+        ("skip", "cannot replay here: Tensor.normal_ is not replayed natively: it draws random numbers, and the dump records neither the generator's state nor a mask to read the draws back from")
+    );
     let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--dump", "odd.json", "--output-dir", "odd2", "--allow-skip"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let o = msprobe(dir.path(), &["-f", "pytorch", "replay"]);

@@ -10,6 +10,15 @@ pub enum Error {
     /// The API has no entry in the op table.
     #[error("{0} is not in the runtime's op table")]
     UnknownOp(String),
+    /// The API is one the runtime never replays, for a reason
+    /// ([`crate::ops::reasons`]).
+    #[error("{api} is not replayed natively: {reason}")]
+    NotReplayed {
+        /// `Prefix.op`.
+        api: String,
+        /// The reason's sentence.
+        reason: &'static str,
+    },
     /// Arguments do not bind or have the wrong type.
     #[error("{0}")]
     Arg(String),

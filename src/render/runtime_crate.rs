@@ -83,6 +83,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/npu_misc.rs",
     "src/ops/pool.rs",
     "src/ops/rearrange.rs",
+    "src/ops/reasons.rs",
     "src/ops/reduce.rs",
     "src/ops/shape.rs",
     "src/ops/slicing.rs",

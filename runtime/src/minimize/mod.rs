@@ -89,7 +89,7 @@ pub fn minimize(r: &Replay, budget: u32, limits: &Limits, dir: &Path) -> Result<
         (r.clone(), failing)
     };
     let before = input_elements(&base);
-    let op = crate::ops::lookup(r.framework, &r.api.name()).ok_or_else(|| Error::UnknownOp(r.api.name()))?;
+    let op = crate::ops::require(r.framework, &r.api.name())?;
     let kept = |why: String, replays| Minimized {
         call: base.clone(),
         rows: Rows::default(),

@@ -7,7 +7,7 @@ use super::{float_of, one, Fact, Op, PartMagnitudes, Parts, Rest, Rounding, Slic
 use crate::bind::Bound;
 use crate::ctx::{precise, Ctx};
 use crate::dtype::TDType;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::value::{Value, T};
 
 fn unary(ctx: &Ctx, b: &Bound, keeps_int: bool, f: impl Fn(&Tensor) -> candle_core::Result<Tensor>) -> Result<Vec<Value>> {
@@ -57,6 +57,38 @@ pub(super) fn sigmoid_t(x: &Tensor) -> candle_core::Result<Tensor> {
     let z = pos.where_cond(x, &x.neg()?)?.neg()?.exp()?;
     let denom = (&z + 1.0)?;
     pos.where_cond(&denom.recip()?, &(&z / &denom)?)
+}
+
+/// prelu: `x` where `x > 0`, else `w·x`, `w` one slope or one per channel
+/// (dimension 1; an input of fewer than two dimensions has one channel).
+fn prelu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x, w) = (b.tensor("input")?, b.tensor("weight")?);
+    let dtype = super::nn::float_pair(x, w, "prelu")?;
+    let channels = if x.rank() >= 2 { x.dims()[1] } else { 1 };
+    let n = w.t.elem_count();
+    if n != 1 && n != channels {
+        return Err(Error::Arg(format!("prelu: {n} slopes for {channels} channels (one, or one per channel)")));
+    }
+    let slope = if n == 1 || x.rank() < 2 {
+        w.t.flatten_all()?.reshape(vec![1; x.rank().max(1)])?
+    } else {
+        let mut shape = vec![1; x.rank()];
+        shape[1] = n;
+        w.t.reshape(shape)?
+    };
+    let slope = if x.rank() == 0 { slope.squeeze(0)? } else { slope };
+    let out = x.t.gt(0.0)?.where_cond(&x.t, &x.t.broadcast_mul(&slope)?)?;
+    one(ctx.out(out, dtype)?)
+}
+
+/// rrelu in evaluation: leaky_relu with the mean slope `(lower + upper) / 2`;
+/// in training each element draws its slope, which no dump records.
+fn rrelu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    if b.bool("training")? {
+        return Err(Error::Unsupported("rrelu in training draws a random slope per element, which the dump does not record".into()));
+    }
+    let slope = (b.float("lower")? + b.float("upper")?) / 2.0;
+    unary(ctx, b, true, |x| x.gt(0.0)?.where_cond(x, &(x * slope)?))
 }
 
 fn leaky_relu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
@@ -152,7 +184,7 @@ fn split_at_zero(x: &Tensor, neg: impl Fn(&Tensor) -> candle_core::Result<Tensor
 }
 
 /// softplus with torch's threshold: `x` where `β·x > threshold`, else `ln(1 + e^(β·x)) / β`.
-fn softplus_t(x: &Tensor, beta: f64, threshold: f64) -> candle_core::Result<Tensor> {
+pub(super) fn softplus_t(x: &Tensor, beta: f64, threshold: f64) -> candle_core::Result<Tensor> {
     let bx = (x * beta)?;
     let soft = ((bx.minimum(threshold)?.exp()? + 1.0)?.log()? / beta)?;
     bx.gt(threshold)?.where_cond(x, &soft)
@@ -205,6 +237,25 @@ pub static OPS: &[Op] = &[
         standard: Standard::Accuracy,
         random: false,
         facts: &[Fact::Rounding(Rounding::Smooth)],
+    },
+    Op {
+        names: &["Functional.prelu", "Torch.prelu"],
+        sig: "input, weight",
+        forward: prelu,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Autocast],
+    },
+    // torch.rrelu's fifth parameter is `generator`, never read here, as `inplace` is not.
+    Op {
+        names: &["Functional.rrelu", "Torch.rrelu"],
+        sig: "input, lower=0.125, upper=0.3333333333333333, training=False, inplace=False, generator=None",
+        forward: rrelu,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
     },
     Op {
         names: &["Functional.leaky_relu", "MintFunctional.leaky_relu"],

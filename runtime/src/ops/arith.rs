@@ -30,8 +30,10 @@ fn sub(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(binary(ctx, b.value("input"), b.value("other"), |x, y| if alpha == 1.0 { x - y } else { x - (y * alpha)? }, None)?)
 }
 
+/// `other - alpha·input` (`Tensor.__rsub__` has no alpha).
 fn rsub(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
-    one(binary(ctx, b.value("other"), b.value("input"), |x, y| x - y, None)?)
+    let alpha = if b.is_none("alpha") { 1.0 } else { b.float("alpha")? };
+    one(binary(ctx, b.value("other"), b.value("input"), |x, y| if alpha == 1.0 { x - y } else { x - (y * alpha)? }, None)?)
 }
 
 fn mul(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
@@ -249,6 +251,15 @@ pub static OPS: &[Op] = &[
         standard: Standard::Accuracy,
         random: false,
         facts: &[Fact::Rounding(Rounding::Terms { negated: Some("other") })],
+    },
+    Op {
+        names: &["Torch.rsub"],
+        sig: "input, other, *, alpha=1",
+        forward: rsub,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Terms { negated: Some("input") })],
     },
     Op {
         names: &["Tensor.__rsub__"],

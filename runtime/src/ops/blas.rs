@@ -1,4 +1,6 @@
 //! The BLAS-style products: mm, bmm, addmm, baddbmm (`β·input + α·(a @ b)`),
+//! the vector forms (mv, dot, vdot, inner, addmv, addr) and addbmm (the
+//! batch's products summed),
 //! with torch's rules: β = 0 ignores `input` (NaN in it does not
 //! propagate), and the product is computed in the compute precision and
 //! rounded once to the result dtype on the device.
@@ -39,6 +41,90 @@ fn add_product(ctx: &Ctx, b: &Bound, names: [&str; 2], rank: usize, what: &str) 
         let i = if beta == 1.0 { input.t.clone() } else { (&input.t * beta)? };
         p.broadcast_add(&i)?
     };
+    one(ctx.out(out, dtype)?)
+}
+
+/// A matrix-vector product `[n, m] @ [m] -> [n]`.
+fn mat_vec(a: &T, v: &T, what: &str) -> Result<Tensor> {
+    if a.rank() != 2 || v.rank() != 1 {
+        return Err(Error::Arg(format!("{what}: expected a 2-D matrix and a 1-D vector, got {:?} and {:?}", a.dims(), v.dims())));
+    }
+    Ok(a.t.matmul(&v.t.unsqueeze(1)?)?.squeeze(1)?)
+}
+
+/// `β·input + α·p`, torch's: β = 0 ignores `input`.
+fn scaled_sum(b: &Bound, p: Tensor) -> Result<Tensor> {
+    let input = b.tensor("input")?;
+    let (beta, alpha) = (b.float("beta")?, b.float("alpha")?);
+    let p = if alpha == 1.0 { p } else { (p * alpha)? };
+    Ok(if beta == 0.0 {
+        p
+    } else {
+        let i = if beta == 1.0 { input.t.clone() } else { (&input.t * beta)? };
+        p.broadcast_add(&i)?
+    })
+}
+
+/// torch.mv: `input @ vec`.
+fn mv(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (a, v) = (b.tensor("input")?, b.tensor("vec")?);
+    let dtype = float_pair(a, v, "mv")?;
+    one(ctx.out(mat_vec(a, v, "mv")?, dtype)?)
+}
+
+/// torch.addmv: `β·input + α·(mat @ vec)`.
+fn addmv(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (a, v) = (b.tensor("mat")?, b.tensor("vec")?);
+    let dtype = float_pair(a, v, "addmv")?;
+    one(ctx.out(scaled_sum(b, mat_vec(a, v, "addmv")?)?, dtype)?)
+}
+
+/// torch.addr: `β·input + α·(vec1 ⊗ vec2)`.
+fn addr(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x, y) = (b.tensor("vec1")?, b.tensor("vec2")?);
+    let dtype = float_pair(x, y, "addr")?;
+    if x.rank() != 1 || y.rank() != 1 {
+        return Err(Error::Arg(format!("addr: expected 1-D vectors, got {:?} and {:?}", x.dims(), y.dims())));
+    }
+    let outer = x.t.unsqueeze(1)?.broadcast_mul(&y.t.unsqueeze(0)?)?;
+    one(ctx.out(scaled_sum(b, outer)?, dtype)?)
+}
+
+/// torch.addbmm: `β·input + α·Σᵢ batch1[i] @ batch2[i]`.
+fn addbmm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x, y) = (b.tensor("batch1")?, b.tensor("batch2")?);
+    let dtype = float_pair(x, y, "addbmm")?;
+    let p = product(x, y, 3, "addbmm")?.sum(0)?;
+    one(ctx.out(scaled_sum(b, p)?, dtype)?)
+}
+
+/// torch.dot and vdot (real tensors: the same): the sum of the products of
+/// two 1-D tensors of one length.
+fn dot(ctx: &Ctx, b: &Bound, other: &str, what: &str) -> Result<Vec<Value>> {
+    let (x, y) = (b.tensor("input")?, b.tensor(other)?);
+    let dtype = float_pair(x, y, what)?;
+    if x.rank() != 1 || y.rank() != 1 || x.dims() != y.dims() {
+        return Err(Error::Arg(format!("{what}: expected two 1-D tensors of one length, got {:?} and {:?}", x.dims(), y.dims())));
+    }
+    one(ctx.out((&x.t * &y.t)?.sum_all()?, dtype)?)
+}
+
+/// torch.inner: the sum over the last dimension of both, the result
+/// `input.shape[:-1] + other.shape[:-1]`; a 0-D operand multiplies.
+fn inner(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x, y) = (b.tensor("input")?, b.tensor("other")?);
+    let dtype = float_pair(x, y, "inner")?;
+    if x.rank() == 0 || y.rank() == 0 {
+        return one(ctx.out(x.t.broadcast_mul(&y.t)?, dtype)?);
+    }
+    let (k, l) = (x.dims()[x.rank() - 1], y.dims()[y.rank() - 1]);
+    if k != l {
+        return Err(Error::Arg(format!("inner: the last dimensions differ, {:?} and {:?}", x.dims(), y.dims())));
+    }
+    let (xs, ys) = (&x.dims()[..x.rank() - 1], &y.dims()[..y.rank() - 1]);
+    let a = x.t.reshape((xs.iter().product::<usize>(), k))?;
+    let c = y.t.reshape((ys.iter().product::<usize>(), k))?;
+    let out = a.matmul(&c.t()?)?.reshape([xs, ys].concat())?;
     one(ctx.out(out, dtype)?)
 }
 
@@ -99,5 +185,68 @@ pub static OPS: &[Op] = &[
         standard: Standard::Accuracy,
         random: false,
         facts: &[Fact::Slicing(Slicing::Product { a: "batch1", b: "batch2" }), Fact::Rounding(Rounding::Sums), Fact::Autocast],
+    },
+    Op {
+        names: &["Torch.mv"],
+        sig: "input, vec, *, out=None",
+        forward: mv,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
+    },
+    Op {
+        names: &["Torch.addmv"],
+        sig: "input, mat, vec, *, beta=1, alpha=1, out=None",
+        forward: addmv,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
+    },
+    Op {
+        names: &["Torch.addr"],
+        sig: "input, vec1, vec2, *, beta=1, alpha=1, out=None",
+        forward: addr,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
+    },
+    Op {
+        names: &["Torch.addbmm"],
+        sig: "input, batch1, batch2, *, beta=1, alpha=1, out=None",
+        forward: addbmm,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
+    },
+    Op {
+        names: &["Torch.dot"],
+        sig: "input, tensor, *, out=None",
+        forward: |c, b| dot(c, b, "tensor", "dot"),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums)],
+    },
+    Op {
+        names: &["Torch.vdot"],
+        sig: "input, other, *, out=None",
+        forward: |c, b| dot(c, b, "other", "vdot"),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums)],
+    },
+    Op {
+        names: &["Torch.inner"],
+        sig: "input, other, *, out=None",
+        forward: inner,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums)],
     },
 ];

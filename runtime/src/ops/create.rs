@@ -47,6 +47,82 @@ fn full_like(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(value.t.broadcast_as(x.dims())?.contiguous()?, dtype)?)
 }
 
+/// full(size, fill_value, *, dtype=None): the dtype by default the value's
+/// (bool, int64, or the default float32), the value cast as torch casts it.
+fn full(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let shape: Vec<usize> = b.ints("size")?.iter().map(|&d| d.max(0) as usize).collect();
+    let v = b.value("fill_value");
+    let natural = match v {
+        Value::Bool(_) => TDType::Bool,
+        Value::Int(_) => TDType::I64,
+        Value::Float(_) => TDType::F32,
+        Value::Tensor(t) if t.rank() == 0 => t.dtype,
+        _ => return Err(Error::Arg("full: fill_value must be a number".into())),
+    };
+    let dtype = b.opt_dtype("dtype")?.unwrap_or(natural);
+    let own = result_type(&[v])?;
+    let value = ctx.cast(&T { t: operand(ctx, v, own)?, dtype: own }, dtype)?;
+    ctx.fits(&shape)?;
+    one(ctx.out(value.t.broadcast_as(shape.as_slice())?.contiguous()?, dtype)?)
+}
+
+/// eye(n, m=None): ones on the diagonal of an `n × m` matrix (float32 by default).
+fn eye(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let n = b.int("n")?;
+    let m = if b.is_none("m") { n } else { b.int("m")? };
+    if n < 0 || m < 0 {
+        return Err(Error::Arg(format!("eye: n and m must be non-negative, got {n} and {m}")));
+    }
+    let (n, m) = (n as usize, m as usize);
+    ctx.fits(&[n, m])?;
+    let dtype = b.opt_dtype("dtype")?.unwrap_or(TDType::F32);
+    let values: Vec<f64> = (0..n * m).map(|k| if k / m.max(1) == k % m.max(1) { 1.0 } else { 0.0 }).collect();
+    one(T::from_f64(values, &[n, m], dtype, ctx.compute, &ctx.device)?)
+}
+
+/// linspace's points as torch computes them: `start + i·step` for the first
+/// half and `end - (steps - 1 - i)·step` for the second, so both ends are exact.
+fn linspace_points(b: &Bound, what: &str) -> Result<Vec<f64>> {
+    let (start, end, steps) = (b.float("start")?, b.float("end")?, b.int("steps")?);
+    if steps < 0 {
+        return Err(Error::Arg(format!("{what}: number of steps must be non-negative, got {steps}")));
+    }
+    let steps = steps as usize;
+    if steps == 1 {
+        return Ok(vec![start]);
+    }
+    let step = (end - start) / (steps as f64 - 1.0);
+    let half = steps / 2;
+    Ok((0..steps).map(|i| if i < half { start + i as f64 * step } else { end - (steps - 1 - i) as f64 * step }).collect())
+}
+
+/// A 1-D result computed in float64, rounded to `dtype` as an output is
+/// (the bench keeps float64).
+fn points(ctx: &Ctx, v: Vec<f64>, dtype: TDType) -> Result<Vec<Value>> {
+    ctx.fits(&[v.len()])?;
+    let n = v.len();
+    one(ctx.out(candle_core::Tensor::from_vec(v, n, &ctx.device)?.to_dtype(ctx.compute)?, dtype)?)
+}
+
+/// linspace(start, end, steps) in float32 by default.
+fn linspace(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let dtype = b.opt_dtype("dtype")?.unwrap_or(TDType::F32);
+    if !dtype.is_float() {
+        return Err(Error::Unsupported(format!("linspace into {} (integer points are truncated after float arithmetic)", dtype.name())));
+    }
+    points(ctx, linspace_points(b, "linspace")?, dtype)
+}
+
+/// logspace(start, end, steps, base=10.0): `base` to linspace's points.
+fn logspace(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let dtype = b.opt_dtype("dtype")?.unwrap_or(TDType::F32);
+    if !dtype.is_float() {
+        return Err(Error::Unsupported(format!("logspace into {}", dtype.name())));
+    }
+    let base = b.float("base")?;
+    points(ctx, linspace_points(b, "logspace")?.into_iter().map(|p| base.powf(p)).collect(), dtype)
+}
+
 fn filled(ctx: &Ctx, b: &Bound, v: f64) -> Result<Vec<Value>> {
     filled_as(ctx, b, v, TDType::F32)
 }
@@ -165,6 +241,42 @@ pub static OPS: &[Op] = &[
         forward: full_like,
         backward: false,
         standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.full"],
+        sig: "size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False",
+        forward: full,
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.eye"],
+        sig: "n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False",
+        forward: eye,
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.linspace"],
+        sig: "start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False",
+        forward: linspace,
+        backward: false,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.logspace"],
+        sig: "start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False",
+        forward: logspace,
+        backward: false,
+        standard: Standard::Accuracy,
         random: false,
         facts: &[],
     },

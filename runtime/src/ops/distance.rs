@@ -46,12 +46,16 @@ fn pairwise_distance(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     if !(p.is_finite() && p > 0.0) {
         return Err(Error::Unsupported(format!("pairwise_distance with p = {p} (only finite positive p)")));
     }
+    one(ctx.out(p_distance(&x1, &x2, p, b.float("eps")?, b.bool("keepdim")?)?, dtype)?)
+}
+
+/// `‖x1 - x2 + eps‖_p` along the last dimension of two operands of one
+/// shape (pairwise_distance's, and triplet_margin_loss's distances).
+pub(super) fn p_distance(x1: &Tensor, x2: &Tensor, p: f64, eps: f64, keepdim: bool) -> Result<Tensor> {
     let (rank, last) = (x1.rank(), x1.rank().saturating_sub(1));
-    let diff = ((x1 - x2)? + b.float("eps")?)?;
-    let a = abs_t(&diff)?;
+    let a = abs_t(&((x1 - x2)? + eps)?)?;
     let s = if p == 2.0 { a.sqr()?.sum_keepdim(last)?.sqrt()? } else { a.powf(p)?.sum_keepdim(last)?.powf(1.0 / p)? };
-    let s = if b.bool("keepdim")? || rank == 0 { s } else { s.squeeze(last)? };
-    one(ctx.out(s, dtype)?)
+    Ok(if keepdim || rank == 0 { s } else { s.squeeze(last)? })
 }
 
 /// The distance entries.

@@ -10,7 +10,8 @@
 
 use candle_core::Tensor;
 
-use super::activation::{abs_t, relu_t};
+use super::activation::{abs_t, relu_t, softplus_t};
+use super::distance::p_distance;
 use super::nn::log_softmax_t;
 use super::{inner_grad, node_grads, one, Fact, Op, Standard};
 use crate::bind::Bound;
@@ -146,6 +147,122 @@ fn hinge_embedding_loss(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let margin_part = y.ne(1.0)?.where_cond(&clamp, &zero)?;
     let self_part = y.ne(-1.0)?.where_cond(&x, &zero)?;
     one(ctx.out(reduce((margin_part + self_part)?, r)?, dtype)?)
+}
+
+/// huber_loss: `0.5 d²` where `|d| < delta`, else `delta·(|d| - 0.5 delta)`,
+/// times torch's optional elementwise `weight` (a plain mean after it).
+fn huber_loss(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let r = reduction(b, "huber_loss")?;
+    let delta = b.float("delta")?;
+    if delta <= 0.0 {
+        return Err(Error::Arg(format!("huber_loss: delta must be positive, got {delta}")));
+    }
+    let (x, t, dtype) = pair(ctx, b, "input", "target")?;
+    let d = (x - t)?;
+    let a = abs_t(&d)?;
+    let e = a.detach().lt(delta)?.where_cond(&(d.sqr()? * 0.5)?, &((&a - 0.5 * delta)? * delta)?)?;
+    let e = match weight_of(ctx, b, "weight", e.dims(), dtype, true)? {
+        Some(w) if b.tensor("weight")?.dims() != b.tensor("input")?.dims() => {
+            return Err(Error::Arg(format!("huber_loss: weights and input must have the same size, got {:?}", w.dims())));
+        }
+        Some(w) => (e * w)?,
+        None => e,
+    };
+    one(ctx.out(reduce(e, r)?, dtype)?)
+}
+
+/// poisson_nll_loss: `exp(x) - t·x` for a log input, else `x - t·log(x + eps)`;
+/// `full` adds Stirling's `t·log t - t + ½·log(2πt)` where `t > 1`.
+fn poisson_nll_loss(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let r = reduction(b, "poisson_nll_loss")?;
+    let (x, t, dtype) = pair(ctx, b, "input", "target")?;
+    let mut e = if b.bool("log_input")? { (x.exp()? - (&t * &x)?)? } else { (&x - (&t * (&x + b.float("eps")?)?.log()?)?)? };
+    if b.bool("full")? {
+        // On `t` itself, as torch: masked where `t <= 1`, whose gradient is
+        // then 0·log(0) = NaN at `t = 0`, as a device's.
+        let stirling = (((&t * t.log()?)? - &t)? + ((&t * (2.0 * std::f64::consts::PI))?.log()? * 0.5)?)?;
+        e = (e + t.detach().gt(1.0)?.where_cond(&stirling, &t.zeros_like()?)?)?;
+    }
+    one(ctx.out(reduce(e, r)?, dtype)?)
+}
+
+/// The last dimension's index of a loss over vectors (`[N, D]` or `[D]`).
+fn vector_dim(t: &Tensor, what: &str) -> Result<usize> {
+    match t.rank() {
+        1 | 2 => Ok(t.rank() - 1),
+        _ => Err(Error::Arg(format!("{what}: expected 1-D or 2-D inputs, got {:?}", t.dims()))),
+    }
+}
+
+/// cosine_embedding_loss: `1 - cos` where `y = 1`, `max(0, cos - margin)`
+/// where `y = -1`, with torch's `cos = Σx1·x2 / √((Σx1² + ε)(Σx2² + ε))`, ε = 1e-12.
+fn cosine_embedding_loss(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let r = reduction(b, "cosine_embedding_loss")?;
+    let dtype = result_type(&[b.value("input1"), b.value("input2")])?;
+    if !dtype.is_float() {
+        return Err(Error::Arg(format!("cosine_embedding_loss of {} tensors (torch needs a floating input)", dtype.name())));
+    }
+    let (x1, x2) = (operand(ctx, b.value("input1"), dtype)?, operand(ctx, b.value("input2"), dtype)?);
+    if x1.dims() != x2.dims() {
+        return Err(Error::Arg(format!("cosine_embedding_loss: inputs of shapes {:?} and {:?} (they must be the same)", x1.dims(), x2.dims())));
+    }
+    let d = vector_dim(&x1, "cosine_embedding_loss")?;
+    let prod = (&x1 * &x2)?.sum(d)?;
+    let m1 = (x1.sqr()?.sum(d)? + 1e-12)?;
+    let m2 = (x2.sqr()?.sum(d)? + 1e-12)?;
+    let cos = (prod / (m1 * m2)?.sqrt()?)?;
+    let y = operand(ctx, b.value("target"), dtype)?.detach();
+    let zero = cos.zeros_like()?;
+    let pos = y.eq(1.0)?.where_cond(&(cos.neg()? + 1.0)?, &zero)?;
+    let neg = y.eq(-1.0)?.where_cond(&relu_t(&(&cos - b.float("margin")?)?)?, &zero)?;
+    one(ctx.out(reduce((pos + neg)?, r)?, dtype)?)
+}
+
+/// triplet_margin_loss: `max(0, margin + d(a, p) - d(a, n))` with
+/// pairwise_distance's `d`; `swap` takes `min(d(a, n), d(p, n))`.
+fn triplet_margin_loss(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let r = reduction(b, "triplet_margin_loss")?;
+    let margin = b.float("margin")?;
+    if margin <= 0.0 {
+        return Err(Error::Arg(format!("triplet_margin_loss: margin must be greater than 0, got {margin}")));
+    }
+    let dtype = result_type(&[b.value("anchor"), b.value("positive"), b.value("negative")])?;
+    if !dtype.is_float() {
+        return Err(Error::Arg(format!("triplet_margin_loss of {} tensors (torch needs a floating input)", dtype.name())));
+    }
+    let [a, p, n] = ["anchor", "positive", "negative"].map(|k| operand(ctx, b.value(k), dtype));
+    let (a, p, n) = (a?, p?, n?);
+    if a.dims() != p.dims() || a.dims() != n.dims() {
+        return Err(Error::Arg(format!("triplet_margin_loss: shapes {:?}, {:?}, {:?} (they must be the same)", a.dims(), p.dims(), n.dims())));
+    }
+    vector_dim(&a, "triplet_margin_loss")?;
+    let (norm, eps) = (b.float("p")?, b.float("eps")?);
+    if !(norm.is_finite() && norm > 0.0) {
+        return Err(Error::Unsupported(format!("triplet_margin_loss with p = {norm} (only finite positive p)")));
+    }
+    let pos = p_distance(&a, &p, norm, eps, false)?;
+    let mut neg = p_distance(&a, &n, norm, eps, false)?;
+    if b.bool("swap")? {
+        let swapped = p_distance(&p, &n, norm, eps, false)?;
+        neg = swapped.lt(&neg)?.where_cond(&swapped, &neg)?;
+    }
+    one(ctx.out(reduce(relu_t(&((pos - neg)? + margin)?)?, r)?, dtype)?)
+}
+
+/// multilabel_soft_margin_loss: `-(y·logσ(x) + (1 - y)·logσ(-x))`, times
+/// the optional class `weight`, averaged over the classes (the last dimension).
+fn multilabel_soft_margin_loss(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let r = reduction(b, "multilabel_soft_margin_loss")?;
+    let (x, y, dtype) = pair(ctx, b, "input", "target")?;
+    let log_sigmoid = |z: &Tensor| -> candle_core::Result<Tensor> { softplus_t(&z.neg()?, 1.0, 20.0)?.neg() };
+    let e = ((&y * log_sigmoid(&x)?)? + ((y.neg()? + 1.0)? * log_sigmoid(&x.neg()?)?)?)?.neg()?;
+    let e = match b.opt_tensor("weight")? {
+        Some(w) => e.broadcast_mul(&operand(ctx, &Value::Tensor(w.clone()), dtype)?)?,
+        None => e,
+    };
+    let last = e.rank().checked_sub(1).ok_or_else(|| Error::Arg("multilabel_soft_margin_loss of a 0-D input".into()))?;
+    let classes = e.dims()[last] as f64;
+    one(ctx.out(reduce((e.sum(last)? / classes)?, r)?, dtype)?)
 }
 
 /// smooth_l1_loss: `0.5 d^2 / beta` where `|d| < beta`, else `|d| - 0.5 beta`
@@ -372,6 +489,51 @@ fn class_loss(ctx: &Ctx, b: &Bound, input: &str, what: &str) -> Result<Vec<Value
 /// The loss entries: torch's signatures under `Functional`, MindSpore's
 /// (`mindspore.ops`) under `MS.Functional`, mint's under `MintFunctional`.
 pub static OPS: &[Op] = &[
+    Op {
+        names: &["Functional.huber_loss"],
+        sig: "input, target, reduction='mean', delta=1.0, weight=None",
+        forward: huber_loss,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Functional.poisson_nll_loss"],
+        sig: "input, target, log_input=True, full=False, size_average=None, eps=1e-08, reduce=None, reduction='mean'",
+        forward: poisson_nll_loss,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Functional.cosine_embedding_loss"],
+        sig: "input1, input2, target, margin=0, size_average=None, reduce=None, reduction='mean'",
+        forward: cosine_embedding_loss,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Functional.triplet_margin_loss"],
+        sig: "anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False, size_average=None, reduce=None, reduction='mean'",
+        forward: triplet_margin_loss,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Functional.multilabel_soft_margin_loss"],
+        sig: "input, target, weight=None, size_average=None, reduce=None, reduction='mean'",
+        forward: multilabel_soft_margin_loss,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
     Op {
         names: &["Functional.cross_entropy"],
         sig: "input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean', label_smoothing=0.0",

@@ -46,6 +46,7 @@ mod npu_misc;
 mod pool;
 mod pool_kernel;
 mod rearrange;
+pub mod reasons;
 mod reduce;
 mod shape;
 mod slicing;
@@ -216,8 +217,10 @@ pub enum Rounding {
 /// The parameters whose values are operands of a sum or product: Terms and
 /// Sums take the absolute value of an integer given there (`add(x, -3)`,
 /// `alpha=-3`), and of no other integer (a `dim` keeps its sign).
-pub const OPERANDS: &[&str] =
-    &["input", "other", "alpha", "beta", "value", "tensor1", "tensor2", "mat1", "mat2", "batch1", "batch2", "vec2", "weight", "bias", "source", "src"];
+pub const OPERANDS: &[&str] = &[
+    "input", "other", "alpha", "beta", "value", "tensor1", "tensor2", "mat1", "mat2", "batch1", "batch2", "mat", "vec", "vec1", "vec2", "weight", "bias",
+    "source", "src",
+];
 
 /// What a [`Parts`] function gives: per forward output in order (the
 /// first few, or none), and per named parameter, its gradient's magnitudes.
@@ -498,8 +501,21 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
 /// other spellings of the same function).
 /// MindSpore-specific meanings are listed as `MS.Prefix.op` and win for
 /// MindSpore dumps; MSAdapter's calls are PyTorch's ([`Framework::api_family`]).
+/// A name with a reason never to be replayed ([`reasons`]) has none.
 pub fn lookup(framework: Framework, api: &str) -> Option<&'static Op> {
+    if reasons::reason(framework, api).is_some() {
+        return None;
+    }
     direct(framework, api).or_else(|| derive::lookup(framework.api_family(), api))
+}
+
+/// [`lookup`]'s entry, or the error a `skip` row gives: the name's reason
+/// never to be replayed, else the op table's gap.
+pub fn require(framework: Framework, api: &str) -> crate::error::Result<&'static Op> {
+    if let Some(r) = reasons::reason(framework, api) {
+        return Err(crate::error::Error::NotReplayed { api: api.to_string(), reason: r.why() });
+    }
+    lookup(framework, api).ok_or_else(|| crate::error::Error::UnknownOp(api.to_string()))
 }
 
 /// The table's own entry for `Prefix.op`, as [`lookup`] without derivation.

@@ -565,7 +565,7 @@ pub static OPS: &[Op] = &[
         ],
     },
     Op {
-        names: &["Functional.dropout", "MintFunctional.dropout"],
+        names: &["Functional.dropout", "MintFunctional.dropout", "Functional.dropout1d", "Functional.dropout2d", "Functional.dropout3d"],
         sig: "input, p=0.5, training=True, inplace=False, seed=None",
         forward: dropout,
         backward: true,

@@ -10,7 +10,7 @@ use crate::dtype::TDType;
 use crate::error::{Error, Result};
 use crate::exec::{run, Outcome};
 use crate::inputs::{master, realize, Realized};
-use crate::ops::{lookup, Op, TokenKeys};
+use crate::ops::{require, Op, TokenKeys};
 use crate::spec::{DataMode, Replay, Spec};
 use crate::value::{Value, T};
 
@@ -143,7 +143,7 @@ impl<'a> Call<'a> {
     /// targets, a dropout's recorded mask), both sides' contexts made.
     pub fn new(r: &'a Replay, iteration: u64) -> Result<Call<'a>> {
         let name = r.api.name();
-        let op = lookup(r.framework, &name).ok_or_else(|| Error::UnknownOp(name.clone()))?;
+        let op = require(r.framework, &name)?;
         // Tensors are numbered across the call (arguments, keywords, gradients):
         // each gets its own random stream.
         let mut ordinal = 0;
