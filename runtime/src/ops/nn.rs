@@ -132,6 +132,30 @@ fn linear(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(out, dtype)?)
 }
 
+/// bilinear: `y[.., o] = x1ᵀ·W[o]·x2 + b[o]` for `W` of shape `[out, in1, in2]`,
+/// over any leading dims of `input1` and `input2` (the same).
+fn bilinear(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x1, x2, w) = (b.tensor("input1")?, b.tensor("input2")?, b.tensor("weight")?);
+    let dtype = float_pair(x1, w, "bilinear")?;
+    float_pair(x2, w, "bilinear")?;
+    let (Ok((o, i1, i2)), Some(&n1), Some(&n2)) = (w.t.dims3(), x1.dims().last(), x2.dims().last()) else {
+        return Err(Error::Arg(format!("bilinear: weight {:?} must be [out, in1, in2] and the inputs at least 1-D", w.dims())));
+    };
+    let lead = &x1.dims()[..x1.rank() - 1];
+    if n1 != i1 || n2 != i2 || lead != &x2.dims()[..x2.rank() - 1] {
+        return Err(Error::Arg(format!("bilinear: inputs {:?} and {:?} for a weight {:?}", x1.dims(), x2.dims(), w.dims())));
+    }
+    let rows: usize = lead.iter().product();
+    // x1 · W as [rows, out·in2], then each output's in2 terms times x2.
+    let wt = w.t.transpose(0, 1)?.reshape((i1, o * i2))?;
+    let xw = x1.t.reshape((rows, i1))?.matmul(&wt)?.reshape((rows, o, i2))?;
+    let mut out = xw.broadcast_mul(&x2.t.reshape((rows, 1, i2))?)?.sum(2)?;
+    if let Some(bias) = b.opt_tensor("bias")? {
+        out = out.broadcast_add(&bias.t)?;
+    }
+    one(ctx.out(out.reshape([lead, &[o]].concat())?, dtype)?)
+}
+
 /// √(2/π), the tanh form's constant.
 const GELU_TANH_C: f64 = 0.7978845608028654;
 /// 1/√(2π), the standard normal density's factor.
@@ -563,6 +587,15 @@ pub static OPS: &[Op] = &[
             Fact::Slicing(Slicing::Leading("input")),
             Fact::Rounding(Rounding::Parts(Parts { name: "embedding", rest: Rest::Composite, magnitude: embedding_parts })),
         ],
+    },
+    Op {
+        names: &["Functional.bilinear", "Torch.bilinear"],
+        sig: "input1, input2, weight, bias=None",
+        forward: bilinear,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums)],
     },
     Op {
         names: &["Functional.dropout", "MintFunctional.dropout", "Functional.dropout1d", "Functional.dropout2d", "Functional.dropout3d"],

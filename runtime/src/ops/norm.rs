@@ -105,6 +105,63 @@ fn group_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(affine(b, x, y)?, x.dtype)?)
 }
 
+/// torch.nn.functional.instance_norm: with `use_input_stats`, the mean and
+/// biased variance of each sample's channel over its spatial elements, else
+/// the running statistics (never differentiated, never updated, as batch_norm's).
+fn instance_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = channels_input(b, "instance_norm")?;
+    let eps = b.float("eps")?;
+    let (n, c) = (x.dims()[0], x.dims()[1]);
+    let spatial = x.t.elem_count() / (n * c).max(1);
+    let y = if b.bool("use_input_stats")? {
+        if spatial <= 1 {
+            return Err(Error::Arg(format!("instance_norm: expected more than 1 spatial element when training, got input of shape {:?}", x.dims())));
+        }
+        let flat = x.t.reshape((n, c, spatial))?;
+        let mean = flat.mean_keepdim(2)?;
+        let centered = flat.broadcast_sub(&mean)?;
+        let var = centered.sqr()?.mean_keepdim(2)?;
+        centered.broadcast_div(&(var + eps)?.sqrt()?)?.reshape(x.dims())?
+    } else {
+        let (Some(m), Some(v)) = (b.opt_tensor("running_mean")?, b.opt_tensor("running_var")?) else {
+            return Err(Error::Arg("instance_norm: running_mean and running_var must be given when use_input_stats is False".into()));
+        };
+        let shape = channel_shape(x);
+        let (m, v) = (m.t.detach().reshape(shape.as_slice())?, v.t.detach().reshape(shape.as_slice())?);
+        x.t.broadcast_sub(&m)?.broadcast_div(&(v + eps)?.sqrt()?)?
+    };
+    one(ctx.out(affine(b, x, y)?, x.dtype)?)
+}
+
+/// torch.nn.functional.local_response_norm: `x / (k + α·mean(x²))^β`, the
+/// mean over `size` neighbouring channels, zero-padded (`size / 2` before,
+/// `(size - 1) / 2` after).
+fn local_response_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    if x.rank() < 3 {
+        return Err(Error::Arg(format!("local_response_norm: expected an input of at least 3 dims, got {:?}", x.dims())));
+    }
+    let size = b.int("size")?;
+    if size <= 0 {
+        return Err(Error::Arg(format!("local_response_norm: size must be positive, got {size}")));
+    }
+    let (size, c) = (size as usize, x.dims()[1]);
+    let sq = x.t.sqr()?;
+    let (before, after) = (size / 2, (size - 1) / 2);
+    let zeros = |k: usize| -> Result<Tensor> {
+        let mut shape = x.dims().to_vec();
+        shape[1] = k;
+        Ok(Tensor::zeros(shape.as_slice(), sq.dtype(), sq.device())?)
+    };
+    let padded = Tensor::cat(&[&zeros(before)?, &sq, &zeros(after)?], 1)?;
+    let mut sum = padded.narrow(1, 0, c)?;
+    for i in 1..size {
+        sum = (sum + padded.narrow(1, i, c)?)?;
+    }
+    let div = (((sum / size as f64)? * b.float("alpha")?)? + b.float("k")?)?.powf(b.float("beta")?)?;
+    one(ctx.out((&x.t / div)?, x.dtype)?)
+}
+
 /// The normalization entries (layer_norm and rms_norm are with the other
 /// neural-network functions).
 pub static OPS: &[Op] = &[
@@ -135,6 +192,24 @@ pub static OPS: &[Op] = &[
         names: &["Torch.group_norm"],
         sig: "input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True",
         forward: group_norm,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Functional.instance_norm"],
+        sig: "input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True, momentum=0.1, eps=1e-05",
+        forward: instance_norm,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Inert(Inert { when: "use_input_stats", params: &["running_mean", "running_var"] })],
+    },
+    Op {
+        names: &["Functional.local_response_norm"],
+        sig: "input, size, alpha=0.0001, beta=0.75, k=1.0",
+        forward: local_response_norm,
         backward: true,
         standard: Standard::Accuracy,
         random: false,

@@ -1,15 +1,16 @@
 //! Pooling and resampling. Max pooling is one kernel on the host
-//! ([`super::pool_kernel`]); elsewhere, and average pooling, are built from a
-//! gather of every window (so the gradient is the gather's: exact, and free
-//! of candle's "kernel must equal stride" limit); adaptive average pooling
-//! sums windows with a 0/1 matrix per dim; interpolation selects (nearest)
-//! or blends (linear) input rows per dim with torch's indices and weights.
-//! Every gradient is autograd's through index_select, matmul and products.
+//! ([`super::pool_kernel`]); with its indices, adaptive max pooling, and
+//! average pooling are built from a gather of every window (so the gradient
+//! is the gather's: exact, and free of candle's "kernel must equal stride"
+//! limit); a 1-D pooling is a 2-D one over `[.., 1, L]`; adaptive average
+//! pooling sums windows with a 0/1 matrix per dim; interpolation selects
+//! (nearest) or blends (linear) input rows per dim with torch's indices and
+//! weights. Every gradient is autograd's through index_select, matmul and products.
 
 use candle_core::{DType, Tensor};
 
 use super::pool_kernel::{self, MaxPool};
-use super::{Fact, Op, Rounding, Slicing, Standard, Whole};
+use super::{one, Fact, Op, Rounding, Slicing, Standard, Whole};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
@@ -21,6 +22,8 @@ fn pair(b: &Bound, name: &str, default: Option<[usize; 2]>) -> Result<[usize; 2]
         return default.ok_or_else(|| Error::Arg(format!("pool: {name} is required")));
     }
     match b.ints(name)?.as_slice() {
+        // torch.max_pool2d's `stride=[]`: the kernel size.
+        [] if default.is_some() => Ok(default.unwrap_or_default()),
         [x] if *x >= 0 => Ok([*x as usize; 2]),
         [x, y] if *x >= 0 && *y >= 0 => Ok([*x as usize, *y as usize]),
         v => Err(Error::Arg(format!("pool: {name} must be an int or a pair, got {v:?}"))),
@@ -78,51 +81,125 @@ fn windows(x: &Tensor, k: [usize; 2], s: [usize; 2], p: [usize; 2], d: [usize; 2
     Ok((picked, oh, ow))
 }
 
-/// Unbatched [C, H, W] inputs pool as a batch of one.
-fn batched(x: &T) -> Result<(Tensor, bool)> {
-    match x.rank() {
-        4 => Ok((x.t.clone(), false)),
-        3 => Ok((x.t.unsqueeze(0)?, true)),
-        r => Err(Error::Arg(format!("pool2d: input of rank {r} (expected 3 or 4)"))),
+/// A bool parameter that an entry's signature may lack (unbound: false).
+fn flag(b: &Bound, name: &str) -> Result<bool> {
+    Ok(!b.is_none(name) && b.bool(name)?)
+}
+
+/// The geometry of a pooling: kernel, stride, padding, dilation over the
+/// last two dims (a 1-D pooling is a 2-D one over `[.., 1, L]`).
+#[derive(Clone, Copy)]
+struct Geometry {
+    k: [usize; 2],
+    s: [usize; 2],
+    p: [usize; 2],
+    d: [usize; 2],
+}
+
+impl Geometry {
+    /// The call's `kernel_size`, `stride`, `padding` and (if `dilated`)
+    /// `dilation`; for a 1-D pooling (`one_d`) each one number, placed on the last dim.
+    fn of(b: &Bound, one_d: bool, dilated: bool) -> Result<Geometry> {
+        let get = |name: &str, default: Option<[usize; 2]>| -> Result<[usize; 2]> {
+            if !one_d {
+                return pair(b, name, default);
+            }
+            let v = pair(b, name, default.map(|d| [d[1]; 2]))?;
+            if v[0] != v[1] {
+                return Err(Error::Arg(format!("pool1d: {name} must be one number, got {v:?}")));
+            }
+            Ok([if name == "kernel_size" || name == "stride" || name == "dilation" { 1 } else { 0 }, v[1]])
+        };
+        let k = get("kernel_size", None)?;
+        let s = get("stride", Some(k))?;
+        let p = get("padding", Some([0, 0]))?;
+        let d = if dilated { get("dilation", Some([1, 1]))? } else { [1, 1] };
+        Ok(Geometry { k, s, p, d })
     }
 }
 
-fn finish(ctx: &Ctx, x: &T, out: Tensor, unbatched: bool) -> Result<Vec<Value>> {
-    let out = if unbatched { out.squeeze(0)? } else { out };
-    Ok(vec![Value::Tensor(ctx.out(out, x.dtype)?)])
+/// The input as `[N, C, H, W]` (a 1-D pooling's `[N, C, L]` or `[C, L]` as
+/// `H = 1`), and how to give the result the input's own layout back.
+fn pooled_input(x: &T, one_d: bool) -> Result<(Tensor, impl Fn(Tensor) -> Result<Tensor>)> {
+    let (t, lifted) = if one_d {
+        if !(2..=3).contains(&x.rank()) {
+            return Err(Error::Arg(format!("pool1d: input of rank {} (expected 2 or 3)", x.rank())));
+        }
+        (x.t.unsqueeze(x.rank() - 1)?, true)
+    } else {
+        (x.t.clone(), false)
+    };
+    let (t, unbatched) = match t.rank() {
+        4 => (t, false),
+        3 => (t.unsqueeze(0)?, true),
+        r => return Err(Error::Arg(format!("pool2d: input of rank {r} (expected 3 or 4)"))),
+    };
+    Ok((t, move |y: Tensor| -> Result<Tensor> {
+        let y = if unbatched { y.squeeze(0)? } else { y };
+        Ok(if lifted { y.squeeze(y.rank() - 2)? } else { y })
+    }))
 }
 
-fn max_pool2d(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+/// The flat input position (`row · W + column`) of each window element of
+/// [`windows`], `-1` in the padding: `[OH·OW, KH·KW]`.
+fn window_positions(h: usize, w: usize, g: Geometry, oh: usize, ow: usize) -> Vec<f64> {
+    let mut out = Vec::with_capacity(oh * ow * g.k[0] * g.k[1]);
+    for y in 0..oh {
+        for xo in 0..ow {
+            for i in 0..g.k[0] {
+                for j in 0..g.k[1] {
+                    let (r, c) = ((y * g.s[0] + i * g.d[0]) as i64 - g.p[0] as i64, (xo * g.s[1] + j * g.d[1]) as i64 - g.p[1] as i64);
+                    let inside = r >= 0 && c >= 0 && (r as usize) < h && (c as usize) < w;
+                    out.push(if inside { (r as usize * w + c as usize) as f64 } else { -1.0 });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// max_pool1d/2d (and `_with_indices`): the first maximum of each window
+/// (in kernel order) takes the value and the whole gradient, as in torch;
+/// the indices are its flat position in the input's pooled dims.
+fn max_pool(ctx: &Ctx, b: &Bound, one_d: bool, indices: bool) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;
-    if b.bool("ceil_mode")? || b.bool("return_indices")? {
-        return Err(Error::Unsupported("max_pool2d with ceil_mode or return_indices is not replayed".into()));
+    if flag(b, "ceil_mode")? {
+        return Err(Error::Unsupported("max_pool with ceil_mode is not replayed".into()));
     }
-    let k = pair(b, "kernel_size", None)?;
-    let s = pair(b, "stride", Some(k))?;
-    let (p, d) = (pair(b, "padding", Some([0, 0]))?, pair(b, "dilation", Some([1, 1]))?);
-    let (t, unbatched) = batched(x)?;
-    fit(t.dims()[2], t.dims()[3], k, s, p, d)?;
-    if let Some(y) = pool_kernel::max_pool2d(&t, MaxPool { k, s, p, d })? {
-        return finish(ctx, x, y, unbatched);
+    let indices = indices || flag(b, "return_indices")?;
+    let g = Geometry::of(b, one_d, true)?;
+    let (t, back) = pooled_input(x, one_d)?;
+    let (h, w) = (t.dims()[2], t.dims()[3]);
+    fit(h, w, g.k, g.s, g.p, g.d)?;
+    if !indices {
+        if let Some(y) = pool_kernel::max_pool2d(&t, MaxPool { k: g.k, s: g.s, p: g.p, d: g.d })? {
+            return one(ctx.out(back(y)?, x.dtype)?);
+        }
     }
-    let (win, oh, ow) = windows(&t, k, s, p, d, f64::NEG_INFINITY)?;
+    let (win, oh, ow) = windows(&t, g.k, g.s, g.p, g.d, f64::NEG_INFINITY)?;
     let (n, c) = (t.dims()[0], t.dims()[1]);
-    // The first maximum of each window (in kernel order) takes the value
-    // and the whole gradient, as in torch; candle's max would send the
-    // gradient to every tied element (ties are common after a ReLU).
+    // candle's max would send the gradient to every tied element (ties are
+    // common after a ReLU).
     let first = win.detach().argmax_keepdim(3)?;
-    finish(ctx, x, win.gather(&first, 3)?.reshape((n, c, oh, ow))?, unbatched)
+    let values = ctx.out(back(win.gather(&first, 3)?.reshape((n, c, oh, ow))?)?, x.dtype)?;
+    if !indices {
+        return Ok(vec![Value::Tensor(values)]);
+    }
+    let kk = g.k[0] * g.k[1];
+    let table = Tensor::from_vec(window_positions(h, w, g, oh, ow), (1, 1, oh * ow, kk), t.device())?.broadcast_as((n, c, oh * ow, kk))?.contiguous()?;
+    let at = ctx.out(back(table.gather(&first, 3)?.reshape((n, c, oh, ow))?)?, crate::dtype::TDType::I64)?;
+    Ok(vec![Value::Tensor(values), Value::Tensor(at)])
 }
 
-fn avg_pool2d(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
-    let x = b.tensor("input")?;
-    if b.bool("ceil_mode")? {
-        return Err(Error::Unsupported("avg_pool2d with ceil_mode is not replayed".into()));
+/// avg_pool1d/2d: each window's sum over its kernel size, or over the real
+/// (unpadded) elements without `count_include_pad`, or `divisor_override`.
+fn avg_pool(ctx: &Ctx, b: &Bound, one_d: bool, input: &str) -> Result<Vec<Value>> {
+    let x = b.tensor(input)?;
+    if flag(b, "ceil_mode")? {
+        return Err(Error::Unsupported("avg_pool with ceil_mode is not replayed".into()));
     }
-    let k = pair(b, "kernel_size", None)?;
-    let s = pair(b, "stride", Some(k))?;
-    let p = pair(b, "padding", Some([0, 0]))?;
-    let (t, unbatched) = batched(x)?;
+    let Geometry { k, s, p, .. } = Geometry::of(b, one_d, false)?;
+    let (t, back) = pooled_input(x, one_d)?;
     let (win, oh, ow) = windows(&t, k, s, p, [1, 1], 0.0)?;
     let (n, c) = (t.dims()[0], t.dims()[1]);
     let sum = win.sum(3)?;
@@ -136,7 +213,7 @@ fn avg_pool2d(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
             sum.broadcast_div(&count.sum(3)?)?
         }
     };
-    finish(ctx, x, out.reshape((n, c, oh, ow))?, unbatched)
+    one(ctx.out(back(out.reshape((n, c, oh, ow))?)?, x.dtype)?)
 }
 
 /// The output sizes of the last `dims.len()` dims (whose sizes are `dims`)
@@ -196,6 +273,55 @@ fn adaptive_avg_pool(ctx: &Ctx, b: &Bound, n: usize) -> Result<Vec<Value>> {
         t = adaptive_dim(&t, x.rank() - n + i, o)?;
     }
     Ok(vec![Value::Tensor(ctx.out(t, x.dtype)?)])
+}
+
+/// The windows of an adaptive pooling of a dim of length `len` into `out`:
+/// window `i` covers `[floor(i·L/out), ceil((i+1)·L/out))`.
+fn adaptive_windows(len: usize, out: usize) -> Vec<(usize, usize)> {
+    (0..out).map(|i| (i * len / out, ((i + 1) * len).div_ceil(out))).collect()
+}
+
+/// adaptive_max_pool1d/2d (and `_with_indices`): the first maximum of each
+/// adaptive window, by a gather of every window padded to the longest
+/// with its own first element (which cannot be a later first maximum).
+fn adaptive_max_pool(ctx: &Ctx, b: &Bound, one_d: bool, indices: bool) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let indices = indices || flag(b, "return_indices")?;
+    let (t, back) = pooled_input(x, one_d)?;
+    let (n, c, h, w) = t.dims4()?;
+    if h == 0 || w == 0 {
+        return Err(Error::Arg(format!("adaptive_max_pool of an empty input {:?}", x.dims())));
+    }
+    let spatial: Vec<usize> = if one_d { vec![w] } else { vec![h, w] };
+    let sizes = output_sizes(b.value("output_size"), &spatial, "adaptive_max_pool")?;
+    let (oh, ow) = if one_d { (1, sizes[0]) } else { (sizes[0], sizes[1]) };
+    let (rows, cols) = (adaptive_windows(h, oh), adaptive_windows(w, ow));
+    let kh = rows.iter().map(|r| r.1 - r.0).max().unwrap_or(1);
+    let kw = cols.iter().map(|r| r.1 - r.0).max().unwrap_or(1);
+    let mut positions = Vec::with_capacity(oh * ow * kh * kw);
+    for &(r0, r1) in &rows {
+        for &(c0, c1) in &cols {
+            let first = r0 * w + c0;
+            for i in 0..kh {
+                for j in 0..kw {
+                    let (r, col) = (r0 + i, c0 + j);
+                    positions.push(if r < r1 && col < c1 { r * w + col } else { first } as u32);
+                }
+            }
+        }
+    }
+    let k = kh * kw;
+    let idx = Tensor::from_vec(positions.clone(), (1, oh * ow * k), t.device())?.broadcast_as((n * c, oh * ow * k))?.contiguous()?;
+    let win = t.reshape((n * c, h * w))?.contiguous()?.gather(&idx, 1)?.reshape((n, c, oh * ow, k))?;
+    let first = win.detach().argmax_keepdim(3)?;
+    let values = ctx.out(back(win.gather(&first, 3)?.reshape((n, c, oh, ow))?)?, x.dtype)?;
+    if !indices {
+        return Ok(vec![Value::Tensor(values)]);
+    }
+    let table: Vec<f64> = positions.iter().map(|&p| p as f64).collect();
+    let table = Tensor::from_vec(table, (1, 1, oh * ow, k), t.device())?.broadcast_as((n, c, oh * ow, k))?.contiguous()?;
+    let at = table.gather(&first, 3)?.reshape((n, c, oh, ow))?;
+    Ok(vec![Value::Tensor(values), Value::Tensor(ctx.out(back(at)?, crate::dtype::TDType::I64)?)])
 }
 
 /// One number or a list of numbers (a `scale_factor`).
@@ -306,8 +432,18 @@ fn resample(t: &Tensor, d: usize, taps: &Taps, linear: bool) -> Result<Tensor> {
 /// compute precision for linear ones (torch's opmath: float32 for float32
 /// inputs, float64 on the bench).
 fn interpolate(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    interpolate_as(ctx, b, None)
+}
+
+/// [`interpolate`] with the mode and `align_corners` fixed where the
+/// function fixes them (`upsample_nearest`: nearest; `upsample_bilinear`:
+/// bilinear with aligned corners), else the call's.
+fn interpolate_as(ctx: &Ctx, b: &Bound, fixed: Option<(&str, bool)>) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;
-    let mode = b.str("mode")?;
+    let mode = match fixed {
+        Some((m, _)) => m,
+        None => b.str("mode")?,
+    };
     if !(1..=3).contains(&x.rank().saturating_sub(2)) {
         return Err(Error::Arg(format!("interpolate: expected an input of 3 to 5 dims [N, C, *], got {:?}", x.dims())));
     }
@@ -322,6 +458,7 @@ fn interpolate(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         (m, _) => return Err(Error::Arg(format!("interpolate: mode {m:?} does not apply to an input of {n} spatial dims"))),
     };
     let align_corners = match b.value("align_corners") {
+        _ if fixed.is_some() => fixed.is_some_and(|f| f.1),
         Value::None => false,
         v => v.as_i64().ok_or_else(|| Error::Arg(format!("interpolate: align_corners must be a bool, got {}", v.kind())))? != 0,
     };
@@ -361,12 +498,17 @@ fn interpolate(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     Ok(vec![Value::Tensor(ctx.out(t, x.dtype)?)])
 }
 
+/// An entry judged by the run's standard, with autograd's backward and no facts.
+const fn pooled(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>) -> Op {
+    Op { names, sig, forward, backward: true, standard: Standard::Accuracy, random: false, facts: &[] }
+}
+
 /// The pooling and resampling entries.
 pub static OPS: &[Op] = &[
     Op {
         names: &["Functional.max_pool2d", "MintFunctional.max_pool2d"],
         sig: "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False",
-        forward: max_pool2d,
+        forward: |c, b| max_pool(c, b, false, false),
         backward: true,
         standard: Standard::Accuracy,
         random: false,
@@ -375,7 +517,7 @@ pub static OPS: &[Op] = &[
     Op {
         names: &["Functional.avg_pool2d", "MintFunctional.avg_pool2d"],
         sig: "input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None",
-        forward: avg_pool2d,
+        forward: |c, b| avg_pool(c, b, false, "input"),
         backward: true,
         standard: Standard::Accuracy,
         random: false,
@@ -410,4 +552,47 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[],
     },
+    pooled(&["Functional.max_pool1d"], "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False", |c, b| {
+        max_pool(c, b, true, false)
+    }),
+    pooled(&["Functional.max_pool1d_with_indices"], "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False", |c, b| {
+        max_pool(c, b, true, true)
+    }),
+    pooled(&["Functional.max_pool2d_with_indices"], "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False", |c, b| {
+        max_pool(c, b, false, true)
+    }),
+    // torch.max_pool1d/2d: `stride=[]` means the kernel size; no return_indices.
+    pooled(&["Torch.max_pool1d"], "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False", |c, b| max_pool(c, b, true, false)),
+    pooled(&["Torch.max_pool2d"], "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False", |c, b| max_pool(c, b, false, false)),
+    pooled(&["Torch.max_pool1d_with_indices"], "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False", |c, b| max_pool(c, b, true, true)),
+    Op {
+        names: &["Functional.avg_pool1d", "Torch.avg_pool1d"],
+        sig: "input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True",
+        forward: |c, b| avg_pool(c, b, true, "input"),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums)],
+    },
+    // mindspore.ops.avg_pool1d: `input_x`, and a stride of 1 by default.
+    Op {
+        names: &["MS.Functional.avg_pool1d"],
+        sig: "input_x, kernel_size=1, stride=1, padding=0, ceil_mode=False, count_include_pad=True",
+        forward: |c, b| avg_pool(c, b, true, "input_x"),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums)],
+    },
+    pooled(&["Functional.adaptive_max_pool1d"], "input, output_size, return_indices=False", |c, b| adaptive_max_pool(c, b, true, false)),
+    // torch.adaptive_max_pool1d returns the indices too.
+    pooled(&["Functional.adaptive_max_pool1d_with_indices", "Torch.adaptive_max_pool1d"], "input, output_size, return_indices=False", |c, b| {
+        adaptive_max_pool(c, b, true, true)
+    }),
+    pooled(&["Functional.adaptive_max_pool2d"], "input, output_size, return_indices=False", |c, b| adaptive_max_pool(c, b, false, false)),
+    pooled(&["Functional.adaptive_max_pool2d_with_indices"], "input, output_size, return_indices=False", |c, b| adaptive_max_pool(c, b, false, true)),
+    // The deprecated spellings of interpolate.
+    pooled(&["Functional.upsample"], "input, size=None, scale_factor=None, mode='nearest', align_corners=None, recompute_scale_factor=None", interpolate),
+    pooled(&["Functional.upsample_nearest"], "input, size=None, scale_factor=None", |c, b| interpolate_as(c, b, Some(("nearest", false)))),
+    pooled(&["Functional.upsample_bilinear"], "input, size=None, scale_factor=None", |c, b| interpolate_as(c, b, Some(("bilinear", true)))),
 ];

@@ -1155,6 +1155,37 @@ case("Functional.dropout1d", T(2, 3, 4), p=0.0)
 case("Functional.dropout2d", T(2, 3, 2, 2), p=0.0)
 case("Functional.dropout3d", T(2, 3, 2, 2, 2), p=0.0)
 case("Functional.dropout2d", T(2, 3, 4, 4), 0.5, training=False)
+each(["Functional.max_pool1d", "Torch.max_pool1d"], T(2, 3, 9), 2)
+case("Functional.max_pool1d", T(3, 10), 3, 2, 1, 2)  # unbatched, padding, dilation
+case("Functional.max_pool1d", V([[[0.0, 1.0, 1.0, 0.0, 2.0, 2.0]]]), 2, 1)  # ties in overlapping windows
+each(["Functional.max_pool1d_with_indices", "Torch.max_pool1d_with_indices"], T(2, 3, 9), 3, 2)
+case("Functional.max_pool1d", T(2, 3, 9), 3, 2, 1, return_indices=True)
+case("Functional.max_pool2d_with_indices", T(2, 3, 7, 6), 3, 2, 1)
+case("Functional.max_pool2d", T(3, 6, 6), 2, return_indices=True)  # unbatched
+case("Functional.max_pool2d_with_indices", V([[[[0.0, 0.0, 1.0], [0.0, 1.0, 1.0], [2.0, 2.0, 0.0]]]]), 2, 1)  # first maximum
+case("Torch.max_pool2d", T(2, 3, 8, 7), 2)
+case("Torch.max_pool2d", T(2, 3, 8, 7), (3, 2), [], 1)  # stride [] is the kernel
+each(["Functional.avg_pool1d", "Torch.avg_pool1d"], T(2, 3, 9), 3)
+case("Functional.avg_pool1d", T(3, 10), 4, 2, 2, count_include_pad=False)
+each(["Functional.adaptive_max_pool1d", "Torch.adaptive_max_pool1d"], T(2, 3, 10), 4)
+case("Functional.adaptive_max_pool1d", T(3, 7), 3, return_indices=True)
+case("Functional.adaptive_max_pool1d_with_indices", T(2, 3, 10), 4)
+case("Functional.adaptive_max_pool2d", T(2, 3, 7, 9), (3, 4))
+case("Functional.adaptive_max_pool2d", T(3, 7, 9), (None, 2), return_indices=True)  # unbatched, a kept dim
+case("Functional.adaptive_max_pool2d_with_indices", T(2, 3, 5, 6), 2)
+case("Functional.adaptive_max_pool2d", V([[[[1.0, 1.0, 0.0], [1.0, 0.0, 2.0], [0.0, 2.0, 2.0]]]]), 2)  # ties
+case("Functional.upsample", T(2, 3, 4, 4), scale_factor=2.0)
+case("Functional.upsample", T(2, 3, 5), size=8, mode="linear", align_corners=False)
+case("Functional.upsample_nearest", T(2, 3, 4, 5), size=(7, 9))
+case("Functional.upsample_bilinear", T(2, 3, 4, 5), scale_factor=2)
+case("Functional.upsample_bilinear", T(1, 2, 3, 3), size=(5, 4))
+each(["Functional.bilinear", "Torch.bilinear"], T(4, 3), T(4, 5), T(2, 3, 5), T(2))
+case("Functional.bilinear", T(2, 3, 3), T(2, 3, 4), T(5, 3, 4))  # leading dims, no bias
+case("Functional.instance_norm", T(2, 3, 4, 5))
+case("Functional.instance_norm", T(2, 3, 6), weight=T(3), bias=T(3), eps=1e-3)
+case("Functional.instance_norm", T(2, 3, 2, 2, 2), T(3), T(3, low=0.5, high=2.0), use_input_stats=False).constant(1, 2)
+case("Functional.local_response_norm", T(2, 6, 3, 3), 3)
+case("Functional.local_response_norm", T(2, 5, 4), 4, alpha=0.01, beta=0.5, k=2.0)
 case("Torch.maximum", V([[0.0, 0.0], [2.0, 2.0]]), V([[0.0, 1.0], [2.0, -1.0]]))  # ties after a ReLU
 each(["Torch.nonzero", "Torch.argwhere"], V([[0.0, 1.5], [-2.0, 0.0], [0.0, 0.0]]))
 case("Torch.nonzero", I(3, 4, high=2))
@@ -1298,6 +1329,15 @@ case("MS.Tensor.var", T(3, 4), -1, correction=0, keepdim=True)  # torch-style ke
 case("MS.Tensor.var", T(3, 4), 1, keepdim=False)  # torch-style: correction 1
 case("MS.Tensor.std", T(3, 4))  # ddof 0
 # mindspore.ops.var/std(input, axis=None, ddof=0, keepdims=False): MindSpore itself is the reference.
+# MindSpore's forward in MindSpore; its backward (MindSpore's CPU
+# AvgPool3DGrad takes float16 and float32 alone) in torch, under MindSpore's signature.
+def _ms_avg_pool1d(input_x, kernel_size=1, stride=1, padding=0, ceil_mode=False, count_include_pad=True):
+    return torch.nn.functional.avg_pool1d(input_x, kernel_size, stride, padding, ceil_mode, count_include_pad)
+
+
+CASES.append(Case("MS.Functional.avg_pool1d", (T(2, 3, 9), 3), {}, _ms_avg_pool1d))
+for _c in [ms_case("MS.Functional.avg_pool1d", T(2, 3, 9), 3), ms_case("MS.Functional.avg_pool1d", T(2, 3, 10), 4, 2, 1, count_include_pad=False)]:
+    _c.backward = False
 ms_case("MS.Functional.var", T(3, 4))
 ms_case("MS.Functional.var", T(3, 4), 1, 1)
 ms_case("MS.Functional.var", T(2, 3, 4), (0, 2), ddof=1, keepdims=True)
