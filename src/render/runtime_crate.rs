@@ -49,6 +49,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/conv.rs",
     "src/ops/create.rs",
     "src/ops/derive.rs",
+    "src/ops/diag.rs",
     "src/ops/distance.rs",
     "src/ops/einsum.rs",
     "src/ops/fused.rs",

@@ -128,6 +128,59 @@ fn inner(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(out, dtype)?)
 }
 
+/// torch.kron: the Kronecker product, the operands' ranks evened with
+/// leading ones; `out[i·B + j] = a[i]·b[j]` per dim.
+fn kron(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x, y) = (b.tensor("input")?, b.tensor("other")?);
+    let dtype = float_pair(x, y, "kron")?;
+    let r = x.rank().max(y.rank());
+    let lift = |d: &[usize]| -> Vec<usize> { [vec![1; r - d.len()], d.to_vec()].concat() };
+    let (da, db) = (lift(x.dims()), lift(y.dims()));
+    let a_shape: Vec<usize> = da.iter().flat_map(|&n| [n, 1]).collect();
+    let b_shape: Vec<usize> = db.iter().flat_map(|&n| [1, n]).collect();
+    let out = x.t.reshape(a_shape)?.broadcast_mul(&y.t.reshape(b_shape)?)?;
+    let shape: Vec<usize> = da.iter().zip(&db).map(|(m, n)| m * n).collect();
+    one(ctx.out(out.reshape(shape)?, dtype)?)
+}
+
+/// tensordot's contracted dims: the last `n` of `a` with the first `n` of
+/// `b`, or two lists.
+fn contracted(v: &Value, ra: usize, rb: usize) -> Result<(Vec<usize>, Vec<usize>)> {
+    let norm = |d: i64, r: usize| crate::ctx::dim(d, r);
+    match v {
+        Value::Int(n) if *n >= 0 && (*n as usize) <= ra.min(rb) => Ok(((ra - *n as usize..ra).collect(), (0..*n as usize).collect())),
+        Value::List(items) if items.len() == 2 => {
+            let list = |v: &Value, r: usize| -> Result<Vec<usize>> {
+                match v {
+                    Value::List(xs) => xs.iter().map(|x| norm(x.as_i64().ok_or_else(|| Error::Arg("tensordot: dims must be ints".into()))?, r)).collect(),
+                    x => Ok(vec![norm(x.as_i64().ok_or_else(|| Error::Arg("tensordot: dims must be ints".into()))?, r)?]),
+                }
+            };
+            Ok((list(&items[0], ra)?, list(&items[1], rb)?))
+        }
+        v => Err(Error::Arg(format!("tensordot: dims must be an int or a pair of lists, got {}", v.kind()))),
+    }
+}
+
+/// torch.tensordot(a, b, dims=2): the sum over the contracted dims, the
+/// free dims of `a` then of `b`, as one matrix product.
+fn tensordot(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x, y) = (b.tensor("a")?, b.tensor("b")?);
+    let dtype = float_pair(x, y, "tensordot")?;
+    let (ca, cb) = contracted(b.value("dims"), x.rank(), y.rank())?;
+    if ca.len() != cb.len() || ca.iter().zip(&cb).any(|(&i, &j)| x.dims()[i] != y.dims()[j]) {
+        return Err(Error::Arg(format!("tensordot: contracted dims {ca:?} of {:?} and {cb:?} of {:?} do not match", x.dims(), y.dims())));
+    }
+    let fa: Vec<usize> = (0..x.rank()).filter(|i| !ca.contains(i)).collect();
+    let fb: Vec<usize> = (0..y.rank()).filter(|i| !cb.contains(i)).collect();
+    let k: usize = ca.iter().map(|&i| x.dims()[i]).product();
+    let (m, n): (usize, usize) = (fa.iter().map(|&i| x.dims()[i]).product(), fb.iter().map(|&i| y.dims()[i]).product());
+    let a = x.t.permute([fa.clone(), ca].concat())?.reshape((m, k))?;
+    let c = y.t.permute([cb, fb.clone()].concat())?.reshape((k, n))?;
+    let shape: Vec<usize> = fa.iter().map(|&i| x.dims()[i]).chain(fb.iter().map(|&i| y.dims()[i])).collect();
+    one(ctx.out(a.matmul(&c)?.reshape(shape)?, dtype)?)
+}
+
 /// The product entries.
 pub static OPS: &[Op] = &[
     Op {
@@ -244,6 +297,24 @@ pub static OPS: &[Op] = &[
         names: &["Torch.inner"],
         sig: "input, other, *, out=None",
         forward: inner,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums)],
+    },
+    Op {
+        names: &["Torch.kron"],
+        sig: "input, other, *, out=None",
+        forward: kron,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums)],
+    },
+    Op {
+        names: &["Torch.tensordot"],
+        sig: "a, b, dims=2, out=None",
+        forward: tensordot,
         backward: true,
         standard: Standard::Accuracy,
         random: false,

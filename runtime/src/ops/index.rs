@@ -566,6 +566,108 @@ fn index_add(ctx: &Ctx, b: &Bound, [index, source]: [&str; 2]) -> Result<Vec<Val
     one(ctx.out(x.t.index_add(&idx, &src, d)?, x.dtype)?)
 }
 
+/// torch.take(input, index): the flattened input at `index`, in its shape.
+fn take(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x, index) = (b.tensor("input")?, b.tensor("index")?);
+    let idx = indices(index, x.t.elem_count(), "take")?.flatten_all()?;
+    one(ctx.out(x.t.flatten_all()?.index_select(&idx, 0)?.reshape(index.dims())?, x.dtype)?)
+}
+
+/// torch.take_along_dim(input, indices, dim=None): gather along `dim` with
+/// both broadcast elsewhere; without `dim`, take on the flattened input.
+fn take_along_dim(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x, index) = (b.tensor("input")?, b.tensor("indices")?);
+    if b.is_none("dim") {
+        let idx = indices(index, x.t.elem_count(), "take_along_dim")?.flatten_all()?;
+        return one(ctx.out(x.t.flatten_all()?.index_select(&idx, 0)?, x.dtype)?);
+    }
+    if x.rank() != index.rank() {
+        return Err(Error::Arg(format!("take_along_dim: input {:?} and indices {:?} should have the same number of dimensions", x.dims(), index.dims())));
+    }
+    let d = dim(b.int("dim")?, x.rank())?;
+    let mut shape = vec![];
+    for (i, (&m, &n)) in x.dims().iter().zip(index.dims()).enumerate() {
+        shape.push(if i == d || m == n || n == 1 {
+            m
+        } else if m == 1 {
+            n
+        } else {
+            return Err(Error::Arg(format!("take_along_dim: {:?} and {:?} do not broadcast", x.dims(), index.dims())));
+        });
+    }
+    let with = |size: usize| -> Vec<usize> { shape.iter().enumerate().map(|(i, &s)| if i == d { size } else { s }).collect() };
+    let xb = x.t.broadcast_as(with(x.dims()[d]))?.contiguous()?;
+    let ib = indices(index, x.dims()[d], "take_along_dim")?.broadcast_as(with(index.dims()[d]))?.contiguous()?;
+    one(ctx.out(xb.gather(&ib, d)?, x.dtype)?)
+}
+
+/// torch.masked_select(input, mask): the elements where the broadcast mask
+/// is true, in order, as a vector.
+fn masked_select(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x, mask) = (b.tensor("input")?, b.tensor("mask")?);
+    if mask.dtype != TDType::Bool {
+        return Err(Error::Arg(format!("masked_select: expected a bool mask, got {}", mask.dtype.name())));
+    }
+    let shape = crate::ctx::broadcast_shape(x.dims(), mask.dims())?;
+    let xb = x.t.broadcast_as(shape.as_slice())?.flatten_all()?;
+    let kept: Vec<u32> = mask
+        .t
+        .broadcast_as(shape.as_slice())?
+        .flatten_all()?
+        .to_dtype(DType::F64)?
+        .to_vec1::<f64>()?
+        .iter()
+        .enumerate()
+        .filter(|(_, &m)| m != 0.0)
+        .map(|(i, _)| i as u32)
+        .collect();
+    let n = kept.len();
+    one(ctx.out(xb.index_select(&Tensor::from_vec(kept, n, x.t.device())?, 0)?, x.dtype)?)
+}
+
+/// Whether each position along dim `d` of `x` is named by `index`, as a
+/// tensor broadcastable to `x` (1 where named).
+fn named_positions(x: &T, d: usize, index: &T, what: &str) -> Result<Tensor> {
+    if index.rank() > 1 {
+        return Err(Error::Arg(format!("{what}: index must be at most 1-D, got shape {:?}", index.dims())));
+    }
+    let size = x.dims()[d];
+    let mut hit = vec![0u8; size];
+    for i in indices(index, size, what)?.flatten_all()?.to_vec1::<u32>()? {
+        hit[i as usize] = 1;
+    }
+    let shape: Vec<usize> = (0..x.rank()).map(|i| if i == d { size } else { 1 }).collect();
+    Ok(Tensor::from_vec(hit, shape, x.t.device())?.broadcast_as(x.dims())?)
+}
+
+/// torch.index_fill(input, dim, index, value): the slices along `dim` at
+/// `index` set to `value` (a number or a 0-D tensor, differentiated).
+fn index_fill(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let d = if x.rank() == 0 { 0 } else { dim(b.int("dim")?, x.rank())? };
+    let xt = if x.rank() == 0 { T { t: x.t.reshape(1)?, dtype: x.dtype } } else { x.clone() };
+    let hit = named_positions(&xt, d, b.tensor("index")?, "index_fill")?;
+    let value = ctx.cast(&T { t: operand(ctx, b.value("value"), result_type(&[b.value("value")])?)?, dtype: result_type(&[b.value("value")])? }, x.dtype)?;
+    let out = hit.where_cond(&value.t.reshape(())?.broadcast_as(xt.dims())?, &xt.t)?;
+    one(ctx.out(out.reshape(x.dims())?, x.dtype)?)
+}
+
+/// torch.index_copy(input, dim, index, source): the slices along `dim` at
+/// `index` replaced by `source`'s, in order.
+fn index_copy(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let d = dim(b.int("dim")?, x.rank())?;
+    let index = b.tensor("index")?;
+    let hit = named_positions(x, d, index, "index_copy")?;
+    let src = ctx.cast(b.tensor("source")?, x.dtype)?.t;
+    if index.t.elem_count() == 0 {
+        return one(x.clone());
+    }
+    let idx = indices(index, x.dims()[d], "index_copy")?.flatten_all()?;
+    let placed = x.t.zeros_like()?.index_add(&idx, &src, d)?;
+    one(ctx.out(hit.where_cond(&placed, &x.t)?, x.dtype)?)
+}
+
 /// The index that repeats each position `i` of a dim of size `n` `r[i]` times.
 fn repeated(repeats: &[f64], n: usize) -> Result<Vec<u32>> {
     let reps: Vec<f64> = match repeats.len() {
@@ -838,6 +940,43 @@ pub static OPS: &[Op] = &[
             let (v, _) = sort_values(c, b.tensor("input")?, 0, false)?;
             Ok(vec![Value::Tensor(v)])
         },
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op { names: &["Torch.take"], sig: "input, index", forward: take, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op {
+        names: &["Torch.take_along_dim"],
+        sig: "input, indices, dim=None, *, out=None",
+        forward: take_along_dim,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.masked_select"],
+        sig: "input, mask, *, out=None",
+        forward: masked_select,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.index_fill"],
+        sig: "input, dim, index, value",
+        forward: index_fill,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.index_copy"],
+        sig: "input, dim, index, source, *, out=None",
+        forward: index_copy,
         backward: true,
         standard: Standard::Exact,
         random: false,

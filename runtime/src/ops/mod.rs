@@ -27,6 +27,7 @@ mod conv;
 mod conv_kernel;
 mod create;
 pub mod derive;
+mod diag;
 mod distance;
 mod einsum;
 mod fused;
@@ -494,6 +495,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(npu_misc::OPS)
         .chain(rearrange::OPS)
         .chain(distance::OPS)
+        .chain(diag::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework`: the table's, or

@@ -223,6 +223,19 @@ fn var(ctx: &Ctx, b: &Bound, sqrt: bool) -> Result<Vec<Value>> {
     one(var_of(ctx, x, &dims, b.opt_float("correction")?.unwrap_or(1.0), b.bool("keepdim")?, sqrt)?)
 }
 
+/// torch.var_mean / std_mean: the variance (or standard deviation) and
+/// the mean over the same dims, as a pair.
+fn var_mean(ctx: &Ctx, b: &Bound, sqrt: bool) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let dims = reduce_dims(b, x)?;
+    let keepdim = b.bool("keepdim")?;
+    let v = var_of(ctx, x, &dims, b.opt_float("correction")?.unwrap_or(1.0), keepdim, sqrt)?;
+    let n: usize = dims.iter().map(|&d| x.dims().get(d).copied().unwrap_or(1)).product();
+    let mean = x.t.sum_keepdim(dims.clone())?.affine(1.0 / n as f64, 0.0)?;
+    let mean = ctx.out(drop_dims(&x.t, mean, &dims, keepdim)?, x.dtype)?;
+    Ok(vec![Value::Tensor(v), Value::Tensor(mean)])
+}
+
 /// MindSpore's Tensor.var/std(axis=None, ddof=0, keepdims=False): ddof 0
 /// by default (torch's correction is 1); its torch-style overload
 /// (`correction=`, `keepdim=`) has torch's default.
@@ -338,6 +351,78 @@ fn cumsum(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     // (its accumulator for float32 is a double): a float32 running sum would
     // drift by up to n ulps along the dim.
     one(ctx.out(x.t.to_dtype(DType::F64)?.cumsum(d)?, dtype)?)
+}
+
+/// cummax / cummin along `dim`: the running extreme and the index of its
+/// last occurrence (torch's, `>=`/`<=`), NaN sticking once met; the
+/// gradient goes to that index.
+fn cum_extreme(ctx: &Ctx, b: &Bound, max: bool) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let d = if x.rank() == 0 { 0 } else { dim(b.int("dim")?, x.rank())? };
+    let t = if x.rank() == 0 { x.t.reshape(1)? } else { x.t.clone() };
+    let moved = t.transpose(d, t.rank() - 1)?.contiguous()?;
+    let len = moved.dims()[moved.rank() - 1];
+    let rows = moved.elem_count() / len.max(1);
+    let values = moved.detach().to_dtype(DType::F64)?.flatten_all()?.to_vec1::<f64>()?;
+    let mut at = vec![0u32; values.len()];
+    for r in 0..rows {
+        let row = &values[r * len..(r + 1) * len];
+        let mut best = 0usize;
+        for (i, &v) in row.iter().enumerate() {
+            let cur = row[best];
+            let better = if cur.is_nan() { v.is_nan() } else { v.is_nan() || if max { v >= cur } else { v <= cur } };
+            if i == 0 || better {
+                best = i;
+            }
+            at[r * len + i] = best as u32;
+        }
+    }
+    let index = Tensor::from_vec(at.clone(), moved.dims(), moved.device())?;
+    let picked = moved.gather(&index, moved.rank() - 1)?;
+    let back = |v: Tensor| -> Result<Tensor> {
+        let v = v.transpose(d, v.rank() - 1)?.contiguous()?;
+        Ok(if x.rank() == 0 { v.reshape(())? } else { v })
+    };
+    let positions = Tensor::from_vec(at.iter().map(|&i| i as f64).collect::<Vec<f64>>(), moved.dims(), moved.device())?;
+    Ok(vec![Value::Tensor(ctx.out(back(picked)?, x.dtype)?), Value::Tensor(ctx.out(back(positions)?, TDType::I64)?)])
+}
+
+/// diff(input, n=1, dim=-1, prepend=None, append=None): `n` times the
+/// differences of neighbours along `dim`, after `prepend` and `append`
+/// are concatenated there (a bool input's difference is xor).
+fn diff(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    if x.rank() == 0 {
+        return Err(Error::Arg("diff expects a tensor of at least one dimension".into()));
+    }
+    let n = b.int("n")?;
+    if n < 0 {
+        return Err(Error::Arg(format!("diff: order must be non-negative, got {n}")));
+    }
+    let d = dim(b.int("dim")?, x.rank())?;
+    let mut parts = vec![];
+    for name in ["prepend", "append"] {
+        if let Some(p) = b.opt_tensor(name)? {
+            if p.dtype != x.dtype {
+                return Err(Error::Arg(format!("diff: {name} of dtype {} for an input of {}", p.dtype.name(), x.dtype.name())));
+            }
+            parts.push((name, p.t.clone()));
+        }
+    }
+    let mut t = x.t.clone();
+    for (name, p) in parts {
+        t = if name == "prepend" { Tensor::cat(&[&p, &t], d)? } else { Tensor::cat(&[&t, &p], d)? };
+    }
+    let bool_input = x.dtype == TDType::Bool;
+    for _ in 0..n {
+        let len = t.dims()[d];
+        if len == 0 {
+            break;
+        }
+        let (hi, lo) = (t.narrow(d, 1, len - 1)?, t.narrow(d, 0, len - 1)?);
+        t = if bool_input { hi.ne(&lo)?.to_dtype(DType::F64)? } else { (hi - lo)? };
+    }
+    one(ctx.out(t, x.dtype)?)
 }
 
 /// all / any over `dim` (one int, a list, or every dim): a bool result.
@@ -747,6 +832,51 @@ pub static OPS: &[Op] = &[
             out.extend(extreme(c, b, true)?);
             Ok(out)
         },
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.var_mean"],
+        sig: "input, dim=None, *, correction=None, keepdim=False",
+        forward: |c, b| var_mean(c, b, false),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.std_mean"],
+        sig: "input, dim=None, *, correction=None, keepdim=False",
+        forward: |c, b| var_mean(c, b, true),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.cummax"],
+        sig: "input, dim",
+        forward: |c, b| cum_extreme(c, b, true),
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.cummin"],
+        sig: "input, dim",
+        forward: |c, b| cum_extreme(c, b, false),
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.diff"],
+        sig: "input, n=1, dim=-1, prepend=None, append=None",
+        forward: diff,
         backward: true,
         standard: Standard::Accuracy,
         random: false,

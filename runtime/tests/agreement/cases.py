@@ -1186,6 +1186,56 @@ case("Functional.instance_norm", T(2, 3, 6), weight=T(3), bias=T(3), eps=1e-3)
 case("Functional.instance_norm", T(2, 3, 2, 2, 2), T(3), T(3, low=0.5, high=2.0), use_input_stats=False).constant(1, 2)
 case("Functional.local_response_norm", T(2, 6, 3, 3), 3)
 case("Functional.local_response_norm", T(2, 5, 4), 4, alpha=0.01, beta=0.5, k=2.0)
+case("Torch.var_mean", T(3, 4))
+case("Torch.var_mean", T(3, 4, 2), (0, 2), correction=0, keepdim=True)
+case("Torch.std_mean", T(5, 3), 1)
+case("Torch.std_mean", T(4), correction=2)
+each(["Torch.cummax", "Torch.cummin"], T(3, 5), 1)
+each(["Torch.cummax", "Torch.cummin"], V([[1.0, 1.0, 0.0, 2.0], [3.0, math.nan, 5.0, 0.0]]), 1)  # ties take the last; NaN sticks
+case("Torch.cummax", T(4, 3), 0)
+case("Torch.cummin", I(2, 5), -1)
+case("Torch.cummax", V(2.5), 0)  # 0-D
+case("Torch.diff", T(3, 6))
+case("Torch.diff", T(4, 5), 2, 0)
+case("Torch.diff", T(3, 4), 1, -1, T(3, 2), T(3, 1))  # prepend, append
+case("Torch.diff", I(6, high=9), n=3)
+case("Torch.diff", B(7))  # bool: xor
+case("Torch.diag", T(4))
+case("Torch.diag", T(3), 2)
+case("Torch.diag", T(3), -1)
+case("Torch.diag", T(4, 5))
+case("Torch.diag", T(4, 5), 2)
+case("Torch.diag", T(4, 5), -3)
+case("Torch.diagflat", T(2, 3))
+case("Torch.diagflat", T(4), -2)
+case("Torch.diag_embed", T(2, 3))
+case("Torch.diag_embed", T(2, 3), 1, 0, 2)
+case("Torch.diag_embed", T(2, 4), -1, dim1=-1, dim2=0)
+case("Torch.kron", T(2, 3), T(3, 2))
+case("Torch.kron", T(3), T(2, 2))  # ranks evened
+case("Torch.tensordot", T(3, 4, 5), T(4, 5, 2))
+case("Torch.tensordot", T(3, 4, 5), T(5, 3), ([0, 2], [1, 0]))
+case("Torch.tensordot", T(3, 4), T(2, 5), 0)  # outer product
+case("Torch.cdist", T(5, 3), T(4, 3))
+case("Torch.cdist", T(2, 5, 3), T(2, 4, 3), 1.0)
+case("Torch.cdist", T(6, 3), T(7, 3), 3.0)
+case("Torch.cdist", T(30, 4), T(6, 4))  # more than 25 rows: the matrix product
+case("Torch.cdist", T(5, 4), T(6, 4), compute_mode="use_mm_for_euclid_dist")
+case("Torch.cdist", T(5, 4), T(6, 4), compute_mode="donot_use_mm_for_euclid_dist")
+each(["Functional.pdist", "Torch.pdist"], T(5, 3))
+case("Functional.pdist", T(6, 4), 1)
+case("Functional.pdist", T(4, 2), 3.5)
+case("Torch.take", T(3, 4), V([[0, 5], [11, -1]], "int64"))
+case("Torch.take_along_dim", T(3, 4), V([[0, 3], [1, 1], [2, 0]], "int64"), 1)
+case("Torch.take_along_dim", T(3, 4), V([[0, 1, 2, 0]], "int64"), 0)  # broadcast
+case("Torch.take_along_dim", T(3, 4), V([7, 0, 11], "int64"))  # flattened
+case("Torch.masked_select", T(3, 4), B(3, 4))
+case("Torch.masked_select", T(3, 4), B(4))  # broadcast mask
+case("Torch.index_fill", T(3, 4), 1, V([0, 2], "int64"), -1.5)
+case("Torch.index_fill", T(3, 4), 0, V([1], "int64"), V(2.0))  # a 0-D tensor value
+case("Torch.index_fill", I(3, 4), -1, V([3], "int64"), 7)
+case("Torch.index_copy", T(5, 3), 0, V([4, 0, 2], "int64"), T(3, 3))
+case("Torch.index_copy", T(2, 4), 1, V([1, 3], "int64"), T(2, 2))
 case("Torch.maximum", V([[0.0, 0.0], [2.0, 2.0]]), V([[0.0, 1.0], [2.0, -1.0]]))  # ties after a ReLU
 each(["Torch.nonzero", "Torch.argwhere"], V([[0.0, 1.5], [-2.0, 0.0], [0.0, 0.0]]))
 case("Torch.nonzero", I(3, 4, high=2))
