@@ -612,6 +612,13 @@ fn every_form_of_a_call_gets_its_rows_or_its_reason() {
         assert_eq!(judged("Tensor.type_as.0.forward.output.0"), version == "8.3.2", "{version}: {rows:?}");
         // The in-place index_add_'s backward: its out-of-place base's gradients, of self and source.
         assert!(judged("Tensor.index_add_.0.backward.output.0") && judged("Tensor.index_add_.0.backward.output.1"), "{version}: {rows:?}");
+        // nn.MultiheadAttention: the output and the attention weights, and the backward.
+        for call in ["0", "1"] {
+            let api = format!("Functional.multi_head_attention_forward.{call}.");
+            for output in ["forward.output.0", "forward.output.1", "backward.output.0"] {
+                assert!(judged(&format!("{api}{output}")), "{version}: {api}{output}: {rows:?}");
+            }
+        }
     }
 }
 

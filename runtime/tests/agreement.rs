@@ -100,6 +100,40 @@ fn within(rust: &T, dir: &Path, file: &str, tolerance: f64) -> Result<f64, Strin
     common::per_element(&got, &want, tolerance)
 }
 
+/// The problems of output `i` against torch's `want` (its file and dtype).
+fn check_output(dir: &Path, c: &Json, i: usize, got: &Value, want: &Json, values_undefined: bool) -> Vec<String> {
+    let mut problems = vec![];
+    // A Python bool (a protocol method's, `__bool__`) compares as torch's 0-d bool tensor.
+    let as_tensor = match got {
+        Value::Bool(v) => Some(Value::Tensor(T::from_f64(vec![*v as u8 as f64], &[], TDType::Bool, DType::F64, &runtime::device::host()).unwrap())),
+        _ => None,
+    };
+    let got = as_tensor.as_ref().unwrap_or(got);
+    // An output torch did not compute (None) must be None here too.
+    if want["file"].is_null() {
+        if !matches!(got, Value::None) {
+            problems.push(format!("output {i}: a {}, torch None", got.kind()));
+        }
+        return problems;
+    }
+    let Value::Tensor(got) = got else {
+        problems.push(format!("output {i}: a {}, torch a tensor", got.kind()));
+        return problems;
+    };
+    if got.dtype != dtype(&want["dtype"]) {
+        problems.push(format!("output {i}: dtype {}, torch {}", got.dtype.name(), want["dtype"]));
+    }
+    if values_undefined {
+        let (shape, _) = read(dir, want["file"].as_str().unwrap());
+        if got.dims() != shape.as_slice() {
+            problems.push(format!("output {i}: shape {:?}, torch {shape:?}", got.dims()));
+        }
+    } else if let Err(e) = within_bound(got, dir, want["file"].as_str().unwrap(), c) {
+        problems.push(format!("output {i}: {e}"));
+    }
+    problems
+}
+
 /// Replays one case; the problems found, each as one line.
 fn check(dir: &Path, c: &Json) -> Vec<String> {
     let (name, dump_name, framework) = (c["name"].as_str().unwrap(), c["dump_name"].as_str().unwrap(), c["framework"].as_str().unwrap());
@@ -132,27 +166,7 @@ fn check(dir: &Path, c: &Json) -> Vec<String> {
         problems.push(format!("{} outputs, torch {}", outcome.outputs.len(), want.len()));
     }
     for (i, (got, want)) in outcome.outputs.iter().zip(want).enumerate() {
-        // A Python bool (a protocol method's, `__bool__`) compares as torch's 0-d bool tensor.
-        let as_tensor = match got {
-            Value::Bool(v) => Some(Value::Tensor(T::from_f64(vec![*v as u8 as f64], &[], TDType::Bool, DType::F64, &runtime::device::host()).unwrap())),
-            _ => None,
-        };
-        let got = as_tensor.as_ref().unwrap_or(got);
-        let Value::Tensor(got) = got else {
-            problems.push(format!("output {i}: a {}, torch a tensor", got.kind()));
-            continue;
-        };
-        if got.dtype != dtype(&want["dtype"]) {
-            problems.push(format!("output {i}: dtype {}, torch {}", got.dtype.name(), want["dtype"]));
-        }
-        if values_undefined {
-            let (shape, _) = read(dir, want["file"].as_str().unwrap());
-            if got.dims() != shape.as_slice() {
-                problems.push(format!("output {i}: shape {:?}, torch {shape:?}", got.dims()));
-            }
-        } else if let Err(e) = within_bound(got, dir, want["file"].as_str().unwrap(), c) {
-            problems.push(format!("output {i}: {e}"));
-        }
+        problems.extend(check_output(dir, c, i, got, want, values_undefined));
     }
     if let (Some(got), Some(want)) = (&outcome.grads, c["grads"].as_array()) {
         if got.len() != want.len() {

@@ -74,6 +74,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/inner_grad.rs",
     "src/ops/loss.rs",
     "src/ops/math.rs",
+    "src/ops/mha.rs",
     "src/ops/ms_fused.rs",
     "src/ops/mod.rs",
     "src/ops/nn.rs",

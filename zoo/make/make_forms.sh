@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Make tests/fixtures/forms/<version>/: one dumped step of the call forms issue 38 names
 # (zoo/make/forms/forms_step.py: Tensor.type_as float32 -> bfloat16, torch.maximum(out=),
-# nn.LSTM and nn.GRU, a complex64 multiply, a differentiated index_add_), dumped on the CPU by the real msprobe 8.3.2 and
+# nn.LSTM and nn.GRU, a complex64 multiply, a differentiated index_add_, two nn.MultiheadAttention
+# calls), dumped on the CPU by the real msprobe 8.3.2 and
 # 26.2.0 (PyPI mindstudio-probe, PyTorch), task tensor, level L1
 # (zoo/make/configs/pt_config_tensor_L1.json), with the project venv's torch. dump.json and
 # dump_tensor_data/ are copied unedited from the folder msprobe wrote them in. What each version
 # records: 8.3.2 `Tensor.type_as`, `VF.lstm` (nn.GRU is not hooked), `Torch.maximum` with its
-# `out` keyword, the complex `Tensor.__mul__`, `Tensor.index_add_` forward and backward; 26.2.0
+# `out` keyword, the complex `Tensor.__mul__`, `Tensor.index_add_` forward and backward,
+# `Functional.multi_head_attention_forward` forward and backward; 26.2.0
 # all but `type_as` and `VF.lstm`.
 #
 #   zoo/make/make_forms.sh

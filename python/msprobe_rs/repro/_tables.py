@@ -741,6 +741,7 @@ ROUNDING = {
     "Torch.diag": ("composite",),
     "Torch.diagflat": ("composite",),
     "Torch.diag_embed": ("composite",),
+    "Functional.multi_head_attention_forward": ("composite",),
     "Functional.threshold_": ("smooth",),
     "Functional.relu_": ("smooth",),
     "Functional.hardtanh_": ("smooth",),

@@ -37,6 +37,7 @@ mod index;
 mod inner_grad;
 mod loss;
 mod math;
+mod mha;
 mod ms_fused;
 mod nn;
 mod node_grads;
@@ -496,6 +497,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(rearrange::OPS)
         .chain(distance::OPS)
         .chain(diag::OPS)
+        .chain(mha::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework`: the table's, or

@@ -1236,6 +1236,22 @@ case("Torch.index_fill", T(3, 4), 0, V([1], "int64"), V(2.0))  # a 0-D tensor va
 case("Torch.index_fill", I(3, 4), -1, V([3], "int64"), 7)
 case("Torch.index_copy", T(5, 3), 0, V([4, 0, 2], "int64"), T(3, 3))
 case("Torch.index_copy", T(2, 4), 1, V([1, 3], "int64"), T(2, 2))
+# multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight,
+# in_proj_bias, bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, ...).
+_MHA_PAD = V([[False, False, True, False], [False, True, True, False]], "bool")
+case("Functional.multi_head_attention_forward", T(3, 2, 8), T(4, 2, 8), T(4, 2, 8), 8, 2, T(24, 8), T(24), None, None, False, 0.0, T(8, 8), T(8), training=False)
+case("Functional.multi_head_attention_forward", T(3, 2, 8), T(4, 2, 8), T(4, 2, 8), 8, 2, T(24, 8), T(24), None, None, False, 0.1, T(8, 8), T(8), training=False, need_weights=False)
+case("Functional.multi_head_attention_forward", T(3, 2, 8), T(4, 2, 8), T(4, 2, 8), 8, 4, T(24, 8), None, T(1, 1, 8), T(1, 1, 8), True, 0.0, T(8, 8), None,
+     training=False, key_padding_mask=_MHA_PAD, average_attn_weights=False)  # bias_k/v, a zero key, padding
+case("Functional.multi_head_attention_forward", T(3, 2, 8), T(4, 2, 8), T(4, 2, 8), 8, 2, T(24, 8), T(24), None, None, False, 0.0, T(8, 8), T(8),
+     training=False, attn_mask=T(3, 4)).constant("attn_mask")  # a float mask
+case("Functional.multi_head_attention_forward", T(3, 2, 8), T(4, 2, 6), T(4, 2, 5), 8, 2, None, T(24), None, None, False, 0.0, T(8, 8), T(8),
+     training=False, use_separate_proj_weight=True, q_proj_weight=T(8, 8), k_proj_weight=T(8, 6), v_proj_weight=T(8, 5),
+     attn_mask=V([[[False, True, False, False]] * 3] * 4, "bool"))  # kdim, vdim; a 3-D bool mask
+case("Functional.multi_head_attention_forward", T(3, 8), T(4, 8), T(4, 8), 8, 2, T(24, 8), T(24), None, None, False, 0.0, T(8, 8), T(8),
+     training=False, key_padding_mask=V([False, True, False, False], "bool"))  # unbatched
+case("Functional.multi_head_attention_forward", T(4, 2, 8), T(4, 2, 8), T(4, 2, 8), 8, 2, T(24, 8), T(24), None, None, False, 0.0, T(8, 8), T(8),
+     training=False, attn_mask=V([[j > i for j in range(4)] for i in range(4)], "bool"), is_causal=True, need_weights=False)
 case("Torch.maximum", V([[0.0, 0.0], [2.0, 2.0]]), V([[0.0, 1.0], [2.0, -1.0]]))  # ties after a ReLU
 each(["Torch.nonzero", "Torch.argwhere"], V([[0.0, 1.5], [-2.0, 0.0], [0.0, 0.0]]))
 case("Torch.nonzero", I(3, 4, high=2))

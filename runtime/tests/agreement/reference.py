@@ -143,7 +143,10 @@ def realize(value, rng, writer, path):
 
 def flatten(result):
     """The results of a call as a flat list (tuples and lists are spread, a
-    Python bool becomes a 0-d tensor)."""
+    Python bool becomes a 0-d tensor, a None stays: an output the call did
+    not compute, as multi_head_attention_forward's weights without need_weights)."""
+    if result is None:
+        return [None]
     if isinstance(result, (tuple, list)):
         return [t for r in result for t in flatten(r)]
     if isinstance(result, bool):  # a protocol method's Python bool (__bool__): a 0-d bool tensor
@@ -177,7 +180,7 @@ def run_case(index, case, out_dir):
     args, json_args, kwargs, json_kwargs, texts = realize_call(case, rng, writer)
 
     with default_dtype(torch.float32):
-        dtypes = [dtype_name(o.dtype) for o in flatten(case.reference(*args, **kwargs))]
+        dtypes = [None if o is None else dtype_name(o.dtype) for o in flatten(case.reference(*args, **kwargs))]
 
     # The float tensors at top level get gradients, unless marked constant,
     # and so do those inside a list argument (the runtime differentiates
@@ -211,8 +214,8 @@ def run_case(index, case, out_dir):
         "args": json_args,
         "kwargs": json_kwargs,
         "differentiate": differentiate,
-        "outputs": [{"file": writer.save(f"out{i}", o), "dtype": d} for i, (o, d) in enumerate(zip(outputs, dtypes))],
-        "backward": bool(leaves) and any(o.requires_grad for o in outputs),
+        "outputs": [{"file": None if o is None else writer.save(f"out{i}", o), "dtype": d} for i, (o, d) in enumerate(zip(outputs, dtypes))],
+        "backward": bool(leaves) and any(o is not None and o.requires_grad for o in outputs),
         "grad_outputs": None,
         "grads": None,
         "values_undefined": getattr(case, "values_undefined", False),
@@ -222,8 +225,8 @@ def run_case(index, case, out_dir):
     if not entry["backward"]:
         return entry
 
-    grad_outputs = [torch.from_numpy(rng.standard_normal(o.shape)).to(o.dtype) if o.is_floating_point() else None for o in outputs]
-    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
+    grad_outputs = [torch.from_numpy(rng.standard_normal(o.shape)).to(o.dtype) if o is not None and o.is_floating_point() else None for o in outputs]
+    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
     grads = torch.autograd.grad([o for o, _ in pairs], leaves, [g for _, g in pairs], allow_unused=True)
     entry["grad_outputs"] = [None if g is None else writer.save(f"gout{i}", g) for i, g in enumerate(grad_outputs)]
     entry["grads"] = [writer.save(f"grad{i}", torch.zeros_like(x) if g is None else g) for i, (x, g) in enumerate(zip(leaves, grads))]
