@@ -575,9 +575,9 @@ fn level_mix_dumps_of_both_msprobe_versions_are_judged_without_skip_or_error() {
 /// forms of issue 38. Every API entry of the dump gets its rows, and the census line says so;
 /// `Tensor.type_as` (float32 to bfloat16: one rounding) and `torch.maximum(a, b, out=c)` (the
 /// function without `out`, judged on the tensor it returns) and the in-place `index_add_`,
-/// backward included, pass; `VF.lstm` (nn.LSTM) is a
-/// `skip` naming the op table's gap, the complex64 `Tensor.__mul__` one naming complex tensors;
-/// every other row passes.
+/// backward included, pass, and so do `VF.lstm` (nn.LSTM, 8.3.2) and two
+/// `nn.MultiheadAttention` calls; the complex64 `Tensor.__mul__` is a `skip`
+/// naming complex tensors; every other row passes.
 #[test]
 fn every_form_of_a_call_gets_its_rows_or_its_reason() {
     let dir = tempfile::tempdir().unwrap();
@@ -598,9 +598,7 @@ fn every_form_of_a_call_gets_its_rows_or_its_reason() {
             assert!(rows.iter().any(|r| r.0.starts_with(&format!("{call}."))), "{version}: no row for {key}");
         }
         for (name, status, message) in &rows {
-            let expected = if name.starts_with("VF.lstm.") {
-                ("skip", "cannot replay here: VF.lstm is not in the runtime's op table")
-            } else if name.starts_with("Tensor.__mul__.0.") {
+            let expected = if name.starts_with("Tensor.__mul__.0.") {
                 ("skip", "cannot replay here: complex64 tensors are not replayed by the runtime")
             } else {
                 ("pass", "")
@@ -610,6 +608,10 @@ fn every_form_of_a_call_gets_its_rows_or_its_reason() {
         let judged = |api: &str| rows.iter().any(|r| r.0.starts_with(api) && r.1 == "pass");
         assert!(judged("Torch.maximum.0.forward.output.0"), "{version}: {rows:?}");
         assert_eq!(judged("Tensor.type_as.0.forward.output.0"), version == "8.3.2", "{version}: {rows:?}");
+        // nn.LSTM, recorded by 8.3.2 alone as VF.lstm: its output, h_n and c_n, and its backward.
+        for output in ["forward.output.0", "forward.output.1", "forward.output.2", "backward.output.0"] {
+            assert_eq!(judged(&format!("VF.lstm.0.{output}")), version == "8.3.2", "{version}: VF.lstm.0.{output}: {rows:?}");
+        }
         // The in-place index_add_'s backward: its out-of-place base's gradients, of self and source.
         assert!(judged("Tensor.index_add_.0.backward.output.0") && judged("Tensor.index_add_.0.backward.output.1"), "{version}: {rows:?}");
         // nn.MultiheadAttention: the output and the attention weights, and the backward.

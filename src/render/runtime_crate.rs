@@ -87,6 +87,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/rearrange.rs",
     "src/ops/reasons.rs",
     "src/ops/reduce.rs",
+    "src/ops/rnn.rs",
     "src/ops/shape.rs",
     "src/ops/slicing.rs",
     "src/prefix.rs",

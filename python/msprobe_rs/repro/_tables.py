@@ -742,6 +742,8 @@ ROUNDING = {
     "Torch.diagflat": ("composite",),
     "Torch.diag_embed": ("composite",),
     "Functional.multi_head_attention_forward": ("composite",),
+    "VF.lstm": ("composite",),
+    "VF.gru": ("composite",),
     "Functional.threshold_": ("smooth",),
     "Functional.relu_": ("smooth",),
     "Functional.hardtanh_": ("smooth",),

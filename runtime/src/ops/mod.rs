@@ -50,6 +50,7 @@ mod pool_kernel;
 mod rearrange;
 pub mod reasons;
 mod reduce;
+mod rnn;
 mod shape;
 mod slicing;
 
@@ -498,6 +499,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(distance::OPS)
         .chain(diag::OPS)
         .chain(mha::OPS)
+        .chain(rnn::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework`: the table's, or

@@ -151,7 +151,7 @@ def is_inplace(name):
 def default_reference(name):
     """The torch function a dump name means: Torch.X / Mint.X -> torch.X,
     Tensor.X -> torch.Tensor.X (on a clone for in-place ops),
-    Functional.X / MintFunctional.X -> torch.nn.functional.X."""
+    Functional.X / MintFunctional.X -> torch.nn.functional.X, VF.X -> torch._VF.X."""
     if name in SPECIAL:
         return SPECIAL[name]
     prefix, op = name.split(".")
@@ -160,7 +160,7 @@ def default_reference(name):
         if is_inplace(name):
             return lambda x, *args, **kwargs: method(x.clone(), *args, **kwargs)
         return method
-    module = {"Torch": torch, "Mint": torch, "Functional": F, "MintFunctional": F}[prefix]
+    module = {"Torch": torch, "Mint": torch, "Functional": F, "MintFunctional": F, "VF": torch._VF}[prefix]
     return getattr(module, op)
 
 
@@ -1252,6 +1252,16 @@ case("Functional.multi_head_attention_forward", T(3, 8), T(4, 8), T(4, 8), 8, 2,
      training=False, key_padding_mask=V([False, True, False, False], "bool"))  # unbatched
 case("Functional.multi_head_attention_forward", T(4, 2, 8), T(4, 2, 8), T(4, 2, 8), 8, 2, T(24, 8), T(24), None, None, False, 0.0, T(8, 8), T(8),
      training=False, attn_mask=V([[j > i for j in range(4)] for i in range(4)], "bool"), is_causal=True, need_weights=False)
+# _VF.lstm / gru(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+case("VF.lstm", T(1, 4, 8), [T(1, 1, 6), T(1, 1, 6)], [T(24, 8), T(24, 6), T(24), T(24)], True, 1, 0.0, True, False, True)
+case("VF.lstm", T(5, 2, 3), [T(4, 2, 4), T(4, 2, 4)],
+     [T(16, 3), T(16, 4), T(16), T(16), T(16, 3), T(16, 4), T(16), T(16), T(16, 8), T(16, 4), T(16), T(16), T(16, 8), T(16, 4), T(16), T(16)],
+     True, 2, 0.3, False, True, False)  # two layers, bidirectional; dropout unused in evaluation
+case("VF.lstm", T(2, 3, 5), [T(1, 2, 3), T(1, 2, 3)], [T(12, 5), T(12, 3)], False, 1, 0.0, False, False, True)  # no biases
+case("VF.gru", T(5, 2, 3), T(1, 2, 4), [T(12, 3), T(12, 4), T(12), T(12)], True, 1, 0.0, False, False, False)
+case("VF.gru", T(2, 4, 3), T(4, 2, 5),
+     [T(15, 3), T(15, 5), T(15), T(15), T(15, 3), T(15, 5), T(15), T(15), T(15, 10), T(15, 5), T(15), T(15), T(15, 10), T(15, 5), T(15), T(15)],
+     True, 2, 0.0, True, True, True)  # two layers, bidirectional, batch first
 case("Torch.maximum", V([[0.0, 0.0], [2.0, 2.0]]), V([[0.0, 1.0], [2.0, -1.0]]))  # ties after a ReLU
 each(["Torch.nonzero", "Torch.argwhere"], V([[0.0, 1.5], [-2.0, 0.0], [0.0, 0.0]]))
 case("Torch.nonzero", I(3, 4, high=2))
