@@ -265,6 +265,114 @@ fn multilabel_soft_margin_loss(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(reduce((e.sum(last)? / classes)?, r)?, dtype)?)
 }
 
+/// gaussian_nll_loss: `½(log v + (x - t)²/v)` (`+ ½ log 2π` when `full`),
+/// the variance clamped at `eps` as torch does, without recording it (its
+/// gradient passes unclamped); `var` of the input's shape, or with its last
+/// dim dropped or 1, or a number.
+fn gaussian_nll_loss(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let r = reduction(b, "gaussian_nll_loss")?;
+    let (x, t, dtype) = pair(ctx, b, "input", "target")?;
+    let v = operand(ctx, b.value("var"), dtype)?;
+    let v = if v.rank() == 0 || v.dims() == x.dims() {
+        v
+    } else if v.dims() == &x.dims()[..x.rank() - 1] {
+        v.unsqueeze(v.rank())?
+    } else if v.dims()[..v.rank() - 1] == x.dims()[..x.rank() - 1] && v.dims()[v.rank() - 1] == 1 {
+        v
+    } else {
+        return Err(Error::Arg(format!("gaussian_nll_loss: var of shape {:?} for an input of shape {:?}", v.dims(), x.dims())));
+    };
+    if v.detach().lt(0.0)?.to_dtype(candle_core::DType::F64)?.sum_all()?.to_scalar::<f64>()? > 0.0 {
+        return Err(Error::Arg("gaussian_nll_loss: var has negative entry/entries".into()));
+    }
+    let eps = b.float("eps")?;
+    let clamped = v.detach().lt(eps)?.where_cond(&v.ones_like()?.affine(eps, 0.0)?, &v.detach())?;
+    let v = (&v + (clamped - v.detach())?)?;
+    let mut e = ((v.log()?.broadcast_add(&(x - t)?.sqr()?.broadcast_div(&v)?))? * 0.5)?;
+    if b.bool("full")? {
+        e = (e + 0.5 * (2.0 * std::f64::consts::PI).ln())?;
+    }
+    one(ctx.out(reduce(e, r)?, dtype)?)
+}
+
+/// `[N, C]` scores (or `[C]`) and their class targets as `[N]` positions.
+fn scores_and_classes(b: &Bound, what: &str) -> Result<(Tensor, Vec<u32>, TDType, bool)> {
+    let x = b.tensor("input")?;
+    if !x.dtype.is_float() {
+        return Err(Error::Arg(format!("{what} of {} tensors (torch needs a floating input)", x.dtype.name())));
+    }
+    let single = x.rank() <= 1;
+    let scores = if single { x.t.reshape((1, x.t.elem_count()))? } else { x.t.clone() };
+    let (_, c) = scores.dims2().map_err(|_| Error::Arg(format!("{what}: expected a 1-D or 2-D input, got {:?}", x.dims())))?;
+    let classes = super::nn::indices(b.tensor("target")?, c, what)?.flatten_all()?.to_vec1::<u32>()?;
+    Ok((scores, classes, x.dtype, single))
+}
+
+/// multi_margin_loss: `Σ_{j≠y} max(0, margin - x_y + x_j)^p / C`, each term
+/// times `weight[y]` if given; p 1 or 2.
+fn multi_margin_loss(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let r = reduction(b, "multi_margin_loss")?;
+    let p = b.int("p")?;
+    if p != 1 && p != 2 {
+        return Err(Error::Arg(format!("multi_margin_loss: only p == 1 and p == 2 supported, got {p}")));
+    }
+    let (x, classes, dtype, single) = scores_and_classes(b, "multi_margin_loss")?;
+    let (n, c) = x.dims2()?;
+    if classes.len() != n {
+        return Err(Error::Arg(format!("multi_margin_loss: {} targets for {n} rows", classes.len())));
+    }
+    let idx = Tensor::from_vec(classes.clone(), (n, 1), x.device())?;
+    let xy = x.gather(&idx, 1)?;
+    let h = relu_t(&(x.broadcast_sub(&xy)? + b.float("margin")?)?)?;
+    let h = if p == 2 { h.sqr()? } else { h };
+    let others: Vec<u8> = classes.iter().flat_map(|&y| (0..c as u32).map(move |j| u8::from(j != y))).collect();
+    let mut h = Tensor::from_vec(others, (n, c), x.device())?.where_cond(&h, &h.zeros_like()?)?;
+    if let Some(w) = b.opt_tensor("weight")? {
+        let wy = operand(ctx, &Value::Tensor(w.clone()), dtype)?.index_select(&idx.flatten_all()?, 0)?.reshape((n, 1))?;
+        h = h.broadcast_mul(&wy.detach())?;
+    }
+    let per = (h.sum(1)? / c as f64)?;
+    let per = if single { per.reshape(())? } else { per };
+    one(ctx.out(reduce(per, r)?, dtype)?)
+}
+
+/// multilabel_margin_loss: `Σ_{j ∈ y} Σ_{k ∉ y} max(0, 1 - (x_j - x_k)) / C`,
+/// `y` each row's class indices up to the first -1.
+fn multilabel_margin_loss(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let r = reduction(b, "multilabel_margin_loss")?;
+    let x = b.tensor("input")?;
+    if !x.dtype.is_float() {
+        return Err(Error::Arg(format!("multilabel_margin_loss of {} tensors (torch needs a floating input)", x.dtype.name())));
+    }
+    let single = x.rank() <= 1;
+    let scores = if single { x.t.reshape((1, x.t.elem_count()))? } else { x.t.clone() };
+    let (n, c) = scores.dims2()?;
+    let target = b.tensor("target")?.to_f64_vec()?;
+    if target.len() != n * c {
+        return Err(Error::Arg(format!("multilabel_margin_loss: target of {} elements for an input of shape {:?}", target.len(), x.dims())));
+    }
+    // Per row: how often each class is listed (the first loop of torch's
+    // kernel), and whether it is a target at all.
+    let (mut listed, mut is_target) = (vec![0f64; n * c], vec![0f64; n * c]);
+    for i in 0..n {
+        for &y in target[i * c..(i + 1) * c].iter().take_while(|&&y| y >= 0.0) {
+            let y = y as usize;
+            if y >= c {
+                return Err(Error::Arg(format!("multilabel_margin_loss: target {y} out of range for {c} classes")));
+            }
+            listed[i * c + y] += 1.0;
+            is_target[i * c + y] = 1.0;
+        }
+    }
+    let dev = scores.device();
+    let listed = Tensor::from_vec(listed, (n, c, 1), dev)?.to_dtype(scores.dtype())?;
+    let others = (Tensor::from_vec(is_target, (n, 1, c), dev)?.to_dtype(scores.dtype())?.neg()? + 1.0)?;
+    let d = (scores.unsqueeze(1)?.broadcast_sub(&scores.unsqueeze(2)?)? + 1.0)?;
+    let per = (relu_t(&d)?.broadcast_mul(&listed)?.broadcast_mul(&others)?.sum((1, 2))? / c as f64)?;
+    let per = if single { per.reshape(())? } else { per };
+    one(ctx.out(reduce(per, r)?, x.dtype)?)
+}
+
 /// smooth_l1_loss: `0.5 d^2 / beta` where `|d| < beta`, else `|d| - 0.5 beta`
 /// (the L1 loss for `beta = 0`).
 fn smooth_l1_loss(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
@@ -489,6 +597,33 @@ fn class_loss(ctx: &Ctx, b: &Bound, input: &str, what: &str) -> Result<Vec<Value
 /// The loss entries: torch's signatures under `Functional`, MindSpore's
 /// (`mindspore.ops`) under `MS.Functional`, mint's under `MintFunctional`.
 pub static OPS: &[Op] = &[
+    Op {
+        names: &["Functional.gaussian_nll_loss"],
+        sig: "input, target, var, full=False, eps=1e-06, reduction='mean'",
+        forward: gaussian_nll_loss,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Functional.multi_margin_loss"],
+        sig: "input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction='mean'",
+        forward: multi_margin_loss,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Functional.multilabel_margin_loss"],
+        sig: "input, target, size_average=None, reduce=None, reduction='mean'",
+        forward: multilabel_margin_loss,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
     Op {
         names: &["Functional.huber_loss"],
         sig: "input, target, reduction='mean', delta=1.0, weight=None",

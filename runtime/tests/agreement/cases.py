@@ -1262,6 +1262,16 @@ case("VF.gru", T(5, 2, 3), T(1, 2, 4), [T(12, 3), T(12, 4), T(12), T(12)], True,
 case("VF.gru", T(2, 4, 3), T(4, 2, 5),
      [T(15, 3), T(15, 5), T(15), T(15), T(15, 3), T(15, 5), T(15), T(15), T(15, 10), T(15, 5), T(15), T(15), T(15, 10), T(15, 5), T(15), T(15)],
      True, 2, 0.0, True, True, True)  # two layers, bidirectional, batch first
+case("Functional.gaussian_nll_loss", T(4, 3), T(4, 3), T(4, 3, low=0.1, high=2.0))
+case("Functional.gaussian_nll_loss", T(4, 3), T(4, 3), T(4, low=0.1, high=2.0), full=True, reduction="sum")  # one fewer dim
+case("Functional.gaussian_nll_loss", T(4, 3), T(4, 3), V([[0.5], [1e-8], [2.0], [0.0]]), eps=1e-3, reduction="none")  # last dim 1, clamped
+case("Functional.multi_margin_loss", T(4, 5), V([0, 3, 4, 1], "int64"))
+case("Functional.multi_margin_loss", T(4, 5), V([2, 2, 0, 4], "int64"), p=2, margin=0.5, reduction="sum")
+case("Functional.multi_margin_loss", T(3, 4), V([1, 0, 3], "int64"), weight=T(4, low=0.1, high=1.0), reduction="none").constant("weight")
+case("Functional.multi_margin_loss", T(5), V(2, "int64"))  # one sample
+case("Functional.multilabel_margin_loss", T(3, 4), V([[3, 0, -1, 1], [0, 1, 2, 3], [-1, 2, 0, 0]], "int64"))
+case("Functional.multilabel_margin_loss", T(2, 5), V([[1, 1, -1, 0, 0], [4, -1, 0, 0, 0]], "int64"), reduction="none")  # a class listed twice
+case("Functional.multilabel_margin_loss", T(4), V([2, -1, 0, 0], "int64"), reduction="sum")  # one sample
 case("Torch.maximum", V([[0.0, 0.0], [2.0, 2.0]]), V([[0.0, 1.0], [2.0, -1.0]]))  # ties after a ReLU
 each(["Torch.nonzero", "Torch.argwhere"], V([[0.0, 1.5], [-2.0, 0.0], [0.0, 0.0]]))
 case("Torch.nonzero", I(3, 4, high=2))
