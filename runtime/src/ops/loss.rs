@@ -30,13 +30,20 @@ enum Reduction {
     BatchMean,
 }
 
-/// The `reduction` argument, or torch's legacy `size_average`/`reduce`
+/// The `reduction` argument (a name, or torch's enum 0, 1, 2 at aten
+/// level), or torch's legacy `size_average`/`reduce`
 /// when either is given (MindSpore's signatures have neither: unbound
 /// names read as `None`).
 fn reduction(b: &Bound, what: &str) -> Result<Reduction> {
     let legacy = |name: &str| if b.is_none(name) { Ok(true) } else { b.bool(name) };
     let r = if b.is_none("size_average") && b.is_none("reduce") {
-        b.str("reduction")?
+        match b.value("reduction") {
+            // torch's aten-level losses (`torch.kl_div`, ...) take the enum.
+            Value::Int(0) => "none",
+            Value::Int(1) => "mean",
+            Value::Int(2) => "sum",
+            _ => b.str("reduction")?,
+        }
     } else if !legacy("reduce")? {
         "none"
     } else if legacy("size_average")? {
@@ -594,81 +601,43 @@ fn class_loss(ctx: &Ctx, b: &Bound, input: &str, what: &str) -> Result<Vec<Value
     one(ctx.out(loss, x.dtype)?)
 }
 
+/// A loss entry judged by the run's standard, with autograd's backward and no facts.
+const fn loss(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>) -> Op {
+    Op { names, sig, forward, backward: true, standard: Standard::Accuracy, random: false, facts: &[] }
+}
+
 /// The loss entries: torch's signatures under `Functional`, MindSpore's
 /// (`mindspore.ops`) under `MS.Functional`, mint's under `MintFunctional`.
 pub static OPS: &[Op] = &[
-    Op {
-        names: &["Functional.gaussian_nll_loss"],
-        sig: "input, target, var, full=False, eps=1e-06, reduction='mean'",
-        forward: gaussian_nll_loss,
-        backward: true,
-        standard: Standard::Accuracy,
-        random: false,
-        facts: &[],
-    },
-    Op {
-        names: &["Functional.multi_margin_loss"],
-        sig: "input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction='mean'",
-        forward: multi_margin_loss,
-        backward: true,
-        standard: Standard::Accuracy,
-        random: false,
-        facts: &[],
-    },
-    Op {
-        names: &["Functional.multilabel_margin_loss"],
-        sig: "input, target, size_average=None, reduce=None, reduction='mean'",
-        forward: multilabel_margin_loss,
-        backward: true,
-        standard: Standard::Accuracy,
-        random: false,
-        facts: &[],
-    },
-    Op {
-        names: &["Functional.huber_loss"],
-        sig: "input, target, reduction='mean', delta=1.0, weight=None",
-        forward: huber_loss,
-        backward: true,
-        standard: Standard::Accuracy,
-        random: false,
-        facts: &[],
-    },
-    Op {
-        names: &["Functional.poisson_nll_loss"],
-        sig: "input, target, log_input=True, full=False, size_average=None, eps=1e-08, reduce=None, reduction='mean'",
-        forward: poisson_nll_loss,
-        backward: true,
-        standard: Standard::Accuracy,
-        random: false,
-        facts: &[],
-    },
-    Op {
-        names: &["Functional.cosine_embedding_loss"],
-        sig: "input1, input2, target, margin=0, size_average=None, reduce=None, reduction='mean'",
-        forward: cosine_embedding_loss,
-        backward: true,
-        standard: Standard::Accuracy,
-        random: false,
-        facts: &[],
-    },
-    Op {
-        names: &["Functional.triplet_margin_loss"],
-        sig: "anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False, size_average=None, reduce=None, reduction='mean'",
-        forward: triplet_margin_loss,
-        backward: true,
-        standard: Standard::Accuracy,
-        random: false,
-        facts: &[],
-    },
-    Op {
-        names: &["Functional.multilabel_soft_margin_loss"],
-        sig: "input, target, weight=None, size_average=None, reduce=None, reduction='mean'",
-        forward: multilabel_soft_margin_loss,
-        backward: true,
-        standard: Standard::Accuracy,
-        random: false,
-        facts: &[],
-    },
+    // The torch-level spellings: `reduction` as torch's enum (0 none, 1 mean, 2 sum),
+    // by default 0 in Python's torch namespace (aten's schema says 1; measured).
+    loss(&["Torch.hinge_embedding_loss"], "input, target, margin=1.0, reduction=0", hinge_embedding_loss),
+    loss(&["Torch.margin_ranking_loss"], "input1, input2, target, margin=0.0, reduction=0", margin_ranking_loss),
+    loss(&["Torch.kl_div"], "input, target, reduction=0, *, log_target=False", |c, b| kl_div(c, b, "input", "target")),
+    loss(&["Torch.cosine_embedding_loss"], "input1, input2, target, margin=0.0, reduction=0", cosine_embedding_loss),
+    loss(&["Torch.triplet_margin_loss"], "anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, reduction=0", triplet_margin_loss),
+    loss(&["Torch.poisson_nll_loss"], "input, target, log_input, full, eps, reduction", poisson_nll_loss),
+    loss(&["Torch.binary_cross_entropy_with_logits"], "input, target, weight=None, pos_weight=None, reduction=0", binary_cross_entropy_with_logits),
+    loss(&["Functional.gaussian_nll_loss"], "input, target, var, full=False, eps=1e-06, reduction='mean'", gaussian_nll_loss),
+    loss(&["Functional.multi_margin_loss"], "input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction='mean'", multi_margin_loss),
+    loss(&["Functional.multilabel_margin_loss"], "input, target, size_average=None, reduce=None, reduction='mean'", multilabel_margin_loss),
+    loss(&["Functional.huber_loss"], "input, target, reduction='mean', delta=1.0, weight=None", huber_loss),
+    loss(
+        &["Functional.poisson_nll_loss"],
+        "input, target, log_input=True, full=False, size_average=None, eps=1e-08, reduce=None, reduction='mean'",
+        poisson_nll_loss,
+    ),
+    loss(&["Functional.cosine_embedding_loss"], "input1, input2, target, margin=0, size_average=None, reduce=None, reduction='mean'", cosine_embedding_loss),
+    loss(
+        &["Functional.triplet_margin_loss"],
+        "anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False, size_average=None, reduce=None, reduction='mean'",
+        triplet_margin_loss,
+    ),
+    loss(
+        &["Functional.multilabel_soft_margin_loss"],
+        "input, target, weight=None, size_average=None, reduce=None, reduction='mean'",
+        multilabel_soft_margin_loss,
+    ),
     Op {
         names: &["Functional.cross_entropy"],
         sig: "input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean', label_smoothing=0.0",
@@ -723,60 +692,12 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[Fact::InnerGradient(inner_grad::L1_LOSS)],
     },
-    Op {
-        names: &["Functional.mse_loss"],
-        sig: "input, target, size_average=None, reduce=None, reduction='mean', weight=None",
-        forward: |c, b| distance_loss(c, b, true),
-        backward: true,
-        standard: Standard::Accuracy,
-        random: false,
-        facts: &[],
-    },
-    Op {
-        names: &["MS.Functional.mse_loss", "MintFunctional.mse_loss"],
-        sig: "input, target, reduction='mean'",
-        forward: |c, b| distance_loss(c, b, true),
-        backward: true,
-        standard: Standard::Accuracy,
-        random: false,
-        facts: &[],
-    },
-    Op {
-        names: &["Functional.soft_margin_loss"],
-        sig: "input, target, size_average=None, reduce=None, reduction='mean'",
-        forward: soft_margin_loss,
-        backward: true,
-        standard: Standard::Accuracy,
-        random: false,
-        facts: &[],
-    },
-    Op {
-        names: &["Functional.margin_ranking_loss"],
-        sig: "input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction='mean'",
-        forward: margin_ranking_loss,
-        backward: true,
-        standard: Standard::Accuracy,
-        random: false,
-        facts: &[],
-    },
-    Op {
-        names: &["Functional.hinge_embedding_loss"],
-        sig: "input, target, margin=1.0, size_average=None, reduce=None, reduction='mean'",
-        forward: hinge_embedding_loss,
-        backward: true,
-        standard: Standard::Accuracy,
-        random: false,
-        facts: &[],
-    },
-    Op {
-        names: &["Functional.smooth_l1_loss"],
-        sig: "input, target, size_average=None, reduce=None, reduction='mean', beta=1.0",
-        forward: smooth_l1_loss,
-        backward: true,
-        standard: Standard::Accuracy,
-        random: false,
-        facts: &[],
-    },
+    loss(&["Functional.mse_loss"], "input, target, size_average=None, reduce=None, reduction='mean', weight=None", |c, b| distance_loss(c, b, true)),
+    loss(&["MS.Functional.mse_loss", "MintFunctional.mse_loss"], "input, target, reduction='mean'", |c, b| distance_loss(c, b, true)),
+    loss(&["Functional.soft_margin_loss"], "input, target, size_average=None, reduce=None, reduction='mean'", soft_margin_loss),
+    loss(&["Functional.margin_ranking_loss"], "input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction='mean'", margin_ranking_loss),
+    loss(&["Functional.hinge_embedding_loss"], "input, target, margin=1.0, size_average=None, reduce=None, reduction='mean'", hinge_embedding_loss),
+    loss(&["Functional.smooth_l1_loss"], "input, target, size_average=None, reduce=None, reduction='mean', beta=1.0", smooth_l1_loss),
     Op {
         // MindSpore's default reduction is 'none'.
         names: &["MS.Functional.smooth_l1_loss"],
@@ -787,76 +708,26 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[],
     },
-    Op {
-        names: &["Functional.kl_div"],
-        sig: "input, target, size_average=None, reduce=None, reduction='mean', log_target=False",
-        forward: |c, b| kl_div(c, b, "input", "target"),
-        backward: true,
-        standard: Standard::Accuracy,
-        random: false,
-        facts: &[],
-    },
-    Op {
-        names: &["MS.Functional.kl_div"],
-        sig: "logits, labels, reduction='mean'",
-        forward: |c, b| kl_div(c, b, "logits", "labels"),
-        backward: true,
-        standard: Standard::Accuracy,
-        random: false,
-        facts: &[],
-    },
-    Op {
-        names: &["Functional.binary_cross_entropy"],
-        sig: "input, target, weight=None, size_average=None, reduce=None, reduction='mean'",
-        forward: |c, b| binary_cross_entropy(c, b, "input", "target"),
-        backward: true,
-        standard: Standard::Accuracy,
-        random: false,
-        facts: &[],
-    },
-    Op {
-        names: &["MS.Functional.binary_cross_entropy"],
-        sig: "logits, labels, weight=None, reduction='mean'",
-        forward: |c, b| binary_cross_entropy(c, b, "logits", "labels"),
-        backward: true,
-        standard: Standard::Accuracy,
-        random: false,
-        facts: &[],
-    },
-    Op {
-        names: &["MintFunctional.binary_cross_entropy"],
-        sig: "input, target, weight=None, reduction='mean'",
-        forward: |c, b| binary_cross_entropy(c, b, "input", "target"),
-        backward: true,
-        standard: Standard::Accuracy,
-        random: false,
-        facts: &[],
-    },
-    Op {
-        names: &["Functional.binary_cross_entropy_with_logits"],
-        sig: "input, target, weight=None, size_average=None, reduce=None, reduction='mean', pos_weight=None",
-        forward: binary_cross_entropy_with_logits,
-        backward: true,
-        standard: Standard::Accuracy,
-        random: false,
-        facts: &[],
-    },
-    Op {
-        names: &["MS.Functional.binary_cross_entropy_with_logits"],
-        sig: "input, target, weight=None, pos_weight=None, reduction='mean'",
-        forward: binary_cross_entropy_with_logits,
-        backward: true,
-        standard: Standard::Accuracy,
-        random: false,
-        facts: &[],
-    },
-    Op {
-        names: &["MintFunctional.binary_cross_entropy_with_logits"],
-        sig: "input, target, weight=None, reduction='mean', pos_weight=None",
-        forward: binary_cross_entropy_with_logits,
-        backward: true,
-        standard: Standard::Accuracy,
-        random: false,
-        facts: &[],
-    },
+    loss(&["Functional.kl_div"], "input, target, size_average=None, reduce=None, reduction='mean', log_target=False", |c, b| kl_div(c, b, "input", "target")),
+    loss(&["MS.Functional.kl_div"], "logits, labels, reduction='mean'", |c, b| kl_div(c, b, "logits", "labels")),
+    loss(&["Functional.binary_cross_entropy"], "input, target, weight=None, size_average=None, reduce=None, reduction='mean'", |c, b| {
+        binary_cross_entropy(c, b, "input", "target")
+    }),
+    loss(&["MS.Functional.binary_cross_entropy"], "logits, labels, weight=None, reduction='mean'", |c, b| binary_cross_entropy(c, b, "logits", "labels")),
+    loss(&["MintFunctional.binary_cross_entropy"], "input, target, weight=None, reduction='mean'", |c, b| binary_cross_entropy(c, b, "input", "target")),
+    loss(
+        &["Functional.binary_cross_entropy_with_logits"],
+        "input, target, weight=None, size_average=None, reduce=None, reduction='mean', pos_weight=None",
+        binary_cross_entropy_with_logits,
+    ),
+    loss(
+        &["MS.Functional.binary_cross_entropy_with_logits"],
+        "input, target, weight=None, pos_weight=None, reduction='mean'",
+        binary_cross_entropy_with_logits,
+    ),
+    loss(
+        &["MintFunctional.binary_cross_entropy_with_logits"],
+        "input, target, weight=None, reduction='mean', pos_weight=None",
+        binary_cross_entropy_with_logits,
+    ),
 ];

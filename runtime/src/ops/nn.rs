@@ -344,7 +344,13 @@ pub(crate) fn indices(t: &T, size: usize, what: &str) -> Result<Tensor> {
 }
 
 fn embedding(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
-    let (ids, w) = (b.tensor("input")?, b.tensor("weight")?);
+    embedding_of(ctx, b, "input", false)
+}
+
+/// embedding with the indices under `ids`; `aten`: torch.embedding's
+/// `padding_idx`, where a negative one means none (F.embedding wraps it).
+fn embedding_of(ctx: &Ctx, b: &Bound, ids: &str, aten: bool) -> Result<Vec<Value>> {
+    let (ids, w) = (b.tensor(ids)?, b.tensor("weight")?);
     if w.rank() != 2 {
         return Err(Error::Arg("embedding: weight must be 2-D".into()));
     }
@@ -355,7 +361,7 @@ fn embedding(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let idx = indices(ids, rows, "embedding")?;
     let picked = w.t.index_select(&idx.flatten_all()?, 0)?;
     let mut out = picked.reshape([ids.dims().to_vec(), vec![w.dims()[1]]].concat())?;
-    if let Some(pad) = b.opt_int("padding_idx")? {
+    if let Some(pad) = b.opt_int("padding_idx")?.filter(|&p| !(aten && p < 0)) {
         let pad = if pad < 0 { pad + rows as i64 } else { pad } as f64;
         let is_pad = ids.t.eq(pad)?.unsqueeze(D::Minus1)?.broadcast_as(out.dims())?;
         out = is_pad.where_cond(&out.detach(), &out)?;
@@ -575,6 +581,15 @@ pub static OPS: &[Op] = &[
             Fact::Slicing(Slicing::Aligned(Whole::Normalized("normalized_shape"))),
             Fact::Rounding(Rounding::Parts(Parts { name: "layer_norm", rest: Rest::Composite, magnitude: layer_norm_parts })),
         ],
+    },
+    Op {
+        names: &["Torch.embedding"],
+        sig: "weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False",
+        forward: |c, b| embedding_of(c, b, "indices", true),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
     },
     Op {
         names: &["Functional.embedding", "MintFunctional.embedding"],

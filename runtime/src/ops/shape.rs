@@ -580,6 +580,61 @@ fn diagonal(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 
 /// atleast_1d/2d/3d of one tensor or of each of a list: 0-d → [1], 1-d →
 /// [1, n] (2d), and a 3-D view that puts a 2-D [m, n] at [m, n, 1].
+/// The tensors of a `*tensors` parameter, or of the one list given for it.
+fn tensor_args(b: &Bound) -> Result<Vec<&T>> {
+    match b.value("tensors") {
+        Value::List(items) => match items.as_slice() {
+            [Value::List(inner)] => inner.iter().map(|v| v.tensor("tensors")).collect(),
+            items => items.iter().map(|v| v.tensor("tensors")).collect(),
+        },
+        v => Ok(vec![v.tensor("tensors")?]),
+    }
+}
+
+/// torch.broadcast_tensors(*tensors): each broadcast to their common shape.
+fn broadcast_tensors(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let xs = tensor_args(b)?;
+    let mut shape: Vec<usize> = vec![];
+    for x in &xs {
+        shape = crate::ctx::broadcast_shape(&shape, x.dims())?;
+    }
+    xs.iter().map(|x| Ok(Value::Tensor(T { t: x.t.broadcast_as(shape.as_slice())?.contiguous()?, dtype: x.dtype }))).collect()
+}
+
+/// torch.block_diag(*tensors): the tensors (a 0-D one as 1×1, a 1-D one as
+/// a row) on the diagonal of a zero matrix, in their promoted dtype.
+fn block_diag(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let xs = tensor_args(b)?;
+    let values: Vec<&Value> = match b.value("tensors") {
+        Value::List(items) => match items.as_slice() {
+            [Value::List(inner)] => inner.iter().collect(),
+            items => items.iter().collect(),
+        },
+        v => vec![v],
+    };
+    let dtype = result_type(&values)?;
+    let mut blocks = vec![];
+    for (x, v) in xs.iter().zip(&values) {
+        let t = operand(ctx, v, dtype)?;
+        blocks.push(match x.rank() {
+            0 => t.reshape((1, 1))?,
+            1 => t.reshape((1, x.dims()[0]))?,
+            2 => t,
+            r => return Err(Error::Arg(format!("block_diag: input tensors must have 2 or fewer dimensions, got {r}"))),
+        });
+    }
+    let cols: usize = blocks.iter().map(|t| t.dims()[1]).sum();
+    let mut before = 0;
+    let mut rows = vec![];
+    for t in &blocks {
+        let w = t.dims()[1];
+        rows.push(t.pad_with_zeros(1, before, cols - before - w)?);
+        before += w;
+    }
+    let out = if rows.is_empty() { Tensor::zeros((0, 0), candle_core::DType::F64, &ctx.device)? } else { Tensor::cat(&rows, 0)? };
+    one(ctx.out(out, dtype)?)
+}
+
 fn atleast(b: &Bound, rank: usize) -> Result<Vec<Value>> {
     let grow = |x: &T| -> Result<Value> {
         let d = x.dims();
@@ -1089,6 +1144,16 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[],
     },
+    Op {
+        names: &["Torch.broadcast_tensors"],
+        sig: "*tensors",
+        forward: broadcast_tensors,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op { names: &["Torch.block_diag"], sig: "*tensors", forward: block_diag, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.atleast_1d"], sig: "*tensors", forward: |_, b| atleast(b, 1), backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.atleast_2d"], sig: "*tensors", forward: |_, b| atleast(b, 2), backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["Torch.atleast_3d"], sig: "*tensors", forward: |_, b| atleast(b, 3), backward: true, standard: Standard::Exact, random: false, facts: &[] },

@@ -1733,3 +1733,23 @@ case("Torch.argsort", I(8, low=0, high=3), stable=True, descending=True)
 case("Torch.msort", T(4, 3))
 case("Torch.aminmax", T(3, 4))
 case("Torch.aminmax", T(3, 4), dim=1, keepdim=True)
+
+# (Appended last: a case's random inputs are seeded by its place in the list.)
+# The torch-level losses: reduction as torch's enum (0 none, 1 mean, 2 sum; 0 by default).
+case("Torch.hinge_embedding_loss", T(2, 5, low=-1.5, high=2.5), V([[1.0, -1.0, 1.0, -1.0, -1.0]] * 2), 0.5, 2).constant(1)
+case("Torch.margin_ranking_loss", T(6), T(6), V([1.0, -1.0, 1.0, 1.0, -1.0, -1.0]), 0.3, 0).constant(2)
+case("Torch.kl_div", T(3, 4, low=-3.0, high=-0.1), T(3, 4, low=0.05, high=0.5))
+case("Torch.hinge_embedding_loss", T(3, 4), V([[1.0, -1.0, 1.0, -1.0]] * 3)).constant(1)  # the default: none
+case("Torch.binary_cross_entropy_with_logits", T(3, 4), T(3, 4, low=0.0, high=1.0))
+case("Torch.kl_div", T(3, 4, low=-3.0, high=-0.1), T(3, 4, low=-3.0, high=-0.1), 2, log_target=True)
+case("Torch.cosine_embedding_loss", T(4, 6), T(4, 6), V([1.0, -1.0, 1.0, -1.0]), 0.1, 0).constant(2)
+case("Torch.triplet_margin_loss", T(4, 5), T(4, 5), T(4, 5), 1.0, 2.0, 1e-6, True, 1)
+case("Torch.poisson_nll_loss", T(3, 4), T(3, 4, low=0.0, high=3.0), True, False, 1e-8, 1)
+case("Torch.binary_cross_entropy_with_logits", T(3, 4), T(3, 4, low=0.0, high=1.0), None, T(4, low=0.5, high=2.0), 2).constant(3)
+case("Torch.embedding", T(6, 3), V([[0, 2], [5, 2]], "int64"))
+case("Torch.embedding", T(6, 3), V([[0, 2], [5, 2]], "int64"), 2)  # padding_idx: no gradient to row 2
+case("Torch.embedding", T(6, 3), V([1, 5, 5], "int64"), -1, True)  # -1: no padding; scale_grad_by_freq
+case("Torch.broadcast_tensors", T(3, 1), T(4), T(1, 1))
+case("Torch.broadcast_tensors", I(2, 1), T(3))
+case("Torch.block_diag", T(2, 3), T(1), V(4.0), T(3, 2))
+case("Torch.block_diag", I(2, 2), T(1, 3))  # promoted
