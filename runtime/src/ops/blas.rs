@@ -30,18 +30,9 @@ fn mm(ctx: &Ctx, b: &Bound, first: &str, rank: usize, what: &str) -> Result<Vec<
 
 /// `beta * input + alpha * (a @ b)`.
 fn add_product(ctx: &Ctx, b: &Bound, names: [&str; 2], rank: usize, what: &str) -> Result<Vec<Value>> {
-    let (input, x, y) = (b.tensor("input")?, b.tensor(names[0])?, b.tensor(names[1])?);
+    let (x, y) = (b.tensor(names[0])?, b.tensor(names[1])?);
     let dtype = float_pair(x, y, what)?;
-    let (beta, alpha) = (b.float("beta")?, b.float("alpha")?);
-    let p = product(x, y, rank, what)?;
-    let p = if alpha == 1.0 { p } else { (p * alpha)? };
-    let out = if beta == 0.0 {
-        p
-    } else {
-        let i = if beta == 1.0 { input.t.clone() } else { (&input.t * beta)? };
-        p.broadcast_add(&i)?
-    };
-    one(ctx.out(out, dtype)?)
+    one(ctx.out(scaled_sum(b, product(x, y, rank, what)?)?, dtype)?)
 }
 
 /// A matrix-vector product `[n, m] @ [m] -> [n]`.

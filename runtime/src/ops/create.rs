@@ -39,12 +39,15 @@ fn filled_like(ctx: &Ctx, b: &Bound, v: f64) -> Result<Vec<Value>> {
 /// result's dtype as torch casts it (2.7 into an int tensor is 2).
 fn full_like(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;
-    let dtype = b.opt_dtype("dtype")?.unwrap_or(x.dtype);
-    let v = b.value("fill_value");
+    fill(ctx, b.value("fill_value"), x.dims(), b.opt_dtype("dtype")?.unwrap_or(x.dtype))
+}
+
+/// A tensor of `shape` and `dtype` holding `v` cast as torch casts it.
+fn fill(ctx: &Ctx, v: &Value, shape: &[usize], dtype: TDType) -> Result<Vec<Value>> {
     let own = result_type(&[v])?;
     let value = ctx.cast(&T { t: operand(ctx, v, own)?, dtype: own }, dtype)?;
-    ctx.fits(x.dims())?;
-    one(ctx.out(value.t.broadcast_as(x.dims())?.contiguous()?, dtype)?)
+    ctx.fits(shape)?;
+    one(ctx.out(value.t.broadcast_as(shape)?.contiguous()?, dtype)?)
 }
 
 /// full(size, fill_value, *, dtype=None): the dtype by default the value's
@@ -59,11 +62,7 @@ fn full(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         Value::Tensor(t) if t.rank() == 0 => t.dtype,
         _ => return Err(Error::Arg("full: fill_value must be a number".into())),
     };
-    let dtype = b.opt_dtype("dtype")?.unwrap_or(natural);
-    let own = result_type(&[v])?;
-    let value = ctx.cast(&T { t: operand(ctx, v, own)?, dtype: own }, dtype)?;
-    ctx.fits(&shape)?;
-    one(ctx.out(value.t.broadcast_as(shape.as_slice())?.contiguous()?, dtype)?)
+    fill(ctx, v, &shape, b.opt_dtype("dtype")?.unwrap_or(natural))
 }
 
 /// eye(n, m=None): ones on the diagonal of an `n × m` matrix (float32 by default).

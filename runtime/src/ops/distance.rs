@@ -42,10 +42,7 @@ fn cosine_similarity(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// pairwise_distance: `‖x1 - x2 + eps‖_p` along the last dimension.
 fn pairwise_distance(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let (x1, x2, dtype) = operands(ctx, b, "pairwise_distance")?;
-    let p = b.float("p")?;
-    if !(p.is_finite() && p > 0.0) {
-        return Err(Error::Unsupported(format!("pairwise_distance with p = {p} (only finite positive p)")));
-    }
+    let p = finite_p(b, "pairwise_distance")?;
     one(ctx.out(p_distance(&x1, &x2, p, b.float("eps")?, b.bool("keepdim")?)?, dtype)?)
 }
 
@@ -74,7 +71,7 @@ fn norm_last(diff: &Tensor, p: f64) -> Result<Tensor> {
 }
 
 /// A finite positive `p`, or why not.
-fn finite_p(b: &Bound, what: &str) -> Result<f64> {
+pub(super) fn finite_p(b: &Bound, what: &str) -> Result<f64> {
     let p = b.float("p")?;
     if !(p.is_finite() && p > 0.0) {
         return Err(Error::Unsupported(format!("{what} with p = {p} (only finite positive p)")));

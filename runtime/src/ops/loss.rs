@@ -11,7 +11,7 @@
 use candle_core::Tensor;
 
 use super::activation::{abs_t, relu_t, softplus_t};
-use super::distance::p_distance;
+use super::distance::{finite_p, p_distance};
 use super::nn::log_softmax_t;
 use super::{inner_grad, node_grads, one, Fact, Op, Standard};
 use crate::bind::Bound;
@@ -243,10 +243,7 @@ fn triplet_margin_loss(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         return Err(Error::Arg(format!("triplet_margin_loss: shapes {:?}, {:?}, {:?} (they must be the same)", a.dims(), p.dims(), n.dims())));
     }
     vector_dim(&a, "triplet_margin_loss")?;
-    let (norm, eps) = (b.float("p")?, b.float("eps")?);
-    if !(norm.is_finite() && norm > 0.0) {
-        return Err(Error::Unsupported(format!("triplet_margin_loss with p = {norm} (only finite positive p)")));
-    }
+    let (norm, eps) = (finite_p(b, "triplet_margin_loss")?, b.float("eps")?);
     let pos = p_distance(&a, &p, norm, eps, false)?;
     let mut neg = p_distance(&a, &n, norm, eps, false)?;
     if b.bool("swap")? {
