@@ -233,6 +233,21 @@ def run_case(index, case, out_dir):
     return entry
 
 
+def run_derived_case(index, case, out_dir):
+    """`run_case`, where MindSpore is the reference, tried up to three times
+    while MindSpore's CPU kernel selection refuses it: that selection has
+    been seen to refuse a call it takes on the next run (mindspore.ops.exp2
+    of float64: "Select CPU operator[Exp] fail"), and a case dropped for a
+    kernel limit leaves its name without a case. A real limit refuses every try."""
+    tries = 3 if getattr(case, "reference_framework", "torch") == "mindspore" else 1
+    for attempt in range(tries):
+        try:
+            return run_case(index, case, out_dir)
+        except Exception as e:
+            if attempt + 1 == tries or not KERNEL_LIMIT.search(str(e)):
+                raise
+
+
 def main():
     out_dir = Path(sys.argv[1])
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -249,14 +264,14 @@ def main():
     for index, case in enumerate(extra, start=len(CASES)):
         try:
             try:
-                entries.append(run_case(index, case, out_dir))
+                entries.append(run_derived_case(index, case, out_dir))
             except RuntimeError:
                 # torch refuses the backward of some in-place forms (acosh_ needs the
                 # self it overwrote): no dump holds one; the forward is still compared.
                 if not case.backward:
                     raise
                 case.backward = False
-                entries.append(run_case(index, case, out_dir))
+                entries.append(run_derived_case(index, case, out_dir))
         except Exception as e:
             if getattr(case, "reference_framework", "torch") == "mindspore" and not KERNEL_LIMIT.search(str(e)):
                 refused.append({"name": case.name, "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"})
