@@ -153,6 +153,18 @@ def test_composite_is_at_least_the_output(dtype):
     assert grads[0].shape == (12,) and np.isfinite(grads[0]).all()
 
 
+def test_selects_take_the_copies_and_sum_the_gradients_of_the_places_chosen():
+    """max_pool1d, windows of 3 at stride 2: both windows choose x[2] = 9, so its gradient sums both
+    output gradients, 1.5 - 2.0 = -0.5, and its magnitude is 1.5 + 2.0 = 3.5 (the sum cancels)."""
+    x, dy = master([[0.0, 1.0, 9.0, 2.0, 3.0]]), master([[1.5, -2.0]])
+    entry = rounding_of("Functional.max_pool1d", ("",))
+    assert entry == ("selects",) and rounding_factors(entry, "float32", False) == (1.0, "float32")
+    assert rounding_factors(entry, "float32", True) == (16.0, "float32")
+    outputs, grads = magnitudes(entry, runner(torch.nn.functional.max_pool1d), [x], {"kernel_size": 3, "stride": 2}, [dy])
+    np.testing.assert_array_equal(outputs[0], [9.0, 9.0])
+    np.testing.assert_array_equal(grads[0], [0.0, 0.0, 3.5, 0.0, 0.0])
+
+
 def test_a_class_the_call_cannot_take_has_no_magnitudes():
     def broken(args, kwargs, grad_outputs, raise_precision):
         raise RuntimeError("no kernel")

@@ -62,12 +62,12 @@ def test_the_standards_sets_and_numbers_are_the_rulebooks():
 
 def test_every_rounding_class_is_one_magnitude_py_computes():
     from msprobe_rs.repro import magnitude
-    assert sorted(_tables.ROUNDING_FACTORS) == ["batch_norm", "composite", "embedding", "flash_attention_score", "gelu", "layer_norm", "npu_fusion_attention", "sdpa", "sigmoid", "smooth",
+    assert sorted(_tables.ROUNDING_FACTORS) == ["batch_norm", "composite", "embedding", "flash_attention_score", "gelu", "layer_norm", "npu_fusion_attention", "sdpa", "selects", "sigmoid", "smooth",
                                                 "softmax", "sums", "tanh", "terms"]
     for key, per_dtype in _tables.ROUNDING_FACTORS.items():
         assert sorted(per_dtype) == ["bfloat16", "float16", "float32", "float64"], key
     for name, entry in _tables.ROUNDING.items():
-        assert entry[0] in ("terms", "sums", "smooth", "parts", "composite"), name
+        assert entry[0] in ("terms", "sums", "selects", "smooth", "parts", "composite"), name
         if entry[0] == "parts":
             assert entry[1] in magnitude.PARTS and entry[1] in _tables.ROUNDING_FACTORS, name
         if entry[0] == "terms":

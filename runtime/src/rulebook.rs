@@ -340,7 +340,7 @@ impl Rounding {
 
 /// The rounding classes the engines compute (`ops::Rounding` names): each
 /// must have its k.
-const ROUNDING_CLASSES: [&str; 5] = ["terms", "sums", "smooth", "parts", "composite"];
+const ROUNDING_CLASSES: [&str; 6] = ["terms", "sums", "selects", "smooth", "parts", "composite"];
 
 /// Parses and checks a rulebook's text: every field there, every number
 /// finite and (but the constants of `npu_references` and `random_data`) not

@@ -271,7 +271,7 @@ fn rounding_tables(o: &mut String) {
         "# How rounding can move each API's results, by op-table name (runtime/src/ops/mod.rs,\n\
          # Rounding; the magnitudes of magnitude.py): (\"terms\", the negated parameter's\n\
          # position or None, its name or None, the signature's parameter names), (\"sums\",\n\
-         # parameter names), (\"smooth\",), (\"parts\", formula, what its parts are\n\
+         # parameter names), (\"selects\",), (\"smooth\",), (\"parts\", formula, what its parts are\n\
          # added to: \"smooth\", \"composite\" or \"nothing\", parameter names), (\"composite\",).\nROUNDING = {\n",
     );
     let mut classes: Vec<Rounding> = vec![];

@@ -70,7 +70,7 @@ KEYWORD_ALIASES = {
     "x": "input",
 }
 # The judging rules' numbers and factors (runtime/rulebook.json, which says what each is).
-RULEBOOK = {"default_standard": {"recorded": "msprobe", "emulated": "bound", "recorded_within_bound_pass": True}, "absolute": {"fp16": {"rtol": 0.001, "small": 0.001, "atol": 1e-5}, "bf16": {"rtol": 0.004, "small": 0.001, "atol": 1e-5}, "fp32": {"rtol": 1e-6, "small": 1e-6, "atol": 1e-9}}, "ulp": {"fp16": {"over": 1.0, "share_below": 0.001, "mean_below": None}, "bf16": {"over": 1.0, "share_below": 0.001, "mean_below": None}, "fp32": {"over": 32.0, "share_below": 0.05, "mean_below": 64.0}}, "thousandth": {"rtol": 0.001, "share_above": 0.999}, "benchmark": {"small_value_bound": 2.0, "levels": {"level1": [5.0, 1.5, 1.5], "level2": [2.0, 1.2, 1.2], "default": [10.0, 2.0, 2.0]}, "fp16": {"small": 0.001, "atol": 1e-5, "floor": 0.00048828125}, "bf16": {"small": 0.001, "atol": 1e-5, "floor": 0.00390625}, "fp32": {"small": 1e-6, "atol": 1e-9, "floor": 6.103515625e-5}}, "rounding": {"k": {"composite": [64.0, 64.0], "parts": [32.0, 32.0], "smooth": [32.0, 32.0], "sums": [16.0, 16.0], "terms": [3.0, 16.0]}, "half_precision_k": {"composite": [4.0, 4.0], "parts": [4.0, 4.0], "smooth": [4.0, 4.0], "terms": [1.0, 4.0]}}, "systematic": {"epsilons": {"fp16": 1.5, "bf16": 1.5, "fp32": 3.0}, "z": 4.0, "min_elements": 8.0}, "reduced_operands": {"conv": {"cuda": {"mantissa": 10.0, "k": 2.0, "source": "PyTorch's torch.backends.cudnn.allow_tf32 defaults to True: cuDNN conv operands in TF32 (Ampere and later)"}, "npu": {"mantissa": 10.0, "k": 2.0, "source": "torch_npu's torch_npu.npu.conv.allow_hf32 defaults to True: conv operands in HF32"}}}, "csv": {"details": ["API Name", "Bench Dtype", "Tested Dtype", "Shape", "Cosine", "MaxAbsErr", "MaxRelativeErr", "Status", "Message"], "standard": ["Standard", "Standard Metrics"], "result": ["API Name", "Forward Test Success", "Backward Test Success", "Message"], "job": ["Step", "Rank"], "effect": ["Loss Effect", "Loss Share", "Effect Note"]}, "loss_effect": {"noise_roundoffs": 5.0, "first_order_relative_error": 0.1, "saturating": ["relu", "relu6", "hardtanh", "clamp", "clip", "clamp_min", "clamp_max", "max", "min", "amax", "amin", "argmax", "argmin", "maximum", "minimum", "fmax", "fmin", "sort", "topk", "max_pool1d", "max_pool2d", "max_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "threshold", "floor", "ceil", "round", "sign"], "losses": ["cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "soft_margin_loss", "margin_ranking_loss", "poisson_nll_loss", "ctc_loss"]}, "npu_references": {"fast_gelu_alpha": 1.702, "scaled_masked_softmax_fill": -10000.0}, "random_data": {"float_without_stats": [-1.0, 1.0], "int_without_stats": [0.0, 1.0], "after_a_nan_stat": [-1.0, 1.0]}}
+RULEBOOK = {"default_standard": {"recorded": "msprobe", "emulated": "bound", "recorded_within_bound_pass": True}, "absolute": {"fp16": {"rtol": 0.001, "small": 0.001, "atol": 1e-5}, "bf16": {"rtol": 0.004, "small": 0.001, "atol": 1e-5}, "fp32": {"rtol": 1e-6, "small": 1e-6, "atol": 1e-9}}, "ulp": {"fp16": {"over": 1.0, "share_below": 0.001, "mean_below": None}, "bf16": {"over": 1.0, "share_below": 0.001, "mean_below": None}, "fp32": {"over": 32.0, "share_below": 0.05, "mean_below": 64.0}}, "thousandth": {"rtol": 0.001, "share_above": 0.999}, "benchmark": {"small_value_bound": 2.0, "levels": {"level1": [5.0, 1.5, 1.5], "level2": [2.0, 1.2, 1.2], "default": [10.0, 2.0, 2.0]}, "fp16": {"small": 0.001, "atol": 1e-5, "floor": 0.00048828125}, "bf16": {"small": 0.001, "atol": 1e-5, "floor": 0.00390625}, "fp32": {"small": 1e-6, "atol": 1e-9, "floor": 6.103515625e-5}}, "rounding": {"k": {"composite": [64.0, 64.0], "parts": [32.0, 32.0], "selects": [1.0, 16.0], "smooth": [32.0, 32.0], "sums": [16.0, 16.0], "terms": [3.0, 16.0]}, "half_precision_k": {"composite": [4.0, 4.0], "parts": [4.0, 4.0], "selects": [1.0, 4.0], "smooth": [4.0, 4.0], "terms": [1.0, 4.0]}}, "systematic": {"epsilons": {"fp16": 1.5, "bf16": 1.5, "fp32": 3.0}, "z": 4.0, "min_elements": 8.0}, "reduced_operands": {"conv": {"cuda": {"mantissa": 10.0, "k": 2.0, "source": "PyTorch's torch.backends.cudnn.allow_tf32 defaults to True: cuDNN conv operands in TF32 (Ampere and later)"}, "npu": {"mantissa": 10.0, "k": 2.0, "source": "torch_npu's torch_npu.npu.conv.allow_hf32 defaults to True: conv operands in HF32"}}}, "csv": {"details": ["API Name", "Bench Dtype", "Tested Dtype", "Shape", "Cosine", "MaxAbsErr", "MaxRelativeErr", "Status", "Message"], "standard": ["Standard", "Standard Metrics"], "result": ["API Name", "Forward Test Success", "Backward Test Success", "Message"], "job": ["Step", "Rank"], "effect": ["Loss Effect", "Loss Share", "Effect Note"]}, "loss_effect": {"noise_roundoffs": 5.0, "first_order_relative_error": 0.1, "saturating": ["relu", "relu6", "hardtanh", "clamp", "clip", "clamp_min", "clamp_max", "max", "min", "amax", "amin", "argmax", "argmin", "maximum", "minimum", "fmax", "fmin", "sort", "topk", "max_pool1d", "max_pool2d", "max_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "threshold", "floor", "ceil", "round", "sign"], "losses": ["cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "soft_margin_loss", "margin_ranking_loss", "poisson_nll_loss", "ctc_loss"]}, "npu_references": {"fast_gelu_alpha": 1.702, "scaled_masked_softmax_fill": -10000.0}, "random_data": {"float_without_stats": [-1.0, 1.0], "int_without_stats": [0.0, 1.0], "after_a_nan_stat": [-1.0, 1.0]}}
 # msprobe's API sets of the api standard by rule (the rulebook's api_standard).
 STANDARD_API_SETS = {
     "absolute": frozenset(["add", "sub", "mul", "div", "truediv", "true_divide", "floordiv", "floor_divide", "multiply", "subtract", "divide", "rsub", "leaky_relu", "prelu", "reciprocal", "rsqrt", "square"]),
@@ -87,7 +87,7 @@ NPU_REFERENCES = frozenset(["fast_gelu", "matmul_backward", "npu_apply_adam", "n
 # How rounding can move each API's results, by op-table name (runtime/src/ops/mod.rs,
 # Rounding; the magnitudes of magnitude.py): ("terms", the negated parameter's
 # position or None, its name or None, the signature's parameter names), ("sums",
-# parameter names), ("smooth",), ("parts", formula, what its parts are
+# parameter names), ("selects",), ("smooth",), ("parts", formula, what its parts are
 # added to: "smooth", "composite" or "nothing", parameter names), ("composite",).
 ROUNDING = {
     "Torch.add": ("terms", None, None, ("input", "other", "alpha")),
@@ -267,8 +267,8 @@ ROUNDING = {
     "Functional.conv_transpose2d": ("sums", ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation")),
     "Torch.conv_transpose2d": ("sums", ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation")),
     "MintFunctional.conv_transpose2d": ("sums", ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation")),
-    "Functional.max_pool2d": ("composite",),
-    "MintFunctional.max_pool2d": ("composite",),
+    "Functional.max_pool2d": ("selects",),
+    "MintFunctional.max_pool2d": ("selects",),
     "Functional.avg_pool2d": ("sums", ("input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override")),
     "MintFunctional.avg_pool2d": ("sums", ("input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override")),
     "Functional.adaptive_avg_pool1d": ("sums", ("input", "output_size")),
@@ -278,20 +278,20 @@ ROUNDING = {
     "MintFunctional.adaptive_avg_pool2d": ("sums", ("input", "output_size")),
     "Functional.interpolate": ("composite",),
     "MintFunctional.interpolate": ("composite",),
-    "Functional.max_pool1d": ("composite",),
-    "Functional.max_pool1d_with_indices": ("composite",),
-    "Functional.max_pool2d_with_indices": ("composite",),
-    "Torch.max_pool1d": ("composite",),
-    "Torch.max_pool2d": ("composite",),
-    "Torch.max_pool1d_with_indices": ("composite",),
+    "Functional.max_pool1d": ("selects",),
+    "Functional.max_pool1d_with_indices": ("selects",),
+    "Functional.max_pool2d_with_indices": ("selects",),
+    "Torch.max_pool1d": ("selects",),
+    "Torch.max_pool2d": ("selects",),
+    "Torch.max_pool1d_with_indices": ("selects",),
     "Functional.avg_pool1d": ("sums", ("input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad")),
     "Torch.avg_pool1d": ("sums", ("input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad")),
     "MS.Functional.avg_pool1d": ("sums", ("input_x", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad")),
-    "Functional.adaptive_max_pool1d": ("composite",),
-    "Functional.adaptive_max_pool1d_with_indices": ("composite",),
-    "Torch.adaptive_max_pool1d": ("composite",),
-    "Functional.adaptive_max_pool2d": ("composite",),
-    "Functional.adaptive_max_pool2d_with_indices": ("composite",),
+    "Functional.adaptive_max_pool1d": ("selects",),
+    "Functional.adaptive_max_pool1d_with_indices": ("selects",),
+    "Torch.adaptive_max_pool1d": ("selects",),
+    "Functional.adaptive_max_pool2d": ("selects",),
+    "Functional.adaptive_max_pool2d_with_indices": ("selects",),
     "Functional.upsample": ("composite",),
     "Functional.upsample_nearest": ("composite",),
     "Functional.upsample_bilinear": ("composite",),
@@ -1350,7 +1350,7 @@ ROUNDING = {
     "MS.Mint.linspace": ("composite",),
     "MS.Mint.masked_select": ("composite",),
     "MS.Mint.max": ("composite",),
-    "MS.Mint.max_pool2d": ("composite",),
+    "MS.Mint.max_pool2d": ("selects",),
     "MS.Mint.min": ("composite",),
     "MS.Mint.negative": ("terms", None, None, ("input",)),
     "MS.Mint.nonzero": ("composite",),
@@ -1417,6 +1417,7 @@ ROUNDING_FACTORS = {
     "composite": {"float16": ((4.0, "float16"), (4.0, "float16")), "bfloat16": ((4.0, "bfloat16"), (4.0, "bfloat16")), "float32": ((64.0, "float32"), (64.0, "float32")), "float64": ((64.0, "float64"), (64.0, "float64"))},
     "sigmoid": {"float16": ((4.0, "float16"), (4.0, "float16")), "bfloat16": ((4.0, "bfloat16"), (4.0, "bfloat16")), "float32": ((32.0, "float32"), (32.0, "float32")), "float64": ((32.0, "float64"), (32.0, "float64"))},
     "tanh": {"float16": ((4.0, "float16"), (4.0, "float16")), "bfloat16": ((4.0, "bfloat16"), (4.0, "bfloat16")), "float32": ((32.0, "float32"), (32.0, "float32")), "float64": ((32.0, "float64"), (32.0, "float64"))},
+    "selects": {"float16": ((1.0, "float16"), (4.0, "float16")), "bfloat16": ((1.0, "bfloat16"), (4.0, "bfloat16")), "float32": ((1.0, "float32"), (16.0, "float32")), "float64": ((1.0, "float64"), (16.0, "float64"))},
     "softmax": {"float16": ((4.0, "float16"), (4.0, "float16")), "bfloat16": ((4.0, "bfloat16"), (4.0, "bfloat16")), "float32": ((64.0, "float32"), (64.0, "float32")), "float64": ((64.0, "float64"), (64.0, "float64"))},
     "gelu": {"float16": ((4.0, "float16"), (4.0, "float16")), "bfloat16": ((4.0, "bfloat16"), (4.0, "bfloat16")), "float32": ((32.0, "float32"), (32.0, "float32")), "float64": ((32.0, "float64"), (32.0, "float64"))},
     "layer_norm": {"float16": ((4.0, "float16"), (4.0, "float16")), "bfloat16": ((4.0, "bfloat16"), (4.0, "bfloat16")), "float32": ((64.0, "float32"), (64.0, "float32")), "float64": ((64.0, "float64"), (64.0, "float64"))},

@@ -2,7 +2,8 @@
 the api standard's rescue: per element of each forward output and each input
 gradient, the magnitude that rounding in the device's precision acts on,
 computed on the bench in float64 by the API's rounding class (``ROUNDING``,
-rendered from the op table): the op on absolute values (terms, sums), central
+rendered from the op table): the op on absolute values (terms, sums), a
+selection's absolute values and the backward of |dy| (selects), central
 differences along each float input (smooth, parts, composite), the parts of a
 formula that cancels inside (gelu, attention), and for composites also the op
 computed in float32. The mirror of
@@ -205,6 +206,13 @@ def _mag_on_absolute_values(c, negated_position, negated_name, names):
         tensor, scalar = _mag_absolute(negate, name in ROUNDING_OPERANDS)
         return _mag_walk(v, "torch.float64", tensor, scalar)
     outputs, grads = c.run_with(arg, grad=np.abs)
+    return [None if o is None else np.abs(o) for o in outputs], [None if g is None else np.abs(g) for g in grads]
+
+
+def _mag_selections(c):
+    """selects (max pooling): the outputs' absolute values, and the gradients of the backward
+    of |dy| (the same places chosen, their gradients summed as absolute values)."""
+    outputs, grads = c.run_with(lambda slot, key, v: _mag_walk(v, "torch.float64"), grad=np.abs)
     return [None if o is None else np.abs(o) for o in outputs], [None if g is None else np.abs(g) for g in grads]
 
 
@@ -559,6 +567,8 @@ def magnitudes(entry, run, args, kwargs, grad_outputs):
             return _mag_on_absolute_values(c, entry[1], entry[2], entry[3])
         if entry[0] == "sums":
             return _mag_on_absolute_values(c, None, None, entry[1])
+        if entry[0] == "selects":
+            return _mag_selections(c)
         if entry[0] == "smooth":
             o, g, _ = _mag_first_order(c, ["uniform"])
             return o, g

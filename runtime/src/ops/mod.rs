@@ -199,6 +199,11 @@ pub enum Rounding {
     /// Contractions and reductions (matmul, linear, conv, pooling means,
     /// sum, mean): the op on absolute values, `|A|·|B|`, `Σ|x|`.
     Sums,
+    /// Selections (max pooling): each output is one of the inputs, copied
+    /// exactly, and each input's gradient sums the output gradients of the
+    /// places that chose it: `|y|`, and the backward of `|dy|` (one run,
+    /// where Composite's 23 reruns measure the same thing).
+    Selects,
     /// Elementwise functions: `|f(x)| + Σⱼ|xⱼ·∂ⱼf|`, each floating input
     /// perturbed alone by a relative `±h` (central differences in f64).
     Smooth,
@@ -313,6 +318,7 @@ impl Rounding {
         match self {
             Rounding::Terms { .. } => "terms",
             Rounding::Sums => "sums",
+            Rounding::Selects => "selects",
             Rounding::Smooth => "smooth",
             Rounding::Parts(_) => "parts",
             Rounding::Composite => "composite",

@@ -503,6 +503,11 @@ const fn pooled(names: &'static [&'static str], sig: &'static str, forward: fn(&
     Op { names, sig, forward, backward: true, standard: Standard::Accuracy, random: false, facts: &[] }
 }
 
+/// A max pooling entry: [`pooled`], its results selections ([`Rounding::Selects`]).
+const fn max_pooled(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>) -> Op {
+    Op { facts: &[Fact::Rounding(Rounding::Selects)], ..pooled(names, sig, forward) }
+}
+
 /// The pooling and resampling entries.
 pub static OPS: &[Op] = &[
     Op {
@@ -512,7 +517,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Slicing(Slicing::Aligned(Whole::Last(2)))],
+        facts: &[Fact::Slicing(Slicing::Aligned(Whole::Last(2))), Fact::Rounding(Rounding::Selects)],
     },
     Op {
         names: &["Functional.avg_pool2d", "MintFunctional.avg_pool2d"],
@@ -552,19 +557,25 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[],
     },
-    pooled(&["Functional.max_pool1d"], "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False", |c, b| {
+    max_pooled(&["Functional.max_pool1d"], "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False", |c, b| {
         max_pool(c, b, true, false)
     }),
-    pooled(&["Functional.max_pool1d_with_indices"], "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False", |c, b| {
+    max_pooled(
+        &["Functional.max_pool1d_with_indices"],
+        "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False",
+        |c, b| max_pool(c, b, true, true),
+    ),
+    max_pooled(
+        &["Functional.max_pool2d_with_indices"],
+        "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False",
+        |c, b| max_pool(c, b, false, true),
+    ),
+    // torch.max_pool1d/2d: `stride=[]` means the kernel size; no return_indices.
+    max_pooled(&["Torch.max_pool1d"], "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False", |c, b| max_pool(c, b, true, false)),
+    max_pooled(&["Torch.max_pool2d"], "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False", |c, b| max_pool(c, b, false, false)),
+    max_pooled(&["Torch.max_pool1d_with_indices"], "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False", |c, b| {
         max_pool(c, b, true, true)
     }),
-    pooled(&["Functional.max_pool2d_with_indices"], "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False", |c, b| {
-        max_pool(c, b, false, true)
-    }),
-    // torch.max_pool1d/2d: `stride=[]` means the kernel size; no return_indices.
-    pooled(&["Torch.max_pool1d"], "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False", |c, b| max_pool(c, b, true, false)),
-    pooled(&["Torch.max_pool2d"], "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False", |c, b| max_pool(c, b, false, false)),
-    pooled(&["Torch.max_pool1d_with_indices"], "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False", |c, b| max_pool(c, b, true, true)),
     Op {
         names: &["Functional.avg_pool1d", "Torch.avg_pool1d"],
         sig: "input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True",
@@ -584,13 +595,13 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[Fact::Rounding(Rounding::Sums)],
     },
-    pooled(&["Functional.adaptive_max_pool1d"], "input, output_size, return_indices=False", |c, b| adaptive_max_pool(c, b, true, false)),
+    max_pooled(&["Functional.adaptive_max_pool1d"], "input, output_size, return_indices=False", |c, b| adaptive_max_pool(c, b, true, false)),
     // torch.adaptive_max_pool1d returns the indices too.
-    pooled(&["Functional.adaptive_max_pool1d_with_indices", "Torch.adaptive_max_pool1d"], "input, output_size, return_indices=False", |c, b| {
+    max_pooled(&["Functional.adaptive_max_pool1d_with_indices", "Torch.adaptive_max_pool1d"], "input, output_size, return_indices=False", |c, b| {
         adaptive_max_pool(c, b, true, true)
     }),
-    pooled(&["Functional.adaptive_max_pool2d"], "input, output_size, return_indices=False", |c, b| adaptive_max_pool(c, b, false, false)),
-    pooled(&["Functional.adaptive_max_pool2d_with_indices"], "input, output_size, return_indices=False", |c, b| adaptive_max_pool(c, b, false, true)),
+    max_pooled(&["Functional.adaptive_max_pool2d"], "input, output_size, return_indices=False", |c, b| adaptive_max_pool(c, b, false, false)),
+    max_pooled(&["Functional.adaptive_max_pool2d_with_indices"], "input, output_size, return_indices=False", |c, b| adaptive_max_pool(c, b, false, true)),
     // The deprecated spellings of interpolate.
     pooled(&["Functional.upsample"], "input, size=None, scale_factor=None, mode='nearest', align_corners=None, recompute_scale_factor=None", interpolate),
     pooled(&["Functional.upsample_nearest"], "input, size=None, scale_factor=None", |c, b| interpolate_as(c, b, Some(("nearest", false)))),

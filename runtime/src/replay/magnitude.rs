@@ -2,6 +2,7 @@
 //! and each gradient, the magnitude that rounding in the device's precision
 //! acts on, computed on the bench (f64) by the op's class
 //! ([`crate::ops::Rounding`]): the op on absolute values (Terms, Sums),
+//! a selection's absolute values and the backward of `|dy|` (Selects),
 //! central differences along each input (Smooth), and for Composite also
 //! the op computed in float32 ([`Ctx::probe`]). The scripts compute the
 //! same (`python/msprobe_rs/repro/`'s magnitudes). The `api`, `bound` and
@@ -177,6 +178,7 @@ fn compute(call: &Call, class: Rounding, outputs: Vec<Option<Vec<f64>>>, grads: 
     match class {
         Rounding::Terms { negated } => on_absolute_values(call, negated),
         Rounding::Sums => on_absolute_values(call, None),
+        Rounding::Selects => selections(call, outputs),
         Rounding::Smooth => first_order(call, &outputs, &grads, &[Pattern::Uniform]),
         Rounding::Parts(parts) => {
             let (mut o, mut g) = match parts.rest {
@@ -227,6 +229,14 @@ fn composite(call: &Call, outputs: &[Option<Vec<f64>>], grads: &[Option<Vec<f64>
         add_difference(&mut g, &pg, grads, 1.0 / U32);
     }
     Ok((o, g))
+}
+
+/// Selects: the outputs' absolute values, and the gradients of the
+/// backward of `|dy|` (the same places chosen, their gradients summed as
+/// absolute values).
+fn selections(call: &Call, outputs: Vec<Option<Vec<f64>>>) -> Result<Flat> {
+    let run = call.run_with(&call.bench, |_, _, v| Ok(v), |g| Ok(T { t: g.t.abs()?, dtype: g.dtype }))?;
+    Ok((outputs.into_iter().map(abs_all).collect(), flat(&run).1.into_iter().map(abs_all).collect()))
 }
 
 /// Terms and Sums: the op (and its backward, with `|dy|`) on the absolute
