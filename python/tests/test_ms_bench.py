@@ -24,6 +24,18 @@ def test_signatures_that_differ_from_torch():
     assert hot.tolist() == [[5.0, 1.0, 1.0], [1.0, 1.0, 5.0]]
 
 
+def test_the_keepdims_reductions_take_mindspores_names():
+    x = torch.tensor([[1.0, float("nan"), 4.0], [3.0, 5.0, -2.0]], dtype=torch.float64)
+    y = torch.tensor([[1.0, 2.0, 4.0], [3.0, 5.0, -2.0]], dtype=torch.float64)
+    assert ms_bench.ms_ops_amax(y).item() == 5.0 and ms_bench.ms_ops_amin(y, 1, True).tolist() == [[1.0], [-2.0]]
+    assert ms_bench.ms_ops_amax(y, axis=[0, 1], keepdims=True).shape == (1, 1)
+    assert ms_bench.ms_ops_nansum(x).item() == 11.0 and ms_bench.ms_ops_nanmean(x, 1, keepdims=True).tolist() == [[2.5], [2.0]]
+    var, mean = ms_bench.ms_ops_var_mean(y, 1)
+    assert var.tolist() == torch.var(y, dim=1, correction=0).tolist() and mean.tolist() == [7.0 / 3.0, 2.0]
+    std, _ = ms_bench.ms_ops_std_mean(y, axis=0, ddof=1, keepdims=True)
+    assert std.tolist() == torch.std(y, dim=0, correction=1, keepdim=True).tolist()
+
+
 class FakeTensor:
     """A MindSpore tensor as ms_bench reads it (asnumpy)."""
 

@@ -173,6 +173,13 @@ impl Bound {
         self.get(name)
     }
 
+    /// The same arguments with `from` named `to`: a MindSpore spelling
+    /// whose parameter has its own name (`keepdims`) runs torch's forward.
+    pub fn renamed(&self, from: &'static str, to: &'static str) -> Bound {
+        let values = self.values.iter().map(|(&k, v)| (if k == from { to } else { k }, v.clone())).collect();
+        Bound { api: self.api.clone(), values }
+    }
+
     /// Whether the argument is None.
     pub fn is_none(&self, name: &str) -> bool {
         matches!(self.get(name), Value::None)

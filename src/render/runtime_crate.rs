@@ -76,6 +76,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/math.rs",
     "src/ops/mha.rs",
     "src/ops/ms_fused.rs",
+    "src/ops/ms_reduce.rs",
     "src/ops/mod.rs",
     "src/ops/nn.rs",
     "src/ops/node_grads.rs",

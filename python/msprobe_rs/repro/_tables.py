@@ -81,7 +81,7 @@ STANDARD_API_SETS = {
     "level2": frozenset(["nonzero", "one_hot", "matmul", "addmm", "mm", "gelu", "layer_norm", "index", "sum", "npu_rms_norm", "rms_norm", "cross_entropy", "npu_cross_entropy_loss"]),
 }
 # The bench helpers of ms_bench that the bench table names (runtime/src/ops/bench.rs).
-MS_BENCH_HELPERS = frozenset(["ms_mint_binary_cross_entropy", "ms_ops_assign", "ms_ops_binary_cross_entropy_with_logits", "ms_ops_clip_by_global_norm", "ms_ops_conv2d", "ms_ops_cross_entropy", "ms_ops_dropout", "ms_ops_fast_gelu", "ms_ops_flash_attention_score", "ms_ops_gather", "ms_ops_index_add", "ms_ops_kl_div", "ms_ops_l1_loss", "ms_ops_mse_loss", "ms_ops_nll_loss", "ms_ops_one_hot", "ms_ops_rms_norm", "ms_ops_rotary_position_embedding", "ms_ops_smooth_l1_loss", "ms_ops_swiglu", "ms_ops_tensor_scatter_elements", "ms_tensor_std", "ms_tensor_transpose", "ms_tensor_var"])
+MS_BENCH_HELPERS = frozenset(["ms_mint_binary_cross_entropy", "ms_ops_amax", "ms_ops_amin", "ms_ops_assign", "ms_ops_binary_cross_entropy_with_logits", "ms_ops_clip_by_global_norm", "ms_ops_conv2d", "ms_ops_cross_entropy", "ms_ops_dropout", "ms_ops_fast_gelu", "ms_ops_flash_attention_score", "ms_ops_gather", "ms_ops_index_add", "ms_ops_kl_div", "ms_ops_l1_loss", "ms_ops_mse_loss", "ms_ops_nanmean", "ms_ops_nansum", "ms_ops_nll_loss", "ms_ops_one_hot", "ms_ops_rms_norm", "ms_ops_rotary_position_embedding", "ms_ops_smooth_l1_loss", "ms_ops_std_mean", "ms_ops_swiglu", "ms_ops_tensor_scatter_elements", "ms_ops_var_mean", "ms_tensor_std", "ms_tensor_transpose", "ms_tensor_var"])
 # The op table's NPU names (runtime/src/ops/): each call's bench is npu_bench's ref_<op>.
 NPU_REFERENCES = frozenset(["fast_gelu", "matmul_backward", "npu_apply_adam", "npu_apply_adam_w", "npu_confusion_transpose", "npu_fast_gelu", "npu_fusion_attention", "npu_group_norm_silu", "npu_layer_norm_eval", "npu_linear", "npu_mish", "npu_moe_gating_top_k_softmax", "npu_rms_norm", "npu_rotary_mul", "npu_scaled_masked_softmax", "npu_sort_v2", "npu_swiglu"])
 # How rounding can move each API's results, by op-table name (runtime/src/ops/mod.rs,
@@ -546,6 +546,12 @@ ROUNDING = {
     "Torch.cummax": ("composite",),
     "Torch.cummin": ("composite",),
     "Torch.diff": ("composite",),
+    "MS.Functional.amax": ("composite",),
+    "MS.Functional.amin": ("composite",),
+    "MS.Functional.nansum": ("sums", ("input", "dim", "keepdims", "dtype")),
+    "MS.Functional.nanmean": ("sums", ("input", "dim", "keepdims", "dtype")),
+    "MS.Functional.var_mean": ("composite",),
+    "MS.Functional.std_mean": ("composite",),
     "Torch.arange": ("composite",),
     "Mint.arange": ("composite",),
     "MS.Functional.arange": ("composite",),

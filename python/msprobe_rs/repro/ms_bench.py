@@ -197,6 +197,45 @@ def ms_tensor_std(input, *args, **kwargs):
     return ms_tensor_variance(torch.std, input, args, kwargs)
 
 
+def _ms_dims(axis, every=()):
+    """MindSpore's axis as torch's dim: None (every dimension) as `every`, a list as a tuple."""
+    return every if axis is None else tuple(axis) if isinstance(axis, (list, tuple)) else axis
+
+
+def ms_ops_amax(input, axis=None, keepdims=False, *, initial=None, where=None):
+    """torch equivalent of mindspore.ops.amax (keepdims; initial and where not replayed)."""
+    if initial is not None or where is not None:
+        raise NotImplementedError("ms_ops_amax: initial and where are not supported")
+    return torch.amax(input, dim=_ms_dims(axis), keepdim=bool(keepdims))
+
+
+def ms_ops_amin(input, axis=None, keepdims=False, *, initial=None, where=None):
+    """torch equivalent of mindspore.ops.amin (keepdims; initial and where not replayed)."""
+    if initial is not None or where is not None:
+        raise NotImplementedError("ms_ops_amin: initial and where are not supported")
+    return torch.amin(input, dim=_ms_dims(axis), keepdim=bool(keepdims))
+
+
+def ms_ops_nansum(input, axis=None, keepdims=False, *, dtype=None):
+    """torch equivalent of mindspore.ops.nansum (keepdims)."""
+    return torch.nansum(input, dim=_ms_dims(axis, None), keepdim=bool(keepdims), dtype=dtype)
+
+
+def ms_ops_nanmean(input, axis=None, keepdims=False, *, dtype=None):
+    """torch equivalent of mindspore.ops.nanmean (keepdims)."""
+    return torch.nanmean(input, dim=_ms_dims(axis, None), keepdim=bool(keepdims), dtype=dtype)
+
+
+def ms_ops_var_mean(input, axis=None, ddof=0, keepdims=False):
+    """torch equivalent of mindspore.ops.var_mean: ddof 0 by default (torch's correction is 1)."""
+    return torch.var_mean(input, dim=_ms_dims(axis, None), correction=ddof, keepdim=bool(keepdims))
+
+
+def ms_ops_std_mean(input, axis=None, ddof=0, keepdims=False):
+    """torch equivalent of mindspore.ops.std_mean: ddof 0 by default (torch's correction is 1)."""
+    return torch.std_mean(input, dim=_ms_dims(axis, None), correction=ddof, keepdim=bool(keepdims))
+
+
 # What the last tested run did (args, kwargs, outputs, grads), set by the
 # MindSpore side after each tested run, for the helpers that follow it.
 TESTED_RUN = {}

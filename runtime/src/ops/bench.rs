@@ -102,6 +102,12 @@ pub const MINDSPORE_HELPERS: &[BenchHelper] = &[
     helper("Tensor.transpose", "ms_tensor_transpose", "mindspore.Tensor.transpose(*axes) permutes all axes like numpy; torch.Tensor.transpose swaps two"),
     helper("Tensor.var", "ms_tensor_var", "mindspore.Tensor.var(axis, ddof=0, keepdims) divides by N by default; torch by N - 1"),
     helper("Tensor.std", "ms_tensor_std", "mindspore.Tensor.std(axis, ddof=0, keepdims) divides by N by default; torch by N - 1"),
+    helper("Functional.amax", "ms_ops_amax", "mindspore.ops.amax takes keepdims; torch.amax keepdim"),
+    helper("Functional.amin", "ms_ops_amin", "mindspore.ops.amin takes keepdims; torch.amin keepdim"),
+    helper("Functional.nansum", "ms_ops_nansum", "mindspore.ops.nansum takes keepdims; torch.nansum keepdim"),
+    helper("Functional.nanmean", "ms_ops_nanmean", "mindspore.ops.nanmean takes keepdims; torch.nanmean keepdim"),
+    helper("Functional.var_mean", "ms_ops_var_mean", "mindspore.ops.var_mean(input, axis, ddof=0, keepdims) divides by N by default; torch by N - 1"),
+    helper("Functional.std_mean", "ms_ops_std_mean", "mindspore.ops.std_mean(input, axis, ddof=0, keepdims) divides by N by default; torch by N - 1"),
 ];
 
 /// MindSpore APIs whose torch bench is a torch callable of another name.

@@ -109,7 +109,7 @@ const MINT: &[(&str, &str)] = &[("Mint", "Torch"), ("MintFunctional", "Functiona
 /// tests/agreement/ms_bridge.py, forward and MindSpore's own backward).
 /// MindSpore's `axis` is torch's `dim` (the binder's keyword aliases);
 /// those that differ stay out: `keepdims` for `keepdim` (`ops.amax`,
-/// `nansum`), `ddof` for `correction` (`std`, `var`),
+/// `nansum`: their own entries, `ms_reduce.rs`), `ddof` for `correction` (`std`, `var`),
 /// `ops.flatten`'s kept batch dimension, `max`/`min` returning one tensor,
 /// int32 indices (`argsort`, `sort`), `xlogy(0, 0)`, `signbit(-0.0)`,
 /// and those the agreement cases showed to differ (`addmv` with `beta=0`,

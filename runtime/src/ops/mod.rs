@@ -39,6 +39,7 @@ mod loss;
 mod math;
 mod mha;
 mod ms_fused;
+mod ms_reduce;
 mod nn;
 mod node_grads;
 mod norm;
@@ -492,6 +493,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(loss::OPS)
         .chain(shape::OPS)
         .chain(reduce::OPS)
+        .chain(ms_reduce::OPS)
         .chain(create::OPS)
         .chain(compare::OPS)
         .chain(index::OPS)

@@ -128,7 +128,7 @@ fn foreach_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// amax/amin over `dims`. Ties split the gradient evenly, as torch does
 /// (candle's own max sends all of it to every tied element): the value is
 /// the extreme itself, the gradient that of the mean of the tied elements.
-fn extreme(ctx: &Ctx, b: &Bound, max: bool) -> Result<Vec<Value>> {
+pub(super) fn extreme(ctx: &Ctx, b: &Bound, max: bool) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;
     let dims = reduce_dims(b, x)?;
     let mut m = x.t.detach();
@@ -226,10 +226,15 @@ fn var(ctx: &Ctx, b: &Bound, sqrt: bool) -> Result<Vec<Value>> {
 /// torch.var_mean / std_mean: the variance (or standard deviation) and
 /// the mean over the same dims, as a pair.
 fn var_mean(ctx: &Ctx, b: &Bound, sqrt: bool) -> Result<Vec<Value>> {
+    var_mean_of(ctx, b, b.opt_float("correction")?.unwrap_or(1.0), b.bool("keepdim")?, sqrt)
+}
+
+/// [`var_mean`] with the `correction` and `keepdim` given (MindSpore's
+/// `ddof` and `keepdims`).
+pub(super) fn var_mean_of(ctx: &Ctx, b: &Bound, correction: f64, keepdim: bool, sqrt: bool) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;
     let dims = reduce_dims(b, x)?;
-    let keepdim = b.bool("keepdim")?;
-    let v = var_of(ctx, x, &dims, b.opt_float("correction")?.unwrap_or(1.0), keepdim, sqrt)?;
+    let v = var_of(ctx, x, &dims, correction, keepdim, sqrt)?;
     let n: usize = dims.iter().map(|&d| x.dims().get(d).copied().unwrap_or(1)).product();
     let mean = x.t.sum_keepdim(dims.clone())?.affine(1.0 / n as f64, 0.0)?;
     let mean = ctx.out(drop_dims(&x.t, mean, &dims, keepdim)?, x.dtype)?;
@@ -482,7 +487,7 @@ fn prod(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 }
 
 /// nansum / nanmean: NaN counts as absent (zero in the sum, not in the count).
-fn nan_reduce(ctx: &Ctx, b: &Bound, mean: bool) -> Result<Vec<Value>> {
+pub(super) fn nan_reduce(ctx: &Ctx, b: &Bound, mean: bool) -> Result<Vec<Value>> {
     let x = input_as(ctx, b)?;
     let dims = reduce_dims(b, &x)?;
     let keepdim = b.bool("keepdim")?;

@@ -1753,3 +1753,18 @@ case("Torch.broadcast_tensors", T(3, 1), T(4), T(1, 1))
 case("Torch.broadcast_tensors", I(2, 1), T(3))
 case("Torch.block_diag", T(2, 3), T(1), V(4.0), T(3, 2))
 case("Torch.block_diag", I(2, 2), T(1, 3))  # promoted
+
+# --- MindSpore's reductions with `keepdims` (ms_reduce.rs), MindSpore itself the reference.
+for _op in ["amax", "amin"]:
+    ms_case(f"MS.Functional.{_op}", T(3, 4))
+    ms_case(f"MS.Functional.{_op}", T(3, 4), 1, True)
+    ms_case(f"MS.Functional.{_op}", T(2, 3, 4), axis=(0, 2), keepdims=True)
+    ms_case(f"MS.Functional.{_op}", V([[1.0, 3.0, 3.0], [2.0, 2.0, 0.5]]), -1)  # ties share the gradient
+for _op in ["nansum", "nanmean"]:
+    ms_case(f"MS.Functional.{_op}", V([[1.0, math.nan, 2.5], [math.nan, -1.0, 4.0]]))
+    ms_case(f"MS.Functional.{_op}", V([[1.0, math.nan, 2.5], [math.nan, -1.0, 4.0]]), 1, keepdims=True)
+    ms_case(f"MS.Functional.{_op}", T(2, 3, 4), axis=(0, 2))
+for _op in ["var_mean", "std_mean"]:
+    ms_case(f"MS.Functional.{_op}", T(3, 4))
+    ms_case(f"MS.Functional.{_op}", T(3, 5), 1, 1, True)
+    ms_case(f"MS.Functional.{_op}", T(2, 3, 4), axis=(0, 2), ddof=1, keepdims=True)
