@@ -1232,6 +1232,7 @@ ROUNDING = {
     "MS.Functional.mv": ("sums", ("input", "vec", "out")),
     "MS.Functional.eye": ("composite",),
     "MS.Functional.heaviside": ("composite",),
+    "MS.Functional.argwhere": ("composite",),
     "MS.Functional.broadcast_to": ("composite",),
     "MS.Functional.column_stack": ("composite",),
     "MS.Functional.concat": ("composite",),
