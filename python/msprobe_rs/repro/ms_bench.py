@@ -202,18 +202,21 @@ def _ms_dims(axis, every=()):
     return every if axis is None else tuple(axis) if isinstance(axis, (list, tuple)) else axis
 
 
-def ms_ops_amax(input, axis=None, keepdims=False, *, initial=None, where=None):
-    """torch equivalent of mindspore.ops.amax (keepdims; initial and where not replayed)."""
+def _ms_extreme(fn, input, axis, keepdims, initial, where):
+    """torch's amax or amin under mindspore.ops's signature (keepdims; initial and where not replayed)."""
     if initial is not None or where is not None:
-        raise NotImplementedError("ms_ops_amax: initial and where are not supported")
-    return torch.amax(input, dim=_ms_dims(axis), keepdim=bool(keepdims))
+        raise NotImplementedError(f"mindspore.ops.{fn.__name__}: initial and where are not supported")
+    return fn(input, dim=_ms_dims(axis), keepdim=bool(keepdims))
+
+
+def ms_ops_amax(input, axis=None, keepdims=False, *, initial=None, where=None):
+    """torch equivalent of mindspore.ops.amax."""
+    return _ms_extreme(torch.amax, input, axis, keepdims, initial, where)
 
 
 def ms_ops_amin(input, axis=None, keepdims=False, *, initial=None, where=None):
-    """torch equivalent of mindspore.ops.amin (keepdims; initial and where not replayed)."""
-    if initial is not None or where is not None:
-        raise NotImplementedError("ms_ops_amin: initial and where are not supported")
-    return torch.amin(input, dim=_ms_dims(axis), keepdim=bool(keepdims))
+    """torch equivalent of mindspore.ops.amin."""
+    return _ms_extreme(torch.amin, input, axis, keepdims, initial, where)
 
 
 def ms_ops_nansum(input, axis=None, keepdims=False, *, dtype=None):

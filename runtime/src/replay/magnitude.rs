@@ -231,11 +231,16 @@ fn composite(call: &Call, outputs: &[Option<Vec<f64>>], grads: &[Option<Vec<f64>
     Ok((o, g))
 }
 
+/// The output gradient `|dy|` of Terms', Sums' and Selects' backward.
+fn absolute_dy(g: T) -> Result<T> {
+    Ok(T { t: g.t.abs()?, dtype: g.dtype })
+}
+
 /// Selects: the outputs' absolute values, and the gradients of the
 /// backward of `|dy|` (the same places chosen, their gradients summed as
 /// absolute values).
 fn selections(call: &Call, outputs: Vec<Option<Vec<f64>>>) -> Result<Flat> {
-    let run = call.run_with(&call.bench, |_, _, v| Ok(v), |g| Ok(T { t: g.t.abs()?, dtype: g.dtype }))?;
+    let run = call.run_with(&call.bench, |_, _, v| Ok(v), absolute_dy)?;
     Ok((outputs.into_iter().map(abs_all).collect(), flat(&run).1.into_iter().map(abs_all).collect()))
 }
 
@@ -249,8 +254,7 @@ fn on_absolute_values(call: &Call, negated: Option<&'static str>) -> Result<Flat
     };
     let names = param_names(call.op.sig);
     let is_operand = |slot: usize, key: Option<&str>| key.or_else(|| names.get(slot).copied()).is_some_and(|n| OPERANDS.contains(&n));
-    let run =
-        call.run_with(&call.bench, |slot, key, v| absolute(v, is_negated(slot, key), is_operand(slot, key)), |g| Ok(T { t: g.t.abs()?, dtype: g.dtype }))?;
+    let run = call.run_with(&call.bench, |slot, key, v| absolute(v, is_negated(slot, key), is_operand(slot, key)), absolute_dy)?;
     let (o, g) = flat(&run);
     Ok((o.into_iter().map(abs_all).collect(), g.into_iter().map(abs_all).collect()))
 }
