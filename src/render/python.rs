@@ -258,11 +258,26 @@ fn marks_requires_grad(a: &Arg) -> bool {
 /// `[bias, input, weight.t()]`). When every gradient is null, nothing is
 /// marked (the backward still has something to run).
 fn null_gradients(call: &ApiCall, framework: Framework) -> Vec<usize> {
-    let Some(backward) = &call.backward else { return vec![] };
     let forward = &call.forward;
     if forward.args.iter().chain(forward.kwargs.iter().map(|(_, v)| v)).any(marks_requires_grad) {
         return vec![];
     }
+    let Some((places, grads)) = recorded_places(call, framework) else { return vec![] };
+    let float: Vec<bool> = forward.args.iter().map(|a| matches!(a, Arg::Tensor(t) if t.dtype.is_float())).collect();
+    let null: Vec<usize> = (0..float.len()).filter(|&i| float[i] && matches!(places[i], Place::Recorded(k, _) if matches!(grads[k], Arg::None))).collect();
+    if null.len() == float.iter().filter(|&&f| f).count() {
+        return vec![];
+    }
+    null
+}
+
+/// Where each input's gradient (positional, then keyword) sits in the
+/// dump's recorded list ([`grad_layout::recorded_places`], with the op's
+/// autograd node layouts where it has them), beside that list; `None`
+/// without a backward or when no layout fits.
+fn recorded_places(call: &ApiCall, framework: Framework) -> Option<(Vec<Place>, &[Arg])> {
+    let backward = call.backward.as_ref()?;
+    let forward = &call.forward;
     let shape = |a: &Arg| match a {
         Arg::Tensor(t) => Some(t.shape.iter().map(|&d| d as usize).collect::<Vec<usize>>()),
         _ => None,
@@ -290,26 +305,38 @@ fn null_gradients(call: &ApiCall, framework: Framework) -> Vec<usize> {
     let recorded: Vec<Option<&[usize]>> = recorded.iter().map(Option::as_deref).collect();
     let incoming = backward.grad_outputs.first().and_then(shape).map(|s| s.iter().product());
     let node = op.and_then(|op| op.node_gradients(framework));
-    let Some(places) = grad_layout::recorded_places(&inputs, &recorded, incoming, node) else { return vec![] };
-    let positional = &inputs[..forward.args.len()];
-    let null: Vec<usize> =
-        (0..positional.len()).filter(|&i| positional[i].float && matches!(places[i], Place::Recorded(k, _) if matches!(grads[k], Arg::None))).collect();
-    if null.len() == positional.iter().filter(|i| i.float).count() {
-        return vec![];
-    }
-    null
+    Some((grad_layout::recorded_places(&inputs, &recorded, incoming, node)?, grads))
+}
+
+/// Whether an op whose gradients msprobe records as its autograd node
+/// lists them has, in this call, the list in input order: every positional
+/// input's gradient at its own index, untransformed, and nothing else
+/// there (a convolution's `ConvolutionBackward0` with a bias).
+fn node_list_in_input_order(call: &ApiCall, framework: Framework) -> bool {
+    let Some((places, grads)) = recorded_places(call, framework) else { return false };
+    let positional = call.forward.args.len();
+    grads.len() <= positional
+        && places.iter().enumerate().all(|(i, p)| match p {
+            Place::Recorded(k, grad_layout::Transform::Same) => *k == i,
+            Place::Absent => i >= grads.len(),
+            _ => false,
+        })
 }
 
 /// Whether the dump's recorded input gradients of `call` are one per
 /// positional floating tensor input (PyTorch), or one per positional
 /// tensor input (MindSpore), in order, each `null` or of its input's shape,
-/// for an op whose gradients msprobe records as they are (no autograd
-/// node's list, inner node's gradient or no-op cast, no random draws): the
-/// layouts a script compares as it computes them.
+/// for an op whose gradients msprobe records as they are (no inner node's
+/// gradient or no-op cast, no random draws, and an autograd node's list
+/// only where it is in input order): the layouts a script compares as it
+/// computes them.
 fn grads_in_input_order(call: &ApiCall, framework: Framework) -> bool {
     let Some(backward) = &call.backward else { return false };
     if let Some(op) = ops::lookup(framework, &call.name.op_key()) {
-        if op.random || op.noop_cast() || op.inner_gradient().is_some() || op.node_gradients(framework).is_some() {
+        if op.random || op.noop_cast() || op.inner_gradient().is_some() {
+            return false;
+        }
+        if op.node_gradients(framework).is_some() && !node_list_in_input_order(call, framework) {
             return false;
         }
     }

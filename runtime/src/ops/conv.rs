@@ -10,7 +10,7 @@
 
 use candle_core::Tensor;
 
-use super::{Fact, Op, Rounding, Slicing, Standard};
+use super::{node_grads, Fact, Op, Rounding, Slicing, Standard};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
@@ -233,7 +233,13 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Slicing(Slicing::Conv), Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::ReducedOperands("conv")],
+        facts: &[
+            Fact::Slicing(Slicing::Conv),
+            Fact::Rounding(Rounding::Sums),
+            Fact::Autocast,
+            Fact::ReducedOperands("conv"),
+            Fact::NodeGradients(node_grads::convolution),
+        ],
     },
     Op {
         names: &["Functional.conv2d", "Torch.conv2d", "MintFunctional.conv2d"],
@@ -242,7 +248,13 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Slicing(Slicing::Conv), Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::ReducedOperands("conv")],
+        facts: &[
+            Fact::Slicing(Slicing::Conv),
+            Fact::Rounding(Rounding::Sums),
+            Fact::Autocast,
+            Fact::ReducedOperands("conv"),
+            Fact::NodeGradients(node_grads::convolution),
+        ],
     },
     Op {
         names: &["MS.Functional.conv2d"],
@@ -260,7 +272,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::ReducedOperands("conv")],
+        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::ReducedOperands("conv"), Fact::NodeGradients(node_grads::convolution)],
     },
     Op {
         names: &["Functional.conv_transpose2d", "Torch.conv_transpose2d", "MintFunctional.conv_transpose2d"],
@@ -269,6 +281,6 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::ReducedOperands("conv")],
+        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::ReducedOperands("conv"), Fact::NodeGradients(node_grads::convolution)],
     },
 ];

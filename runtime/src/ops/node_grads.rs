@@ -68,6 +68,15 @@ pub(super) fn cross_entropy(_: &Inputs) -> Vec<NodeLayout> {
     ]
 }
 
+/// `conv*d(input, weight, bias)` and `conv_transpose*d`: one
+/// `ConvolutionBackward0` node taking input, weight and bias as given, its
+/// bias slot `null` when the call has none (a ResNet's convolutions), which
+/// the input-order layouts cannot place (they count tensors, and `None` is
+/// none).
+pub(super) fn convolution(_: &Inputs) -> Vec<NodeLayout> {
+    vec![layout("ConvolutionBackward0", vec![Slot::Input("input", SAME), Slot::Input("weight", SAME), Slot::Input("bias", SAME)])]
+}
+
 #[cfg(test)]
 mod tests {
     use crate::grad_layout::{recorded_places, GradInput, Place, Transform};
@@ -133,5 +142,22 @@ mod tests {
         assert_eq!(places("Functional.cross_entropy", &inputs, &[Some(&[2, 10])], 1).unwrap()[0], Place::Recorded(0, Transform::Same));
         let smoothed = places("Functional.cross_entropy", &inputs, &[Some(&[]), Some(&[])], 1).unwrap();
         assert!(matches!(&smoothed[0], Place::Elsewhere(why) if why.contains("label smoothing")), "{smoothed:?}");
+    }
+
+    #[test]
+    fn convolutions_list_a_null_for_a_missing_bias() {
+        // resnet50_tensor (msprobe 26.2.0): Functional.conv2d.4, bias None, recorded [input, weight, null].
+        let (x, w) = ([8usize, 64, 56, 56], [256usize, 64, 1, 1]);
+        let none = GradInput { tensor: false, float: false, marked: false, param: Some("bias"), keyword: false, shape: None };
+        let inputs = [input("input", &x), input("weight", &w), none];
+        let p = places("Functional.conv2d", &inputs, &[Some(&x), Some(&w), None], 8 * 256 * 56 * 56).unwrap();
+        assert_eq!(p[..2], [Place::Recorded(0, Transform::Same), Place::Recorded(1, Transform::Same)]);
+        // With a bias: its gradient third.
+        let b = [256usize];
+        let inputs = [input("input", &x), input("weight", &w), input("bias", &b)];
+        let p = places("Torch.conv_transpose2d", &inputs, &[Some(&x), Some(&w), Some(&b)], 1).unwrap();
+        assert_eq!(p[2], Place::Recorded(2, Transform::Same));
+        // The wrong count fits no layout.
+        assert_eq!(places("Functional.conv1d", &inputs, &[Some(&x), Some(&w)], 1), None);
     }
 }
