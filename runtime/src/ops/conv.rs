@@ -224,6 +224,21 @@ fn conv_padded(ctx: &Ctx, x: &T, w: &T, b: &Bound, g: &Geometry) -> Result<Vec<V
     Ok(vec![Value::Tensor(ctx.out(out, x.dtype)?)])
 }
 
+/// What is known of torch's convolutions: sliced by sample and output
+/// channel, sums of products, autocast to half precision, and their
+/// gradients recorded as ConvolutionBackward0 lists them.
+const CONV_FACTS: &[Fact] = &[
+    Fact::Slicing(Slicing::Conv),
+    Fact::Rounding(Rounding::Sums),
+    Fact::Autocast,
+    Fact::ReducedOperands("conv"),
+    Fact::NodeGradients(node_grads::convolution),
+];
+
+/// The transposed convolutions': as [`CONV_FACTS`], with no slicing known.
+const CONV_TRANSPOSE_FACTS: &[Fact] =
+    &[Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::ReducedOperands("conv"), Fact::NodeGradients(node_grads::convolution)];
+
 /// The convolution entries.
 pub static OPS: &[Op] = &[
     Op {
@@ -233,13 +248,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[
-            Fact::Slicing(Slicing::Conv),
-            Fact::Rounding(Rounding::Sums),
-            Fact::Autocast,
-            Fact::ReducedOperands("conv"),
-            Fact::NodeGradients(node_grads::convolution),
-        ],
+        facts: CONV_FACTS,
     },
     Op {
         names: &["Functional.conv2d", "Torch.conv2d", "MintFunctional.conv2d"],
@@ -248,13 +257,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[
-            Fact::Slicing(Slicing::Conv),
-            Fact::Rounding(Rounding::Sums),
-            Fact::Autocast,
-            Fact::ReducedOperands("conv"),
-            Fact::NodeGradients(node_grads::convolution),
-        ],
+        facts: CONV_FACTS,
     },
     Op {
         names: &["MS.Functional.conv2d"],
@@ -272,7 +275,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::ReducedOperands("conv"), Fact::NodeGradients(node_grads::convolution)],
+        facts: CONV_TRANSPOSE_FACTS,
     },
     Op {
         names: &["Functional.conv_transpose2d", "Torch.conv_transpose2d", "MintFunctional.conv_transpose2d"],
@@ -281,6 +284,6 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::ReducedOperands("conv"), Fact::NodeGradients(node_grads::convolution)],
+        facts: CONV_TRANSPOSE_FACTS,
     },
 ];
