@@ -1,14 +1,16 @@
 //! `result_change` end to end with real torch ($MSPROBE_PYTHON): the
 //! training scripts of tests/result_change/ (with msprobe_rs.ResultChange
 //! from `python/` on PYTHONPATH) run by the binary, variant by variant;
-//! exact verdicts, and the exact one-line errors and exit codes of a
-//! crashing script, a missing `record` call and a command that does not
-//! exist, with nothing written.
+//! exact verdicts (one process, and two ranks under torchrun), the
+//! training's output streamed while it runs, and the exact one-line errors
+//! and exit codes of a crashing script, a missing `record` call and a
+//! command that does not exist, with nothing written.
 
 mod common;
 
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use serde_json::{json, Value};
 
@@ -107,9 +109,73 @@ fn without_a_fan_out_hooks_change_nothing() {
     );
 }
 
-/// The exact stderr and exit code of a failed run, and no output folder.
+#[test]
+fn two_ranks_under_torchrun_name_the_rank_with_the_fan_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let (python, script) = (common::python(), script("two_ranks.py"));
+    let torchrun = [python.to_str().unwrap(), "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", script.to_str().unwrap()];
+    let o = result_change(dir.path(), &[], &torchrun);
+    let v = verdict(dir.path(), &o);
+    assert_eq!((v["reproducible"].clone(), v["ranks"].clone(), v["steps"].clone()), (json!(true), json!(2), json!(2)));
+    let ranks: Vec<Value> = ["sync", "module_hooks", "api_hooks"].iter().map(|k| v["variants"][k]["changed_ranks"].clone()).collect();
+    assert_eq!(ranks, [json!([]), json!([1]), json!([])]);
+    assert_eq!(v["variants"]["module_hooks"]["changed_tensors"][1], "net1.ln1.weight");
+    let conclusion = v["conclusion"].as_str().unwrap();
+    assert!(conclusion.contains("change grad_norm, net1.ln1.weight, net1.ln1.bias and 8 more on rank 1 of 2 (accumulation order"), "{conclusion}");
+    // Each rank's records streamed through, prefixed with the run.
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    for rank in [0, 1] {
+        assert!(stderr.contains(&format!("[run 4 module_hooks] msprobe_rs.ResultChange: step 1 recorded on rank {rank} (loss ")), "{stderr}");
+    }
+    assert!(stderr.contains("[run 5 api_hooks] finished: 2 steps recorded by 2 ranks\n"), "{stderr}");
+}
+
+#[test]
+fn the_trainings_output_is_streamed_while_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = dir.path().join("gate");
+    let (python, script) = (common::python(), script("gated.py"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_msprobe"))
+        .args(["-f", "pytorch", "result_change", "-o", "out", "--", python.to_str().unwrap(), script.to_str().unwrap()])
+        .current_dir(dir.path())
+        .env("PYTHONPATH", common::repo().join("python"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("RC_TEST_GATE", &gate)
+        .env_remove("MSPROBE_RC_DIR")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    // The training's first line arrives while it waits for the gate: msprobe is still running.
+    assert_eq!(line, "[run 1 baseline] gated training started\n");
+    assert!(child.try_wait().unwrap().is_none(), "the line came before the run ended");
+    std::fs::write(&gate, b"").unwrap();
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    let mut stdout = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+    assert!(child.wait().unwrap().success(), "{rest}");
+    let lines: Vec<&str> = rest.lines().filter(|l| l.starts_with("[run 1 ")).collect();
+    assert_eq!(lines.len(), 2, "{rest}");
+    assert!(lines[0].starts_with("[run 1 baseline] msprobe_rs.ResultChange: step 0 recorded (loss "), "{rest}");
+    assert_eq!(lines[1], "[run 1 baseline] finished: 1 step recorded by 1 rank");
+    for (run, variant) in [(2, "baseline"), (3, "sync"), (4, "module_hooks"), (5, "api_hooks")] {
+        assert!(rest.contains(&format!("[run {run} {variant}] gated training started\n")), "{rest}");
+    }
+    assert!(stdout.contains("the run is reproducible; synchronisation changes nothing"), "{stdout}");
+}
+
+/// The exact error (stderr's last line, every line before it the runs'
+/// streamed output) and exit code of a failed run, and no output folder.
 fn fails(dir: &Path, o: &Output, code: i32, message: &str) {
-    assert_eq!(String::from_utf8_lossy(&o.stderr), format!("msprobe: error: {message}\n"));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let (streamed, last) = stderr.trim_end_matches('\n').rsplit_once('\n').unwrap_or(("", stderr.trim_end_matches('\n')));
+    assert_eq!(last, format!("msprobe: error: {message}"), "{stderr}");
+    assert!(streamed.lines().all(|l| l.starts_with("[run ")), "{stderr}");
+    assert!(stderr.ends_with('\n'));
     assert_eq!(o.status.code(), Some(code));
     assert!(o.stdout.is_empty());
     assert!(!dir.join("out").exists(), "nothing partial is written");

@@ -23,7 +23,10 @@ Variants, from the least to the most intrusive:
                   APIs msprobe 8.3.2's support_wrap_ops.yaml lists, each with a no-op
                   hook on its output's grad_fn (its L1)
 
-Each ``record`` writes ``MSPROBE_RC_DIR/step_<k>.json`` atomically: loss,
+Each ``record`` writes ``MSPROBE_RC_DIR/step_<k>.json`` atomically (in a
+process that knows its rank, from ``RANK``, msrun's ``RANK_ID`` or
+``LOCAL_RANK``, ``MSPROBE_RC_DIR/rank_<r>/step_<k>.json``) and says so in one
+line on stderr, which the command streams through: loss,
 grad norm and, per parameter, the sha256 of the gradient's bytes and its
 statistics (the keys are in RC.md of issue 23 and in the README). The files
 are strict JSON: a float that is not finite (a NaN loss) is null, and its
@@ -46,6 +49,19 @@ from . import _files
 from ._hook_lists import HOOK_LISTS
 
 VARIANTS = ("baseline", "sync", "module_hooks", "api_hooks")
+RANK_VARIABLES = ("RANK", "RANK_ID", "LOCAL_RANK")
+
+
+def process_rank():
+    """This process's rank as a launcher sets it (torchrun: RANK, LOCAL_RANK;
+    msrun: RANK_ID), the first of those set; None for a single process."""
+    for key in RANK_VARIABLES:
+        value = os.environ.get(key, "").strip()
+        if value:
+            if not value.isdigit():
+                raise ValueError(f"ResultChange: {key} must be a rank number, got {value!r}")
+            return int(value)
+    return None
 
 
 def _torch():
@@ -118,6 +134,7 @@ class ResultChange:
         self.model = model
         self.folder = os.environ.get("MSPROBE_RC_DIR") or None
         self.variant = None
+        self.rank = None
         self.step = 0
         self.ops = []
         self._record_ops = False
@@ -131,6 +148,10 @@ class ResultChange:
         if variant not in VARIANTS:
             raise ValueError(f"ResultChange: MSPROBE_RC_VARIANT must be one of {list(VARIANTS)}, got {variant!r}")
         self.variant = variant
+        self.rank = process_rank()
+        if self.rank is not None:
+            self.folder = os.path.join(self.folder, f"rank_{self.rank}")
+            os.makedirs(self.folder, exist_ok=True)
         self._record_ops = os.environ.get("MSPROBE_RC_OPS") == "1"
         if variant == "module_hooks":
             self._install_module_hooks()
@@ -225,6 +246,8 @@ class ResultChange:
         path = os.path.join(self.folder, f"step_{self.step}.json")
         text = json.dumps(data, indent=1, allow_nan=False)
         _files.write_atomic(path, lambda f: f.write(text.encode("utf-8")))
+        where = "" if self.rank is None else f" on rank {self.rank}"
+        print(f"msprobe_rs.ResultChange: step {self.step} recorded{where} (loss {loss_value!r})", file=sys.stderr, flush=True)
 
 
 _MISSING = object()

@@ -36,6 +36,8 @@ def rc_env(tmp_path, monkeypatch):
     monkeypatch.setenv("MSPROBE_RC_DIR", str(folder))
     monkeypatch.setenv("MSPROBE_RC_VARIANT", "baseline")
     monkeypatch.delenv("MSPROBE_RC_OPS", raising=False)
+    for key in result_change.RANK_VARIABLES:
+        monkeypatch.delenv(key, raising=False)
     return folder
 
 
@@ -226,3 +228,18 @@ def test_a_nan_loss_is_strict_json_with_its_exact_hex(rc_env):
     data = json.loads(text)
     assert (data["loss"], data["loss_hex"], data["grad_norm"], data["grad_norm_hex"]) == (None, "nan", None, "nan")
     assert data["params"]["0.weight"]["max"] is None
+
+
+def test_a_rank_records_in_its_own_folder_and_says_so(rc_env, monkeypatch, capsys):
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    monkeypatch.setenv("RANK_ID", "3")  # msrun's, before LOCAL_RANK
+    model = small_model()
+    rc = ResultChange(model)
+    step(model, rc)
+    assert rc.rank == 3
+    assert sorted(os.listdir(rc_env)) == ["rank_3"]
+    assert os.listdir(rc_env / "rank_3") == ["step_0.json"]
+    assert capsys.readouterr().err.startswith("msprobe_rs.ResultChange: step 0 recorded on rank 3 (loss ")
+    monkeypatch.setenv("RANK", "x")
+    with pytest.raises(ValueError, match="RANK must be a rank number, got 'x'"):
+        ResultChange(model)

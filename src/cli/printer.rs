@@ -254,14 +254,18 @@ pub fn nan_analyze(outcome: &crate::nan_analyze::Outcome) {
 }
 
 /// `result_change`: one row per comparison (changed or not, how many
-/// tensors, the first with its max abs difference, the first op), the
-/// conclusion, and the verdict's file.
+/// tensors, the first with its max abs difference, the first op, and with
+/// several ranks the ranks that changed), the conclusion, and the
+/// verdict's file.
 pub fn result_change(outcome: &result_change::Outcome) {
     let v = &outcome.verdict;
     println!("{:<14} {:<8} {:>8}  {:<40} {:>12}  first op", "run", "changed", "tensors", "first changed", "max abs diff");
     let row = |name: &str, d: &result_change::compare::Difference| {
         let first = d.changed.first();
-        let op = d.first_op.as_ref().map_or_else(|| "-".to_owned(), |o| format!("{} (step {}, #{})", o.other, o.step, o.index));
+        let mut op = d.first_op.as_ref().map_or_else(|| "-".to_owned(), |o| format!("{} (step {}, #{})", o.other, o.step, o.index));
+        if v.ranks > 1 && !d.changed_ranks.is_empty() {
+            op.push_str(&format!("  ranks {}", d.changed_ranks.iter().map(usize::to_string).collect::<Vec<_>>().join(",")));
+        }
         println!(
             "{:<14} {:<8} {:>8}  {:<40} {:>12}  {op}",
             name,

@@ -1,9 +1,11 @@
-//! Two runs compared bit for bit: the loss and grad norm by their exact
-//! hex forms, each parameter's gradient by its hash, op outputs by theirs;
-//! by how much from the recorded values and statistics.
+//! Two runs compared bit for bit, rank by rank: the loss and grad norm by
+//! their exact hex forms, each parameter's gradient by its hash, op outputs
+//! by theirs; by how much from the recorded values and statistics.
 
 use serde::Serialize;
 use serde_json::Value;
+
+use super::runs::Ranks;
 
 /// A tensor that changed, first seen at `step`, with the largest absolute
 /// difference of its recorded value (loss, grad norm) or statistics (max,
@@ -34,10 +36,31 @@ pub struct FirstOp {
 /// What differs between a run and the baseline.
 #[derive(Debug, Clone, Default)]
 pub struct Difference {
-    /// Every changed tensor in first-seen order (loss, grad norm, parameters in order).
+    /// Every changed tensor in first-seen order (loss, grad norm, parameters
+    /// in order; over several ranks, the lowest changed rank's first).
     pub changed: Vec<Changed>,
-    /// With op hashes: the first op that differs.
+    /// With op hashes: the first op that differs (on the lowest changed rank).
     pub first_op: Option<FirstOp>,
+    /// The ranks where anything changed, ascending (a single process is rank 0).
+    pub changed_ranks: Vec<usize>,
+}
+
+/// Compares every rank of `other` with the same rank of `baseline` (the
+/// same ranks, each with the same step count: checked by the caller).
+pub fn compare_ranks(baseline: &Ranks, other: &Ranks) -> Difference {
+    let mut diff = Difference::default();
+    for (rank, steps) in baseline {
+        let d = compare(steps, other.get(rank).map_or(&[][..], Vec::as_slice));
+        if d.changed.is_empty() && d.first_op.is_none() {
+            continue;
+        }
+        diff.changed_ranks.push(*rank);
+        for c in d.changed {
+            note(&mut diff.changed, &c.name, c.step, c.max_abs_diff);
+        }
+        diff.first_op = diff.first_op.or(d.first_op);
+    }
+    diff
 }
 
 const STATS: [&str; 4] = ["max", "min", "mean", "norm"];
@@ -127,5 +150,16 @@ mod tests {
         let d = compare(&[step(1.0, "a", 0.5), step(1.0, "a", 0.5)], &[step(1.0, "b", 0.25), step(1.5, "c", 0.0)]);
         assert_eq!(d.changed, vec![Changed { name: "b".into(), step: 0, max_abs_diff: 0.5 }, Changed { name: "loss".into(), step: 1, max_abs_diff: 0.5 }]);
         assert_eq!(d.first_op, Some(FirstOp { step: 0, index: 1, baseline: "relu".into(), other: "relu".into() }), "view_as repeats linear's output");
+    }
+
+    #[test]
+    fn ranks_are_compared_each_with_its_own_and_the_changed_ones_named() {
+        let ranks = |steps: &[(usize, Value)]| steps.iter().map(|(r, s)| (*r, vec![s.clone()])).collect::<Ranks>();
+        let base = ranks(&[(0, step(1.0, "a", 0.5)), (1, step(1.0, "a", 0.5)), (2, step(1.0, "a", 0.5))]);
+        let other = ranks(&[(0, step(1.0, "a", 0.5)), (1, step(1.0, "b", 0.25)), (2, step(1.0, "c", 0.5))]);
+        let d = compare_ranks(&base, &other);
+        assert_eq!(d.changed_ranks, [1, 2]);
+        assert_eq!(d.changed, vec![Changed { name: "b".into(), step: 0, max_abs_diff: 0.25 }]);
+        assert!(compare_ranks(&base, &base).changed_ranks.is_empty());
     }
 }

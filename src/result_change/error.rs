@@ -49,13 +49,27 @@ pub enum ResultChangeError {
         /// What was expected.
         expected: String,
     },
-    /// A run recorded another number of steps than the baseline.
-    #[error("result_change: run {run} ({variant}) recorded {got} steps, the baseline {expected}")]
+    /// A run recorded other ranks than the baseline.
+    #[error("result_change: run {run} ({variant}) recorded ranks {got:?}, the baseline ranks {expected:?}")]
+    RankSet {
+        /// 1-based run number.
+        run: usize,
+        /// The variant.
+        variant: &'static str,
+        /// Ranks of this run.
+        got: Vec<usize>,
+        /// Ranks of run 1.
+        expected: Vec<usize>,
+    },
+    /// A rank of a run recorded another number of steps than in the baseline.
+    #[error("result_change: run {run} ({variant}) recorded {got} steps on rank {rank}, the baseline {expected}")]
     StepCount {
         /// 1-based run number.
         run: usize,
         /// The variant.
         variant: &'static str,
+        /// The rank (0 for a single process).
+        rank: usize,
         /// Steps of this run.
         got: usize,
         /// Steps of run 1.
@@ -80,6 +94,7 @@ impl ResultChangeError {
             | ResultChangeError::NoRecord { .. }
             | ResultChangeError::BadStep { .. }
             | ResultChangeError::StepCount { .. }
+            | ResultChangeError::RankSet { .. }
             | ResultChangeError::Unreadable(_) => exit::INPUT,
             ResultChangeError::Write(_) => exit::WRITE,
         }

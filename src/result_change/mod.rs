@@ -2,8 +2,8 @@
 //! probe is on (the seed's document 36). Runs the user's training command
 //! once per [`Variant`] in a fresh process (baseline twice, then forced
 //! synchronisation, module hooks, API wrappers), compares what
-//! `msprobe_rs.ResultChange` recorded with run 1 bit for bit, and writes the
-//! verdict with the document's conclusion.
+//! `msprobe_rs.ResultChange` recorded with run 1 bit for bit, rank by rank,
+//! and writes the verdict with the document's conclusion.
 
 pub mod compare;
 pub mod error;
@@ -13,7 +13,7 @@ pub mod verdict;
 use std::path::PathBuf;
 
 pub use error::ResultChangeError;
-pub use runs::{TrainCommand, Variant};
+pub use runs::{Ranks, TrainCommand, Variant};
 pub use verdict::Verdict;
 
 use runtime::atomic::{create_dir, write_atomic, WriteOptions};
@@ -44,11 +44,18 @@ pub struct Outcome {
 pub fn run(opts: &Options) -> Result<Outcome, ResultChangeError> {
     let baseline = runs::run_once(&opts.command, 1, Variant::Baseline, opts.ops)?;
     let check = |run: usize, variant: Variant| -> Result<compare::Difference, ResultChangeError> {
-        let steps = runs::run_once(&opts.command, run, variant, opts.ops)?;
-        if steps.len() != baseline.len() {
-            return Err(ResultChangeError::StepCount { run, variant: variant.as_str(), got: steps.len(), expected: baseline.len() });
+        let ranks = runs::run_once(&opts.command, run, variant, opts.ops)?;
+        let numbers = |r: &runs::Ranks| r.keys().copied().collect::<Vec<_>>();
+        if numbers(&ranks) != numbers(&baseline) {
+            return Err(ResultChangeError::RankSet { run, variant: variant.as_str(), got: numbers(&ranks), expected: numbers(&baseline) });
         }
-        Ok(compare::compare(&baseline, &steps))
+        for (rank, steps) in &baseline {
+            let got = ranks[rank].len();
+            if got != steps.len() {
+                return Err(ResultChangeError::StepCount { run, variant: variant.as_str(), rank: *rank, got, expected: steps.len() });
+            }
+        }
+        Ok(compare::compare_ranks(&baseline, &ranks))
     };
     let repeat = check(2, Variant::Baseline)?;
     let mut variants = Vec::new();
@@ -57,7 +64,8 @@ pub fn run(opts: &Options) -> Result<Outcome, ResultChangeError> {
             variants.push((variant, check(i + 3, variant)?));
         }
     }
-    let verdict = Verdict::new(baseline.len(), repeat, variants);
+    let steps = baseline.values().map(Vec::len).max().unwrap_or(0);
+    let verdict = Verdict::new(steps, baseline.len(), repeat, variants);
     create_dir(&opts.output)?;
     let ns = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let file = opts.output.join(format!("result_change_{ns}.json"));

@@ -1,11 +1,15 @@
 //! One run of the user's training command: a fresh process with RC.md's
 //! environment (`MSPROBE_RC_DIR`, `MSPROBE_RC_VARIANT`, `MSPROBE_RC_OPS`,
 //! the launch-blocking variables for `sync`) in a temporary folder of its
-//! own, and the step files it left there, read in step order.
+//! own, its output streamed through as it comes (each line prefixed with
+//! the run), and the step files it left there, per rank, in step order.
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
@@ -52,8 +56,13 @@ impl TrainCommand {
     }
 }
 
-/// The step files of one run, parsed, step 0 first.
+/// The step files of one rank, parsed, step 0 first.
 pub type Steps = Vec<Value>;
+
+/// The step files of one run by rank: `MSPROBE_RC_DIR/rank_<r>/` for a
+/// rank that knew its number (`RANK`, msrun's `RANK_ID`, `LOCAL_RANK`),
+/// else the folder itself as rank 0 (one process).
+pub type Ranks = BTreeMap<usize, Steps>;
 
 /// A temporary folder removed when dropped.
 struct RunDir(PathBuf);
@@ -73,9 +82,10 @@ impl Drop for RunDir {
     }
 }
 
-/// Runs `command` once as `variant` (run number `run`, 1-based) and
-/// returns its step files.
-pub fn run_once(command: &TrainCommand, run: usize, variant: Variant, ops: bool) -> Result<Steps, ResultChangeError> {
+/// Runs `command` once as `variant` (run number `run`, 1-based),
+/// streaming its stdout and stderr to ours, and returns its step files by
+/// rank.
+pub fn run_once(command: &TrainCommand, run: usize, variant: Variant, ops: bool) -> Result<Ranks, ResultChangeError> {
     let dir = RunDir::new(run)?;
     let (program, args) = command.0.split_first().expect("cli::flags requires a command");
     let mut cmd = Command::new(program);
@@ -88,21 +98,64 @@ pub fn run_once(command: &TrainCommand, run: usize, variant: Variant, ops: bool)
     if variant == Variant::Sync {
         cmd.env("ASCEND_LAUNCH_BLOCKING", "1").env("CUDA_LAUNCH_BLOCKING", "1");
     }
-    let output = cmd.output().map_err(|source| ResultChangeError::Spawn { command: command.display(), source })?;
-    if !output.status.success() {
-        return Err(ResultChangeError::Failed {
-            run,
-            variant: variant.as_str(),
-            command: command.display(),
-            status: status_text(&output.status),
-            tail: tail(&output.stderr, &output.stdout),
-        });
+    let prefix = format!("[run {run} {}] ", variant.as_str());
+    let (status, last) = stream(&mut cmd, &prefix).map_err(|source| ResultChangeError::Spawn { command: command.display(), source })?;
+    if !status.success() {
+        return Err(ResultChangeError::Failed { run, variant: variant.as_str(), command: command.display(), status: status_text(&status), tail: last.tail() });
     }
-    let steps = read_steps(&dir.0)?;
-    if steps.is_empty() {
+    let ranks = read_ranks(&dir.0)?;
+    if ranks.values().all(Vec::is_empty) {
         return Err(ResultChangeError::NoRecord { run, variant: variant.as_str(), command: command.display() });
     }
-    Ok(steps)
+    let steps = ranks.values().map(Vec::len).max().unwrap_or(0);
+    let plural = |n: usize, noun: &str| if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") };
+    let _ = writeln!(std::io::stderr(), "{prefix}finished: {} recorded by {}", plural(steps, "step"), plural(ranks.len(), "rank"));
+    Ok(ranks)
+}
+
+/// The last non-empty line each stream of a run gave.
+#[derive(Default)]
+struct LastLines {
+    stdout: Option<String>,
+    stderr: Option<String>,
+}
+
+impl LastLines {
+    /// The last line of stderr (else stdout), at most 300 characters.
+    fn tail(&self) -> String {
+        let line = self.stderr.clone().or_else(|| self.stdout.clone()).unwrap_or_else(|| "(no output)".into());
+        line.chars().take(300).collect()
+    }
+}
+
+/// Spawns `cmd` with its stdout and stderr piped, writes each line of
+/// either to our stderr behind `prefix` as it arrives (our stdout is the
+/// verdict's), and waits for it.
+fn stream(cmd: &mut Command, prefix: &str) -> std::io::Result<(std::process::ExitStatus, LastLines)> {
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    let last = Arc::new(Mutex::new(LastLines::default()));
+    let pump = |source: Box<dyn Read + Send>, is_stderr: bool| {
+        let (last, prefix) = (Arc::clone(&last), prefix.to_owned());
+        std::thread::spawn(move || {
+            for line in BufReader::new(source).split(b'\n').map_while(Result::ok) {
+                let text = String::from_utf8_lossy(&line).trim_end_matches('\r').to_owned();
+                let _ = writeln!(std::io::stderr().lock(), "{prefix}{text}");
+                if !text.trim().is_empty() {
+                    let mut last = last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let slot = if is_stderr { &mut last.stderr } else { &mut last.stdout };
+                    *slot = Some(text.trim().to_owned());
+                }
+            }
+        })
+    };
+    let out = child.stdout.take().map(|o| pump(Box::new(o), false));
+    let err = child.stderr.take().map(|e| pump(Box::new(e), true));
+    let status = child.wait()?;
+    for pumped in [out, err].into_iter().flatten() {
+        let _ = pumped.join();
+    }
+    let last = std::mem::take(&mut *last.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+    Ok((status, last))
 }
 
 /// `exited with code N` or `was killed by signal N`.
@@ -120,11 +173,27 @@ fn status_text(status: &std::process::ExitStatus) -> String {
     "failed".into()
 }
 
-/// The last non-empty line of stderr (else stdout), at most 300 characters.
-fn tail(stderr: &[u8], stdout: &[u8]) -> String {
-    let last = |bytes: &[u8]| String::from_utf8_lossy(bytes).lines().map(str::trim).rfind(|l| !l.is_empty()).map(str::to_owned);
-    let line = last(stderr).or_else(|| last(stdout)).unwrap_or_else(|| "(no output)".into());
-    line.chars().take(300).collect()
+/// The step files of a run's folder by rank: each `rank_<r>` folder's,
+/// or the folder's own as rank 0; both at once is refused (two recorders
+/// that disagree on whether they are ranks).
+fn read_ranks(dir: &Path) -> Result<Ranks, ResultChangeError> {
+    let mut ranks = Ranks::new();
+    for entry in std::fs::read_dir(dir).map_err(Unreadable::at(dir, "cannot read"))? {
+        let path = entry.map_err(Unreadable::at(dir, "cannot read"))?.path();
+        let rank = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_prefix("rank_")).and_then(|r| r.parse::<usize>().ok());
+        if let (Some(rank), true) = (rank, path.is_dir()) {
+            ranks.insert(rank, read_steps(&path)?);
+        }
+    }
+    let single = read_steps(dir)?;
+    match (ranks.is_empty(), single.is_empty()) {
+        (true, _) => Ok(Ranks::from([(0, single)])),
+        (false, true) => Ok(ranks),
+        (false, false) => Err(ResultChangeError::BadStep {
+            file: dir.join("step_0.json"),
+            expected: "expected step files per rank (rank_<r>/) or for one process, not both: every process of a run must see the same RANK, RANK_ID or LOCAL_RANK variables".into(),
+        }),
+    }
 }
 
 /// `step_<k>.json` of `dir`, k = 0, 1, ... with no gap, parsed.
@@ -151,8 +220,26 @@ mod tests {
 
     #[test]
     fn the_tail_is_the_last_line_of_stderr_else_stdout() {
-        assert_eq!(tail(b"a\nRuntimeError: boom\n\n", b"x"), "RuntimeError: boom");
-        assert_eq!(tail(b"", b"done\n"), "done");
-        assert_eq!(tail(b"", b""), "(no output)");
+        let last = |stderr: Option<&str>, stdout: Option<&str>| LastLines { stderr: stderr.map(Into::into), stdout: stdout.map(Into::into) }.tail();
+        assert_eq!(last(Some("RuntimeError: boom"), Some("x")), "RuntimeError: boom");
+        assert_eq!(last(None, Some("done")), "done");
+        assert_eq!(last(None, None), "(no output)");
+    }
+
+    #[test]
+    fn ranks_are_read_from_their_folders_or_the_folder_is_rank_0() {
+        let dir = tempfile::tempdir().unwrap();
+        let step = r#"{"loss_hex": "0x1p+0", "params": {}}"#;
+        std::fs::write(dir.path().join("step_0.json"), step).unwrap();
+        assert_eq!(read_ranks(dir.path()).unwrap().keys().copied().collect::<Vec<_>>(), [0]);
+        for r in [1, 0, 10] {
+            std::fs::create_dir(dir.path().join(format!("rank_{r}"))).unwrap();
+            std::fs::write(dir.path().join(format!("rank_{r}/step_0.json")), step).unwrap();
+        }
+        let e = read_ranks(dir.path()).unwrap_err().to_string();
+        assert!(e.ends_with("not both: every process of a run must see the same RANK, RANK_ID or LOCAL_RANK variables"), "{e}");
+        std::fs::remove_file(dir.path().join("step_0.json")).unwrap();
+        let ranks = read_ranks(dir.path()).unwrap();
+        assert_eq!(ranks.iter().map(|(r, s)| (*r, s.len())).collect::<Vec<_>>(), [(0, 1), (1, 1), (10, 1)]);
     }
 }
