@@ -97,15 +97,48 @@ fn a_clock_seeded_run_is_not_reproducible_and_nothing_else_is_judged() {
     assert!(v["conclusion"].as_str().unwrap().ends_with("torch.use_deterministic_algorithms(True), HCCL_DETERMINISTIC=true); nothing else is judged"));
 }
 
+/// Runs `name` once under result_change: reproducible, each variant with
+/// the tensors it changed (none where `[]`), and this conclusion.
+fn one_cause(name: &str, sync: Value, module_hooks: Value, api_hooks: Value, conclusion: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let v = verdict(dir.path(), &run_script(dir.path(), name, &[]));
+    assert_eq!(v["reproducible"], json!(true));
+    let changed = |t: &Value| json!(t.as_array().is_some_and(|a| !a.is_empty()));
+    let expected = [("sync", sync), ("module_hooks", module_hooks), ("api_hooks", api_hooks)];
+    assert_eq!(changes(&v), expected.map(|(k, t)| (k, changed(&t), t)).to_vec());
+    assert_eq!(v["conclusion"], conclusion);
+}
+
 #[test]
 fn without_a_fan_out_hooks_change_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let v = verdict(dir.path(), &run_script(dir.path(), "nofanout.py", &[]));
-    assert_eq!(v["reproducible"], json!(true));
-    assert_eq!(changes(&v), vec![("sync", json!(false), json!([])), ("module_hooks", json!(false), json!([])), ("api_hooks", json!(false), json!([]))]);
-    assert_eq!(
-        v["conclusion"],
-        "the run is reproducible; synchronisation changes nothing; no-op module hooks change nothing; no-op API wrappers change nothing"
+    one_cause(
+        "nofanout.py",
+        json!([]),
+        json!([]),
+        json!([]),
+        "the run is reproducible; synchronisation changes nothing; no-op module hooks change nothing; no-op API wrappers change nothing",
+    );
+}
+
+#[test]
+fn a_race_with_the_device_changes_under_synchronisation_only() {
+    one_cause(
+        "deferred_stream.py",
+        json!(["grad_norm", "0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias", "loss"]),
+        json!([]),
+        json!([]),
+        "the run is reproducible; synchronisation (ASCEND_LAUNCH_BLOCKING=1, a host read of each op's output, as statistics collection does) changes grad_norm, 0.weight, 0.bias and 5 more: the change comes from synchronisation, not from the tool's hooks (a NaN that disappears with the tool on); collect with msprobe's async_dump (\"async_dump\": true in config.json), which reads no value on the host per op, or compare runs that both set ASCEND_LAUNCH_BLOCKING=1; no-op module hooks change nothing; no-op API wrappers change nothing",
+    );
+}
+
+#[test]
+fn overrides_found_by_identity_change_under_api_wrappers_only() {
+    one_cause(
+        "late_overrides.py",
+        json!([]),
+        json!([]),
+        json!(["grad_norm", "0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "loss"]),
+        "the run is reproducible; synchronisation changes nothing; no-op module hooks change nothing; no-op API wrappers (msprobe's L1) change grad_norm, 0.weight, 0.bias and 4 more: code that finds torch's functions by identity, or hooks them itself, meets the wrappers; collect at L0 (module hooks, no API wrappers), or compare runs that both have the tool on",
     );
 }
 

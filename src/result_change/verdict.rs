@@ -40,11 +40,11 @@ fn names(diff: &Difference, ranks: usize) -> String {
 fn clause(variant: Variant, diff: &Difference, ranks: usize) -> String {
     let changed = !diff.changed.is_empty();
     match (variant, changed) {
-        (Variant::Sync, true) => format!("synchronisation (ASCEND_LAUNCH_BLOCKING=1, a host read of each op's output, as statistics collection does) changes {}: the change comes from synchronisation, not from the tool's hooks; compare runs that both set ASCEND_LAUNCH_BLOCKING=1", names(diff, ranks)),
+        (Variant::Sync, true) => format!("synchronisation (ASCEND_LAUNCH_BLOCKING=1, a host read of each op's output, as statistics collection does) changes {}: the change comes from synchronisation, not from the tool's hooks (a NaN that disappears with the tool on); collect with msprobe's async_dump (\"async_dump\": true in config.json), which reads no value on the host per op, or compare runs that both set ASCEND_LAUNCH_BLOCKING=1", names(diff, ranks)),
         (Variant::Sync, false) => "synchronisation changes nothing".into(),
         (Variant::ModuleHooks, true) => format!("no-op module hooks (msprobe's L0/mix) change {} (accumulation order of gradients at a fan-out): collect at L1, or compare runs that both have the tool on", names(diff, ranks)),
         (Variant::ModuleHooks, false) => "no-op module hooks change nothing".into(),
-        (Variant::ApiHooks, true) => format!("no-op API wrappers (msprobe's L1) change {}: compare runs that both have the tool on", names(diff, ranks)),
+        (Variant::ApiHooks, true) => format!("no-op API wrappers (msprobe's L1) change {}: code that finds torch's functions by identity, or hooks them itself, meets the wrappers; collect at L0 (module hooks, no API wrappers), or compare runs that both have the tool on", names(diff, ranks)),
         (Variant::ApiHooks, false) => "no-op API wrappers change nothing".into(),
         (Variant::Baseline, _) => String::new(),
     }
