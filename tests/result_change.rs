@@ -21,8 +21,13 @@ fn script(name: &str) -> PathBuf {
 /// `msprobe -f pytorch result_change -o OUT [extra] -- command...` in a
 /// fresh folder (OUT is `out` in it).
 fn result_change(dir: &Path, extra: &[&str], command: &[&str]) -> Output {
+    result_change_of("pytorch", dir, extra, command)
+}
+
+/// [`result_change`] with `-f framework`.
+fn result_change_of(framework: &str, dir: &Path, extra: &[&str], command: &[&str]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_msprobe"));
-    cmd.args(["-f", "pytorch", "result_change", "-o", "out"]).args(extra).arg("--").args(command);
+    cmd.args(["-f", framework, "result_change", "-o", "out"]).args(extra).arg("--").args(command);
     cmd.current_dir(dir).env("PYTHONPATH", common::repo().join("python")).env("PYTHONDONTWRITEBYTECODE", "1").env_remove("MSPROBE_RC_DIR");
     cmd.output().unwrap()
 }
@@ -77,6 +82,41 @@ fn bignet_hooks_change_net1s_gradients_and_nothing_else_does() {
     assert_eq!(
         v["conclusion"],
         "the run is reproducible; synchronisation changes nothing; no-op module hooks (msprobe's L0/mix) change grad_norm, net1.ln1.weight, net1.ln1.bias and 9 more (accumulation order of gradients at a fan-out): collect at L1, or compare runs that both have the tool on; no-op API wrappers change nothing"
+    );
+}
+
+#[test]
+fn mindspores_bignet_changes_net1s_gradients_under_cell_hooks() {
+    let dir = tempfile::tempdir().unwrap();
+    let (python, bignet) = (common::python(), script("bignet_ms.py"));
+    let v = verdict(dir.path(), &result_change_of("mindspore", dir.path(), &[], &[python.to_str().unwrap(), bignet.to_str().unwrap()]));
+    assert_eq!(v["reproducible"], json!(true));
+    let net1 = ["net1.ln1.weight", "net1.ln1.bias", "net1.bn1.gamma", "net1.bn1.beta", "net1.ln2.weight", "net1.ln2.bias"];
+    let mut module_hooks: Vec<&str> = vec!["grad_norm"];
+    module_hooks.extend(net1);
+    module_hooks.extend(["loss", "net2.ln1.weight", "net2.bn1.gamma", "net2.ln2.weight", "net2.bn1.beta"]);
+    assert_eq!(
+        changes(&v),
+        vec![("sync", json!(false), json!([])), ("module_hooks", json!(true), json!(module_hooks)), ("api_hooks", json!(false), json!([]))]
+    );
+    // At the first step only the grad norm and net1's gradients change: net2's Cell backward hook, net1's fan-out.
+    let first = v["variants"]["module_hooks"]["first_changed"].as_array().unwrap();
+    assert_eq!(
+        first.iter().map(|c| (c["name"].as_str().unwrap(), c["step"].as_u64().unwrap())).collect::<Vec<_>>()[..3],
+        [("grad_norm", 0), (net1[0], 0), (net1[1], 0)]
+    );
+    assert_eq!(
+        v["conclusion"],
+        "the run is reproducible; synchronisation changes nothing; no-op module hooks (msprobe's L0/mix) change grad_norm, net1.ln1.weight, net1.ln1.bias and 9 more (accumulation order of gradients at a fan-out): collect at L1, or compare runs that both have the tool on; no-op API wrappers change nothing"
+    );
+    // A torch model under -f mindspore is refused by ResultChange, in one line.
+    let torch_script = script("nofanout.py");
+    let o = result_change_of("mindspore", dir.path(), &[], &[python.to_str().unwrap(), torch_script.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(4));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.trim_end().ends_with("TypeError: ResultChange: the command was run with -f mindspore, but the model is a torch.nn.modules.container.Sequential"),
+        "{stderr}"
     );
 }
 
@@ -244,14 +284,13 @@ fn a_crash_a_missing_record_and_a_missing_command_are_one_line_errors() {
 }
 
 #[test]
-fn the_command_needs_pytorch_and_a_command() {
+fn the_command_needs_a_framework_and_a_command() {
     let dir = tempfile::tempdir().unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_msprobe"))
-        .args(["-f", "mindspore", "result_change", "-o", "out", "--", "true"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    fails(dir.path(), &o, 2, "result_change needs -f pytorch (ResultChange records PyTorch runs only)");
+    let msprobe = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_msprobe")).args(args).current_dir(dir.path()).output().unwrap();
+    let o = msprobe(&["result_change", "-o", "out", "--", "true"]);
+    fails(dir.path(), &o, 2, "result_change needs -f pytorch or -f mindspore (the framework ResultChange records)");
+    let o = msprobe(&["-f", "mindspore", "result_change", "-o", "out", "--ops", "--", "true"]);
+    fails(dir.path(), &o, 2, "result_change --ops needs -f pytorch (op hashes come from torch's function mode; MindSpore has none)");
     let o = Command::new(env!("CARGO_BIN_EXE_msprobe")).args(["-f", "pytorch", "result_change", "-o", "out"]).current_dir(dir.path()).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("<COMMAND>"), "{}", String::from_utf8_lossy(&o.stderr));

@@ -1,9 +1,13 @@
-"""ResultChange: what one run of ``msprobe -f pytorch result_change`` records
-(issue 23; the seed's document 36, "why did my loss change when I turned the
-probe on?"). Two lines in the user's training script:
+"""ResultChange: what one run of ``msprobe -f pytorch|mindspore result_change``
+records (issues 23 and 39; the seed's document 36, "why did my loss change
+when I turned the probe on?"). Two lines in the user's training script:
 
     rc = ResultChange(model)   # once the model exists
     rc.record(loss)            # after each backward
+    rc.record(loss, grads)     # MindSpore: the gradients value_and_grad returned
+
+A ``mindspore.nn.Cell`` gets MindSpore's variants (``_result_change_ms``);
+anything else is a torch module.
 
 The command runs the script once per variant, each in a fresh process, and
 passes through the environment:
@@ -46,6 +50,7 @@ import sys
 import threading
 
 from . import _files
+from . import _result_change_ms as _ms
 from ._hook_lists import HOOK_LISTS
 
 VARIANTS = ("baseline", "sync", "module_hooks", "api_hooks")
@@ -134,6 +139,7 @@ class ResultChange:
         self.model = model
         self.folder = os.environ.get("MSPROBE_RC_DIR") or None
         self.variant = None
+        self.mindspore = False
         self.rank = None
         self.step = 0
         self.ops = []
@@ -148,11 +154,19 @@ class ResultChange:
         if variant not in VARIANTS:
             raise ValueError(f"ResultChange: MSPROBE_RC_VARIANT must be one of {list(VARIANTS)}, got {variant!r}")
         self.variant = variant
+        self.mindspore = _ms.is_cell(model)
+        expected = os.environ.get("MSPROBE_RC_FRAMEWORK")
+        if expected is not None and expected != ("mindspore" if self.mindspore else "pytorch"):
+            got = "a mindspore.nn.Cell" if self.mindspore else f"a {type(model).__module__}.{type(model).__qualname__}"
+            raise TypeError(f"ResultChange: the command was run with -f {expected}, but the model is {got}")
         self.rank = process_rank()
         if self.rank is not None:
             self.folder = os.path.join(self.folder, f"rank_{self.rank}")
             os.makedirs(self.folder, exist_ok=True)
         self._record_ops = os.environ.get("MSPROBE_RC_OPS") == "1"
+        if self.mindspore:
+            self._install_mindspore(variant)
+            return
         if variant == "module_hooks":
             self._install_module_hooks()
         elif variant == "api_hooks":
@@ -194,6 +208,16 @@ class ResultChange:
                 self._patched.append((owner, name, owner.__dict__.get(name, _MISSING)))
                 setattr(owner, name, _noop_wrapper(original))
 
+    def _install_mindspore(self, variant):
+        # Op hashes (--ops) need torch's function mode: MindSpore's records have none.
+        self._record_ops = False
+        if variant == "sync":
+            _ms.synchronize()
+        elif variant == "module_hooks":
+            self._handles = _ms.install_cell_hooks(self.model)
+        elif variant == "api_hooks":
+            self._patched = _ms.install_api_hooks(_MISSING)
+
     def _enter_mode(self, sync, record):
         mode = _make_mode(self, sync, record)
         mode.__enter__()
@@ -216,27 +240,35 @@ class ResultChange:
 
     # --- recording ----------------------------------------------------------
 
-    def record(self, loss):
-        """Writes this step's record (call after backward); nothing outside the command."""
+    def record(self, loss, grads=None):
+        """Writes this step's record (call after backward; for a MindSpore cell,
+        with the gradients of its trainable parameters); nothing outside the command."""
         if self.folder is None:
             return
         self._paused = True
         try:
-            self._write_step(loss)
+            self._write_step(loss, grads)
         finally:
             self._paused = False
         self.step += 1
 
-    def _write_step(self, loss):
+    def _torch_step(self, loss):
         torch = _torch()
         loss_value = float(loss.detach().double().item()) if isinstance(loss, torch.Tensor) else float(loss)
         params = {}
         squares = 0.0
         for name, param in self.model.named_parameters():
-            entry = _param_entry(param.grad)
+            params[name] = _param_entry(param.grad)
             if param.grad is not None:
                 squares += float(param.grad.detach().double().pow(2).sum())
-            params[name] = entry
+        return loss_value, params, squares
+
+    def _write_step(self, loss, grads):
+        if self.mindspore:
+            loss_value = _ms.loss_value(loss)
+            params, squares = _ms.params(self.model, grads)
+        else:
+            loss_value, params, squares = self._torch_step(loss)
         grad_norm = math.sqrt(squares)
         data = {"step": self.step, "variant": self.variant, "loss": _json_float(loss_value), "loss_hex": float.hex(loss_value),
                 "grad_norm": _json_float(grad_norm), "grad_norm_hex": float.hex(grad_norm), "params": params}

@@ -6,6 +6,7 @@ import json
 import math
 import os
 
+import numpy as np
 import pytest
 import torch
 
@@ -243,3 +244,28 @@ def test_a_rank_records_in_its_own_folder_and_says_so(rc_env, monkeypatch, capsy
     monkeypatch.setenv("RANK", "x")
     with pytest.raises(ValueError, match="RANK must be a rank number, got 'x'"):
         ResultChange(model)
+
+
+def test_a_mindspore_cell_gets_cell_hooks_and_api_wrappers_and_needs_its_grads(rc_env, monkeypatch):
+    ms = pytest.importorskip("mindspore")
+    from mindspore import nn, ops
+
+    net = nn.SequentialCell([nn.Dense(4, 3), nn.Tanh(), nn.Dense(3, 1)])
+    monkeypatch.setenv("MSPROBE_RC_VARIANT", "module_hooks")
+    rc = ResultChange(net)
+    assert rc.mindspore and len(rc._handles) == 2 * len(list(net.cells_and_names()))
+    rc.remove()
+    monkeypatch.setenv("MSPROBE_RC_VARIANT", "api_hooks")
+    original = ops.matmul
+    rc = ResultChange(net)
+    assert ops.matmul is not original and len(rc._patched) > 900
+    rc.remove()
+    assert ops.matmul is original
+    grad = ms.value_and_grad(lambda x: net(x).sum(), None, net.trainable_params())
+    loss, grads = grad(ms.Tensor(np.ones((2, 4), np.float32)))
+    with pytest.raises(TypeError, match="needs the gradients of its 4 trainable parameters as mindspore.value_and_grad returns them, got none"):
+        rc.record(loss)
+    rc.record(loss, grads)
+    record = json.loads((rc_env / "step_0.json").read_text())
+    assert list(record["params"]) == [p.name for p in net.trainable_params()]
+    assert record["loss_hex"] == float.hex(float(loss.asnumpy()))

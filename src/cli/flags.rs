@@ -94,7 +94,7 @@ enum Command {
         output: Option<PathBuf>,
     },
     /// Why the loss changes with the probe on: runs the training command once per variant (baseline twice, sync, module hooks, API wrappers) and compares what msprobe_rs.ResultChange recorded.
-    #[command(name = "result_change", override_usage = "msprobe -f pytorch result_change -o <OUTPUT> [--ops] -- <COMMAND>...")]
+    #[command(name = "result_change", override_usage = "msprobe -f pytorch|mindspore result_change -o <OUTPUT> [--ops] -- <COMMAND>...")]
     ResultChange {
         /// Folder the result_change_{timestamp}.json verdict is written to (created if missing).
         #[arg(short = 'o', long = "output_path", visible_alias = "output-path")]
@@ -343,8 +343,13 @@ fn options(cli: Cli) -> Result<Options, Error> {
             }
         }
         Command::ResultChange { output_path, ops, command } => match cli.framework {
-            Some(Framework::PyTorch) => Ok(Options::ResultChange(result_change::Options { command: TrainCommand(command), output: output_path, ops })),
-            _ => Err(Error::Usage("result_change needs -f pytorch (ResultChange records PyTorch runs only)".into())),
+            Some(Framework::MindSpore) if ops => {
+                Err(Error::Usage("result_change --ops needs -f pytorch (op hashes come from torch's function mode; MindSpore has none)".into()))
+            }
+            Some(framework @ (Framework::PyTorch | Framework::MindSpore)) => {
+                Ok(Options::ResultChange(result_change::Options { framework, command: TrainCommand(command), output: output_path, ops }))
+            }
+            _ => Err(Error::Usage("result_change needs -f pytorch or -f mindspore (the framework ResultChange records)".into())),
         },
         Command::Foreign(external) => Ok(Options::Foreign(Forward::from_process(&external))),
     }
@@ -518,9 +523,16 @@ mod tests {
         let Options::ResultChange(opts) = parse("msprobe -f pytorch result_change -o out --ops -- python train.py --lr 1").unwrap() else { panic!() };
         assert_eq!(opts.command.display(), "python train.py --lr 1");
         assert!(opts.ops && opts.output == Path::new("out"));
+        assert_eq!(opts.framework, Framework::PyTorch);
         assert_eq!(
             parse("msprobe result_change -o out -- python t.py").unwrap_err(),
-            "result_change needs -f pytorch (ResultChange records PyTorch runs only)"
+            "result_change needs -f pytorch or -f mindspore (the framework ResultChange records)"
+        );
+        let Options::ResultChange(opts) = parse("msprobe -f mindspore result_change -o out -- python t.py").unwrap() else { panic!() };
+        assert_eq!(opts.framework, Framework::MindSpore);
+        assert_eq!(
+            parse("msprobe -f mindspore result_change -o out --ops -- python t.py").unwrap_err(),
+            "result_change --ops needs -f pytorch (op hashes come from torch's function mode; MindSpore has none)"
         );
         assert!(parse("msprobe -f pytorch result_change -o out").is_err(), "the command is required");
     }

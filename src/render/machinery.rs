@@ -106,27 +106,37 @@ pub fn tables_file() -> String {
     out
 }
 
-/// `python/msprobe_rs/_hook_lists.py`: msprobe 8.3.2's PyTorch hook lists
-/// (`runtime/src/ops/hook_lists/`), which `ResultChange`'s api_hooks variant
-/// wraps, so that an installed wheel has them (the package ships no Rust sources).
+/// `python/msprobe_rs/_hook_lists.py`: msprobe 8.3.2's PyTorch and
+/// MindSpore hook lists (`runtime/src/ops/hook_lists/`), which
+/// `ResultChange`'s api_hooks variant wraps, so that an installed wheel has
+/// them (the package ships no Rust sources).
 pub fn hook_lists_file() -> String {
     let mut out = String::from(
-        "\"\"\"msprobe 8.3.2's PyTorch hook lists (runtime/src/ops/hook_lists/), by namespace, rendered\n\
-         by src/render/machinery.rs. Generated: do not edit (`UPDATE_GOLDEN=1 cargo test\n\
-         --test golden` rewrites it; tests/golden.rs fails when it differs).\n\"\"\"\n\nHOOK_LISTS = {\n",
+        "\"\"\"msprobe 8.3.2's PyTorch and MindSpore hook lists (runtime/src/ops/hook_lists/), by\n\
+         namespace, rendered by src/render/machinery.rs. Generated: do not edit (`UPDATE_GOLDEN=1\n\
+         cargo test --test golden` rewrites it; tests/golden.rs fails when it differs).\n\"\"\"\n",
     );
-    for (key, prefix) in [("functional", Prefix::Functional), ("tensor", Prefix::Tensor), ("torch", Prefix::Torch)] {
-        let names: Vec<&str> = ops::hooks::hook_list(runtime::spec::Framework::PyTorch, prefix).map(|l| l.names().collect()).unwrap_or_default();
-        writeln!(out, "    {}: (", py_str(key)).unwrap();
-        for name in names {
-            writeln!(out, "        {},", py_str(name)).unwrap();
+    // PyTorch's NPU list is torch_npu's, not torch's: not wrapped.
+    let lists: [(&str, Framework, &[(&str, Prefix)]); 2] = [
+        ("HOOK_LISTS", Framework::PyTorch, &[("functional", Prefix::Functional), ("tensor", Prefix::Tensor), ("torch", Prefix::Torch)]),
+        (
+            "MS_HOOK_LISTS",
+            Framework::MindSpore,
+            &[("ops", Prefix::Functional), ("tensor", Prefix::Tensor), ("mint", Prefix::Mint), ("mint.nn.functional", Prefix::MintFunctional)],
+        ),
+    ];
+    for (variable, framework, namespaces) in lists {
+        writeln!(out, "\n{variable} = {{").unwrap();
+        for &(key, prefix) in namespaces {
+            let names: Vec<&str> = ops::hooks::hook_list(framework, prefix).map(|l| l.names().collect()).unwrap_or_default();
+            writeln!(out, "    {}: (", py_str(key)).unwrap();
+            for name in names {
+                writeln!(out, "        {},", py_str(name)).unwrap();
+            }
+            out.push_str("    ),\n");
         }
-        out.push_str(
-            "    ),
-",
-        );
+        out.push_str("}\n");
     }
-    out.push_str("}\n");
     out
 }
 

@@ -17,10 +17,13 @@ pub use runs::{Ranks, TrainCommand, Variant};
 pub use verdict::Verdict;
 
 use runtime::atomic::{create_dir, write_atomic, WriteOptions};
+use runtime::spec::Framework;
 
 /// A validated `result_change` command line.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The framework ResultChange records (`MSPROBE_RC_FRAMEWORK`): PyTorch or MindSpore.
+    pub framework: Framework,
     /// The training command and its arguments.
     pub command: TrainCommand,
     /// Folder of `result_change_<timestamp>.json` (created if missing).
@@ -42,9 +45,9 @@ pub struct Outcome {
 /// written when a run fails; the other variants are not run once the
 /// baseline is not reproducible.
 pub fn run(opts: &Options) -> Result<Outcome, ResultChangeError> {
-    let baseline = runs::run_once(&opts.command, 1, Variant::Baseline, opts.ops)?;
+    let baseline = runs::run_once(opts, 1, Variant::Baseline)?;
     let check = |run: usize, variant: Variant| -> Result<compare::Difference, ResultChangeError> {
-        let ranks = runs::run_once(&opts.command, run, variant, opts.ops)?;
+        let ranks = runs::run_once(opts, run, variant)?;
         let numbers = |r: &runs::Ranks| r.keys().copied().collect::<Vec<_>>();
         if numbers(&ranks) != numbers(&baseline) {
             return Err(ResultChangeError::RankSet { run, variant: variant.as_str(), got: numbers(&ranks), expected: numbers(&baseline) });

@@ -1,6 +1,6 @@
 //! One run of the user's training command: a fresh process with RC.md's
 //! environment (`MSPROBE_RC_DIR`, `MSPROBE_RC_VARIANT`, `MSPROBE_RC_OPS`,
-//! the launch-blocking variables for `sync`) in a temporary folder of its
+//! `MSPROBE_RC_FRAMEWORK`, the launch-blocking variables for `sync`) in a temporary folder of its
 //! own, its output streamed through as it comes (each line prefixed with
 //! the run), and the step files it left there, per rank, in step order.
 
@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use super::error::ResultChangeError;
+use super::Options;
 use crate::unreadable::Unreadable;
 
 /// What one run changes, from the least to the most intrusive; the
@@ -24,9 +25,9 @@ pub enum Variant {
     Baseline,
     /// Synchronisation forced: the launch-blocking variables and a host read of each op's output.
     Sync,
-    /// No-op forward and full backward hooks on every module (msprobe's L0/mix).
+    /// No-op forward and (full) backward hooks on every module or cell (msprobe's L0/mix).
     ModuleHooks,
-    /// No-op wrappers of torch's APIs (msprobe's L1).
+    /// No-op wrappers of the framework's hook-list APIs (msprobe's L1).
     ApiHooks,
 }
 
@@ -85,12 +86,17 @@ impl Drop for RunDir {
 /// Runs `command` once as `variant` (run number `run`, 1-based),
 /// streaming its stdout and stderr to ours, and returns its step files by
 /// rank.
-pub fn run_once(command: &TrainCommand, run: usize, variant: Variant, ops: bool) -> Result<Ranks, ResultChangeError> {
+pub fn run_once(opts: &Options, run: usize, variant: Variant) -> Result<Ranks, ResultChangeError> {
+    let command = &opts.command;
     let dir = RunDir::new(run)?;
     let (program, args) = command.0.split_first().expect("cli::flags requires a command");
     let mut cmd = Command::new(program);
-    cmd.args(args).env("MSPROBE_RC_DIR", &dir.0).env("MSPROBE_RC_VARIANT", variant.as_str()).stdin(Stdio::null());
-    if ops {
+    cmd.args(args)
+        .env("MSPROBE_RC_DIR", &dir.0)
+        .env("MSPROBE_RC_VARIANT", variant.as_str())
+        .env("MSPROBE_RC_FRAMEWORK", opts.framework.as_str())
+        .stdin(Stdio::null());
+    if opts.ops {
         cmd.env("MSPROBE_RC_OPS", "1");
     } else {
         cmd.env_remove("MSPROBE_RC_OPS");
