@@ -204,6 +204,17 @@ fn two_ranks_under_torchrun_name_the_rank_with_the_fan_out() {
 }
 
 #[test]
+fn two_mindspore_ranks_started_by_hand_name_the_rank_with_the_fan_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let (python, launcher) = (common::python(), script("two_ms_ranks.py"));
+    let v = verdict(dir.path(), &result_change_of("mindspore", dir.path(), &[], &[python.to_str().unwrap(), launcher.to_str().unwrap()]));
+    assert_eq!((v["reproducible"].clone(), v["ranks"].clone(), v["steps"].clone()), (json!(true), json!(2), json!(2)));
+    let ranks: Vec<Value> = ["sync", "module_hooks", "api_hooks"].iter().map(|k| v["variants"][k]["changed_ranks"].clone()).collect();
+    assert_eq!(ranks, [json!([]), json!([1]), json!([])]);
+    assert!(v["conclusion"].as_str().unwrap().contains(" on rank 1 of 2 (accumulation order"), "{}", v["conclusion"]);
+}
+
+#[test]
 fn the_trainings_output_is_streamed_while_it_runs() {
     let dir = tempfile::tempdir().unwrap();
     let gate = dir.path().join("gate");
