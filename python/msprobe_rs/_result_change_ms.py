@@ -15,10 +15,10 @@ keeps no ``.grad`` on parameters, so ``record`` takes them).
 
 import functools
 import hashlib
-import math
 import sys
 
 from ._hook_lists import MS_HOOK_LISTS
+from ._step_record import param_entry
 
 
 def is_cell(model):
@@ -90,10 +90,6 @@ def loss_value(loss):
     return float(loss.asnumpy()) if hasattr(loss, "asnumpy") else float(loss)
 
 
-def _json_float(x):
-    return x if math.isfinite(x) else None
-
-
 def params(model, grads):
     """The record's ``params`` and the sum of squares of every gradient:
     ``grads`` in the order of ``model.trainable_params()``, named by the
@@ -111,8 +107,8 @@ def params(model, grads):
     for param, grad in zip(named, grads):
         g = grad.asnumpy()
         wide = g.astype(np.float64)
-        stats = [None] * 4 if g.size == 0 else [_json_float(float(v)) for v in (wide.max(), wide.min(), wide.mean(), np.sqrt((wide**2).sum()))]
-        entries[param.name] = {"hash": hashlib.sha256(np.ascontiguousarray(g).tobytes()).hexdigest(), "dtype": str(grad.dtype),
-                               "shape": list(g.shape), "max": stats[0], "min": stats[1], "mean": stats[2], "norm": stats[3]}
+        stats = None if g.size == 0 else (wide.max(), wide.min(), wide.mean(), np.sqrt((wide**2).sum()))
+        digest = hashlib.sha256(np.ascontiguousarray(g).tobytes()).hexdigest()
+        entries[param.name] = param_entry(digest, str(grad.dtype), list(g.shape), stats)
         squares += float((wide**2).sum())
     return entries, squares

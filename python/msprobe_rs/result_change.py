@@ -52,6 +52,7 @@ import threading
 from . import _files
 from . import _result_change_ms as _ms
 from ._hook_lists import HOOK_LISTS
+from ._step_record import NO_GRADIENT, json_float, param_entry
 
 VARIANTS = ("baseline", "sync", "module_hooks", "api_hooks")
 RANK_VARIABLES = ("RANK", "RANK_ID", "LOCAL_RANK")
@@ -113,21 +114,14 @@ def _api_name(func):
     return f"Torch.{name}"
 
 
-def _json_float(x):
-    """A float as strict JSON takes it (serde_json has no NaN token): null when not
-    finite; the exact value, NaN and infinities included, is in the *_hex key."""
-    return x if math.isfinite(x) else None
-
-
 def _param_entry(grad):
     torch = _torch()
     if grad is None:
-        return {"hash": "none", "dtype": None, "shape": None, "max": None, "min": None, "mean": None, "norm": None}
+        return dict(NO_GRADIENT)
     g = grad.detach()
     x = g.double() if g.is_floating_point() or g.is_complex() else g.to(torch.float64)
-    stats = [None] * 4 if g.numel() == 0 else [_json_float(float(v)) for v in (x.max(), x.min(), x.mean(), x.norm())]
-    return {"hash": tensor_hash(g), "dtype": str(g.dtype), "shape": list(g.shape),
-            "max": stats[0], "min": stats[1], "mean": stats[2], "norm": stats[3]}
+    stats = None if g.numel() == 0 else (x.max(), x.min(), x.mean(), x.norm())
+    return param_entry(tensor_hash(g), str(g.dtype), list(g.shape), stats)
 
 
 class ResultChange:
@@ -270,8 +264,8 @@ class ResultChange:
         else:
             loss_value, params, squares = self._torch_step(loss)
         grad_norm = math.sqrt(squares)
-        data = {"step": self.step, "variant": self.variant, "loss": _json_float(loss_value), "loss_hex": float.hex(loss_value),
-                "grad_norm": _json_float(grad_norm), "grad_norm_hex": float.hex(grad_norm), "params": params}
+        data = {"step": self.step, "variant": self.variant, "loss": json_float(loss_value), "loss_hex": float.hex(loss_value),
+                "grad_norm": json_float(grad_norm), "grad_norm_hex": float.hex(grad_norm), "params": params}
         if self._record_ops:
             data["ops"] = self.ops
             self.ops = []

@@ -9,7 +9,6 @@ use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
@@ -139,28 +138,25 @@ impl LastLines {
 /// verdict's), and waits for it.
 fn stream(cmd: &mut Command, prefix: &str) -> std::io::Result<(std::process::ExitStatus, LastLines)> {
     let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
-    let last = Arc::new(Mutex::new(LastLines::default()));
-    let pump = |source: Box<dyn Read + Send>, is_stderr: bool| {
-        let (last, prefix) = (Arc::clone(&last), prefix.to_owned());
+    // Each stream's pump writes its lines through and returns the last non-empty one.
+    let pump = |source: Option<Box<dyn Read + Send>>| {
+        let prefix = prefix.to_owned();
         std::thread::spawn(move || {
-            for line in BufReader::new(source).split(b'\n').map_while(Result::ok) {
+            let mut last = None;
+            for line in source.map(BufReader::new).into_iter().flat_map(|r| r.split(b'\n')).map_while(Result::ok) {
                 let text = String::from_utf8_lossy(&line).trim_end_matches('\r').to_owned();
                 let _ = writeln!(std::io::stderr().lock(), "{prefix}{text}");
                 if !text.trim().is_empty() {
-                    let mut last = last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                    let slot = if is_stderr { &mut last.stderr } else { &mut last.stdout };
-                    *slot = Some(text.trim().to_owned());
+                    last = Some(text.trim().to_owned());
                 }
             }
+            last
         })
     };
-    let out = child.stdout.take().map(|o| pump(Box::new(o), false));
-    let err = child.stderr.take().map(|e| pump(Box::new(e), true));
+    let out = pump(child.stdout.take().map(|o| Box::new(o) as Box<dyn Read + Send>));
+    let err = pump(child.stderr.take().map(|e| Box::new(e) as Box<dyn Read + Send>));
     let status = child.wait()?;
-    for pumped in [out, err].into_iter().flatten() {
-        let _ = pumped.join();
-    }
-    let last = std::mem::take(&mut *last.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+    let last = LastLines { stdout: out.join().unwrap_or(None), stderr: err.join().unwrap_or(None) };
     Ok((status, last))
 }
 
