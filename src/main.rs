@@ -5,6 +5,10 @@ use std::process::ExitCode;
 
 use msprobe::cli::{self, flags, printer};
 
+/// Zeroed blocks written, not left to the kernel's zero page (runtime::heap).
+#[global_allocator]
+static ALLOCATOR: runtime::heap::WrittenZeros = runtime::heap::WrittenZeros;
+
 pub fn main() -> ExitCode {
     runtime::heap::keep_freed_memory();
     match flags::parse().and_then(cli::run) {
