@@ -37,7 +37,7 @@ BIN="$(cd "$TARGET" && pwd)/release/msprobe"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
-# One replay of DUMP with FLAGS: prints LABEL's figures, sets SECS (wall) and CPU.
+# One replay of DUMP with FLAGS: prints LABEL's figures, sets SECS (wall), CPU and RSS (peak, KB).
 native() {  # LABEL CALLS BYTES DUMP [replay flags...]
     local label=$1 calls=$2 bytes=$3 dump=$4 rss
     shift 4
@@ -45,10 +45,22 @@ native() {  # LABEL CALLS BYTES DUMP [replay flags...]
     /usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$BIN" -f pytorch replay --dump "$dump" \
         --output-dir "$(mktemp -d "$WORK/out.XXXXXX")" --top 0 "$@" > /dev/null 2> "$WORK/err.txt" || true
     read -r SECS user sys rss < <(tail -n 1 "$WORK/time")  # after "Command exited with non-zero status N"
+    RSS=$rss
     CPU=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
     awk -v l="$label" -v s="$SECS" -v cpu="$CPU" -v r="$rss" -v c="$calls" -v b="$bytes" 'BEGIN {
         printf "%s: %.2f s (CPU %.2f s), %.2f calls/s, %.3f GB/s of tensor files, peak RSS %.0f MB\n", l, s, cpu, c / s, b / 1e9 / s, r / 1024 }'
     grep -E "rows:|^replayed" "$WORK/err.txt" | sed 's/; wrote .*//; s/^/    /' || true
+}
+
+# Peak memory of the native run (RSS, KB) against torch's (FILE's JSON): the process peaks, and
+# torch's peak less what it held before its first call (its libraries: the native binary's are a
+# few MB).
+memory() {  # RSS FILE
+    local peak base
+    peak=$(figure "$2" 'r["peak"]')
+    base=$(figure "$2" 'r["baseline"]')
+    awk -v n="$1" -v p="$peak" -v b="$base" 'BEGIN {
+        printf "ratio native / torch, peak memory: %.0f MB / %.0f MB = %.2fx (torch less its %.0f MB before the first call: %.0f MB, %.2fx)\n", n / 1024, p / 1e6, n * 1024 / p, b / 1e6, (p - b) / 1e6, n * 1024 / (p - b) }'
 }
 
 # Torch's JSON figures: FIELD of the last line of FILE (a dotted path into "classes" too).
@@ -64,7 +76,7 @@ bench_dump() {  # NAME DUMP_DIR
     bytes=$(figure "$WORK/torch.txt" 'r["bytes"]')
     echo "== $name: $calls calls, $(awk -v b="$bytes" 'BEGIN { printf "%.3f", b / 1e9 }') GB of tensor files, $THREADS threads"
     native "msprobe replay (bench f64 vs the recorded device values)" "$calls" "$bytes" "$dump" --data-mode real_data
-    native=$SECS native_cpu=$CPU
+    native=$SECS native_cpu=$CPU native_rss=$RSS
     native "msprobe replay --emulate (bench f64 and the emulated device)" "$calls" "$bytes" "$dump" --data-mode real_data --emulate
     emulate=$SECS emulate_cpu=$CPU
     # The default standard also computes each call's rounding magnitudes (extra passes over the
@@ -83,24 +95,27 @@ bench_dump() {  # NAME DUMP_DIR
         printf "ratio native / torch, CPU:  replay %.2f s / torch read+bench %.2f s = %.2fx; --emulate %.2f s / torch all %.2f s = %.2fx\n", n, tb, n / tb, e, ta, e / ta }'
     awk -v n="$plain" -v c="$plain_cpu" -v tb="$tb" -v tbc="$tbc" 'BEGIN {
         printf "ratio native / torch, the same work: --standard msprobe %.2f s / torch read+bench %.2f s = %.2fx wall; CPU %.2f s / %.2f s = %.2fx\n", n, tb, n / tb, c, tbc, c / tbc }'
+    memory "$native_rss" "$WORK/torch.txt"
 }
 
 # Per op class of DUMP (classes as scripts/bench_torch_replay.py --print-classes names them): replay
 # --filter of the class's calls with FLAGS, beside torch's figures of those calls in TORCH (its
 # --classes output; PARTS: the parts of torch's work that count, "read bench" or "read bench
-# device"): calls/s, peak RSS, and the ratio of wall times.
+# device"): calls/s, peak RSS, and the ratios of wall times and of peak memory (torch's: the
+# process's high-water mark over the class's calls).
 per_class() {  # DUMP TORCH PARTS [replay flags...]
-    local dump=$1 torch=$2 parts=$3 name regex secs user sys rss t calls sum
+    local dump=$1 torch=$2 parts=$3 name regex secs user sys rss t calls sum peak
     shift 3
     while IFS=$'\t' read -r name regex; do
         sum=$(for p in $parts; do printf "r['classes']['%s']['%s'] + " "$name" "$p"; done)
         t=$(figure "$torch" "round(${sum}0, 3)")
         calls=$(figure "$torch" "r['classes']['$name']['calls']")
+        peak=$(figure "$torch" "r['classes']['$name']['peak']")
         /usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$BIN" -f pytorch replay --dump "$dump" \
             --output-dir "$(mktemp -d "$WORK/class.XXXXXX")" --top 0 -q --filter "$regex" "$@" > /dev/null 2>&1 || true
         read -r secs user sys rss < <(tail -n 1 "$WORK/time")
-        awk -v c="$name" -v n="$calls" -v s="$secs" -v cpu="$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" -v r="$rss" -v t="$t" 'BEGIN {
-            printf "  %-24s %4d calls: native %7.2f s (CPU %7.2f s, %6.1f calls/s, peak %5.0f MB), torch %6.2f s: %5.2fx\n", c, n, s, cpu, n / s, r / 1024, t, s / t }'
+        awk -v c="$name" -v n="$calls" -v s="$secs" -v cpu="$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" -v r="$rss" -v t="$t" -v p="$peak" 'BEGIN {
+            printf "  %-24s %4d calls: native %7.2f s (CPU %7.2f s, %6.1f calls/s, peak %5.0f MB), torch %6.2f s (peak %5.0f MB): %5.2fx, memory %4.2fx\n", c, n, s, cpu, n / s, r / 1024, t, p / 1e6, s / t, r * 1024 / p }'
     done < <("$PYTHON" scripts/bench_torch_replay.py "$dump" --print-classes)
 }
 
@@ -123,6 +138,7 @@ echo "== ResNet-50 step, batch 8, statistics ($stats), random data"
 sed '$d' "$WORK/torch_random.txt" | sed 's/^/  /'
 calls=$(figure "$WORK/torch_random.txt" 'r["calls"]')
 native "msprobe replay --data-mode random_data (bench f64, emulated device, rounding magnitudes)" "$calls" 1 "$stats" --data-mode random_data
+memory "$RSS" "$WORK/torch_random.txt"
 ta=$(figure "$WORK/torch_random.txt" 'round(r["wall"], 3)')
 awk -v n="$SECS" -v ta="$ta" 'BEGIN { printf "ratio native / torch (random data, bench and device), wall: %.2f s / %.2f s = %.2fx\n", n, ta, n / ta }'
 echo "== per op class of the ResNet-50 statistics step (random data), against torch's random data, bench and device of those calls"

@@ -15,7 +15,10 @@ dump: `replay --data-mode random_data`) a random tensor of each recorded shape m
 The ops are the PyTorch callables of the API names (`Functional.x` is torch.nn.functional.x,
 `Tensor.x` torch.Tensor.x, `Torch.x` torch.x); an in-place method runs on a copy, forward only.
 Prints one line per figure (read, bench, device, total: seconds and calls/s; tensor bytes read;
-the process's CPU seconds), with --classes the seconds of each op class (CLASSES), and a last line of JSON with the same figures.
+the process's CPU seconds; its peak resident memory, and what it held before the first call: torch's
+libraries), with --classes the seconds and peak memory of each op class (CLASSES), and a last line
+of JSON with the same figures. The peak of each call is the process's high-water mark, reset before
+the call (Linux's /proc/self/clear_refs), so a class's peak is the largest of its calls'.
 """
 import argparse
 import json
@@ -174,6 +177,21 @@ def side(dtype_of, fn, in_place, args, kwargs, entry, grads):
         torch.autograd.grad([o for o, _ in pairs], leaves, [g for _, g in pairs], allow_unused=True)
 
 
+def resident(field):
+    """Bytes of /proc/self/status's FIELD (VmRSS: now; VmHWM: the high-water mark)."""
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"/proc/self/status has no {field}")
+
+
+def reset_peak():
+    """Restarts the high-water mark from the present resident size."""
+    with open("/proc/self/clear_refs", "w", encoding="ascii") as f:
+        f.write("5")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dump")
@@ -194,6 +212,7 @@ def main():
     totals = {"read": 0.0, "bench": 0.0, "device": 0.0, "cpu_read": 0.0, "cpu_bench": 0.0, "cpu_device": 0.0}
     classes = {}
     calls, nbytes = 0, 0
+    baseline, peak = resident("VmRSS"), 0
     wall, cpu = time.perf_counter(), time.process_time()
     for name, entry in data.items():
         if not name.endswith(".forward") or name.startswith("Module."):
@@ -202,6 +221,7 @@ def main():
         fn = callable_of(api)
         in_place = api.endswith("_") and not api.endswith("__")
         backward = None if in_place else data.get(name[: -len("forward")] + "backward")
+        reset_peak()
         files = Files(folder, opts.random)
         args = [decode(v, files) for v in entry.get("input_args", [])]
         kwargs = {n: decode(v, files) for n, v in entry.get("input_kwargs", {}).items()}
@@ -216,14 +236,17 @@ def main():
         start, cpu0 = time.perf_counter(), time.process_time()
         side(lambda d: d, fn, in_place, args, kwargs, entry, grads)
         device, cpu_device = time.perf_counter() - start, time.process_time() - cpu0
+        call_peak = resident("VmHWM")
+        peak = max(peak, call_peak)
         totals["read"] += files.seconds
         totals["bench"] += bench
         totals["device"] += device
         totals["cpu_read"] += files.cpu
         totals["cpu_bench"] += cpu_bench
         totals["cpu_device"] += cpu_device
-        c = classes.setdefault(op_class(api), {"calls": 0, "read": 0.0, "bench": 0.0, "device": 0.0, "cpu": 0.0})
+        c = classes.setdefault(op_class(api), {"calls": 0, "read": 0.0, "bench": 0.0, "device": 0.0, "cpu": 0.0, "peak": 0})
         c["calls"] += 1
+        c["peak"] = max(c["peak"], call_peak)
         c["read"] += files.seconds
         c["cpu"] += files.cpu + cpu_bench
         c["bench"] += bench
@@ -237,10 +260,12 @@ def main():
     print(f"  bench (float64, forward+backward): {totals['bench']:.2f} s, CPU {totals['cpu_bench']:.2f} s")
     print(f"  device (dumped dtypes, forward+backward): {totals['device']:.2f} s, CPU {totals['cpu_device']:.2f} s")
     print(f"  read + bench: {totals['read'] + totals['bench']:.2f} s; all: {wall:.2f} s, CPU {cpu:.2f} s ({calls / wall:.1f} calls/s, {gb / wall:.2f} GB/s)")
+    print(f"  peak resident memory {peak / 1e6:.0f} MB ({baseline / 1e6:.0f} MB of it held before the first call)")
     if opts.classes:
         for name, c in sorted(classes.items()):
-            print(f"  {name}: {c['calls']} calls, read + bench {c['read'] + c['bench']:.2f} s (CPU {c['cpu']:.2f} s), device {c['device']:.2f} s")
-    print(json.dumps({"calls": calls, "bytes": nbytes, "wall": wall, "cpu": cpu, **totals, "classes": classes}))
+            print(f"  {name}: {c['calls']} calls, read + bench {c['read'] + c['bench']:.2f} s (CPU {c['cpu']:.2f} s), device {c['device']:.2f} s, peak {c['peak'] / 1e6:.0f} MB")
+    figures = {"calls": calls, "bytes": nbytes, "wall": wall, "cpu": cpu, **totals, "peak": peak, "baseline": baseline}
+    print(json.dumps({**figures, "classes": classes}))
 
 
 if __name__ == "__main__":

@@ -35,30 +35,44 @@ impl MaxPool {
         (size(h, 0), size(w, 1))
     }
 
-    /// For each output of one `h × w` plane, the index in the plane of its window's first maximum.
+    /// The input positions along spatial dim `dim` (of size `n`) of each
+    /// output's window, in kernel order, padding left out: `out` runs of
+    /// indices into the returned list, as (start, end).
+    fn taps(&self, dim: usize, n: usize, out: usize) -> (Vec<usize>, Vec<(usize, usize)>) {
+        let (mut at, mut runs) = (Vec::with_capacity(out * self.k[dim]), Vec::with_capacity(out));
+        for o in 0..out {
+            let start = at.len();
+            let first = o * self.s[dim];
+            at.extend((0..self.k[dim]).filter_map(|i| (first + i * self.d[dim]).checked_sub(self.p[dim]).filter(|&y| y < n)));
+            runs.push((start, at.len()));
+        }
+        (at, runs)
+    }
+
+    /// For each output of one `h × w` plane, the index in the plane of its
+    /// window's first maximum (a NaN wins and stays, as torch propagates it).
     fn argmax<T: WithDType + PartialOrd>(&self, plane: &[T], h: usize, w: usize) -> Vec<usize> {
         let (oh, ow) = self.out(h, w);
+        let ((ys, yruns), (xs, xruns)) = (self.taps(0, h, oh), self.taps(1, w, ow));
         let mut at = Vec::with_capacity(oh * ow);
-        for oy in 0..oh {
-            for ox in 0..ow {
-                let mut best: Option<usize> = None;
-                for i in 0..self.k[0] {
-                    let Some(y) = (oy * self.s[0] + i * self.d[0]).checked_sub(self.p[0]).filter(|&y| y < h) else { continue };
-                    for j in 0..self.k[1] {
-                        let Some(x) = (ox * self.s[1] + j * self.d[1]).checked_sub(self.p[1]).filter(|&x| x < w) else { continue };
-                        let v = plane[y * w + x];
-                        // A NaN wins and stays, as torch propagates it.
-                        let nan = |v: T| v.partial_cmp(&v).is_none();
-                        let better = match best {
-                            None => true,
-                            Some(b) => !nan(plane[b]) && (nan(v) || v > plane[b]),
-                        };
-                        if better {
-                            best = Some(y * w + x);
+        for &(y0, y1) in &yruns {
+            for &(x0, x1) in &xruns {
+                let mut best: Option<(usize, T)> = None;
+                'window: for &y in &ys[y0..y1] {
+                    let row = &plane[y * w..(y + 1) * w];
+                    for &x in &xs[x0..x1] {
+                        let v = row[x];
+                        #[allow(clippy::eq_op)] // v != v: NaN
+                        let nan = v != v;
+                        if best.is_none_or(|(_, b)| nan || v > b) {
+                            best = Some((y * w + x, v));
+                            if nan {
+                                break 'window;
+                            }
                         }
                     }
                 }
-                at.push(best.unwrap_or(0));
+                at.push(best.map_or(0, |(i, _)| i));
             }
         }
         at
@@ -187,5 +201,19 @@ mod tests {
             let gb = (&yb * &g).unwrap().sum_all().unwrap().backward().unwrap();
             assert_eq!(flat(ga.get(a.as_tensor()).unwrap()), flat(gb.get(b.as_tensor()).unwrap()), "{pool:?}: the gradient goes to the first maximum");
         }
+    }
+
+    #[test]
+    fn the_first_nan_of_a_window_wins_and_takes_its_gradient() {
+        let dev = crate::device::host();
+        let x = Var::from_tensor(&Tensor::from_vec(vec![1.0, f64::NAN, 3.0, f64::NAN, 5.0, 0.0], (1, 1, 2, 3), &dev).unwrap()).unwrap();
+        let pool = MaxPool { k: [2, 2], s: [1, 1], p: [0, 0], d: [1, 1] };
+        let y = max_pool2d(x.as_tensor(), pool).unwrap().unwrap();
+        let ys: Vec<f64> = y.flatten_all().unwrap().to_vec1().unwrap();
+        assert!(ys.len() == 2 && ys.iter().all(|v| v.is_nan()), "{ys:?}");
+        let g = Tensor::from_vec(vec![10.0, 100.0], (1, 1, 1, 2), &dev).unwrap();
+        let grads = (&y * &g).unwrap().sum_all().unwrap().backward().unwrap();
+        let dx: Vec<f64> = grads.get(x.as_tensor()).unwrap().flatten_all().unwrap().to_vec1().unwrap();
+        assert_eq!(dx, vec![0.0, 110.0, 0.0, 0.0, 0.0, 0.0]);
     }
 }
