@@ -3,12 +3,21 @@
 //! every intermediate, which at attention's sizes costs several times the
 //! op. The same arithmetic in the same order: max-shifted (the shift is a
 //! constant of the backward), each row summed from its first element.
+//! Attention's scale and causal mask fold into the same pass
+//! (`scaled_dot_product_attention`: the composite's scaled copy, its `-inf`
+//! fill, mask and select were four more full-size tensors, each
+//! differentiated).
 
 use candle_core::{CpuStorage, CustomOp1, DType, Layout, Shape, Tensor};
 
-/// Softmax along `dim` of a contiguous float64 tensor.
+/// Softmax along `dim` of a contiguous float64 tensor, of its elements
+/// times `scale` (1 multiplies exactly), with `causal` the elements of a
+/// last-dim row `i` (of the last two dims' matrix) past column `i` taken as
+/// `-inf`, as attention's `is_causal` masks them.
 struct Softmax {
     dim: usize,
+    scale: f64,
+    causal: bool,
 }
 
 impl CustomOp1 for Softmax {
@@ -22,19 +31,24 @@ impl CustomOp1 for Softmax {
         let x = &all[start..end];
         let dims = layout.dims();
         let (n, inner) = (dims[self.dim], dims[self.dim + 1..].iter().product::<usize>());
+        // Rows of the last two dims' matrix, for the causal mask (a last dim only).
+        let rows = if dims.len() >= 2 { dims[dims.len() - 2] } else { 1 };
         let mut out = vec![0.0; x.len()];
         if n * inner > 0 {
-            for (x, out) in x.chunks(n * inner).zip(out.chunks_mut(n * inner)) {
+            for (r, (x, out)) in x.chunks(n * inner).zip(out.chunks_mut(n * inner)).enumerate() {
+                // The columns that take part: all, or up to the row's own index.
+                let cols = if self.causal { (r % rows + 1).min(n) } else { n };
                 for i in 0..inner {
+                    let at = |j: usize| x[j * inner + i] * self.scale;
                     // A NaN anywhere in the row makes the whole row NaN, as in torch.
-                    let m = (0..n).map(|j| x[j * inner + i]).fold(f64::NEG_INFINITY, |m, v| if v > m || v.is_nan() { v } else { m });
+                    let m = (0..cols).map(at).fold(f64::NEG_INFINITY, |m, v| if v > m || v.is_nan() { v } else { m });
                     let mut sum = 0.0;
-                    for j in 0..n {
-                        let e = (x[j * inner + i] - m).exp();
+                    for j in 0..cols {
+                        let e = (at(j) - m).exp();
                         out[j * inner + i] = e;
                         sum += e;
                     }
-                    for j in 0..n {
+                    for j in 0..cols {
                         out[j * inner + i] /= sum;
                     }
                 }
@@ -43,10 +57,12 @@ impl CustomOp1 for Softmax {
         Ok((CpuStorage::F64(out), layout.shape().clone()))
     }
 
-    /// `dx = y ⊙ (dy − Σ_dim dy ⊙ y)`.
+    /// `dx = y ⊙ (dy − Σ_dim dy ⊙ y)`, times the scale (masked elements:
+    /// `y = 0`, no gradient).
     fn bwd(&self, _arg: &Tensor, res: &Tensor, grad_res: &Tensor) -> candle_core::Result<Option<Tensor>> {
         let s = (grad_res * res)?.sum_keepdim(self.dim)?;
-        Ok(Some((res * grad_res.broadcast_sub(&s)?)?))
+        let dx = (res * grad_res.broadcast_sub(&s)?)?;
+        Ok(Some(if self.scale == 1.0 { dx } else { (dx * self.scale)? }))
     }
 }
 
@@ -55,13 +71,28 @@ impl CustomOp1 for Softmax {
 /// `None` for other dtypes, which keep the composite's per-op rounding, and
 /// off the host, where the composite runs on the tensor's own device.
 pub(super) fn softmax_f64(x: &Tensor, d: usize) -> candle_core::Result<Option<Tensor>> {
-    if x.dtype() != DType::F64 || !crate::device::is_host(x) {
-        return Ok(None);
-    }
     if d >= x.rank() {
         return Err(candle_core::Error::Msg(format!("softmax: dim {d} of a rank-{} tensor", x.rank())));
     }
-    x.contiguous()?.apply_op1(Softmax { dim: d }).map(Some)
+    fused(x, Softmax { dim: d, scale: 1.0, causal: false })
+}
+
+/// Attention's weights from its logits `x` (`[.., L, S]`): softmax along the
+/// last dim of `x · scale`, with `causal` row `i` masked past column `i`;
+/// the composite's arithmetic (`(x · scale)` masked with `-inf`, then
+/// softmax), for float64 on the host like [`softmax_f64`].
+pub(super) fn attention_weights_f64(x: &Tensor, scale: f64, causal: bool) -> candle_core::Result<Option<Tensor>> {
+    if x.rank() < 2 {
+        return Err(candle_core::Error::Msg(format!("attention: logits of rank {}", x.rank())));
+    }
+    fused(x, Softmax { dim: x.rank() - 1, scale, causal })
+}
+
+fn fused(x: &Tensor, op: Softmax) -> candle_core::Result<Option<Tensor>> {
+    if x.dtype() != DType::F64 || !crate::device::is_host(x) {
+        return Ok(None);
+    }
+    x.contiguous()?.apply_op1(op).map(Some)
 }
 
 #[cfg(test)]
@@ -117,6 +148,35 @@ mod tests {
         close(&got, &want, 1e-15, "rows");
         assert!(got[3..9].iter().all(|v| v.is_nan()), "a fully masked row and a row holding NaN are NaN, as in torch: {got:?}");
         assert_eq!(&got[9..], &[1.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn attention_weights_are_the_scaled_masked_composite_forward_and_backward() {
+        let dev = crate::device::host();
+        let values: Vec<f64> = (0..2 * 4 * 5).map(|i| ((i * 37 % 23) as f64 - 11.0) * 0.7).collect();
+        let x = Tensor::from_vec(values, (2, 4, 5), &dev).unwrap();
+        let g = Tensor::from_vec((0..40).map(|i| (i as f64 * 0.37).sin()).collect::<Vec<f64>>(), (2, 4, 5), &dev).unwrap();
+        let allowed: Vec<u8> = (0..4).flat_map(|i| (0..5).map(move |j| u8::from(j <= i))).collect();
+        let allowed = Tensor::from_vec(allowed, (4, 5), &dev).unwrap().broadcast_as((2, 4, 5)).unwrap();
+        let neg_inf = Tensor::full(f64::NEG_INFINITY, (2, 4, 5), &dev).unwrap();
+        for causal in [false, true] {
+            let (a, b) = (Var::from_tensor(&x).unwrap(), Var::from_tensor(&x).unwrap());
+            let ya = attention_weights_f64(a.as_tensor(), 0.125, causal).unwrap().unwrap();
+            let scaled = (b.as_tensor() * 0.125).unwrap();
+            let masked = if causal { allowed.where_cond(&scaled, &neg_inf).unwrap() } else { scaled };
+            let yb = composite(&masked, 2).unwrap();
+            let flat = |t: &Tensor| -> Vec<f64> { t.flatten_all().unwrap().to_vec1().unwrap() };
+            assert_eq!(flat(&ya), flat(&yb), "forward, causal {causal}: the same arithmetic");
+            let (ga, gb) = ((&ya * &g).unwrap().sum_all().unwrap().backward().unwrap(), (&yb * &g).unwrap().sum_all().unwrap().backward().unwrap());
+            let (ga, gb) = (flat(ga.get(a.as_tensor()).unwrap()), flat(gb.get(b.as_tensor()).unwrap()));
+            let y = flat(&yb);
+            for (i, ((p, q), y)) in ga.iter().zip(&gb).zip(&y).enumerate() {
+                assert!((p - q).abs() <= 1e-14 * 2.0 * y.abs() * 0.125 + 1e-300, "backward, causal {causal}: element {i}: {p} vs {q}");
+            }
+            if causal {
+                assert!(ga.iter().zip(flat(&allowed.to_dtype(DType::F64).unwrap())).all(|(g, ok)| ok == 1.0 || *g == 0.0), "no gradient past the diagonal");
+            }
+        }
     }
 
     #[test]

@@ -458,7 +458,14 @@ fn sdpa_weights(ctx: &Ctx, b: &Bound) -> Result<(Tensor, f64)> {
     }
     let e = *q.dims().last().unwrap_or(&1) as f64;
     let scale = b.opt_float("scale")?.unwrap_or(1.0 / e.sqrt());
-    let mut attn = (q.t.broadcast_matmul(&k.t.transpose(D::Minus2, D::Minus1)?)? * scale)?;
+    let logits = q.t.broadcast_matmul(&k.t.transpose(D::Minus2, D::Minus1)?)?;
+    let mask = b.opt_tensor("attn_mask")?;
+    if mask.is_none() {
+        if let Some(weights) = super::fused::attention_weights_f64(&logits, scale, b.bool("is_causal")?)? {
+            return Ok((weights, scale));
+        }
+    }
+    let mut attn = (logits * scale)?;
     let (l, s) = (attn.dims()[attn.rank() - 2], attn.dims()[attn.rank() - 1]);
     let neg_inf = ctx.full(attn.dims(), f64::NEG_INFINITY, q.dtype)?;
     if b.bool("is_causal")? {
@@ -466,7 +473,7 @@ fn sdpa_weights(ctx: &Ctx, b: &Bound) -> Result<(Tensor, f64)> {
         let allowed = Tensor::from_vec(allowed, (l, s), attn.device())?.broadcast_as(attn.dims())?;
         attn = allowed.where_cond(&attn, &neg_inf)?;
     }
-    if let Some(mask) = b.opt_tensor("attn_mask")? {
+    if let Some(mask) = mask {
         attn = if mask.dtype == TDType::Bool { mask.t.ne(0.0)?.broadcast_as(attn.dims())?.where_cond(&attn, &neg_inf)? } else { attn.broadcast_add(&mask.t)? };
     }
     Ok((softmax_t(&attn, attn.rank() - 1)?, scale))
