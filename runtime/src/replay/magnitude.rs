@@ -220,7 +220,9 @@ fn composite(call: &Call, outputs: &[Option<Vec<f64>>], grads: &[Option<Vec<f64>
     if !g.is_empty() {
         for pattern in [Pattern::Alternating, Pattern::ThueMorse] {
             let at = |h: f64| call.run_with(&call.bench, |_, _, v| Ok(v), |dy| perturbed_tensor(dy, h, pattern));
-            let (plus, minus) = (flat(&at(H)?), flat(&at(-H)?));
+            // One statement each: a run's tensors (and its graph) are freed before the next run.
+            let plus = flat(&at(H)?);
+            let minus = flat(&at(-H)?);
             add_difference(&mut g, &plus.1, &minus.1, 0.5 / H);
         }
     }
@@ -269,7 +271,9 @@ fn first_order(call: &Call, outputs: &[Option<Vec<f64>>], grads: &[Option<Vec<f6
     for j in call.slots_where(perturbable).into_iter().filter(|j| !inert.contains(j)) {
         for &pattern in patterns {
             let at = |h: f64| call.run_with(&call.bench, |slot, _, v| if slot == j { perturbed(v, h, pattern) } else { Ok(v) }, Ok);
-            let (plus, minus) = (flat(&at(H)?), flat(&at(-H)?));
+            // One statement each: a run's tensors (and its graph) are freed before the next run.
+            let plus = flat(&at(H)?);
+            let minus = flat(&at(-H)?);
             add_difference(&mut o, &plus.0, &minus.0, 0.5 / H);
             add_difference(&mut g, &plus.1, &minus.1, 0.5 / H);
         }

@@ -418,15 +418,17 @@ pub(super) fn systematic(t: &[f64], b: &[f64], bound: &ElementBound) -> Option<S
     // Subnormal bench values round with a relative error beyond any epsilon: left out.
     let normal = ldexp1(emin);
     // (d, x) = (error, bench) in units of the element's bound.
-    let pairs: Vec<(f64, f64)> = t
-        .iter()
-        .zip(b)
-        .enumerate()
-        .filter(|(_, (x, y))| x.is_finite() && y.is_finite() && y.abs() >= normal)
-        .map(|(i, (&x, &y))| (bound.at(i), x - y, y))
-        .filter(|&(w, _, _)| w.is_finite() && w > 0.0)
-        .map(|(w, e, y)| (e / w, y / w))
-        .collect();
+    // Sized up front: grown by doubling, a large fit's pairs were copied over and over.
+    let mut pairs: Vec<(f64, f64)> = Vec::with_capacity(t.len());
+    pairs.extend(
+        t.iter()
+            .zip(b)
+            .enumerate()
+            .filter(|(_, (x, y))| x.is_finite() && y.is_finite() && y.abs() >= normal)
+            .map(|(i, (&x, &y))| (bound.at(i), x - y, y))
+            .filter(|&(w, _, _)| w.is_finite() && w > 0.0)
+            .map(|(w, e, y)| (e / w, y / w)),
+    );
     let den = fsum(pairs.iter().map(|&(_, x)| x * x));
     let quartic = fsum(pairs.iter().map(|&(_, x)| (x * x) * (x * x)));
     // The elements that carry the fit (a few can carry it alone).
