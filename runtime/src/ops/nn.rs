@@ -173,12 +173,12 @@ fn gelu_erf_slope(x: f64) -> f64 {
 
 /// The tanh form, `x·½(1 + tanh(√(2/π)(x + 0.044715x³)))`.
 fn gelu_tanh(x: f64) -> f64 {
-    (x * 0.5) * (((x + x.powf(3.0) * 0.044715) * GELU_TANH_C).tanh() + 1.0)
+    (x * 0.5) * (((x + x * x * x * 0.044715) * GELU_TANH_C).tanh() + 1.0)
 }
 
 /// The tanh form's derivative: `½(1 + th) + ½x(1 - th²)·√(2/π)(1 + 3·0.044715x²)`.
 fn gelu_tanh_slope(x: f64) -> f64 {
-    let th = ((x + x.powf(3.0) * 0.044715) * GELU_TANH_C).tanh();
+    let th = ((x + x * x * x * 0.044715) * GELU_TANH_C).tanh();
     0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * GELU_TANH_C * (1.0 + 3.0 * 0.044715 * x * x)
 }
 
