@@ -37,7 +37,8 @@ BIN="$(cd "$TARGET" && pwd)/release/msprobe"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
-# One replay of DUMP with FLAGS: prints LABEL's figures, sets SECS (wall), CPU and RSS (peak, KB).
+# One replay of DUMP with FLAGS: prints LABEL's figures, sets SECS (wall), CPU and RSS (peak, KB;
+# printed, as torch's, in MB of 10^6 bytes).
 native() {  # LABEL CALLS BYTES DUMP [replay flags...]
     local label=$1 calls=$2 bytes=$3 dump=$4 rss
     shift 4
@@ -48,7 +49,7 @@ native() {  # LABEL CALLS BYTES DUMP [replay flags...]
     RSS=$rss
     CPU=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
     awk -v l="$label" -v s="$SECS" -v cpu="$CPU" -v r="$rss" -v c="$calls" -v b="$bytes" 'BEGIN {
-        printf "%s: %.2f s (CPU %.2f s), %.2f calls/s, %.3f GB/s of tensor files, peak RSS %.0f MB\n", l, s, cpu, c / s, b / 1e9 / s, r / 1024 }'
+        printf "%s: %.2f s (CPU %.2f s), %.2f calls/s, %.3f GB/s of tensor files, peak RSS %.0f MB\n", l, s, cpu, c / s, b / 1e9 / s, r * 1024 / 1e6 }'
     grep -E "rows:|^replayed" "$WORK/err.txt" | sed 's/; wrote .*//; s/^/    /' || true
 }
 
@@ -60,7 +61,7 @@ memory() {  # RSS FILE
     peak=$(figure "$2" 'r["peak"]')
     base=$(figure "$2" 'r["baseline"]')
     awk -v n="$1" -v p="$peak" -v b="$base" 'BEGIN {
-        printf "ratio native / torch, peak memory: %.0f MB / %.0f MB = %.2fx (torch less its %.0f MB before the first call: %.0f MB, %.2fx)\n", n / 1024, p / 1e6, n * 1024 / p, b / 1e6, (p - b) / 1e6, n * 1024 / (p - b) }'
+        printf "ratio native / torch, peak memory: %.0f MB / %.0f MB = %.2fx (torch less its %.0f MB before the first call: %.0f MB, %.2fx)\n", n * 1024 / 1e6, p / 1e6, n * 1024 / p, b / 1e6, (p - b) / 1e6, n * 1024 / (p - b) }'
 }
 
 # Torch's JSON figures: FIELD of the last line of FILE (a dotted path into "classes" too).
@@ -115,7 +116,7 @@ per_class() {  # DUMP TORCH PARTS [replay flags...]
             --output-dir "$(mktemp -d "$WORK/class.XXXXXX")" --top 0 -q --filter "$regex" "$@" > /dev/null 2>&1 || true
         read -r secs user sys rss < <(tail -n 1 "$WORK/time")
         awk -v c="$name" -v n="$calls" -v s="$secs" -v cpu="$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" -v r="$rss" -v t="$t" -v p="$peak" 'BEGIN {
-            printf "  %-24s %4d calls: native %7.2f s (CPU %7.2f s, %6.1f calls/s, peak %5.0f MB), torch %6.2f s (peak %5.0f MB): %5.2fx, memory %4.2fx\n", c, n, s, cpu, n / s, r / 1024, t, p / 1e6, s / t, r * 1024 / p }'
+            printf "  %-24s %4d calls: native %7.2f s (CPU %7.2f s, %6.1f calls/s, peak %5.0f MB), torch %6.2f s (peak %5.0f MB): %5.2fx, memory %4.2fx\n", c, n, s, cpu, n / s, r * 1024 / 1e6, t, p / 1e6, s / t, r * 1024 / p }'
     done < <("$PYTHON" scripts/bench_torch_replay.py "$dump" --print-classes)
 }
 
