@@ -58,6 +58,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/bias_kernel.rs",
     "src/ops/conv_kernel.rs",
     "src/ops/gemm_into.rs",
+    "src/ops/grid.rs",
     "src/ops/pool_kernel.rs",
     "src/ops/attention_heads.rs",
     "src/ops/hook_lists/mindspore_functional.txt",

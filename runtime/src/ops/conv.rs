@@ -224,6 +224,28 @@ fn conv_padded(ctx: &Ctx, x: &T, w: &T, b: &Bound, g: &Geometry) -> Result<Vec<V
     Ok(vec![Value::Tensor(ctx.out(out, x.dtype)?)])
 }
 
+/// conv_tbc (fairseq's time-first convolution): input `[T, B, C_in]`,
+/// weight `[K, C_in, C_out]`, bias `[C_out]`, `pad` zeros on each side of
+/// time: conv1d of the input as `[B, C_in, T]` with the weight as
+/// `[C_out, C_in, K]`, the output back as `[T', B, C_out]`.
+fn conv_tbc(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x, w, bias) = (b.tensor("input")?, b.tensor("weight")?, b.tensor("bias")?);
+    let pad = b.int("pad")?;
+    if x.rank() != 3 || w.rank() != 3 || bias.rank() != 1 || pad < 0 {
+        return Err(Error::Arg(format!(
+            "conv_tbc: input {:?}, weight {:?}, bias {:?} and pad {pad} (expected [T, B, C_in], [K, C_in, C_out], [C_out] and pad >= 0)",
+            x.dims(),
+            w.dims(),
+            bias.dims()
+        )));
+    }
+    let pad = pad as usize;
+    let t = x.t.permute((1, 2, 0))?.pad_with_zeros(2, pad, pad)?;
+    let k = w.t.permute((2, 1, 0))?;
+    let out = conv_nd(&t, &k, 1, 1, 1, 1)?.broadcast_add(&bias.t.reshape((1, bias.dims()[0], 1))?)?;
+    Ok(vec![Value::Tensor(ctx.out(out.permute((2, 0, 1))?, x.dtype)?)])
+}
+
 /// What is known of torch's convolutions: sliced by sample and output
 /// channel, sums of products, autocast to half precision, and their
 /// gradients recorded as ConvolutionBackward0 lists them.
@@ -241,6 +263,15 @@ const CONV_TRANSPOSE_FACTS: &[Fact] =
 
 /// The convolution entries.
 pub static OPS: &[Op] = &[
+    Op {
+        names: &["Functional.conv_tbc", "Torch.conv_tbc"],
+        sig: "input, weight, bias, pad=0",
+        forward: conv_tbc,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
+    },
     Op {
         names: &["Functional.conv1d", "Torch.conv1d", "MintFunctional.conv1d"],
         sig: "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1",

@@ -32,6 +32,7 @@ mod distance;
 mod einsum;
 mod fused;
 mod gemm_into;
+mod grid;
 pub mod hooks;
 mod index;
 mod inner_grad;
@@ -505,6 +506,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(npu_misc::OPS)
         .chain(rearrange::OPS)
         .chain(distance::OPS)
+        .chain(grid::OPS)
         .chain(diag::OPS)
         .chain(mha::OPS)
         .chain(rnn::OPS)

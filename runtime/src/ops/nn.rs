@@ -412,6 +412,23 @@ fn dropout(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(((&x.t * &mask)? / (1.0 - p))?, x.dtype)?)
 }
 
+/// torch.dropout / feature_dropout (`train` for `training`): as
+/// [`dropout`].
+fn torch_dropout(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    dropout(ctx, &b.renamed("train", "training"))
+}
+
+/// alpha_dropout and feature_alpha_dropout: the input itself outside
+/// training or with `p = 0`; in training the dropped elements take a value
+/// the dump does not record the draws of.
+fn alpha_dropout(_: &Ctx, b: &Bound, training: &str) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    if !b.bool(training)? || b.float("p")? == 0.0 {
+        return one(x.clone());
+    }
+    Err(Error::Unsupported("alpha dropout in training draws random numbers, and the dump records neither the generator's state nor the draws".into()))
+}
+
 fn sdpa(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let (q, v) = (b.tensor("query")?, b.tensor("value")?);
     let (weights, _) = sdpa_weights(ctx, b)?;
@@ -477,6 +494,11 @@ fn sdpa_weights(ctx: &Ctx, b: &Bound) -> Result<(Tensor, f64)> {
         attn = if mask.dtype == TDType::Bool { mask.t.ne(0.0)?.broadcast_as(attn.dims())?.where_cond(&attn, &neg_inf)? } else { attn.broadcast_add(&mask.t)? };
     }
     Ok((softmax_t(&attn, attn.rank() - 1)?, scale))
+}
+
+/// A dropout entry: random in training, no rounding class of its own.
+const fn dropped(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>) -> Op {
+    Op { names, sig, forward, backward: true, standard: Standard::Accuracy, random: true, facts: &[] }
 }
 
 /// The neural-network entries.
@@ -619,15 +641,16 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[Fact::Rounding(Rounding::Sums)],
     },
-    Op {
-        names: &["Functional.dropout", "MintFunctional.dropout", "Functional.dropout1d", "Functional.dropout2d", "Functional.dropout3d"],
-        sig: "input, p=0.5, training=True, inplace=False, seed=None",
-        forward: dropout,
-        backward: true,
-        standard: Standard::Accuracy,
-        random: true,
-        facts: &[],
-    },
+    dropped(
+        &["Functional.dropout", "MintFunctional.dropout", "Functional.dropout1d", "Functional.dropout2d", "Functional.dropout3d"],
+        "input, p=0.5, training=True, inplace=False, seed=None",
+        dropout,
+    ),
+    dropped(&["Torch.dropout", "Torch.feature_dropout"], "input, p, train", torch_dropout),
+    dropped(&["Functional.alpha_dropout", "Functional.feature_alpha_dropout"], "input, p=0.5, training=False, inplace=False", |c, b| {
+        alpha_dropout(c, b, "training")
+    }),
+    dropped(&["Torch.alpha_dropout", "Torch.feature_alpha_dropout"], "input, p, train", |c, b| alpha_dropout(c, b, "train")),
     Op {
         names: &["Functional.scaled_dot_product_attention"],
         sig: "query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False",

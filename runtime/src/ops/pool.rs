@@ -216,6 +216,37 @@ fn avg_pool(ctx: &Ctx, b: &Bound, one_d: bool, input: &str) -> Result<Vec<Value>
     one(ctx.out(back(out.reshape((n, c, oh, ow))?)?, x.dtype)?)
 }
 
+/// lp_pool1d/2d: `(Σ_window x^p)^(1/p)` as torch composes it: the average
+/// pool of `x^p` times the kernel size, `sign·relu(|·|)` of that (its value,
+/// with no gradient where it is 0), to the power `1/p`; no padding.
+fn lp_pool(ctx: &Ctx, b: &Bound, one_d: bool) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let p = b.float("norm_type")?;
+    if flag(b, "ceil_mode")? {
+        return Err(Error::Unsupported("lp_pool with ceil_mode is not replayed".into()));
+    }
+    if !(p.is_finite() && p != 0.0) {
+        return Err(Error::Unsupported(format!("lp_pool with norm_type {p} (only finite, non-zero)")));
+    }
+    let k = pair(b, "kernel_size", None)?;
+    let s = pair(b, "stride", Some(k))?;
+    let (k, s) = if one_d {
+        if k[0] != k[1] || s[0] != s[1] {
+            return Err(Error::Arg(format!("lp_pool1d: kernel_size {k:?} and stride {s:?} must be one number each")));
+        }
+        ([1, k[1]], [1, s[1]])
+    } else {
+        (k, s)
+    };
+    let (t, back) = pooled_input(x, one_d)?;
+    let (win, oh, ow) = windows(&t.powf(p)?, k, s, [0, 0], [1, 1], 0.0)?;
+    let (n, c) = (t.dims()[0], t.dims()[1]);
+    let size = (k[0] * k[1]) as f64;
+    let out = ((win.sum(3)? / size)? * size)?;
+    let signed = (super::activation::relu_t(&out)? - super::activation::relu_t(&out.neg()?)?)?;
+    one(ctx.out(back(signed.powf(1.0 / p)?.reshape((n, c, oh, ow))?)?, x.dtype)?)
+}
+
 /// The output sizes of the last `dims.len()` dims (whose sizes are `dims`)
 /// of an adaptive pool or an interpolation: an int for every dim, or one
 /// entry per dim, `None` keeping that dim's size.
@@ -510,6 +541,9 @@ const fn max_pooled(names: &'static [&'static str], sig: &'static str, forward: 
 
 /// The pooling and resampling entries.
 pub static OPS: &[Op] = &[
+    // lp pooling: no rounding class of its own (Composite).
+    pooled(&["Functional.lp_pool1d"], "input, norm_type, kernel_size, stride=None, ceil_mode=False", |c, b| lp_pool(c, b, true)),
+    pooled(&["Functional.lp_pool2d"], "input, norm_type, kernel_size, stride=None, ceil_mode=False", |c, b| lp_pool(c, b, false)),
     Op {
         names: &["Functional.max_pool2d", "MintFunctional.max_pool2d"],
         sig: "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False",

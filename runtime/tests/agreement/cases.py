@@ -1768,3 +1768,22 @@ for _op in ["var_mean", "std_mean"]:
     ms_case(f"MS.Functional.{_op}", T(3, 4))
     ms_case(f"MS.Functional.{_op}", T(3, 5), 1, 1, True)
     ms_case(f"MS.Functional.{_op}", T(2, 3, 4), axis=(0, 2), ddof=1, keepdims=True)
+
+# --- conv_tbc, lp_pool, the dropout family outside training, affine_grid (issue 38), appended last.
+each(["Functional.conv_tbc", "Torch.conv_tbc"], T(7, 2, 3), T(3, 3, 4), T(4), 1)
+case("Functional.conv_tbc", T(6, 1, 2), T(2, 2, 5), T(5))  # no padding
+case("Functional.lp_pool1d", T(2, 3, 9), 2.0, 3)
+case("Functional.lp_pool1d", T(3, 10, low=0.5, high=2.0), 3.0, 4, 2)  # unbatched, a stride, an odd power of positives
+case("Functional.lp_pool2d", T(2, 3, 7, 6), 2, 3, 2)
+case("Functional.lp_pool2d", T(2, 2, 6, 6, low=0.5, high=2.0), 1.5, (2, 3))
+case("Functional.lp_pool2d", T(1, 2, 5, 5), 1, 2)  # p = 1: the window's sum
+case("Torch.dropout", T(3, 4), 0.5, False)
+case("Torch.dropout", T(3, 4), 0.0, True)
+case("Torch.feature_dropout", T(2, 3, 4), 0.3, False)
+each(["Functional.alpha_dropout", "Functional.feature_alpha_dropout"], T(2, 3, 4), 0.5)  # training=False by default
+case("Functional.alpha_dropout", T(3, 4), 0.0, True)
+each(["Torch.alpha_dropout", "Torch.feature_alpha_dropout"], T(2, 3, 4), 0.4, False)
+case("Functional.affine_grid", T(2, 2, 3), [2, 3, 4, 5], align_corners=False)
+case("Functional.affine_grid", T(1, 2, 3), [1, 1, 6, 3], align_corners=True)
+case("Functional.affine_grid", T(2, 3, 4), [2, 1, 3, 4, 2], align_corners=False)
+case("Torch.affine_grid_generator", T(2, 2, 3), [2, 3, 5, 4], True)
