@@ -30,6 +30,7 @@ pub mod derive;
 mod diag;
 mod distance;
 mod einsum;
+mod fold;
 mod fused;
 mod gemm_into;
 mod grid;
@@ -507,6 +508,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(rearrange::OPS)
         .chain(distance::OPS)
         .chain(grid::OPS)
+        .chain(fold::OPS)
         .chain(diag::OPS)
         .chain(mha::OPS)
         .chain(rnn::OPS)

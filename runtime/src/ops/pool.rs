@@ -86,14 +86,15 @@ fn flag(b: &Bound, name: &str) -> Result<bool> {
     Ok(!b.is_none(name) && b.bool(name)?)
 }
 
-/// The geometry of a pooling: kernel, stride, padding, dilation over the
-/// last two dims (a 1-D pooling is a 2-D one over `[.., 1, L]`).
+/// The geometry of a pooling (and of unfold's blocks): kernel, stride,
+/// padding, dilation over the last two dims (a 1-D pooling is a 2-D one
+/// over `[.., 1, L]`).
 #[derive(Clone, Copy)]
-struct Geometry {
-    k: [usize; 2],
-    s: [usize; 2],
-    p: [usize; 2],
-    d: [usize; 2],
+pub(super) struct Geometry {
+    pub(super) k: [usize; 2],
+    pub(super) s: [usize; 2],
+    pub(super) p: [usize; 2],
+    pub(super) d: [usize; 2],
 }
 
 impl Geometry {

@@ -1787,3 +1787,9 @@ case("Functional.affine_grid", T(2, 2, 3), [2, 3, 4, 5], align_corners=False)
 case("Functional.affine_grid", T(1, 2, 3), [1, 1, 6, 3], align_corners=True)
 case("Functional.affine_grid", T(2, 3, 4), [2, 1, 3, 4, 2], align_corners=False)
 case("Torch.affine_grid_generator", T(2, 2, 3), [2, 3, 5, 4], True)
+case("Functional.unfold", T(2, 3, 5, 6), 2)
+case("Functional.unfold", T(3, 6, 5), (2, 3), dilation=(1, 2), padding=1, stride=(2, 1))  # unbatched
+case("Functional.unfold", T(1, 2, 4, 4), 3, padding=2)  # padding beyond half the kernel
+case("Functional.fold", T(2, 12, 20), (5, 6), 2)  # overlapping blocks summed
+case("Functional.fold", T(18, 9), (5, 5), 3, padding=1, stride=2)  # unbatched
+case("Functional.fold", T(1, 8, 8), [4, 6], (2, 2), dilation=(1, 2), stride=(2, 1))
