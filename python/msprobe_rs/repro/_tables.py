@@ -365,6 +365,7 @@ ROUNDING = {
     "Functional.poisson_nll_loss": ("composite",),
     "Functional.cosine_embedding_loss": ("composite",),
     "Functional.triplet_margin_loss": ("composite",),
+    "Functional.triplet_margin_with_distance_loss": ("composite",),
     "Functional.multilabel_soft_margin_loss": ("composite",),
     "Functional.cross_entropy": ("composite",),
     "MS.Functional.cross_entropy": ("composite",),

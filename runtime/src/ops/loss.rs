@@ -228,22 +228,39 @@ fn cosine_embedding_loss(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// triplet_margin_loss: `max(0, margin + d(a, p) - d(a, n))` with
 /// pairwise_distance's `d`; `swap` takes `min(d(a, n), d(p, n))`.
 fn triplet_margin_loss(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
-    let r = reduction(b, "triplet_margin_loss")?;
+    let (norm, eps) = (finite_p(b, "triplet_margin_loss")?, b.float("eps")?);
+    triplet(ctx, b, "triplet_margin_loss", norm, eps)
+}
+
+/// triplet_margin_with_distance_loss: [`triplet_margin_loss`] with its
+/// default distance, pairwise_distance (p = 2, eps = 1e-6); a
+/// `distance_function` is a Python function the dump does not record.
+fn triplet_margin_with_distance_loss(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    if !b.is_none("distance_function") {
+        return Err(Error::Unsupported("triplet_margin_with_distance_loss with a distance_function: a Python function, which the dump does not record".into()));
+    }
+    triplet(ctx, b, "triplet_margin_with_distance_loss", 2.0, 1e-6)
+}
+
+/// The triplet losses' `max(0, margin + d(a, p) - d(a, n))`, `d` the
+/// `norm`-distance with `eps`, and with `swap` the smaller of `d(a, n)`
+/// and `d(p, n)`.
+fn triplet(ctx: &Ctx, b: &Bound, api: &str, norm: f64, eps: f64) -> Result<Vec<Value>> {
+    let r = reduction(b, api)?;
     let margin = b.float("margin")?;
     if margin <= 0.0 {
-        return Err(Error::Arg(format!("triplet_margin_loss: margin must be greater than 0, got {margin}")));
+        return Err(Error::Arg(format!("{api}: margin must be greater than 0, got {margin}")));
     }
     let dtype = result_type(&[b.value("anchor"), b.value("positive"), b.value("negative")])?;
     if !dtype.is_float() {
-        return Err(Error::Arg(format!("triplet_margin_loss of {} tensors (torch needs a floating input)", dtype.name())));
+        return Err(Error::Arg(format!("{api} of {} tensors (torch needs a floating input)", dtype.name())));
     }
     let [a, p, n] = ["anchor", "positive", "negative"].map(|k| operand(ctx, b.value(k), dtype));
     let (a, p, n) = (a?, p?, n?);
     if a.dims() != p.dims() || a.dims() != n.dims() {
-        return Err(Error::Arg(format!("triplet_margin_loss: shapes {:?}, {:?}, {:?} (they must be the same)", a.dims(), p.dims(), n.dims())));
+        return Err(Error::Arg(format!("{api}: shapes {:?}, {:?}, {:?} (they must be the same)", a.dims(), p.dims(), n.dims())));
     }
-    vector_dim(&a, "triplet_margin_loss")?;
-    let (norm, eps) = (finite_p(b, "triplet_margin_loss")?, b.float("eps")?);
+    vector_dim(&a, api)?;
     let pos = p_distance(&a, &p, norm, eps, false)?;
     let mut neg = p_distance(&a, &n, norm, eps, false)?;
     if b.bool("swap")? {
@@ -629,6 +646,11 @@ pub static OPS: &[Op] = &[
         &["Functional.triplet_margin_loss"],
         "anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False, size_average=None, reduce=None, reduction='mean'",
         triplet_margin_loss,
+    ),
+    loss(
+        &["Functional.triplet_margin_with_distance_loss"],
+        "anchor, positive, negative, distance_function=None, margin=1.0, swap=False, reduction='mean'",
+        triplet_margin_with_distance_loss,
     ),
     loss(
         &["Functional.multilabel_soft_margin_loss"],

@@ -1793,3 +1793,6 @@ case("Functional.unfold", T(1, 2, 4, 4), 3, padding=2)  # padding beyond half th
 case("Functional.fold", T(2, 12, 20), (5, 6), 2)  # overlapping blocks summed
 case("Functional.fold", T(18, 9), (5, 5), 3, padding=1, stride=2)  # unbatched
 case("Functional.fold", T(1, 8, 8), [4, 6], (2, 2), dilation=(1, 2), stride=(2, 1))
+case("Functional.triplet_margin_with_distance_loss", T(4, 5), T(4, 5), T(4, 5))
+case("Functional.triplet_margin_with_distance_loss", T(3, 6), T(3, 6), T(3, 6), margin=2.5, swap=True, reduction="sum")
+case("Functional.triplet_margin_with_distance_loss", T(6), T(6), T(6), margin=0.5, reduction="none")  # unbatched
