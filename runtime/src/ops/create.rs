@@ -86,13 +86,18 @@ fn linspace_points(b: &Bound, what: &str) -> Result<Vec<f64>> {
     if steps < 0 {
         return Err(Error::Arg(format!("{what}: number of steps must be non-negative, got {steps}")));
     }
-    let steps = steps as usize;
+    Ok(linspace_values(start, end, steps as usize))
+}
+
+/// `steps` points from `start` to `end` as torch's linspace kernel computes
+/// them (each half from its own end); one step is `start`.
+pub(super) fn linspace_values(start: f64, end: f64, steps: usize) -> Vec<f64> {
     if steps == 1 {
-        return Ok(vec![start]);
+        return vec![start];
     }
     let step = (end - start) / (steps as f64 - 1.0);
     let half = steps / 2;
-    Ok((0..steps).map(|i| if i < half { start + i as f64 * step } else { end - (steps - 1 - i) as f64 * step }).collect())
+    (0..steps).map(|i| if i < half { start + i as f64 * step } else { end - (steps - 1 - i) as f64 * step }).collect()
 }
 
 /// A 1-D result computed in float64, rounded to `dtype` as an output is

@@ -13,15 +13,18 @@ use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::value::Value;
 
+/// Argument `name`: a non-negative int or pair of them, as a pair.
+fn pair(b: &Bound, name: &str, api: &str) -> Result<[usize; 2]> {
+    match b.ints(name)?.as_slice() {
+        [x] if *x >= 0 => Ok([*x as usize; 2]),
+        [x, y] if *x >= 0 && *y >= 0 => Ok([*x as usize, *y as usize]),
+        v => Err(Error::Arg(format!("{api}: {name} must be an int or a pair, got {v:?}"))),
+    }
+}
+
 /// The blocks' kernel, dilation, padding and stride, each an int or a pair.
 fn geometry(b: &Bound, api: &str) -> Result<Geometry> {
-    let pair = |name: &str| -> Result<[usize; 2]> {
-        match b.ints(name)?.as_slice() {
-            [x] if *x >= 0 => Ok([*x as usize; 2]),
-            [x, y] if *x >= 0 && *y >= 0 => Ok([*x as usize, *y as usize]),
-            v => Err(Error::Arg(format!("{api}: {name} must be an int or a pair, got {v:?}"))),
-        }
-    };
+    let pair = |name: &str| pair(b, name, api);
     let g = Geometry { k: pair("kernel_size")?, s: pair("stride")?, p: pair("padding")?, d: pair("dilation")? };
     if g.k.contains(&0) || g.d.contains(&0) || g.s.contains(&0) {
         return Err(Error::Arg(format!("{api}: kernel_size, dilation and stride must be positive")));
@@ -86,11 +89,7 @@ fn unfold(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 fn fold(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;
     let g = geometry(b, "fold")?;
-    let size = match b.ints("output_size")?.as_slice() {
-        [s] if *s >= 0 => [*s as usize; 2],
-        [h, w] if *h >= 0 && *w >= 0 => [*h as usize, *w as usize],
-        v => return Err(Error::Arg(format!("fold: output_size must be an int or a pair, got {v:?}"))),
-    };
+    let size = pair(b, "output_size", "fold")?;
     let unbatched = x.rank() == 2;
     let t = match x.rank() {
         3 => x.t.clone(),

@@ -11,24 +11,17 @@ use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::value::Value;
 
-/// torch's `linspace_from_neg_one`: `linspace(-1, 1, n)` (each half from
-/// its own end, as torch's kernel computes it), times `(n - 1) / n` without
-/// `align_corners`; a single step is `0`.
+/// torch's `linspace_from_neg_one`: `linspace(-1, 1, n)`, times
+/// `(n - 1) / n` without `align_corners`; a single step is `0`.
 fn coordinates(n: usize, align_corners: bool) -> Vec<f64> {
     if n <= 1 {
         return vec![0.0; n];
     }
-    let step = 2.0 / (n - 1) as f64;
-    (0..n)
-        .map(|i| {
-            let v = if i < n / 2 { -1.0 + step * i as f64 } else { 1.0 - step * (n - 1 - i) as f64 };
-            if align_corners {
-                v
-            } else {
-                v * (n - 1) as f64 / n as f64
-            }
-        })
-        .collect()
+    let points = super::create::linspace_values(-1.0, 1.0, n);
+    if align_corners {
+        return points;
+    }
+    points.into_iter().map(|v| v * (n - 1) as f64 / n as f64).collect()
 }
 
 /// The grid `[N, (D,) H, W, 2 or 3]` of `theta` `[N, 2, 3]` or `[N, 3, 4]`

@@ -229,16 +229,8 @@ fn lp_pool(ctx: &Ctx, b: &Bound, one_d: bool) -> Result<Vec<Value>> {
     if !(p.is_finite() && p != 0.0) {
         return Err(Error::Unsupported(format!("lp_pool with norm_type {p} (only finite, non-zero)")));
     }
-    let k = pair(b, "kernel_size", None)?;
-    let s = pair(b, "stride", Some(k))?;
-    let (k, s) = if one_d {
-        if k[0] != k[1] || s[0] != s[1] {
-            return Err(Error::Arg(format!("lp_pool1d: kernel_size {k:?} and stride {s:?} must be one number each")));
-        }
-        ([1, k[1]], [1, s[1]])
-    } else {
-        (k, s)
-    };
+    // No padding parameter: unbound, Geometry's default of none.
+    let Geometry { k, s, .. } = Geometry::of(b, one_d, false)?;
     let (t, back) = pooled_input(x, one_d)?;
     let (win, oh, ow) = windows(&t.powf(p)?, k, s, [0, 0], [1, 1], 0.0)?;
     let (n, c) = (t.dims()[0], t.dims()[1]);
