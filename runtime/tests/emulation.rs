@@ -303,6 +303,24 @@ fn device_emulation_agrees_with_torch() {
 /// design (the bench stays finite: `tests/replay.rs`'s float16 failures).
 const DTYPE_OVERFLOWS: [&str; 1] = ["Tensor.to(bfloat16[8, 16], torch.float16)"];
 
+/// Calls whose torch CPU kernel depends on the machine, and how: their rows
+/// may be a `pass` or an `error` (a kernel less accurate than the model, as
+/// the judges should say), and an error must stay within
+/// [`KERNEL_DEPENDENT_RATIO`] times the bound.
+const KERNEL_DEPENDENT: &[(&str, &str)] = &[(
+    "Functional.conv_transpose2d(float16[2, 8, 6, 6], float16[8, 4, 3, 3], float16[4], 2, 1)",
+    "on a CPU without AVX512-FP16 (an AMD EPYC with AVX-512), torch 2.15's float16 conv_transpose2d rounds each kernel tap's \
+     float32 dot product to float16 and adds the overlapping taps and the bias in float16 (reproduced bit for bit by that \
+     composition): 2 ULPs off where the model allows one rounding; on the machine this test was written on it was within the model",
+)];
+/// The most a [`KERNEL_DEPENDENT`] row's worst element may exceed its bound by.
+const KERNEL_DEPENDENT_RATIO: f64 = 4.0;
+
+/// The worst element's multiple of the bound a rounding-bound message names.
+fn bound_ratio(message: &str) -> Option<f64> {
+    message.split("bound_ratio=").nth(1).or_else(|| message.split("; worst ").nth(1))?.split([';', ' ']).next()?.parse().ok()
+}
+
 /// A case's argument as a dump's spec: its tensors read from their .npy
 /// files (real data).
 fn spec(dir: &Path, j: &Json) -> Spec {
@@ -329,7 +347,7 @@ fn spec(dir: &Path, j: &Json) -> Spec {
 /// native replay under the `bound` standard against the float64 bench, are
 /// within the op's rounding bound (k·(u·m + η) + ulp/2 of its class, with
 /// the rulebook's `half_precision_k`): every row a `pass`, but
-/// [`DTYPE_OVERFLOWS`].
+/// [`DTYPE_OVERFLOWS`] and [`KERNEL_DEPENDENT`].
 #[test]
 fn torch_half_precision_kernels_are_within_the_rounding_model() {
     let dir = tempfile::tempdir().unwrap();
@@ -362,8 +380,13 @@ fn torch_half_precision_kernels_are_within_the_rounding_model() {
             Ok(rows) => {
                 for row in rows.details.iter().filter(|d| d.message.contains("tested: device output recorded")) {
                     judged += 1;
-                    if row.status != Status::Pass {
-                        failures.push(format!("{call}: {} {}: {}", row.api_name, row.status, row.message));
+                    let dependent = KERNEL_DEPENDENT.iter().find(|(c, _)| *c == call);
+                    match (row.status, dependent) {
+                        (Status::Pass, _) => {}
+                        (Status::Error, Some((_, why))) if bound_ratio(&row.message).is_some_and(|r| r <= KERNEL_DEPENDENT_RATIO) => {
+                            println!("{call}: {} error, as this machine's kernel makes it: {why}", row.api_name);
+                        }
+                        _ => failures.push(format!("{call}: {} {}: {}", row.api_name, row.status, row.message)),
                     }
                 }
             }
