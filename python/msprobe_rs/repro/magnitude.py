@@ -210,7 +210,7 @@ def _mag_on_absolute_values(c, negated_position, negated_name, names):
 
 
 def _mag_selections(c):
-    """selects (max pooling): the outputs' absolute values, and the gradients of the backward
+    """selects (max pooling, relu): the outputs' absolute values, and the gradients of the backward
     of |dy| (the same places chosen, their gradients summed as absolute values)."""
     outputs, grads = c.run_with(lambda slot, key, v: _mag_walk(v, "torch.float64"), grad=np.abs)
     return [None if o is None else np.abs(o) for o in outputs], [None if g is None else np.abs(g) for g in grads]

@@ -236,7 +236,10 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Smooth)],
+        // Each output is its input or 0, and each gradient its output's or 0: selections, exact
+        // wherever computed (one magnitude run, the backward of |dy|, where Smooth's central
+        // differences took two), elementwise.
+        facts: &[Fact::Rounding(Rounding::Selects), Fact::Slicing(Slicing::Aligned(Whole::Nothing))],
     },
     Op {
         names: &["Functional.prelu", "Torch.prelu"],

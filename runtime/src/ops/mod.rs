@@ -202,7 +202,7 @@ pub enum Rounding {
     /// Contractions and reductions (matmul, linear, conv, pooling means,
     /// sum, mean): the op on absolute values, `|A|·|B|`, `Σ|x|`.
     Sums,
-    /// Selections (max pooling): each output is one of the inputs, copied
+    /// Selections (max pooling, relu): each output is one of the inputs (or 0), copied
     /// exactly, and each input's gradient sums the output gradients of the
     /// places that chose it: `|y|`, and the backward of `|dy|` (one run,
     /// where Composite's 23 reruns measure the same thing).
