@@ -515,29 +515,43 @@ fn the_api_standard_of_the_scripts_passes_the_cancelling_adds_and_says_why() {
 /// recorded output's element `[12, 507]` moved by exactly 2 bfloat16 ULPs
 /// (two steps of its bit pattern).
 fn million_add_dump(dir: &Path, corrupt: bool) {
-    let code = format!(
-        "import json, os, torch\n\
-         g = torch.Generator().manual_seed(34)\n\
+    let setup = "g = torch.Generator().manual_seed(34)\n\
          a = (torch.rand(1000, 1000, generator=g) + 0.5).bfloat16()\n\
          b = (torch.rand(1000, 1000, generator=g) + 0.5).bfloat16()\n\
          y = (a.float() + b.float()).bfloat16()\n\
-         if {corrupt}:\n\
-         \x20   bits = y.view(torch.int16)\n\
-         \x20   bits[12, 507] += 2\n\
-         os.makedirs('dump_tensor_data')\n\
-         def t(name, v):\n\
-         \x20   torch.save(v, os.path.join('dump_tensor_data', name + '.pt'))\n\
-         \x20   f = v.float()\n\
-         \x20   return {{'type': 'torch.Tensor', 'dtype': 'torch.bfloat16', 'shape': list(v.shape), 'Max': f.max().item(), 'Min': f.min().item(),\n\
-         \x20           'Mean': f.mean().item(), 'Norm': f.norm().item(), 'requires_grad': False, 'data_name': name + '.pt'}}\n\
-         entry = {{'input_args': [t('Torch.add.0.forward.input.0', a), t('Torch.add.0.forward.input.1', b)], 'input_kwargs': {{}},\n\
-         \x20        'output': [t('Torch.add.0.forward.output.0', y)]}}\n\
-         json.dump({{'task': 'tensor', 'level': 'L1', 'framework': 'pytorch', 'dump_data_dir': None, 'data': {{'Torch.add.0.forward': entry}}}},\n\
-         \x20         open('dump.json', 'w'))\n",
-        corrupt = if corrupt { "True" } else { "False" }
-    );
-    let o = common::python_in(dir, &code, &[]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+         if corrupt:\n\
+         \x20   y.view(torch.int16)[12, 507] += 2\n";
+    one_call_dump(dir, "Torch.add.0", "torch.bfloat16", setup, corrupt);
+}
+
+/// The one-call dump `dump` writes, replayed under `--standard bound` on its
+/// recorded values: clean, a `pass` (exit 0); planted, an `error` (exit 3)
+/// whose Message `planted` accepts.
+fn clean_passes_and_planted_errs(dump: fn(&Path, bool), planted: impl Fn(&str) -> bool) {
+    for corrupt in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        dump(dir.path(), corrupt);
+        let (r, code) = one_row_under_bound(dir.path());
+        let expected = if corrupt { ("error", Some(3)) } else { ("pass", Some(0)) };
+        assert_eq!((r.status.as_str(), code), expected, "{r:?}");
+        assert!(!corrupt || planted(&r.message), "{}", r.message);
+    }
+}
+
+/// The one details row of the PyTorch tensor dump in `dir` replayed under
+/// `--standard bound` on its recorded values, and the exit code.
+fn one_row_under_bound(dir: &Path) -> (Row, Option<i32>) {
+    let out = dir.join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_msprobe"))
+        .args(["-f", "pytorch", "replay", "--dump"])
+        .arg(dir)
+        .args(["--standard", "bound", "--data-mode", "real_data", "--output-dir"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let rows = details(&out);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    (rows[0].clone(), o.status.code())
 }
 
 /// A bfloat16 add of a million elements, recorded as a device computes it,
@@ -546,26 +560,67 @@ fn million_add_dump(dir: &Path, corrupt: bool) {
 /// its bound is about one ULP wherever the op runs).
 #[test]
 fn one_element_of_a_million_two_ulps_off_is_an_error_naming_its_index() {
-    for corrupt in [false, true] {
-        let dir = tempfile::tempdir().unwrap();
-        million_add_dump(dir.path(), corrupt);
-        let out = dir.path().join("out");
-        let o = Command::new(env!("CARGO_BIN_EXE_msprobe"))
-            .args(["-f", "pytorch", "replay", "--dump"])
-            .arg(dir.path())
-            .args(["--standard", "bound", "--data-mode", "real_data", "--output-dir"])
-            .arg(&out)
-            .output()
-            .unwrap();
-        let rows = details(&out);
-        assert_eq!(rows.len(), 1, "{rows:?}");
-        let r = &rows[0];
-        if corrupt {
-            assert_eq!((r.status.as_str(), o.status.code()), ("error", Some(3)), "{r:?}");
-            assert!(r.message.starts_with("rounding bound: 1 of 1000000 elements beyond"), "{}", r.message);
-            assert!(r.message.contains("times the bound at element [12, 507]: ") && r.message.contains(" (2 ULPs of bfloat16)"), "{}", r.message);
-        } else {
-            assert_eq!((r.status.as_str(), o.status.code()), ("pass", Some(0)), "{r:?}");
-        }
-    }
+    clean_passes_and_planted_errs(million_add_dump, |m| {
+        m.starts_with("rounding bound: 1 of 1000000 elements beyond")
+            && m.contains("times the bound at element [12, 507]: ")
+            && m.contains(" (2 ULPs of bfloat16)")
+    });
+}
+
+// ---------------------------------------------------------------------------
+// A long accumulation chain (issue 35's GPT-2 bench: a linear weight's gradient)
+
+/// Writes `dir/dump.json` and its tensors: one float32 `Torch.mm.0` of
+/// positive `[32, 8192] @ [8192, 32]` recorded as a device that adds the
+/// 8,192 products one after another (one FMA chain per element, a GPU GEMM
+/// thread's order); with `corrupt`, element `[3, 5]` of the output moved by
+/// 200 float32 ULPs.
+fn long_chain_dump(dir: &Path, corrupt: bool) {
+    let setup = "g = torch.Generator().manual_seed(35)\n\
+         a = torch.rand(32, 8192, generator=g)\n\
+         b = torch.rand(8192, 32, generator=g)\n\
+         y = torch.zeros(32, 32)\n\
+         for k in range(8192):\n\
+         \x20   y = (y.double() + a[:, k:k + 1].double() * b[k:k + 1, :].double()).float()\n\
+         if corrupt:\n\
+         \x20   y.view(torch.int32)[3, 5] += 200\n";
+    one_call_dump(dir, "Torch.mm.0", "torch.float32", setup, corrupt);
+}
+
+/// Writes `dir/dump.json` and its tensors in msprobe's PyTorch tensor-dump
+/// layout: one forward call `api` of inputs `a` and `b` with output `y`,
+/// all of `dtype`, made by the Python `setup` (which sees `corrupt`).
+fn one_call_dump(dir: &Path, api: &str, dtype: &str, setup: &str, corrupt: bool) {
+    let code = format!(
+        "import json, os, torch\n\
+         corrupt = {corrupt}\n\
+         {setup}\
+         os.makedirs('dump_tensor_data')\n\
+         def t(name, v):\n\
+         \x20   torch.save(v, os.path.join('dump_tensor_data', name + '.pt'))\n\
+         \x20   f = v.float()\n\
+         \x20   return {{'type': 'torch.Tensor', 'dtype': '{dtype}', 'shape': list(v.shape), 'Max': f.max().item(), 'Min': f.min().item(),\n\
+         \x20           'Mean': f.mean().item(), 'Norm': f.norm().item(), 'requires_grad': False, 'data_name': name + '.pt'}}\n\
+         entry = {{'input_args': [t('{api}.forward.input.0', a), t('{api}.forward.input.1', b)], 'input_kwargs': {{}},\n\
+         \x20        'output': [t('{api}.forward.output.0', y)]}}\n\
+         json.dump({{'task': 'tensor', 'level': 'L1', 'framework': 'pytorch', 'dump_data_dir': None, 'data': {{'{api}.forward': entry}}}},\n\
+         \x20         open('dump.json', 'w'))\n",
+        corrupt = if corrupt { "True" } else { "False" }
+    );
+    let o = common::python_in(dir, &code, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// A float32 product whose 8,192 positive terms a device added one after
+/// another (errors up to ~40 u·magnitude, beyond the sums class's k = 16)
+/// passes: its magnitude grows with the chain (`ops::chain`, the
+/// rulebook's `chain_covered`); an element 200 ULPs off is still an error
+/// naming its index.
+#[test]
+fn a_sequential_float32_chain_of_8192_terms_passes_and_an_element_200_ulps_off_does_not() {
+    clean_passes_and_planted_errs(long_chain_dump, |m| {
+        m.starts_with("rounding bound: 1 of 1024 elements beyond")
+            && m.contains("times the bound at element [3, 5]: ")
+            && m.contains(" ULPs of float32), magnitude ")
+    });
 }

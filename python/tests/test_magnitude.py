@@ -11,7 +11,7 @@ import torch
 
 from msprobe_rs.repro import npu_bench, pytorch_side
 from msprobe_rs.repro.data_generate import Master, TensorSpec
-from msprobe_rs.repro.magnitude import gelu_parts, magnitudes, rounding_factors, rounding_of
+from msprobe_rs.repro.magnitude import _mag_chain_lengths, gelu_parts, magnitudes, rounding_factors, rounding_of
 from msprobe_rs.repro.torch_exec import torch_run
 from conftest import make_call
 
@@ -30,7 +30,8 @@ def runner(fn):
 def test_the_classes_come_from_the_op_table():
     assert rounding_of("Torch.sub", ("",)) == ("terms", 1, "other", ("input", "other", "alpha"))
     assert rounding_of("Tensor.__rsub__", ("",)) == ("terms", 0, "input", ("input", "other"))
-    assert rounding_of("Torch.matmul", ("",)) == ("sums", ("input", "other"))
+    assert rounding_of("Torch.matmul", ("",)) == ("sums", ("input", "other"), ("product", "input", "other"))
+    assert rounding_of("Torch.sum", ("",))[2] is None
     assert rounding_of("Functional.gelu", ("",)) == ("parts", "gelu", "smooth", ("input", "approximate"))
     assert rounding_of("Functional.scaled_dot_product_attention", ("",))[:3] == ("parts", "sdpa", "composite")
     assert rounding_of("NPU.npu_fusion_attention", ("",))[:3] == ("parts", "npu_fusion_attention", "nothing")
@@ -225,3 +226,32 @@ def test_batch_norms_closed_form_holds_what_composite_measures(training, affine)
         ratio = got / want
         assert got.shape == want.shape and 0.5 <= ratio.min() and ratio.max() <= 4.0, (ratio.min(), np.median(ratio), ratio.max())
         assert 0.6 <= np.median(ratio) <= 2.0, np.median(ratio)
+
+
+def test_accumulation_chains_mirror_the_op_tables_lengths():
+    """The cases of runtime/src/ops/chain.rs's tests, the same lengths."""
+    def shapes(named):
+        return lambda name: named.get(name)
+    linear = shapes({"input": [4, 128, 768], "weight": [2304, 768], "bias": [2304]})
+    assert _mag_chain_lengths(("linear",), linear, 4 * 128 * 2304, ["input", "weight", "bias"]) == (768, [2304, 512, 512])
+    bmm = shapes({"input": [12, 64, 32], "mat2": [12, 32, 64]})
+    assert _mag_chain_lengths(("product", "input", "mat2"), bmm, 12 * 64 * 64, ["input", "mat2"]) == (32, [64, 64])
+    shared = shapes({"input": [8, 64, 32], "other": [32, 16]})
+    assert _mag_chain_lengths(("product", "input", "other"), shared, 8 * 64 * 16, ["other"])[1] == [512]
+    addmm = shapes({"input": [16], "mat1": [100, 8], "mat2": [8, 16]})
+    assert _mag_chain_lengths(("product", "mat1", "mat2"), addmm, 1600, ["input"])[1] == [100]
+    conv = shapes({"input": [8, 64, 56, 56], "weight": [128, 64, 3, 3]})
+    assert _mag_chain_lengths(("conv",), conv, 8 * 128 * 56 * 56, ["input", "weight", None]) == (576, [1152, 8 * 56 * 56, None])
+    assert _mag_chain_lengths(None, linear, 1, []) is None
+
+
+def test_a_long_chain_grows_the_sums_magnitude_by_its_square_root():
+    """mm of [2, 512] @ [512, 3]: K = 512 terms, 4 times the 128 the rulebook's k covers, so
+    the magnitude |A|.|B| doubles; the gradients' chains (3 and 2 terms) keep theirs."""
+    a, b = np.full((2, 512), 0.5), np.full((512, 3), 0.25)
+    args = [master(a, requires_grad=True), master(b, requires_grad=True)]
+    grad = [master(np.ones((2, 3)))]
+    outputs, grads = magnitudes(rounding_of("Torch.mm", ("",)), runner(torch.mm), args, {}, grad)
+    np.testing.assert_allclose(outputs[0], np.full(6, 2.0 * 512 * 0.125))
+    np.testing.assert_allclose(grads[0], np.full(1024, 3 * 0.25))
+    np.testing.assert_allclose(grads[1], np.full(1536, 2 * 0.5))

@@ -72,7 +72,9 @@ def test_every_rounding_class_is_one_magnitude_py_computes():
             assert entry[1] in magnitude.PARTS and entry[1] in _tables.ROUNDING_FACTORS, name
         if entry[0] == "terms":
             assert (entry[1] is None) == (entry[2] is None), name
+        if entry[0] == "sums":
+            assert entry[2] is None or entry[2][0] in ("product", "linear", "conv"), name
     assert _tables.ROUNDING["Torch.sub"] == ("terms", 1, "other", ("input", "other", "alpha"))
-    assert _tables.ROUNDING["MS.Functional.dense"] == ("sums", ("input", "weight", "bias"))
+    assert _tables.ROUNDING["MS.Functional.dense"] == ("sums", ("input", "weight", "bias"), ("linear",))
     assert "alpha" in _tables.ROUNDING_OPERANDS and "dim" not in _tables.ROUNDING_OPERANDS
     assert _tables.FLOAT_FORMATS["bfloat16"] == (7, -126)

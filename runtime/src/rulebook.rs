@@ -323,6 +323,10 @@ pub struct Rounding {
     /// class name (every class but sums, which accumulate in float32), with
     /// their own dtype's unit roundoff.
     pub half_precision_k: BTreeMap<String, [f64; 2]>,
+    /// The longest accumulation chain the sums class's k covers: a
+    /// contraction's result summing more terms has its magnitude grown by
+    /// `√(n / chain_covered)` (`ops::chain`).
+    pub chain_covered: f64,
 }
 
 impl Rounding {

@@ -15,7 +15,7 @@
 use std::fmt::Write;
 
 use runtime::dtype::{Category, TDType};
-use runtime::ops::{self, api_standard, Rounding};
+use runtime::ops::{self, api_standard, Rounding, Slicing};
 use runtime::{bind, exit, pyfmt};
 
 use super::api_map;
@@ -255,7 +255,15 @@ fn rounding_entry(op: &ops::Op) -> String {
             let params = pyfmt::tuple(bind::param_names(op.sig).into_iter().map(py_str));
             format!("({}, {position}, {}, {params})", py_str(class.name()), negated.map_or("None".to_string(), py_str))
         }
-        Rounding::Sums => format!("({}, {})", py_str(class.name()), pyfmt::tuple(bind::param_names(op.sig).into_iter().map(py_str))),
+        Rounding::Sums => {
+            let chain = match op.slicing() {
+                Some(Slicing::Product { a, b }) => format!("(\"product\", {}, {})", py_str(a), py_str(b)),
+                Some(Slicing::Linear) => "(\"linear\",)".to_string(),
+                Some(Slicing::Conv) => "(\"conv\",)".to_string(),
+                _ => "None".to_string(),
+            };
+            format!("({}, {}, {chain})", py_str(class.name()), pyfmt::tuple(bind::param_names(op.sig).into_iter().map(py_str)))
+        }
         Rounding::Parts(parts) => {
             let params = pyfmt::tuple(bind::param_names(op.sig).into_iter().map(py_str));
             format!("({}, {}, {}, {params})", py_str(class.name()), py_str(parts.name), py_str(parts.rest.name()))
@@ -281,7 +289,8 @@ fn rounding_tables(o: &mut String) {
         "# How rounding can move each API's results, by op-table name (runtime/src/ops/mod.rs,\n\
          # Rounding; the magnitudes of magnitude.py): (\"terms\", the negated parameter's\n\
          # position or None, its name or None, the signature's parameter names), (\"sums\",\n\
-         # parameter names), (\"selects\",), (\"smooth\",), (\"parts\", formula, what its parts are\n\
+         # parameter names, its accumulation chains: (\"product\", a, b), (\"linear\",), (\"conv\",) or None),\n\
+         # (\"selects\",), (\"smooth\",), (\"parts\", formula, what its parts are\n\
          # added to: \"smooth\", \"composite\" or \"nothing\", parameter names), (\"composite\",).\nROUNDING = {\n",
     );
     let mut classes: Vec<Rounding> = vec![];

@@ -209,6 +209,77 @@ def _mag_on_absolute_values(c, negated_position, negated_name, names):
     return [None if o is None else np.abs(o) for o in outputs], [None if g is None else np.abs(g) for g in grads]
 
 
+def _mag_chain_lengths(chain, shape, output, grads):
+    """How many terms one element of each result of a contraction sums (runtime/src/ops/chain.rs's
+    lengths): (output 0's, [each gradient's]), None where the structure does not say; None for none.
+    shape(name) gives a tensor parameter's shape or None, output output 0's element count, grads
+    each gradient's parameter name."""
+    def numel(s):
+        return int(np.prod(s, dtype=np.int64)) if len(s) else 1
+
+    def ratio(a, b):
+        return max(a // max(b, 1), 1)
+    if chain is None:
+        return None
+    if chain[0] == "product":
+        a, b = chain[1], chain[2]
+        sa, sb = shape(a), shape(b)
+        if sa is None or sb is None or not len(sa):
+            return None
+        k = sa[-1]
+        b_batch = ratio(numel(sb), sb[-1] * sb[-2]) if len(sb) >= 2 else 1
+        n = sb[-1] if len(sb) >= 2 else 1
+        rows = ratio(numel(sa), k)
+
+        def per(p):
+            if p == a:
+                return max(n, 1)
+            if p == b:
+                return ratio(rows, b_batch)
+            s = shape(p) if p is not None else None
+            return None if s is None else ratio(output, numel(s))
+        return k, [per(p) for p in grads]
+    if chain[0] == "linear":
+        x, w = shape("input"), shape("weight")
+        if x is None or w is None or not len(x):
+            return None
+        k = x[-1]
+        rows, n = ratio(numel(x), k), (w[0] if len(w) == 2 else 1)
+        return k, [max(n, 1) if p == "input" else rows if p in ("weight", "bias") else None for p in grads]
+    if chain[0] == "conv":
+        x, w = shape("input"), shape("weight")
+        channels = 1 if x is not None and w is not None and len(x) == len(w) else 0
+        if x is None or w is None or len(w) < 2 or len(x) <= channels:
+            return None
+        back, over = ratio(numel(w), w[1]), ratio(numel(x), x[channels])
+        return ratio(numel(w), w[0]), [back if p == "input" else over if p in ("weight", "bias") else None for p in grads]
+    return None
+
+
+def _mag_chained(c, chain, names, outputs, grads):
+    """sums: each result of a contraction whose accumulation chain is longer than the rulebook's
+    chain_covered has its magnitudes grown by sqrt(n / covered) (the mirror of chained in
+    runtime/src/replay/magnitude.rs): a device summing its terms one after another leaves that
+    much more where they share a sign."""
+    specs = dict(zip(names, c.args))
+    specs.update({KEYWORD_ALIASES.get(k, k): v for k, v in c.kwargs.items()})
+
+    def shape(name):
+        v = specs.get(name)
+        return list(v.spec.shape) if isinstance(v, Master) else None
+    output = 0 if not outputs or outputs[0] is None else int(np.size(outputs[0]))
+    chains = _mag_chain_lengths(chain, shape, output, _mag_gradient_params(c, names))
+    if chains is None:
+        return outputs, grads
+    covered = RULEBOOK["rounding"]["chain_covered"]
+
+    def grown(m, n):
+        return m if m is None or n is None or n <= covered else m * math.sqrt(n / covered)
+    outputs = [grown(outputs[0], chains[0])] + list(outputs[1:]) if outputs else outputs
+    grads = [grown(g, n) for g, n in zip(grads, chains[1] + [None] * (len(grads) - len(chains[1])))]
+    return outputs, grads
+
+
 def _mag_selections(c):
     """selects (max pooling, relu): the outputs' absolute values, and the gradients of the backward
     of |dy| (the same places chosen, their gradients summed as absolute values)."""
@@ -566,7 +637,8 @@ def magnitudes(entry, run, args, kwargs, grad_outputs):
         if entry[0] == "terms":
             return _mag_on_absolute_values(c, entry[1], entry[2], entry[3])
         if entry[0] == "sums":
-            return _mag_on_absolute_values(c, None, None, entry[1])
+            outputs, grads = _mag_on_absolute_values(c, None, None, entry[1])
+            return _mag_chained(c, entry[2], entry[1], outputs, grads)
         if entry[0] == "selects":
             return _mag_selections(c)
         if entry[0] == "smooth":

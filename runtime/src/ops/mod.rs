@@ -22,6 +22,7 @@ mod batch_norm_parts;
 pub mod bench;
 mod bias_kernel;
 mod blas;
+pub mod chain;
 mod compare;
 mod conv;
 mod conv_kernel;

@@ -296,6 +296,18 @@ impl<'a> Call<'a> {
         run(self.op, &self.name, args, kwargs, &self.differentiate, grads.as_deref(), ctx)
     }
 
+    /// The shape of the tensor the call passes as parameter `name`, from
+    /// its recorded spec (no tensor is made); `None` when it passes none.
+    pub fn param_shape(&self, name: &str) -> Option<Vec<usize>> {
+        let keys: Vec<&str> = self.kwargs.iter().map(|(k, _)| k.as_str()).collect();
+        let slots = self.args.iter().chain(self.kwargs.iter().map(|(_, r)| r));
+        let names = crate::bind::parameters(self.op.sig, self.args.len(), &keys);
+        slots.zip(names).find(|(_, n)| *n == Some(name)).and_then(|(r, _)| match r {
+            Realized::Tensor(m, _) => Some(m.shape.clone()),
+            _ => None,
+        })
+    }
+
     /// The parameter each bench gradient is the gradient of, in the
     /// gradients' order (`None` for the tensors of a list argument).
     pub fn gradient_params(&self) -> Vec<Option<&'static str>> {

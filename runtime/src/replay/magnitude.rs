@@ -13,7 +13,7 @@ use crate::bind::{param_names, param_position};
 use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::exec::Outcome;
-use crate::ops::{Rest, Rounding, OPERANDS};
+use crate::ops::{chain, Rest, Rounding, OPERANDS};
 use crate::value::{Value, T};
 
 use super::call::Call;
@@ -177,7 +177,7 @@ type Flat = (Vec<Option<Vec<f64>>>, Vec<Option<Vec<f64>>>);
 fn compute(call: &Call, class: Rounding, outputs: Vec<Option<Vec<f64>>>, grads: Vec<Option<Vec<f64>>>) -> Result<Flat> {
     match class {
         Rounding::Terms { negated } => on_absolute_values(call, negated),
-        Rounding::Sums => on_absolute_values(call, None),
+        Rounding::Sums => Ok(chained(call, on_absolute_values(call, None)?)),
         Rounding::Selects => selections(call, outputs),
         Rounding::Smooth => first_order(call, &outputs, &grads, &[Pattern::Uniform]),
         Rounding::Parts(parts) => {
@@ -259,6 +259,30 @@ fn on_absolute_values(call: &Call, negated: Option<&'static str>) -> Result<Flat
     let run = call.run_with(&call.bench, |slot, key, v| absolute(v, is_negated(slot, key), is_operand(slot, key)), absolute_dy)?;
     let (o, g) = flat(&run);
     Ok((o.into_iter().map(abs_all).collect(), g.into_iter().map(abs_all).collect()))
+}
+
+/// Sums: each result of a contraction whose accumulation chain is longer
+/// than the rulebook's `chain_covered` ([`crate::ops::chain`]), its
+/// magnitudes grown by `√(n / covered)`: a device summing its terms one
+/// after another leaves that much more where they share a sign.
+fn chained(call: &Call, (mut o, mut g): Flat) -> Flat {
+    let Some(slicing) = call.op.slicing() else { return (o, g) };
+    let output = o.first().and_then(|m| m.as_ref()).map_or(0, Vec::len);
+    let Some(chains) = chain::lengths(slicing, &|name| call.param_shape(name), output, &call.gradient_params()) else { return (o, g) };
+    let covered = crate::rulebook::get().rounding.chain_covered;
+    let grow = |slot: Option<&mut Option<Vec<f64>>>, n: Option<usize>| {
+        if let (Some(Some(m)), Some(n)) = (slot, n) {
+            let f = chain::factor(n, covered);
+            if f > 1.0 {
+                m.iter_mut().for_each(|x| *x *= f);
+            }
+        }
+    };
+    grow(o.first_mut(), chains.output);
+    for (slot, n) in g.iter_mut().zip(chains.grads) {
+        grow(Some(slot), n);
+    }
+    (o, g)
 }
 
 /// `|y| + Σⱼ Σₚ |y(xⱼ(1+h·p)) - y(xⱼ(1-h·p))| / 2h` for the outputs and
