@@ -207,7 +207,8 @@ fn two_ranks_under_torchrun_name_the_rank_with_the_fan_out() {
     assert_eq!(v["variants"]["module_hooks"]["changed_tensors"][1], "net1.ln1.weight");
     let conclusion = v["conclusion"].as_str().unwrap();
     assert!(conclusion.contains("change grad_norm, net1.ln1.weight, net1.ln1.bias and 8 more on rank 1 of 2 (accumulation order"), "{conclusion}");
-    // Each rank's records streamed through, prefixed with the run.
+    // Each rank's records streamed through, prefixed with the run: each record is one write
+    // (with print's two, the ranks' texts and newlines interleaved on a loaded machine).
     let stderr = String::from_utf8_lossy(&o.stderr);
     for rank in [0, 1] {
         assert!(stderr.contains(&format!("[run 4 module_hooks] msprobe_rs.ResultChange: step 1 recorded on rank {rank} (loss ")), "{stderr}");

@@ -273,7 +273,10 @@ class ResultChange:
         text = json.dumps(data, indent=1, allow_nan=False)
         _files.write_atomic(path, lambda f: f.write(text.encode("utf-8")))
         where = "" if self.rank is None else f" on rank {self.rank}"
-        print(f"msprobe_rs.ResultChange: step {self.step} recorded{where} (loss {loss_value!r})", file=sys.stderr, flush=True)
+        # One write of the whole line: print() writes the text and its newline apart, so ranks
+        # sharing one pipe (torchrun's workers) would split each other's lines.
+        sys.stderr.write(f"msprobe_rs.ResultChange: step {self.step} recorded{where} (loss {loss_value!r})\n")
+        sys.stderr.flush()
 
 
 _MISSING = object()

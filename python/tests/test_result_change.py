@@ -5,6 +5,7 @@ hooks installed and removable, and gradient hashes that see one ulp."""
 import json
 import math
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -244,6 +245,28 @@ def test_a_rank_records_in_its_own_folder_and_says_so(rc_env, monkeypatch, capsy
     monkeypatch.setenv("RANK", "x")
     with pytest.raises(ValueError, match="RANK must be a rank number, got 'x'"):
         ResultChange(model)
+
+
+def test_a_record_line_is_one_write_so_ranks_sharing_a_pipe_do_not_split_it(rc_env, monkeypatch):
+    """print() writes the text and its newline in two calls, and two torchrun workers writing
+    to one pipe interleaved them (one line holding both ranks' records); the record is one
+    write of the whole line."""
+    class Writes:
+        def __init__(self):
+            self.calls = []
+
+        def write(self, text):
+            self.calls.append(text)
+
+        def flush(self):
+            pass
+    writes = Writes()
+    monkeypatch.setattr(sys, "stderr", writes)
+    model = small_model()
+    rc = ResultChange(model)
+    step(model, rc)
+    assert len(writes.calls) == 1 and writes.calls[0].endswith(")\n"), writes.calls
+    assert writes.calls[0].startswith("msprobe_rs.ResultChange: step 0 recorded (loss ")
 
 
 def test_a_mindspore_cell_gets_cell_hooks_and_api_wrappers_and_needs_its_grads(rc_env, monkeypatch):
