@@ -15,8 +15,8 @@ use crate::dtype::{Category, TDType};
 use crate::error::{Error, Result};
 use crate::value::Value;
 
-/// The values of a contiguous CPU storage as f64, and how to store f64 values back.
-fn values(storage: &CpuStorage, layout: &Layout) -> candle_core::Result<Vec<f64>> {
+/// The values of a contiguous CPU storage as f64 (stored back by [`store`]).
+pub(super) fn values(storage: &CpuStorage, layout: &Layout) -> candle_core::Result<Vec<f64>> {
     let (start, end) = layout.contiguous_offsets().ok_or_else(|| candle_core::Error::Msg("pointwise: a non-contiguous input".into()))?;
     Ok(match storage {
         CpuStorage::F64(v) => v[start..end].to_vec(),
@@ -25,7 +25,8 @@ fn values(storage: &CpuStorage, layout: &Layout) -> candle_core::Result<Vec<f64>
     })
 }
 
-fn store(like: &CpuStorage, v: Vec<f64>) -> CpuStorage {
+/// f64 values stored as `like`'s dtype (float32 rounded once).
+pub(super) fn store(like: &CpuStorage, v: Vec<f64>) -> CpuStorage {
     match like {
         CpuStorage::F32(_) => CpuStorage::F32(v.into_iter().map(|x| x as f32).collect()),
         _ => CpuStorage::F64(v),
@@ -328,7 +329,7 @@ fn isclose(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 }
 
 /// A differentiable elementwise entry of rounding class `rounding`.
-const fn smooth(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>) -> Op {
+pub(super) const fn smooth(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>) -> Op {
     Op { names, sig, forward, backward: true, standard: Standard::Accuracy, random: false, facts: &[Fact::Rounding(Rounding::Smooth)] }
 }
 
@@ -338,7 +339,7 @@ const fn exact(names: &'static [&'static str], sig: &'static str, forward: fn(&C
 }
 
 /// A rounding entry: exact values, a zero gradient.
-const fn stepwise(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>) -> Op {
+pub(super) const fn stepwise(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>) -> Op {
     Op { names, sig, forward, backward: true, standard: Standard::Exact, random: false, facts: &[] }
 }
 

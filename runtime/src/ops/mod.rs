@@ -57,6 +57,7 @@ mod reduce;
 mod rnn;
 mod shape;
 mod slicing;
+mod special;
 
 pub use slicing::{Slicing, Whole};
 
@@ -513,6 +514,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(diag::OPS)
         .chain(mha::OPS)
         .chain(rnn::OPS)
+        .chain(special::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework`: the table's, or
