@@ -102,7 +102,7 @@ pub(super) fn linspace_values(start: f64, end: f64, steps: usize) -> Vec<f64> {
 
 /// A 1-D result computed in float64, rounded to `dtype` as an output is
 /// (the bench keeps float64).
-fn points(ctx: &Ctx, v: Vec<f64>, dtype: TDType) -> Result<Vec<Value>> {
+pub(super) fn points(ctx: &Ctx, v: Vec<f64>, dtype: TDType) -> Result<Vec<Value>> {
     ctx.fits(&[v.len()])?;
     let n = v.len();
     one(ctx.out(candle_core::Tensor::from_vec(v, n, &ctx.device)?.to_dtype(ctx.compute)?, dtype)?)

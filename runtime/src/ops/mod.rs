@@ -58,6 +58,7 @@ mod rnn;
 mod shape;
 mod slicing;
 mod special;
+mod windows;
 
 pub use slicing::{Slicing, Whole};
 
@@ -515,6 +516,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(mha::OPS)
         .chain(rnn::OPS)
         .chain(special::OPS)
+        .chain(windows::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework`: the table's, or

@@ -114,7 +114,7 @@ pub(super) fn erfinv(y: f64) -> f64 {
 
 /// The modified Bessel function I₀ or I₁ (`order`) by its power series:
 /// Σ (x/2)^(2k+order) / (k!·(k+order)!), every term positive.
-fn bessel_i(order: u32, x: f64) -> f64 {
+pub(super) fn bessel_i(order: u32, x: f64) -> f64 {
     let half = x / 2.0;
     let q = half * half;
     let mut term = if order == 0 { 1.0 } else { half };
