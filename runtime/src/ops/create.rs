@@ -50,6 +50,19 @@ fn fill(ctx: &Ctx, v: &Value, shape: &[usize], dtype: TDType) -> Result<Vec<Valu
     one(ctx.out(value.t.broadcast_as(shape)?.contiguous()?, dtype)?)
 }
 
+/// fill(input, value): the value in the input's shape and dtype; a float
+/// input's gradient is zero (a pointwise 0 with a zero slope: NaN-safe).
+fn fill_input(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let filled = fill(ctx, b.value("value"), x.dims(), x.dtype)?;
+    if !x.dtype.is_float() {
+        return Ok(filled);
+    }
+    let Some(Value::Tensor(v)) = filled.into_iter().next() else { return Err(Error::Arg("fill: no result".into())) };
+    let zero = x.t.contiguous()?.apply_op1(super::math::Pointwise { f: |_| 0.0, df: Some(|_| 0.0) })?;
+    one(ctx.out((zero + v.t)?, x.dtype)?)
+}
+
 /// full(size, fill_value, *, dtype=None): the dtype by default the value's
 /// (bool, int64, or the default float32), the value cast as torch casts it.
 fn full(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
@@ -239,6 +252,8 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[],
     },
+    // torch.fill(input, value): what Tensor.fill_ writes, in the input's dtype.
+    Op { names: &["Torch.fill"], sig: "input, value", forward: fill_input, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op {
         names: &["Torch.full_like"],
         sig: "input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None",

@@ -70,6 +70,19 @@ fn norm_last(diff: &Tensor, p: f64) -> Result<Tensor> {
     Ok(zero.where_cond(&s.zeros_like()?, &root)?)
 }
 
+/// dist(input, other, p=2): the p-norm of the broadcast difference, a
+/// zero gradient where it is 0.
+fn dist(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x, y) = (b.value("input"), b.value("other"));
+    let dtype = result_type(&[x, y])?;
+    if !dtype.is_float() {
+        return Err(Error::Arg(format!("dist only supports floating-point dtypes, got {}", dtype.name())));
+    }
+    let p = finite_p(b, "dist")?;
+    let diff = operand(ctx, x, dtype)?.broadcast_sub(&operand(ctx, y, dtype)?)?;
+    one(ctx.out(norm_last(&diff.flatten_all()?.unsqueeze(0)?, p)?.squeeze(0)?, dtype)?)
+}
+
 /// A finite positive `p`, or why not.
 pub(super) fn finite_p(b: &Bound, what: &str) -> Result<f64> {
     let p = b.float("p")?;
@@ -170,4 +183,5 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[],
     },
+    Op { names: &["Torch.dist"], sig: "input, other, p=2", forward: dist, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
 ];

@@ -942,7 +942,7 @@ pub static OPS: &[Op] = &[
         facts: &[Fact::Slicing(Slicing::Kept), Fact::Rounding(Rounding::Smooth)],
     },
     Op {
-        names: &["Tensor.contiguous", "Tensor.clone", "Torch.clone", "Mint.clone"],
+        names: &["Tensor.contiguous", "Tensor.clone", "Torch.clone", "Mint.clone", "Torch.resolve_neg", "Tensor.resolve_neg"],
         sig: "input, memory_format=None",
         forward: identity,
         backward: true,
@@ -1203,4 +1203,6 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[],
     },
+    // The constant mode of pad under its ATen name.
+    Op { names: &["Torch.constant_pad_nd"], sig: "input, pad, value=0", forward: pad, backward: true, standard: Standard::Exact, random: false, facts: &[] },
 ];

@@ -1,7 +1,7 @@
-//! Tensors made from integer arguments alone: torch's signal windows
+//! Tensors made from numbers alone: torch's signal windows
 //! (`hann_window`, `hamming_window`, `blackman_window`, `bartlett_window`,
 //! `kaiser_window`), `torch.range` (both ends included), and the index
-//! pairs of a triangle (`tril_indices`, `triu_indices`). The windows'
+//! pairs of a triangle (`tril_indices`, `triu_indices`), `scalar_tensor`. The windows'
 //! values are computed in float64 and rounded once to the result's dtype.
 
 use super::create::points;
@@ -108,6 +108,12 @@ fn triangle(ctx: &Ctx, b: &Bound, upper: bool) -> Result<Vec<Value>> {
     one(T::from_f64([r, c].concat(), &[2, n], dtype, ctx.compute, &ctx.device)?)
 }
 
+/// `scalar_tensor(s, *, dtype=None)`: a 0-d tensor, float32 unless `dtype` says.
+fn scalar_tensor(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let dtype = b.opt_dtype("dtype")?.unwrap_or(TDType::F32);
+    one(T::from_f64(vec![b.float("s")?], &[], dtype, ctx.compute, &ctx.device)?)
+}
+
 /// A creation entry without a gradient.
 const fn made(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>, standard: Standard) -> Op {
     Op { names, sig, forward, backward: false, standard, random: false, facts: &[] }
@@ -141,6 +147,7 @@ pub static OPS: &[Op] = &[
         Standard::Accuracy,
     ),
     made(&["Torch.range"], "start, end, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False", range, Standard::Accuracy),
+    made(&["Torch.scalar_tensor"], "s, *, dtype=None, layout=None, device=None, pin_memory=None", scalar_tensor, Standard::Exact),
     made(&["Torch.tril_indices"], "row, col, offset=0, *, dtype=None, device=None, layout=None", |c, b| triangle(c, b, false), Standard::Exact),
     made(&["Torch.triu_indices"], "row, col, offset=0, *, dtype=None, device=None, layout=None", |c, b| triangle(c, b, true), Standard::Exact),
 ];

@@ -1828,3 +1828,15 @@ case("Torch.range", 0, 1, 0.25, dtype=torch.float64)
 case("Torch.tril_indices", 3, 4)
 case("Torch.tril_indices", 4, 3, -1)
 case("Torch.triu_indices", 3, 5, 1)
+# fill, resolve_neg, constant_pad_nd, dist, scalar_tensor.
+case("Torch.fill", T(3, 4), 2.5)
+case("Torch.fill", I(3, 4), 2.7)  # cast as torch casts: 2
+case("Torch.resolve_neg", T(3, 4))
+case("Tensor.resolve_neg", T(3, 4))
+case("Torch.constant_pad_nd", T(2, 3, 4), [1, 2, 0, 1])
+case("Torch.constant_pad_nd", T(2, 5), [-1, 2], 1.5)  # a crop and a fill
+case("Torch.dist", T(3, 4), T(4))
+case("Torch.dist", T(2, 3), T(2, 3), 3.0)
+case("Torch.dist", V([1.0, 2.0]), V([1.0, 2.0]))  # zero distance: a zero gradient
+case("Torch.scalar_tensor", 2.5)
+case("Torch.scalar_tensor", 3, dtype=torch.float64)
