@@ -58,6 +58,7 @@ mod rnn;
 mod shape;
 mod slicing;
 mod special;
+mod vector;
 mod windows;
 
 pub use slicing::{Slicing, Whole};
@@ -517,6 +518,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(rnn::OPS)
         .chain(special::OPS)
         .chain(windows::OPS)
+        .chain(vector::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework`: the table's, or

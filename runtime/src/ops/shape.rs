@@ -582,12 +582,17 @@ fn diagonal(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// [1, n] (2d), and a 3-D view that puts a 2-D [m, n] at [m, n, 1].
 /// The tensors of a `*tensors` parameter, or of the one list given for it.
 fn tensor_args(b: &Bound) -> Result<Vec<&T>> {
-    match b.value("tensors") {
+    tensor_list(b, "tensors")
+}
+
+/// The tensors of a `*name` parameter (or of one list passed to it).
+pub(super) fn tensor_list<'a>(b: &'a Bound, name: &str) -> Result<Vec<&'a T>> {
+    match b.value(name) {
         Value::List(items) => match items.as_slice() {
-            [Value::List(inner)] => inner.iter().map(|v| v.tensor("tensors")).collect(),
-            items => items.iter().map(|v| v.tensor("tensors")).collect(),
+            [Value::List(inner)] => inner.iter().map(|v| v.tensor(name)).collect(),
+            items => items.iter().map(|v| v.tensor(name)).collect(),
         },
-        v => Ok(vec![v.tensor("tensors")?]),
+        v => Ok(vec![v.tensor(name)?]),
     }
 }
 

@@ -99,6 +99,8 @@ SPECIAL = {
     "MS.Tensor.transpose": _ms_transpose,
     "MS.Functional.log_softmax": _ms_log_softmax,
     "Torch.vector_norm": torch.linalg.vector_norm,
+    "Torch.vecdot": torch.linalg.vecdot,
+    "Torch.multi_dot": torch.linalg.multi_dot,
     "Torch.gelu": F.gelu,
     "Torch.silu": F.silu,
     "Mint.gelu": F.gelu,
@@ -1840,3 +1842,22 @@ case("Torch.dist", T(2, 3), T(2, 3), 3.0)
 case("Torch.dist", V([1.0, 2.0]), V([1.0, 2.0]))  # zero distance: a zero gradient
 case("Torch.scalar_tensor", 2.5)
 case("Torch.scalar_tensor", 3, dtype=torch.float64)
+# Vector and matrix compositions (ops/vector.rs).
+case("Torch.cross", T(4, 3), T(4, 3))
+case("Torch.cross", T(3, 5), T(3, 5), dim=0)
+case("Torch.cross", T(2, 4, 3), T(1, 4, 3), dim=-1)  # broadcast
+case("Torch.vecdot", T(3, 5), T(3, 5))
+case("Torch.vecdot", T(4, 2), T(2), dim=-1)
+case("Torch.chain_matmul", T(2, 3), T(3, 4), T(4, 2))
+case("Torch.multi_dot", [T(3), T(3, 4), T(4, 5), T(5)])
+case("Torch.multi_dot", [T(2, 3), T(3, 4)])
+case("Torch.trapz", T(3, 5))
+case("Torch.trapz", T(3, 5), T(5), dim=-1)
+case("Torch.trapz", T(4, 2), dx=0.5, dim=0)
+case("Torch.cumulative_trapezoid", T(3, 5))
+case("Torch.cumulative_trapezoid", T(2, 4), T(2, 4))
+case("Torch.cartesian_prod", T(3), T(2))
+case("Torch.cartesian_prod", I(2), I(3), I(2))
+case("Torch.combinations", T(4))
+case("Torch.combinations", T(4), 3)
+case("Torch.combinations", T(3), 2, True)
