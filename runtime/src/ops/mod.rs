@@ -55,6 +55,7 @@ mod rearrange;
 pub mod reasons;
 mod reduce;
 mod rnn;
+mod search;
 mod shape;
 mod slicing;
 mod special;
@@ -519,6 +520,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(special::OPS)
         .chain(windows::OPS)
         .chain(vector::OPS)
+        .chain(search::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework`: the table's, or
