@@ -13,7 +13,7 @@ use crate::bind::Bound;
 use crate::ctx::{broadcast2, operand, result_type, Ctx};
 use crate::dtype::{Category, TDType};
 use crate::error::{Error, Result};
-use crate::value::Value;
+use crate::value::{Value, T};
 
 /// The values of a contiguous CPU storage as f64 (stored back by [`store`]).
 pub(super) fn values(storage: &CpuStorage, layout: &Layout) -> candle_core::Result<Vec<f64>> {
@@ -311,21 +311,56 @@ fn nan_to_num(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(y, x.dtype)?)
 }
 
-/// isclose: |a − b| ≤ atol + rtol·|b|, infinities equal only to themselves.
-fn isclose(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+/// isclose's test of each broadcast pair: |a − b| ≤ atol + rtol·|b|,
+/// infinities equal only to themselves; with the broadcast shape.
+fn close_pairs(ctx: &Ctx, b: &Bound) -> Result<(Vec<bool>, Vec<usize>)> {
     let (rtol, atol, equal_nan) = (b.float("rtol")?, b.float("atol")?, b.bool("equal_nan")?);
     let (a, o) = (b.value("input"), b.value("other"));
     let dtype = result_type(&[a, o])?;
     let (x, y) = broadcast2(&operand(ctx, a, dtype)?, &operand(ctx, o, dtype)?)?;
-    let (xs, ys) = (x.flatten_all()?.to_vec1::<f64>()?, y.flatten_all()?.to_vec1::<f64>()?);
-    let v: Vec<f64> = xs
+    let (xs, ys) = (x.flatten_all()?.to_dtype(DType::F64)?.to_vec1::<f64>()?, y.flatten_all()?.to_dtype(DType::F64)?.to_vec1::<f64>()?);
+    let close = xs
         .iter()
         .zip(&ys)
-        .map(|(&p, &q)| {
-            (p == q || (equal_nan && p.is_nan() && q.is_nan()) || (p.is_finite() && q.is_finite() && (p - q).abs() <= atol + rtol * q.abs())) as u8 as f64
-        })
-        .collect();
-    one(ctx.out(Tensor::from_vec(v, x.dims(), x.device())?, TDType::Bool)?)
+        .map(|(&p, &q)| p == q || (equal_nan && p.is_nan() && q.is_nan()) || (p.is_finite() && q.is_finite() && (p - q).abs() <= atol + rtol * q.abs()));
+    Ok((close.collect(), x.dims().to_vec()))
+}
+
+/// isclose: a bool tensor of [`close_pairs`].
+fn isclose(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (close, shape) = close_pairs(ctx, b)?;
+    let v: Vec<f64> = close.into_iter().map(|c| c as u8 as f64).collect();
+    one(ctx.out(Tensor::from_vec(v, shape, &ctx.device)?, TDType::Bool)?)
+}
+
+/// allclose: whether every pair is close (a Python bool).
+fn allclose(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    Ok(vec![Value::Bool(close_pairs(ctx, b)?.0.into_iter().all(|c| c))])
+}
+
+/// equal: the same shape and every element equal (NaN equals nothing).
+fn equal(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x, y) = (b.tensor("input")?, b.tensor("other")?);
+    Ok(vec![Value::Bool(x.dims() == y.dims() && x.to_f64_vec()? == y.to_f64_vec()?)])
+}
+
+/// frexp: the mantissa in [0.5, 1) by magnitude (the input's dtype, its
+/// gradient `2^-exponent`) and the int32 exponent; 0, ±inf and NaN keep
+/// themselves with exponent 0.
+fn frexp(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    if !x.dtype.is_float() {
+        return Err(Error::Arg(format!("frexp only supports floating-point dtypes, got {}", x.dtype.name())));
+    }
+    let exponents: Vec<i32> = x.to_f64_vec()?.into_iter().map(|v| if v.is_finite() { libm::frexp(v).1 } else { 0 }).collect();
+    // 2^-e in two halves: a subnormal's 2^1074 is past float64's range.
+    let half = |part: fn(i32) -> i32| -> Result<Tensor> {
+        let v: Vec<f64> = exponents.iter().map(|&e| 2f64.powi(-part(e))).collect();
+        Ok(Tensor::from_vec(v, x.dims(), x.t.device())?.to_dtype(x.t.dtype())?)
+    };
+    let mantissa = ctx.out(((&x.t * half(|e| e / 2)?)? * half(|e| e - e / 2)?)?, x.dtype)?;
+    let e: Vec<f64> = exponents.into_iter().map(f64::from).collect();
+    Ok(vec![Value::Tensor(mantissa), Value::Tensor(T::from_f64(e, x.dims(), TDType::I32, ctx.compute, &ctx.device)?)])
 }
 
 /// A differentiable elementwise entry of rounding class `rounding`.
@@ -545,6 +580,9 @@ pub static OPS: &[Op] = &[
         one(c.out(t.erf()?.affine(-1.0, 1.0)?, dtype)?)
     }),
     exact(&["Torch.isclose"], "input, other, rtol=1e-05, atol=1e-08, equal_nan=False", isclose),
+    exact(&["Tensor.allclose"], "input, other, rtol=1e-05, atol=1e-08, equal_nan=False", allclose),
+    exact(&["Torch.equal"], "input, other", equal),
+    Op { names: &["Torch.frexp"], sig: "input, *, out=None", forward: frexp, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     exact(&["Tensor.__bool__"], "input", truth),
     // `other % self`: remainder with the operands swapped (torch defines no
     // derivative for a scalar's remainder by a tensor).
