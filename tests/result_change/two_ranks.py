@@ -5,6 +5,7 @@ no fan-out. Gradients are not all-reduced (each rank's change stays its own);
 the ranks exchange their losses, so the process group is really used. The
 report must name rank 1 only."""
 
+import os
 import sys
 
 import torch
@@ -41,3 +42,9 @@ def main(steps):
 
 if __name__ == "__main__":
     main(int(sys.argv[1]) if len(sys.argv) > 1 else 2)
+    # Leave without the interpreter's teardown: on a loaded machine torch 2.15 once aborted a
+    # rank there after its records were written ("terminate called without an active
+    # exception", SIGABRT, in the module-hooks run), which says nothing of the records.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

@@ -40,6 +40,7 @@ mod index;
 mod inner_grad;
 mod loss;
 mod math;
+mod methods;
 mod mha;
 mod ms_fused;
 mod ms_reduce;
@@ -521,6 +522,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(windows::OPS)
         .chain(vector::OPS)
         .chain(search::OPS)
+        .chain(methods::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework`: the table's, or
