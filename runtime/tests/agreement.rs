@@ -103,9 +103,11 @@ fn within(rust: &T, dir: &Path, file: &str, tolerance: f64) -> Result<f64, Strin
 /// The problems of output `i` against torch's `want` (its file and dtype).
 fn check_output(dir: &Path, c: &Json, i: usize, got: &Value, want: &Json, values_undefined: bool) -> Vec<String> {
     let mut problems = vec![];
-    // A Python bool (a protocol method's, `__bool__`) compares as torch's 0-d bool tensor.
+    // A Python bool (a protocol method's, `__bool__`) or int (`numel`)
+    // compares as torch's 0-d bool or int64 tensor.
     let as_tensor = match got {
         Value::Bool(v) => Some(Value::Tensor(T::from_f64(vec![*v as u8 as f64], &[], TDType::Bool, DType::F64, &runtime::device::host()).unwrap())),
+        Value::Int(v) => Some(Value::Tensor(T::from_f64(vec![*v as f64], &[], TDType::I64, DType::F64, &runtime::device::host()).unwrap())),
         _ => None,
     };
     let got = as_tensor.as_ref().unwrap_or(got);

@@ -75,6 +75,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/hooks.rs",
     "src/ops/index.rs",
     "src/ops/inner_grad.rs",
+    "src/ops/linalg.rs",
     "src/ops/loss.rs",
     "src/ops/math.rs",
     "src/ops/methods.rs",

@@ -170,6 +170,11 @@ fn new_empty(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     filled_as(ctx, b, 0.0, b.tensor("input")?.dtype)
 }
 
+/// `Tensor.new_ones`, `new_zeros`: [`filled_as`] of the input's dtype by default.
+fn new_filled(ctx: &Ctx, b: &Bound, v: f64) -> Result<Vec<Value>> {
+    filled_as(ctx, b, v, b.tensor("input")?.dtype)
+}
+
 /// `Tensor.to(...)`: only the dtype part matters for replay (device and
 /// memory-format arguments are accepted and ignored).
 fn to(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
@@ -234,6 +239,24 @@ pub static OPS: &[Op] = &[
         "input, size, stride, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False",
         new_empty,
     ),
+    Op {
+        names: &["Tensor.new_ones"],
+        sig: "input, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False",
+        forward: |c, b| new_filled(c, b, 1.0),
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Tensor.new_zeros"],
+        sig: "input, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False",
+        forward: |c, b| new_filled(c, b, 0.0),
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
     Op {
         names: &["Torch.ones_like", "Mint.ones_like"],
         sig: "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None",

@@ -583,7 +583,7 @@ pub static OPS: &[Op] = &[
     exact(&["Tensor.allclose"], "input, other, rtol=1e-05, atol=1e-08, equal_nan=False", allclose),
     exact(&["Torch.equal"], "input, other", equal),
     Op { names: &["Torch.frexp"], sig: "input, *, out=None", forward: frexp, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    exact(&["Tensor.__bool__"], "input", truth),
+    exact(&["Tensor.__bool__", "Torch.is_nonzero"], "input", truth),
     // `other % self`: remainder with the operands swapped (torch defines no
     // derivative for a scalar's remainder by a tensor).
     Op {

@@ -1,7 +1,9 @@
 //! `Tensor` methods without a torch function of the same meaning:
 //! `adjoint` (the last two dimensions swapped, a real tensor's conjugate
 //! transpose), `sum_to_size` (a broadcast summed back to a shape) and
-//! `isreal` (every element of a real tensor).
+//! `isreal` (every element of a real tensor); `trace`; and the queries of
+//! a tensor's size and kind (`numel`, `is_complex`, `is_signed`,
+//! `is_tensor`), Python values judged exactly.
 
 use candle_core::Tensor;
 
@@ -52,6 +54,45 @@ fn isreal(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(Tensor::ones(x.dims(), candle_core::DType::F64, &ctx.device)?, TDType::Bool)?)
 }
 
+/// `trace()`: the sum of a matrix's diagonal, int64 for integer and bool
+/// input as torch's; its gradient the identity's pattern.
+fn trace(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let &[n, m] = x.dims() else {
+        return Err(Error::Arg(format!("trace: a matrix expected, got shape {:?}", x.dims())));
+    };
+    let dtype = if x.dtype.is_float() { x.dtype } else { TDType::I64 };
+    let eye = Tensor::eye(n.max(m), x.t.dtype(), x.t.device())?.narrow(0, 0, n)?.narrow(1, 0, m)?;
+    one(ctx.out((&x.t * eye)?.sum_all()?, dtype)?)
+}
+
+/// `numel()` (`nelement()`): the element count, a Python int.
+fn numel(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    Ok(vec![Value::Int(b.tensor("input")?.dims().iter().product::<usize>() as i64)])
+}
+
+/// `is_complex()`: false, since a complex tensor is not replayed.
+fn is_complex(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    b.tensor("input")?;
+    Ok(vec![Value::Bool(false)])
+}
+
+/// `is_signed()`: whether the dtype holds negative values.
+fn is_signed(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let unsigned = [TDType::Bool, TDType::U8, TDType::U16, TDType::U32, TDType::U64];
+    Ok(vec![Value::Bool(!unsigned.contains(&b.tensor("input")?.dtype))])
+}
+
+/// `torch.is_tensor(obj)`: whether the argument is a tensor.
+fn is_tensor(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    Ok(vec![Value::Bool(matches!(b.value("obj"), Value::Tensor(_)))])
+}
+
+/// The entry of a query answered exactly, without a gradient.
+const fn query(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>) -> Op {
+    Op { names, sig, forward, backward: false, standard: Standard::Exact, random: false, facts: &[] }
+}
+
 /// The Tensor-method entries.
 pub static OPS: &[Op] = &[
     Op { names: &["Tensor.adjoint"], sig: "input", forward: adjoint, backward: true, standard: Standard::Exact, random: false, facts: &[] },
@@ -64,5 +105,18 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[Fact::Rounding(Rounding::Sums)],
     },
-    Op { names: &["Tensor.isreal"], sig: "input", forward: isreal, backward: false, standard: Standard::Exact, random: false, facts: &[] },
+    query(&["Tensor.isreal"], "input", isreal),
+    Op {
+        names: &["Torch.trace"],
+        sig: "input",
+        forward: trace,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums)],
+    },
+    query(&["Torch.numel", "Tensor.nelement"], "input", numel),
+    query(&["Torch.is_complex"], "input", is_complex),
+    query(&["Tensor.is_signed"], "input", is_signed),
+    query(&["Torch.is_tensor"], "obj", is_tensor),
 ];

@@ -38,6 +38,7 @@ mod grid;
 pub mod hooks;
 mod index;
 mod inner_grad;
+mod linalg;
 mod loss;
 mod math;
 mod methods;
@@ -523,6 +524,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(vector::OPS)
         .chain(search::OPS)
         .chain(methods::OPS)
+        .chain(linalg::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework`: the table's, or

@@ -947,7 +947,17 @@ pub static OPS: &[Op] = &[
         facts: &[Fact::Slicing(Slicing::Kept), Fact::Rounding(Rounding::Smooth)],
     },
     Op {
-        names: &["Tensor.contiguous", "Tensor.clone", "Torch.clone", "Mint.clone", "Torch.resolve_neg", "Tensor.resolve_neg", "Tensor.conj_physical"],
+        names: &[
+            "Tensor.contiguous",
+            "Tensor.clone",
+            "Torch.clone",
+            "Mint.clone",
+            "Torch.resolve_neg",
+            "Tensor.resolve_neg",
+            "Tensor.conj_physical",
+            "Torch.conj",
+            "Torch.positive",
+        ],
         sig: "input, memory_format=None",
         forward: identity,
         backward: true,

@@ -101,6 +101,9 @@ SPECIAL = {
     "Torch.vector_norm": torch.linalg.vector_norm,
     "Torch.vecdot": torch.linalg.vecdot,
     "Torch.multi_dot": torch.linalg.multi_dot,
+    "Torch.inv": torch.linalg.inv,
+    "Torch.inv_ex": torch.linalg.inv_ex,
+    "Torch.solve_ex": torch.linalg.solve_ex,
     "Torch.gelu": F.gelu,
     "Torch.silu": F.silu,
     "Mint.gelu": F.gelu,
@@ -1887,3 +1890,45 @@ case("Tensor.sum_to_size", T(2, 3, 4), 3, 1)
 case("Tensor.sum_to_size", T(2, 3), 1, 3)
 case("Tensor.isreal", T(3, 4))
 case("Tensor.conj_physical", T(3, 4))
+# trace, queries, new_ones/new_zeros, conj and positive of a real tensor, is_nonzero.
+case("Torch.trace", T(3, 3))
+case("Torch.trace", T(2, 4))
+case("Torch.trace", I(4, 3))  # int64
+case("Torch.numel", T(2, 3, 4))
+case("Tensor.nelement", T(0, 3))
+case("Torch.is_complex", T(3))
+case("Tensor.is_signed", T(3))
+case("Tensor.is_signed", I(3, low=0, high=4, dtype="uint8"))
+case("Torch.is_tensor", T(3))
+case("Torch.is_tensor", 3)
+case("Tensor.new_ones", I(2, 3), [3, 4])
+case("Tensor.new_ones", T(2), 2, 3)
+case("Tensor.new_zeros", T(2), [4], dtype=torch.int32)
+case("Torch.conj", T(3, 4))
+case("Torch.positive", T(3, 4))
+case("Torch.is_nonzero", V([0.5]))
+case("Torch.is_nonzero", V([[0]], "int64"))
+# Square matrices (ops/linalg.rs): well-conditioned (a random matrix plus a diagonal), a singular
+# one where the gradient is the cofactor matrix, a negative determinant, batches, empty matrices.
+_SPD = V([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+_SINGULAR = V([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])
+_NEGATIVE = V([[0.0, 2.0, 1.0], [1.0, 0.5, 0.0], [0.3, 0.0, 3.0]])
+case("Torch.det", _SPD)
+case("Torch.det", T(2, 4, 4, low=-1.0, high=1.0))
+case("Torch.det", _SINGULAR)
+case("Torch.det", T(3, 0, 0))
+case("Torch.slogdet", _NEGATIVE)
+case("Torch.slogdet", T(2, 3, 3, low=-1.0, high=1.0))
+case("Torch.logdet", _SPD)
+case("Torch.logdet", _NEGATIVE)
+case("Torch.inverse", _SPD)
+case("Torch.inverse", T(2, 4, 4, low=-1.0, high=1.0))
+case("Torch.inv", T(3, 3, low=-1.0, high=1.0))
+case("Torch.inv_ex", T(2, 3, 3, low=-1.0, high=1.0))
+case("Torch.matrix_power", T(3, 3, low=-1.0, high=1.0), 3)
+case("Torch.matrix_power", T(2, 3, 3, low=-1.0, high=1.0), 0)
+case("Torch.matrix_power", _SPD, -2)
+case("Torch.solve_ex", _SPD, T(3, 2))
+case("Torch.solve_ex", T(2, 3, 3, low=-1.0, high=1.0), T(2, 3))  # a batch of vectors
+case("Torch.solve_ex", _SPD, T(3))
+case("Torch.solve_ex", _SPD, T(2, 3), left=False)

@@ -144,13 +144,16 @@ def realize(value, rng, writer, path):
 def flatten(result):
     """The results of a call as a flat list (tuples and lists are spread, a
     Python bool becomes a 0-d tensor, a None stays: an output the call did
-    not compute, as multi_head_attention_forward's weights without need_weights)."""
+    not compute, as multi_head_attention_forward's weights without need_weights;
+    a Python int, numel's, a 0-d int64 tensor)."""
     if result is None:
         return [None]
     if isinstance(result, (tuple, list)):
         return [t for r in result for t in flatten(r)]
     if isinstance(result, bool):  # a protocol method's Python bool (__bool__): a 0-d bool tensor
         return [torch.tensor(result)]
+    if isinstance(result, int):
+        return [torch.tensor(result, dtype=torch.int64)]
     assert isinstance(result, torch.Tensor), f"non-tensor result {result!r}"
     return [result]
 
