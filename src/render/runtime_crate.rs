@@ -62,6 +62,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/gemm_into.rs",
     "src/ops/grid.rs",
     "src/ops/pool_kernel.rs",
+    "src/ops/aten.rs",
     "src/ops/attention_heads.rs",
     "src/ops/hook_lists/mindspore_functional.txt",
     "src/ops/hook_lists/mindspore_mint.txt",

@@ -114,7 +114,7 @@ fn pad_or_crop(t: &Tensor, d: usize, before: i64, after: i64) -> Result<Tensor> 
     Ok(t.pad_with_zeros(d, before.max(0) as usize, after.max(0) as usize)?)
 }
 
-/// conv_transpose1d/2d over the last `n` dims: the input with `stride - 1`
+/// conv_transpose1d/2d/3d over the last `n` dims: the input with `stride - 1`
 /// zeros between elements, padded by `dilation * (k - 1) - padding` on
 /// each side (plus `output_padding` after), convolved (stride 1) with the
 /// kernel flipped in space and its in/out channels swapped per group.
@@ -173,10 +173,15 @@ fn conv_transpose(ctx: &Ctx, b: &Bound, n: usize) -> Result<Vec<Value>> {
     Ok(vec![Value::Tensor(ctx.out(out, x.dtype)?)])
 }
 
-/// The conv2d of a batched, already padded input over its last `n` (1 or
-/// 2) dims, the input cut to the extent the kernel reaches: by samples
-/// ([`super::conv_kernel`]) for one group, candle's otherwise.
+/// The convolution of a batched, already padded input over its last `n`
+/// (1, 2 or 3) dims, the input cut to the extent the kernel reaches: by
+/// samples ([`super::conv_kernel`]) for one group, candle's otherwise; a
+/// 3-D one as the sum over the depth taps of the 2-D convolutions of the
+/// depth slices each tap reads.
 fn conv_nd(t: &Tensor, k: &Tensor, n: usize, stride: usize, dilation: usize, groups: usize) -> Result<Tensor> {
+    if n == 3 {
+        return conv_3d(t, k, stride, dilation, groups);
+    }
     let (mut t, mut k) = (t.clone(), k.clone());
     if n == 1 {
         t = t.unsqueeze(2)?;
@@ -195,6 +200,34 @@ fn conv_nd(t: &Tensor, k: &Tensor, n: usize, stride: usize, dilation: usize, gro
         None => t.contiguous()?.conv2d(&k.contiguous()?, 0, stride, dilation, groups)?,
     };
     Ok(if n == 1 { out.squeeze(2)? } else { out })
+}
+
+/// [`conv_nd`] over `[N, C, D, H, W]`: for each depth tap `kd`, the slices
+/// `z·stride + kd·dilation` as a batch of `N·D'` images, convolved in 2-D
+/// with that tap's kernel, summed over the taps.
+fn conv_3d(t: &Tensor, k: &Tensor, stride: usize, dilation: usize, groups: usize) -> Result<Tensor> {
+    let (&[n, c, depth, h, w], &[cout, _, kd, ..]) = (t.dims(), k.dims()) else {
+        return Err(Error::Arg(format!("conv3d: input {:?} and weight {:?} must be 5-D", t.dims(), k.dims())));
+    };
+    let span = dilation * (kd.max(1) - 1) + 1;
+    if depth < span || stride == 0 {
+        return Err(Error::Arg(format!("conv: a kernel spanning {span} does not fit the padded input of size {depth} (stride {stride})")));
+    }
+    let out_depth = (depth - span) / stride + 1;
+    let mut sum: Option<Tensor> = None;
+    for tap in 0..kd {
+        let rows: Vec<u32> = (0..out_depth).map(|z| (z * stride + tap * dilation) as u32).collect();
+        let rows = Tensor::new(rows.as_slice(), t.device())?;
+        let slices = t.index_select(&rows, 2)?.permute((0, 2, 1, 3, 4))?.reshape((n * out_depth, c, h, w))?;
+        let plane = conv_nd(&slices, &k.narrow(2, tap, 1)?.squeeze(2)?, 2, stride, dilation, groups)?;
+        let (oh, ow) = (plane.dims()[2], plane.dims()[3]);
+        let plane = plane.reshape((n, out_depth, cout, oh, ow))?.permute((0, 2, 1, 3, 4))?;
+        sum = Some(match sum {
+            None => plane,
+            Some(s) => (s + plane)?,
+        });
+    }
+    sum.map(|s| s.contiguous().map_err(Into::into)).unwrap_or_else(|| Err(Error::Arg("conv3d: a kernel of depth 0".into())))
 }
 
 fn conv_padded(ctx: &Ctx, x: &T, w: &T, b: &Bound, g: &Geometry) -> Result<Vec<Value>> {
@@ -222,6 +255,22 @@ fn conv_padded(ctx: &Ctx, x: &T, w: &T, b: &Bound, g: &Geometry) -> Result<Vec<V
         out = out.squeeze(0)?;
     }
     Ok(vec![Value::Tensor(ctx.out(out, x.dtype)?)])
+}
+
+/// `torch.convolution(input, weight, bias, stride, padding, dilation,
+/// transposed, output_padding, groups)` and `_convolution` (the same and
+/// backend flags): the convolution or transposed convolution over the
+/// weight's spatial dims.
+fn convolution(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let n = b.tensor("weight")?.rank().saturating_sub(2);
+    if !(1..=3).contains(&n) {
+        return Err(Error::Arg(format!("convolution: a weight of rank {} (3 to 5 expected)", n + 2)));
+    }
+    if b.bool("transposed")? {
+        conv_transpose(ctx, b, n)
+    } else {
+        conv(ctx, b, n)
+    }
 }
 
 /// conv_tbc (fairseq's time-first convolution): input `[T, B, C_in]`,
@@ -300,6 +349,33 @@ pub static OPS: &[Op] = &[
         facts: &[Fact::Slicing(Slicing::Conv), Fact::Rounding(Rounding::Sums), Fact::Autocast],
     },
     Op {
+        names: &["Torch.convolution"],
+        sig: "input, weight, bias, stride, padding, dilation, transposed, output_padding, groups",
+        forward: convolution,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
+    },
+    Op {
+        names: &["Torch._convolution"],
+        sig: "input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32=True",
+        forward: convolution,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
+    },
+    Op {
+        names: &["Functional.conv3d", "Torch.conv3d"],
+        sig: "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1",
+        forward: |c, b| conv(c, b, 3),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: CONV_FACTS,
+    },
+    Op {
         names: &["Functional.conv_transpose1d", "Torch.conv_transpose1d"],
         sig: "input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1",
         forward: |c, b| conv_transpose(c, b, 1),
@@ -312,6 +388,15 @@ pub static OPS: &[Op] = &[
         names: &["Functional.conv_transpose2d", "Torch.conv_transpose2d", "MintFunctional.conv_transpose2d"],
         sig: "input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1",
         forward: |c, b| conv_transpose(c, b, 2),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: CONV_TRANSPOSE_FACTS,
+    },
+    Op {
+        names: &["Functional.conv_transpose3d", "Torch.conv_transpose3d"],
+        sig: "input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1",
+        forward: |c, b| conv_transpose(c, b, 3),
         backward: true,
         standard: Standard::Accuracy,
         random: false,

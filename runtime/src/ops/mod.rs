@@ -16,6 +16,7 @@
 mod activation;
 pub mod api_standard;
 mod arith;
+mod aten;
 mod attention_heads;
 mod batch_norm_kernel;
 mod batch_norm_parts;
@@ -525,6 +526,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(search::OPS)
         .chain(methods::OPS)
         .chain(linalg::OPS)
+        .chain(aten::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework`: the table's, or

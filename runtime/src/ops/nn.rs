@@ -237,7 +237,7 @@ fn silu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(precise(&x.t)?.silu()?, x.dtype)?)
 }
 
-fn layer_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+pub(super) fn layer_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;
     let shape = b.ints("normalized_shape")?;
     let eps = b.float("eps")?;

@@ -46,7 +46,7 @@ fn channels_input<'a>(b: &'a Bound, what: &str) -> Result<&'a T> {
 /// running ones. The running statistics are never differentiated (torch
 /// refuses them as gradient inputs; MindSpore records `None` for them) and
 /// never updated: the result does not depend on the update.
-fn batch_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+pub(super) fn batch_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let x = channels_input(b, "batch_norm")?;
     let eps = b.float("eps")?;
     let shape = channel_shape(x);
@@ -200,6 +200,16 @@ pub static OPS: &[Op] = &[
     Op {
         names: &["Functional.instance_norm"],
         sig: "input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True, momentum=0.1, eps=1e-05",
+        forward: instance_norm,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Inert(Inert { when: "use_input_stats", params: &["running_mean", "running_var"] })],
+    },
+    Op {
+        // torch.instance_norm, ATen's order of the same parameters.
+        names: &["Torch.instance_norm"],
+        sig: "input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled",
         forward: instance_norm,
         backward: true,
         standard: Standard::Accuracy,

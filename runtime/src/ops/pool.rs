@@ -566,13 +566,22 @@ pub static OPS: &[Op] = &[
     },
     Op {
         // mindspore.ops.adaptive_avg_pool2d binds and computes the same.
-        names: &["Functional.adaptive_avg_pool2d", "MintFunctional.adaptive_avg_pool2d"],
+        names: &["Functional.adaptive_avg_pool2d", "MintFunctional.adaptive_avg_pool2d", "Torch._adaptive_avg_pool2d"],
         sig: "input, output_size",
         forward: |c, b| adaptive_avg_pool(c, b, 2),
         backward: true,
         standard: Standard::Accuracy,
         random: false,
         facts: &[Fact::Slicing(Slicing::Aligned(Whole::Last(2))), Fact::Rounding(Rounding::Sums)],
+    },
+    Op {
+        names: &["Functional.adaptive_avg_pool3d"],
+        sig: "input, output_size",
+        forward: |c, b| adaptive_avg_pool(c, b, 3),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[Fact::Slicing(Slicing::Aligned(Whole::Last(3))), Fact::Rounding(Rounding::Sums)],
     },
     Op {
         // mindspore.ops.interpolate and mint's bind the same (without antialias).

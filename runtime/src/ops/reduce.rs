@@ -96,6 +96,34 @@ fn vector_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(norm_t(&x.t, b.float("ord")?, &dims, b.bool("keepdim")?)?, x.dtype)?)
 }
 
+/// `frobenius_norm(input, dim, keepdim=False)`: the 2-norm over `dim`.
+fn frobenius_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    if !x.dtype.is_float() {
+        return Err(Error::Unsupported(format!("frobenius_norm of a {} tensor", x.dtype.name())));
+    }
+    one(ctx.out(norm_t(&x.t, 2.0, &reduce_dims(b, x)?, b.bool("keepdim")?)?, x.dtype)?)
+}
+
+/// `norm_except_dim(v, pow=2, dim=0)` (weight_norm's): the `pow`-norm over
+/// every dim but `dim`, kept as size-1 dims; over all of them (a 0-d
+/// result) for `dim=-1`.
+fn norm_except_dim(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("v")?;
+    if !x.dtype.is_float() {
+        return Err(Error::Unsupported(format!("norm_except_dim of a {} tensor", x.dtype.name())));
+    }
+    let (p, d) = (b.float("pow")?, b.int("dim")?);
+    let all: Vec<usize> = (0..x.rank()).collect();
+    let out = if d == -1 {
+        norm_t(&x.t, p, &all, false)?
+    } else {
+        let keep = dim(d, x.rank())?;
+        norm_t(&x.t, p, &all.into_iter().filter(|&i| i != keep).collect::<Vec<_>>(), true)?
+    };
+    one(ctx.out(out, x.dtype)?)
+}
+
 /// Tensor.norm(p='fro', dim=None, keepdim=False, dtype=None): 'fro' is the
 /// 2-norm over the dims; a number p the vector p-norm.
 fn norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
@@ -825,6 +853,39 @@ pub static OPS: &[Op] = &[
         sig: "input, p=2.0, dim=1, eps=1e-12, out=None",
         forward: normalize,
         backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.frobenius_norm"],
+        sig: "input, dim, keepdim=False",
+        forward: frobenius_norm,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.norm_except_dim"],
+        sig: "v, pow=2, dim=0",
+        forward: norm_except_dim,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        // The deprecated `torch._aminmax(input, dim=None, keepdim=False)`, dim
+        // positional, without a derivative in torch.
+        names: &["Torch._aminmax"],
+        sig: "input, dim=None, keepdim=False",
+        forward: |c, b| {
+            let mut out = extreme(c, b, false)?;
+            out.extend(extreme(c, b, true)?);
+            Ok(out)
+        },
+        backward: false,
         standard: Standard::Accuracy,
         random: false,
         facts: &[],

@@ -129,10 +129,37 @@ fn recurrent(ctx: &Ctx, b: &Bound, cell: Cell) -> Result<Vec<Value>> {
     Ok(result)
 }
 
-/// The recurrent entries: `_VF.lstm` and `_VF.gru`'s input-tensor overloads.
+/// `torch.lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None)` (hx the
+/// hidden and cell states) and `gru_cell` (hx the hidden state): one
+/// [`step`] of a `[N, I]` input (torch's functions refuse an unbatched one;
+/// `nn.LSTMCell` adds the batch dim before calling them).
+fn cell_step(ctx: &Ctx, b: &Bound, cell: Cell) -> Result<Vec<Value>> {
+    let what = if cell == Cell::Lstm { "lstm_cell" } else { "gru_cell" };
+    let x = b.tensor("input")?;
+    if x.rank() != 2 {
+        return Err(Error::Arg(format!("{what}: expected a 2-D input (batch x feature), got {:?}", x.dims())));
+    }
+    let state = b.tensors("hx").or_else(|_| b.tensor("hx").map(|t| vec![t]))?;
+    let (h, c) = match (cell, state.as_slice()) {
+        (Cell::Lstm, [h, c]) => (&h.t, Some(&c.t)),
+        (Cell::Gru, [h]) => (&h.t, None),
+        _ => return Err(Error::Arg(format!("{what}: {} states in hx", state.len()))),
+    };
+    let (b_ih, b_hh) = (b.opt_tensor("b_ih")?, b.opt_tensor("b_hh")?);
+    let w = Weights { w_ih: &b.tensor("w_ih")?.t, w_hh: &b.tensor("w_hh")?.t, b_ih: b_ih.map(|t| &t.t), b_hh: b_hh.map(|t| &t.t) };
+    let (h, c) = step(cell, &w, &x.t, h, c)?;
+    let mut out = vec![Value::Tensor(ctx.out(h, x.dtype)?)];
+    if let Some(c) = c {
+        out.push(Value::Tensor(ctx.out(c, x.dtype)?));
+    }
+    Ok(out)
+}
+
+/// The recurrent entries: `_VF.lstm` and `_VF.gru`'s input-tensor overloads
+/// (`torch.lstm` and `torch.gru` are the same functions), and the cells.
 pub static OPS: &[Op] = &[
     Op {
-        names: &["VF.lstm"],
+        names: &["VF.lstm", "Torch.lstm"],
         sig: "input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first",
         forward: |c, b| recurrent(c, b, Cell::Lstm),
         backward: true,
@@ -141,9 +168,27 @@ pub static OPS: &[Op] = &[
         facts: &[],
     },
     Op {
-        names: &["VF.gru"],
+        names: &["VF.gru", "Torch.gru"],
         sig: "input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first",
         forward: |c, b| recurrent(c, b, Cell::Gru),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.lstm_cell"],
+        sig: "input, hx, w_ih, w_hh, b_ih=None, b_hh=None",
+        forward: |c, b| cell_step(c, b, Cell::Lstm),
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.gru_cell"],
+        sig: "input, hx, w_ih, w_hh, b_ih=None, b_hh=None",
+        forward: |c, b| cell_step(c, b, Cell::Gru),
         backward: true,
         standard: Standard::Accuracy,
         random: false,

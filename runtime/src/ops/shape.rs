@@ -957,6 +957,7 @@ pub static OPS: &[Op] = &[
             "Tensor.conj_physical",
             "Torch.conj",
             "Torch.positive",
+            "Torch.real",
         ],
         sig: "input, memory_format=None",
         forward: identity,

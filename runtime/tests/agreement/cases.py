@@ -1932,3 +1932,44 @@ case("Torch.solve_ex", _SPD, T(3, 2))
 case("Torch.solve_ex", T(2, 3, 3, low=-1.0, high=1.0), T(2, 3))  # a batch of vectors
 case("Torch.solve_ex", _SPD, T(3))
 case("Torch.solve_ex", _SPD, T(2, 3), left=False)
+# 3-D convolutions and adaptive pooling (ops/conv.rs: the depth taps' 2-D convolutions summed).
+case("Functional.conv3d", T(2, 3, 5, 6, 5), T(4, 3, 2, 3, 2), T(4))
+case("Torch.conv3d", T(1, 4, 4, 5, 5), T(4, 2, 3, 3, 3), None, 2, 1, 1, 2)  # stride, padding, groups
+case("Functional.conv3d", T(1, 2, 7, 7, 7), T(3, 2, 2, 2, 2), None, 1, 0, 2)  # dilation
+case("Functional.conv3d", T(2, 5, 4, 5), T(3, 2, 2, 2, 2), padding="same")  # unbatched
+case("Functional.conv_transpose3d", T(1, 3, 3, 4, 3), T(3, 2, 2, 2, 2), T(2), 2)
+case("Torch.conv_transpose3d", T(2, 2, 3, 3, 3), T(2, 4, 3, 3, 3), None, 1, 1)
+case("Functional.adaptive_avg_pool3d", T(2, 3, 5, 6, 7), (2, 3, 4))
+case("Functional.adaptive_avg_pool3d", T(3, 4, 4, 4), 2)
+case("Torch._adaptive_avg_pool2d", T(2, 3, 7, 6), [3, 2])
+# ATen's functions under torch (ops/aten.rs), ATen's signatures of public functions.
+# _add_relu: torch defines no derivative, so forward only; the in-place form on a copy.
+_add_relu_ = Case("Torch._add_relu_", (T(3, 4), T(4)), {}, lambda x, o, **kw: torch._add_relu_(x.clone(), o, **kw))
+CASES.append(_add_relu_)
+for _c in [case("Torch._add_relu", T(3, 4), T(4)), case("Torch._add_relu", T(3, 4), T(3, 4), alpha=2.0), _add_relu_]:
+    _c.backward = False
+for _c in [case("Torch._aminmax", T(3, 4)), case("Torch._aminmax", T(3, 4), 1), case("Torch._aminmax", T(3, 4), 0, True)]:
+    _c.backward = False  # no derivative in torch
+case("Torch._softmax_backward_data", T(3, 4), T(3, 4, low=0.0, high=1.0), 1, torch.float64)
+case("Torch.real", T(3, 4))
+case("Torch.frobenius_norm", T(2, 3, 4), [1, 2])
+case("Torch.frobenius_norm", T(2, 3, 4), [1], True)
+case("Torch.norm_except_dim", T(4, 3, 2), 2, 0)
+case("Torch.norm_except_dim", T(4, 3, 2), 3, 2)
+case("Torch.norm_except_dim", T(4, 3), 2, -1)
+case("Torch.instance_norm", T(2, 3, 5), T(3), T(3), None, None, True, 0.1, 1e-5, False)
+case("Torch.instance_norm", T(2, 3, 5), None, None, T(3), T(3, low=0.5), False, 0.1, 1e-5, False).constant(3, 4)
+case("Torch.lstm", T(2, 3, 5), [T(1, 2, 3), T(1, 2, 3)], [T(12, 5), T(12, 3), T(12), T(12)], True, 1, 0.0, False, False, True)
+case("Torch.gru", T(5, 2, 3), T(1, 2, 4), [T(12, 3), T(12, 4), T(12), T(12)], True, 1, 0.0, False, False, False)
+case("Torch.lstm_cell", T(3, 5), [T(3, 4), T(3, 4)], T(16, 5), T(16, 4), T(16), T(16))
+case("Torch.lstm_cell", T(2, 5), [T(2, 4), T(2, 4)], T(16, 5), T(16, 4))  # no biases
+case("Torch.gru_cell", T(3, 5), T(3, 4), T(12, 5), T(12, 4), T(12), T(12))
+case("Torch.convolution", T(2, 3, 7, 6), T(4, 3, 3, 3), T(4), [1, 1], [1, 0], [1, 1], False, [0, 0], 1)
+case("Torch.convolution", T(2, 4, 5, 5), T(4, 2, 3, 3), None, [2, 2], [1, 1], [1, 1], True, [1, 1], 1)  # transposed
+case("Torch._convolution", T(2, 3, 9), T(4, 3, 3), T(4), [2], [1], [1], False, [0], 1, False, False, True, True)
+case("Torch.native_layer_norm", T(2, 3, 4), [4], T(4), T(4), 1e-5)
+case("Torch.native_layer_norm", T(2, 3, 4), [3, 4], None, None, 1e-5)
+case("Torch.native_group_norm", T(2, 6, 5), T(6), T(6), 2, 6, 5, 3, 1e-5)
+case("Torch.native_group_norm", T(2, 4, 3, 3), None, None, 2, 4, 9, 2, 1e-5)
+case("Torch.native_batch_norm", T(4, 3, 5), T(3), T(3), None, None, True, 0.1, 1e-5)
+case("Torch.native_batch_norm", T(4, 3, 5), T(3), T(3), T(3), T(3, low=0.5), False, 0.1, 1e-3).constant(3, 4)
