@@ -52,12 +52,14 @@ mod norm;
 mod npu_attention;
 mod npu_fused;
 mod npu_misc;
+mod order_stats;
 mod pool;
 mod pool_kernel;
 mod rearrange;
 pub mod reasons;
 mod reduce;
 mod rnn;
+mod scatter;
 mod search;
 mod shape;
 mod slicing;
@@ -527,6 +529,8 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(methods::OPS)
         .chain(linalg::OPS)
         .chain(aten::OPS)
+        .chain(order_stats::OPS)
+        .chain(scatter::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework`: the table's, or
