@@ -48,6 +48,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/chain.rs",
     "src/ops/compare.rs",
     "src/ops/conv.rs",
+    "src/ops/covariance.rs",
     "src/ops/create.rs",
     "src/ops/derive.rs",
     "src/ops/diag.rs",

@@ -59,10 +59,10 @@ impl CustomOp1 for Pointwise {
 }
 
 /// `f(a, b)` pointwise with its partial derivatives.
-struct Pointwise2 {
-    f: fn(f64, f64) -> f64,
-    da: Option<fn(f64, f64) -> f64>,
-    db: Option<fn(f64, f64) -> f64>,
+pub(super) struct Pointwise2 {
+    pub(super) f: fn(f64, f64) -> f64,
+    pub(super) da: Option<fn(f64, f64) -> f64>,
+    pub(super) db: Option<fn(f64, f64) -> f64>,
 }
 
 impl CustomOp2 for Pointwise2 {
@@ -124,7 +124,7 @@ fn predicate(ctx: &Ctx, b: &Bound, f: fn(f64) -> bool) -> Result<Vec<Value>> {
 }
 
 /// A binary function of a float result, broadcast, with promotion.
-fn binary(ctx: &Ctx, b: &Bound, op: Pointwise2) -> Result<Vec<Value>> {
+pub(super) fn binary(ctx: &Ctx, b: &Bound, op: Pointwise2) -> Result<Vec<Value>> {
     let (a, o) = (b.value("input"), b.value("other"));
     let dtype = float_of(result_type(&[a, o])?);
     let (x, y) = broadcast2(&operand(ctx, a, dtype)?, &operand(ctx, o, dtype)?)?;

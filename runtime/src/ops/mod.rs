@@ -27,6 +27,7 @@ pub mod chain;
 mod compare;
 mod conv;
 mod conv_kernel;
+mod covariance;
 mod create;
 pub mod derive;
 mod diag;
@@ -531,6 +532,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(aten::OPS)
         .chain(order_stats::OPS)
         .chain(scatter::OPS)
+        .chain(covariance::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework`: the table's, or

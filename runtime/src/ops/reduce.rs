@@ -124,6 +124,25 @@ fn norm_except_dim(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(out, x.dtype)?)
 }
 
+/// `renorm(input, p, dim, maxnorm)`: each slice along `dim` whose p-norm
+/// (over the other dims) exceeds `maxnorm` scaled by `maxnorm / (norm +
+/// 1e-7)`, the others kept; differentiated through the norm, as torch's.
+fn renorm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    if !x.dtype.is_float() {
+        return Err(Error::Arg(format!("renorm: a floating point input expected, got {}", x.dtype.name())));
+    }
+    let (p, maxnorm) = (b.float("p")?, b.float("maxnorm")?);
+    if p <= 0.0 || maxnorm < 0.0 {
+        return Err(Error::Arg(format!("renorm: p = {p} must be positive and maxnorm = {maxnorm} non-negative")));
+    }
+    let keep = dim(b.int("dim")?, x.rank().max(1))?;
+    let others: Vec<usize> = (0..x.rank()).filter(|&i| i != keep).collect();
+    let norm = norm_t(&x.t, p, &others, true)?;
+    let factor = norm.gt(maxnorm)?.where_cond(&((&norm + 1e-7)?.recip()? * maxnorm)?, &norm.ones_like()?)?;
+    one(ctx.out(x.t.broadcast_mul(&factor)?, x.dtype)?)
+}
+
 /// Tensor.norm(p='fro', dim=None, keepdim=False, dtype=None): 'fro' is the
 /// 2-norm over the dims; a number p the vector p-norm.
 fn norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
@@ -857,6 +876,7 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[],
     },
+    Op { names: &["Torch.renorm"], sig: "input, p, dim, maxnorm", forward: renorm, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
     Op {
         names: &["Torch.frobenius_norm"],
         sig: "input, dim, keepdim=False",

@@ -1,13 +1,13 @@
 //! Special functions (`torch.lgamma`, `digamma`, `polygamma`, `mvlgamma`,
-//! `erfinv`, `i0`, `angle` of a real tensor) in float64 with their
-//! derivatives, as torch defines them at their poles and edges
+//! `erfinv`, `i0`, `angle` of a real tensor, `igamma`, `igammac`) in
+//! float64 with their derivatives, as torch defines them at their poles and edges
 //! (`digamma(0)` is `-inf`, `digamma(-0.0)` `inf`, a negative integer NaN;
 //! `erfinv(±1)` is `±inf`). One name each (`Torch.X`): the method and
 //! in-place forms are derived ([`super::derive`]).
 
 use candle_core::{CpuStorage, CustomOp1, Layout, Shape, Tensor};
 
-use super::math::{smooth, stepwise, store, values, Pointwise};
+use super::math::{binary, smooth, stepwise, store, values, Pointwise, Pointwise2};
 use super::{float_of, one, Op};
 use crate::bind::Bound;
 use crate::ctx::{operand, Ctx};
@@ -147,6 +147,72 @@ impl CustomOp1 for Polygamma {
     }
 }
 
+/// The regularized lower incomplete gamma function P(a, x) (`igamma`),
+/// or its complement Q(a, x) = 1 - P (`igammac`) when `upper`: the series
+/// below `x = a + 1`, the continued fraction (modified Lentz) above, each
+/// summed to float64's roundoff; torch's values at the edges (NaN for a
+/// negative argument, `a = 0` as the limit for `x > 0`, infinities).
+fn incomplete_gamma(a: f64, x: f64, upper: bool) -> f64 {
+    let flip = |lower: f64| if upper { 1.0 - lower } else { lower };
+    if x.is_nan() || a.is_nan() || x < 0.0 || a < 0.0 {
+        return f64::NAN;
+    }
+    if a == 0.0 {
+        return if x > 0.0 { flip(1.0) } else { f64::NAN };
+    }
+    if x == 0.0 {
+        return flip(0.0);
+    }
+    if a.is_infinite() {
+        return if x.is_infinite() { f64::NAN } else { flip(0.0) };
+    }
+    if x.is_infinite() {
+        return flip(1.0);
+    }
+    let log_prefactor = a * x.ln() - x - libm::lgamma(a);
+    if x < a + 1.0 {
+        // P = e^{-x} x^a / Γ(a + 1) · Σ x^n / ((a + 1)…(a + n)).
+        let (mut term, mut sum, mut n) = (1.0 / a, 1.0 / a, a);
+        while term.abs() > sum.abs() * f64::EPSILON / 4.0 {
+            n += 1.0;
+            term *= x / n;
+            sum += term;
+        }
+        flip(sum * log_prefactor.exp())
+    } else {
+        // Q = e^{-x} x^a / Γ(a) · 1/(x + 1 - a - 1·(1 - a)/(x + 3 - a - ...)).
+        let tiny = 1e-300;
+        let mut b = x + 1.0 - a;
+        let (mut c, mut d) = (1.0 / tiny, 1.0 / b);
+        let mut h = d;
+        for i in 1..10_000 {
+            let an = -(i as f64) * (i as f64 - a);
+            b += 2.0;
+            d = an * d + b;
+            d = if d.abs() < tiny { tiny } else { d };
+            c = b + an / c;
+            c = if c.abs() < tiny { tiny } else { c };
+            d = 1.0 / d;
+            let delta = d * c;
+            h *= delta;
+            if (delta - 1.0).abs() < f64::EPSILON / 4.0 {
+                break;
+            }
+        }
+        let q = log_prefactor.exp() * h;
+        if upper {
+            q
+        } else {
+            1.0 - q
+        }
+    }
+}
+
+/// ∂P(a, x)/∂x = e^{-x} x^{a-1} / Γ(a), the only derivative torch defines.
+fn igamma_dx(a: f64, x: f64) -> f64 {
+    ((a - 1.0) * x.ln() - x - libm::lgamma(a)).exp()
+}
+
 /// The input as a float operand (integers promote to float32), contiguous.
 fn float_input(ctx: &Ctx, b: &Bound) -> Result<(Tensor, crate::dtype::TDType)> {
     let dtype = float_of(b.tensor("input")?.dtype);
@@ -200,6 +266,10 @@ fn angle(x: f64) -> f64 {
 
 /// The special-function entries.
 pub static OPS: &[Op] = &[
+    smooth(&["Torch.igamma"], "input, other", |c, b| binary(c, b, Pointwise2 { f: |a, x| incomplete_gamma(a, x, false), da: None, db: Some(igamma_dx) })),
+    smooth(&["Torch.igammac"], "input, other", |c, b| {
+        binary(c, b, Pointwise2 { f: |a, x| incomplete_gamma(a, x, true), da: None, db: Some(|a, x| -igamma_dx(a, x)) })
+    }),
     smooth(&["Torch.lgamma"], "input", |c, b| pointwise(c, b, libm::lgamma, digamma)),
     smooth(&["Torch.digamma"], "input", |c, b| pointwise(c, b, digamma, |x| polygamma_n(1, x))),
     smooth(&["Torch.polygamma"], "n, input", polygamma),

@@ -240,6 +240,8 @@ class DerivedCase(Case):
         self.derived_framework = derivation["framework"]
         self.reference_framework = "torch" if reference is None else "mindspore"
         self.constants = set(base.constants)
+        # A base case run forward only stays so under every spelling.
+        self.backward = self.backward and base.backward
         if derivation["in_place"]:
             method = self.reference
             self.reference = lambda x, *args, **kwargs: method(x.clone(), *args, **kwargs)
@@ -2013,3 +2015,19 @@ case("Torch.put", T(3, 4), V([1, 1, 2], "int64"), T(3), True)
 case("Tensor.fill_diagonal_", T(3, 4), 2.5)
 case("Tensor.fill_diagonal_", T(7, 3), 1.0, True)
 case("Tensor.fill_diagonal_", T(3, 3, 3), -1.0)
+# renorm, cov, corrcoef.
+case("Torch.renorm", T(4, 3), 2, 0, 1.0)
+case("Torch.renorm", T(2, 3, 4), 1.5, 1, 2.0)
+case("Torch.renorm", T(3, 5), 3, -1, 100.0)  # nothing above maxnorm
+case("Torch.cov", T(3, 6))
+case("Torch.cov", T(6), correction=0)
+case("Torch.cov", T(2, 5), fweights=V([1, 2, 1, 3, 1], "int64"), aweights=T(5, low=0.1, high=1.0)).constant("aweights")
+case("Torch.cov", T(3, 4), aweights=T(4, low=0.1, high=1.0), correction=2).constant("aweights")
+case("Torch.corrcoef", T(3, 6))
+case("Torch.corrcoef", T(5)).backward = False  # 1: its gradient is zero, torch's c/c rounding noise
+# igamma / igammac: torch differentiates the second argument only.
+case("Torch.igamma", T(3, 4, low=0.1, high=6.0), T(3, 4, low=0.0, high=9.0)).constant(0)
+case("Torch.igamma", T(3, 1, low=0.5, high=30.0), T(4, low=10.0, high=40.0)).constant(0)  # broadcast, the continued fraction
+case("Torch.igamma", V([0.0, 1.0, 2.0, 0.5, 3.0]), V([1.0, 0.0, float("inf"), 0.3, 1e-3])).constant(0)
+case("Torch.igammac", T(3, 4, low=0.1, high=6.0), T(3, 4, low=0.0, high=9.0)).constant(0)
+case("Torch.igammac", V([0.0, 1.0, 2.0, 100.0]), V([2.0, 0.0, float("inf"), 90.0])).constant(0)
