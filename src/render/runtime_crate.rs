@@ -62,6 +62,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/fold.rs",
     "src/ops/gemm_into.rs",
     "src/ops/grid.rs",
+    "src/ops/pool3d.rs",
     "src/ops/pool_kernel.rs",
     "src/ops/aten.rs",
     "src/ops/attention_heads.rs",

@@ -55,6 +55,7 @@ mod npu_fused;
 mod npu_misc;
 mod order_stats;
 mod pool;
+mod pool3d;
 mod pool_kernel;
 mod rearrange;
 pub mod reasons;
@@ -533,6 +534,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(order_stats::OPS)
         .chain(scatter::OPS)
         .chain(covariance::OPS)
+        .chain(pool3d::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework`: the table's, or
