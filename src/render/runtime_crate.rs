@@ -103,6 +103,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/shape.rs",
     "src/ops/slicing.rs",
     "src/ops/special.rs",
+    "src/ops/syncbn.rs",
     "src/ops/vector.rs",
     "src/ops/windows.rs",
     "src/prefix.rs",

@@ -66,6 +66,7 @@ mod search;
 mod shape;
 mod slicing;
 mod special;
+mod syncbn;
 mod vector;
 mod windows;
 
@@ -535,6 +536,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(scatter::OPS)
         .chain(covariance::OPS)
         .chain(pool3d::OPS)
+        .chain(syncbn::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework`: the table's, or

@@ -2053,3 +2053,64 @@ case("Functional.max_unpool1d", T(2, 3), V([[0, 3, 4], [1, 2, 5]], "int64"), 2)
 case("Functional.max_unpool2d", T(1, 1, 2, 2), V([[[[0, 3], [9, 14]]]], "int64"), 2)
 case("Functional.max_unpool2d", T(1, 1, 2, 2), V([[[[0, 3], [9, 24]]]], "int64"), 2, output_size=[5, 5])
 case("Functional.max_unpool3d", T(1, 1, 1, 1, 2), V([[[[[1, 6]]]]], "int64"), 2)
+# SyncBatchNorm's kernels (ops/syncbn.rs): CUDA-only in torch except update_stats, so their
+# references are torch compositions of the CUDA kernels' formulas; forward only (SyncBatchNorm
+# calls them inside its own autograd function).
+_CH = [1, -1, 1]
+
+
+def _bn_stats(x, eps):
+    dims = [0] + list(range(2, x.dim()))
+    return x.mean(dims), 1 / torch.sqrt(x.var(dims, unbiased=False) + eps)
+
+
+def _bn_gather(x, mean, invstd, running_mean, running_var, momentum, eps, counts):
+    n = counts.to(mean.dtype).unsqueeze(1)
+    m = (mean * n).sum(0) / n.sum()
+    var = ((1 / invstd**2 - eps + (mean - m) ** 2) * n).sum(0) / n.sum()
+    return m, 1 / torch.sqrt(var + eps)
+
+
+def _bn_gather_equal(x, mean, invstd, running_mean, running_var, momentum, eps, count):
+    counts = torch.full((mean.shape[0],), float(count), dtype=mean.dtype)
+    return _bn_gather(x, mean, invstd, running_mean, running_var, momentum, eps, counts)
+
+
+def _bn_elemt(x, weight, bias, mean, invstd, eps):
+    y = (x - mean.view(_CH)) * invstd.view(_CH)
+    y = y if weight is None else y * weight.view(_CH)
+    return y if bias is None else y + bias.view(_CH)
+
+
+def _bn_backward_reduce(g, x, mean, invstd, weight, input_g, weight_g, bias_g):
+    sum_dy, sum_dy_xmu = g.sum((0, 2)), (g * (x - mean.view(_CH))).sum((0, 2))
+    return (sum_dy if input_g else None, sum_dy_xmu if input_g else None,
+            sum_dy_xmu * invstd if weight_g else None, sum_dy if bias_g else None)
+
+
+def _bn_backward_elemt(g, x, mean, invstd, weight, sum_dy, sum_dy_xmu, count):
+    n = count.sum().to(g.dtype)
+    f1 = invstd**2 * sum_dy_xmu / n
+    f2 = invstd if weight is None else invstd * weight
+    return (g - (sum_dy / n).view(_CH) - (x - mean.view(_CH)) * f1.view(_CH)) * f2.view(_CH)
+
+
+for _c in [
+    Case("Torch.batch_norm_stats", (T(4, 3, 5), 1e-5), {}, _bn_stats),
+    case("Torch.batch_norm_update_stats", T(4, 3, 5), None, None, 0.1),
+    Case("Torch.batch_norm_gather_stats_with_counts",
+         (T(4, 3, 5), T(2, 3), T(2, 3, low=0.5, high=2.0), None, None, 0.1, 1e-5, V([20.0, 12.0])), {}, _bn_gather),
+    Case("Torch.batch_norm_gather_stats",
+         (T(4, 3, 5), T(3, 3), T(3, 3, low=0.5, high=2.0), None, None, 0.1, 1e-5, 20), {}, _bn_gather_equal),
+    Case("Torch.batch_norm_elemt", (T(4, 3, 5), T(3), T(3), T(3), T(3, low=0.5, high=2.0), 1e-5), {}, _bn_elemt),
+    Case("Torch.batch_norm_elemt", (T(4, 3, 5), None, None, T(3), T(3, low=0.5, high=2.0), 1e-5), {}, _bn_elemt),
+    Case("Torch.batch_norm_backward_reduce", (T(4, 3, 5), T(4, 3, 5), T(3), T(3, low=0.5, high=2.0), T(3), True, True, True), {},
+         _bn_backward_reduce),
+    Case("Torch.batch_norm_backward_reduce", (T(4, 3, 5), T(4, 3, 5), T(3), T(3, low=0.5, high=2.0), None, True, False, False), {},
+         _bn_backward_reduce),
+    Case("Torch.batch_norm_backward_elemt",
+         (T(4, 3, 5), T(4, 3, 5), T(3), T(3, low=0.5, high=2.0), T(3), T(3), T(3), V([12, 8], "int32")), {}, _bn_backward_elemt),
+]:
+    if _c not in CASES:
+        CASES.append(_c)
+    _c.backward = False
