@@ -59,6 +59,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/batch_norm_parts.rs",
     "src/ops/bias_kernel.rs",
     "src/ops/conv_kernel.rs",
+    "src/ops/factor.rs",
     "src/ops/fold.rs",
     "src/ops/gemm_into.rs",
     "src/ops/grid.rs",

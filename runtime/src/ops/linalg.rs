@@ -171,7 +171,7 @@ impl CustomOp1 for Of {
 }
 
 /// The float `[.., n, n]` operand named `name`, contiguous, and its dtype.
-fn square(ctx: &Ctx, b: &Bound, name: &str, what: &str) -> Result<(Tensor, TDType)> {
+pub(super) fn square(ctx: &Ctx, b: &Bound, name: &str, what: &str) -> Result<(Tensor, TDType)> {
     let x = b.tensor(name)?;
     if !x.dtype.is_float() {
         return Err(Error::Arg(format!("{what}: expected a floating point tensor as input, got {}", x.dtype.name())));
@@ -194,7 +194,7 @@ fn first_singular(x: &Tensor) -> Result<Option<usize>> {
 }
 
 /// A⁻¹, or the input error torch raises for a singular matrix.
-fn inverse_of(x: &Tensor, what: &str) -> Result<Tensor> {
+pub(super) fn inverse_of(x: &Tensor, what: &str) -> Result<Tensor> {
     if let Some(i) = first_singular(x)? {
         return Err(Error::Arg(format!("{what}: matrix {i} of the batch is singular, so it has no inverse (torch raises here)")));
     }
@@ -230,7 +230,7 @@ fn inverse(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 }
 
 /// The int32 `info` of the `_ex` forms: zeros (a singular matrix is an input error before).
-fn info(ctx: &Ctx, x: &Tensor) -> Result<Value> {
+pub(super) fn info(ctx: &Ctx, x: &Tensor) -> Result<Value> {
     let batch = &x.dims()[..x.rank() - 2];
     Ok(Value::Tensor(ctx.out(Tensor::zeros(batch, DType::F64, x.device())?, TDType::I32)?))
 }

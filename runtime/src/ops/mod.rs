@@ -33,6 +33,7 @@ pub mod derive;
 mod diag;
 mod distance;
 mod einsum;
+mod factor;
 mod fold;
 mod fused;
 mod gemm_into;
@@ -537,6 +538,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(covariance::OPS)
         .chain(pool3d::OPS)
         .chain(syncbn::OPS)
+        .chain(factor::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework`: the table's, or

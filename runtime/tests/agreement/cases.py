@@ -104,6 +104,7 @@ SPECIAL = {
     "Torch.inv": torch.linalg.inv,
     "Torch.inv_ex": torch.linalg.inv_ex,
     "Torch.solve_ex": torch.linalg.solve_ex,
+    "Torch.cholesky_ex": torch.linalg.cholesky_ex,
     "Torch.gelu": F.gelu,
     "Torch.silu": F.silu,
     "Mint.gelu": F.gelu,
@@ -2114,3 +2115,20 @@ for _c in [
     if _c not in CASES:
         CASES.append(_c)
     _c.backward = False
+# Triangular factors (ops/factor.rs).
+_SPD4 = V([[5.0, 1.0, 0.5, 0.2], [1.0, 4.0, 0.3, 0.1], [0.5, 0.3, 3.0, 0.4], [0.2, 0.1, 0.4, 2.0]])
+case("Torch.cholesky_ex", _SPD4)
+case("Torch.cholesky_ex", _SPD4, upper=True)
+case("Torch.cholesky_inverse", V([[2.0, 0.0, 0.0], [0.5, 1.5, 0.0], [0.3, -0.2, 1.2]]))
+case("Torch.cholesky_inverse", V([[2.0, 0.5, 0.3], [0.0, 1.5, -0.2], [0.0, 0.0, 1.2]]), True)
+case("Torch.cholesky_solve", T(3, 2), V([[2.0, 0.0, 0.0], [0.5, 1.5, 0.0], [0.3, -0.2, 1.2]]))
+case("Torch.triangular_solve", T(3, 2), V([[2.0, 0.4, -0.3], [0.7, 1.5, 0.2], [0.3, -0.2, 1.2]]))
+case("Torch.triangular_solve", T(2, 3, 2), T(2, 3, 3, low=0.5, high=1.5), False, True)  # lower, transposed
+case("Torch.triangular_solve", T(3, 1), V([[2.0, 0.4, -0.3], [0.7, 1.5, 0.2], [0.3, -0.2, 1.2]]), unitriangular=True)
+case("Torch.lu_unpack", T(3, 3), V([2, 3, 3], "int32"))
+case("Torch.lu_unpack", T(2, 4, 3), V([[4, 2, 3], [1, 3, 3]], "int32"))
+case("Torch.lu_unpack", T(3, 4), V([3, 2, 3], "int32"), unpack_pivots=False)
+case("Torch.lu_solve", T(3, 2), V([[2.0, 0.4, -0.3], [0.3, 1.5, 0.2], [0.1, -0.2, 1.2]]), V([2, 2, 3], "int32"))
+case("Torch.matrix_exp", T(3, 3))
+case("Torch.matrix_exp", T(2, 4, 4, low=-3.0, high=3.0))
+case("Torch.matrix_exp", V([[0.0, 0.0], [0.0, 0.0]]))
