@@ -104,6 +104,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/shape.rs",
     "src/ops/slicing.rs",
     "src/ops/special.rs",
+    "src/ops/svd.rs",
     "src/ops/syncbn.rs",
     "src/ops/vector.rs",
     "src/ops/windows.rs",

@@ -93,8 +93,10 @@ const ALIASES: &[(&str, &str)] = &[
 ];
 
 /// Method forms that are not the torch function of the same name:
-/// `Tensor.where(condition, y)` is `torch.where(condition, self, y)`.
-const OTHER_FUNCTIONS: &[&str] = &["where"];
+/// `Tensor.where(condition, y)` is `torch.where(condition, self, y)`;
+/// `Tensor.lu` is the old `torch.lu` (packed factor and pivots), while
+/// `Torch.lu` is what msprobe records for `linalg.lu` (P, L, U).
+const OTHER_FUNCTIONS: &[&str] = &["where", "lu"];
 
 /// MindSpore's prefixes whose APIs are torch's (`mindspore.mint.X` is
 /// `torch.X`, `mint.nn.functional.X` is `torch.nn.functional.X`), and the

@@ -1,9 +1,12 @@
 //! Triangular factors and what is built on them, float64 over a batch of
 //! matrices: `linalg.cholesky_ex` (dumped `Torch.cholesky_ex`; torch 2.x
-//! removed `torch.cholesky`),
-//! `cholesky_inverse`, `cholesky_solve`, `triangular_solve`, `lu_unpack`,
-//! `lu_solve`, `matrix_exp`. The Cholesky factor is computed row by row with
-//! torch's gradient (`L⁻ᴴ·Φ(Lᴴ·gL)·L⁻¹`, Φ the lower triangle symmetrized);
+//! removed `torch.cholesky`), `cholesky_inverse`, `cholesky_solve`,
+//! `triangular_solve`, `linalg.lu_factor`, `lu_factor_ex` and `lu` (square,
+//! pivoted as LAPACK's getrf, with torch's gradient), `lu_unpack`,
+//! `lu_solve`, `matrix_exp`, and
+//! Householder reflectors (`linalg.householder_product`, `orgqr`,
+//! `ormqr`). The Cholesky factor is computed row by row with torch's
+//! gradient (`L⁻ᴴ·Φ(Lᴴ·gL)·L⁻¹`, Φ the lower triangle symmetrized);
 //! the rest are compositions of masks, products and [`super::linalg`]'s
 //! inverse, so their gradients are autograd's. `matrix_exp` is the Taylor
 //! series of `A/2^s` (‖A/2^s‖₁ ≤ 1/2, 18 terms: below float64's roundoff)
@@ -11,7 +14,7 @@
 
 use candle_core::{CpuStorage, CustomOp1, DType, Layout, Shape, Tensor};
 
-use super::linalg::{info, inverse_of, square};
+use super::linalg::{info, inverse_of, square, Lu};
 use super::math::{store, values};
 use super::{Op, Standard};
 use crate::bind::Bound;
@@ -220,6 +223,167 @@ fn lu_solve(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     Ok(vec![Value::Tensor(ctx.out(inverse_of(&a, "lu_solve")?.broadcast_matmul(&rhs)?, dtype)?)])
 }
 
+/// `Q = H₁·…·H_k` of the reflectors `Hᵢ = I - τᵢ·vᵢ·vᵢᵀ` packed in `a`
+/// (`[.., m, n]`: vᵢ is column i below the diagonal, 1 on it), applied to
+/// `c` (`[.., m, p]`) from the left: `H₁(H₂(…(H_k·c)))`.
+fn reflect(a: &Tensor, tau: &Tensor, c: &Tensor) -> Result<Tensor> {
+    let r = a.rank();
+    let (m, n) = (a.dims()[r - 2], a.dims()[r - 1]);
+    let k = tau.dims()[tau.rank() - 1];
+    if k > n || n > m {
+        return Err(Error::Arg(format!("householder_product: {k} reflectors for a {m}x{n} input (k <= n <= m)")));
+    }
+    let strict: Vec<f64> = (0..m * n).map(|i| f64::from(u8::from(i % n < i / n))).collect();
+    let strict = Tensor::from_vec(strict, (m, n), a.device())?.to_dtype(a.dtype())?;
+    let v = a.broadcast_mul(&strict)?.broadcast_add(&Tensor::eye(m, a.dtype(), a.device())?.narrow(1, 0, n)?)?;
+    let mut q = c.clone();
+    for i in (0..k).rev() {
+        let vi = v.narrow(r - 1, i, 1)?.contiguous()?;
+        let ti = tau.narrow(tau.rank() - 1, i, 1)?.unsqueeze(tau.rank())?;
+        let proj = vi.t()?.contiguous()?.broadcast_matmul(&q)?;
+        q = q.broadcast_sub(&vi.broadcast_mul(&ti)?.broadcast_matmul(&proj)?)?;
+    }
+    Ok(q)
+}
+
+/// `linalg.householder_product(A, tau)` (`orgqr`): the first n columns of Q.
+fn householder_product(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    if !x.dtype.is_float() || x.rank() < 2 {
+        return Err(Error::Arg(format!("householder_product: a floating point [.., m, n] input expected, got {} {:?}", x.dtype.name(), x.dims())));
+    }
+    let a = operand(ctx, b.value("input"), x.dtype)?.contiguous()?;
+    let tau = operand(ctx, b.value("tau"), x.dtype)?;
+    let r = a.rank();
+    let (m, n) = (a.dims()[r - 2], a.dims()[r - 1]);
+    let eye = Tensor::eye(m, a.dtype(), a.device())?.narrow(1, 0, n)?.contiguous()?;
+    Ok(vec![Value::Tensor(ctx.out(reflect(&a, &tau, &eye)?, x.dtype)?)])
+}
+
+/// `ormqr(input, tau, other, left=True, transpose=False)`: `op(Q)·C` or
+/// `C·op(Q)`, Q the whole m×m product of the reflectors.
+fn ormqr(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    if !x.dtype.is_float() || x.rank() < 2 {
+        return Err(Error::Arg(format!("ormqr: a floating point [.., m, n] input expected, got {} {:?}", x.dtype.name(), x.dims())));
+    }
+    let a = operand(ctx, b.value("input"), x.dtype)?.contiguous()?;
+    let (tau, c) = (operand(ctx, b.value("tau"), x.dtype)?, operand(ctx, b.value("other"), x.dtype)?.contiguous()?);
+    let m = a.dims()[a.rank() - 2];
+    let q = reflect(&a, &tau, &Tensor::eye(m, a.dtype(), a.device())?)?;
+    let q = if b.bool("transpose")? { q.t()?.contiguous()? } else { q };
+    let out = if b.bool("left")? { q.broadcast_matmul(&c)? } else { c.broadcast_matmul(&q)? };
+    Ok(vec![Value::Tensor(ctx.out(out, x.dtype)?)])
+}
+
+/// The packed LU factor of each square matrix (LAPACK's getrf), with
+/// torch's gradient `P·L⁻ᴴ·(tril(Lᴴ·gL, -1) + triu(gU·Uᴴ))·U⁻ᴴ`.
+struct LuFactor;
+
+impl CustomOp1 for LuFactor {
+    fn name(&self) -> &'static str {
+        "lu_factor"
+    }
+
+    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let n = *layout.shape().dims().last().unwrap_or(&0);
+        let v = values(storage, layout)?;
+        let out: Vec<f64> = v.chunks((n * n).max(1)).filter(|_| n > 0).flat_map(|m| Lu::of(m, n).lu).collect();
+        Ok((store(storage, out), layout.shape().clone()))
+    }
+
+    fn bwd(&self, arg: &Tensor, lu: &Tensor, g: &Tensor) -> candle_core::Result<Option<Tensor>> {
+        let fail = |e: Error| candle_core::Error::Msg(e.to_string());
+        let n = *lu.dims().last().unwrap_or(&0);
+        let (strict, lower) = (tril_mask(n, true, lu).map_err(fail)?, tril_mask(n, false, lu).map_err(fail)?);
+        let upper = (lower.ones_like()? - &strict)?;
+        let eye = Tensor::eye(n, lu.dtype(), lu.device())?;
+        let l = lu.broadcast_mul(&strict)?.broadcast_add(&eye)?;
+        let u = lu.broadcast_mul(&upper)?;
+        let (gl, gu) = (g.broadcast_mul(&strict)?, g.broadcast_mul(&upper)?);
+        let phi = (l.t()?.contiguous()?.matmul(&gl.contiguous()?)?.broadcast_mul(&strict)?
+            + gu.contiguous()?.matmul(&u.t()?.contiguous()?)?.broadcast_mul(&upper)?)?;
+        let (l_inv, u_inv) = (inverse_of(&l.contiguous()?, "lu_factor").map_err(fail)?, inverse_of(&u.contiguous()?, "lu_factor").map_err(fail)?);
+        let inner = l_inv.t()?.contiguous()?.matmul(&phi)?.matmul(&u_inv.t()?.contiguous()?)?;
+        let p = permutations_of(arg).map_err(fail)?;
+        Ok(Some(p.matmul(&inner)?))
+    }
+}
+
+/// The permutation matrices `P` (A = P·L·U) of each square matrix of `a`.
+fn permutations_of(a: &Tensor) -> Result<Tensor> {
+    let n = *a.dims().last().unwrap_or(&0);
+    let v = a.to_dtype(DType::F64)?.flatten_all()?.to_vec1::<f64>()?;
+    let pivots: Vec<f64> = v.chunks((n * n).max(1)).filter(|_| n > 0).flat_map(|m| Lu::of(m, n).swaps.into_iter().map(|p| (p + 1) as f64)).collect();
+    Ok(permutations(&pivots, n, n, a)?.reshape(a.dims())?)
+}
+
+/// The square batch, its packed factor (differentiable) and LAPACK's
+/// 1-based int32 pivots; `pivot=False` (CUDA's unpivoted LU) and
+/// rectangular matrices are `skip`s.
+fn lu_parts(ctx: &Ctx, b: &Bound, name: &str, what: &str) -> Result<(Tensor, crate::dtype::TDType, Tensor, Value)> {
+    let x = b.tensor(name)?;
+    if x.rank() >= 2 && x.dims()[x.rank() - 1] != x.dims()[x.rank() - 2] {
+        return Err(Error::Unsupported(format!("{what} of a rectangular matrix {:?} is not replayed", x.dims())));
+    }
+    if !b.bool("pivot")? {
+        return Err(Error::Unsupported(format!("{what} without pivoting (CUDA's) is not replayed")));
+    }
+    let (a, dtype) = square(ctx, b, name, what)?;
+    let n = a.dims()[a.rank() - 1];
+    let v = a.to_dtype(DType::F64)?.flatten_all()?.to_vec1::<f64>()?;
+    let pivots: Vec<f64> = v.chunks((n * n).max(1)).filter(|_| n > 0).flat_map(|m| Lu::of(m, n).swaps.into_iter().map(|p| (p + 1) as f64)).collect();
+    let pivot_shape = [&a.dims()[..a.rank() - 2], &[n]].concat();
+    let pivots = Value::Tensor(ctx.out(Tensor::from_vec(pivots, pivot_shape, a.device())?, crate::dtype::TDType::I32)?);
+    let lu = a.apply_op1(LuFactor)?;
+    Ok((a, dtype, lu, pivots))
+}
+
+/// `linalg.lu_factor(A, *, pivot=True)`: the packed factor and the pivots.
+fn lu_factor(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (_, dtype, lu, pivots) = lu_parts(ctx, b, "A", "lu_factor")?;
+    Ok(vec![Value::Tensor(ctx.out(lu, dtype)?), pivots])
+}
+
+/// `linalg.lu_factor_ex(A, *, pivot=True, check_errors=False)`: and `info`,
+/// the 1-based first zero pivot of each matrix (0 where there is none).
+fn lu_factor_ex(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    lu_with_info(ctx, b, "A", "lu_factor_ex")
+}
+
+/// The packed factor, the pivots and `info`.
+fn lu_with_info(ctx: &Ctx, b: &Bound, name: &str, what: &str) -> Result<Vec<Value>> {
+    let (a, dtype, lu, pivots) = lu_parts(ctx, b, name, what)?;
+    let n = a.dims()[a.rank() - 1];
+    let packed = lu.to_dtype(DType::F64)?.flatten_all()?.to_vec1::<f64>()?;
+    let infos: Vec<f64> =
+        packed.chunks((n * n).max(1)).filter(|_| n > 0).map(|m| (0..n).find(|&k| m[k * n + k] == 0.0).map_or(0.0, |k| (k + 1) as f64)).collect();
+    let batch = &a.dims()[..a.rank() - 2];
+    let info = Value::Tensor(ctx.out(Tensor::from_vec(infos, batch, a.device())?, crate::dtype::TDType::I32)?);
+    Ok(vec![Value::Tensor(ctx.out(lu, dtype)?), pivots, info])
+}
+
+/// `linalg.lu(A, *, pivot=True)`: `P`, `L` (unit lower) and `U`.
+fn lu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (a, dtype, lu, _) = lu_parts(ctx, b, "A", "lu")?;
+    let n = a.dims()[a.rank() - 1];
+    let strict = tril_mask(n, true, &lu)?;
+    let upper = (tril_mask(n, false, &lu)?.ones_like()? - &strict)?;
+    let l = lu.broadcast_mul(&strict)?.broadcast_add(&Tensor::eye(n, lu.dtype(), lu.device())?)?;
+    let u = lu.broadcast_mul(&upper)?;
+    Ok(vec![Value::Tensor(ctx.out(permutations_of(&a)?, dtype)?), Value::Tensor(ctx.out(l, dtype)?), Value::Tensor(ctx.out(u, dtype)?)])
+}
+
+/// `Tensor.lu(pivot=True, get_infos=False)` (the old `torch.lu`): the packed
+/// factor and the pivots, and `info` with `get_infos`.
+fn tensor_lu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    if b.bool("get_infos")? {
+        return lu_with_info(ctx, b, "input", "lu");
+    }
+    let (_, dtype, lu, pivots) = lu_parts(ctx, b, "input", "lu")?;
+    Ok(vec![Value::Tensor(ctx.out(lu, dtype)?), pivots])
+}
+
 /// The Taylor terms that put the series below float64's roundoff for ‖X‖₁ ≤ 1/2.
 const TAYLOR_TERMS: usize = 18;
 
@@ -260,6 +424,12 @@ pub static OPS: &[Op] = &[
     entry(&["Torch.lu_unpack"], "LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None", lu_unpack),
     entry(&["Torch.lu_solve"], "input, LU_data, LU_pivots, *, out=None", lu_solve),
     entry(&["Torch.matrix_exp"], "input", matrix_exp),
+    entry(&["Torch.lu_factor"], "A, *, pivot=True, out=None", lu_factor),
+    entry(&["Torch.lu_factor_ex"], "A, *, pivot=True, check_errors=False, out=None", lu_factor_ex),
+    entry(&["Torch.lu"], "A, *, pivot=True, out=None", lu),
+    entry(&["Tensor.lu"], "input, pivot=True, get_infos=False", tensor_lu),
+    entry(&["Torch.householder_product", "Torch.orgqr"], "input, tau, *, out=None", householder_product),
+    entry(&["Torch.ormqr"], "input, tau, other, left=True, transpose=False, *, out=None", ormqr),
 ];
 
 #[cfg(test)]

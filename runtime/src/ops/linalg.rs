@@ -19,21 +19,27 @@ use crate::error::{Error, Result};
 use crate::value::Value;
 
 /// One matrix's LU factorization: `P·A = L·U` packed in `lu` (row-major,
-/// L's unit diagonal implied), the row order `perm`, the permutation's
+/// L's unit diagonal implied), the row order `perm`, LAPACK's row swaps
+/// (`swaps[k]`: the row swapped with row k, 0-based), the permutation's
 /// sign, and whether a pivot column was all zeros.
-struct Lu {
+pub(super) struct Lu {
     n: usize,
-    lu: Vec<f64>,
+    pub(super) lu: Vec<f64>,
     perm: Vec<usize>,
+    pub(super) swaps: Vec<usize>,
     sign: f64,
-    singular: bool,
+    pub(super) singular: bool,
 }
 
 impl Lu {
-    fn of(a: &[f64], n: usize) -> Lu {
+    /// The factorization with partial pivoting as LAPACK's getrf pivots:
+    /// the first element of largest magnitude below the diagonal.
+    pub(super) fn of(a: &[f64], n: usize) -> Lu {
         let (mut lu, mut perm, mut sign, mut singular) = (a.to_vec(), (0..n).collect::<Vec<_>>(), 1.0, false);
+        let mut swaps = Vec::with_capacity(n);
         for k in 0..n {
-            let p = (k..n).max_by(|&i, &j| lu[i * n + k].abs().total_cmp(&lu[j * n + k].abs())).unwrap_or(k);
+            let p = (k..n).fold(k, |best, i| if lu[i * n + k].abs() > lu[best * n + k].abs() { i } else { best });
+            swaps.push(p);
             if lu[p * n + k] == 0.0 {
                 singular = true;
                 continue;
@@ -56,7 +62,7 @@ impl Lu {
                 }
             }
         }
-        Lu { n, lu, perm, sign, singular }
+        Lu { n, lu, perm, swaps, sign, singular }
     }
 
     fn det(&self) -> f64 {
@@ -289,6 +295,36 @@ fn solve_ex(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     Ok(vec![Value::Tensor(ctx.out(x, out_dtype)?), info(ctx, &a)?])
 }
 
+/// `linalg.tensorsolve(A, B, dims=None)`: X of shape `A.shape[B.ndim:]`
+/// with `tensordot(A, X, X.ndim) = B`, A's `dims` moved last first.
+fn tensorsolve(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("A")?;
+    if !x.dtype.is_float() {
+        return Err(Error::Arg(format!("tensorsolve: a floating point A expected, got {}", x.dtype.name())));
+    }
+    let mut a = operand(ctx, b.value("A"), x.dtype)?;
+    if let Some(dims) = b.opt_ints("dims")? {
+        let moved: Vec<usize> = dims.iter().map(|&d| crate::ctx::dim(d, a.rank())).collect::<Result<_>>()?;
+        let order: Vec<usize> = (0..a.rank()).filter(|d| !moved.contains(d)).chain(moved.iter().copied()).collect();
+        a = a.permute(order)?.contiguous()?;
+    }
+    let rhs = b.tensor("B")?;
+    let k = rhs.rank();
+    if k > a.rank() || a.dims()[..k] != *rhs.dims() {
+        return Err(Error::Arg(format!("tensorsolve: A of shape {:?} does not lead with B's shape {:?}", a.dims(), rhs.dims())));
+    }
+    let out_shape = a.dims()[k..].to_vec();
+    let (rows, cols) = (rhs.t.elem_count(), out_shape.iter().product::<usize>());
+    if rows != cols {
+        return Err(Error::Arg(format!("tensorsolve: A reshaped to {rows}x{cols} is not square")));
+    }
+    let dtype = TDType::promote(x.dtype, rhs.dtype);
+    let square = a.reshape((rows, cols))?.contiguous()?;
+    let rhs_t = operand(ctx, b.value("B"), dtype)?.reshape((rows, 1))?;
+    let solution = inverse_of(&square, "tensorsolve")?.matmul(&rhs_t)?.reshape(out_shape)?;
+    one(ctx.out(solution, dtype)?)
+}
+
 /// The entry of one of these functions.
 const fn entry(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>) -> Op {
     Op { names, sig, forward, backward: true, standard: Standard::Accuracy, random: false, facts: &[] }
@@ -302,6 +338,7 @@ pub static OPS: &[Op] = &[
     entry(&["Torch.inverse", "Torch.inv"], "input, *, out=None", inverse),
     entry(&["Torch.inv_ex"], "input, *, check_errors=False, out=None", inv_ex),
     entry(&["Torch.matrix_power"], "input, n, *, out=None", matrix_power),
+    entry(&["Torch.tensorsolve"], "A, B, dims=None, *, out=None", tensorsolve),
     entry(&["Torch.solve_ex"], "A, B, *, left=True, check_errors=False, out=None", solve_ex),
 ];
 

@@ -67,6 +67,7 @@ mod search;
 mod shape;
 mod slicing;
 mod special;
+mod svd;
 mod syncbn;
 mod vector;
 mod windows;
@@ -539,6 +540,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(pool3d::OPS)
         .chain(syncbn::OPS)
         .chain(factor::OPS)
+        .chain(svd::OPS)
 }
 
 /// The entry for `Prefix.op` of a dump from `framework`: the table's, or

@@ -143,6 +143,32 @@ fn renorm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(x.t.broadcast_mul(&factor)?, x.dtype)?)
 }
 
+/// `embedding_renorm_(weight, indices, max_norm, norm_type)`: the rows
+/// `indices` names (each once) whose `norm_type`-norm exceeds `max_norm`
+/// scaled by `max_norm / (norm + 1e-7)`; the updated weight (torch runs it
+/// without a gradient).
+fn embedding_renorm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let w = b.tensor("input")?;
+    if w.rank() != 2 || !w.dtype.is_float() {
+        return Err(Error::Arg(format!("embedding_renorm_: a 2-D float weight expected, got {} {:?}", w.dtype.name(), w.dims())));
+    }
+    let rows = w.dims()[0];
+    let mut named = vec![false; rows];
+    for v in b.tensor("indices")?.to_f64_vec()? {
+        let i = usize::try_from(v as i64)
+            .ok()
+            .filter(|&i| i < rows)
+            .ok_or_else(|| Error::Arg(format!("embedding_renorm_: index {v} out of range for {rows} rows")))?;
+        named[i] = true;
+    }
+    let (max_norm, p) = (b.float("max_norm")?, b.float("norm_type")?);
+    let norm = norm_t(&w.t.detach(), p, &[1], true)?;
+    let named = Tensor::from_vec(named.into_iter().map(u8::from).collect::<Vec<_>>(), (rows, 1), w.t.device())?;
+    let scale = named.where_cond(&norm.gt(max_norm)?.to_dtype(DType::U8)?, &named.zeros_like()?)?;
+    let factor = scale.where_cond(&((&norm + 1e-7)?.recip()? * max_norm)?, &norm.ones_like()?)?;
+    one(ctx.out(w.t.detach().broadcast_mul(&factor)?, w.dtype)?)
+}
+
 /// Tensor.norm(p='fro', dim=None, keepdim=False, dtype=None): 'fro' is the
 /// 2-norm over the dims; a number p the vector p-norm.
 fn norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
@@ -872,6 +898,15 @@ pub static OPS: &[Op] = &[
         sig: "input, p=2.0, dim=1, eps=1e-12, out=None",
         forward: normalize,
         backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.embedding_renorm_"],
+        sig: "input, indices, max_norm, norm_type",
+        forward: embedding_renorm,
+        backward: false,
         standard: Standard::Accuracy,
         random: false,
         facts: &[],

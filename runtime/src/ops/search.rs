@@ -1,6 +1,9 @@
 //! Searches of sorted values and membership (`searchsorted`, `bucketize`,
-//! `isin`): integer or bool results computed from the inputs' values as
-//! their dtypes hold them, judged exactly, without gradients.
+//! `isin`) and runs of equal values (`unique_consecutive`): results
+//! computed from the inputs' values as their dtypes hold them, judged
+//! exactly, without gradients.
+
+use candle_core::Tensor;
 
 use super::{one, Op, Standard};
 use crate::bind::Bound;
@@ -84,6 +87,51 @@ fn isin(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(T::from_f64(out, &shape, TDType::Bool, ctx.compute, &ctx.device)?)
 }
 
+/// `unique_consecutive(input, return_inverse=False, return_counts=False,
+/// dim=None)`: the first element (or slice along `dim`) of each run of
+/// equal ones, and on request each element's run and each run's length.
+fn unique_consecutive(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let (flat, shape) = match b.opt_int("dim")? {
+        None => (x.t.flatten_all()?, vec![x.t.elem_count()]),
+        Some(d) => {
+            let d = crate::ctx::dim(d, x.rank())?;
+            let moved = x.t.transpose(0, d)?.contiguous()?;
+            (moved.clone(), moved.dims().to_vec())
+        }
+    };
+    let len = shape.first().copied().unwrap_or(0);
+    let per = shape.iter().skip(1).product::<usize>();
+    let values = flat.to_dtype(candle_core::DType::F64)?.flatten_all()?.to_vec1::<f64>()?;
+    let slice = |i: usize| &values[i * per..(i + 1) * per];
+    let (mut starts, mut inverse) = (Vec::<usize>::new(), Vec::with_capacity(len));
+    for i in 0..len {
+        // NaN is not equal to NaN: each starts its own run, as torch's `!=` test.
+        if i == 0 || slice(i) != slice(i - 1) {
+            starts.push(i);
+        }
+        inverse.push((starts.len() - 1) as f64);
+    }
+    let counts: Vec<f64> = starts.iter().enumerate().map(|(k, &s)| (starts.get(k + 1).copied().unwrap_or(len) - s) as f64).collect();
+    let index = Tensor::from_vec(starts.iter().map(|&s| s as u32).collect::<Vec<_>>(), starts.len(), flat.device())?;
+    let mut out = flat.index_select(&index, 0)?;
+    if let Some(d) = b.opt_int("dim")? {
+        out = out.transpose(0, crate::ctx::dim(d, x.rank())?)?.contiguous()?;
+    } else {
+        out = out.reshape(starts.len())?;
+    }
+    let mut result = vec![Value::Tensor(ctx.out(out, x.dtype)?)];
+    let inverse_shape: Vec<usize> = if b.opt_int("dim")?.is_some() { vec![len] } else { x.dims().to_vec() };
+    if b.bool("return_inverse")? {
+        result.push(Value::Tensor(T::from_f64(inverse, &inverse_shape, TDType::I64, ctx.compute, &ctx.device)?));
+    }
+    if b.bool("return_counts")? {
+        let n = counts.len();
+        result.push(Value::Tensor(T::from_f64(counts, &[n], TDType::I64, ctx.compute, &ctx.device)?));
+    }
+    Ok(result)
+}
+
 /// An exact entry without a gradient.
 const fn found(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>) -> Op {
     Op { names, sig, forward, backward: false, standard: Standard::Exact, random: false, facts: &[] }
@@ -93,5 +141,6 @@ const fn found(names: &'static [&'static str], sig: &'static str, forward: fn(&C
 pub static OPS: &[Op] = &[
     found(&["Torch.searchsorted"], "sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None", searchsorted),
     found(&["Torch.bucketize"], "input, boundaries, *, out_int32=False, right=False, out=None", bucketize),
+    found(&["Torch.unique_consecutive"], "input, return_inverse=False, return_counts=False, dim=None", unique_consecutive),
     found(&["Torch.isin"], "elements, test_elements, *, assume_unique=False, invert=False", isin),
 ];

@@ -105,6 +105,15 @@ SPECIAL = {
     "Torch.inv_ex": torch.linalg.inv_ex,
     "Torch.solve_ex": torch.linalg.solve_ex,
     "Torch.cholesky_ex": torch.linalg.cholesky_ex,
+    "Torch.svdvals": torch.linalg.svdvals,
+    "Torch.matrix_norm": torch.linalg.matrix_norm,
+    "Torch.cond": torch.linalg.cond,
+    "Torch.matrix_rank": torch.linalg.matrix_rank,
+    "Torch.tensorsolve": torch.linalg.tensorsolve,
+    "Torch.householder_product": torch.linalg.householder_product,
+    "Torch.lu_factor": torch.linalg.lu_factor,
+    "Torch.lu_factor_ex": torch.linalg.lu_factor_ex,
+    "Torch.lu": torch.linalg.lu,
     "Torch.gelu": F.gelu,
     "Torch.silu": F.silu,
     "Mint.gelu": F.gelu,
@@ -2132,3 +2141,43 @@ case("Torch.lu_solve", T(3, 2), V([[2.0, 0.4, -0.3], [0.3, 1.5, 0.2], [0.1, -0.2
 case("Torch.matrix_exp", T(3, 3))
 case("Torch.matrix_exp", T(2, 4, 4, low=-3.0, high=3.0))
 case("Torch.matrix_exp", V([[0.0, 0.0], [0.0, 0.0]]))
+# Singular values (ops/svd.rs): distinct ones, so that the gradient is defined.
+case("Torch.svdvals", T(4, 3))
+case("Torch.svdvals", T(2, 3, 5))
+case("Torch.matrix_norm", T(3, 4))
+case("Torch.matrix_norm", T(2, 3, 4), "nuc")
+case("Torch.matrix_norm", T(3, 4), 2)
+case("Torch.matrix_norm", T(4, 3), -2, keepdim=True)
+case("Torch.matrix_norm", T(3, 4), 1)
+case("Torch.matrix_norm", T(3, 4), float("-inf"))
+case("Torch.matrix_norm", T(3, 4, 2), float("inf"), (0, 1))
+case("Torch.nuclear_norm", T(3, 5))
+case("Torch.nuclear_norm", T(3, 4, 2), [0, 2], True)
+case("Torch.cond", T(4, 4))
+case("Torch.cond", T(3, 5), -2)
+# torch's cond for p other than ±2 cannot differentiate (its inverse is modified in place).
+case("Torch.cond", _SPD4, "fro").backward = False
+case("Torch.cond", _SPD4, 1).backward = False
+for _c in [case("Torch.matrix_rank", T(4, 3)), case("Torch.matrix_rank", V([[1.0, 2.0], [2.0, 4.0], [0.0, 0.0]])),
+           case("Torch.matrix_rank", T(2, 3, 3), atol=0.5), case("Torch.matrix_rank", _SPD4, hermitian=True)]:
+    _c.backward = False
+# Runs, embedding_renorm_, tensorsolve, Householder reflectors.
+case("Torch.unique_consecutive", V([1, 1, 2, 2, 3, 1, 1, 2], "int64"), True, True)
+case("Torch.unique_consecutive", V([[1.0, 1.0], [1.0, 1.0], [2.0, 3.0]]), return_counts=True, dim=0).backward = False
+case("Torch.unique_consecutive", V([0.5, 0.5, float("nan"), float("nan"), 2.0])).backward = False
+case("Torch.embedding_renorm_", T(5, 3, low=-2.0, high=2.0), V([0, 2, 2, 4], "int64"), 1.0, 2.0).backward = False
+case("Torch.tensorsolve", T(6, 2, 3), T(6))
+case("Torch.tensorsolve", T(2, 2, 2, 2), T(2, 2), dims=(0,))
+case("Torch.householder_product", T(4, 3), T(3, low=0.5, high=1.5))
+case("Torch.householder_product", T(2, 5, 3), T(2, 2, low=0.5, high=1.5))
+case("Torch.orgqr", T(4, 3), T(3, low=0.5, high=1.5))
+case("Torch.ormqr", T(4, 3), T(3, low=0.5, high=1.5), T(4, 2))
+case("Torch.ormqr", T(4, 3), T(3, low=0.5, high=1.5), T(2, 4), False, True)
+# LU (ops/factor.rs): square, pivoted as LAPACK's getrf.
+case("Torch.lu_factor", T(4, 4))
+case("Torch.lu_factor", T(2, 3, 3))
+case("Torch.lu_factor_ex", T(3, 3))
+case("Torch.lu", T(4, 4))
+case("Torch.lu", T(2, 3, 3))
+case("Tensor.lu", T(3, 3))
+case("Tensor.lu", T(2, 4, 4), get_infos=True)
