@@ -40,8 +40,9 @@ fn softmax_backward_data(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     Ok(vec![Value::Tensor(ctx.out(out, dtype)?)])
 }
 
-/// The dtype torch gives the statistics of a normalization of `dtype`.
-fn stats_dtype(dtype: TDType) -> TDType {
+/// The dtype torch gives the statistics of a normalization of `dtype`
+/// (float32 for half precision, the accumulation type; SyncBatchNorm's too).
+pub(super) fn stats_dtype(dtype: TDType) -> TDType {
     match dtype {
         TDType::F16 | TDType::BF16 => TDType::F32,
         d => d,

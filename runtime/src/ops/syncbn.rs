@@ -10,6 +10,7 @@
 
 use candle_core::{DType, Tensor};
 
+use super::aten::stats_dtype;
 use super::{Op, Standard};
 use crate::bind::Bound;
 use crate::ctx::{operand, Ctx};
@@ -30,14 +31,6 @@ fn per_channel(x: &T, what: &str) -> Result<Tensor> {
 fn channel(v: &Tensor, rank: usize) -> Result<Tensor> {
     let shape: Vec<usize> = (0..rank).map(|i| if i == 1 { v.elem_count() } else { 1 }).collect();
     Ok(v.reshape(shape)?)
-}
-
-/// The statistics' dtype: float32 for a half-precision input (the accumulation type).
-fn stats_dtype(dtype: TDType) -> TDType {
-    match dtype {
-        TDType::F16 | TDType::BF16 => TDType::F32,
-        d => d,
-    }
 }
 
 fn tensor(ctx: &Ctx, t: Tensor, dtype: TDType) -> Result<Value> {
