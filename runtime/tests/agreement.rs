@@ -347,3 +347,29 @@ fn the_setups_msprobe_check_names_a_missing_package_in_one_line() {
     assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
     assert!(stderr.contains("No module named 'tensorboard'"), "{stderr}");
 }
+
+/// A name given `Reason::Absent` (runtime/src/ops/reasons.rs) is one that
+/// MindSpore lacks: checked in both MindSpore versions the project runs
+/// (2.10 in MSPROBE_PYTHON, 2.6 in MSPROBE_MINDTORCH_PYTHON), on the module
+/// msprobe wraps for its prefix. A MindSpore that gained the function would
+/// dump it, and the name would become a gap instead.
+#[test]
+fn names_absent_from_mindspore_are_absent() {
+    let names: Vec<&str> = ops::reasons::REASONS.iter().filter(|r| r.reason == ops::reasons::Reason::Absent).flat_map(|r| r.names.iter().copied()).collect();
+    assert!(!names.is_empty());
+    let script = "import sys, mindspore\n\
+                  from mindspore import mint, ops\n\
+                  from mindspore.mint.nn import functional as mf\n\
+                  mods = {'Functional': ops, 'Tensor': mindspore.Tensor, 'Mint': mint, 'MintFunctional': mf}\n\
+                  for name in sys.argv[1:]:\n\
+                  \x20   prefix, op = name.split('.', 1)\n\
+                  \x20   print(name, hasattr(mods[prefix], op))\n";
+    let mindtorch = std::env::var_os("MSPROBE_MINDTORCH_PYTHON").expect("MSPROBE_MINDTORCH_PYTHON: set by scripts/test.sh");
+    for python in [common::python(), mindtorch.into()] {
+        let out = Command::new(&python).arg("-c").arg(script).args(&names).output().unwrap();
+        assert!(out.status.success(), "{}: {}", python.display(), String::from_utf8_lossy(&out.stderr));
+        let present: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.ends_with(" True")).map(String::from).collect();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), names.len());
+        assert!(present.is_empty(), "{}: MindSpore has {present:?}", python.display());
+    }
+}

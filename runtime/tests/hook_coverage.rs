@@ -169,18 +169,36 @@ const FLOORS: &[(&str, &str, &str, f64)] = &[
     ("pytorch", "8.3.2", "Tensor", 92.4),
     ("pytorch", "8.3.2", "NPU", 14.1),
     ("pytorch", "8.3.2", "Torch", 90.1),
-    ("mindspore", "8.3.2", "Functional", 55.8),
-    ("mindspore", "8.3.2", "Tensor", 80.6),
+    ("mindspore", "8.3.2", "Functional", 68.1),
+    ("mindspore", "8.3.2", "Tensor", 90.7),
     ("mindspore", "8.3.2", "Mint", 80.4),
     ("mindspore", "8.3.2", "MintFunctional", 83.2),
     ("pytorch", "26.2.0", "Functional", 93.6),
     ("pytorch", "26.2.0", "Tensor", 92.4),
     ("pytorch", "26.2.0", "Torch", 90.1),
     ("pytorch", "26.2.0", "NPU", 6.7),
-    ("mindspore", "26.2.0", "Functional", 55.7),
-    ("mindspore", "26.2.0", "Tensor", 80.7),
+    ("mindspore", "26.2.0", "Functional", 68.0),
+    ("mindspore", "26.2.0", "Tensor", 90.7),
     ("mindspore", "26.2.0", "Mint", 80.4),
     ("mindspore", "26.2.0", "MintFunctional", 83.2),
+];
+
+/// The lists at the goal ([`Row::meets_goal`]: 90 % replayed, or
+/// 97 % replayed or named; NPU 40 %), pinned: a list that reaches it is
+/// added here, and one here may not fall below it.
+const AT_GOAL: &[(&str, &str, &str)] = &[
+    ("pytorch", "8.3.2", "Functional"),
+    ("pytorch", "8.3.2", "Tensor"),
+    ("pytorch", "8.3.2", "Torch"),
+    ("pytorch", "26.2.0", "Functional"),
+    ("pytorch", "26.2.0", "Tensor"),
+    ("pytorch", "26.2.0", "Torch"),
+    ("mindspore", "8.3.2", "Tensor"),
+    ("mindspore", "8.3.2", "Mint"),
+    ("mindspore", "8.3.2", "MintFunctional"),
+    ("mindspore", "26.2.0", "Tensor"),
+    ("mindspore", "26.2.0", "Mint"),
+    ("mindspore", "26.2.0", "MintFunctional"),
 ];
 
 /// The share of PyTorch's `Tensor`, `Torch` and `Functional` names of
@@ -217,6 +235,11 @@ fn hook_list_coverage_holds_its_floors() {
             .unwrap_or_else(|| panic!("no floor for {} {} {}", r.framework.as_str(), r.version, r.prefix));
         if r.share() < floor.3 {
             failures.push(format!("{} {} {}: {:.1} % of the list replayed, below its floor {} %", floor.0, floor.1, floor.2, r.share(), floor.3));
+        }
+        match (AT_GOAL.contains(&(floor.0, floor.1, floor.2)), r.meets_goal()) {
+            (true, false) => failures.push(format!("{} {} {}: below the issue's goal, where it was pinned", floor.0, floor.1, floor.2)),
+            (false, true) => failures.push(format!("{} {} {}: at the issue's goal; pin it in AT_GOAL", floor.0, floor.1, floor.2)),
+            _ => {}
         }
     }
     assert_eq!(rows.len(), FLOORS.len(), "a floor without its row");

@@ -477,7 +477,7 @@ pub static OPS: &[Op] = &[
         facts: &[Fact::Rounding(Rounding::Smooth)],
     },
     Op {
-        names: &["Functional.hardshrink", "Torch.hardshrink"],
+        names: &["Functional.hardshrink", "Torch.hardshrink", "MS.Tensor.hardshrink"],
         sig: "input, lambd=0.5",
         forward: |c, b| {
             let l = b.float("lambd")?;

@@ -225,7 +225,7 @@ fn float_inplace(ctx: &Ctx, b: &Bound, f: impl Fn(&Ctx, &Bound) -> Result<Vec<Va
 /// The arithmetic entries.
 pub static OPS: &[Op] = &[
     Op {
-        names: &["Torch.add", "Tensor.add", "Tensor.__add__", "Tensor.__radd__", "Mint.add"],
+        names: &["Torch.add", "Tensor.add", "Tensor.__add__", "Tensor.__radd__", "Mint.add", "MS.Functional.add"],
         sig: "input, other, *, alpha=1",
         forward: add,
         backward: true,
@@ -244,7 +244,7 @@ pub static OPS: &[Op] = &[
         facts: &[Fact::Rounding(Rounding::Terms { negated: None })],
     },
     Op {
-        names: &["Torch.sub", "Tensor.sub", "Tensor.__sub__", "Mint.sub"],
+        names: &["Torch.sub", "Tensor.sub", "Tensor.__sub__", "Mint.sub", "MS.Functional.sub"],
         sig: "input, other, *, alpha=1",
         forward: sub,
         backward: true,
@@ -289,7 +289,7 @@ pub static OPS: &[Op] = &[
         facts: &[Fact::Rounding(Rounding::Terms { negated: None })],
     },
     Op {
-        names: &["Torch.div", "Tensor.div", "Tensor.__truediv__", "Mint.div", "Torch.true_divide"],
+        names: &["Torch.div", "Tensor.div", "Tensor.__truediv__", "Mint.div", "Torch.true_divide", "MS.Functional.true_divide"],
         sig: "input, other, *, rounding_mode=None",
         forward: div,
         backward: true,
@@ -370,7 +370,7 @@ pub static OPS: &[Op] = &[
         facts: &[Fact::Rounding(Rounding::Smooth)],
     },
     Op {
-        names: &["Torch.reciprocal", "Tensor.reciprocal", "Mint.reciprocal"],
+        names: &["Torch.reciprocal", "Tensor.reciprocal", "Mint.reciprocal", "MS.Functional.inv"],
         sig: "input",
         forward: reciprocal,
         backward: true,
@@ -379,7 +379,7 @@ pub static OPS: &[Op] = &[
         facts: &[Fact::Rounding(Rounding::Smooth)],
     },
     Op {
-        names: &["Torch.clamp", "Tensor.clamp", "Mint.clamp", "Torch.clip"],
+        names: &["Torch.clamp", "Tensor.clamp", "Mint.clamp", "Torch.clip", "MS.Functional.clip_by_value"],
         sig: "input, min=None, max=None",
         forward: clamp,
         backward: true,
@@ -469,7 +469,7 @@ pub static OPS: &[Op] = &[
         facts: &[Fact::Rounding(Rounding::Terms { negated: None })],
     },
     Op {
-        names: &["Torch.lerp", "Tensor.lerp"],
+        names: &["Torch.lerp", "Tensor.lerp", "MS.Functional.lerp"],
         sig: "input, end, weight",
         forward: lerp,
         backward: true,

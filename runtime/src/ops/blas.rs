@@ -240,7 +240,7 @@ pub static OPS: &[Op] = &[
         facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
     },
     Op {
-        names: &["Torch.addmv"],
+        names: &["Torch.addmv", "MS.Functional.addmv", "MS.Tensor.addmv"],
         sig: "input, mat, vec, *, beta=1, alpha=1, out=None",
         forward: addmv,
         backward: true,
@@ -303,7 +303,7 @@ pub static OPS: &[Op] = &[
         facts: &[Fact::Rounding(Rounding::Sums)],
     },
     Op {
-        names: &["Torch.tensordot"],
+        names: &["Torch.tensordot", "MS.Functional.tensor_dot"],
         sig: "a, b, dims=2, out=None",
         forward: tensordot,
         backward: true,

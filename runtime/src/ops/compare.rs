@@ -121,7 +121,7 @@ const fn cmp_op(names: &'static [&'static str], forward: fn(&Ctx, &Bound) -> Res
 
 /// The comparison, logical, maximum/minimum and where entries.
 pub static OPS: &[Op] = &[
-    cmp_op(&["Torch.eq", "Tensor.eq", "Tensor.__eq__", "Mint.eq"], |c, b| compare(c, b, |x, y| x.eq(y))),
+    cmp_op(&["Torch.eq", "Tensor.eq", "Tensor.__eq__", "Mint.eq", "MS.Functional.equal", "MS.Tensor.equal"], |c, b| compare(c, b, |x, y| x.eq(y))),
     cmp_op(&["Torch.ne", "Tensor.ne", "Tensor.__ne__", "Mint.ne"], |c, b| compare(c, b, |x, y| x.ne(y))),
     cmp_op(&["Torch.gt", "Tensor.gt", "Tensor.__gt__", "Mint.gt"], |c, b| compare(c, b, |x, y| x.gt(y))),
     cmp_op(&["Torch.ge", "Tensor.ge", "Tensor.__ge__", "Mint.ge"], |c, b| compare(c, b, |x, y| x.ge(y))),
@@ -140,7 +140,7 @@ pub static OPS: &[Op] = &[
         facts: &[],
     },
     Op {
-        names: &["Torch.maximum", "Tensor.maximum", "Mint.maximum"],
+        names: &["Torch.maximum", "Tensor.maximum", "Mint.maximum", "MS.Functional.maximum"],
         sig: "input, other",
         forward: |c, b| extreme(c, b, true),
         backward: true,
@@ -149,7 +149,7 @@ pub static OPS: &[Op] = &[
         facts: &[Fact::Rounding(Rounding::Smooth)],
     },
     Op {
-        names: &["Torch.minimum", "Tensor.minimum", "Mint.minimum"],
+        names: &["Torch.minimum", "Tensor.minimum", "Mint.minimum", "MS.Functional.minimum"],
         sig: "input, other",
         forward: |c, b| extreme(c, b, false),
         backward: true,
@@ -168,7 +168,7 @@ pub static OPS: &[Op] = &[
         facts: &[Fact::Rounding(Rounding::Smooth)],
     },
     Op {
-        names: &["Torch.where", "Mint.where", "MS.Functional.where"],
+        names: &["Torch.where", "Mint.where", "MS.Functional.where", "MS.Functional.select"],
         sig: "condition, input=None, other=None",
         forward: where_,
         backward: true,

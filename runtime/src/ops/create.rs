@@ -204,6 +204,11 @@ fn type_as(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.cast(b.tensor("input")?, other.dtype)?)
 }
 
+/// A tensor of one value, made from no float input: exact, no backward.
+const fn constant(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>) -> Op {
+    Op { names, sig, forward, backward: false, standard: Standard::Exact, random: false, facts: &[] }
+}
+
 /// The entry of an uninitialized-memory factory (torch.empty and kin):
 /// values undefined, no gradient.
 const fn uninitialized(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>) -> Op {
@@ -213,7 +218,7 @@ const fn uninitialized(names: &'static [&'static str], sig: &'static str, forwar
 /// The factory and cast entries.
 pub static OPS: &[Op] = &[
     Op {
-        names: &["Torch.arange", "Mint.arange"],
+        names: &["Torch.arange", "Mint.arange", "MS.Functional.range"],
         sig: "start, end=None, step=1, *, dtype=None, layout=None, device=None, requires_grad=False",
         forward: arange,
         backward: false,
@@ -258,7 +263,7 @@ pub static OPS: &[Op] = &[
         facts: &[],
     },
     Op {
-        names: &["Torch.ones_like", "Mint.ones_like"],
+        names: &["Torch.ones_like", "Mint.ones_like", "MS.Functional.ones_like"],
         sig: "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None",
         forward: |c, b| filled_like(c, b, 1.0),
         backward: false,
@@ -267,7 +272,7 @@ pub static OPS: &[Op] = &[
         facts: &[],
     },
     Op {
-        names: &["Torch.zeros_like", "Mint.zeros_like"],
+        names: &["Torch.zeros_like", "Mint.zeros_like", "MS.Functional.zeros_like"],
         sig: "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None",
         forward: |c, b| filled_like(c, b, 0.0),
         backward: false,
@@ -278,7 +283,7 @@ pub static OPS: &[Op] = &[
     // torch.fill(input, value): what Tensor.fill_ writes, in the input's dtype.
     Op { names: &["Torch.fill"], sig: "input, value", forward: fill_input, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op {
-        names: &["Torch.full_like"],
+        names: &["Torch.full_like", "MS.Functional.full_like"],
         sig: "input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None",
         forward: full_like,
         backward: false,
@@ -287,7 +292,7 @@ pub static OPS: &[Op] = &[
         facts: &[],
     },
     Op {
-        names: &["Torch.full"],
+        names: &["Torch.full", "MS.Functional.full"],
         sig: "size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False",
         forward: full,
         backward: false,
@@ -305,7 +310,7 @@ pub static OPS: &[Op] = &[
         facts: &[],
     },
     Op {
-        names: &["Torch.linspace"],
+        names: &["Torch.linspace", "MS.Functional.linspace"],
         sig: "start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False",
         forward: linspace,
         backward: false,
@@ -314,7 +319,7 @@ pub static OPS: &[Op] = &[
         facts: &[],
     },
     Op {
-        names: &["Torch.logspace"],
+        names: &["Torch.logspace", "MS.Functional.logspace"],
         sig: "start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False",
         forward: logspace,
         backward: false,
@@ -322,15 +327,10 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[],
     },
-    Op {
-        names: &["Mint.ones", "Torch.ones"],
-        sig: "*size, dtype=None",
-        forward: |c, b| filled(c, b, 1.0),
-        backward: false,
-        standard: Standard::Exact,
-        random: false,
-        facts: &[],
-    },
+    constant(&["Mint.ones", "Torch.ones"], "*size, dtype=None", |c, b| filled(c, b, 1.0)),
+    // mindspore.ops.ones/zeros(shape, dtype=None): the dtype may be positional.
+    constant(&["MS.Functional.ones"], "size, dtype=None", |c, b| filled(c, b, 1.0)),
+    constant(&["MS.Functional.zeros"], "size, dtype=None", |c, b| filled(c, b, 0.0)),
     Op {
         names: &["Mint.zeros", "Torch.zeros"],
         sig: "*size, dtype=None",

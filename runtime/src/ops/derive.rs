@@ -110,7 +110,8 @@ const MINT: &[(&str, &str)] = &[("Mint", "Torch"), ("MintFunctional", "Functiona
 /// every case of the base under the MindSpore name through
 /// tests/agreement/ms_bridge.py, forward and MindSpore's own backward).
 /// MindSpore's `axis` is torch's `dim` (the binder's keyword aliases);
-/// those that differ stay out: `keepdims` for `keepdim` (`ops.amax`,
+/// those that differ stay out (many have an `MS.` name on a torch entry
+/// instead, with cases of their own, run in MindSpore): `keepdims` for `keepdim` (`ops.amax`,
 /// `nansum`: their own entries, `ms_reduce.rs`), `ddof` for `correction` (`std`, `var`),
 /// `ops.flatten`'s kept batch dimension, `max`/`min` returning one tensor,
 /// int32 indices (`argsort`, `sort`), `xlogy(0, 0)`, `signbit(-0.0)`,
@@ -178,11 +179,10 @@ const MS_TORCH_SPELLINGS: &[(&str, &str)] = &[
     ("Functional", "sign"), ("Functional", "sinc"), ("Functional", "sinh"),
     ("Functional", "slice_scatter"), ("Functional", "slogdet"), ("Functional", "square"),
     ("Functional", "squeeze"), ("Functional", "subtract"), ("Functional", "sum"),
-    ("Functional", "swapaxes"), ("Functional", "swapdims"), ("Functional", "t"),
+    ("Functional", "swapaxes"), ("Functional", "t"),
     ("Functional", "tan"), ("Functional", "trace"), ("Functional", "tril_indices"),
     ("Functional", "triu"), ("Functional", "triu_indices"), ("Functional", "trunc"),
     ("Functional", "unsqueeze"), ("Functional", "vsplit"), ("Functional", "vstack"),
-    ("Functional", "zeros"),
     ("Tensor", "__and__"), ("Tensor", "__ifloordiv__"), ("Tensor", "__imod__"),
     ("Tensor", "__mod__"), ("Tensor", "__or__"), ("Tensor", "__xor__"), ("Tensor", "absolute"),
     ("Tensor", "acos"), ("Tensor", "acosh"), ("Tensor", "addbmm"), ("Tensor", "addr"),

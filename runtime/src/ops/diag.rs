@@ -90,7 +90,15 @@ fn diag_embed(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 
 /// The diagonal entries.
 pub static OPS: &[Op] = &[
-    Op { names: &["Torch.diag"], sig: "input, diagonal=0, *, out=None", forward: diag, backward: true, standard: Standard::Exact, random: false, facts: &[] },
+    Op {
+        names: &["Torch.diag", "MS.Functional.diag", "MS.Tensor.diag"],
+        sig: "input, diagonal=0, *, out=None",
+        forward: diag,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
     Op { names: &["Torch.diagflat"], sig: "input, offset=0", forward: diagflat, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op {
         names: &["Torch.diag_embed"],

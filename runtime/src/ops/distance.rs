@@ -166,7 +166,7 @@ pub static OPS: &[Op] = &[
         facts: &[],
     },
     Op {
-        names: &["Torch.cdist"],
+        names: &["Torch.cdist", "MS.Functional.cdist"],
         sig: "x1, x2, p=2.0, compute_mode=None",
         forward: cdist,
         backward: true,
@@ -183,5 +183,13 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[],
     },
-    Op { names: &["Torch.dist"], sig: "input, other, p=2", forward: dist, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op {
+        names: &["Torch.dist", "MS.Functional.dist"],
+        sig: "input, other, p=2",
+        forward: dist,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
 ];

@@ -799,6 +799,11 @@ fn bincount(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(T::from_f64(out, &[bins], dtype, ctx.compute, &ctx.device)?)
 }
 
+/// repeat_interleave under a signature: elements copied, exact, differentiated.
+const fn interleaved(names: &'static [&'static str], sig: &'static str) -> Op {
+    Op { names, sig, forward: repeat_interleave, backward: true, standard: Standard::Exact, random: false, facts: &[] }
+}
+
 /// The indexing entries.
 pub static OPS: &[Op] = &[
     Op {
@@ -838,7 +843,7 @@ pub static OPS: &[Op] = &[
         facts: &[],
     },
     Op {
-        names: &["Torch.scatter", "Tensor.scatter", "Mint.scatter"],
+        names: &["Torch.scatter", "Tensor.scatter", "Mint.scatter", "MS.Functional.scatter"],
         sig: "input, dim, index, src=None, *, value=None, reduce=None",
         forward: |c, b| scatter(c, b, false),
         backward: true,
@@ -882,17 +887,14 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[Fact::Rounding(Rounding::Sums)],
     },
+    interleaved(
+        &["Torch.repeat_interleave", "Tensor.repeat_interleave", "MS.Functional.repeat_interleave"],
+        "input, repeats=None, dim=None, *, output_size=None",
+    ),
+    // mindspore.ops.repeat_elements(x, rep, axis=0): the axis defaults to 0, never flattened.
+    interleaved(&["MS.Functional.repeat_elements"], "input, repeats, dim=0"),
     Op {
-        names: &["Torch.repeat_interleave", "Tensor.repeat_interleave", "MS.Functional.repeat_interleave"],
-        sig: "input, repeats=None, dim=None, *, output_size=None",
-        forward: repeat_interleave,
-        backward: true,
-        standard: Standard::Exact,
-        random: false,
-        facts: &[],
-    },
-    Op {
-        names: &["Torch.nonzero", "Torch.argwhere"],
+        names: &["Torch.nonzero", "Torch.argwhere", "MS.Functional.nonzero", "MS.Tensor.nonzero"],
         sig: "input, *, as_tuple=False",
         forward: nonzero,
         backward: false,
@@ -965,7 +967,7 @@ pub static OPS: &[Op] = &[
         facts: &[],
     },
     Op {
-        names: &["Torch.index_fill"],
+        names: &["Torch.index_fill", "MS.Functional.index_fill", "MS.Tensor.index_fill"],
         sig: "input, dim, index, value",
         forward: index_fill,
         backward: true,

@@ -334,7 +334,7 @@ const fn entry(names: &'static [&'static str], sig: &'static str, forward: fn(&C
 pub static OPS: &[Op] = &[
     entry(&["Torch.det"], "input", det),
     entry(&["Torch.slogdet"], "input", slogdet),
-    entry(&["Torch.logdet"], "input", logdet),
+    entry(&["Torch.logdet", "MS.Functional.logdet", "MS.Tensor.logdet"], "input", logdet),
     entry(&["Torch.inverse", "Torch.inv"], "input, *, out=None", inverse),
     entry(&["Torch.inv_ex"], "input, *, check_errors=False, out=None", inv_ex),
     entry(&["Torch.matrix_power"], "input, n, *, out=None", matrix_power),

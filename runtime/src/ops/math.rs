@@ -410,7 +410,7 @@ pub static OPS: &[Op] = &[
     exact(&["Torch.isnan"], "input", |c, b| predicate(c, b, f64::is_nan)),
     exact(&["Torch.isposinf"], "input", |c, b| predicate(c, b, |x| x == f64::INFINITY)),
     exact(&["Torch.isneginf"], "input", |c, b| predicate(c, b, |x| x == f64::NEG_INFINITY)),
-    exact(&["Torch.signbit"], "input", |c, b| predicate(c, b, f64::is_sign_negative)),
+    exact(&["Torch.signbit", "MS.Functional.signbit", "MS.Tensor.signbit"], "input", |c, b| predicate(c, b, f64::is_sign_negative)),
     smooth(&["Torch.frac"], "input", |c, b| {
         let x = b.tensor("input")?;
         if !x.dtype.is_float() {
@@ -456,7 +456,7 @@ pub static OPS: &[Op] = &[
             ),
         )
     }),
-    smooth(&["Torch.xlogy"], "input, other", |c, b| {
+    smooth(&["Torch.xlogy", "MS.Functional.xlogy", "MS.Tensor.xlogy"], "input, other", |c, b| {
         binary(
             c,
             b,
@@ -476,7 +476,7 @@ pub static OPS: &[Op] = &[
         )
     }),
     smooth(&["Torch.fmod"], "input, other", |c, b| binary_keeps(c, b, p2(|a, o| a % o, |_, _| 1.0, |a, o| -(a / o).trunc()))),
-    smooth(&["Torch.remainder"], "input, other", |c, b| binary_keeps(c, b, p2(remainder, |_, _| 1.0, |a, o| -(a / o).floor()))),
+    smooth(&["Torch.remainder", "MS.Functional.floor_mod"], "input, other", |c, b| binary_keeps(c, b, p2(remainder, |_, _| 1.0, |a, o| -(a / o).floor()))),
     smooth(&["Torch.copysign"], "input, other", |c, b| binary(c, b, p2(f64::copysign, |a, o| if a == 0.0 { 0.0 } else { a.copysign(o) / a }, |_, _| 0.0))),
     Op {
         names: &["Torch.bitwise_and"],
@@ -541,10 +541,10 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[],
     },
-    exact(&["Torch.bitwise_not"], "input", bitwise_not),
+    exact(&["Torch.bitwise_not", "MS.Functional.invert"], "input", bitwise_not),
     // torch defines no derivative for floor_divide.
     Op {
-        names: &["Torch.floor_divide"],
+        names: &["Torch.floor_divide", "MS.Functional.floor_div"],
         sig: "input, other",
         forward: |c, b| binary_keeps(c, b, p2(|a, o| (a / o).floor(), |_, _| 0.0, |_, _| 0.0)),
         backward: false,
@@ -552,7 +552,7 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[],
     },
-    stepwise(&["Torch.round"], "input, *, decimals=0", round),
+    stepwise(&["Torch.round", "MS.Functional.round", "MS.Tensor.round"], "input, *, decimals=0", round),
     smooth(&["Torch.clamp_min"], "input, min", |c, b| clamp_side(c, b, "min", true)),
     smooth(&["Torch.clamp_max"], "input, max", |c, b| clamp_side(c, b, "max", false)),
     smooth(&["Torch.fmax"], "input, other", |c, b| fextreme(c, b, true)),
@@ -572,7 +572,7 @@ pub static OPS: &[Op] = &[
         one(c.out((x * y.detach().contiguous()?.apply_op1_no_bwd(&Pointwise { f: f64::exp2, df: None })?)?, dtype)?)
     }),
     smooth(&["Torch.logit"], "input, eps=None", logit),
-    smooth(&["Torch.nan_to_num"], "input, nan=0.0, posinf=None, neginf=None", nan_to_num),
+    smooth(&["Torch.nan_to_num", "MS.Functional.nan_to_num", "MS.Tensor.nan_to_num"], "input, nan=0.0, posinf=None, neginf=None", nan_to_num),
     smooth(&["Torch.erfc"], "input", |c, b| {
         let x = b.tensor("input")?;
         let dtype = float_of(x.dtype);

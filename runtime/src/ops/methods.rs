@@ -115,7 +115,7 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[Fact::Rounding(Rounding::Sums)],
     },
-    query(&["Torch.numel", "Tensor.nelement"], "input", numel),
+    query(&["Torch.numel", "Tensor.nelement", "MS.Functional.size"], "input", numel),
     query(&["Torch.is_complex"], "input", is_complex),
     query(&["Tensor.is_signed"], "input", is_signed),
     query(&["Torch.is_tensor"], "obj", is_tensor),

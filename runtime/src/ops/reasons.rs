@@ -28,6 +28,11 @@ pub enum Reason {
     /// A module on the hook list, not a function: msprobe lists it, and a
     /// call of it is never dumped.
     Module,
+    /// MindSpore has no function of the name (neither 2.6 nor 2.10, the
+    /// versions the project runs): msprobe wraps only what the module
+    /// holds, so no call of it is dumped (runtime/tests/agreement.rs checks
+    /// the absence in MindSpore itself).
+    Absent,
 }
 
 impl Reason {
@@ -39,6 +44,7 @@ impl Reason {
             Reason::DeviceState => "its result is a fact of the device or its memory, not values computed from its inputs",
             Reason::Callable => "an argument is a Python function, which the dump does not record",
             Reason::Module => "it is a module msprobe lists, not a function; no call of it is dumped",
+            Reason::Absent => "MindSpore (2.6, 2.10) has no function of that name, and msprobe wraps only what exists; no call of it is dumped",
         }
     }
 
@@ -50,6 +56,7 @@ impl Reason {
             Reason::DeviceState => "device state",
             Reason::Callable => "a Python function argument",
             Reason::Module => "a module, not a function",
+            Reason::Absent => "not in MindSpore",
         }
     }
 }
@@ -173,6 +180,40 @@ pub static REASONS: &[Reasoned] = &[
         family: Framework::MindSpore,
         reason: Reason::Module,
         names: &["Mint.absolute_import", "Mint.functional", "Mint.nn", "Mint.special", "Mint.linalg", "MintFunctional.absolute_import"],
+    },
+    Reasoned {
+        family: Framework::MindSpore,
+        reason: Reason::Absent,
+        names: &[
+            "Tensor.__imatmul__",
+            "Mint.add_ex",
+            "Mint.any_ex",
+            "Mint.avg_pool2d",
+            "Mint.baddbmm_ex",
+            "Mint.batch_norm",
+            "Mint.cat_ex",
+            "Mint.flip_ex",
+            "Mint.fold",
+            "Mint.grid_sample",
+            "Mint.interpolate",
+            "Mint.leaky_relu",
+            "Mint.linear",
+            "Mint.mean_ex",
+            "Mint.one_hot",
+            "Mint.ones_ex",
+            "Mint.pad",
+            "Mint.permute_ex",
+            "Mint.softplus",
+            "Mint.sqrt_ex",
+            "Mint.sub_ex",
+            "Mint.unfold",
+            "Mint.zeros_ex",
+            "MintFunctional.batch_norm_ex",
+            "MintFunctional.bce_with_logits",
+            "MintFunctional.max_pool2d_ex",
+            "MintFunctional.one_hot_ext",
+            "MintFunctional.softmax_ex",
+        ],
     },
 ];
 

@@ -650,7 +650,7 @@ fn normalize(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// The reduction entries.
 pub static OPS: &[Op] = &[
     Op {
-        names: &["Torch.mean", "Tensor.mean", "Mint.mean"],
+        names: &["Torch.mean", "Tensor.mean", "Mint.mean", "MS.Functional.mean"],
         sig: "input, dim=None, keepdim=False, *, dtype=None",
         forward: mean,
         backward: true,
@@ -677,7 +677,7 @@ pub static OPS: &[Op] = &[
         facts: &[Fact::Rounding(Rounding::Sums)],
     },
     Op {
-        names: &["Torch.logsumexp", "Tensor.logsumexp", "Mint.logsumexp"],
+        names: &["Torch.logsumexp", "Tensor.logsumexp", "Mint.logsumexp", "MS.Functional.logsumexp"],
         sig: "input, dim, keepdim=False",
         forward: logsumexp,
         backward: true,
@@ -839,7 +839,7 @@ pub static OPS: &[Op] = &[
         facts: &[],
     },
     Op {
-        names: &["Torch.any"],
+        names: &["Torch.any", "MS.Functional.any", "MS.Tensor.any"],
         sig: "input, dim=None, keepdim=False",
         forward: |c, b| truth_reduce(c, b, false),
         backward: false,
@@ -875,7 +875,7 @@ pub static OPS: &[Op] = &[
         facts: &[Fact::Rounding(Rounding::Sums)],
     },
     Op {
-        names: &["Torch.cumprod"],
+        names: &["Torch.cumprod", "MS.Functional.cumprod", "MS.Tensor.cumprod"],
         sig: "input, dim, *, dtype=None",
         forward: cumprod,
         backward: true,
@@ -911,7 +911,15 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[],
     },
-    Op { names: &["Torch.renorm"], sig: "input, p, dim, maxnorm", forward: renorm, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op {
+        names: &["Torch.renorm", "MS.Functional.renorm", "MS.Tensor.renorm"],
+        sig: "input, p, dim, maxnorm",
+        forward: renorm,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
     Op {
         names: &["Torch.frobenius_norm"],
         sig: "input, dim, keepdim=False",
@@ -995,7 +1003,7 @@ pub static OPS: &[Op] = &[
         facts: &[],
     },
     Op {
-        names: &["Torch.diff"],
+        names: &["Torch.diff", "MS.Functional.diff", "MS.Tensor.diff"],
         sig: "input, n=1, dim=-1, prepend=None, append=None",
         forward: diff,
         backward: true,

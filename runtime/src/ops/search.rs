@@ -141,6 +141,10 @@ const fn found(names: &'static [&'static str], sig: &'static str, forward: fn(&C
 pub static OPS: &[Op] = &[
     found(&["Torch.searchsorted"], "sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None", searchsorted),
     found(&["Torch.bucketize"], "input, boundaries, *, out_int32=False, right=False, out=None", bucketize),
-    found(&["Torch.unique_consecutive"], "input, return_inverse=False, return_counts=False, dim=None", unique_consecutive),
+    found(
+        &["Torch.unique_consecutive", "MS.Functional.unique_consecutive", "MS.Tensor.unique_consecutive"],
+        "input, return_inverse=False, return_counts=False, dim=None",
+        unique_consecutive,
+    ),
     found(&["Torch.isin"], "elements, test_elements, *, assume_unique=False, invert=False", isin),
 ];

@@ -781,7 +781,7 @@ pub static OPS: &[Op] = &[
     },
     Op { names: &["Tensor.permute"], sig: "input, *dims", forward: permute, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op {
-        names: &["Torch.permute", "Mint.permute"],
+        names: &["Torch.permute", "Mint.permute", "MS.Functional.transpose", "MS.Functional.permute"],
         sig: "input, dims",
         forward: permute,
         backward: true,
@@ -790,7 +790,7 @@ pub static OPS: &[Op] = &[
         facts: &[],
     },
     Op {
-        names: &["Torch.transpose", "Tensor.transpose", "Mint.transpose"],
+        names: &["Torch.transpose", "Tensor.transpose", "Mint.transpose", "MS.Tensor.swapdims", "MS.Functional.swapdims"],
         sig: "input, dim0, dim1",
         forward: |_, b| transpose(b, ["dim0", "dim1"]),
         backward: true,
@@ -810,7 +810,7 @@ pub static OPS: &[Op] = &[
     Op { names: &["Torch.t", "Tensor.t"], sig: "input", forward: t_, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op { names: &["MS.Tensor.transpose"], sig: "input, *axes", forward: ms_transpose, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op {
-        names: &["Torch.unsqueeze", "Tensor.unsqueeze", "Mint.unsqueeze"],
+        names: &["Torch.unsqueeze", "Tensor.unsqueeze", "Mint.unsqueeze", "MS.Functional.expand_dims"],
         sig: "input, dim",
         forward: unsqueeze,
         backward: true,
@@ -838,7 +838,7 @@ pub static OPS: &[Op] = &[
         facts: &[],
     },
     Op {
-        names: &["Torch.narrow", "Tensor.narrow", "Mint.narrow"],
+        names: &["Torch.narrow", "Tensor.narrow", "Mint.narrow", "MS.Functional.narrow"],
         sig: "input, dim, start, length",
         forward: narrow,
         backward: true,
@@ -911,7 +911,7 @@ pub static OPS: &[Op] = &[
         facts: &[Fact::Rounding(Rounding::Smooth)],
     },
     Op {
-        names: &["Torch.gather", "Tensor.gather", "Mint.gather"],
+        names: &["Torch.gather", "Tensor.gather", "Mint.gather", "MS.Functional.gather_d", "MS.Functional.gather_elements", "MS.Tensor.gather_elements"],
         sig: "input, dim, index",
         forward: gather,
         backward: true,
@@ -958,6 +958,8 @@ pub static OPS: &[Op] = &[
             "Torch.conj",
             "Torch.positive",
             "Torch.real",
+            "MS.Functional.deepcopy",
+            "MS.Tensor.copy",
         ],
         sig: "input, memory_format=None",
         forward: identity,
@@ -976,7 +978,7 @@ pub static OPS: &[Op] = &[
         facts: &[],
     },
     Op {
-        names: &["Torch.unbind", "MS.Functional.unbind", "MS.Tensor.unbind"],
+        names: &["Torch.unbind", "MS.Functional.unbind", "MS.Tensor.unbind", "MS.Functional.unstack"],
         sig: "input, dim=0",
         forward: unbind,
         backward: true,
@@ -1021,7 +1023,7 @@ pub static OPS: &[Op] = &[
         facts: &[],
     },
     Op {
-        names: &["Torch.hsplit"],
+        names: &["Torch.hsplit", "MS.Functional.hsplit"],
         sig: "input, indices_or_sections",
         forward: |_, b| direction_split(b, 1),
         backward: true,
@@ -1049,7 +1051,7 @@ pub static OPS: &[Op] = &[
     },
     Op { names: &["Torch.movedim"], sig: "input, source, destination", forward: movedim, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op {
-        names: &["Torch.flip"],
+        names: &["Torch.flip", "MS.Functional.reverse"],
         sig: "input, dims",
         forward: |_, b| {
             let x = b.tensor("input")?;
@@ -1078,10 +1080,26 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[],
     },
-    Op { names: &["Torch.roll"], sig: "input, shifts, dims=None", forward: roll, backward: true, standard: Standard::Exact, random: false, facts: &[] },
-    Op { names: &["Torch.rot90"], sig: "input, k=1, dims=None", forward: rot90, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op {
-        names: &["Torch.tile"],
+        names: &["Torch.roll", "MS.Functional.roll"],
+        sig: "input, shifts, dims=None",
+        forward: roll,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.rot90", "MS.Functional.rot90", "MS.Tensor.rot90"],
+        sig: "input, k=1, dims=None",
+        forward: rot90,
+        backward: true,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["Torch.tile", "MS.Functional.tile", "MS.Tensor.tile"],
         sig: "input, dims",
         forward: |c, b| repeated(c, b.tensor("input")?, &b.ints("dims")?),
         backward: true,

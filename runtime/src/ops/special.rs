@@ -266,17 +266,21 @@ fn angle(x: f64) -> f64 {
 
 /// The special-function entries.
 pub static OPS: &[Op] = &[
-    smooth(&["Torch.igamma"], "input, other", |c, b| binary(c, b, Pointwise2 { f: |a, x| incomplete_gamma(a, x, false), da: None, db: Some(igamma_dx) })),
-    smooth(&["Torch.igammac"], "input, other", |c, b| {
+    smooth(&["Torch.igamma", "MS.Functional.igamma", "MS.Tensor.igamma"], "input, other", |c, b| {
+        binary(c, b, Pointwise2 { f: |a, x| incomplete_gamma(a, x, false), da: None, db: Some(igamma_dx) })
+    }),
+    smooth(&["Torch.igammac", "MS.Functional.igammac", "MS.Tensor.igammac"], "input, other", |c, b| {
         binary(c, b, Pointwise2 { f: |a, x| incomplete_gamma(a, x, true), da: None, db: Some(|a, x| -igamma_dx(a, x)) })
     }),
     smooth(&["Torch.lgamma"], "input", |c, b| pointwise(c, b, libm::lgamma, digamma)),
-    smooth(&["Torch.digamma"], "input", |c, b| pointwise(c, b, digamma, |x| polygamma_n(1, x))),
+    smooth(&["Torch.digamma", "MS.Functional.digamma", "MS.Tensor.digamma"], "input", |c, b| pointwise(c, b, digamma, |x| polygamma_n(1, x))),
     smooth(&["Torch.polygamma"], "n, input", polygamma),
     // The method takes the order after `self`.
     smooth(&["Tensor.polygamma"], "input, n", polygamma),
     smooth(&["Torch.mvlgamma"], "input, p", mvlgamma),
-    smooth(&["Torch.erfinv"], "input", |c, b| pointwise(c, b, erfinv, |x| std::f64::consts::PI.sqrt() / 2.0 * (erfinv(x) * erfinv(x)).exp())),
+    smooth(&["Torch.erfinv", "MS.Functional.erfinv", "MS.Tensor.erfinv"], "input", |c, b| {
+        pointwise(c, b, erfinv, |x| std::f64::consts::PI.sqrt() / 2.0 * (erfinv(x) * erfinv(x)).exp())
+    }),
     smooth(&["Torch.i0"], "input", |c, b| pointwise(c, b, |x| bessel_i(0, x), |x| bessel_i(1, x.abs()).copysign(x))),
     // A real tensor's angle is a constant where defined: exact, a zero gradient.
     stepwise(&["Torch.angle"], "input", |c, b| pointwise(c, b, angle, |_| 0.0)),

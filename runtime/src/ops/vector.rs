@@ -228,7 +228,7 @@ const fn summed(names: &'static [&'static str], sig: &'static str, forward: fn(&
 /// The vector and matrix entries.
 pub static OPS: &[Op] = &[
     Op {
-        names: &["Torch.cross"],
+        names: &["Torch.cross", "MS.Functional.cross", "MS.Tensor.cross"],
         sig: "input, other, dim=None, *, out=None",
         forward: cross,
         backward: true,

@@ -2181,3 +2181,143 @@ case("Torch.lu", T(4, 4))
 case("Torch.lu", T(2, 3, 3))
 case("Tensor.lu", T(3, 3))
 case("Tensor.lu", T(2, 4, 4), get_infos=True)
+
+
+# ---------------------------------------------------------------- MindSpore's own spellings
+# mindspore.ops functions and Tensor methods that are a torch entry under
+# MindSpore's parameter names (`axis`, `keep_dims`, `x` and `input_x` bind as
+# torch's), each against MindSpore itself. Some of MindSpore's CPU kernels
+# take no float64: those cases are float32.
+
+
+def T32(*shape, low=-2.0, high=2.0):
+    """A random float32 tensor (a MindSpore CPU kernel without float64)."""
+    return Rand(shape, "float32", low, high)
+
+
+ms_case("MS.Functional.add", T(3, 4), T(3, 4))
+ms_case("MS.Functional.add", T(2, 3, 4), T(4))
+ms_case("MS.Functional.add", T(3), 1.5)
+ms_case("MS.Functional.sub", T(3, 4), T(1, 4))
+ms_case("MS.Functional.sub", T(3), 2.0)
+ms_case("MS.Functional.true_divide", T(3, 4), T(3, 4, low=0.5, high=2.0))
+ms_case("MS.Functional.floor_div", T(3, 4), T(3, 4, low=0.5, high=2.0)).backward = False
+ms_case("MS.Functional.floor_div", I(3, 4, low=-9, high=9), I(3, 4, low=1, high=4))
+ms_case("MS.Functional.floor_mod", T(3, 4), T(3, 4, low=0.5, high=2.0))
+ms_case("MS.Functional.floor_mod", I(3, 4, low=-9, high=9), I(3, 4, low=1, high=4))
+ms_case("MS.Functional.maximum", T(3, 4), T(3, 4))
+ms_case("MS.Functional.maximum", T(2, 3), T(3))
+ms_case("MS.Functional.minimum", T(3, 4), T(3, 4))
+ms_case("MS.Functional.equal", I(3, 4, high=3), I(3, 4, high=3))
+ms_case("MS.Functional.equal", T(3, 4), 0.5)
+ms_case("MS.Functional.inv", T(3, 4, low=0.5, high=2.0))
+ms_case("MS.Functional.invert", I(3, 4, low=-9, high=9))
+ms_case("MS.Functional.digamma", T(3, 4, low=0.5, high=4.0))
+ms_case("MS.Functional.erfinv", T(3, 4, low=-0.9, high=0.9))
+ms_case("MS.Functional.xlogy", T(3, 4), T(3, 4, low=0.5, high=3.0))
+ms_case("MS.Functional.lerp", T32(3, 4), T32(3, 4), 0.3)
+ms_case("MS.Functional.lerp", T32(3, 4), T32(3, 4), T32(3, 4, low=0.0, high=1.0))
+ms_case("MS.Functional.round", T(3, 4, low=-5.0, high=5.0))
+ms_case("MS.Functional.signbit", T(3, 4))
+ms_case("MS.Functional.igamma", T(3, 4, low=0.5, high=3.0), T(3, 4, low=0.5, high=3.0)).constant(0)
+ms_case("MS.Functional.igammac", T(3, 4, low=0.5, high=3.0), T(3, 4, low=0.5, high=3.0)).constant(0)
+ms_case("MS.Functional.diff", T(3, 5))
+ms_case("MS.Functional.diff", T(3, 5), 1, 0)
+ms_case("MS.Functional.diff", T(3, 5), axis=-1, prepend=T(3, 1), append=T(3, 2))
+ms_case("MS.Functional.rot90", T(3, 4), 1, (0, 1))
+ms_case("MS.Functional.rot90", T(2, 3, 4), 3, [1, 2])
+ms_case("MS.Functional.any", B(3, 4))
+ms_case("MS.Functional.any", B(3, 4), 1)
+ms_case("MS.Functional.any", B(2, 3, 4), (0, 2), True)
+ms_case("MS.Functional.cumprod", T(3, 4), 1)
+ms_case("MS.Functional.cumprod", T(3, 4), 0)
+ms_case("MS.Functional.logsumexp", T(3, 4), 1)
+ms_case("MS.Functional.logsumexp", T(2, 3, 4), (0, 2), True)
+ms_case("MS.Functional.mean", T(3, 4))
+ms_case("MS.Functional.mean", T(3, 4), 1)
+ms_case("MS.Functional.mean", T(2, 3, 4), (0, 2), True)
+ms_case("MS.Functional.mean", T(2, 3, 4), axis=-1, keep_dims=True)
+ms_case("MS.Functional.tensor_dot", T(3, 4, 5), T(4, 5, 2), 2)
+ms_case("MS.Functional.tensor_dot", T(3, 4), T(5, 4), ((1,), (1,)))
+ms_case("MS.Functional.full", (2, 3), 1.5, dtype=torch.float32).backward = False
+ms_case("MS.Functional.full", (2, 3), 2, dtype=torch.int32).backward = False
+ms_case("MS.Functional.full_like", T(2, 3), 0.5).backward = False
+ms_case("MS.Functional.ones_like", T(2, 3)).backward = False
+ms_case("MS.Functional.ones_like", T(2, 3), dtype=torch.int32).backward = False
+ms_case("MS.Functional.zeros_like", T(2, 3)).backward = False
+ms_case("MS.Functional.ones", (2, 3)).backward = False
+ms_case("MS.Functional.ones", (2, 3), torch.float64).backward = False
+ms_case("MS.Functional.linspace", 0.0, 1.0, 5).backward = False
+ms_case("MS.Functional.logspace", 0.0, 2.0, 5).backward = False
+ms_case("MS.Functional.range", 0, 10, 3).backward = False
+ms_case("MS.Functional.range", 0.5, 3.0, 0.5).backward = False
+ms_case("MS.Functional.deepcopy", T(3, 4))
+ms_case("MS.Functional.diag", T(4))
+ms_case("MS.Functional.expand_dims", T(3, 4), 1)
+ms_case("MS.Functional.expand_dims", T(3, 4), -1)
+ms_case("MS.Functional.gather_d", T(3, 4), 1, I(3, 2, high=4))
+ms_case("MS.Functional.gather_elements", T(3, 4), 0, I(2, 4, high=3))
+ms_case("MS.Functional.hsplit", T(3, 6), 3)
+ms_case("MS.Functional.hsplit", T(3, 6), [1, 4])
+ms_case("MS.Functional.index_fill", T32(3, 4), 1, V([0, 2], "int32"), 1.5)
+ms_case("MS.Functional.narrow", T(4, 5), 1, 1, 3)
+ms_case("MS.Functional.narrow", T(4, 5), 0, 0, 2)
+ms_case("MS.Functional.nan_to_num", V([1.0, float("nan"), float("inf"), -float("inf"), 2.0], "float32"), 0.0, 100.0, -100.0)
+# No CPU kernel of MindSpore's nonzero and roll: torch's function, which MindSpore documents them as.
+CASES.append(Case("MS.Functional.nonzero", (I(3, 4, high=2),), {}, torch.nonzero))
+CASES.append(Case("MS.Functional.nonzero", (I(3, 4, high=2),), {"as_tuple": True}, torch.nonzero))
+ms_case("MS.Functional.repeat_elements", T(2, 3), 2)
+ms_case("MS.Functional.repeat_elements", T(2, 3), 3, 1)
+ms_case("MS.Functional.reverse", T(3, 4), [1])
+ms_case("MS.Functional.reverse", T(2, 3, 4), [0, 2])
+CASES.append(Case("MS.Functional.roll", (T(3, 4), 1, 0), {}, torch.roll))
+CASES.append(Case("MS.Functional.roll", (T(3, 4), (1, -2), (0, 1)), {}, torch.roll))
+ms_case("MS.Functional.scatter", T(3, 4), 1, V([[0, 1], [2, 3], [1, 0]], "int64"), T(3, 2))
+ms_case("MS.Functional.select", B(3, 4), T(3, 4), T(3, 4))
+ms_case("MS.Functional.size", T(3, 4))
+ms_case("MS.Functional.tile", T(2, 3), (2, 2))
+ms_case("MS.Functional.transpose", T(2, 3, 4), (2, 0, 1))
+ms_case("MS.Functional.permute", T(2, 3, 4), (1, 2, 0))
+ms_case("MS.Functional.unique_consecutive", V([1, 1, 2, 2, 3, 1, 1, 2], "int64"), True, True)
+ms_case("MS.Functional.unstack", T(3, 4))
+ms_case("MS.Functional.unstack", T(3, 4), 1)
+ms_case("MS.Functional.cross", T(4, 3), T(4, 3))
+ms_case("MS.Functional.cross", T(3, 5), T(3, 5), 0)
+ms_case("MS.Functional.renorm", T32(3, 4), 2, 0, 1.0)
+ms_case("MS.Functional.clip_by_value", T(3, 4), -0.5, 0.5)
+ms_case("MS.Functional.clip_by_value", T(3, 4), T(3, 4, low=-2.0, high=-0.5), T(3, 4, low=0.5, high=2.0))
+ms_case("MS.Functional.addmv", T(3), T(3, 4), T(4))
+ms_case("MS.Functional.addmv", T(3), T(3, 4), T(4), beta=0.5, alpha=2.0)
+ms_case("MS.Functional.logdet", V([[2.0, 0.5, 0.1], [0.3, 3.0, 0.2], [0.1, 0.4, 1.5]]))
+ms_case("MS.Functional.cdist", T(2, 3, 4), T(2, 5, 4))
+ms_case("MS.Functional.dist", T32(3, 4), T32(3, 4))
+ms_case("MS.Functional.dist", T32(3, 4), T32(3, 4), 1)
+ms_case("MS.Tensor.addmv", T(3), T(3, 4), T(4))
+ms_case("MS.Tensor.any", B(3, 4), 1)
+ms_case("MS.Tensor.cross", T(4, 3), T(4, 3))
+ms_case("MS.Tensor.cumprod", T(3, 4), 1)
+ms_case("MS.Tensor.diag", T(4))
+ms_case("MS.Tensor.diff", T(3, 5))
+ms_case("MS.Tensor.digamma", T(3, 4, low=0.5, high=4.0))
+ms_case("MS.Tensor.equal", T(3, 4), T(3, 4))
+ms_case("MS.Tensor.erfinv", T(3, 4, low=-0.9, high=0.9))
+ms_case("MS.Tensor.gather_elements", T(3, 4), 1, I(3, 2, high=4))
+ms_case("MS.Tensor.igamma", T(3, 4, low=0.5, high=3.0), T(3, 4, low=0.5, high=3.0)).constant(0)
+ms_case("MS.Tensor.igammac", T(3, 4, low=0.5, high=3.0), T(3, 4, low=0.5, high=3.0)).constant(0)
+ms_case("MS.Tensor.index_fill", T32(3, 4), 1, V([0, 2], "int32"), 1.5)
+ms_case("MS.Tensor.logdet", V([[2.0, 0.5], [0.3, 3.0]]))
+ms_case("MS.Tensor.nan_to_num", V([1.0, float("nan"), float("inf"), 2.0], "float32"), 0.0)
+ms_case("MS.Tensor.nonzero", I(3, 4, high=2))
+ms_case("MS.Tensor.renorm", T32(3, 4), 2, 0, 1.0)
+ms_case("MS.Tensor.rot90", T(3, 4), 1, (0, 1))
+ms_case("MS.Tensor.round", T(3, 4, low=-5.0, high=5.0))
+ms_case("MS.Tensor.signbit", T(3, 4))
+ms_case("MS.Tensor.swapdims", T(2, 3, 4), 0, 2)
+ms_case("MS.Functional.swapdims", T(2, 3, 4), 2, 1)
+ms_case("MS.Functional.zeros", (2, 3), torch.int32).backward = False
+ms_case("MS.Functional.zeros", [4]).backward = False
+ms_case("MS.Tensor.tile", T(2, 3), (2, 1))
+ms_case("MS.Tensor.xlogy", T(3, 4), T(3, 4, low=0.5, high=3.0))
+ms_case("MS.Tensor.unique_consecutive", V([1, 1, 2, 2, 3, 1, 1, 2], "int64"), True, True)
+ms_case("MS.Tensor.copy", T(3, 4))
+ms_case("MS.Tensor.hardshrink", T32(3, 4), 0.5)
