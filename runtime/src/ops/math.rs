@@ -475,7 +475,7 @@ pub static OPS: &[Op] = &[
             ),
         )
     }),
-    smooth(&["Torch.fmod"], "input, other", |c, b| binary_keeps(c, b, p2(|a, o| a % o, |_, _| 1.0, |a, o| -(a / o).trunc()))),
+    smooth(&["Torch.fmod", "MS.Functional.truncate_mod"], "input, other", |c, b| binary_keeps(c, b, p2(|a, o| a % o, |_, _| 1.0, |a, o| -(a / o).trunc()))),
     smooth(&["Torch.remainder", "MS.Functional.floor_mod"], "input, other", |c, b| binary_keeps(c, b, p2(remainder, |_, _| 1.0, |a, o| -(a / o).floor()))),
     smooth(&["Torch.copysign"], "input, other", |c, b| binary(c, b, p2(f64::copysign, |a, o| if a == 0.0 { 0.0 } else { a.copysign(o) / a }, |_, _| 0.0))),
     Op {

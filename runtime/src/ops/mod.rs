@@ -48,6 +48,7 @@ mod methods;
 mod mha;
 mod ms_fused;
 mod ms_reduce;
+mod ms_torch;
 mod nn;
 mod node_grads;
 mod norm;
@@ -511,6 +512,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(shape::OPS)
         .chain(reduce::OPS)
         .chain(ms_reduce::OPS)
+        .chain(ms_torch::OPS)
         .chain(create::OPS)
         .chain(compare::OPS)
         .chain(index::OPS)

@@ -985,7 +985,7 @@ pub static OPS: &[Op] = &[
         facts: &[],
     },
     Op {
-        names: &["Torch.cummax"],
+        names: &["Torch.cummax", "MS.Functional.cummax", "MS.Tensor.cummax"],
         sig: "input, dim",
         forward: |c, b| cum_extreme(c, b, true),
         backward: true,

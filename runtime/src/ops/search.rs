@@ -139,7 +139,11 @@ const fn found(names: &'static [&'static str], sig: &'static str, forward: fn(&C
 
 /// The search entries.
 pub static OPS: &[Op] = &[
-    found(&["Torch.searchsorted"], "sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None", searchsorted),
+    found(
+        &["Torch.searchsorted", "MS.Functional.searchsorted"],
+        "sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None",
+        searchsorted,
+    ),
     found(&["Torch.bucketize"], "input, boundaries, *, out_int32=False, right=False, out=None", bucketize),
     found(
         &["Torch.unique_consecutive", "MS.Functional.unique_consecutive", "MS.Tensor.unique_consecutive"],

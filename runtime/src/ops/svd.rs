@@ -262,7 +262,7 @@ pub static OPS: &[Op] = &[
     entry(&["Torch.svdvals"], "A, *, driver=None, out=None", svdvals),
     entry(&["Torch.matrix_norm"], "A, ord='fro', dim=None, keepdim=False, *, dtype=None, out=None", matrix_norm),
     entry(&["Torch.nuclear_norm"], "input, dim=None, keepdim=False, *, out=None", nuclear_norm),
-    entry(&["Torch.cond"], "A, p=None, *, out=None", cond),
+    entry(&["Torch.cond", "MS.Functional.cond"], "A, p=None, *, out=None", cond),
     Op {
         names: &["Torch.matrix_rank"],
         sig: "A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None",

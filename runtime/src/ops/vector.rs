@@ -240,7 +240,7 @@ pub static OPS: &[Op] = &[
     summed(&["Torch.chain_matmul"], "*matrices, out=None", |c, b| chain(c, b, "matrices", false)),
     summed(&["Torch.multi_dot"], "tensors, *, out=None", |c, b| chain(c, b, "tensors", true)),
     Op {
-        names: &["Torch.trapz"],
+        names: &["Torch.trapz", "MS.Functional.trapz"],
         sig: "y, x=None, *, dx=None, dim=-1",
         forward: trapz,
         backward: true,

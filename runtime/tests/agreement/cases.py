@@ -2321,3 +2321,76 @@ ms_case("MS.Tensor.xlogy", T(3, 4), T(3, 4, low=0.5, high=3.0))
 ms_case("MS.Tensor.unique_consecutive", V([1, 1, 2, 2, 3, 1, 1, 2], "int64"), True, True)
 ms_case("MS.Tensor.copy", T(3, 4))
 ms_case("MS.Tensor.hardshrink", T32(3, 4), 0.5)
+# MindSpore's functions that are torch's under other arguments (ops/ms_torch.rs).
+ms_case("MS.Functional.flatten", T(2, 3, 4))
+ms_case("MS.Functional.flatten", T(2, 3, 4, 5), start_dim=2)
+ms_case("MS.Functional.flatten", T(2, 3, 4), start_dim=0, end_dim=1)
+ms_case("MS.Functional.argmin", T(3, 4))
+ms_case("MS.Functional.argmin", T(3, 4), 1)
+ms_case("MS.Functional.argmin", T(3, 4), 0, True)
+ms_case("MS.Functional.max", T(3, 4))
+ms_case("MS.Functional.max", T(3, 4), 1)
+ms_case("MS.Functional.max", T(3, 4), 0, True)
+ms_case("MS.Functional.max", T(2, 3), keepdims=True)  # the whole tensor's, its index 0
+ms_case("MS.Functional.min", T(3, 4))
+ms_case("MS.Functional.min", T(3, 4), axis=1)
+ms_case("MS.Functional.median", T(3, 5))
+ms_case("MS.Functional.median", T(3, 5), 0, True)
+ms_case("MS.Tensor.median", T(3, 5), 1)
+ms_case("MS.Functional.aminmax", T(3, 4))
+ms_case("MS.Functional.aminmax", T(3, 4), axis=1, keepdims=True)
+ms_case("MS.Functional.argsort", T(3, 4))
+ms_case("MS.Functional.argsort", T(3, 4), 0, True)
+ms_case("MS.Tensor.argsort", T(3, 4), 1)
+ms_case("MS.Functional.sort", T(3, 4))
+ms_case("MS.Functional.sort", T(3, 4), 0, True)
+ms_case("MS.Tensor.sort", T(3, 4))
+ms_case("MS.Functional.bincount", V([3, 1, 3, 2], "int32"))
+ms_case("MS.Functional.bincount", V([3, 1, 3, 2], "int32"), T(4), 6).backward = False
+ms_case("MS.Tensor.bincount", V([0, 4, 4, 2], "int32"))
+ms_case("MS.Functional.count_nonzero", V([[0.0, 1.0, 2.0], [0.0, 0.0, 3.0]]))
+ms_case("MS.Functional.count_nonzero", V([[0.0, 1.0, 2.0], [0.0, 0.0, 3.0]]), 1)
+ms_case("MS.Functional.count_nonzero", V([[0.0, 1.0, 2.0], [0.0, 0.0, 3.0]]), (0,), True, torch.int64)
+ms_case("MS.Functional.dot", T32(2, 3), T32(3, 4))
+ms_case("MS.Functional.dot", T32(2, 2, 3), T32(4, 3, 5))
+ms_case("MS.Functional.norm", T(3, 4))
+ms_case("MS.Functional.norm", T(3, 4), 1)
+ms_case("MS.Functional.norm", T(3, 4), "fro")
+ms_case("MS.Functional.norm", T32(3, 4), "nuc")
+ms_case("MS.Functional.norm", T(2, 3, 4), 2.0, 1, True)
+ms_case("MS.Functional.norm", T(2, 3, 4), float("inf"), (1, 2))
+ms_case("MS.Functional.matrix_solve", V([[3.0, 1.0, 0.5], [0.2, 2.0, 0.1], [0.4, 0.3, 4.0]], "float32"), T32(3, 2))
+ms_case("MS.Functional.matrix_solve", V([[3.0, 1.0], [0.2, 2.0]], "float32"), T32(2, 3), True)
+ms_case("MS.Functional.cholesky", V([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])).backward = False
+ms_case("MS.Functional.cholesky", V([[4.0, 1.0], [1.0, 3.0]]), True).backward = False
+ms_case("MS.Tensor.cholesky", V([[4.0, 1.0], [1.0, 3.0]])).backward = False
+ms_case("MS.Functional.truncate_div", T(3, 4, low=-5.0, high=5.0), T(3, 4, low=0.5, high=2.0)).backward = False
+ms_case("MS.Functional.truncate_div", I(3, 4, low=-9, high=9), I(3, 4, low=1, high=4))
+ms_case("MS.Functional.truncate_mod", T(3, 4, low=-5.0, high=5.0), T(3, 4, low=0.5, high=2.0))
+ms_case("MS.Functional.cond", V([[3.0, 1.0], [0.2, 2.0]], "float32"))
+ms_case("MS.Functional.cond", V([[3.0, 1.0], [0.2, 2.0]], "float32"), 1)
+ms_case("MS.Functional.trapz", T32(3, 5))
+ms_case("MS.Functional.trapz", T32(3, 5), T32(5))
+ms_case("MS.Functional.trapz", T32(3, 5), dx=0.5, dim=0)
+ms_case("MS.Functional.searchsorted", V([1.0, 2.0, 3.0, 5.0]), V([2.5, 0.0, 5.0]))
+ms_case("MS.Functional.searchsorted", V([1.0, 2.0, 3.0, 5.0]), V([2.0, 6.0]), right=True)
+ms_case("MS.Functional.real", T(3, 4)).backward = False
+ms_case("MS.Tensor.real", T(3, 4)).backward = False
+ms_case("MS.Functional.block_diag", T(2, 3), T(1, 2))
+ms_case("MS.Functional.cummax", T(3, 4), 1).backward = False
+ms_case("MS.Tensor.cummax", T(3, 4), 0).backward = False
+ms_case("MS.Functional.cummin", T(3, 4), 1).backward = False
+ms_case("MS.Tensor.cummin", T(3, 4), 0).backward = False
+# MindSpore has no CPU backward of cholesky (CholeskyGrad), cummax/cummin
+# (InplaceScatterAdd), and real's is complex: their gradients against torch's
+# same function, which MindSpore documents them as.
+_SPD = [[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]]
+for _name in ["MS.Functional.cholesky", "MS.Tensor.cholesky"]:
+    CASES.append(Case(_name, (V(_SPD),), {}, lambda a, upper=False: torch.linalg.cholesky(a, upper=upper)))
+CASES.append(Case("MS.Functional.cholesky", (V(_SPD), True), {}, lambda a, upper=False: torch.linalg.cholesky(a, upper=upper)))
+for _name in ["MS.Functional.cummax", "MS.Tensor.cummax"]:
+    CASES.append(Case(_name, (T(3, 4), 1), {}, torch.cummax))
+for _name in ["MS.Functional.cummin", "MS.Tensor.cummin"]:
+    CASES.append(Case(_name, (T(3, 4), 1), {}, lambda x, dim: (lambda r: (r.values, r.indices.int()))(torch.cummin(x, dim))))
+for _name in ["MS.Functional.real", "MS.Tensor.real"]:
+    CASES.append(Case(_name, (T(3, 4),), {}, lambda x: x.clone()))
