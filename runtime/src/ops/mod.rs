@@ -46,6 +46,7 @@ mod loss;
 mod math;
 mod methods;
 mod mha;
+mod ms_array;
 mod ms_fused;
 mod ms_reduce;
 mod ms_torch;
@@ -512,6 +513,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(shape::OPS)
         .chain(reduce::OPS)
         .chain(ms_reduce::OPS)
+        .chain(ms_array::OPS)
         .chain(ms_torch::OPS)
         .chain(create::OPS)
         .chain(compare::OPS)

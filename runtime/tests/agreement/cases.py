@@ -2394,3 +2394,77 @@ for _name in ["MS.Functional.cummin", "MS.Tensor.cummin"]:
     CASES.append(Case(_name, (T(3, 4), 1), {}, lambda x, dim: (lambda r: (r.values, r.indices.int()))(torch.cummin(x, dim))))
 for _name in ["MS.Functional.real", "MS.Tensor.real"]:
     CASES.append(Case(_name, (T(3, 4),), {}, lambda x: x.clone()))
+# MindSpore's own array functions (ops/ms_array.rs), against MindSpore.
+_ND = V([[0, 1], [1, 2], [0, 1]], "int32")  # a repeated row: summed, multiplied, maxed in order
+ms_case("MS.Functional.tensor_scatter_add", T(2, 3), _ND, T(3))
+ms_case("MS.Functional.tensor_scatter_add", T(3, 4), V([[2], [0]], "int32"), T(2, 4))
+ms_case("MS.Functional.tensor_scatter_sub", T(2, 3), _ND, T(3))
+ms_case("MS.Functional.tensor_scatter_mul", T(2, 3), _ND, T(3)).backward = False
+ms_case("MS.Functional.tensor_scatter_div", T(2, 3), _ND, T(3, low=0.5, high=2.0)).backward = False
+ms_case("MS.Functional.tensor_scatter_max", T(2, 3), _ND, T(3)).backward = False
+ms_case("MS.Functional.tensor_scatter_min", T(2, 3), _ND, T(3)).backward = False
+for _how in ["add", "sub", "mul", "div", "max", "min"]:
+    ms_case(f"MS.Functional.scatter_nd_{_how}", T(3, 4, low=0.5, high=2.0), V([[2], [0], [2]], "int32"), T(3, 4, low=0.5, high=2.0)).backward = False
+for _how in ["add", "mul", "div", "max", "min"]:
+    ms_case(f"MS.Functional.scatter_{_how}", T(3, 4, low=0.5, high=2.0), V([2, 0, 2], "int32"), T(3, 4, low=0.5, high=2.0)).backward = False
+ms_case("MS.Functional.scatter_add", T(3, 2), V([[0, 1], [1, 1]], "int32"), T(2, 2, 2)).backward = False
+ms_case("MS.Functional.scatter_update", T(3, 4), V([2, 0], "int32"), T(2, 4)).backward = False
+ms_case("MS.Functional.inplace_add", T32(3, 4), T32(2, 4), (2, 0)).backward = False
+ms_case("MS.Functional.inplace_add", T32(3, 4), T32(1, 4), 1).backward = False
+ms_case("MS.Functional.inplace_sub", T32(3, 4), T32(2, 4), (1, 1)).backward = False
+ms_case("MS.Functional.inplace_update", T32(3, 4), T32(2, 4), (2, 0)).backward = False
+ms_case("MS.Functional.inplace_index_add", T(3, 4), V([2, 0, 2], "int32"), T(3, 4), 0).backward = False
+ms_case("MS.Functional.inplace_index_add", T(3, 4), V([3, 1], "int32"), T(3, 2), 1).backward = False
+ms_case("MS.Functional.assign_add", T(3, 4), T(3, 4)).backward = False
+ms_case("MS.Functional.assign_sub", T(3, 4), T(3, 4)).backward = False
+ms_case("MS.Functional.scatter_nd", V([[0], [2], [0]], "int32"), T(3, 4), (3, 4))
+ms_case("MS.Functional.scatter_nd", V([[0, 1], [1, 0]], "int32"), T(2), (2, 3))
+ms_case("MS.Functional.gather_nd", T(3, 4), V([[0, 1], [2, 3], [0, 1]], "int32"))
+ms_case("MS.Functional.gather_nd", T(3, 4, 2), V([[1], [0]], "int32"))
+ms_case("MS.Functional.slice", T(3, 4), (1, 0), (2, 3))
+ms_case("MS.Functional.slice", T(2, 3, 4), (0, 1, 1), (-1, 2, -1)).backward = False  # no MindSpore SliceGrad of -1
+ms_case("MS.Functional.strided_slice", T(3, 4), (0, 1), (3, 4), (2, 2))
+# MindSpore 2.10's CPU gradient of a masked strided_slice misplaces it: forward only.
+ms_case("MS.Functional.strided_slice", T(3, 5), (1, 1), (2, 4), (1, 1), begin_mask=1, end_mask=2).backward = False
+ms_case("MS.Functional.select_scatter", T(3, 4), T(4), 0, 1)
+ms_case("MS.Functional.select_scatter", T(3, 4), T(3), 1, -1)
+ms_case("MS.Functional.unsorted_segment_sum", T(4, 3), V([1, 0, 1, 2], "int32"), 4)
+ms_case("MS.Functional.unsorted_segment_sum", T(2, 3), V([[0, 1, 0], [2, 2, 1]], "int32"), 3)
+ms_case("MS.Functional.unsorted_segment_prod", T(4, 3), V([1, 0, 1, 1], "int32"), 3).backward = False
+ms_case("MS.Functional.unsorted_segment_max", T(4, 3), V([1, 0, 1, 1], "int32"), 3).backward = False
+ms_case("MS.Functional.unsorted_segment_min", T(4, 3), V([1, 0, 1, 1], "int32"), 3).backward = False
+ms_case("MS.Functional.unsorted_segment_max", V([[1, 5], [3, 2]], "int32"), V([0, 0], "int32"), 2)
+ms_case("MS.Functional.sparse_segment_mean", T32(4, 3), V([0, 1, 3, 3], "int32"), V([0, 0, 1, 3], "int32")).backward = False
+ms_case("MS.Functional.unique", V([3, 1, 3, 2, 1], "int32"))
+ms_case("MS.Functional.unique", V([0.5, 2.0, 0.5, -1.0], "float32")).backward = False
+ms_case("MS.Functional.unique_with_pad", V([3, 1, 3, 2, 1], "int32"), 9)
+ms_case("MS.Functional.expand", T32(3, 1), V([3, 4], "int32"))
+ms_case("MS.Functional.expand", T32(2, 1, 3), V([2, -1, 4, 3], "int32"))
+ms_case("MS.Functional.meshgrid", T(3), T(4))
+ms_case("MS.Functional.meshgrid", T(2), T(3), T(4), indexing="ij")
+ms_case("MS.Functional.meshgrid", T(2), T(3), T(2))
+ms_case("MS.Functional.reverse_sequence", T(2, 4), V([2, 3], "int32"), 1)
+ms_case("MS.Functional.reverse_sequence", T(4, 3, 2), V([4, 1, 3], "int32"), 0, 1)
+ms_case("MS.Functional.matrix_band_part", T32(4, 5), 1, 2)
+ms_case("MS.Functional.matrix_band_part", T32(2, 3, 3), -1, 0)
+ms_case("MS.Functional.sequence_mask", V([1, 3, 2], "int32"), 4)
+ms_case("MS.Functional.sequence_mask", V([[1, 0], [2, 2]], "int32"))
+ms_case("MS.Functional.space_to_batch_nd", T32(1, 2, 4, 4), (2, 2), ((0, 0), (0, 0)))
+ms_case("MS.Functional.space_to_batch_nd", T32(2, 1, 3, 2), (2, 2), ((1, 0), (0, 2)))
+ms_case("MS.Functional.batch_to_space_nd", T32(4, 2, 2, 2), (2, 2), ((0, 0), (0, 0)))
+ms_case("MS.Functional.batch_to_space_nd", T32(8, 1, 2, 3), (2, 2), ((1, 0), (0, 2)))
+ms_case("MS.Functional.padding", T32(3, 1), 4)
+ms_case("MS.Functional.padding", T32(2, 3, 1))
+ms_case("MS.Functional.dyn_shape", T(2, 3))
+ms_case("MS.Functional.shape", T(2, 3, 4))
+ms_case("MS.Functional.rank", T(2, 3, 4))
+ms_case("MS.Functional.fill", torch.float32, (2, 3), 1.5)
+ms_case("MS.Functional.fill", torch.int32, (4,), 2)
+ms_case("MS.Functional.scalar_to_tensor", 3)
+ms_case("MS.Functional.scalar_to_tensor", 2.5, torch.float64)
+ms_case("MS.Functional.tuple_to_array", (1, 2, 3))
+ms_case("MS.Functional.tuple_to_array", (1.5, 2.0))
+ms_case("MS.Functional.eps", T(2, 3)).backward = False
+ms_case("MS.Functional.eps", T32(3)).backward = False
+ms_case("MS.Functional.cast", T(2, 3), torch.float32)
+ms_case("MS.Functional.cast", T(2, 3, low=-5.0, high=5.0), torch.int32)
