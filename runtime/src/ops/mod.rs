@@ -48,6 +48,7 @@ mod methods;
 mod mha;
 mod ms_array;
 mod ms_fused;
+mod ms_math;
 mod ms_reduce;
 mod ms_torch;
 mod nn;
@@ -513,6 +514,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(shape::OPS)
         .chain(reduce::OPS)
         .chain(ms_reduce::OPS)
+        .chain(ms_math::OPS)
         .chain(ms_array::OPS)
         .chain(ms_torch::OPS)
         .chain(create::OPS)

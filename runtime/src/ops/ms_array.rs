@@ -677,4 +677,5 @@ pub static OPS: &[Op] = &[
     moved(&["MS.Functional.tuple_to_array"], "input", tuple_to_array, false),
     moved(&["MS.Functional.eps"], "input", eps, false),
     Op { names: &["MS.Functional.cast"], sig: "input, dtype", forward: cast, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
+    Op { names: &["MS.Tensor.astype"], sig: "input, dtype, copy=True", forward: cast, backward: true, standard: Standard::Accuracy, random: false, facts: &[] },
 ];

@@ -2468,3 +2468,47 @@ ms_case("MS.Functional.eps", T(2, 3)).backward = False
 ms_case("MS.Functional.eps", T32(3)).backward = False
 ms_case("MS.Functional.cast", T(2, 3), torch.float32)
 ms_case("MS.Functional.cast", T(2, 3, low=-5.0, high=5.0), torch.int32)
+# MindSpore's own arithmetic (ops/ms_math.rs), against MindSpore; histc and nextafter in torch too.
+ms_case("MS.Functional.bias_add", T(2, 3, 4), T(3))
+ms_case("MS.Functional.bias_add", T(2, 3), T(3))
+ms_case("MS.Functional.addn", [T(2, 3), T(2, 3), T(2, 3)])
+# accumulate_n has no MindSpore CPU kernel: the sum it documents, in torch.
+CASES.append(Case("MS.Functional.accumulate_n", ([T(2, 3), T(2, 3)],), {}, lambda xs: sum(xs)))
+ms_case("MS.Functional.xdivy", V([0.0, 1.5, -2.0, 0.0]), V([0.0, 2.0, 0.5, 3.0])).backward = False
+ms_case("MS.Functional.xdivy", T(3, 4), T(3, 4, low=0.5, high=2.0))
+ms_case("MS.Functional.imag", T(2, 3)).backward = False
+ms_case("MS.Tensor.imag", T(2, 3)).backward = False
+for _name in ["MS.Functional.imag", "MS.Tensor.imag"]:
+    CASES.append(Case(_name, (T(2, 3),), {}, lambda x: x * 0))  # MindSpore's gradient of imag is complex
+# The MindSpore bridge differentiates no tensor inside a list: addn's gradient against the sum in torch.
+CASES.append(Case("MS.Functional.addn", ([T(2, 3), T(2, 3)],), {}, lambda xs: sum(xs)))
+ms_case("MS.Functional.approximate_equal", V([1.0, 2.0, 3.0], "float32"), V([1.000001, 2.5, 3.0], "float32"))
+ms_case("MS.Functional.approximate_equal", V([1.0, 2.0], "float32"), V([1.05, 2.2], "float32"), 0.1)
+ms_case("MS.Functional.intopk", V([[0.1, 0.9, 0.5], [0.7, 0.2, 0.6]], "float32"), V([2, 0], "int32"), 1)
+ms_case("MS.Functional.intopk", V([[0.1, 0.9, 0.5], [0.7, 0.2, 0.6]], "float32"), V([2, 1], "int32"), 2)
+ms_case("MS.Functional.population_count", V([3, 255, -1, 0], "int16"))
+ms_case("MS.Functional.population_count", V([7, 128], "uint8"))
+ms_case("MS.Functional.clip_by_norm", T(2, 3), 1.0)
+ms_case("MS.Functional.clip_by_norm", T(2, 3, low=-0.1, high=0.1), 1.0)
+ms_case("MS.Functional.clip_by_norm", [T(2, 3), T(4)], 0.5)
+ms_case("MS.Functional.vander", T32(4))
+ms_case("MS.Functional.vander", T32(3), 5)
+ms_case("MS.Functional.lrn", T32(2, 6, 3, 3), 2).backward = False  # MindSpore's float32 gradient cancels to 2e-5 here
+ms_case("MS.Functional.lrn", T32(1, 4, 2, 2, low=0.1, high=2.0), 1, 2.0, 0.5, 0.75)
+ms_case("MS.Functional.iou", V([[0, 0, 2, 2], [1, 0, 4, 3], [0, 1, 1, 5]], "float32"), V([[1, 1, 3, 3], [0, 0, 4, 4]], "float32")).backward = False
+ms_case("MS.Functional.iou", V([[0, 0, 2, 2], [1, 0, 4, 3]], "float32"), V([[1, 1, 3, 3]], "float32"), "iof").backward = False
+ms_case("MS.Functional.histc", T32(20), 4, -1.0, 1.0).backward = False
+ms_case("MS.Functional.histc", T32(3, 5), 6).backward = False
+ms_case("MS.Tensor.histc", T32(10), 3, 0.0, 2.0).backward = False
+case("Torch.histc", T(30), 5, -1.0, 1.5).backward = False
+case("Torch.histc", T(4, 5), 7).backward = False
+case("Tensor.histc", V([1.0, 1.0, 1.0]), 4).backward = False
+case("Mint.histc", T32(12), 3).backward = False
+ms_case("MS.Functional.nextafter", T32(5), T32(5)).backward = False
+ms_case("MS.Functional.nextafter", V([1.0, 0.0, -1.0, 2.0]), V([2.0, -1.0, -1.0, 0.0])).backward = False
+ms_case("MS.Tensor.nextafter", V([1.0, 0.0], "float32"), V([0.0, 1.0], "float32")).backward = False
+case("Torch.nextafter", T(6), T(6)).backward = False
+case("Torch.nextafter", V([1.0, 0.0, -1.0], "float32"), V([2.0, -1.0, -1.0], "float32")).backward = False
+case("Tensor.nextafter", V([0.5, 0.0], "float32"), V([0.0, 0.0], "float32")).backward = False
+ms_case("MS.Tensor.astype", T(2, 3), torch.float32)
+ms_case("MS.Tensor.astype", T(2, 3, low=-5.0, high=5.0), torch.int32)
