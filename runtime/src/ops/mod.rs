@@ -21,6 +21,7 @@ mod attention_heads;
 mod batch_norm_kernel;
 mod batch_norm_parts;
 pub mod bench;
+mod bessel;
 mod bias_kernel;
 mod blas;
 pub mod chain;
@@ -514,6 +515,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(shape::OPS)
         .chain(reduce::OPS)
         .chain(ms_reduce::OPS)
+        .chain(bessel::OPS)
         .chain(ms_math::OPS)
         .chain(ms_array::OPS)
         .chain(ms_torch::OPS)

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::value::{Value, T};
 
 /// Integers from an int, a list of ints or an integer tensor.
-fn ints(v: &Value, what: &str) -> Result<Vec<i64>> {
+pub(super) fn ints(v: &Value, what: &str) -> Result<Vec<i64>> {
     match v {
         Value::Tensor(t) => Ok(t.to_f64_vec()?.into_iter().map(|x| x as i64).collect()),
         Value::List(items) => items.iter().map(|i| i.as_i64().ok_or_else(|| Error::Arg(format!("{what}: expected ints, got {}", i.kind())))).collect(),

@@ -275,6 +275,123 @@ fn next_f32(a: f32, o: f32) -> f32 {
     f32::from_bits(if (o > a) == (a > 0.0) { bits + 1 } else { bits - 1 })
 }
 
+/// `batch_dot(x1, x2, axes=None)`: per batch entry (axis 0), `x1`'s axis
+/// `axes[0]` contracted with `x2`'s `axes[1]` (by default the last of `x1`
+/// and the last of a 2-D `x2` or its second to last); two vectors give `[B, 1]`.
+fn batch_dot(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (x, y) = (b.tensor("x1")?, b.tensor("x2")?);
+    let (r1, r2) = (x.rank(), y.rank());
+    if r1 < 2 || r2 < 2 {
+        return Err(Error::Arg("batch_dot: both inputs have a batch axis and another".into()));
+    }
+    let axes: Vec<i64> = match b.value("axes") {
+        Value::None => vec![r1 as i64 - 1, if r2 == 2 { 1 } else { r2 as i64 - 2 }],
+        Value::Int(a) => vec![*a, *a],
+        Value::List(v) => v.iter().map(|a| a.as_i64().ok_or_else(|| Error::Arg("batch_dot: axes are ints".into()))).collect::<Result<_>>()?,
+        v => return Err(Error::Arg(format!("batch_dot: axes is an int or a pair, got {}", v.kind()))),
+    };
+    let [a1, a2] = axes[..] else { return Err(Error::Arg("batch_dot: axes is a pair".into())) };
+    let (a1, a2) = (crate::ctx::dim(a1, r1)?, crate::ctx::dim(a2, r2)?);
+    if a1 == 0 || a2 == 0 || x.dims()[0] != y.dims()[0] || x.dims()[a1] != y.dims()[a2] {
+        return Err(Error::Arg(format!("batch_dot: axes {a1}, {a2} of shapes {:?} and {:?}", x.dims(), y.dims())));
+    }
+    let dtype = TDType::promote(x.dtype, y.dtype);
+    let (xt, yt) = (operand(ctx, b.value("x1"), dtype)?, operand(ctx, b.value("x2"), dtype)?);
+    let rest1: Vec<usize> = (1..r1).filter(|&d| d != a1).collect();
+    let rest2: Vec<usize> = (1..r2).filter(|&d| d != a2).collect();
+    let (bs, k) = (x.dims()[0], x.dims()[a1]);
+    let (p, q): (usize, usize) = (rest1.iter().map(|&d| x.dims()[d]).product(), rest2.iter().map(|&d| y.dims()[d]).product());
+    let xt = xt.permute([vec![0], rest1.clone(), vec![a1]].concat())?.reshape((bs, p, k))?;
+    let yt = yt.permute([vec![0, a2], rest2.clone()].concat())?.reshape((bs, k, q))?;
+    let mut shape = vec![bs];
+    shape.extend(rest1.iter().map(|&d| x.dims()[d]));
+    shape.extend(rest2.iter().map(|&d| y.dims()[d]));
+    if shape.len() == 1 {
+        shape.push(1);
+    }
+    out(ctx, xt.contiguous()?.matmul(&yt.contiguous()?)?.reshape(shape)?, dtype)
+}
+
+/// `bounding_box_encode(anchor_box, groundtruth_box, means, stds)`: the
+/// deltas (dx, dy, dw, dh) of each box from its anchor, widths counting the
+/// edge pixel (+1), normalized by `means` and `stds`.
+fn bounding_box_encode(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (anchors, gts) = (b.tensor("anchor_box")?, b.tensor("groundtruth_box")?);
+    let (means, stds) = (four(b, "means")?, four(b, "stds")?);
+    let (a, g) = (anchors.to_f64_vec()?, gts.to_f64_vec()?);
+    if a.len() != g.len() || a.len() % 4 != 0 {
+        return Err(Error::Arg("bounding_box_encode: two [n, 4] tensors".into()));
+    }
+    let centre = |q: &[f64]| ((q[0] + q[2]) / 2.0, (q[1] + q[3]) / 2.0, q[2] - q[0] + 1.0, q[3] - q[1] + 1.0);
+    let v: Vec<f64> = a
+        .chunks(4)
+        .zip(g.chunks(4))
+        .flat_map(|(an, gt)| {
+            let ((px, py, pw, ph), (gx, gy, gw, gh)) = (centre(an), centre(gt));
+            let d = [(gx - px) / pw, (gy - py) / ph, (gw / pw).ln(), (gh / ph).ln()];
+            (0..4).map(move |i| (d[i] - means[i]) / stds[i])
+        })
+        .collect();
+    Ok(vec![Value::Tensor(T::from_f64(v, anchors.dims(), anchors.dtype, ctx.compute, &ctx.device)?)])
+}
+
+/// `bounding_box_decode(anchor_box, deltas, max_shape, means, stds, wh_ratio_clip=0.016)`:
+/// the boxes the deltas give, their log-ratios clipped to |ln wh_ratio_clip|
+/// and their corners to [0, width] and [0, height] (`max_shape` = (height, width)).
+fn bounding_box_decode(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (anchors, deltas) = (b.tensor("anchor_box")?, b.tensor("deltas")?);
+    let (means, stds) = (four(b, "means")?, four(b, "stds")?);
+    let shape = b.ints("max_shape")?;
+    let [h, w] = shape[..] else { return Err(Error::Arg("bounding_box_decode: max_shape is (height, width)".into())) };
+    let clip = b.float("wh_ratio_clip")?.ln().abs();
+    let (a, d) = (anchors.to_f64_vec()?, deltas.to_f64_vec()?);
+    if a.len() != d.len() || a.len() % 4 != 0 {
+        return Err(Error::Arg("bounding_box_decode: two [n, 4] tensors".into()));
+    }
+    let v: Vec<f64> = a
+        .chunks(4)
+        .zip(d.chunks(4))
+        .flat_map(|(an, de)| {
+            let de: Vec<f64> = (0..4).map(|i| de[i] * stds[i] + means[i]).collect();
+            let (px, py, pw, ph) = ((an[0] + an[2]) / 2.0, (an[1] + an[3]) / 2.0, an[2] - an[0] + 1.0, an[3] - an[1] + 1.0);
+            let (gw, gh) = (pw * de[2].clamp(-clip, clip).exp(), ph * de[3].clamp(-clip, clip).exp());
+            let (gx, gy) = (px + pw * de[0], py + ph * de[1]);
+            let (xmax, ymax) = (w as f64, h as f64);
+            [
+                (gx - (gw - 1.0) / 2.0).clamp(0.0, xmax),
+                (gy - (gh - 1.0) / 2.0).clamp(0.0, ymax),
+                (gx + (gw - 1.0) / 2.0).clamp(0.0, xmax),
+                (gy + (gh - 1.0) / 2.0).clamp(0.0, ymax),
+            ]
+        })
+        .collect();
+    Ok(vec![Value::Tensor(T::from_f64(v, anchors.dims(), anchors.dtype, ctx.compute, &ctx.device)?)])
+}
+
+/// `means` (zeros by default) or `stds` (ones).
+fn four(b: &Bound, name: &str) -> Result<[f64; 4]> {
+    let v = match b.value(name) {
+        Value::None => return Ok([if name == "stds" { 1.0 } else { 0.0 }; 4]),
+        Value::List(v) => v,
+        _ => return Err(Error::Arg(format!("{name}: four numbers"))),
+    };
+    let v: Vec<f64> = v.iter().map(|x| x.as_f64().ok_or_else(|| Error::Arg(format!("{name}: four numbers")))).collect::<Result<_>>()?;
+    v.try_into().map_err(|_| Error::Arg(format!("{name}: four numbers")))
+}
+
+/// `check_valid(bboxes, img_metas)`: whether each box (x0, y0, x1, y1)
+/// starts at or after 0 and ends within the image of (height, width, ratio),
+/// its last pixel at (width·ratio − 1, height·ratio − 1).
+fn check_valid(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let boxes = b.tensor("bboxes")?;
+    let metas = b.tensor("img_metas")?.to_f64_vec()?;
+    let [h, w, r] = metas[..] else { return Err(Error::Arg("check_valid: img_metas is (height, width, ratio)".into())) };
+    let v: Vec<f64> =
+        boxes.to_f64_vec()?.chunks(4).map(|q| f64::from(u8::from(q[0] >= 0.0 && q[1] >= 0.0 && q[2] <= w * r - 1.0 && q[3] <= h * r - 1.0))).collect();
+    let n = v.len();
+    Ok(vec![Value::Tensor(T::from_f64(v, &[n], TDType::Bool, ctx.compute, &ctx.device)?)])
+}
+
 /// An entry of MindSpore's arithmetic, judged for accuracy.
 const fn arith(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>, backward: bool) -> Op {
     Op { names, sig, forward, backward, standard: Standard::Accuracy, random: false, facts: &[] }
@@ -298,6 +415,10 @@ pub static OPS: &[Op] = &[
     arith(&["MS.Functional.vander"], "input, N=None", vander, true),
     arith(&["MS.Functional.lrn"], "input, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5, norm_region='ACROSS_CHANNELS'", lrn, true),
     arith(&["MS.Functional.iou"], "anchor_boxes, gt_boxes, mode='iou'", iou, false),
+    arith(&["MS.Functional.batch_dot"], "x1, x2, axes=None", batch_dot, true),
+    arith(&["MS.Functional.bounding_box_encode"], "anchor_box, groundtruth_box, means=None, stds=None", bounding_box_encode, false),
+    arith(&["MS.Functional.bounding_box_decode"], "anchor_box, deltas, max_shape, means=None, stds=None, wh_ratio_clip=0.016", bounding_box_decode, false),
+    exact(&["MS.Functional.check_valid"], "bboxes, img_metas", check_valid),
     exact(&["Torch.histc", "Tensor.histc", "Mint.histc", "MS.Functional.histc", "MS.Tensor.histc"], "input, bins=100, min=0, max=0", histc),
     exact(&["Torch.nextafter", "Tensor.nextafter", "MS.Functional.nextafter", "MS.Tensor.nextafter"], "input, other", nextafter),
 ];

@@ -6,6 +6,7 @@
 //! result, so the arithmetic (and its gradient) has one home. Their cases
 //! run in MindSpore itself (runtime/tests/agreement/cases.py, `ms_case`).
 
+use super::ms_array::ints;
 use super::{Op, Standard};
 use crate::bind::{bind, Bound};
 use crate::ctx::Ctx;
@@ -180,6 +181,88 @@ fn truncate_div(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     torch(ctx, "Torch.div", vec![input(b)?, b.value("other").clone()], &[("rounding_mode", Value::Str("trunc".into()))])
 }
 
+/// `col2im(input_x, output_size, kernel_size, dilation, padding_value, stride)`:
+/// torch's `fold` of the `[N, C, kh·kw, L]` columns.
+fn col2im(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let [n, c, k, l] = *x.dims() else { return Err(Error::Arg("col2im: input_x is [N, C, kh*kw, L]".into())) };
+    let cols = T { t: x.t.reshape((n, c * k, l))?, dtype: x.dtype };
+    let size = Value::List(ints(b.value("output_size"), "col2im")?.into_iter().map(Value::Int).collect());
+    let args = [size, b.value("kernel_size").clone(), b.value("dilation").clone(), b.value("padding_value").clone(), b.value("stride").clone()];
+    torch(ctx, "Functional.fold", [vec![Value::Tensor(cols)], args.to_vec()].concat(), &[])
+}
+
+/// `matrix_diag_part(x, k, padding_value, align)` of one diagonal: torch's `diagonal` of the last two axes.
+fn matrix_diag_part(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let k = one_diagonal(b)?;
+    torch(ctx, "Torch.diagonal", vec![input(b)?, Value::Int(k), Value::Int(-2), Value::Int(-1)], &[])
+}
+
+/// `matrix_set_diag(x, diagonal, k=0, align)` of one diagonal: torch's `diagonal_scatter`.
+fn matrix_set_diag(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let k = one_diagonal(b)?;
+    torch(ctx, "Torch.diagonal_scatter", vec![input(b)?, b.value("diagonal").clone(), Value::Int(k), Value::Int(-2), Value::Int(-1)], &[])
+}
+
+/// `matrix_diag(x, k=0, num_rows=-1, num_cols=-1, padding_value=0, align)`
+/// of one diagonal in its own square: torch's `diag_embed`, the rest
+/// `padding_value`.
+fn matrix_diag(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let k = one_diagonal(b)?;
+    let x = b.tensor("input")?;
+    let side = x.dims().last().copied().unwrap_or(1) as i64 + k.abs();
+    for p in ["num_rows", "num_cols"] {
+        let n = ints(b.value(p), "matrix_diag")?;
+        if !(n == [-1] || n == [side]) {
+            return Err(Error::Unsupported(format!("matrix_diag with {p} other than the diagonal's own square is not replayed")));
+        }
+    }
+    let mut out = torch(ctx, "Torch.diag_embed", vec![input(b)?, Value::Int(k), Value::Int(-2), Value::Int(-1)], &[])?;
+    let pad = scalar_of(b.value("padding_value"))?;
+    if pad != 0.0 {
+        let Some(Value::Tensor(d)) = out.first() else { return Ok(out) };
+        let ones = T { t: x.t.ones_like()?, dtype: x.dtype };
+        let Some(Value::Tensor(mask)) =
+            torch(ctx, "Torch.diag_embed", vec![Value::Tensor(ones), Value::Int(k), Value::Int(-2), Value::Int(-1)], &[])?.into_iter().next()
+        else {
+            return Ok(out);
+        };
+        let t = mask.t.ne(0.0)?.where_cond(&d.t, &(d.t.ones_like()? * pad)?)?;
+        out[0] = Value::Tensor(ctx.out(t, d.dtype)?);
+    }
+    Ok(out)
+}
+
+/// The diagonal `k` names (an int or a 0-d int32 tensor); a band of diagonals is not replayed.
+fn one_diagonal(b: &Bound) -> Result<i64> {
+    match ints(b.value("k"), "k")?.as_slice() {
+        [k] => Ok(*k),
+        [lo, hi] if lo == hi => Ok(*lo),
+        _ => Err(Error::Unsupported("a band of diagonals (k a pair) is not replayed".into())),
+    }
+}
+
+fn scalar_of(v: &Value) -> Result<f64> {
+    match v {
+        Value::Tensor(t) => t.to_f64_vec()?.first().copied().ok_or_else(|| Error::Arg("an empty tensor for a scalar".into())),
+        v => v.as_f64().ok_or_else(|| Error::Arg(format!("expected a number, got {}", v.kind()))),
+    }
+}
+
+/// `hann_window(window_length, periodic=True, *, dtype=None)`: float64 by default in MindSpore.
+fn hann_window(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let dtype = Value::DType(b.opt_dtype("dtype")?.unwrap_or(TDType::F64));
+    torch(ctx, "Torch.hann_window", vec![b.value("window_length").clone(), b.value("periodic").clone()], &[("dtype", dtype)])
+}
+
+/// `bartlett_window`/`blackman_window(window_length, periodic=True, *, dtype=None)`:
+/// the length a 0-d integer tensor.
+fn window(ctx: &Ctx, b: &Bound, api: &str) -> Result<Vec<Value>> {
+    let n = ints(b.value("window_length"), "window_length")?;
+    let [n] = n[..] else { return Err(Error::Arg("window_length: one integer".into())) };
+    torch(ctx, api, vec![Value::Int(n), b.value("periodic").clone()], &[("dtype", b.value("dtype").clone())])
+}
+
 /// An entry of MindSpore's own signature.
 const fn ms(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>, backward: bool, standard: Standard) -> Op {
     Op { names, sig, forward, backward, standard, random: false, facts: &[] }
@@ -203,4 +286,23 @@ pub static OPS: &[Op] = &[
     ms(&["MS.Functional.matrix_solve"], "matrix, rhs, adjoint=False", matrix_solve, true, Standard::Accuracy),
     ms(&["MS.Functional.cholesky", "MS.Tensor.cholesky"], "input, upper=False", cholesky, true, Standard::Accuracy),
     ms(&["MS.Functional.truncate_div"], "input, other", truncate_div, false, Standard::Accuracy),
+    ms(&["MS.Functional.col2im"], "input, output_size, kernel_size, dilation, padding_value, stride", col2im, true, Standard::Accuracy),
+    ms(&["MS.Functional.matrix_diag_part"], "input, k, padding_value, align='RIGHT_LEFT'", matrix_diag_part, true, Standard::Exact),
+    ms(&["MS.Functional.matrix_set_diag"], "input, diagonal, k=0, align='RIGHT_LEFT'", matrix_set_diag, true, Standard::Exact),
+    ms(&["MS.Functional.matrix_diag"], "input, k=0, num_rows=-1, num_cols=-1, padding_value=0, align='RIGHT_LEFT'", matrix_diag, true, Standard::Exact),
+    ms(&["MS.Functional.hann_window"], "window_length, periodic=True, *, dtype=None", hann_window, false, Standard::Accuracy),
+    ms(
+        &["MS.Functional.bartlett_window"],
+        "window_length, periodic=True, *, dtype=None",
+        |c, b| window(c, b, "Torch.bartlett_window"),
+        false,
+        Standard::Accuracy,
+    ),
+    ms(
+        &["MS.Functional.blackman_window"],
+        "window_length, periodic=True, *, dtype=None",
+        |c, b| window(c, b, "Torch.blackman_window"),
+        false,
+        Standard::Accuracy,
+    ),
 ];

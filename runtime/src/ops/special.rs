@@ -219,7 +219,8 @@ fn float_input(ctx: &Ctx, b: &Bound) -> Result<(Tensor, crate::dtype::TDType)> {
     Ok((operand(ctx, b.value("input"), dtype)?.contiguous()?, dtype))
 }
 
-fn pointwise(ctx: &Ctx, b: &Bound, f: fn(f64) -> f64, df: fn(f64) -> f64) -> Result<Vec<Value>> {
+/// An elementwise function of the input (integers promoted to float32) with its derivative.
+pub(super) fn pointwise(ctx: &Ctx, b: &Bound, f: fn(f64) -> f64, df: fn(f64) -> f64) -> Result<Vec<Value>> {
     let (t, dtype) = float_input(ctx, b)?;
     one(ctx.out(t.apply_op1(Pointwise { f, df: Some(df) })?, dtype)?)
 }
@@ -283,7 +284,7 @@ pub static OPS: &[Op] = &[
     }),
     smooth(&["Torch.i0"], "input", |c, b| pointwise(c, b, |x| bessel_i(0, x), |x| bessel_i(1, x.abs()).copysign(x))),
     // A real tensor's angle is a constant where defined: exact, a zero gradient.
-    stepwise(&["Torch.angle"], "input", |c, b| pointwise(c, b, angle, |_| 0.0)),
+    stepwise(&["Torch.angle", "MS.Functional.angle", "MS.Tensor.angle"], "input", |c, b| pointwise(c, b, angle, |_| 0.0)),
 ];
 
 #[cfg(test)]

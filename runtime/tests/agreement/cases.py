@@ -2512,3 +2512,37 @@ case("Torch.nextafter", V([1.0, 0.0, -1.0], "float32"), V([2.0, -1.0, -1.0], "fl
 case("Tensor.nextafter", V([0.5, 0.0], "float32"), V([0.0, 0.0], "float32")).backward = False
 ms_case("MS.Tensor.astype", T(2, 3), torch.float32)
 ms_case("MS.Tensor.astype", T(2, 3, low=-5.0, high=5.0), torch.int32)
+# Bessel functions (ops/bessel.rs), against MindSpore; k and y on positive inputs.
+for _kind in ["j0", "j1", "i0", "i1", "i0e", "i1e"]:
+    ms_case(f"MS.Functional.bessel_{_kind}", V([-30.0, -7.5, -1.0, -0.1, 0.0, 0.3, 2.0, 9.0, 25.0, 80.0]))
+    ms_case(f"MS.Functional.bessel_{_kind}", T(3, 4, low=-5.0, high=5.0))
+for _kind in ["y0", "y1", "k0", "k1", "k0e", "k1e"]:
+    ms_case(f"MS.Functional.bessel_{_kind}", V([0.01, 0.1, 0.5, 1.0, 2.5, 7.0, 15.0, 40.0, 90.0]))
+    ms_case(f"MS.Functional.bessel_{_kind}", T(3, 4, low=0.2, high=6.0))
+# More of MindSpore's own functions (ops/ms_torch.rs, ops/ms_math.rs).
+for _name in ["MS.Functional.angle", "MS.Tensor.angle"]:  # no MindSpore CPU kernel: torch's angle, which it documents
+    CASES.append(Case(_name, (V([-1.5, 0.0, 2.0, -0.0]),), {}, torch.angle))
+ms_case("MS.Functional.col2im", T32(1, 2, 4, 9), V([4, 4], "int32"), [2, 2], [1, 1], [0, 0], [1, 1])
+ms_case("MS.Functional.col2im", T32(2, 1, 6, 6), V([5, 3], "int32"), [3, 2], [1, 1], [1, 0], [2, 1])
+ms_case("MS.Functional.matrix_diag_part", T32(3, 4), V(1, "int32"), V(0.0, "float32"))
+ms_case("MS.Functional.matrix_diag_part", T32(2, 4, 3), V(-1, "int32"), V(0.0, "float32"))
+ms_case("MS.Functional.matrix_set_diag", T32(3, 4), T32(3))
+ms_case("MS.Functional.matrix_set_diag", T32(2, 4, 3), T32(2, 2), V(1, "int32"))
+ms_case("MS.Functional.matrix_diag", T32(3))
+ms_case("MS.Functional.matrix_diag", T32(2, 3), V(1, "int32"), padding_value=V(9.0, "float32"))
+ms_case("MS.Functional.hann_window", 5)
+ms_case("MS.Functional.hann_window", 6, False, dtype=torch.float32)
+ms_case("MS.Functional.bartlett_window", V(5, "int32"))
+ms_case("MS.Functional.bartlett_window", V(6, "int32"), False)
+ms_case("MS.Functional.blackman_window", V(5, "int32"))
+ms_case("MS.Functional.blackman_window", V(7, "int32"), False, dtype=torch.float64)
+ms_case("MS.Functional.batch_dot", T32(2, 3), T32(2, 3))
+ms_case("MS.Functional.batch_dot", T32(2, 3, 4), T32(2, 4, 5))
+ms_case("MS.Functional.batch_dot", T32(2, 3, 4), T32(2, 5, 3), (1, 2))
+_ANCHORS = V([[0, 0, 3, 3], [2, 1, 8, 6], [1, 4, 2, 9]], "float32")
+ms_case("MS.Functional.bounding_box_encode", _ANCHORS, V([[1, 1, 5, 4], [2, 2, 7, 7], [0, 3, 3, 8]], "float32")).backward = False
+ms_case("MS.Functional.bounding_box_encode", _ANCHORS, V([[1, 1, 5, 4], [2, 2, 7, 7], [0, 3, 3, 8]], "float32"), (0.1, 0.0, -0.1, 0.2), (0.5, 1.0, 2.0, 0.25)).backward = False
+ms_case("MS.Functional.bounding_box_decode", _ANCHORS, T32(3, 4, low=-0.5, high=0.5), (8, 10)).backward = False
+ms_case("MS.Functional.bounding_box_decode", _ANCHORS, T32(3, 4, low=-3.0, high=5.0), (20, 6), (0.1, 0.0, -0.1, 0.2), (0.5, 1.0, 2.0, 0.25), 0.1).backward = False
+ms_case("MS.Functional.check_valid", V([[0, 0, 9, 3], [0, 0, 9.5, 3], [0, 0, 3, 14], [0, 0, 3, 15], [-1, 0, 2, 2], [0, -0.5, 2, 2]], "float32"), V([15, 10, 1], "float32"))
+ms_case("MS.Functional.check_valid", V([[0, 0, 19, 3], [0, 0, 20, 3], [0, 0, 3, 29]], "float32"), V([15, 10, 2], "float32"))
