@@ -126,3 +126,31 @@ def test_the_attention_reference_takes_pse_and_a_given_mask():
           {"pse": rand(1, 2, 4, 4), "atten_mask": mask, "sparse_mode": 1}, grad=(0, 1, 2))
     with pytest.raises(NotImplementedError, match="keep_prob"):
         npu_bench.ref_npu_fusion_attention(q, k, v, 2, "BNSD", keep_prob=0.9)
+
+
+def test_the_spelling_references_agree_with_their_compositions():
+    """torch_npu's spellings of torch functions (runtime/src/ops/npu_torch.rs)."""
+    agree(npu_bench.ref_npu_conv2d, FUSED.npu_conv2d, [rand(2, 3, 6, 6), rand(4, 3, 3, 3), rand(4), [1, 1], [1, 1], [1, 1], 1], grad=(0, 1, 2))
+    agree(npu_bench.ref_npu_convolution, FUSED.npu_convolution, [rand(1, 4, 5, 5), rand(4, 2, 3, 3), None, [2, 2], [1, 0], [1, 1], 2], grad=(0, 1))
+    agree(npu_bench.ref_npu_conv_transpose2d, FUSED.npu_conv_transpose2d, [rand(2, 3, 4, 4), rand(3, 2, 3, 3), rand(2), [1, 1], [1, 0], [2, 2], [1, 1], 1],
+          grad=(0, 1, 2))
+    agree(npu_bench.ref_npu_gelu, FUSED.npu_gelu, [rand(3, 4)], {"approximate": "tanh"}, grad=(0,))
+    agree(npu_bench.ref_npu_indexing, FUSED.npu_indexing, [rand(4, 6), [1, 1], [3, 5], [1, 3]], {"begin_mask": 1, "end_mask": 2}, grad=(0,))
+    agree(npu_bench.ref_npu_slice, FUSED.npu_slice, [rand(4, 5), [1, 2], [2, 3]], grad=(0,))
+    agree(npu_bench.ref_npu_add_rms_norm, FUSED.npu_add_rms_norm, [rand(2, 3, 8), rand(2, 3, 8), rand(8)], grad=(0, 1, 2))
+    agree(npu_bench.ref_npu_max, FUSED.npu_max, [rand(3, 5), 1], grad=(0,))
+    agree(npu_bench.ref_npu_one_hot, FUSED.npu_one_hot, [torch.tensor([0, 3, 1, 7, -1]), -1, 5])
+    agree(npu_bench.ref_npu_softmax_cross_entropy_with_logits, FUSED.npu_softmax_cross_entropy_with_logits, [rand(4, 6), rand(4, 6)], grad=(0, 1))
+    agree(npu_bench.ref_npu_pad, FUSED.npu_pad, [rand(2, 3, 2), [0, 1, 0, 0, 2, 2]], grad=(0,))
+    agree(npu_bench.ref_npu_geglu, FUSED.npu_geglu, [rand(4, 6), 0, 0, True], grad=(0,))
+    agree(npu_bench.ref_npu_scatter_nd_update, FUSED.npu_scatter_nd_update, [rand(3, 4), torch.tensor([[0, 1], [2, 3]]), rand(2)])
+    agree(npu_bench.ref_scatter_update, FUSED.scatter_update, [rand(3, 2, 5, 4), torch.tensor([[2, 0], [0, 3]]), rand(2, 2, 2, 4), -2])
+    rois = torch.tensor([[1.0, 2, 3, 4], [3, 4, 5, 6], [0, 1, 8, 5]], dtype=torch.float64)
+    gts = torch.tensor([[5.0, 6, 7, 8], [7, 8, 9, 7], [1, 0, 6, 6]], dtype=torch.float64)
+    agree(npu_bench.ref_npu_bounding_box_encode, FUSED.npu_bounding_box_encode, [rois, gts, 0.0, 0.0, 0.0, 0.0, 0.1, 0.1, 0.2, 0.2])
+    agree(npu_bench.ref_npu_bounding_box_decode, FUSED.npu_bounding_box_decode,
+          [rois, rand(3, 4), 0.0, 0.1, 0.0, -0.1, 1.0, 1.0, 0.5, 0.5, [10, 8], 0.1])
+    # The op-plugin test's numbers: rois and deltas [[5, 6, 7, 8], [7, 8, 9, 6]], clip 0.1, a 10x10 image.
+    out = npu_bench.ref_npu_bounding_box_decode(rois[:2], torch.tensor([[5.0, 6, 7, 8], [7, 8, 9, 6]], dtype=torch.float64),
+                                                0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, [10, 10], 0.1)
+    assert torch.allclose(out, torch.tensor([[2.5, 6.5, 9, 9], [9, 9, 9, 9]], dtype=torch.float64))

@@ -386,6 +386,214 @@ def fusion_attention_magnitudes(dy, statistics, dtype, query, key, value, head_n
                      ("value", flat(split.back_to_keys([r[3][2] for r in results], kv_heads)))]
 
 
+
+# --- torch_npu's spellings of torch functions (runtime/src/ops/npu_torch.rs) ---
+
+
+def ref_npu_conv2d(input, weight, bias, stride, padding, dilation, groups):
+    """torch_npu.npu_conv2d: torch's conv2d, the same argument order."""
+    return torch.nn.functional.conv2d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def ref_npu_conv3d(input, weight, bias, stride, padding, dilation, groups):
+    """torch_npu.npu_conv3d: torch's conv3d, the same argument order."""
+    return torch.nn.functional.conv3d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def ref_npu_convolution(input, weight, bias, stride, padding, dilation, groups):
+    """torch_npu.npu_convolution: conv1d, conv2d or conv3d by the weight's rank."""
+    conv = {3: torch.nn.functional.conv1d, 4: torch.nn.functional.conv2d, 5: torch.nn.functional.conv3d}[weight.dim()]
+    return conv(input, weight, bias, stride, padding, dilation, groups)
+
+
+def ref_npu_convolution_transpose(input, weight, bias, padding, output_padding, stride, dilation, groups):
+    """torch_npu.npu_convolution_transpose: torch's transposed convolution; torch_npu's
+    order is padding, output_padding, stride, dilation, groups."""
+    f = torch.nn.functional
+    conv = {3: f.conv_transpose1d, 4: f.conv_transpose2d, 5: f.conv_transpose3d}[weight.dim()]
+    return conv(input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+ref_npu_conv_transpose2d = ref_npu_convolution_transpose  # the same order and kernel
+
+
+def ref_npu_silu(input):
+    """torch_npu.npu_silu: x·sigmoid(x)."""
+    return torch.nn.functional.silu(input)
+
+
+def ref_npu_gelu(input, approximate="none"):
+    """torch_npu.npu_gelu: torch's gelu."""
+    return torch.nn.functional.gelu(input, approximate=approximate)
+
+
+def ref_npu_broadcast(input, size):
+    """torch_npu.npu_broadcast: expanded to `size`."""
+    return input.expand(*size).contiguous()
+
+
+def ref_npu_dtype_cast(input, dtype):
+    """torch_npu.npu_dtype_cast: a cast, raised to float64 on the bench like every cast."""
+    return input.to(torch.float64 if dtype.is_floating_point else dtype)
+
+
+def ref_npu_transpose(input, perm, require_contiguous=True):
+    """torch_npu.npu_transpose: permuted."""
+    return input.permute(*perm).contiguous()
+
+
+def ref_npu_reshape(input, shape, can_refresh=False):
+    """torch_npu.npu_reshape: reshaped."""
+    return input.reshape(shape)
+
+
+def ref_npu_bmmV2(input, mat2, output_sizes=None):
+    """torch_npu.npu_bmmV2: the batched product."""
+    return torch.matmul(input, mat2)
+
+
+def ref_npu_format_cast(input, acl_format):
+    """torch_npu.npu_format_cast: the values unchanged (only the memory layout changes)."""
+    return input.clone()
+
+
+ref_npu_format_cast_ = ref_npu_format_cast  # in place, the same values
+
+
+def ref_one_(input):
+    """torch_npu's one_: ones."""
+    return torch.ones_like(input)
+
+
+def ref_empty_with_format(size, dtype=None, layout=None, device=None, pin_memory=False, acl_format=2):
+    """torch_npu.empty_with_format: uninitialized memory (only its shape and dtype are judged)."""
+    return torch.zeros(size, dtype=dtype)
+
+
+def ref_npu_slice(input, offsets, size):
+    """torch_npu.npu_slice: `size` elements from `offsets` per dimension (-1: to the end)."""
+    return input[tuple(slice(o, None if s == -1 else o + s) for o, s in zip(offsets, size))]
+
+
+def ref_npu_indexing(input, begin, end, strides, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0, shrink_axis_mask=0):
+    """torch_npu.npu_indexing: TensorFlow's strided slice (begin and end masks; the others refused)."""
+    if ellipsis_mask or new_axis_mask or shrink_axis_mask:
+        raise NotImplementedError("npu_indexing with an ellipsis, new-axis or shrink mask is not replayed")
+    index = []
+    for i, (b, e, s) in enumerate(zip(begin, end, strides)):
+        n = input.shape[i]
+        picked = range(n)[slice(None if begin_mask >> i & 1 else b, None if end_mask >> i & 1 else e, s)]
+        index.append(torch.tensor(list(picked), dtype=torch.long))
+    out = input
+    for d, idx in enumerate(index):
+        out = out.index_select(d, idx)
+    return out
+
+
+def ref_npu_scatter_nd_update(input, indices, updates):
+    """torch_npu.npu_scatter_nd_update: TensorFlow's ScatterNdUpdate on a copy."""
+    out = input.clone()
+    k = indices.shape[-1]
+    for p, u in zip(indices.reshape(-1, k).tolist(), updates.reshape(-1, *input.shape[k:])):
+        out[tuple(p)] = u
+    return out
+
+
+ref_npu_scatter_nd_update_ = ref_npu_scatter_nd_update  # in place, the same result
+
+
+def ref_npu_add_rms_norm(x1, x2, gamma, epsilon=1e-06):
+    """torch_npu.npu_add_rms_norm -> (y, rstd, x): x = x1 + x2, then npu_rms_norm."""
+    x = x1 + x2
+    y, rstd = ref_npu_rms_norm(x, gamma, epsilon)
+    return y, rstd, x
+
+
+def ref_npu_max(input, dim, keepdim=False):
+    """torch_npu.npu_max -> (values, int32 indices)."""
+    values, indices = torch.max(input, dim, keepdim)
+    return values, indices.int()
+
+
+def ref_npu_min(input, dim, keepdim=False):
+    """torch_npu.npu_min -> (values, int32 indices)."""
+    values, indices = torch.min(input, dim, keepdim)
+    return values, indices.int()
+
+
+def ref_npu_one_hot(input, num_classes=-1, depth=1, on_value=1, off_value=0):
+    """torch_npu.npu_one_hot: `depth` classes on the last axis (`num_classes` names the axis), float32."""
+    if num_classes != -1:
+        raise NotImplementedError("npu_one_hot on another axis than the last is not replayed")
+    hot = torch.arange(depth) == input.long().unsqueeze(-1)
+    return torch.where(hot, torch.tensor(float(on_value)), torch.tensor(float(off_value))).float()
+
+
+def ref_npu_softmax_cross_entropy_with_logits(input, labels):
+    """torch_npu.npu_softmax_cross_entropy_with_logits: -sum(labels * log_softmax) per row."""
+    return -(labels * torch.log_softmax(input, dim=-1)).sum(-1)
+
+
+def ref_npu_pad(input, paddings):
+    """torch_npu.npu_pad: zero (before, after) pairs from dim 0 on (F.pad's order reversed)."""
+    pairs = [paddings[i:i + 2] for i in range(0, len(paddings), 2)]
+    return torch.nn.functional.pad(input, [p for pair in reversed(pairs) for p in pair])
+
+
+def ref_npu_geglu(input, dim=-1, approximate=1, activate_left=False):
+    """torch_npu.npu_geglu -> (y, gelu): halves a, b; y = a·gelu(b) (gelu(a)·b with activate_left)."""
+    a, b = input.chunk(2, dim=dim)
+    active, other = (a, b) if activate_left else (b, a)
+    g = torch.nn.functional.gelu(active, approximate="tanh" if approximate == 1 else "none")
+    return other * g, g
+
+
+def ref_npu_anti_quant(x, scale, *, offset=None, dst_dtype=None, src_dtype=None):
+    """torch_npu.npu_anti_quant: (x + offset)·scale along the last axis (int8 x)."""
+    x = x.to(scale.dtype)
+    return (x if offset is None else x + offset) * scale
+
+
+def ref_scatter_update(input, indices, updates, axis):
+    """torch_npu.scatter_update: batch i's updates along `axis` from offset indices[i]
+    (or, for [n, 2] indices, into batch indices[i][0] from indices[i][1])."""
+    out = input.clone()
+    axis = axis % input.dim()
+    n = updates.shape[axis]
+    for i, start in enumerate(indices.tolist()):
+        batch, start = (i, start) if indices.dim() == 1 else start
+        out[batch].narrow(axis - 1, start, n).copy_(updates[i])
+    return out
+
+
+ref_scatter_update_ = ref_scatter_update  # in place, the same result
+
+
+def _legacy_boxes(b):
+    """Centre and size of (x0, y0, x1, y1) boxes, the edge pixel counted."""
+    return (b[:, 0] + b[:, 2]) / 2, (b[:, 1] + b[:, 3]) / 2, b[:, 2] - b[:, 0] + 1, b[:, 3] - b[:, 1] + 1
+
+
+def ref_npu_bounding_box_encode(anchor_box, ground_truth_box, means0, means1, means2, means3, stds0, stds1, stds2, stds3):
+    """torch_npu.npu_bounding_box_encode: each box's (dx, dy, dw, dh) from its anchor, normalized."""
+    px, py, pw, ph = _legacy_boxes(anchor_box)
+    gx, gy, gw, gh = _legacy_boxes(ground_truth_box)
+    d = torch.stack([(gx - px) / pw, (gy - py) / ph, torch.log(gw / pw), torch.log(gh / ph)], dim=-1)
+    means, stds = torch.tensor([means0, means1, means2, means3]), torch.tensor([stds0, stds1, stds2, stds3])
+    return (d - means.to(d.dtype)) / stds.to(d.dtype)
+
+
+def ref_npu_bounding_box_decode(rois, deltas, means0, means1, means2, means3, stds0, stds1, stds2, stds3, max_shape, wh_ratio_clip):
+    """torch_npu.npu_bounding_box_decode: the boxes the deltas give, corners within the image's last pixel."""
+    d = deltas * torch.tensor([stds0, stds1, stds2, stds3]).to(deltas.dtype) + torch.tensor([means0, means1, means2, means3]).to(deltas.dtype)
+    clip = abs(math.log(wh_ratio_clip))
+    px, py, pw, ph = _legacy_boxes(rois)
+    gw, gh = pw * d[:, 2].clamp(-clip, clip).exp(), ph * d[:, 3].clamp(-clip, clip).exp()
+    gx, gy = px + pw * d[:, 0], py + ph * d[:, 1]
+    h, w = max_shape
+    return torch.stack([(gx - (gw - 1) / 2).clamp(0, w - 1), (gy - (gh - 1) / 2).clamp(0, h - 1),
+                        (gx + (gw - 1) / 2).clamp(0, w - 1), (gy + (gh - 1) / 2).clamp(0, h - 1)], dim=-1)
+
 # The outputs of an NPU call that are judged, by op, where torch_npu returns more
 # (runtime/src/ops/npu_attention.rs: seed, offset and numels are the device generator's).
 JUDGED_OUTPUTS = {"npu_fusion_attention": 3}

@@ -331,7 +331,7 @@ pub static OPS: &[Op] = &[
         facts: CONV_FACTS,
     },
     Op {
-        names: &["Functional.conv2d", "Torch.conv2d", "MintFunctional.conv2d"],
+        names: &["Functional.conv2d", "Torch.conv2d", "MintFunctional.conv2d", "NPU.npu_conv2d"],
         sig: "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1",
         forward: |c, b| conv(c, b, 2),
         backward: true,
@@ -367,7 +367,7 @@ pub static OPS: &[Op] = &[
         facts: &[Fact::Rounding(Rounding::Sums), Fact::Autocast],
     },
     Op {
-        names: &["Functional.conv3d", "Torch.conv3d"],
+        names: &["Functional.conv3d", "Torch.conv3d", "NPU.npu_conv3d"],
         sig: "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1",
         forward: |c, b| conv(c, b, 3),
         backward: true,

@@ -341,7 +341,7 @@ pub static OPS: &[Op] = &[
         facts: &[],
     },
     Op {
-        names: &["Tensor.to"],
+        names: &["Tensor.to", "NPU.npu_dtype_cast"],
         sig: "input, *args, dtype=None, non_blocking=False, copy=False, memory_format=None, device=None",
         forward: to,
         backward: true,

@@ -58,6 +58,7 @@ mod norm;
 mod npu_attention;
 mod npu_fused;
 mod npu_misc;
+mod npu_torch;
 mod order_stats;
 mod pool;
 mod pool3d;
@@ -89,6 +90,16 @@ use crate::value::{Value, T};
 /// The usual result of an op: one tensor.
 fn one(t: T) -> Result<Vec<Value>> {
     Ok(vec![Value::Tensor(t)])
+}
+
+/// Runs torch's entry `api` on `args` and `kwargs`, bound to its own
+/// signature: how another framework's spelling of a torch function under
+/// other arguments (`mindspore.ops.argsort`, `torch_npu.npu_transpose`)
+/// replays it, so its arithmetic and gradient keep one home.
+fn rebind(ctx: &Ctx, api: &str, args: Vec<Value>, kwargs: &[(&str, Value)]) -> Result<Vec<Value>> {
+    let op = lookup(Framework::PyTorch, api).ok_or_else(|| crate::error::Error::Arg(format!("{api}: no torch entry")))?;
+    let kwargs = kwargs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    (op.forward)(ctx, &crate::bind::bind(api, op.sig, args, kwargs)?)
 }
 
 /// The dtype of a result that must be floating: integer inputs give float32, as in torch.
@@ -515,6 +526,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(shape::OPS)
         .chain(reduce::OPS)
         .chain(ms_reduce::OPS)
+        .chain(npu_torch::OPS)
         .chain(bessel::OPS)
         .chain(ms_math::OPS)
         .chain(ms_array::OPS)

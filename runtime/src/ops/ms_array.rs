@@ -66,7 +66,7 @@ fn dim0_rows(n: usize, idx: Vec<i64>, what: &str) -> Result<Vec<usize>> {
 
 /// How a scatter combines a row with an update.
 #[derive(Clone, Copy)]
-enum Combine {
+pub(super) enum Combine {
     Add,
     Sub,
     Mul,
@@ -122,7 +122,7 @@ fn scatter_rows(ctx: &Ctx, x: &T, rows: &[usize], updates: &Value, how: Combine,
 }
 
 /// `tensor_scatter_*(input_x, indices, updates)` and `scatter_nd_*(..., use_locking)`.
-fn scatter_nd_into(ctx: &Ctx, b: &Bound, how: Combine) -> Result<Vec<Value>> {
+pub(super) fn scatter_nd_into(ctx: &Ctx, b: &Bound, how: Combine) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;
     let (rows, _) = nd_rows(x.dims(), b.tensor("indices")?, "tensor_scatter")?;
     scatter_rows(ctx, x, &rows, b.value("updates"), how, "tensor_scatter")
@@ -184,7 +184,7 @@ fn gather_nd(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 }
 
 /// `slice(input_x, begin, size)`: `size` -1 runs to the end.
-fn slice(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+pub(super) fn slice(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;
     let (begin, size) = (ints(b.value("begin"), "slice")?, ints(b.value("size"), "slice")?);
     if begin.len() != x.rank() || size.len() != x.rank() {
@@ -204,7 +204,7 @@ fn slice(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 
 /// `strided_slice(input_x, begin, end, strides, begin_mask, end_mask, ...)`:
 /// Python slices per dimension; the ellipsis, new-axis and shrink masks are not replayed.
-fn strided_slice(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+pub(super) fn strided_slice(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;
     for m in ["ellipsis_mask", "new_axis_mask", "shrink_axis_mask"] {
         if b.int(m)? != 0 {

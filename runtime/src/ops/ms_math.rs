@@ -316,8 +316,11 @@ fn batch_dot(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// deltas (dx, dy, dw, dh) of each box from its anchor, widths counting the
 /// edge pixel (+1), normalized by `means` and `stds`.
 fn bounding_box_encode(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
-    let (anchors, gts) = (b.tensor("anchor_box")?, b.tensor("groundtruth_box")?);
-    let (means, stds) = (four(b, "means")?, four(b, "stds")?);
+    encode_boxes(ctx, b.tensor("anchor_box")?, b.tensor("groundtruth_box")?, four(b, "means")?, four(b, "stds")?)
+}
+
+/// [`bounding_box_encode`] of given means and stds (torch_npu's `npu_bounding_box_encode` too).
+pub(super) fn encode_boxes(ctx: &Ctx, anchors: &T, gts: &T, means: [f64; 4], stds: [f64; 4]) -> Result<Vec<Value>> {
     let (a, g) = (anchors.to_f64_vec()?, gts.to_f64_vec()?);
     if a.len() != g.len() || a.len() % 4 != 0 {
         return Err(Error::Arg("bounding_box_encode: two [n, 4] tensors".into()));
@@ -339,11 +342,29 @@ fn bounding_box_encode(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// the boxes the deltas give, their log-ratios clipped to |ln wh_ratio_clip|
 /// and their corners to [0, width] and [0, height] (`max_shape` = (height, width)).
 fn bounding_box_decode(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
-    let (anchors, deltas) = (b.tensor("anchor_box")?, b.tensor("deltas")?);
-    let (means, stds) = (four(b, "means")?, four(b, "stds")?);
     let shape = b.ints("max_shape")?;
     let [h, w] = shape[..] else { return Err(Error::Arg("bounding_box_decode: max_shape is (height, width)".into())) };
-    let clip = b.float("wh_ratio_clip")?.ln().abs();
+    let (anchors, deltas) = (b.tensor("anchor_box")?, b.tensor("deltas")?);
+    decode_boxes(ctx, anchors, deltas, four(b, "means")?, four(b, "stds")?, (h, w), b.float("wh_ratio_clip")?, 0.0)
+}
+
+/// [`bounding_box_decode`] of given means, stds, image (height, width) and
+/// ratio clip (torch_npu's `npu_bounding_box_decode` too), the corners
+/// clamped to [0, width − `edge`] and [0, height − `edge`]: MindSpore's CPU
+/// kernel clamps to the image size (`edge` 0), the Ascend kernel to its
+/// last pixel (`edge` 1, as op-plugin's tests of torch_npu's give).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn decode_boxes(
+    ctx: &Ctx,
+    anchors: &T,
+    deltas: &T,
+    means: [f64; 4],
+    stds: [f64; 4],
+    (h, w): (i64, i64),
+    ratio_clip: f64,
+    edge: f64,
+) -> Result<Vec<Value>> {
+    let clip = ratio_clip.ln().abs();
     let (a, d) = (anchors.to_f64_vec()?, deltas.to_f64_vec()?);
     if a.len() != d.len() || a.len() % 4 != 0 {
         return Err(Error::Arg("bounding_box_decode: two [n, 4] tensors".into()));
@@ -356,7 +377,7 @@ fn bounding_box_decode(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
             let (px, py, pw, ph) = ((an[0] + an[2]) / 2.0, (an[1] + an[3]) / 2.0, an[2] - an[0] + 1.0, an[3] - an[1] + 1.0);
             let (gw, gh) = (pw * de[2].clamp(-clip, clip).exp(), ph * de[3].clamp(-clip, clip).exp());
             let (gx, gy) = (px + pw * de[0], py + ph * de[1]);
-            let (xmax, ymax) = (w as f64, h as f64);
+            let (xmax, ymax) = (w as f64 - edge, h as f64 - edge);
             [
                 (gx - (gw - 1.0) / 2.0).clamp(0.0, xmax),
                 (gy - (gh - 1.0) / 2.0).clamp(0.0, ymax),

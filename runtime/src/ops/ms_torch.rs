@@ -2,25 +2,17 @@
 //! are a torch function under other arguments or another result dtype:
 //! `ops.flatten` keeps the batch dimension, `ops.max` returns the index
 //! too, `ops.argsort` gives int32, `ops.dot` contracts like NumPy's. Each
-//! entry rebinds its call to the torch entry ([`torch`]) and adjusts the
+//! entry rebinds its call to the torch entry ([`super::rebind`]) and adjusts the
 //! result, so the arithmetic (and its gradient) has one home. Their cases
 //! run in MindSpore itself (runtime/tests/agreement/cases.py, `ms_case`).
 
 use super::ms_array::ints;
-use super::{Op, Standard};
-use crate::bind::{bind, Bound};
+use super::{rebind as torch, Op, Standard};
+use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::dtype::TDType;
 use crate::error::{Error, Result};
-use crate::spec::Framework;
 use crate::value::{Value, T};
-
-/// Runs torch's entry `api` on `args` and `kwargs`, bound to its own signature.
-fn torch(ctx: &Ctx, api: &str, args: Vec<Value>, kwargs: &[(&str, Value)]) -> Result<Vec<Value>> {
-    let op = super::lookup(Framework::PyTorch, api).ok_or_else(|| Error::Arg(format!("{api}: no torch entry")))?;
-    let kwargs = kwargs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-    (op.forward)(ctx, &bind(api, op.sig, args, kwargs)?)
-}
 
 fn input(b: &Bound) -> Result<Value> {
     Ok(Value::Tensor(b.tensor("input")?.clone()))

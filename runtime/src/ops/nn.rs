@@ -582,7 +582,7 @@ pub static OPS: &[Op] = &[
         facts: &[Fact::Slicing(Slicing::Aligned(Whole::Dim("dim", None)))],
     },
     Op {
-        names: &["Functional.gelu", "MintFunctional.gelu", "Torch.gelu"],
+        names: &["Functional.gelu", "MintFunctional.gelu", "Torch.gelu", "NPU.npu_gelu"],
         sig: "input, approximate='none'",
         forward: gelu,
         backward: true,
@@ -591,7 +591,7 @@ pub static OPS: &[Op] = &[
         facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "gelu", rest: Rest::Smooth, magnitude: gelu_parts }))],
     },
     Op {
-        names: &["Functional.silu", "MintFunctional.silu", "Torch.silu"],
+        names: &["Functional.silu", "MintFunctional.silu", "Torch.silu", "NPU.npu_silu"],
         sig: "input, inplace=False",
         forward: silu,
         backward: true,

@@ -97,6 +97,8 @@ pub static REASONS: &[Reasoned] = &[
             "Functional.fractional_max_pool3d",
             "Functional.fractional_max_pool3d_with_indices",
             "NPU.npu_random_choice_with_mask",
+            "NPU._npu_dropout",
+            "NPU.npu_dropout_with_add_softmax",
         ],
     },
     Reasoned {

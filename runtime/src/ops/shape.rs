@@ -829,7 +829,7 @@ pub static OPS: &[Op] = &[
     },
     Op { names: &["Tensor.expand"], sig: "input, *size", forward: expand, backward: true, standard: Standard::Exact, random: false, facts: &[] },
     Op {
-        names: &["Torch.broadcast_to", "Tensor.broadcast_to", "Mint.broadcast_to"],
+        names: &["Torch.broadcast_to", "Tensor.broadcast_to", "Mint.broadcast_to", "NPU.npu_broadcast"],
         sig: "input, shape",
         forward: broadcast_to,
         backward: true,

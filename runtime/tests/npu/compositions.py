@@ -151,3 +151,166 @@ def ms_flash_attention_score(query, key, value, head_num, real_shift=None, attn_
                                 scale=scalar_value, pre_tockens=pre_tokens, next_tockens=next_tokens,
                                 sparse_mode=sparse_mode, actual_seq_qlen=actual_seq_qlen,
                                 actual_seq_kvlen=actual_seq_kvlen)[0]
+
+
+# ---------------------------------------------------------------- torch_npu's spellings and MoE kernels
+# (runtime/src/ops/npu_torch.rs, npu_moe.rs), from torch_npu's documentation
+# and the CPU goldens of Ascend/op-plugin's tests.
+
+
+def npu_conv2d(input, weight, bias, stride, padding, dilation, groups):
+    return F.conv2d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def npu_conv3d(input, weight, bias, stride, padding, dilation, groups):
+    return F.conv3d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def npu_convolution(input, weight, bias, stride, padding, dilation, groups):
+    conv = {4: F.conv2d, 5: F.conv3d}[weight.dim()]
+    return conv(input, weight, bias, stride, padding, dilation, groups)
+
+
+def npu_conv_transpose2d(input, weight, bias, padding, output_padding, stride, dilation, groups):
+    """torch_npu's order: padding, output_padding, stride, dilation, groups."""
+    conv = {4: F.conv_transpose2d, 5: F.conv_transpose3d}[weight.dim()]
+    return conv(input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+def npu_silu(x):
+    return x * torch.sigmoid(x)
+
+
+def npu_gelu(x, approximate="none"):
+    if approximate == "tanh":
+        return 0.5 * x * (1 + torch.tanh((2 / torch.pi) ** 0.5 * (x + 0.044715 * x**3)))
+    return 0.5 * x * (1 + torch.erf(x / 2**0.5))
+
+
+def npu_broadcast(x, size):
+    return x.expand(size).contiguous()
+
+
+def npu_dtype_cast(x, dtype):
+    """A cast: the bench keeps float64 values under the new dtype (oracles.py's OUTPUT_DTYPES)."""
+    return x.clone()
+
+
+def npu_transpose(x, perm, require_contiguous=True):
+    return x.permute(perm).contiguous()
+
+
+def npu_reshape(x, shape, can_refresh=False):
+    return x.reshape(shape)
+
+
+def npu_bmmV2(x, mat2, output_sizes=None):
+    return torch.matmul(x, mat2)
+
+
+def npu_format_cast(x, acl_format):
+    return x.clone()
+
+
+def one_(x):
+    return torch.ones_like(x)
+
+
+def empty_with_format(size, dtype=None, acl_format=2):
+    return torch.zeros(size, dtype=dtype or torch.float32)
+
+
+def npu_slice(x, offsets, size):
+    return x[tuple(slice(o, o + s) for o, s in zip(offsets, size))]
+
+
+def npu_indexing(x, begin, end, strides, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0, shrink_axis_mask=0):
+    """TF's strided slice: Python slices, a masked begin or end left open."""
+    index = tuple(slice(None if begin_mask >> i & 1 else b, None if end_mask >> i & 1 else e, s) for i, (b, e, s) in enumerate(zip(begin, end, strides)))
+    return x[index]
+
+
+def npu_scatter_nd_update(x, indices, updates):
+    out = x.clone()
+    k = indices.shape[-1]
+    for p, u in zip(indices.reshape(-1, k).tolist(), updates.reshape(-1, *x.shape[k:])):
+        out[tuple(p)] = u
+    return out
+
+
+def npu_add_rms_norm(x1, x2, gamma, epsilon=1e-6):
+    x = x1 + x2
+    y, rstd = npu_rms_norm(x, gamma, epsilon)
+    return y, rstd, x
+
+
+def npu_max(x, dim, keepdim=False):
+    v, i = torch.max(x, dim, keepdim)
+    return v, i.int()
+
+
+def npu_min(x, dim, keepdim=False):
+    v, i = torch.min(x, dim, keepdim)
+    return v, i.int()
+
+
+def npu_one_hot(x, num_classes=-1, depth=1, on_value=1, off_value=0):
+    hot = torch.arange(depth) == x.long().unsqueeze(-1)
+    return torch.where(hot, torch.tensor(float(on_value)), torch.tensor(float(off_value)))
+
+
+def npu_softmax_cross_entropy_with_logits(features, labels):
+    return -(labels * torch.log_softmax(features, dim=-1)).sum(-1)
+
+
+def npu_pad(x, paddings):
+    """Pairs from dim 0 on (F.pad's run from the last dim)."""
+    pairs = [paddings[i : i + 2] for i in range(0, len(paddings), 2)]
+    return F.pad(x, [p for pair in reversed(pairs) for p in pair])
+
+
+def npu_geglu(x, dim=-1, approximate=1, activate_left=False):
+    a, b = x.chunk(2, dim=dim)
+    active, other = (a, b) if activate_left else (b, a)
+    g = npu_gelu(active, "tanh" if approximate == 1 else "none")
+    return other * g, g
+
+
+def npu_anti_quant(x, scale, offset=None, dst_dtype=None, src_dtype=None):
+    x = x.double()
+    return (x if offset is None else x + offset) * scale
+
+
+def scatter_update(data, indices, updates, axis):
+    """The KV-cache write: batch i's updates along `axis` from offset indices[i]."""
+    out = data.clone()
+    axis = axis % data.dim()
+    n = updates.shape[axis]
+    for i, start in enumerate(indices.tolist()):
+        batch, start = (i, start) if indices.dim() == 1 else start
+        out[batch].narrow(axis - 1, start, n).copy_(updates[i].narrow(axis - 1, 0, n))
+    return out
+
+
+def _legacy_boxes(b):
+    """Centre and size with the edge pixel counted (mmdet's legacy convention)."""
+    return (b[:, 0] + b[:, 2]) / 2, (b[:, 1] + b[:, 3]) / 2, b[:, 2] - b[:, 0] + 1, b[:, 3] - b[:, 1] + 1
+
+
+def npu_bounding_box_encode(anchors, gts, m0, m1, m2, m3, s0, s1, s2, s3):
+    px, py, pw, ph = _legacy_boxes(anchors)
+    gx, gy, gw, gh = _legacy_boxes(gts)
+    d = torch.stack([(gx - px) / pw, (gy - py) / ph, torch.log(gw / pw), torch.log(gh / ph)], dim=-1)
+    return (d - torch.tensor([m0, m1, m2, m3])) / torch.tensor([s0, s1, s2, s3])
+
+
+def npu_bounding_box_decode(rois, deltas, m0, m1, m2, m3, s0, s1, s2, s3, max_shape, wh_ratio_clip):
+    d = deltas * torch.tensor([s0, s1, s2, s3]) + torch.tensor([m0, m1, m2, m3])
+    clip = abs(torch.log(torch.tensor(wh_ratio_clip)).item())
+    px, py, pw, ph = _legacy_boxes(rois)
+    gw, gh = pw * d[:, 2].clamp(-clip, clip).exp(), ph * d[:, 3].clamp(-clip, clip).exp()
+    gx, gy = px + pw * d[:, 0], py + ph * d[:, 1]
+    h, w = max_shape
+    x0, x1 = (gx - gw / 2 + 0.5).clamp(0, w - 1), (gx + gw / 2 - 0.5).clamp(0, w - 1)
+    y0, y1 = (gy - gh / 2 + 0.5).clamp(0, h - 1), (gy + gh / 2 - 0.5).clamp(0, h - 1)
+    return torch.stack([x0, y0, x1, y1], dim=-1)

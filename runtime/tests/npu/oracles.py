@@ -44,7 +44,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "agreement")]
 
 import compositions as C  # noqa: E402
-from cases import B, T, Given  # noqa: E402
+from cases import B, I, T, V, Given  # noqa: E402
 from msprobe26 import bench, paths  # noqa: E402
 from reference import SEED, CaseWriter, realize_call  # noqa: E402
 
@@ -144,25 +144,36 @@ def ms_flash_attention_score(args, kwargs, outputs, gy):
 # ------------------------------------------------------------------- cases
 
 
-# The outputs torch_npu gives as float32 whatever the inputs' dtype.
-FLOAT32_OUTPUTS = {"NPU.npu_rms_norm": {1}, "NPU.npu_fusion_attention": {1, 2}, "MS.Functional.rms_norm": {1}}
+# The outputs torch_npu gives in a dtype of their own whatever the inputs' (float32
+# statistics, npu_one_hot's float32, npu_anti_quant's float16 by default).
+OUTPUT_DTYPES = {
+    "NPU.npu_rms_norm": {1: "float32"},
+    "NPU.npu_add_rms_norm": {1: "float32"},
+    "NPU.npu_fusion_attention": {1: "float32", 2: "float32"},
+    "MS.Functional.rms_norm": {1: "float32"},
+    "NPU.npu_one_hot": {0: "float32"},
+    "NPU.npu_anti_quant": {0: "float16"},
+    "NPU.npu_dtype_cast": {0: "float32"},
+}
 
 
 class NpuCase:
     """One call: the op-table name, arguments, the composition and msprobe's oracle."""
 
-    def __init__(self, name, args, kwargs, composition, msprobe, tolerance=1e-9, constants=()):
+    def __init__(self, name, args, kwargs, composition, msprobe, tolerance=1e-9, constants=(), undefined=False):
         self.name, self.args, self.kwargs = name, args, kwargs
         self.composition, self.msprobe, self.tolerance = composition, msprobe, tolerance
         self.constants = set(constants)
+        # Uninitialized memory (empty_with_format): only shapes and dtypes compare.
+        self.undefined = undefined
 
 
 CASES = []
 
 
-def case(name, *args, composition, msprobe=None, tolerance=1e-9, constants=(), **kwargs):
+def case(name, *args, composition, msprobe=None, tolerance=1e-9, constants=(), undefined=False, **kwargs):
     """A case checked against `composition` and, where given, msprobe's own reference."""
-    CASES.append(NpuCase(name, args, kwargs, composition, msprobe, tolerance, constants))
+    CASES.append(NpuCase(name, args, kwargs, composition, msprobe, tolerance, constants, undefined))
 
 
 def causal_mask(s1, s2):
@@ -243,6 +254,59 @@ case(FAS, T(5, 2, 8), T(6, 2, 8), T(6, 2, 8), 2, scalar_value=0.35, input_layout
      actual_seq_kvlen=[4, 6], sparse_mode=3, **fas)
 
 
+
+# torch_npu's spellings of the table's functions (ops/npu_torch.rs), against compositions of
+# torch_npu's documented formulas (compositions.py).
+case("NPU.npu_conv2d", T(2, 3, 6, 6), T(4, 3, 3, 3), T(4), [1, 1], [1, 1], [1, 1], 1, composition=C.npu_conv2d)
+case("NPU.npu_conv3d", T(1, 2, 4, 4, 4), T(3, 2, 2, 2, 2), None, [1, 1, 1], [0, 0, 0], [1, 1, 1], 1, composition=C.npu_conv3d)
+case("NPU.npu_convolution", T(2, 4, 5, 5), T(4, 2, 3, 3), T(4), [2, 2], [1, 0], [1, 1], 2, composition=C.npu_convolution)
+case("NPU.npu_convolution", T(1, 2, 4, 4, 3), T(2, 2, 2, 2, 2), None, [1, 1, 1], [1, 0, 1], [1, 1, 1], 1, composition=C.npu_convolution)
+case("NPU.npu_conv_transpose2d", T(2, 3, 4, 4), T(3, 2, 3, 3), T(2), [1, 1], [1, 0], [2, 2], [1, 1], 1, composition=C.npu_conv_transpose2d)
+case("NPU.npu_convolution_transpose", T(1, 2, 3, 3, 3), T(2, 2, 2, 2, 2), None, [0, 0, 0], [0, 0, 0], [1, 1, 1], [1, 1, 1], 1, composition=C.npu_conv_transpose2d)
+case("NPU.npu_silu", T(3, 4), composition=C.npu_silu)
+case("NPU.npu_gelu", T(3, 4), composition=C.npu_gelu)
+case("NPU.npu_gelu", T(3, 4), approximate="tanh", composition=C.npu_gelu)
+case("NPU.npu_broadcast", T(3, 1), [2, 3, 4], composition=C.npu_broadcast)
+case("NPU.npu_dtype_cast", T(3, 4), torch.float32, composition=C.npu_dtype_cast)
+case("NPU.npu_transpose", T(2, 3, 4), [2, 0, 1], composition=C.npu_transpose)
+case("NPU.npu_reshape", T(2, 3, 4), [4, 6], composition=C.npu_reshape)
+case("NPU.npu_bmmV2", T(2, 3, 4), T(2, 4, 5), [], composition=C.npu_bmmV2)
+case("NPU.npu_format_cast", T(2, 3), 29, composition=C.npu_format_cast)
+case("NPU.npu_format_cast_", T(2, 3), 2, composition=C.npu_format_cast)
+case("NPU.one_", T(2, 3), composition=C.one_, constants=[0])
+case("NPU.empty_with_format", [2, 3], dtype=torch.float32, composition=C.empty_with_format, undefined=True)
+case("NPU.npu_slice", T(4, 5), [1, 2], [2, 3], composition=C.npu_slice)
+case("NPU.npu_indexing", T(4, 6), [0, 1], [4, 6], [2, 2], composition=C.npu_indexing)
+case("NPU.npu_indexing", T(4, 6), [1, 1], [3, 5], [1, 3], begin_mask=1, end_mask=2, composition=C.npu_indexing)
+for _name in ["NPU.npu_scatter_nd_update", "NPU.npu_scatter_nd_update_"]:
+    case(_name, T(4, 3), V([[2], [0]], "int64"), T(2, 3), composition=C.npu_scatter_nd_update, constants=[0, 2])
+case("NPU.npu_scatter_nd_update", T(3, 4), V([[0, 1], [2, 3]], "int32"), T(2), composition=C.npu_scatter_nd_update, constants=[0, 2])
+case("NPU.npu_add_rms_norm", T(2, 3, 8), T(2, 3, 8), T(8, low=0.5, high=1.5), composition=C.npu_add_rms_norm, tolerance=1e-5)
+case("NPU.npu_add_rms_norm", T(2, 4, 6), T(2, 4, 6), T(4, 6), epsilon=1e-3, composition=C.npu_add_rms_norm, tolerance=1e-5)
+case("NPU.npu_max", T(3, 5), 1, composition=C.npu_max)
+case("NPU.npu_max", T(3, 5), 0, True, composition=C.npu_max)
+case("NPU.npu_min", T(3, 5), -1, composition=C.npu_min)
+case("NPU.npu_one_hot", V([0, 3, 1, 7, -1], "int32"), depth=5, composition=C.npu_one_hot)
+case("NPU.npu_one_hot", V([[2, 0], [1, 1]], "int32"), -1, 3, 2.5, -1.0, composition=C.npu_one_hot)
+case("NPU.npu_softmax_cross_entropy_with_logits", T(4, 6), T(4, 6, low=0.0, high=1.0), composition=C.npu_softmax_cross_entropy_with_logits)
+case("NPU.npu_pad", T(2, 3), [1, 0, 2, 1], composition=C.npu_pad)
+case("NPU.npu_pad", T(2, 3, 2), [0, 1, 0, 0, 2, 2], composition=C.npu_pad)
+case("NPU.npu_geglu", T(2, 3, 8), composition=C.npu_geglu)
+case("NPU.npu_geglu", T(4, 6), 0, 0, True, composition=C.npu_geglu)
+case("NPU.npu_anti_quant", I(3, 4, low=-128, high=128, dtype="int8"), T(4, low=0.1, high=2.0), composition=C.npu_anti_quant, constants=[1])
+case("NPU.npu_anti_quant", I(3, 4, low=-128, high=128, dtype="int8"), T(4, low=0.1, high=2.0), offset=T(4), composition=C.npu_anti_quant, constants=[1, "offset"])
+for _name in ["NPU.scatter_update", "NPU.scatter_update_"]:
+    case(_name, T(2, 6, 3), V([1, 3], "int64"), T(2, 2, 3), 1, composition=C.scatter_update, constants=[0, 2])
+case("NPU.scatter_update", T(3, 2, 5, 4), V([[2, 0], [0, 3]], "int64"), T(2, 2, 2, 4), -2, composition=C.scatter_update, constants=[0, 2])
+_ROIS = V([[1, 2, 3, 4], [3, 4, 5, 6], [0, 1, 8, 5]])
+case("NPU.npu_bounding_box_encode", _ROIS, V([[5, 6, 7, 8], [7, 8, 9, 7], [1, 0, 6, 6]]), 0.0, 0.0, 0.0, 0.0, 0.1, 0.1, 0.2, 0.2,
+     composition=C.npu_bounding_box_encode, constants=[0, 1])
+case("NPU.npu_bounding_box_decode", _ROIS, T(3, 4, low=-1.0, high=1.0), 0.0, 0.1, 0.0, -0.1, 1.0, 1.0, 0.5, 0.5, [10, 8], 0.1,
+     composition=C.npu_bounding_box_decode, constants=[0, 1])
+case("NPU.npu_bounding_box_decode", _ROIS, T(3, 4, low=-5.0, high=5.0), 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, [6, 9], 0.016,
+     composition=C.npu_bounding_box_decode, constants=[0, 1])
+
+
 def run_case(index, c, out_dir):
     """Runs one case through both oracles; returns its index entry."""
     rng = np.random.default_rng([SEED, index])
@@ -262,7 +326,8 @@ def run_case(index, c, out_dir):
     outputs = [result] if isinstance(result, torch.Tensor) else list(result)
     gy = [torch.from_numpy(rng.standard_normal(o.shape)) if o.requires_grad else None for o in outputs]
     pairs = [(o, g) for o, g in zip(outputs, gy) if g is not None]
-    grads = torch.autograd.grad([o for o, _ in pairs], leaves, [g for _, g in pairs], allow_unused=True)
+    backward = bool(pairs) and bool(leaves)
+    grads = torch.autograd.grad([o for o, _ in pairs], leaves, [g for _, g in pairs], allow_unused=True) if backward else []
     detached = [a.detach() if isinstance(a, torch.Tensor) else a for a in args]
     detached_kw = {k: v.detach() if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
     save = lambda what, t: None if t is None else writer.save(what, t.detach())  # noqa: E731
@@ -275,11 +340,11 @@ def run_case(index, c, out_dir):
         "args": json_args,
         "kwargs": json_kwargs,
         "differentiate": differentiate,
-        "outputs": [{"file": writer.save(f"out{i}", o), "dtype": "float32" if i in FLOAT32_OUTPUTS.get(c.name, ()) else str(o.dtype).removeprefix("torch.")} for i, o in enumerate(outputs)],
-        "backward": True,
-        "grad_outputs": [save(f"gout{i}", g) for i, g in enumerate(gy)],
-        "grads": [writer.save(f"grad{i}", torch.zeros_like(x) if g is None else g) for i, (x, g) in enumerate(zip(leaves, grads))],
-        "values_undefined": False,
+        "outputs": [{"file": writer.save(f"out{i}", o), "dtype": OUTPUT_DTYPES.get(c.name, {}).get(i, str(o.dtype).removeprefix("torch."))} for i, o in enumerate(outputs)],
+        "backward": backward,
+        "grad_outputs": [save(f"gout{i}", g) for i, g in enumerate(gy)] if backward else None,
+        "grads": [writer.save(f"grad{i}", torch.zeros_like(x) if g is None else g) for i, (x, g) in enumerate(zip(leaves, grads))] if backward else None,
+        "values_undefined": c.undefined,
         "oracles": [] if c.msprobe is None else [msprobe_oracle(c, detached, detached_kw, outputs, gy, save)],
     }
 
