@@ -154,3 +154,18 @@ def test_the_spelling_references_agree_with_their_compositions():
     out = npu_bench.ref_npu_bounding_box_decode(rois[:2], torch.tensor([[5.0, 6, 7, 8], [7, 8, 9, 6]], dtype=torch.float64),
                                                 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, [10, 10], 0.1)
     assert torch.allclose(out, torch.tensor([[2.5, 6.5, 9, 9], [9, 9, 9, 9]], dtype=torch.float64))
+
+
+def test_the_moe_references_agree_with_their_compositions():
+    """torch_npu's MoE kernels (runtime/src/ops/npu_moe.rs)."""
+    row_idx, experts = torch.tensor([[0, 3], [1, 4], [2, 5]], dtype=torch.int32), torch.tensor([[1, 2], [0, 1], [0, 2]], dtype=torch.int32)
+    agree(npu_bench.ref_npu_moe_init_routing, FUSED.npu_moe_init_routing, [rand(3, 4), row_idx, experts, 2])
+    sorted_experts = torch.tensor([0, 0, 1, 3, 3, 3], dtype=torch.int32)
+    agree(npu_bench.ref_npu_moe_compute_expert_tokens, FUSED.npu_moe_compute_expert_tokens, [sorted_experts, 5])
+    dst = torch.tensor([2, 0, 5, 1, 4, 3], dtype=torch.int32)
+    agree(npu_bench.ref_npu_moe_finalize_routing, FUSED.npu_moe_finalize_routing,
+          [rand(6, 4), rand(3, 4), rand(3, 4), rand(5, 4), rand(3, 2), dst, torch.tensor([[1, 4], [0, 2], [3, 3]])])
+    agree(npu_bench.ref_npu_grouped_matmul, FUSED.npu_grouped_matmul, [[rand(3, 4), rand(2, 4)], [rand(4, 5), rand(4, 5)]],
+          {"bias": [rand(5), rand(5)]})
+    agree(npu_bench.ref_npu_grouped_matmul, FUSED.npu_grouped_matmul, [[rand(5, 4)], [rand(2, 4, 3)]],
+          {"group_list": torch.tensor([2, 3]), "split_item": 3, "group_type": 0, "group_list_type": 1})

@@ -594,6 +594,62 @@ def ref_npu_bounding_box_decode(rois, deltas, means0, means1, means2, means3, st
     return torch.stack([(gx - (gw - 1) / 2).clamp(0, w - 1), (gy - (gh - 1) / 2).clamp(0, h - 1),
                         (gx + (gw - 1) / 2).clamp(0, w - 1), (gy + (gh - 1) / 2).clamp(0, h - 1)], dim=-1)
 
+
+# --- torch_npu's MoE kernels (runtime/src/ops/npu_moe.rs) ---
+
+
+def ref_npu_moe_init_routing(x, row_idx, expert_idx, active_num):
+    """torch_npu.npu_moe_init_routing -> (expanded_x, expanded_row_idx, expanded_expert_idx):
+    the experts sorted stably, each row_idx value's sorted position, the rows in that order."""
+    n, k = expert_idx.shape
+    flat = expert_idx.reshape(-1)
+    order = torch.argsort(flat, stable=True)
+    sources = row_idx.reshape(-1)[order].long()
+    position = torch.empty(n * k, dtype=torch.int32)
+    position[sources] = torch.arange(n * k, dtype=torch.int32)
+    return x[sources[:min(active_num, n) * k] % n], position, flat[order].int()
+
+
+def ref_npu_moe_compute_expert_tokens(sorted_expert_for_source_row, num_expert):
+    """torch_npu.npu_moe_compute_expert_tokens: per expert, the entries at most its id."""
+    s = sorted_expert_for_source_row
+    return torch.tensor([int((s <= e).sum()) for e in range(num_expert)], dtype=s.dtype)
+
+
+def ref_npu_moe_finalize_routing(expanded_permuted_rows, skip1, skip2, bias, scales, expanded_src_to_dst_row,
+                                 export_for_source_row, drop_pad_mode=0, k=1):
+    """torch_npu.npu_moe_finalize_routing: skips plus each token's experts' rows (and bias), weighted."""
+    if drop_pad_mode > 1:
+        raise NotImplementedError("npu_moe_finalize_routing with indices by row is not replayed")
+    rows = expanded_permuted_rows.reshape(-1, expanded_permuted_rows.shape[-1])
+    rows = torch.cat([rows, torch.zeros_like(rows[:1])])
+    k = scales.shape[1] if scales is not None else k
+    n = expanded_src_to_dst_row.numel() // k
+    out = sum(s for s in (skip1, skip2) if s is not None)
+    for slot in range(k):
+        idx = expanded_src_to_dst_row[slot * n:(slot + 1) * n].long()
+        term = rows[torch.where(idx < 0, rows.shape[0] - 1, idx)]
+        if bias is not None and export_for_source_row is not None:
+            term = term + bias[export_for_source_row[:, slot].long()]
+        out = out + (term if scales is None else scales[:, slot:slot + 1] * term)
+    return out
+
+
+def ref_npu_grouped_matmul(x, weight, *, bias=None, scale=None, offset=None, antiquant_scale=None, antiquant_offset=None,
+                           per_token_scale=None, group_list=None, activation_input=None, activation_quant_scale=None,
+                           activation_quant_offset=None, split_item=0, group_type=None, group_list_type=0, act_type=0,
+                           output_dtype=None, tuning_config=None):
+    """torch_npu.npu_grouped_matmul, unquantized: x_i @ weight_i (+ bias_i) per group."""
+    if any(v is not None for v in (scale, offset, antiquant_scale, antiquant_offset, per_token_scale, activation_input)) or act_type:
+        raise NotImplementedError("a quantized or activated npu_grouped_matmul is not replayed")
+    if split_item in (1, 3) and group_list is not None:
+        ends = torch.as_tensor(group_list).long()
+        ends = ends.cumsum(0) if group_list_type == 1 else ends
+        x = list(x[0].tensor_split(ends[:-1].tolist()))
+    weights = list(weight[0]) if len(weight) == 1 and weight[0].dim() == 3 else list(weight)
+    outs = [xi @ wi + (0 if bias is None else bias[i]) for i, (xi, wi) in enumerate(zip(x, weights))]
+    return [torch.cat(outs)] if split_item in (2, 3) else outs
+
 # The outputs of an NPU call that are judged, by op, where torch_npu returns more
 # (runtime/src/ops/npu_attention.rs: seed, offset and numels are the device generator's).
 JUDGED_OUTPUTS = {"npu_fusion_attention": 3}

@@ -58,6 +58,7 @@ mod norm;
 mod npu_attention;
 mod npu_fused;
 mod npu_misc;
+mod npu_moe;
 mod npu_torch;
 mod order_stats;
 mod pool;
@@ -526,6 +527,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(shape::OPS)
         .chain(reduce::OPS)
         .chain(ms_reduce::OPS)
+        .chain(npu_moe::OPS)
         .chain(npu_torch::OPS)
         .chain(bessel::OPS)
         .chain(ms_math::OPS)

@@ -314,3 +314,38 @@ def npu_bounding_box_decode(rois, deltas, m0, m1, m2, m3, s0, s1, s2, s3, max_sh
     x0, x1 = (gx - gw / 2 + 0.5).clamp(0, w - 1), (gx + gw / 2 - 0.5).clamp(0, w - 1)
     y0, y1 = (gy - gh / 2 + 0.5).clamp(0, h - 1), (gy + gh / 2 - 0.5).clamp(0, h - 1)
     return torch.stack([x0, y0, x1, y1], dim=-1)
+
+
+def npu_moe_init_routing(x, row_idx, expert_idx, active_num):
+    """op-plugin's golden: a stable sort of the experts; rows gathered by it."""
+    n, k = expert_idx.shape
+    order = torch.argsort(expert_idx.reshape(-1), stable=True)
+    dst_to_src = row_idx.reshape(-1)[order]
+    expanded_row_idx = torch.empty(n * k, dtype=torch.int32)
+    expanded_row_idx[dst_to_src.long()] = torch.arange(n * k, dtype=torch.int32)
+    active = min(active_num, n) * k
+    return x[dst_to_src[:active].long() % n], expanded_row_idx, expert_idx.reshape(-1)[order].int()
+
+
+def npu_moe_compute_expert_tokens(sorted_experts, num_expert):
+    return torch.searchsorted(sorted_experts.contiguous(), torch.arange(num_expert, dtype=sorted_experts.dtype), right=True).to(sorted_experts.dtype)
+
+
+def npu_moe_finalize_routing(rows, skip1, skip2, bias, scales, src_to_dst, experts, drop_pad_mode=0):
+    n, k = scales.shape
+    out = skip1 + (0 if skip2 is None else skip2)
+    for slot in range(k):
+        picked = rows[src_to_dst[slot * n:(slot + 1) * n].long()]
+        out = out + scales[:, slot:slot + 1] * (picked + bias[experts[:, slot].long()])
+    return out
+
+
+def npu_grouped_matmul(x, weight, *, bias=None, group_list=None, split_item=0, group_type=None, group_list_type=0):
+    if split_item in (1, 3):
+        ends = group_list.tolist() if isinstance(group_list, torch.Tensor) else list(group_list)
+        if group_list_type == 1:
+            ends = torch.tensor(ends).cumsum(0).tolist()
+        x = list(x[0].tensor_split(ends[:-1]))
+    weights = list(weight[0]) if len(weight) == 1 and weight[0].dim() == 3 else weight
+    outs = [xi @ wi + (0 if bias is None else bias[i]) for i, (xi, wi) in enumerate(zip(x, weights))]
+    return [torch.cat(outs)] if split_item in (2, 3) else outs

@@ -306,6 +306,23 @@ case("NPU.npu_bounding_box_decode", _ROIS, T(3, 4, low=-1.0, high=1.0), 0.0, 0.1
 case("NPU.npu_bounding_box_decode", _ROIS, T(3, 4, low=-5.0, high=5.0), 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, [6, 9], 0.016,
      composition=C.npu_bounding_box_decode, constants=[0, 1])
 
+# torch_npu's MoE kernels (ops/npu_moe.rs), against op-plugin's goldens written out in torch.
+_ROW_IDX = V([[0, 3], [1, 4], [2, 5]], "int32")  # torch_npu's canonical row_idx: k·rows + i
+case("NPU.npu_moe_init_routing", T(3, 4), _ROW_IDX, V([[1, 2], [0, 1], [0, 2]], "int32"), 3, composition=C.npu_moe_init_routing, constants=[0])
+case("NPU.npu_moe_init_routing", T(4, 2), V([[0, 4], [1, 5], [2, 6], [3, 7]], "int32"), V([[2, 2], [0, 3], [1, 0], [3, 1]], "int32"), 2,
+     composition=C.npu_moe_init_routing, constants=[0])
+case("NPU.npu_moe_compute_expert_tokens", V([0, 0, 1, 3, 3, 3], "int32"), 5, composition=C.npu_moe_compute_expert_tokens)
+_FIN = dict(composition=C.npu_moe_finalize_routing, constants=[0, 1, 2, 3, 4])
+case("NPU.npu_moe_finalize_routing", T(6, 4), T(3, 4), T(3, 4), T(5, 4), T(3, 2), V([2, 0, 5, 1, 4, 3], "int32"),
+     V([[1, 4], [0, 2], [3, 3]], "int32"), **_FIN)
+case("NPU.npu_moe_finalize_routing", T(8, 3), T(4, 3), None, T(3, 3), T(4, 2), V([7, 0, 2, 5, 1, 6, 3, 4], "int32"),
+     V([[0, 1], [2, 2], [1, 0], [0, 2]], "int32"), 1, **_FIN)
+GMM = "NPU.npu_grouped_matmul"
+case(GMM, [T(3, 4), T(2, 4)], [T(4, 5), T(4, 5)], bias=[T(5), T(5)], composition=C.npu_grouped_matmul)
+case(GMM, [T(6, 4)], [T(4, 3), T(4, 3), T(4, 3)], group_list=[2, 3, 6], split_item=3, group_type=0, composition=C.npu_grouped_matmul)
+case(GMM, [T(5, 4)], [T(2, 4, 3)], group_list=V([2, 3], "int64"), split_item=3, group_type=0, group_list_type=1, composition=C.npu_grouped_matmul)
+case(GMM, [T(5, 4)], [T(4, 2), T(4, 2)], group_list=V([1, 5], "int64"), split_item=1, group_type=0, composition=C.npu_grouped_matmul)
+
 
 def run_case(index, c, out_dir):
     """Runs one case through both oracles; returns its index entry."""
@@ -313,22 +330,36 @@ def run_case(index, c, out_dir):
     writer = CaseWriter(out_dir, index)
     args, json_args, kwargs, json_kwargs, texts = realize_call(c, rng, writer)
 
+    # The float tensors of a list argument (npu_grouped_matmul's) are differentiated like
+    # top-level ones, as the runtime does (reference.py's rule).
     def leaf(key, v):
+        if isinstance(v, (list, tuple)):
+            return type(v)(leaf(key, x) for x in v)
         wanted = isinstance(v, torch.Tensor) and v.is_floating_point() and key not in c.constants
         return v.detach().requires_grad_(True) if wanted else v
+
+    def tensors_of(v):
+        if isinstance(v, (list, tuple)):
+            return [t for x in v for t in tensors_of(x)]
+        return [v] if isinstance(v, torch.Tensor) else []
 
     args = [leaf(i, v) for i, v in enumerate(args)]
     kwargs = {k: leaf(k, v) for k, v in kwargs.items()}
     slots = args + list(kwargs.values())
     differentiate = [isinstance(v, torch.Tensor) and v.requires_grad for v in slots]
-    leaves = [v for v in slots if isinstance(v, torch.Tensor) and v.requires_grad]
+    leaves = [t for v in slots for t in tensors_of(v) if t.requires_grad]
     result = c.composition(*args, **kwargs)
     outputs = [result] if isinstance(result, torch.Tensor) else list(result)
     gy = [torch.from_numpy(rng.standard_normal(o.shape)) if o.requires_grad else None for o in outputs]
     pairs = [(o, g) for o, g in zip(outputs, gy) if g is not None]
     backward = bool(pairs) and bool(leaves)
     grads = torch.autograd.grad([o for o, _ in pairs], leaves, [g for _, g in pairs], allow_unused=True) if backward else []
-    detached = [a.detach() if isinstance(a, torch.Tensor) else a for a in args]
+    def detach(v):
+        if isinstance(v, (list, tuple)):
+            return type(v)(detach(x) for x in v)
+        return v.detach() if isinstance(v, torch.Tensor) else v
+
+    detached = [detach(a) for a in args]
     detached_kw = {k: v.detach() if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
     save = lambda what, t: None if t is None else writer.save(what, t.detach())  # noqa: E731
     return {
