@@ -63,6 +63,13 @@ _c = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_c)
 npu_rms_norm, npu_swiglu, npu_fast_gelu, npu_mish = _c.npu_rms_norm, _c.npu_swiglu, _c.npu_fast_gelu, _c.npu_mish
 npu_rotary_mul, npu_scaled_masked_softmax = _c.npu_rotary_mul, _c.npu_scaled_masked_softmax
+npu_add_rms_norm, npu_bmmV2, npu_format_cast, npu_geglu, npu_gelu = _c.npu_add_rms_norm, _c.npu_bmmV2, _c.npu_format_cast, _c.npu_geglu, _c.npu_gelu
+npu_grouped_matmul, npu_moe_init_routing = _c.npu_grouped_matmul, _c.npu_moe_init_routing
+npu_moe_compute_expert_tokens, npu_moe_finalize_routing = _c.npu_moe_compute_expert_tokens, _c.npu_moe_finalize_routing
+
+
+def npu_dtype_cast(x, dtype):
+    return x.to(dtype)
 
 
 def npu_fusion_attention(*args, **kwargs):  # keep_prob < 1: runs without its dropout
@@ -71,7 +78,11 @@ def npu_fusion_attention(*args, **kwargs):  # keep_prob < 1: runs without its dr
 
 /// The fused ops' forward scripts and, where one is not all `pass` with exit 0, its exit code and Message.
 const FUSED: &[(&str, Option<(i32, &str)>)] = &[
+    ("NPU.npu_add_rms_norm.0.forward", None),
+    ("NPU.npu_bmmV2.0.forward", None),
+    ("NPU.npu_dtype_cast.0.forward", None),
     ("NPU.npu_fast_gelu.0.forward", None),
+    ("NPU.npu_format_cast.0.forward", None),
     ("NPU.npu_fusion_attention.0.forward", None),
     ("NPU.npu_fusion_attention.1.forward", None),
     ("NPU.npu_fusion_attention.2.forward", None),
@@ -79,7 +90,13 @@ const FUSED: &[(&str, Option<(i32, &str)>)] = &[
         "NPU.npu_fusion_attention.3.forward",
         Some((8, "cannot replay here: the bench call raised NotImplementedError: npu_fusion_attention: keep_prob < 1 draws the dropout mask on the device")),
     ),
+    ("NPU.npu_geglu.0.forward", None),
+    ("NPU.npu_gelu.0.forward", None),
+    ("NPU.npu_grouped_matmul.0.forward", None),
     ("NPU.npu_mish.0.forward", None),
+    ("NPU.npu_moe_compute_expert_tokens.0.forward", None),
+    ("NPU.npu_moe_finalize_routing.0.forward", None),
+    ("NPU.npu_moe_init_routing.0.forward", None),
     ("NPU.npu_rms_norm.0.forward", None),
     ("NPU.npu_rotary_mul.0.forward", None),
     ("NPU.npu_scaled_masked_softmax.0.forward", None),
@@ -191,12 +208,10 @@ fn the_fused_ops_scripts_compare_against_their_references() {
         match expected {
             None => {
                 assert_eq!(o.status.code(), Some(0), "{name}: {}", text(&o));
-                let outputs = if name.starts_with("NPU.npu_fusion_attention.") {
-                    3
-                } else if name.starts_with("NPU.npu_rms_norm.") {
-                    2
-                } else {
-                    1
+                let outputs = match name.split('.').nth(1) {
+                    Some("npu_fusion_attention" | "npu_add_rms_norm" | "npu_moe_init_routing") => 3,
+                    Some("npu_rms_norm" | "npu_geglu") => 2,
+                    _ => 1,
                 };
                 assert_eq!(rows.len(), outputs, "{name}: {rows:?}");
                 for (row, status, message) in rows {

@@ -69,6 +69,8 @@ class Dump:
                     "requires_grad": v.requires_grad, "data_name": file}
         if v is None:
             return None
+        if isinstance(v, torch.dtype):
+            return {"type": "torch.dtype", "value": str(v)}
         if isinstance(v, (list, tuple)):
             return [self.value(x, f"{name}.{i}") for i, x in enumerate(v)]
         return {"type": type(v).__name__, "value": v}
@@ -114,6 +116,26 @@ def calls():
     yield ("NPU.npu_rotary_mul.0", C.npu_rotary_mul, [rand(g, 2, 3, 4, 8), rand(g, 1, 3, 1, 8), rand(g, 1, 3, 1, 8)], {}, [])
     yield ("NPU.npu_scaled_masked_softmax.0", C.npu_scaled_masked_softmax, [rand(g, 2, 2, 4, 6), torch.rand(2, 1, 4, 6, generator=g) < 0.3],
            {"scale": 0.5}, [])
+    # MoE and inference kernels (runtime/src/ops/npu_moe.rs, npu_torch.rs).
+    yield ("NPU.npu_add_rms_norm.0", C.npu_add_rms_norm, [rand(g, 2, 3, 8), rand(g, 2, 3, 8), rand(g, 8, low=0.5, high=1.5)], {"epsilon": 1e-6}, [])
+    yield ("NPU.npu_geglu.0", C.npu_geglu, [rand(g, 3, 8)], {}, [])
+    yield ("NPU.npu_gelu.0", C.npu_gelu, [rand(g, 4, 5)], {}, [])
+    yield ("NPU.npu_bmmV2.0", C.npu_bmmV2, [rand(g, 2, 3, 4), rand(g, 2, 4, 5), []], {}, [])
+    yield ("NPU.npu_dtype_cast.0", C.npu_dtype_cast, [rand(g, 3, 4).double(), torch.float32], {}, [])
+    yield ("NPU.npu_format_cast.0", C.npu_format_cast, [rand(g, 3, 4), 29], {}, [])
+    yield ("NPU.npu_grouped_matmul.0", C.npu_grouped_matmul, [[rand(g, 6, 4)], [rand(g, 3, 4, 5)]],
+           {"group_list": torch.tensor([2, 5, 6]), "split_item": 3, "group_type": 0}, [])
+    yield ("NPU.npu_moe_init_routing.0", C.npu_moe_init_routing,
+           [rand(g, 4, 6), torch.tensor([[0, 4], [1, 5], [2, 6], [3, 7]], dtype=torch.int32),
+            torch.tensor([[2, 0], [1, 3], [0, 2], [3, 1]], dtype=torch.int32), 4], {}, [])
+    yield ("NPU.npu_moe_compute_expert_tokens.0", C.npu_moe_compute_expert_tokens, [torch.tensor([0, 0, 1, 2, 2, 3, 3, 3], dtype=torch.int32), 4], {}, [])
+    yield ("NPU.npu_moe_finalize_routing.0", C.npu_moe_finalize_routing,
+           [rand(g, 8, 6), rand(g, 4, 6), rand(g, 4, 6), rand(g, 4, 6), rand(g, 4, 2), torch.tensor([1, 7, 0, 4, 6, 2, 5, 3], dtype=torch.int32),
+            torch.tensor([[2, 0], [1, 3], [0, 2], [3, 1]], dtype=torch.int32)], {}, [])
+
+
+# Calls whose kernels torch_npu does not differentiate (inference MoE kernels): forward entries only.
+FORWARD_ONLY = {"NPU.npu_moe_init_routing.0", "NPU.npu_moe_compute_expert_tokens.0", "NPU.npu_moe_finalize_routing.0"}
 
 
 # Where each planted error goes: (key, "forward.output.<i>" or
@@ -128,24 +150,49 @@ PLANTED = [
     ("NPU.npu_mish.0", "backward.output.0", 1, 1.0),
     ("NPU.npu_rotary_mul.0", "backward.output.1", 0, 0.5),
     ("NPU.npu_scaled_masked_softmax.0", "forward.output.0", 1, 0.2),
+    ("NPU.npu_add_rms_norm.0", "forward.output.0", 5, 0.01),
+    ("NPU.npu_geglu.0", "backward.output.0", 3, 0.05),
+    ("NPU.npu_gelu.0", "forward.output.0", 2, 0.05),
+    ("NPU.npu_bmmV2.0", "backward.output.1", 4, 0.05),
+    ("NPU.npu_dtype_cast.0", "forward.output.0", 0, 0.01),
+    ("NPU.npu_format_cast.0", "forward.output.0", 6, 0.001),
+    ("NPU.npu_grouped_matmul.0", "forward.output.0", 9, 0.02),
+    ("NPU.npu_moe_init_routing.0", "forward.output.0", 7, 0.05),
+    ("NPU.npu_moe_finalize_routing.0", "forward.output.0", 11, 0.02),
 ]
 
 
 def record_call(dump, g, key, f, args, kwargs, extra):
-    """Runs one call of calls() forward and backward (output gradients drawn from g) into dump."""
-    leaves = [a.requires_grad_(True) if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
+    """Runs one call of calls() forward and backward (output gradients drawn from g) into dump;
+    forward only for FORWARD_ONLY."""
+    backward = key not in FORWARD_ONLY
+
+    def leaf(a):
+        if isinstance(a, list):
+            return [leaf(x) for x in a]
+        return a.requires_grad_(backward) if isinstance(a, torch.Tensor) and a.is_floating_point() else a
+
+    def detach(a):
+        if isinstance(a, list):
+            return [detach(x) for x in a]
+        return a.detach() if isinstance(a, torch.Tensor) else a
+
+    leaves = [leaf(a) for a in args]
     result = f(*leaves, **kwargs)
     outputs = [result] if isinstance(result, torch.Tensor) else list(result)
-    outputs = [o.float() for o in outputs]
+    # A float64 result (npu_dtype_cast's bench values) is recorded as the device's float32.
+    outputs = [o.float() if o.is_floating_point() else o for o in outputs]
+    if not backward:
+        dump.call(key, [detach(a) for a in args], kwargs, [o.detach() for o in outputs], extra, [], None)
+        return
     if "keep_prob" in kwargs:
         # No dropout here: the recorded output stands for a device that drew one.
         outputs[0] = outputs[0] * (torch.rand(outputs[0].shape, generator=g) < 0.9) / 0.9
-    diff = [a for a in leaves if isinstance(a, torch.Tensor) and a.requires_grad]
+    diff = [t for a in leaves for t in (a if isinstance(a, list) else [a]) if isinstance(t, torch.Tensor) and t.requires_grad]
     gy = [torch.randn(o.shape, generator=g) if o.requires_grad else None for o in outputs]
     pairs = [(o, d) for o, d in zip(outputs, gy) if d is not None]
     grads = torch.autograd.grad([o for o, _ in pairs], diff, [d for _, d in pairs])
-    dump.call(key, [a.detach() if isinstance(a, torch.Tensor) else a for a in args], kwargs,
-              [o.detach() for o in outputs], extra, gy + [None] * len(extra[:1]), list(grads))
+    dump.call(key, [detach(a) for a in args], kwargs, [o.detach() for o in outputs], extra, gy + [None] * len(extra[:1]), list(grads))
 
 
 def record(out):
