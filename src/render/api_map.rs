@@ -323,6 +323,10 @@ mod tests {
         }
         let n = |s| ApiName::parse(s).unwrap();
         assert_eq!(path(bench(Framework::MindSpore, &n("Functional.dense.0"))), "torch.nn.functional.linear");
+        // MindSpore's own spellings: torch's function of another name (or module).
+        assert_eq!(path(bench(Framework::MindSpore, &n("Functional.floor_div.0"))), "torch.floor_divide");
+        assert_eq!(path(bench(Framework::MindSpore, &n("Tensor.equal.0"))), "torch.Tensor.eq");
+        assert_eq!(path(bench(Framework::MindSpore, &n("Functional.bessel_k0e.0"))), "torch.special.scaled_modified_bessel_k0");
         assert_eq!(path(bench(Framework::MindSpore, &n("Functional.conv2d.0"))), ".ms_ops_conv2d");
         // The PyTorch bench of the same names stays torch's.
         assert_eq!(path(bench(Framework::PyTorch, &n("Functional.conv2d.0"))), "torch.nn.functional.conv2d");

@@ -110,13 +110,48 @@ pub const MINDSPORE_HELPERS: &[BenchHelper] = &[
     helper("Functional.std_mean", "ms_ops_std_mean", "mindspore.ops.std_mean(input, axis, ddof=0, keepdims) divides by N by default; torch by N - 1"),
 ];
 
-/// MindSpore APIs whose torch bench is a torch callable of another name.
-pub const MINDSPORE_RENAMES: &[BenchRename] = &[BenchRename {
-    api: "Functional.dense",
-    module: "torch.nn.functional",
-    attr: "linear",
-    why: "mindspore.ops.dense(input, weight, bias) is torch's linear",
-}];
+const fn rename(api: &'static str, module: &'static str, attr: &'static str, why: &'static str) -> BenchRename {
+    BenchRename { api, module, attr, why }
+}
+
+/// MindSpore APIs whose torch bench is a torch callable of another name
+/// (the same positional arguments, checked in MindSpore by the op table's
+/// agreement cases of the name).
+pub const MINDSPORE_RENAMES: &[BenchRename] = &[
+    rename("Functional.dense", "torch.nn.functional", "linear", "mindspore.ops.dense(input, weight, bias) is torch's linear"),
+    rename("Functional.floor_div", "torch", "floor_divide", "mindspore.ops.floor_div(x, y) is torch's floor_divide"),
+    rename("Functional.floor_mod", "torch", "remainder", "mindspore.ops.floor_mod(x, y) is torch's remainder (the divisor's sign)"),
+    rename("Functional.truncate_mod", "torch", "fmod", "mindspore.ops.truncate_mod(x, y) is torch's fmod (the dividend's sign)"),
+    rename("Functional.equal", "torch", "eq", "mindspore.ops.equal compares elementwise, as torch.eq; torch.equal gives one bool"),
+    rename("Tensor.equal", "torch.Tensor", "eq", "mindspore.Tensor.equal compares elementwise, as torch.Tensor.eq; torch.Tensor.equal gives one bool"),
+    rename("Functional.inv", "torch", "reciprocal", "mindspore.ops.inv(x) is torch's reciprocal"),
+    rename("Functional.invert", "torch", "bitwise_not", "mindspore.ops.invert(x) is torch's bitwise_not"),
+    rename("Functional.tensor_dot", "torch", "tensordot", "mindspore.ops.tensor_dot(x1, x2, axes) is torch's tensordot"),
+    rename("Functional.range", "torch", "arange", "mindspore.ops.range(start, end, step) is torch's arange"),
+    rename("Functional.deepcopy", "torch", "clone", "mindspore.ops.deepcopy(x) is a copy: torch's clone"),
+    rename("Tensor.copy", "torch.Tensor", "clone", "mindspore.Tensor.copy() is a copy: torch's clone"),
+    rename("Functional.expand_dims", "torch", "unsqueeze", "mindspore.ops.expand_dims(x, axis) is torch's unsqueeze"),
+    rename("Functional.gather_d", "torch", "gather", "mindspore.ops.gather_d(x, dim, index) is torch's gather"),
+    rename("Functional.gather_elements", "torch", "gather", "mindspore.ops.gather_elements(input, dim, index) is torch's gather"),
+    rename("Functional.reverse", "torch", "flip", "mindspore.ops.reverse(x, axis) is torch's flip"),
+    rename("Functional.select", "torch", "where", "mindspore.ops.select(condition, x, y) is torch's where"),
+    rename("Functional.size", "torch", "numel", "mindspore.ops.size(x) is the element count: torch's numel"),
+    rename("Functional.transpose", "torch", "permute", "mindspore.ops.transpose(x, perm) permutes all axes: torch's permute"),
+    rename("Functional.unstack", "torch", "unbind", "mindspore.ops.unstack(x, axis) is torch's unbind"),
+    rename("Functional.clip_by_value", "torch", "clamp", "mindspore.ops.clip_by_value(x, min, max) is torch's clamp"),
+    rename("Functional.bessel_j0", "torch.special", "bessel_j0", "torch spells MindSpore's bessel_j0 in torch.special"),
+    rename("Functional.bessel_j1", "torch.special", "bessel_j1", "torch spells MindSpore's bessel_j1 in torch.special"),
+    rename("Functional.bessel_y0", "torch.special", "bessel_y0", "torch spells MindSpore's bessel_y0 in torch.special"),
+    rename("Functional.bessel_y1", "torch.special", "bessel_y1", "torch spells MindSpore's bessel_y1 in torch.special"),
+    rename("Functional.bessel_i0", "torch.special", "modified_bessel_i0", "MindSpore's bessel_i0 is torch.special's modified_bessel_i0"),
+    rename("Functional.bessel_i1", "torch.special", "modified_bessel_i1", "MindSpore's bessel_i1 is torch.special's modified_bessel_i1"),
+    rename("Functional.bessel_i0e", "torch.special", "i0e", "MindSpore's bessel_i0e is torch.special's i0e"),
+    rename("Functional.bessel_i1e", "torch.special", "i1e", "MindSpore's bessel_i1e is torch.special's i1e"),
+    rename("Functional.bessel_k0", "torch.special", "modified_bessel_k0", "MindSpore's bessel_k0 is torch.special's modified_bessel_k0"),
+    rename("Functional.bessel_k1", "torch.special", "modified_bessel_k1", "MindSpore's bessel_k1 is torch.special's modified_bessel_k1"),
+    rename("Functional.bessel_k0e", "torch.special", "scaled_modified_bessel_k0", "MindSpore's bessel_k0e is torch.special's scaled_modified_bessel_k0"),
+    rename("Functional.bessel_k1e", "torch.special", "scaled_modified_bessel_k1", "MindSpore's bessel_k1e is torch.special's scaled_modified_bessel_k1"),
+];
 
 /// Tensor methods that cast to a fixed dtype (in both frameworks), and the
 /// method the bench calls instead: the cast to the raised dtype
