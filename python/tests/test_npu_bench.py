@@ -169,3 +169,24 @@ def test_the_moe_references_agree_with_their_compositions():
           {"bias": [rand(5), rand(5)]})
     agree(npu_bench.ref_npu_grouped_matmul, FUSED.npu_grouped_matmul, [[rand(5, 4)], [rand(2, 4, 3)]],
           {"group_list": torch.tensor([2, 3]), "split_item": 3, "group_type": 0, "group_list_type": 1})
+
+
+def test_the_inference_references_agree_with_their_compositions():
+    """More inference kernels (runtime/src/ops/npu_infer.rs)."""
+    agree(npu_bench.ref_npu_add_rms_norm_v2, FUSED.npu_add_rms_norm_v2, [rand(2, 3, 8), rand(2, 3, 8), rand(8)])
+    agree(npu_bench.ref_npu_apply_rotary_pos_emb, FUSED.npu_apply_rotary_pos_emb, [rand(2, 3, 4, 8), rand(2, 3, 2, 8), rand(2, 3, 1, 8), rand(2, 3, 1, 8)])
+    agree(npu_bench.ref_npu_transpose_batchmatmul, FUSED.npu_transpose_batchmatmul, [rand(2, 3, 4), rand(3, 4, 6)],
+          {"perm_x1": [1, 0, 2], "batch_split_factor": 3})
+    for op in ("", "add", "mul", "gelu_erf", "gelu_tanh", "relu"):
+        agree(npu_bench.ref_npu_fused_matmul, FUSED.npu_fused_matmul, [rand(2, 3, 4), rand(4, 5)], {"bias": rand(5), "x3": rand(2, 3, 5), "fused_op_type": op})
+    lse, outs = [rand(6), rand(6)], [rand(6, 4), rand(6, 4)]
+    assert torch.allclose(npu_bench.ref_npu_attention_update(lse, outs, 1)[0], FUSED.npu_attention_update(lse, outs, 1)[0])
+    groups = torch.tensor([2, 5, 7])
+    agree(npu_bench.ref_npu_grouped_matmul_add_, FUSED.npu_grouped_matmul_add_, [rand(3, 4, 5), rand(7, 4), rand(7, 5), groups])
+    packed = npu_bench.ref_npu_sign_bits_pack(torch.tensor([5.0, 4, 3, 2, 0, -1, -2, 4, 3, 2, 1, 0, -1, -2]), 1)
+    assert packed.tolist() == [[159, 15]]  # torch_npu's documented example
+    agree(npu_bench.ref_npu_sign_bits_unpack, FUSED.npu_sign_bits_unpack, [torch.tensor([159, 15], dtype=torch.uint8), 2, torch.float32])
+    start, end = torch.tensor([[0, 2, 1], [3, 4, 0]]), torch.tensor([[2, 5, 6], [6, 6, 3]])
+    agree(npu_bench.ref_npu_masked_fill_range, FUSED.npu_masked_fill_range, [rand(3, 2, 6), start, end, torch.tensor([9.0, -9.0], dtype=torch.float64)])
+    agree(npu_bench.ref_npu_moe_gating_top_k, FUSED.npu_moe_gating_top_k, [rand(4, 8), 3],
+          {"bias": rand(8), "k_group": 2, "group_count": 4, "group_select_mode": 1, "routed_scaling_factor": 2.5})

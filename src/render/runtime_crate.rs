@@ -86,6 +86,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/mha.rs",
     "src/ops/ms_fused.rs",
     "src/ops/ms_reduce.rs",
+    "src/ops/npu_infer.rs",
     "src/ops/npu_moe.rs",
     "src/ops/npu_torch.rs",
     "src/ops/bessel.rs",

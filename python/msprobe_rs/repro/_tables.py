@@ -83,7 +83,7 @@ STANDARD_API_SETS = {
 # The bench helpers of ms_bench that the bench table names (runtime/src/ops/bench.rs).
 MS_BENCH_HELPERS = frozenset(["ms_mint_binary_cross_entropy", "ms_ops_amax", "ms_ops_amin", "ms_ops_assign", "ms_ops_binary_cross_entropy_with_logits", "ms_ops_clip_by_global_norm", "ms_ops_conv2d", "ms_ops_cross_entropy", "ms_ops_dropout", "ms_ops_fast_gelu", "ms_ops_flash_attention_score", "ms_ops_gather", "ms_ops_index_add", "ms_ops_kl_div", "ms_ops_l1_loss", "ms_ops_mse_loss", "ms_ops_nanmean", "ms_ops_nansum", "ms_ops_nll_loss", "ms_ops_one_hot", "ms_ops_rms_norm", "ms_ops_rotary_position_embedding", "ms_ops_smooth_l1_loss", "ms_ops_std_mean", "ms_ops_swiglu", "ms_ops_tensor_scatter_elements", "ms_ops_var_mean", "ms_tensor_std", "ms_tensor_transpose", "ms_tensor_var"])
 # The op table's NPU names (runtime/src/ops/): each call's bench is npu_bench's ref_<op>.
-NPU_REFERENCES = frozenset(["empty_with_format", "fast_gelu", "matmul_backward", "npu_add_rms_norm", "npu_anti_quant", "npu_apply_adam", "npu_apply_adam_w", "npu_bmmV2", "npu_bounding_box_decode", "npu_bounding_box_encode", "npu_broadcast", "npu_confusion_transpose", "npu_conv2d", "npu_conv3d", "npu_conv_transpose2d", "npu_convolution", "npu_convolution_transpose", "npu_dtype_cast", "npu_fast_gelu", "npu_format_cast", "npu_format_cast_", "npu_fusion_attention", "npu_geglu", "npu_gelu", "npu_group_norm_silu", "npu_grouped_matmul", "npu_indexing", "npu_layer_norm_eval", "npu_linear", "npu_max", "npu_min", "npu_mish", "npu_moe_compute_expert_tokens", "npu_moe_finalize_routing", "npu_moe_gating_top_k_softmax", "npu_moe_init_routing", "npu_one_hot", "npu_pad", "npu_reshape", "npu_rms_norm", "npu_rotary_mul", "npu_scaled_masked_softmax", "npu_scatter_nd_update", "npu_scatter_nd_update_", "npu_silu", "npu_slice", "npu_softmax_cross_entropy_with_logits", "npu_sort_v2", "npu_swiglu", "npu_transpose", "one_", "scatter_update", "scatter_update_"])
+NPU_REFERENCES = frozenset(["empty_with_format", "fast_gelu", "matmul_backward", "npu_add_rms_norm", "npu_add_rms_norm_v2", "npu_anti_quant", "npu_apply_adam", "npu_apply_adam_w", "npu_apply_rotary_pos_emb", "npu_attention_update", "npu_bmmV2", "npu_bounding_box_decode", "npu_bounding_box_encode", "npu_broadcast", "npu_confusion_transpose", "npu_conv2d", "npu_conv3d", "npu_conv_transpose2d", "npu_convolution", "npu_convolution_transpose", "npu_dtype_cast", "npu_fast_gelu", "npu_format_cast", "npu_format_cast_", "npu_fused_matmul", "npu_fusion_attention", "npu_geglu", "npu_gelu", "npu_group_norm_silu", "npu_grouped_matmul", "npu_grouped_matmul_add_", "npu_indexing", "npu_layer_norm_eval", "npu_linear", "npu_masked_fill_range", "npu_max", "npu_min", "npu_mish", "npu_moe_compute_expert_tokens", "npu_moe_finalize_routing", "npu_moe_gating_top_k", "npu_moe_gating_top_k_softmax", "npu_moe_init_routing", "npu_one_hot", "npu_pad", "npu_reshape", "npu_rms_norm", "npu_rotary_mul", "npu_scaled_masked_softmax", "npu_scatter_nd_update", "npu_scatter_nd_update_", "npu_sign_bits_pack", "npu_sign_bits_unpack", "npu_silu", "npu_slice", "npu_softmax_cross_entropy_with_logits", "npu_sort_v2", "npu_swiglu", "npu_transpose", "npu_transpose_batchmatmul", "one_", "scatter_update", "scatter_update_"])
 # How rounding can move each API's results, by op-table name (runtime/src/ops/mod.rs,
 # Rounding; the magnitudes of magnitude.py): ("terms", the negated parameter's
 # position or None, its name or None, the signature's parameter names), ("sums",
@@ -634,6 +634,16 @@ ROUNDING = {
     "MS.Functional.nanmean": ("sums", ("input", "dim", "keepdims", "dtype"), None),
     "MS.Functional.var_mean": ("composite",),
     "MS.Functional.std_mean": ("composite",),
+    "NPU.npu_add_rms_norm_v2": ("composite",),
+    "NPU.npu_apply_rotary_pos_emb": ("composite",),
+    "NPU.npu_transpose_batchmatmul": ("composite",),
+    "NPU.npu_fused_matmul": ("composite",),
+    "NPU.npu_attention_update": ("composite",),
+    "NPU.npu_grouped_matmul_add_": ("composite",),
+    "NPU.npu_sign_bits_pack": ("composite",),
+    "NPU.npu_sign_bits_unpack": ("composite",),
+    "NPU.npu_masked_fill_range": ("composite",),
+    "NPU.npu_moe_gating_top_k": ("composite",),
     "NPU.npu_moe_init_routing": ("composite",),
     "NPU.npu_moe_compute_expert_tokens": ("composite",),
     "NPU.npu_moe_finalize_routing": ("composite",),

@@ -650,6 +650,99 @@ def ref_npu_grouped_matmul(x, weight, *, bias=None, scale=None, offset=None, ant
     outs = [xi @ wi + (0 if bias is None else bias[i]) for i, (xi, wi) in enumerate(zip(x, weights))]
     return [torch.cat(outs)] if split_item in (2, 3) else outs
 
+
+# --- more inference kernels (runtime/src/ops/npu_infer.rs) ---
+
+
+def ref_npu_add_rms_norm_v2(x1, x2, gamma, epsilon=1e-06):
+    """torch_npu.npu_add_rms_norm_v2: its return value, rstd (y and x overwrite x1 and x2)."""
+    return ref_npu_add_rms_norm(x1, x2, gamma, epsilon)[1]
+
+
+def ref_npu_apply_rotary_pos_emb(query, key, cos, sin, layout="BSND", rotary_mode="half"):
+    """torch_npu.npu_apply_rotary_pos_emb -> (query, key) rotated: x·cos + rotate(x)·sin."""
+    if rotary_mode not in ("half", "interleave"):
+        raise NotImplementedError(f"npu_apply_rotary_pos_emb with rotary_mode {rotary_mode!r} is not replayed")
+    return ref_npu_rotary_mul(query, cos, sin, rotary_mode), ref_npu_rotary_mul(key, cos, sin, rotary_mode)
+
+
+def ref_npu_transpose_batchmatmul(input, weight, *, bias=None, scale=None, perm_x1=None, perm_x2=None, perm_y=None, batch_split_factor=1):
+    """torch_npu.npu_transpose_batchmatmul: permute(bmm(permuted input, permuted weight), perm_y)."""
+    if bias is not None or scale is not None:
+        raise NotImplementedError("npu_transpose_batchmatmul with bias or scale is not replayed")
+    y = torch.bmm(input.permute(perm_x1 or [0, 1, 2]), weight.permute(perm_x2 or [0, 1, 2])).permute(perm_y or [1, 0, 2])
+    if batch_split_factor > 1:
+        m, b, n = y.shape
+        y = y.reshape(m, batch_split_factor, b * n // batch_split_factor).transpose(0, 1)
+    return y
+
+
+def ref_npu_fused_matmul(x1, x2, *, bias=None, x3=None, fused_op_type=""):
+    """torch_npu.npu_fused_matmul: op(x1 @ x2 + bias, x3)."""
+    y = x1 @ x2 if bias is None else x1 @ x2 + bias
+    ops = {"": lambda: y, "add": lambda: y + x3, "mul": lambda: y * x3, "gelu_erf": lambda: torch.nn.functional.gelu(y),
+           "gelu_tanh": lambda: torch.nn.functional.gelu(y, approximate="tanh"), "relu": lambda: torch.relu(y), "16cast32": lambda: y}
+    return ops[fused_op_type]()
+
+
+def ref_npu_attention_update(lse, local_out, update_type):
+    """torch_npu.npu_attention_update -> (out, lse or None): outputs weighted by exp(lse_i - logsumexp)."""
+    total = torch.logsumexp(torch.stack(list(lse)), dim=0)
+    out = sum(o * torch.exp(part - total).unsqueeze(-1) for part, o in zip(lse, local_out))
+    return out, (total if update_type == 1 else None)
+
+
+def ref_npu_grouped_matmul_add_(input, x, weight, group_list, *, transpose_x=True, transpose_weight=False, group_type=2, group_list_type=0):
+    """torch_npu.npu_grouped_matmul_add_: input[g] + x[k0:k1].T @ weight[k0:k1] per K group."""
+    ends = group_list.cumsum(0) if group_list_type == 1 else group_list
+    starts = [0] + ends[:-1].tolist()
+    blocks = [x[s:e].T @ weight[s:e] for s, e in zip(starts, ends.tolist())]
+    return input + torch.stack(blocks).reshape(input.shape)
+
+
+def ref_npu_sign_bits_pack(input, size):
+    """torch_npu.npu_sign_bits_pack: bit 1 where x >= 0 (NaN too), eight a byte from the lowest bit."""
+    bits = (input >= 0) | input.isnan()
+    bits = torch.cat([bits, torch.zeros((-len(bits)) % 8, dtype=torch.bool)])
+    return (bits.reshape(-1, 8).long() << torch.arange(8)).sum(-1).to(torch.uint8).reshape(size, -1)
+
+
+def ref_npu_sign_bits_unpack(input, size, dtype):
+    """torch_npu.npu_sign_bits_unpack: each byte's bits from the lowest, as +1 and -1."""
+    bits = (input.long().unsqueeze(-1) >> torch.arange(8)) & 1
+    return (bits.reshape(-1) * 2 - 1).reshape(size, -1).to(torch.float64 if dtype.is_floating_point else dtype)
+
+
+def ref_npu_masked_fill_range(input, start, end, value, axis=-1):
+    """torch_npu.npu_masked_fill_range on the last axis: range i of row j takes value[i]."""
+    if axis not in (-1, input.dim() - 1):
+        raise NotImplementedError("npu_masked_fill_range is replayed on the last axis")
+    out = input.clone()
+    for i in range(value.numel()):
+        for j in range(input.shape[0]):
+            out[j, ..., int(start[i, j]):int(end[i, j])] = value[i]
+    return out
+
+
+def ref_npu_moe_gating_top_k(x, k, *, bias=None, input_ids=None, tid2eid=None, k_group=1, group_count=1, group_select_mode=0, renorm=0,
+                             norm_type=0, out_flag=False, routed_scaling_factor=1.0, eps=1e-20):
+    """torch_npu.npu_moe_gating_top_k -> (y, int32 expert_idx, p): experts ranked by p + bias within
+    the top groups, y their p (renormalized for sigmoid) times the scaling factor."""
+    if input_ids is not None or tid2eid is not None or renorm:
+        raise NotImplementedError("npu_moe_gating_top_k's hash mode and renorm are not replayed")
+    p = torch.sigmoid(x) if norm_type == 1 else torch.softmax(x, -1)
+    s = p if bias is None else p + bias
+    r, e = s.shape
+    grouped = s.reshape(r, group_count, e // group_count)
+    score = grouped.topk(2, -1).values.sum(-1) if group_select_mode == 1 else grouped.max(-1).values
+    keep = torch.zeros_like(score, dtype=torch.bool).scatter(1, score.topk(k_group, -1).indices, True)
+    masked = torch.where(keep.repeat_interleave(e // group_count, 1), s, torch.tensor(float("-inf"), dtype=s.dtype))
+    idx = masked.topk(k, -1).indices
+    y = p.gather(1, idx)
+    if norm_type == 1:
+        y = y / (y.sum(-1, keepdim=True) + eps)
+    return y * routed_scaling_factor, idx.int(), p
+
 # The outputs of an NPU call that are judged, by op, where torch_npu returns more
 # (runtime/src/ops/npu_attention.rs: seed, offset and numels are the device generator's).
 JUDGED_OUTPUTS = {"npu_fusion_attention": 3}

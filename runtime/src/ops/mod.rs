@@ -57,6 +57,7 @@ mod node_grads;
 mod norm;
 mod npu_attention;
 mod npu_fused;
+mod npu_infer;
 mod npu_misc;
 mod npu_moe;
 mod npu_torch;
@@ -527,6 +528,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(shape::OPS)
         .chain(reduce::OPS)
         .chain(ms_reduce::OPS)
+        .chain(npu_infer::OPS)
         .chain(npu_moe::OPS)
         .chain(npu_torch::OPS)
         .chain(bessel::OPS)

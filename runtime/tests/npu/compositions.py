@@ -349,3 +349,74 @@ def npu_grouped_matmul(x, weight, *, bias=None, group_list=None, split_item=0, g
     weights = list(weight[0]) if len(weight) == 1 and weight[0].dim() == 3 else weight
     outs = [xi @ wi + (0 if bias is None else bias[i]) for i, (xi, wi) in enumerate(zip(x, weights))]
     return [torch.cat(outs)] if split_item in (2, 3) else outs
+
+
+def npu_add_rms_norm_v2(x1, x2, gamma, epsilon=1e-6):
+    """Its return value: rstd (the normalized output and the sum overwrite x1 and x2)."""
+    return npu_add_rms_norm(x1, x2, gamma, epsilon)[1]
+
+
+def npu_apply_rotary_pos_emb(query, key, cos, sin, layout="BSND", rotary_mode="half"):
+    return npu_rotary_mul(query, cos, sin, rotary_mode), npu_rotary_mul(key, cos, sin, rotary_mode)
+
+
+def npu_transpose_batchmatmul(input, weight, bias=None, scale=None, perm_x1=(0, 1, 2), perm_x2=(0, 1, 2), perm_y=(1, 0, 2), batch_split_factor=1):
+    y = torch.bmm(input.permute(perm_x1), weight.permute(perm_x2)).permute(perm_y)
+    if batch_split_factor > 1:
+        m, b, n = y.shape
+        y = y.reshape(m, batch_split_factor, b * n // batch_split_factor).transpose(0, 1)
+    return y
+
+
+def npu_fused_matmul(x1, x2, bias=None, x3=None, fused_op_type=""):
+    y = x1 @ x2 + (0 if bias is None else bias)
+    return {"": lambda: y, "add": lambda: y + x3, "mul": lambda: y * x3, "gelu_erf": lambda: F.gelu(y),
+            "gelu_tanh": lambda: F.gelu(y, approximate="tanh"), "relu": lambda: F.relu(y)}[fused_op_type]()
+
+
+def npu_attention_update(lse, local_out, update_type):
+    total = torch.logsumexp(torch.stack(lse), dim=0)
+    out = sum(o * torch.exp(l - total).unsqueeze(-1) for l, o in zip(lse, local_out))
+    return (out, total) if update_type == 1 else out
+
+
+def npu_grouped_matmul_add_(y, x, weight, group_list, transpose_x=True, transpose_weight=False, group_type=2, group_list_type=0):
+    ends = group_list.cumsum(0) if group_list_type == 1 else group_list
+    starts = [0] + ends[:-1].tolist()
+    blocks = [x[s:e].T @ weight[s:e] for s, e in zip(starts, ends.tolist())]
+    return y + torch.stack(blocks).reshape(y.shape)
+
+
+def npu_sign_bits_pack(x, size):
+    bits = (x >= 0) | x.isnan()
+    bits = torch.cat([bits, torch.zeros((-len(bits)) % 8, dtype=torch.bool)])
+    packed = (bits.reshape(-1, 8).long() << torch.arange(8)).sum(-1).to(torch.uint8)
+    return packed.reshape(size, -1)
+
+
+def npu_sign_bits_unpack(x, size, dtype):
+    bits = (x.long().unsqueeze(-1) >> torch.arange(8)) & 1
+    return (bits.reshape(-1) * 2 - 1).reshape(size, -1).to(torch.float64)
+
+
+def npu_masked_fill_range(x, start, end, value, axis=-1):
+    out = x.clone()
+    for i in range(value.numel()):
+        for j in range(x.shape[0]):
+            out[j, ..., int(start[i, j]):int(end[i, j])] = value[i]
+    return out
+
+
+def npu_moe_gating_top_k(x, k, bias=None, k_group=1, group_count=1, group_select_mode=0, norm_type=0, routed_scaling_factor=1.0, eps=1e-20):
+    p = torch.sigmoid(x) if norm_type == 1 else torch.softmax(x, -1)
+    s = p + (0 if bias is None else bias)
+    r, e = s.shape
+    grouped = s.reshape(r, group_count, e // group_count)
+    score = grouped.topk(2, -1).values.sum(-1) if group_select_mode == 1 else grouped.max(-1).values
+    keep = torch.zeros_like(score, dtype=torch.bool).scatter(1, score.topk(k_group, -1).indices, True)
+    masked = torch.where(keep.repeat_interleave(e // group_count, 1), s, torch.tensor(float("-inf")))
+    idx = masked.topk(k, -1).indices
+    y = p.gather(1, idx)
+    if norm_type == 1:
+        y = y / (y.sum(-1, keepdim=True) + eps)
+    return (y * routed_scaling_factor).detach(), idx.int(), p.detach()

@@ -154,6 +154,9 @@ OUTPUT_DTYPES = {
     "NPU.npu_one_hot": {0: "float32"},
     "NPU.npu_anti_quant": {0: "float16"},
     "NPU.npu_dtype_cast": {0: "float32"},
+    "NPU.npu_add_rms_norm_v2": {0: "float32"},
+    "NPU.npu_sign_bits_unpack": {0: "float32"},
+    "NPU.npu_moe_gating_top_k": {2: "float32"},
 }
 
 
@@ -322,6 +325,29 @@ case(GMM, [T(3, 4), T(2, 4)], [T(4, 5), T(4, 5)], bias=[T(5), T(5)], composition
 case(GMM, [T(6, 4)], [T(4, 3), T(4, 3), T(4, 3)], group_list=[2, 3, 6], split_item=3, group_type=0, composition=C.npu_grouped_matmul)
 case(GMM, [T(5, 4)], [T(2, 4, 3)], group_list=V([2, 3], "int64"), split_item=3, group_type=0, group_list_type=1, composition=C.npu_grouped_matmul)
 case(GMM, [T(5, 4)], [T(4, 2), T(4, 2)], group_list=V([1, 5], "int64"), split_item=1, group_type=0, composition=C.npu_grouped_matmul)
+
+# More inference kernels (ops/npu_infer.rs), forward only.
+case("NPU.npu_add_rms_norm_v2", T(2, 3, 8), T(2, 3, 8), T(8, low=0.5, high=1.5), composition=C.npu_add_rms_norm_v2, constants=[0, 1, 2], tolerance=1e-5)
+case("NPU.npu_apply_rotary_pos_emb", T(2, 3, 4, 8), T(2, 3, 2, 8), T(2, 3, 1, 8), T(2, 3, 1, 8), composition=C.npu_apply_rotary_pos_emb, constants=[0, 1, 2, 3])
+case("NPU.npu_apply_rotary_pos_emb", T(5, 4, 8), T(5, 4, 8), T(5, 1, 8), T(5, 1, 8), "TND", "interleave", composition=C.npu_apply_rotary_pos_emb,
+     constants=[0, 1, 2, 3])
+case("NPU.npu_transpose_batchmatmul", T(3, 2, 4), T(3, 4, 5), composition=C.npu_transpose_batchmatmul, constants=[0, 1])
+case("NPU.npu_transpose_batchmatmul", T(2, 3, 4), T(3, 4, 6), perm_x1=[1, 0, 2], batch_split_factor=3, composition=C.npu_transpose_batchmatmul,
+     constants=[0, 1])
+for _op in ["", "add", "mul", "gelu_erf", "gelu_tanh", "relu"]:
+    case("NPU.npu_fused_matmul", T(2, 3, 4), T(4, 5), bias=T(5), x3=T(2, 3, 5), fused_op_type=_op, composition=C.npu_fused_matmul,
+         constants=[0, 1, "bias", "x3"])
+case("NPU.npu_attention_update", [T(6), T(6), T(6)], [T(6, 4), T(6, 4), T(6, 4)], 1, composition=C.npu_attention_update, constants=[0, 1])
+case("NPU.npu_grouped_matmul_add_", T(3, 4, 5), T(7, 4), T(7, 5), V([2, 5, 7], "int64"), composition=C.npu_grouped_matmul_add_, constants=[0, 1, 2])
+case("NPU.npu_grouped_matmul_add_", T(8, 5), T(6, 4), T(6, 5), V([4, 2], "int64"), group_list_type=1, composition=C.npu_grouped_matmul_add_,
+     constants=[0, 1, 2])
+case("NPU.npu_sign_bits_pack", V([5.0, 4, 3, 2, 0, -1, -2, 4, 3, 2, 1, 0, -1, -2]), 2, composition=C.npu_sign_bits_pack)
+case("NPU.npu_sign_bits_unpack", V([159, 15, 0, 255], "uint8"), 2, torch.float32, composition=C.npu_sign_bits_unpack)
+case("NPU.npu_masked_fill_range", T(3, 2, 6), V([[0, 2, 1], [3, 4, 0]], "int32"), V([[2, 5, 6], [6, 6, 3]], "int32"), V([9.0, -9.0]), composition=C.npu_masked_fill_range,
+     constants=[0, 3])
+case("NPU.npu_moe_gating_top_k", T(4, 8), 2, norm_type=1, composition=C.npu_moe_gating_top_k, constants=[0])
+case("NPU.npu_moe_gating_top_k", T(4, 8), 3, bias=T(8, low=-0.1, high=0.1), k_group=2, group_count=4, group_select_mode=1, routed_scaling_factor=2.5,
+     composition=C.npu_moe_gating_top_k, constants=[0, "bias"])
 
 
 def run_case(index, c, out_dir):

@@ -1,0 +1,310 @@
+//! More of torch_npu's inference kernels (msprobe 26.2.0's NPU list), as
+//! torch_npu documents them and Ascend/op-plugin's goldens compute them:
+//! `npu_add_rms_norm_v2` (its rstd; the normalized output and the sum
+//! overwrite its inputs), `npu_apply_rotary_pos_emb` (query and key
+//! rotated), `npu_transpose_batchmatmul`, `npu_fused_matmul`,
+//! `npu_attention_update` (partial attention outputs merged by their
+//! log-sum-exps), `npu_grouped_matmul_add_` (K-grouped products
+//! accumulated), `npu_sign_bits_pack`/`unpack`, `npu_masked_fill_range` and
+//! `npu_moe_gating_top_k`. The arithmetic runs through the table's entries
+//! ([`super::rebind`]); torch_npu differentiates none of them but the
+//! gating, which is replayed forward. Cases: runtime/tests/npu/oracles.py.
+
+use super::{rebind, Op, Standard};
+use crate::bind::Bound;
+use crate::ctx::Ctx;
+use crate::dtype::TDType;
+use crate::error::{Error, Result};
+use crate::value::{Value, T};
+
+fn first(v: Vec<Value>) -> Result<Value> {
+    v.into_iter().next().ok_or_else(|| Error::Arg("an entry returned nothing".into()))
+}
+
+fn tensor(v: &Value) -> Result<&T> {
+    v.tensor("npu")
+}
+
+/// `npu_add_rms_norm_v2(x1, x2, gamma, epsilon=1e-6)`: returns rstd (float32).
+fn add_rms_norm_v2(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let args = ["x1", "x2", "gamma"].map(|p| b.value(p).clone()).to_vec();
+    let out = rebind(ctx, "NPU.npu_add_rms_norm", args, &[("epsilon", b.value("epsilon").clone())])?;
+    Ok(vec![out.into_iter().nth(1).ok_or_else(|| Error::Arg("npu_add_rms_norm gave no rstd".into()))?])
+}
+
+/// `npu_apply_rotary_pos_emb(query, key, cos, sin, layout='BSND', rotary_mode='half')`:
+/// x·cos + rotate(x)·sin for query and key (cos and sin broadcast over heads).
+fn apply_rotary_pos_emb(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let mode = b.str("rotary_mode")?;
+    if !matches!(mode, "half" | "interleave") {
+        return Err(Error::Unsupported(format!("npu_apply_rotary_pos_emb with rotary_mode {mode:?} is not replayed")));
+    }
+    let (cos, sin) = (b.value("cos").clone(), b.value("sin").clone());
+    ["query", "key"]
+        .iter()
+        .map(|x| first(rebind(ctx, "NPU.npu_rotary_mul", vec![b.value(x).clone(), cos.clone(), sin.clone()], &[("rotary_mode", Value::Str(mode.into()))])?))
+        .collect()
+}
+
+/// `npu_transpose_batchmatmul(input, weight, *, bias=None, scale=None,
+/// perm_x1=None, perm_x2=None, perm_y=None, batch_split_factor=1)`:
+/// permute(bmm(input.permute(perm_x1), weight.permute(perm_x2)), perm_y),
+/// [M, B, N]; a split factor f regroups it as [f, M, B·N/f].
+fn transpose_batchmatmul(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    if !b.is_none("bias") || !b.is_none("scale") {
+        return Err(Error::Unsupported("npu_transpose_batchmatmul with bias or scale (a quantized call) is not replayed".into()));
+    }
+    let perm = |name: &str, default: [i64; 3]| -> Value {
+        if b.is_none(name) {
+            Value::List(default.iter().map(|&d| Value::Int(d)).collect())
+        } else {
+            b.value(name).clone()
+        }
+    };
+    let x = first(rebind(ctx, "Torch.permute", vec![b.value("input").clone(), perm("perm_x1", [0, 1, 2])], &[])?)?;
+    let w = first(rebind(ctx, "Torch.permute", vec![b.value("weight").clone(), perm("perm_x2", [0, 1, 2])], &[])?)?;
+    let y = first(rebind(ctx, "Torch.matmul", vec![x, w], &[])?)?;
+    let y = first(rebind(ctx, "Torch.permute", vec![y, perm("perm_y", [1, 0, 2])], &[])?)?;
+    let f = b.int("batch_split_factor")?;
+    if f <= 1 {
+        return Ok(vec![y]);
+    }
+    let t = tensor(&y)?;
+    let [m, bs, n] = *t.dims() else { return Err(Error::Arg("npu_transpose_batchmatmul: a 3-D result".into())) };
+    let f = f as usize;
+    if !(bs * n).is_multiple_of(f) {
+        return Err(Error::Arg(format!("npu_transpose_batchmatmul: batch_split_factor {f} does not divide {}", bs * n)));
+    }
+    let split = T { t: t.t.reshape((m, f, bs * n / f))?.transpose(0, 1)?.contiguous()?, dtype: t.dtype };
+    Ok(vec![Value::Tensor(split)])
+}
+
+/// `npu_fused_matmul(x1, x2, *, bias=None, x3=None, fused_op_type='')`:
+/// op(x1 @ x2 + bias, x3) for '' , 'add', 'mul', 'gelu_erf', 'gelu_tanh',
+/// 'relu'; '16cast32' is the product as float32.
+fn fused_matmul(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let mut y = first(rebind(ctx, "Torch.matmul", vec![b.value("x1").clone(), b.value("x2").clone()], &[])?)?;
+    if !b.is_none("bias") {
+        y = first(rebind(ctx, "Torch.add", vec![y, b.value("bias").clone()], &[])?)?;
+    }
+    let x3 = b.value("x3").clone();
+    let y = match b.str("fused_op_type")? {
+        "" => y,
+        "add" => first(rebind(ctx, "Torch.add", vec![y, x3], &[])?)?,
+        "mul" => first(rebind(ctx, "Torch.mul", vec![y, x3], &[])?)?,
+        "gelu_erf" => first(rebind(ctx, "Functional.gelu", vec![y], &[])?)?,
+        "gelu_tanh" => first(rebind(ctx, "Functional.gelu", vec![y], &[("approximate", Value::Str("tanh".into()))])?)?,
+        "relu" => first(rebind(ctx, "Functional.relu", vec![y], &[])?)?,
+        "16cast32" => Value::Tensor(ctx.cast(tensor(&y)?, TDType::F32)?),
+        other => return Err(Error::Arg(format!("npu_fused_matmul: fused_op_type {other:?}"))),
+    };
+    Ok(vec![y])
+}
+
+/// `npu_attention_update(lse, local_out, update_type)`: the partial outputs
+/// weighted by exp(lse_i − logsumexp_i lse_i) and summed (in float32), and,
+/// for `update_type` 1, that log-sum-exp (else None).
+fn attention_update(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let (lse, outs) = (b.tensors("lse")?, b.tensors("local_out")?);
+    if lse.is_empty() || lse.len() != outs.len() {
+        return Err(Error::Arg("npu_attention_update: one lse per local_out".into()));
+    }
+    let stacked = first(rebind(ctx, "Torch.stack", vec![Value::List(lse.iter().map(|t| Value::Tensor((*t).clone())).collect())], &[])?)?;
+    let total = first(rebind(ctx, "Torch.logsumexp", vec![stacked, Value::Int(0)], &[])?)?;
+    let mut sum: Option<Value> = None;
+    for (l, o) in lse.iter().zip(&outs) {
+        let shifted = first(rebind(ctx, "Torch.sub", vec![Value::Tensor((*l).clone()), total.clone()], &[])?)?;
+        let weight = first(rebind(ctx, "Torch.exp", vec![shifted], &[])?)?;
+        let weight = first(rebind(ctx, "Torch.unsqueeze", vec![weight, Value::Int(-1)], &[])?)?;
+        let wide = Value::Tensor(ctx.cast(o, TDType::F32)?);
+        let term = first(rebind(ctx, "Torch.mul", vec![wide, weight], &[])?)?;
+        sum = Some(match sum {
+            None => term,
+            Some(s) => first(rebind(ctx, "Torch.add", vec![s, term], &[])?)?,
+        });
+    }
+    let out = Value::Tensor(ctx.cast(tensor(&sum.unwrap_or(Value::None))?, outs[0].dtype)?);
+    Ok(vec![out, if b.int("update_type")? == 1 { total } else { Value::None }])
+}
+
+/// `npu_grouped_matmul_add_(self, x, weight, group_list, *, transpose_x=True,
+/// transpose_weight=False, group_type=2, group_list_type=0)`: per K group
+/// [k0, k1), self[g] += x[k0:k1]ᵀ @ weight[k0:k1].
+fn grouped_matmul_add(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    if !b.bool("transpose_x")? || b.bool("transpose_weight")? || b.int("group_type")? != 2 {
+        return Err(Error::Unsupported("npu_grouped_matmul_add_ is replayed for its one documented layout (transposed x, K groups)".into()));
+    }
+    let y = b.tensor("input")?;
+    let (x, w) = (b.tensor("x")?, b.tensor("weight")?);
+    let mut ends: Vec<i64> = b.tensor("group_list")?.to_f64_vec()?.into_iter().map(|v| v as i64).collect();
+    if b.int("group_list_type")? == 1 {
+        ends = ends
+            .iter()
+            .scan(0, |s, &c| {
+                *s += c;
+                Some(*s)
+            })
+            .collect();
+    }
+    let (m, n) = (x.dims()[1], w.dims()[1]);
+    let mut start = 0usize;
+    let mut products = vec![];
+    for &end in &ends {
+        let len = (end as usize).saturating_sub(start);
+        let xg = Value::Tensor(T { t: x.t.narrow(0, start, len)?.t()?, dtype: x.dtype });
+        let wg = Value::Tensor(T { t: w.t.narrow(0, start, len)?, dtype: w.dtype });
+        let p = first(rebind(ctx, "Torch.matmul", vec![xg, wg], &[])?)?;
+        products.push(Value::Tensor(ctx.cast(tensor(&p)?, y.dtype)?));
+        start = end as usize;
+    }
+    let stacked = first(rebind(ctx, "Torch.stack", vec![Value::List(products)], &[])?)?;
+    let stacked = T { t: tensor(&stacked)?.t.reshape(y.dims())?, dtype: y.dtype };
+    if stacked.t.elem_count() != ends.len() * m * n {
+        return Err(Error::Arg("npu_grouped_matmul_add_: self holds one [M, N] block per group".into()));
+    }
+    rebind(ctx, "Torch.add", vec![Value::Tensor(y.clone()), Value::Tensor(stacked)], &[])
+}
+
+/// `npu_sign_bits_pack(self, size)`: one bit per element (1 where x ≥ 0,
+/// NaN included), eight to a byte from the lowest bit, padded with 0
+/// bits; uint8 of shape [size, bytes / size].
+fn sign_bits_pack(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let v = b.tensor("input")?.to_f64_vec()?;
+    let size = b.int("size")?.max(1) as usize;
+    let bytes: Vec<f64> = v.chunks(8).map(|c| c.iter().enumerate().fold(0u32, |acc, (i, &x)| acc | (u32::from(!(x < 0.0)) << i)) as f64).collect();
+    if !bytes.len().is_multiple_of(size) {
+        return Err(Error::Arg(format!("npu_sign_bits_pack: size {size} does not divide {} bytes", bytes.len())));
+    }
+    let shape = [size, bytes.len() / size];
+    Ok(vec![Value::Tensor(T::from_f64(bytes, &shape, TDType::U8, ctx.compute, &ctx.device)?)])
+}
+
+/// `npu_sign_bits_unpack(input, size, dtype)`: each byte's bits from the
+/// lowest, 1 as +1 and 0 as −1, shape [size, 8·bytes / size].
+fn sign_bits_unpack(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let v = b.tensor("input")?.to_f64_vec()?;
+    let size = b.int("size")?.max(1) as usize;
+    let dtype = b.opt_dtype("dtype")?.ok_or_else(|| Error::Arg("npu_sign_bits_unpack: dtype is float16 or float32".into()))?;
+    let signs: Vec<f64> = v.iter().flat_map(|&byte| (0..8).map(move |i| if (byte as u32) >> i & 1 == 1 { 1.0 } else { -1.0 })).collect();
+    if !signs.len().is_multiple_of(size) {
+        return Err(Error::Arg(format!("npu_sign_bits_unpack: size {size} does not divide {} signs", signs.len())));
+    }
+    let shape = [size, signs.len() / size];
+    Ok(vec![Value::Tensor(T::from_f64(signs, &shape, dtype, ctx.compute, &ctx.device)?)])
+}
+
+/// `npu_masked_fill_range(self, start, end, value, axis=-1)` on the last
+/// axis: for each range i and batch row j (dim 0), elements
+/// [start[i, j], end[i, j]) of row j take value[i], later ranges last.
+fn masked_fill_range(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let axis = crate::ctx::dim(b.int("axis")?, x.rank())?;
+    if axis + 1 != x.rank() || x.rank() < 2 {
+        return Err(Error::Unsupported("npu_masked_fill_range is replayed on the last axis of a batch".into()));
+    }
+    let (start, end, value) = (b.tensor("start")?.to_f64_vec()?, b.tensor("end")?.to_f64_vec()?, b.tensor("value")?.to_f64_vec()?);
+    let rows = x.dims()[0];
+    let last = x.dims()[axis];
+    let mut v = x.to_f64_vec()?;
+    let per_row = v.len() / rows;
+    for (i, &fill) in value.iter().enumerate() {
+        for j in 0..rows {
+            let (s, e) = (start[i * rows + j].max(0.0) as usize, (end[i * rows + j].max(0.0) as usize).min(last));
+            for chunk in v[j * per_row..(j + 1) * per_row].chunks_mut(last) {
+                chunk[s.min(e)..e].iter_mut().for_each(|x| *x = fill);
+            }
+        }
+    }
+    Ok(vec![Value::Tensor(T::from_f64(v, x.dims(), x.dtype, ctx.compute, &ctx.device)?)])
+}
+
+/// `npu_moe_gating_top_k(x, k, *, bias=None, ..., k_group=1, group_count=1,
+/// group_select_mode=0, renorm=0, norm_type=0, out_flag=False,
+/// routed_scaling_factor=1.0, eps=1e-20)`: p = softmax(x) (norm_type 0) or
+/// sigmoid(x) (1); experts ranked by p + bias within the top `k_group`
+/// groups (a group's score its max, or its top two's sum); y = p of the k
+/// chosen (renormalized for sigmoid), times the scaling factor; the int32
+/// expert ids; p itself (float32).
+fn moe_gating_top_k(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    if !b.is_none("input_ids") || !b.is_none("tid2eid") || b.int("renorm")? != 0 {
+        return Err(Error::Unsupported("npu_moe_gating_top_k's hash mode and renorm are not replayed".into()));
+    }
+    let x = b.tensor("x")?;
+    let [rows, e] = *x.dims() else { return Err(Error::Arg("npu_moe_gating_top_k: x is [rows, experts]".into())) };
+    let sigmoid = b.int("norm_type")? == 1;
+    let wide = Value::Tensor(ctx.cast(x, TDType::F32)?);
+    let p = first(if sigmoid { rebind(ctx, "Torch.sigmoid", vec![wide], &[])? } else { rebind(ctx, "Functional.softmax", vec![wide, Value::Int(-1)], &[])? })?;
+    let pt = tensor(&p)?;
+    let probs = pt.to_f64_vec()?;
+    let bias = b.opt_tensor("bias")?.map(|t| t.to_f64_vec()).transpose()?;
+    let (k, groups, keep) = (b.int("k")?.max(0) as usize, b.int("group_count")?.max(1) as usize, b.int("k_group")?.max(1) as usize);
+    if e % groups != 0 || k > e {
+        return Err(Error::Arg(format!("npu_moe_gating_top_k: {e} experts in {groups} groups, k {k}")));
+    }
+    let (per, top2) = (e / groups, b.int("group_select_mode")? == 1);
+    let (mut ids, mut picked) = (Vec::with_capacity(rows * k), Vec::with_capacity(rows * k));
+    for r in 0..rows {
+        let row = &probs[r * e..(r + 1) * e];
+        let score: Vec<f64> = (0..e).map(|i| row[i] + bias.as_ref().map_or(0.0, |bv| bv[i])).collect();
+        let group_score = |g: usize| {
+            let mut s: Vec<f64> = score[g * per..(g + 1) * per].to_vec();
+            s.sort_by(|a, b| b.total_cmp(a));
+            if top2 {
+                s.iter().take(2).sum()
+            } else {
+                s[0]
+            }
+        };
+        let mut order: Vec<usize> = (0..groups).collect();
+        order.sort_by(|&a, &b| group_score(b).total_cmp(&group_score(a)));
+        let kept: Vec<usize> = order.into_iter().take(keep).collect();
+        let mut experts: Vec<usize> = (0..e).filter(|i| kept.contains(&(i / per))).collect();
+        experts.sort_by(|&a, &b| score[b].total_cmp(&score[a]));
+        let chosen = &experts[..k.min(experts.len())];
+        let total: f64 = chosen.iter().map(|&i| row[i]).sum();
+        for &i in chosen {
+            ids.push(i as f64);
+            let y = if sigmoid { row[i] / (total + b.float("eps")?) } else { row[i] };
+            picked.push(y * b.float("routed_scaling_factor")?);
+        }
+    }
+    Ok(vec![
+        Value::Tensor(T::from_f64(picked, &[rows, k], x.dtype, ctx.compute, &ctx.device)?),
+        Value::Tensor(T::from_f64(ids, &[rows, k], TDType::I32, ctx.compute, &ctx.device)?),
+        p,
+    ])
+}
+
+/// An inference kernel: forward only.
+const fn kernel(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>, standard: Standard) -> Op {
+    Op { names, sig, forward, backward: false, standard, random: false, facts: &[] }
+}
+
+/// The entries.
+pub static OPS: &[Op] = &[
+    kernel(&["NPU.npu_add_rms_norm_v2"], "x1, x2, gamma, epsilon=1e-06", add_rms_norm_v2, Standard::Accuracy),
+    kernel(&["NPU.npu_apply_rotary_pos_emb"], "query, key, cos, sin, layout='BSND', rotary_mode='half'", apply_rotary_pos_emb, Standard::Accuracy),
+    kernel(
+        &["NPU.npu_transpose_batchmatmul"],
+        "input, weight, *, bias=None, scale=None, perm_x1=None, perm_x2=None, perm_y=None, batch_split_factor=1",
+        transpose_batchmatmul,
+        Standard::Accuracy,
+    ),
+    kernel(&["NPU.npu_fused_matmul"], "x1, x2, *, bias=None, x3=None, fused_op_type=''", fused_matmul, Standard::Accuracy),
+    kernel(&["NPU.npu_attention_update"], "lse, local_out, update_type", attention_update, Standard::Accuracy),
+    kernel(
+        &["NPU.npu_grouped_matmul_add_"],
+        "input, x, weight, group_list, *, transpose_x=True, transpose_weight=False, group_type=2, group_list_type=0",
+        grouped_matmul_add,
+        Standard::Accuracy,
+    ),
+    kernel(&["NPU.npu_sign_bits_pack"], "input, size", sign_bits_pack, Standard::Exact),
+    kernel(&["NPU.npu_sign_bits_unpack"], "input, size, dtype", sign_bits_unpack, Standard::Exact),
+    kernel(&["NPU.npu_masked_fill_range"], "input, start, end, value, axis=-1", masked_fill_range, Standard::Exact),
+    kernel(
+        &["NPU.npu_moe_gating_top_k"],
+        "x, k, *, bias=None, input_ids=None, tid2eid=None, k_group=1, group_count=1, group_select_mode=0, renorm=0, norm_type=0, out_flag=False, routed_scaling_factor=1.0, eps=1e-20",
+        moe_gating_top_k,
+        Standard::Accuracy,
+    ),
+];
