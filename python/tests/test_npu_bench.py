@@ -190,3 +190,12 @@ def test_the_inference_references_agree_with_their_compositions():
     agree(npu_bench.ref_npu_masked_fill_range, FUSED.npu_masked_fill_range, [rand(3, 2, 6), start, end, torch.tensor([9.0, -9.0], dtype=torch.float64)])
     agree(npu_bench.ref_npu_moe_gating_top_k, FUSED.npu_moe_gating_top_k, [rand(4, 8), 3],
           {"bias": rand(8), "k_group": 2, "group_count": 4, "group_select_mode": 1, "routed_scaling_factor": 2.5})
+
+
+def test_the_flash_attention_inference_references_agree_with_their_compositions():
+    agree(npu_bench.ref_npu_prompt_flash_attention, FUSED.npu_prompt_flash_attention, [rand(2, 4, 16), rand(2, 4, 16), rand(2, 4, 16)],
+          {"num_heads": 2, "scale_value": 0.35})
+    agree(npu_bench.ref_npu_incre_flash_attention, FUSED.npu_incre_flash_attention, [rand(2, 1, 32), rand(2, 5, 16), rand(2, 5, 16)],
+          {"num_heads": 4, "scale_value": 0.25, "num_key_value_heads": 2})
+    with pytest.raises(NotImplementedError, match="paged"):
+        npu_bench.ref_npu_incre_flash_attention(rand(2, 1, 32), rand(2, 5, 16), rand(2, 5, 16), block_table=torch.zeros(2, 1))

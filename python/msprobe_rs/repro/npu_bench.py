@@ -743,6 +743,28 @@ def ref_npu_moe_gating_top_k(x, k, *, bias=None, input_ids=None, tid2eid=None, k
         y = y / (y.sum(-1, keepdim=True) + eps)
     return y * routed_scaling_factor, idx.int(), p
 
+
+_ATTENTION_EXTRAS = ("pse_shift", "padding_mask", "actual_seq_lengths", "actual_seq_lengths_kv", "deq_scale1", "quant_scale1", "deq_scale2",
+                     "dequant_scale1", "dequant_scale2", "quant_scale2", "quant_offset2", "antiquant_scale", "antiquant_offset", "block_table",
+                     "kv_padding_size")
+
+
+def ref_npu_prompt_flash_attention(query, key, value, *, atten_mask=None, num_heads=1, scale_value=1.0, pre_tokens=2147473647, next_tokens=0,
+                                   input_layout="BSH", num_key_value_heads=0, sparse_mode=0, **extras):
+    """torch_npu.npu_prompt_flash_attention, unquantized: npu_fusion_attention's attention_out."""
+    if any(extras.get(p) is not None for p in _ATTENTION_EXTRAS):
+        raise NotImplementedError("a quantized, paged or per-sequence npu_prompt_flash_attention is not replayed")
+    return ref_npu_fusion_attention(query, key, value, num_heads, input_layout, atten_mask=atten_mask, scale=scale_value,
+                                    pre_tockens=pre_tokens, next_tockens=next_tokens, sparse_mode=sparse_mode)[0]
+
+
+def ref_npu_incre_flash_attention(query, key, value, *, atten_mask=None, num_heads=1, scale_value=1.0, input_layout="BSH", num_key_value_heads=0,
+                                  block_size=0, inner_precise=1, **extras):
+    """torch_npu.npu_incre_flash_attention, unquantized and unpaged: npu_fusion_attention's attention_out."""
+    if any(extras.get(p) is not None for p in _ATTENTION_EXTRAS):
+        raise NotImplementedError("a quantized, paged or per-sequence npu_incre_flash_attention is not replayed")
+    return ref_npu_fusion_attention(query, key, value, num_heads, input_layout, atten_mask=atten_mask, scale=scale_value)[0]
+
 # The outputs of an NPU call that are judged, by op, where torch_npu returns more
 # (runtime/src/ops/npu_attention.rs: seed, offset and numels are the device generator's).
 JUDGED_OUTPUTS = {"npu_fusion_attention": 3}

@@ -275,6 +275,46 @@ fn moe_gating_top_k(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     ])
 }
 
+/// The parameters of the flash-attention inference kernels that the replay
+/// does not take: quantization, per-sequence lengths, paged caches, shifts.
+const ATTENTION_EXTRAS: &[&str] = &[
+    "pse_shift",
+    "padding_mask",
+    "actual_seq_lengths",
+    "actual_seq_lengths_kv",
+    "deq_scale1",
+    "quant_scale1",
+    "deq_scale2",
+    "dequant_scale1",
+    "dequant_scale2",
+    "quant_scale2",
+    "quant_offset2",
+    "antiquant_scale",
+    "antiquant_offset",
+    "block_table",
+    "kv_padding_size",
+];
+
+/// `npu_prompt_flash_attention` and `npu_incre_flash_attention`, unquantized
+/// and of whole sequences: `npu_fusion_attention`'s attention_out for the
+/// same query, key, value, `num_heads`, `input_layout`, `atten_mask`,
+/// `scale_value`, tokens and `sparse_mode` (key/value heads from their shape).
+fn flash_attention(ctx: &Ctx, b: &Bound, prompt: bool) -> Result<Vec<Value>> {
+    if let Some(p) = ATTENTION_EXTRAS.iter().find(|p| !b.is_none(p)) {
+        return Err(Error::Unsupported(format!("a flash-attention inference call with {p} is not replayed")));
+    }
+    let args = vec![b.value("query").clone(), b.value("key").clone(), b.value("value").clone(), b.value("num_heads").clone(), b.value("input_layout").clone()];
+    let mut kwargs = vec![("atten_mask", b.value("atten_mask").clone()), ("scale", b.value("scale_value").clone())];
+    if prompt {
+        kwargs.extend([
+            ("pre_tockens", b.value("pre_tokens").clone()),
+            ("next_tockens", b.value("next_tokens").clone()),
+            ("sparse_mode", b.value("sparse_mode").clone()),
+        ]);
+    }
+    Ok(vec![first(rebind(ctx, "NPU.npu_fusion_attention", args, &kwargs)?)?])
+}
+
 /// An inference kernel: forward only.
 const fn kernel(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>, standard: Standard) -> Op {
     Op { names, sig, forward, backward: false, standard, random: false, facts: &[] }
@@ -301,6 +341,18 @@ pub static OPS: &[Op] = &[
     kernel(&["NPU.npu_sign_bits_pack"], "input, size", sign_bits_pack, Standard::Exact),
     kernel(&["NPU.npu_sign_bits_unpack"], "input, size, dtype", sign_bits_unpack, Standard::Exact),
     kernel(&["NPU.npu_masked_fill_range"], "input, start, end, value, axis=-1", masked_fill_range, Standard::Exact),
+    kernel(
+        &["NPU.npu_prompt_flash_attention"],
+        "query, key, value, *, pse_shift=None, padding_mask=None, atten_mask=None, actual_seq_lengths=None, deq_scale1=None, quant_scale1=None, deq_scale2=None, quant_scale2=None, quant_offset2=None, num_heads=1, scale_value=1.0, pre_tokens=2147473647, next_tokens=0, input_layout='BSH', num_key_value_heads=0, actual_seq_lengths_kv=None, sparse_mode=0",
+        |c, b| flash_attention(c, b, true),
+        Standard::Accuracy,
+    ),
+    kernel(
+        &["NPU.npu_incre_flash_attention"],
+        "query, key, value, *, padding_mask=None, pse_shift=None, atten_mask=None, actual_seq_lengths=None, antiquant_scale=None, antiquant_offset=None, block_table=None, dequant_scale1=None, quant_scale1=None, dequant_scale2=None, quant_scale2=None, quant_offset2=None, kv_padding_size=None, num_heads=1, scale_value=1.0, input_layout='BSH', num_key_value_heads=0, block_size=0, inner_precise=1",
+        |c, b| flash_attention(c, b, false),
+        Standard::Accuracy,
+    ),
     kernel(
         &["NPU.npu_moe_gating_top_k"],
         "x, k, *, bias=None, input_ids=None, tid2eid=None, k_group=1, group_count=1, group_select_mode=0, renorm=0, norm_type=0, out_flag=False, routed_scaling_factor=1.0, eps=1e-20",

@@ -420,3 +420,13 @@ def npu_moe_gating_top_k(x, k, bias=None, k_group=1, group_count=1, group_select
     if norm_type == 1:
         y = y / (y.sum(-1, keepdim=True) + eps)
     return (y * routed_scaling_factor).detach(), idx.int(), p.detach()
+
+
+def npu_prompt_flash_attention(query, key, value, *, atten_mask=None, num_heads=1, scale_value=1.0, pre_tokens=2147473647, next_tokens=0,
+                               input_layout="BSH", sparse_mode=0, **_):
+    return npu_fusion_attention(query, key, value, num_heads, input_layout, atten_mask=atten_mask, scale=scale_value,
+                                pre_tockens=pre_tokens, next_tockens=next_tokens, sparse_mode=sparse_mode)[0]
+
+
+def npu_incre_flash_attention(query, key, value, *, atten_mask=None, num_heads=1, scale_value=1.0, input_layout="BSH", **_):
+    return npu_fusion_attention(query, key, value, num_heads, input_layout, atten_mask=atten_mask, scale=scale_value)[0]

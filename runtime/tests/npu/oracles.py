@@ -349,6 +349,14 @@ case("NPU.npu_moe_gating_top_k", T(4, 8), 2, norm_type=1, composition=C.npu_moe_
 case("NPU.npu_moe_gating_top_k", T(4, 8), 3, bias=T(8, low=-0.1, high=0.1), k_group=2, group_count=4, group_select_mode=1, routed_scaling_factor=2.5,
      composition=C.npu_moe_gating_top_k, constants=[0, "bias"])
 
+# The flash-attention inference kernels, unquantized: npu_fusion_attention's attention_out.
+case("NPU.npu_prompt_flash_attention", T(2, 4, 16), T(2, 4, 16), T(2, 4, 16), num_heads=2, scale_value=0.35, composition=C.npu_prompt_flash_attention,
+     constants=[0, 1, 2])
+case("NPU.npu_prompt_flash_attention", T(2, 2, 4, 8), T(2, 2, 4, 8), T(2, 2, 4, 8), num_heads=2, scale_value=0.35, input_layout="BNSD",
+     atten_mask=causal_mask(4, 4), composition=C.npu_prompt_flash_attention, constants=[0, 1, 2])
+case("NPU.npu_incre_flash_attention", T(2, 1, 32), T(2, 5, 16), T(2, 5, 16), num_heads=4, scale_value=0.25, num_key_value_heads=2,
+     composition=C.npu_incre_flash_attention, constants=[0, 1, 2])
+
 
 def run_case(index, c, out_dir):
     """Runs one case through both oracles; returns its index entry."""
