@@ -418,7 +418,7 @@ ref_npu_conv_transpose2d = ref_npu_convolution_transpose  # the same order and k
 
 
 def ref_npu_silu(input):
-    """torch_npu.npu_silu: x·sigmoid(x)."""
+    """torch_npu.npu_silu: x * sigmoid(x)."""
     return torch.nn.functional.silu(input)
 
 
@@ -541,7 +541,7 @@ def ref_npu_pad(input, paddings):
 
 
 def ref_npu_geglu(input, dim=-1, approximate=1, activate_left=False):
-    """torch_npu.npu_geglu -> (y, gelu): halves a, b; y = a·gelu(b) (gelu(a)·b with activate_left)."""
+    """torch_npu.npu_geglu -> (y, gelu): halves a, b; y = a * gelu(b) (gelu(a) * b with activate_left)."""
     a, b = input.chunk(2, dim=dim)
     active, other = (a, b) if activate_left else (b, a)
     g = torch.nn.functional.gelu(active, approximate="tanh" if approximate == 1 else "none")
@@ -549,7 +549,7 @@ def ref_npu_geglu(input, dim=-1, approximate=1, activate_left=False):
 
 
 def ref_npu_anti_quant(x, scale, *, offset=None, dst_dtype=None, src_dtype=None):
-    """torch_npu.npu_anti_quant: (x + offset)·scale along the last axis (int8 x)."""
+    """torch_npu.npu_anti_quant: (x + offset) * scale along the last axis (int8 x)."""
     x = x.to(scale.dtype)
     return (x if offset is None else x + offset) * scale
 
@@ -660,7 +660,7 @@ def ref_npu_add_rms_norm_v2(x1, x2, gamma, epsilon=1e-06):
 
 
 def ref_npu_apply_rotary_pos_emb(query, key, cos, sin, layout="BSND", rotary_mode="half"):
-    """torch_npu.npu_apply_rotary_pos_emb -> (query, key) rotated: x·cos + rotate(x)·sin."""
+    """torch_npu.npu_apply_rotary_pos_emb -> (query, key) rotated: x * cos + rotate(x) * sin."""
     if rotary_mode not in ("half", "interleave"):
         raise NotImplementedError(f"npu_apply_rotary_pos_emb with rotary_mode {rotary_mode!r} is not replayed")
     return ref_npu_rotary_mul(query, cos, sin, rotary_mode), ref_npu_rotary_mul(key, cos, sin, rotary_mode)
