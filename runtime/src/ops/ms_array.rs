@@ -25,7 +25,8 @@ pub(super) fn ints(v: &Value, what: &str) -> Result<Vec<i64>> {
     }
 }
 
-fn u32s(v: &[usize], device: &candle_core::Device) -> Result<Tensor> {
+/// Row positions as the u32 index tensor candle's index ops take.
+pub(super) fn u32s(v: &[usize], device: &candle_core::Device) -> Result<Tensor> {
     Ok(Tensor::from_vec(v.iter().map(|&i| i as u32).collect::<Vec<_>>(), v.len(), device)?)
 }
 

@@ -10,6 +10,7 @@
 
 use candle_core::Tensor;
 
+use super::ms_array::u32s;
 use super::{rebind, Op, Standard};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
@@ -17,12 +18,9 @@ use crate::dtype::TDType;
 use crate::error::{Error, Result};
 use crate::value::{Value, T};
 
-fn u32s(v: &[usize], device: &candle_core::Device) -> Result<Tensor> {
-    Ok(Tensor::from_vec(v.iter().map(|&i| i as u32).collect::<Vec<_>>(), v.len(), device)?)
-}
-
+/// A tensor's values as integers ([`super::ms_array::ints`]).
 fn ints(t: &T) -> Result<Vec<i64>> {
-    Ok(t.to_f64_vec()?.into_iter().map(|x| x as i64).collect())
+    super::ms_array::ints(&Value::Tensor(t.clone()), "index")
 }
 
 fn int_tensor(ctx: &Ctx, v: Vec<i64>, shape: &[usize], dtype: TDType) -> Result<Value> {
@@ -159,7 +157,6 @@ fn grouped_matmul(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let split = b.int("split_item")?;
     let ends: Option<Vec<i64>> = match b.value("group_list") {
         Value::None => None,
-        Value::Tensor(t) => Some(ints(t)?),
         v => Some(super::ms_array::ints(v, "group_list")?),
     };
     let sizes = b.int("group_list_type")? == 1;
