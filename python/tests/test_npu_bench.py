@@ -165,6 +165,17 @@ def test_the_moe_references_agree_with_their_compositions():
     dst = torch.tensor([2, 0, 5, 1, 4, 3], dtype=torch.int32)
     agree(npu_bench.ref_npu_moe_finalize_routing, FUSED.npu_moe_finalize_routing,
           [rand(6, 4), rand(3, 4), rand(3, 4), rand(5, 4), rand(3, 2), dst, torch.tensor([[1, 4], [0, 2], [3, 3]])])
+    experts = torch.tensor([[2, 0], [1, 2], [0, 2], [3, 1]], dtype=torch.int32)
+    for kwargs in ({"scale": rand(4), "expert_num": 4, "expert_tokens_num_flag": True},
+                   {"active_num": 5, "expert_num": 4, "expert_tokens_num_type": 1, "expert_tokens_num_flag": True, "row_idx_type": 1},
+                   {"active_num": 2, "expert_num": 4, "active_expert_range": [1, 3], "expert_tokens_num_flag": True}):
+        agree(npu_bench.ref_npu_moe_init_routing_v2, FUSED.npu_moe_init_routing_v2, [rand(4, 3), experts], kwargs)
+    ranged = npu_bench.ref_npu_moe_init_routing_v2(rand(4, 3), experts, expert_num=4, active_expert_range=[1, 3])
+    assert ranged[0] is None and ranged[1].tolist() == [2, -1, 0, 3, -1, 4, -1, 1]
+    pairs = npu_bench.ref_npu_moe_init_routing_v2(rand(4, 3), experts, expert_num=4, expert_tokens_num_flag=True, expert_tokens_num_type=2)[2]
+    assert pairs.tolist() == [[0, 2], [1, 2], [2, 3], [3, 1]]  # every expert used: no closing (0, 0) row
+    agree(npu_bench.ref_npu_moe_finalize_routing, FUSED.npu_moe_finalize_routing,
+          [rand(6, 4), rand(3, 4), None, rand(5, 4), rand(3, 2), dst, torch.tensor([[1, 4], [0, 2], [3, 3]]), 2])
     agree(npu_bench.ref_npu_grouped_matmul, FUSED.npu_grouped_matmul, [[rand(3, 4), rand(2, 4)], [rand(4, 5), rand(4, 5)]],
           {"bias": [rand(5), rand(5)]})
     agree(npu_bench.ref_npu_grouped_matmul, FUSED.npu_grouped_matmul, [[rand(5, 4)], [rand(2, 4, 3)]],
@@ -199,3 +210,16 @@ def test_the_flash_attention_inference_references_agree_with_their_compositions(
           {"num_heads": 4, "scale_value": 0.25, "num_key_value_heads": 2})
     with pytest.raises(NotImplementedError, match="paged"):
         npu_bench.ref_npu_incre_flash_attention(rand(2, 1, 32), rand(2, 5, 16), rand(2, 5, 16), block_table=torch.zeros(2, 1))
+
+
+def test_the_fused_inference_attention_references_agree_with_their_compositions():
+    agree(npu_bench.ref_npu_fused_infer_attention_score, FUSED.npu_fused_infer_attention_score, [rand(2, 4, 16), rand(2, 4, 16), rand(2, 4, 16)],
+          {"num_heads": 2, "scale": 0.35, "softmax_lse_flag": True})
+    agree(npu_bench.ref_npu_fused_infer_attention_score_v2, FUSED.npu_fused_infer_attention_score_v2, [rand(2, 1, 32), rand(2, 5, 16), rand(2, 5, 16)],
+          {"num_query_heads": 4, "num_key_value_heads": 2, "softmax_scale": 0.25})
+    assert npu_bench.ref_npu_fused_infer_attention_score(rand(1, 2, 8), rand(1, 2, 8), rand(1, 2, 8))[1].tolist() == [0.0]
+    with pytest.raises(NotImplementedError, match="quantized, paged"):
+        npu_bench.ref_npu_fused_infer_attention_score(rand(1, 2, 8), rand(1, 2, 8), rand(1, 2, 8), block_table=torch.zeros(1, 1))
+    lengths = {"actual_seq_qlen": torch.tensor([2, 5]), "actual_seq_kvlen": torch.tensor([3, 6]), "sparse_mode": 3, "scale": 0.5}
+    agree(npu_bench.ref_npu_fusion_attention_v3, FUSED.npu_fusion_attention_v3, [rand(5, 2, 4), rand(6, 2, 4), rand(6, 2, 4), 2, "TND"], lengths,
+          grad=(0, 1, 2))

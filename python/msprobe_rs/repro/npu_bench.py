@@ -610,6 +610,47 @@ def ref_npu_moe_init_routing(x, row_idx, expert_idx, active_num):
     return x[sources[:min(active_num, n) * k] % n], position, flat[order].int()
 
 
+def ref_npu_moe_init_routing_v2(x, expert_idx, *, scale=None, offset=None, active_num=-1, expert_capacity=-1, expert_num=-1,
+                                drop_pad_mode=0, expert_tokens_num_type=0, expert_tokens_num_flag=False, quant_mode=-1,
+                                active_expert_range=None, row_idx_type=0, x_dtype=None):
+    """torch_npu.npu_moe_init_routing_v2, dropless and unquantized -> (expanded_x, expanded_row_idx,
+    expert_token_cumsum_or_count, expanded_scale); an output the kernel leaves unspecified is None."""
+    if quant_mode != -1 or drop_pad_mode != 0:
+        raise NotImplementedError("npu_moe_init_routing_v2 is replayed dropless and unquantized")
+    n, k = expert_idx.shape
+    lo, hi = tuple(active_expert_range) if active_expert_range else (0, expert_num if expert_num > 0 else None)
+    ids = [int(e) for e in expert_idx.reshape(-1).tolist()]
+    inside = [(e >= lo and (hi is None or e < hi)) for e in ids]
+    order = sorted(range(n * k), key=lambda f: (2**31 - 1 if ids[f] < lo else ids[f], f))
+    active = sum(inside)
+    allocated = n * k if active_num <= 0 else min(active_num, n * k)
+    rows = active if active_num <= 0 else min(active_num, active)
+    sources = torch.tensor([f // k for f in order[:rows]], dtype=torch.long)
+    if row_idx_type == 0:
+        position = torch.full((n * k,), -1, dtype=torch.int32)
+        for j, f in enumerate(order[:active]):
+            position[f] = j
+    else:
+        position = torch.tensor(order, dtype=torch.int32) if active == n * k else None
+    counts = None
+    if expert_tokens_num_flag and hi is not None:
+        hist = torch.zeros(hi - lo, dtype=torch.int64)
+        for e in (e for e, kept in zip(ids, inside) if kept):
+            hist[e - lo] += 1
+        if expert_tokens_num_type == 0:
+            counts = hist.cumsum(0)
+        elif expert_tokens_num_type == 1:
+            counts = hist
+        else:
+            pairs = [[lo + i, int(c)] for i, c in enumerate(hist.tolist()) if c > 0]
+            pairs += [[0, 0]] if len(pairs) < expert_num else []
+            counts = torch.tensor(pairs, dtype=torch.int64) if len(pairs) == expert_num else None
+    if rows < allocated:
+        return None, position, counts, None
+    scales = None if scale is None else scale.reshape(-1)[sources].float()
+    return x[sources], position, counts, scales
+
+
 def ref_npu_moe_compute_expert_tokens(sorted_expert_for_source_row, num_expert):
     """torch_npu.npu_moe_compute_expert_tokens: per expert, the entries at most its id."""
     s = sorted_expert_for_source_row
@@ -618,16 +659,15 @@ def ref_npu_moe_compute_expert_tokens(sorted_expert_for_source_row, num_expert):
 
 def ref_npu_moe_finalize_routing(expanded_permuted_rows, skip1, skip2, bias, scales, expanded_src_to_dst_row,
                                  export_for_source_row, drop_pad_mode=0, k=1):
-    """torch_npu.npu_moe_finalize_routing: skips plus each token's experts' rows (and bias), weighted."""
-    if drop_pad_mode > 1:
-        raise NotImplementedError("npu_moe_finalize_routing with indices by row is not replayed")
+    """torch_npu.npu_moe_finalize_routing: skips plus each token's experts' rows (and bias), weighted;
+    drop_pad_mode 0/1 list the indices by column (i + k*N), 2/3 by row (i*K + k)."""
     rows = expanded_permuted_rows.reshape(-1, expanded_permuted_rows.shape[-1])
     rows = torch.cat([rows, torch.zeros_like(rows[:1])])
     k = scales.shape[1] if scales is not None else k
     n = expanded_src_to_dst_row.numel() // k
     out = sum(s for s in (skip1, skip2) if s is not None)
     for slot in range(k):
-        idx = expanded_src_to_dst_row[slot * n:(slot + 1) * n].long()
+        idx = (expanded_src_to_dst_row[slot * n:(slot + 1) * n] if drop_pad_mode < 2 else expanded_src_to_dst_row[slot::k]).long()
         term = rows[torch.where(idx < 0, rows.shape[0] - 1, idx)]
         if bias is not None and export_for_source_row is not None:
             term = term + bias[export_for_source_row[:, slot].long()]
@@ -765,6 +805,56 @@ def ref_npu_incre_flash_attention(query, key, value, *, atten_mask=None, num_hea
         raise NotImplementedError("a quantized, paged or per-sequence npu_incre_flash_attention is not replayed")
     return ref_npu_fusion_attention(query, key, value, num_heads, input_layout, atten_mask=atten_mask, scale=scale_value)[0]
 
+
+_FIA_EXTRAS = ("pse_shift", "actual_seq_lengths", "actual_seq_lengths_kv", "dequant_scale1", "quant_scale1", "dequant_scale2", "quant_scale2",
+               "quant_offset2", "antiquant_scale", "antiquant_offset", "key_antiquant_scale", "key_antiquant_offset", "value_antiquant_scale",
+               "value_antiquant_offset", "block_table", "query_padding_size", "kv_padding_size", "key_shared_prefix", "value_shared_prefix",
+               "actual_shared_prefix_len", "query_rope", "key_rope", "key_rope_antiquant_scale", "actual_seq_qlen", "actual_seq_kvlen",
+               "dequant_scale_query", "dequant_scale_key", "dequant_offset_key", "dequant_scale_value", "dequant_offset_value",
+               "dequant_scale_key_rope", "quant_scale_out", "quant_offset_out", "quant_scale_p", "learnable_sink", "out_dtype")
+
+
+def ref_npu_fused_infer_attention_score(query, key, value, *, atten_mask=None, num_heads=1, scale=1.0, pre_tokens=2147483647,
+                                        next_tokens=2147483647, input_layout="BSH", num_key_value_heads=0, sparse_mode=0,
+                                        softmax_lse_flag=False, **extras):
+    """torch_npu.npu_fused_infer_attention_score -> (attention_out, softmax_lse), unquantized, unpaged, whole
+    sequences in BSH, BSND or BNSD: npu_fusion_attention's attention_out, and lse = max + ln(sum) as
+    [B, N, S1, 1] float32 (without softmax_lse_flag, torch_npu's placeholder: one float32 zero)."""
+    if any(extras.get(p) is not None for p in _FIA_EXTRAS):
+        raise NotImplementedError("a quantized, paged, shifted or per-sequence fused inference attention is not replayed")
+    if input_layout not in ("BSH", "BSND", "BNSD"):
+        raise NotImplementedError(f"fused inference attention in layout {input_layout} is not replayed")
+    out, mx, sm = ref_npu_fusion_attention(query, key, value, num_heads, input_layout, atten_mask=atten_mask, scale=scale,
+                                           pre_tockens=pre_tokens, next_tockens=next_tokens, sparse_mode=sparse_mode)
+    if not softmax_lse_flag:
+        return out, torch.zeros(1, dtype=torch.float32)
+    return out, mx[..., :1] + torch.log(sm[..., :1])
+
+
+def ref_npu_fused_infer_attention_score_v2(query, key, value, *, num_query_heads=1, softmax_scale=1.0, return_softmax_lse=False,
+                                           atten_mask=None, pre_tokens=2147483647, next_tokens=2147483647, input_layout="BSH",
+                                           num_key_value_heads=0, sparse_mode=0, **extras):
+    """torch_npu.npu_fused_infer_attention_score_v2: the same kernel under its v2 names."""
+    return ref_npu_fused_infer_attention_score(query, key, value, atten_mask=atten_mask, num_heads=num_query_heads, scale=softmax_scale,
+                                               pre_tokens=pre_tokens, next_tokens=next_tokens, input_layout=input_layout,
+                                               sparse_mode=sparse_mode, softmax_lse_flag=return_softmax_lse, **extras)
+
+
+def ref_npu_fusion_attention_v3(query, key, value, head_num, input_layout, pse=None, padding_mask=None, atten_mask=None, scale=1.0,
+                                keep_prob=1.0, pre_tockens=2147483647, next_tockens=2147483647, inner_precise=0, prefix=None,
+                                actual_seq_qlen=None, actual_seq_kvlen=None, sparse_mode=0, gen_mask_parallel=True, sync=False,
+                                softmax_layout="", sink=None):
+    """torch_npu.npu_fusion_attention_v3 (graph mode): npu_fusion_attention, its sequence lengths as tensors."""
+    if sink is not None:
+        raise NotImplementedError("npu_fusion_attention_v3 with sink is not replayed")
+    as_list = lambda t: None if t is None else [int(v) for v in torch.as_tensor(t).tolist()]  # noqa: E731
+    return ref_npu_fusion_attention(query, key, value, head_num, input_layout, pse=pse, padding_mask=padding_mask, atten_mask=atten_mask,
+                                    scale=scale, keep_prob=keep_prob, pre_tockens=pre_tockens, next_tockens=next_tockens,
+                                    inner_precise=inner_precise, prefix=prefix, actual_seq_qlen=as_list(actual_seq_qlen),
+                                    actual_seq_kvlen=as_list(actual_seq_kvlen), sparse_mode=sparse_mode,
+                                    gen_mask_parallel=gen_mask_parallel, sync=sync, softmax_layout=softmax_layout)
+
+
 # The outputs of an NPU call that are judged, by op, where torch_npu returns more
 # (runtime/src/ops/npu_attention.rs: seed, offset and numels are the device generator's).
-JUDGED_OUTPUTS = {"npu_fusion_attention": 3}
+JUDGED_OUTPUTS = {"npu_fusion_attention": 3, "npu_fusion_attention_v3": 3}

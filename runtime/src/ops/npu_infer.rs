@@ -6,9 +6,12 @@
 //! `npu_attention_update` (partial attention outputs merged by their
 //! log-sum-exps), `npu_grouped_matmul_add_` (K-grouped products
 //! accumulated), `npu_sign_bits_pack`/`unpack`, `npu_masked_fill_range` and
-//! `npu_moe_gating_top_k`. The arithmetic runs through the table's entries
+//! `npu_moe_gating_top_k`; the unquantized flash-attention inference
+//! kernels (`npu_prompt_flash_attention`, `npu_incre_flash_attention`,
+//! `npu_fused_infer_attention_score(_v2)`) and `npu_fusion_attention_v3`
+//! as `npu_fusion_attention`. The arithmetic runs through the table's entries
 //! ([`super::rebind`]); torch_npu differentiates none of them but the
-//! gating, which is replayed forward. Cases: runtime/tests/npu/oracles.py.
+//! gating, which is replayed forward, and `npu_fusion_attention_v3`. Cases: runtime/tests/npu/oracles.py.
 
 use super::{rebind, Op, Standard};
 use crate::bind::Bound;
@@ -315,6 +318,145 @@ fn flash_attention(ctx: &Ctx, b: &Bound, prompt: bool) -> Result<Vec<Value>> {
     Ok(vec![first(rebind(ctx, "NPU.npu_fusion_attention", args, &kwargs)?)?])
 }
 
+/// The keyword names one fused-inference attention API gives its settings.
+struct InferKeys {
+    api: &'static str,
+    heads: &'static str,
+    scale: &'static str,
+    lse: &'static str,
+    /// Settings replayed only when None: quantization, paging, rope parts,
+    /// shared prefixes, variable lengths, positional shifts.
+    extras: &'static [&'static str],
+}
+
+const FIA: InferKeys = InferKeys {
+    api: "npu_fused_infer_attention_score",
+    heads: "num_heads",
+    scale: "scale",
+    lse: "softmax_lse_flag",
+    extras: &[
+        "pse_shift",
+        "actual_seq_lengths",
+        "actual_seq_lengths_kv",
+        "dequant_scale1",
+        "quant_scale1",
+        "dequant_scale2",
+        "quant_scale2",
+        "quant_offset2",
+        "antiquant_scale",
+        "antiquant_offset",
+        "key_antiquant_scale",
+        "key_antiquant_offset",
+        "value_antiquant_scale",
+        "value_antiquant_offset",
+        "block_table",
+        "query_padding_size",
+        "kv_padding_size",
+        "key_shared_prefix",
+        "value_shared_prefix",
+        "actual_shared_prefix_len",
+        "query_rope",
+        "key_rope",
+        "key_rope_antiquant_scale",
+    ],
+};
+
+const FIA_V2: InferKeys = InferKeys {
+    api: "npu_fused_infer_attention_score_v2",
+    heads: "num_query_heads",
+    scale: "softmax_scale",
+    lse: "return_softmax_lse",
+    extras: &[
+        "query_rope",
+        "key_rope",
+        "pse_shift",
+        "actual_seq_qlen",
+        "actual_seq_kvlen",
+        "block_table",
+        "dequant_scale_query",
+        "dequant_scale_key",
+        "dequant_offset_key",
+        "dequant_scale_value",
+        "dequant_offset_value",
+        "dequant_scale_key_rope",
+        "quant_scale_out",
+        "quant_offset_out",
+        "quant_scale_p",
+        "learnable_sink",
+        "out_dtype",
+    ],
+};
+
+/// `npu_fused_infer_attention_score(_v2)`, unquantized, unpaged, of whole
+/// sequences in layout BSH, BSND or BNSD: `npu_fusion_attention`'s
+/// attention_out for the same heads, mask, scale, tokens and sparse mode
+/// (key/value heads from their shape), and the softmax log-sum-exp
+/// (max + ln sum, `[B, N, S1, 1]` float32) when asked for, else torch_npu's
+/// placeholder: one float32 zero.
+fn fused_infer_attention(ctx: &Ctx, b: &Bound, keys: &InferKeys) -> Result<Vec<Value>> {
+    if let Some(p) = keys.extras.iter().find(|p| !b.is_none(p)) {
+        return Err(Error::Unsupported(format!("{} with {p} is not replayed", keys.api)));
+    }
+    let layout = b.str("input_layout")?;
+    if !matches!(layout, "BSH" | "BSND" | "BNSD") {
+        return Err(Error::Unsupported(format!("{} in layout {layout} is not replayed (BSH, BSND and BNSD are)", keys.api)));
+    }
+    let args = vec![b.value("query").clone(), b.value("key").clone(), b.value("value").clone(), b.value(keys.heads).clone(), b.value("input_layout").clone()];
+    let kwargs = [
+        ("atten_mask", b.value("atten_mask").clone()),
+        ("scale", b.value(keys.scale).clone()),
+        ("pre_tockens", b.value("pre_tokens").clone()),
+        ("next_tockens", b.value("next_tokens").clone()),
+        ("sparse_mode", b.value("sparse_mode").clone()),
+    ];
+    let mut out = rebind(ctx, "NPU.npu_fusion_attention", args, &kwargs)?.into_iter();
+    let attention = out.next().ok_or_else(|| Error::Arg(format!("{}: no attention_out", keys.api)))?;
+    let lse = if b.bool(keys.lse)? {
+        let (max, sum) = (out.next().unwrap_or(Value::None), out.next().unwrap_or(Value::None));
+        let (max, sum) = (tensor(&max)?, tensor(&sum)?);
+        let lse = (max.t.narrow(3, 0, 1)? + sum.t.narrow(3, 0, 1)?.log()?)?;
+        ctx.out(lse, TDType::F32)?
+    } else {
+        T::from_f64(vec![0.0], &[1], TDType::F32, ctx.compute, &ctx.device)?
+    };
+    Ok(vec![attention, Value::Tensor(lse)])
+}
+
+/// `npu_fusion_attention_v3`: `npu_fusion_attention` for graph mode, its
+/// sequence lengths as tensors; a `sink` is not replayed.
+fn fusion_attention_v3(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    if !b.is_none("sink") {
+        return Err(Error::Unsupported("npu_fusion_attention_v3 with sink (per-head softmax biases) is not replayed".into()));
+    }
+    let args = ["query", "key", "value", "head_num", "input_layout"].map(|p| b.value(p).clone()).to_vec();
+    let lengths = |p: &str| -> Result<Value> {
+        Ok(match b.value(p) {
+            Value::None => Value::None,
+            v => Value::List(super::ms_array::ints(v, p)?.into_iter().map(Value::Int).collect()),
+        })
+    };
+    let mut kwargs: Vec<(&str, Value)> = [
+        "pse",
+        "padding_mask",
+        "atten_mask",
+        "scale",
+        "keep_prob",
+        "pre_tockens",
+        "next_tockens",
+        "inner_precise",
+        "prefix",
+        "sparse_mode",
+        "gen_mask_parallel",
+        "sync",
+        "softmax_layout",
+    ]
+    .iter()
+    .map(|&p| (p, b.value(p).clone()))
+    .collect();
+    kwargs.extend([("actual_seq_qlen", lengths("actual_seq_qlen")?), ("actual_seq_kvlen", lengths("actual_seq_kvlen")?)]);
+    rebind(ctx, "NPU.npu_fusion_attention", args, &kwargs)
+}
+
 /// An inference kernel: forward only.
 const fn kernel(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>, standard: Standard) -> Op {
     Op { names, sig, forward, backward: false, standard, random: false, facts: &[] }
@@ -353,6 +495,27 @@ pub static OPS: &[Op] = &[
         |c, b| flash_attention(c, b, false),
         Standard::Accuracy,
     ),
+    kernel(
+        &["NPU.npu_fused_infer_attention_score"],
+        "query, key, value, *, pse_shift=None, atten_mask=None, actual_seq_lengths=None, actual_seq_lengths_kv=None, dequant_scale1=None, quant_scale1=None, dequant_scale2=None, quant_scale2=None, quant_offset2=None, antiquant_scale=None, antiquant_offset=None, key_antiquant_scale=None, key_antiquant_offset=None, value_antiquant_scale=None, value_antiquant_offset=None, block_table=None, query_padding_size=None, kv_padding_size=None, key_shared_prefix=None, value_shared_prefix=None, actual_shared_prefix_len=None, query_rope=None, key_rope=None, key_rope_antiquant_scale=None, num_heads=1, scale=1.0, pre_tokens=2147483647, next_tokens=2147483647, input_layout='BSH', num_key_value_heads=0, sparse_mode=0, inner_precise=0, block_size=0, antiquant_mode=0, key_antiquant_mode=0, value_antiquant_mode=0, softmax_lse_flag=False",
+        |c, b| fused_infer_attention(c, b, &FIA),
+        Standard::Accuracy,
+    ),
+    kernel(
+        &["NPU.npu_fused_infer_attention_score_v2"],
+        "query, key, value, *, query_rope=None, key_rope=None, pse_shift=None, atten_mask=None, actual_seq_qlen=None, actual_seq_kvlen=None, block_table=None, dequant_scale_query=None, dequant_scale_key=None, dequant_offset_key=None, dequant_scale_value=None, dequant_offset_value=None, dequant_scale_key_rope=None, quant_scale_out=None, quant_offset_out=None, quant_scale_p=None, learnable_sink=None, num_query_heads=1, num_key_value_heads=0, softmax_scale=1.0, pre_tokens=2147483647, next_tokens=2147483647, input_layout='BSH', sparse_mode=0, block_size=0, query_quant_mode=0, key_quant_mode=0, value_quant_mode=0, inner_precise=0, return_softmax_lse=False, query_dtype=None, key_dtype=None, value_dtype=None, query_rope_dtype=None, key_rope_dtype=None, key_shared_prefix_dtype=None, value_shared_prefix_dtype=None, dequant_scale_query_dtype=None, dequant_scale_key_dtype=None, dequant_scale_value_dtype=None, dequant_scale_key_rope_dtype=None, out_dtype=None",
+        |c, b| fused_infer_attention(c, b, &FIA_V2),
+        Standard::Accuracy,
+    ),
+    Op {
+        names: &["NPU.npu_fusion_attention_v3"],
+        sig: "query, key, value, head_num, input_layout, pse=None, padding_mask=None, atten_mask=None, scale=1.0, keep_prob=1.0, pre_tockens=2147483647, next_tockens=2147483647, inner_precise=0, prefix=None, actual_seq_qlen=None, actual_seq_kvlen=None, sparse_mode=0, gen_mask_parallel=True, sync=False, softmax_layout='', sink=None",
+        forward: fusion_attention_v3,
+        backward: true,
+        standard: Standard::Accuracy,
+        random: false,
+        facts: &[],
+    },
     kernel(
         &["NPU.npu_moe_gating_top_k"],
         "x, k, *, bias=None, input_ids=None, tid2eid=None, k_group=1, group_count=1, group_select_mode=0, renorm=0, norm_type=0, out_flag=False, routed_scaling_factor=1.0, eps=1e-20",

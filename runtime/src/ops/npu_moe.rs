@@ -1,6 +1,8 @@
 //! torch_npu's mixture-of-experts kernels, as torch_npu documents them and
 //! Ascend/op-plugin's CPU goldens compute them: `npu_moe_init_routing`
-//! (tokens sorted by expert), `npu_moe_compute_expert_tokens` (each
+//! (tokens sorted by expert) and `npu_moe_init_routing_v2` (the same,
+//! row-major, within an active expert range, with token counts),
+//! `npu_moe_compute_expert_tokens` (each
 //! expert's cumulative token count), `npu_moe_finalize_routing` (the
 //! experts' rows weighted back into the tokens) and `npu_grouped_matmul`
 //! (one product per expert group). Rows move exactly; the arithmetic runs
@@ -62,6 +64,111 @@ fn init_routing(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     ])
 }
 
+/// `npu_moe_init_routing_v2(x, expert_idx, *, scale=None, ..., active_num=-1,
+/// expert_num=-1, expert_tokens_num_type=0, expert_tokens_num_flag=False,
+/// active_expert_range=[], row_idx_type=0)` -> (expanded_x,
+/// expanded_row_idx, expert_token_cumsum_or_count, expanded_scale), dropless
+/// and unquantized: the flattened (row-major) expert ids in the active range
+/// sorted stably, the others after them; `expanded_x[j] = x[source of the
+/// j-th sorted entry]`; the row index as a gather index (the sorted position
+/// of each entry, -1 when outside the range) or a scatter index (the sorted
+/// order); the in-range experts' token counts, cumulative or not, or as
+/// (expert, count) pairs ended by (0, 0). An output the kernel leaves
+/// unspecified for the call's arguments (counts without their flag, scales
+/// without `scale`, rows past the active ones) is None, and not judged.
+fn init_routing_v2(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    if b.int("quant_mode")? != -1 || b.int("drop_pad_mode")? != 0 {
+        return Err(Error::Unsupported("npu_moe_init_routing_v2 is replayed dropless and unquantized (drop_pad_mode 0, quant_mode -1)".into()));
+    }
+    let (x, expert_idx) = (b.tensor("x")?, b.tensor("expert_idx")?);
+    let [n, _] = *x.dims() else { return Err(Error::Arg("npu_moe_init_routing_v2: x is [rows, hidden]".into())) };
+    let [rows, k] = *expert_idx.dims() else { return Err(Error::Arg("npu_moe_init_routing_v2: expert_idx is [rows, k]".into())) };
+    if rows != n {
+        return Err(Error::Arg(format!("npu_moe_init_routing_v2: expert_idx has {rows} rows, x {n}")));
+    }
+    let expert_num = b.int("expert_num")?;
+    let range = match b.opt_ints("active_expert_range")? {
+        Some(r) if r.len() == 2 => Some((r[0], r[1])),
+        Some(r) if !r.is_empty() => return Err(Error::Arg(format!("npu_moe_init_routing_v2: active_expert_range {r:?} is not [start, end]"))),
+        _ => (expert_num > 0).then_some((0, expert_num)),
+    };
+    let experts = ints(expert_idx)?;
+    let in_range = |e: i64| range.is_none_or(|(s, end)| (s..end).contains(&e));
+    // Ids below the range sort last; ids past it sort after the range by themselves.
+    let key = |e: i64| if range.is_some_and(|(s, _)| e < s) { i64::MAX } else { e };
+    let mut perm: Vec<usize> = (0..experts.len()).collect();
+    perm.sort_by_key(|&f| key(experts[f]));
+    let active = experts.iter().filter(|&&e| in_range(e)).count();
+    let total = n * k;
+    let active_num = b.int("active_num")?;
+    let (allocated, defined) = if active_num <= 0 { (total, active) } else { ((active_num as usize).min(total), (active_num as usize).min(active)) };
+    let expanded_x = if defined == allocated {
+        let sources: Vec<usize> = perm[..defined].iter().map(|&f| f / k).collect();
+        Value::Tensor(ctx.out(x.t.index_select(&u32s(&sources, x.t.device())?, 0)?, x.dtype)?)
+    } else {
+        Value::None
+    };
+    let row_idx = match b.int("row_idx_type")? {
+        0 => {
+            let mut out = vec![-1i64; total];
+            for (j, &f) in perm[..active].iter().enumerate() {
+                out[f] = j as i64;
+            }
+            int_tensor(ctx, out, &[total], TDType::I32)?
+        }
+        _ if active == total => int_tensor(ctx, perm.iter().map(|&f| f as i64).collect(), &[total], TDType::I32)?,
+        _ => Value::None,
+    };
+    let counts = if b.bool("expert_tokens_num_flag")? { token_counts(ctx, b, &experts, range)? } else { Value::None };
+    let scale = match b.opt_tensor("scale")? {
+        Some(scale) if defined == allocated => {
+            let sources: Vec<usize> = perm[..defined].iter().map(|&f| f / k).collect();
+            let picked = scale.t.flatten_all()?.index_select(&u32s(&sources, scale.t.device())?, 0)?;
+            Value::Tensor(ctx.cast(&T { t: picked, dtype: scale.dtype }, TDType::F32)?)
+        }
+        _ => Value::None,
+    };
+    Ok(vec![expanded_x, row_idx, counts, scale])
+}
+
+/// `npu_moe_init_routing_v2`'s third output: the token counts of the
+/// experts in `range` (cumulative, plain, or as (expert, count) pairs ended
+/// by (0, 0)); None where the kernel leaves it unspecified.
+fn token_counts(ctx: &Ctx, b: &Bound, experts: &[i64], range: Option<(i64, i64)>) -> Result<Value> {
+    let Some((s, end)) = range else { return Ok(Value::None) };
+    let expert_num = b.int("expert_num")?;
+    let mut hist = vec![0i64; (end - s).max(0) as usize];
+    for &e in experts.iter().filter(|&&e| (s..end).contains(&e)) {
+        hist[(e - s) as usize] += 1;
+    }
+    Ok(match b.int("expert_tokens_num_type")? {
+        0 => {
+            let cumulative: Vec<i64> = hist
+                .iter()
+                .scan(0, |acc, &c| {
+                    *acc += c;
+                    Some(*acc)
+                })
+                .collect();
+            int_tensor(ctx, cumulative, &[hist.len()], TDType::I64)?
+        }
+        1 => int_tensor(ctx, hist.clone(), &[hist.len()], TDType::I64)?,
+        _ => {
+            // (expert, count) pairs, then (0, 0); rows past that are unspecified.
+            let mut pairs: Vec<i64> = hist.iter().enumerate().filter(|(_, &c)| c > 0).flat_map(|(i, &c)| [s + i as i64, c]).collect();
+            let slots = expert_num.max(0) as usize;
+            if pairs.len() / 2 < slots {
+                pairs.extend([0, 0]);
+            }
+            if pairs.len() / 2 == slots {
+                int_tensor(ctx, pairs, &[slots, 2], TDType::I64)?
+            } else {
+                Value::None
+            }
+        }
+    })
+}
+
 /// `npu_moe_compute_expert_tokens(sorted_expert_for_source_row, num_expert)`:
 /// for each expert e, how many sorted entries are at most e.
 fn compute_expert_tokens(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
@@ -76,11 +183,12 @@ fn compute_expert_tokens(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// scales, expanded_src_to_dst_row, export_for_source_row, drop_pad_mode=0)`:
 /// out[i] = skip1[i] + skip2[i] + Σ_k scales[i, k]·(rows[src_to_dst[i + k·N]] +
 /// bias[expert[i, k]]), an index of -1 a zero row (drop_pad_mode 0 and 1:
-/// the indices by column).
+/// the indices by column; 2 and 3, as `npu_moe_init_routing_v2` writes
+/// them, by row: src_to_dst[i·K + k]).
 fn finalize_routing(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let mode = b.int("drop_pad_mode")?;
-    if mode > 1 {
-        return Err(Error::Unsupported(format!("npu_moe_finalize_routing with drop_pad_mode {mode} (indices by row) is not replayed")));
+    if !(0..=3).contains(&mode) {
+        return Err(Error::Arg(format!("npu_moe_finalize_routing: drop_pad_mode {mode} is not 0-3")));
     }
     let rows = b.tensor("expanded_permuted_rows")?;
     let h = *rows.dims().last().ok_or_else(|| Error::Arg("npu_moe_finalize_routing: rows of a hidden size".into()))?;
@@ -108,7 +216,9 @@ fn finalize_routing(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         }
     }
     for slot in 0..k {
-        let picks: Vec<usize> = dst[slot * n..(slot + 1) * n].iter().map(|&d| if d < 0 { zero_row } else { d as usize }).collect();
+        // Modes 0 and 1 list the indices by column (i + k·N), 2 and 3 by row (i·K + k).
+        let column: Vec<i64> = if mode < 2 { dst[slot * n..(slot + 1) * n].to_vec() } else { (0..n).map(|i| dst[i * k + slot]).collect() };
+        let picks: Vec<usize> = column.iter().map(|&d| if d < 0 { zero_row } else { d as usize }).collect();
         if let Some(p) = picks.iter().find(|&&p| p > zero_row) {
             return Err(Error::Arg(format!("npu_moe_finalize_routing: row {p} outside the expanded rows")));
         }
@@ -223,6 +333,15 @@ pub static OPS: &[Op] = &[
         names: &["NPU.npu_moe_compute_expert_tokens"],
         sig: "sorted_expert_for_source_row, num_expert",
         forward: compute_expert_tokens,
+        backward: false,
+        standard: Standard::Exact,
+        random: false,
+        facts: &[],
+    },
+    Op {
+        names: &["NPU.npu_moe_init_routing_v2"],
+        sig: "x, expert_idx, *, scale=None, offset=None, active_num=-1, expert_capacity=-1, expert_num=-1, drop_pad_mode=0, expert_tokens_num_type=0, expert_tokens_num_flag=False, quant_mode=-1, active_expert_range=None, row_idx_type=0, x_dtype=None",
+        forward: init_routing_v2,
         backward: false,
         standard: Standard::Exact,
         random: false,

@@ -327,6 +327,32 @@ def npu_moe_init_routing(x, row_idx, expert_idx, active_num):
     return x[dst_to_src[:active].long() % n], expanded_row_idx, expert_idx.reshape(-1)[order].int()
 
 
+def npu_moe_init_routing_v2(x, expert_idx, *, scale=None, active_num=-1, expert_num=-1, expert_tokens_num_type=0,
+                            expert_tokens_num_flag=False, active_expert_range=None, row_idx_type=0, **_):
+    """op-plugin's golden (test_npu_moe_init_routing_v2.py), dropless: ids below the range sort last."""
+    n, k = expert_idx.shape
+    start, end = active_expert_range or (0, expert_num)
+    flat = expert_idx.reshape(-1).long()
+    keys = torch.where(flat < start, torch.iinfo(torch.int32).max, flat)
+    perm = torch.argsort(keys, stable=True)
+    active = int(((flat >= start) & (flat < end)).sum())
+    rows = active if active_num <= 0 else min(active_num, active)
+    allocated = n * k if active_num <= 0 else min(active_num, n * k)
+    if row_idx_type == 0:
+        row_idx = torch.full((n * k,), -1, dtype=torch.int32)
+        row_idx[perm[:active]] = torch.arange(active, dtype=torch.int32)
+    else:
+        row_idx = perm.int() if active == n * k else None
+    counts = None
+    if expert_tokens_num_flag:
+        hist = torch.bincount(flat[perm[:active]] - start, minlength=end - start)
+        counts = hist.cumsum(0) if expert_tokens_num_type == 0 else hist
+    if rows < allocated:  # rows past the active ones are unspecified
+        return None, row_idx, counts, None
+    scales = None if scale is None else scale[perm[:rows] // k].float()
+    return x[perm[:rows] // k], row_idx, counts, scales
+
+
 def npu_moe_compute_expert_tokens(sorted_experts, num_expert):
     return torch.searchsorted(sorted_experts.contiguous(), torch.arange(num_expert, dtype=sorted_experts.dtype), right=True).to(sorted_experts.dtype)
 
@@ -334,8 +360,9 @@ def npu_moe_compute_expert_tokens(sorted_experts, num_expert):
 def npu_moe_finalize_routing(rows, skip1, skip2, bias, scales, src_to_dst, experts, drop_pad_mode=0):
     n, k = scales.shape
     out = skip1 + (0 if skip2 is None else skip2)
+    by_row = src_to_dst.reshape(n, k).T.reshape(-1) if drop_pad_mode >= 2 else src_to_dst
     for slot in range(k):
-        picked = rows[src_to_dst[slot * n:(slot + 1) * n].long()]
+        picked = rows[by_row[slot * n:(slot + 1) * n].long()]
         out = out + scales[:, slot:slot + 1] * (picked + bias[experts[:, slot].long()])
     return out
 
@@ -430,3 +457,23 @@ def npu_prompt_flash_attention(query, key, value, *, atten_mask=None, num_heads=
 
 def npu_incre_flash_attention(query, key, value, *, atten_mask=None, num_heads=1, scale_value=1.0, input_layout="BSH", **_):
     return npu_fusion_attention(query, key, value, num_heads, input_layout, atten_mask=atten_mask, scale=scale_value)[0]
+
+
+def npu_fused_infer_attention_score(query, key, value, *, atten_mask=None, num_heads=1, scale=1.0, pre_tokens=2147483647, next_tokens=2147483647,
+                                    input_layout="BSH", sparse_mode=0, softmax_lse_flag=False, **_):
+    """npu_fusion_attention's attention_out and, when asked for, lse = max + ln(sum) as [B, N, S1, 1]."""
+    out, mx, sm = npu_fusion_attention(query, key, value, num_heads, input_layout, atten_mask=atten_mask, scale=scale,
+                                       pre_tockens=pre_tokens, next_tockens=next_tokens, sparse_mode=sparse_mode)
+    lse = mx[..., :1] + torch.log(sm[..., :1]) if softmax_lse_flag else torch.zeros(1)
+    return out, lse
+
+
+def npu_fused_infer_attention_score_v2(query, key, value, *, num_query_heads=1, softmax_scale=1.0, return_softmax_lse=False, **kwargs):
+    return npu_fused_infer_attention_score(query, key, value, num_heads=num_query_heads, scale=softmax_scale, softmax_lse_flag=return_softmax_lse,
+                                           **kwargs)
+
+
+def npu_fusion_attention_v3(query, key, value, head_num, input_layout, actual_seq_qlen=None, actual_seq_kvlen=None, **kwargs):
+    as_list = lambda t: None if t is None else t.tolist()  # noqa: E731
+    return npu_fusion_attention(query, key, value, head_num, input_layout, actual_seq_qlen=as_list(actual_seq_qlen),
+                                actual_seq_kvlen=as_list(actual_seq_kvlen), **kwargs)

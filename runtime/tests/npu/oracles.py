@@ -150,6 +150,9 @@ OUTPUT_DTYPES = {
     "NPU.npu_rms_norm": {1: "float32"},
     "NPU.npu_add_rms_norm": {1: "float32"},
     "NPU.npu_fusion_attention": {1: "float32", 2: "float32"},
+    "NPU.npu_fusion_attention_v3": {1: "float32", 2: "float32"},
+    "NPU.npu_fused_infer_attention_score": {1: "float32"},
+    "NPU.npu_fused_infer_attention_score_v2": {1: "float32"},
     "MS.Functional.rms_norm": {1: "float32"},
     "NPU.npu_one_hot": {0: "float32"},
     "NPU.npu_anti_quant": {0: "float16"},
@@ -314,12 +317,24 @@ _ROW_IDX = V([[0, 3], [1, 4], [2, 5]], "int32")  # torch_npu's canonical row_idx
 case("NPU.npu_moe_init_routing", T(3, 4), _ROW_IDX, V([[1, 2], [0, 1], [0, 2]], "int32"), 3, composition=C.npu_moe_init_routing, constants=[0])
 case("NPU.npu_moe_init_routing", T(4, 2), V([[0, 4], [1, 5], [2, 6], [3, 7]], "int32"), V([[2, 2], [0, 3], [1, 0], [3, 1]], "int32"), 2,
      composition=C.npu_moe_init_routing, constants=[0])
+_V2 = dict(composition=C.npu_moe_init_routing_v2, constants=[0, "scale"])
+case("NPU.npu_moe_init_routing_v2", T(4, 3), V([[2, 0], [1, 2], [0, 2], [3, 1]], "int32"), scale=V([0.5, 1.25, 2.0, 0.75], "float32"), expert_num=4,
+     expert_tokens_num_flag=True, **_V2)
+case("NPU.npu_moe_init_routing_v2", T(4, 3), V([[2, 0], [1, 2], [0, 2], [3, 1]], "int32"), active_num=5, expert_num=4, expert_tokens_num_type=1,
+     expert_tokens_num_flag=True, row_idx_type=1, **_V2)
+# Experts outside [1, 3) are dropped: rows past the active ones are unspecified (None), gather indices -1.
+case("NPU.npu_moe_init_routing_v2", T(3, 2), V([[0, 1], [2, 1], [3, 0]], "int32"), expert_num=4, active_expert_range=[1, 3], **_V2)
+case("NPU.npu_moe_init_routing_v2", T(3, 2), V([[0, 1], [2, 1], [3, 0]], "int32"), active_num=2, expert_num=4, active_expert_range=[1, 3],
+     expert_tokens_num_flag=True, **_V2)
 case("NPU.npu_moe_compute_expert_tokens", V([0, 0, 1, 3, 3, 3], "int32"), 5, composition=C.npu_moe_compute_expert_tokens)
 _FIN = dict(composition=C.npu_moe_finalize_routing, constants=[0, 1, 2, 3, 4])
 case("NPU.npu_moe_finalize_routing", T(6, 4), T(3, 4), T(3, 4), T(5, 4), T(3, 2), V([2, 0, 5, 1, 4, 3], "int32"),
      V([[1, 4], [0, 2], [3, 3]], "int32"), **_FIN)
 case("NPU.npu_moe_finalize_routing", T(8, 3), T(4, 3), None, T(3, 3), T(4, 2), V([7, 0, 2, 5, 1, 6, 3, 4], "int32"),
      V([[0, 1], [2, 2], [1, 0], [0, 2]], "int32"), 1, **_FIN)
+# Indices by row (npu_moe_init_routing_v2's layout): src_to_dst[i*K + k].
+case("NPU.npu_moe_finalize_routing", T(6, 4), T(3, 4), None, T(5, 4), T(3, 2), V([2, 0, 5, 1, 4, 3], "int32"),
+     V([[1, 4], [0, 2], [3, 3]], "int32"), 2, **_FIN)
 GMM = "NPU.npu_grouped_matmul"
 case(GMM, [T(3, 4), T(2, 4)], [T(4, 5), T(4, 5)], bias=[T(5), T(5)], composition=C.npu_grouped_matmul)
 case(GMM, [T(6, 4)], [T(4, 3), T(4, 3), T(4, 3)], group_list=[2, 3, 6], split_item=3, group_type=0, composition=C.npu_grouped_matmul)
@@ -357,6 +372,17 @@ case("NPU.npu_prompt_flash_attention", T(2, 2, 4, 8), T(2, 2, 4, 8), T(2, 2, 4, 
 case("NPU.npu_incre_flash_attention", T(2, 1, 32), T(2, 5, 16), T(2, 5, 16), num_heads=4, scale_value=0.25, num_key_value_heads=2,
      composition=C.npu_incre_flash_attention, constants=[0, 1, 2])
 
+case("NPU.npu_fused_infer_attention_score", T(2, 4, 16), T(2, 4, 16), T(2, 4, 16), num_heads=2, scale=0.35, softmax_lse_flag=True,
+     composition=C.npu_fused_infer_attention_score, constants=[0, 1, 2])
+case("NPU.npu_fused_infer_attention_score", T(2, 2, 4, 8), T(2, 1, 5, 8), T(2, 1, 5, 8), num_heads=2, scale=0.35, input_layout="BNSD",
+     num_key_value_heads=1, atten_mask=causal_mask(4, 5), composition=C.npu_fused_infer_attention_score, constants=[0, 1, 2])
+case("NPU.npu_fused_infer_attention_score_v2", T(2, 1, 32), T(2, 5, 16), T(2, 5, 16), num_query_heads=4, num_key_value_heads=2, softmax_scale=0.25,
+     return_softmax_lse=True, composition=C.npu_fused_infer_attention_score_v2, constants=[0, 1, 2])
+# npu_fusion_attention for graph mode: its sequence lengths as tensors (TND), differentiated like it.
+case("NPU.npu_fusion_attention_v3", T(5, 2, 4), T(6, 2, 4), T(6, 2, 4), 2, "TND", scale=0.5, actual_seq_qlen=V([2, 5], "int64"),
+     actual_seq_kvlen=V([3, 6], "int64"), sparse_mode=3, composition=C.npu_fusion_attention_v3)
+case("NPU.npu_fusion_attention_v3", T(2, 3, 8), T(2, 3, 8), T(2, 3, 8), 2, "BSH", scale=0.4, composition=C.npu_fusion_attention_v3)
+
 
 def run_case(index, c, out_dir):
     """Runs one case through both oracles; returns its index entry."""
@@ -384,7 +410,7 @@ def run_case(index, c, out_dir):
     leaves = [t for v in slots for t in tensors_of(v) if t.requires_grad]
     result = c.composition(*args, **kwargs)
     outputs = [result] if isinstance(result, torch.Tensor) else list(result)
-    gy = [torch.from_numpy(rng.standard_normal(o.shape)) if o.requires_grad else None for o in outputs]
+    gy = [torch.from_numpy(rng.standard_normal(o.shape)) if o is not None and o.requires_grad else None for o in outputs]
     pairs = [(o, g) for o, g in zip(outputs, gy) if g is not None]
     backward = bool(pairs) and bool(leaves)
     grads = torch.autograd.grad([o for o, _ in pairs], leaves, [g for _, g in pairs], allow_unused=True) if backward else []
@@ -405,7 +431,10 @@ def run_case(index, c, out_dir):
         "args": json_args,
         "kwargs": json_kwargs,
         "differentiate": differentiate,
-        "outputs": [{"file": writer.save(f"out{i}", o), "dtype": OUTPUT_DTYPES.get(c.name, {}).get(i, str(o.dtype).removeprefix("torch."))} for i, o in enumerate(outputs)],
+        # An output the kernel leaves unspecified is None on both sides.
+        "outputs": [{"file": None, "dtype": None} if o is None else
+                    {"file": writer.save(f"out{i}", o), "dtype": OUTPUT_DTYPES.get(c.name, {}).get(i, str(o.dtype).removeprefix("torch."))}
+                    for i, o in enumerate(outputs)],
         "backward": backward,
         "grad_outputs": [save(f"gout{i}", g) for i, g in enumerate(gy)] if backward else None,
         "grads": [writer.save(f"grad{i}", torch.zeros_like(x) if g is None else g) for i, (x, g) in enumerate(zip(leaves, grads))] if backward else None,
