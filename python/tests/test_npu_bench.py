@@ -223,3 +223,33 @@ def test_the_fused_inference_attention_references_agree_with_their_compositions(
     lengths = {"actual_seq_qlen": torch.tensor([2, 5]), "actual_seq_kvlen": torch.tensor([3, 6]), "sparse_mode": 3, "scale": 0.5}
     agree(npu_bench.ref_npu_fusion_attention_v3, FUSED.npu_fusion_attention_v3, [rand(5, 2, 4), rand(6, 2, 4), rand(6, 2, 4), 2, "TND"], lengths,
           grad=(0, 1, 2))
+
+
+def test_the_routing_references_agree_with_their_compositions():
+    """Token routing (runtime/src/ops/npu_route.rs)."""
+    experts = torch.tensor([[1, 0], [2, 1], [0, 2], [1, 1], [2, 0]])
+    for n in (None, 7, -1):
+        agree(npu_bench.ref_npu_moe_token_permute, FUSED.npu_moe_token_permute, [rand(5, 3), experts, n], grad=(0,))
+    went = npu_bench.ref_npu_moe_token_permute(rand(5, 3), experts)[1]
+    for n_rows in (10, 7):
+        agree(npu_bench.ref_npu_moe_token_unpermute, FUSED.npu_moe_token_unpermute, [rand(n_rows, 3), went, rand(5, 2)], grad=(0, 2))
+    routing = torch.tensor([[1, 0, 1], [0, 1, 1], [1, 1, 0], [1, 0, 1]], dtype=torch.bool)
+    agree(npu_bench.ref_npu_moe_token_permute_with_routing_map, FUSED.npu_moe_token_permute_with_routing_map, [rand(4, 3), routing],
+          {"probs": rand(4, 3), "num_out_tokens": 8})
+    counts = torch.tensor([[1, 2], [3, 1]], dtype=torch.int32)
+    agree(npu_bench.ref_npu_moe_re_routing, FUSED.npu_moe_re_routing, [rand(7, 3), counts], {"per_token_scales": rand(7)})
+    assert npu_bench.ref_npu_moe_re_routing(rand(7, 3), counts)[2].tolist() == [0, 3, 4, 5, 1, 2, 6]
+    agree(npu_bench.ref_npu_gather_sparse_index, FUSED.npu_gather_sparse_index, [rand(5, 3), torch.tensor([[0, 4], [2, 2]])], grad=(0,))
+
+
+def test_the_logits_references_agree_with_their_compositions():
+    """Logits and expert scores (runtime/src/ops/npu_logits.rs)."""
+    agree(npu_bench.ref_npu_top_k_top_p, FUSED.npu_top_k_top_p, [rand(3, 8)], {"p": torch.tensor([0.5, 0.9, 0.2], dtype=torch.float64),
+                                                                              "k": torch.tensor([3, 0, 8])})
+    ties = torch.tensor([[1.0, 2, 2, 0, 3], [0, 0, 1, 1, 1]], dtype=torch.float64)
+    assert npu_bench.ref_npu_top_k_top_p(ties, k=torch.tensor([2, 4])).isinf().tolist() == [[True, False, False, True, False], [False] * 5]
+    target = torch.tensor([0, 3, 1, 1, 2])
+    for args in ([], [rand(4).abs() + 0.5, "sum", 3, 0.1], [None, "none", -100, 0.2], [rand(4).abs() + 0.5, "mean", -100, 0.3]):
+        agree(npu_bench.ref_npu_cross_entropy_loss, FUSED.npu_cross_entropy_loss, [rand(5, 4), target, *args], grad=(0,))
+    agree(npu_bench.ref_npu_fused_add_topk_div, FUSED.npu_fused_add_topk_div, [rand(3, 16), rand(16) / 10],
+          {"group_num": 4, "group_topk": 2, "n": 2, "k": 4})

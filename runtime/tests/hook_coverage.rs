@@ -176,7 +176,7 @@ const FLOORS: &[(&str, &str, &str, f64)] = &[
     ("pytorch", "26.2.0", "Functional", 93.6),
     ("pytorch", "26.2.0", "Tensor", 93.0),
     ("pytorch", "26.2.0", "Torch", 90.4),
-    ("pytorch", "26.2.0", "NPU", 28.6),
+    ("pytorch", "26.2.0", "NPU", 32.0),
     ("mindspore", "26.2.0", "Functional", 90.6),
     ("mindspore", "26.2.0", "Tensor", 95.3),
     ("mindspore", "26.2.0", "Mint", 80.9),

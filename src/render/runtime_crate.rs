@@ -88,6 +88,8 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/ms_reduce.rs",
     "src/ops/npu_infer.rs",
     "src/ops/npu_moe.rs",
+    "src/ops/npu_route.rs",
+    "src/ops/npu_logits.rs",
     "src/ops/npu_torch.rs",
     "src/ops/bessel.rs",
     "src/ops/ms_math.rs",

@@ -855,6 +855,140 @@ def ref_npu_fusion_attention_v3(query, key, value, head_num, input_layout, pse=N
                                     gen_mask_parallel=gen_mask_parallel, sync=sync, softmax_layout=softmax_layout)
 
 
+def ref_npu_moe_token_permute(tokens, indices, num_out_tokens=None, padded_mode=False):
+    """torch_npu.npu_moe_token_permute -> (permuted_tokens, sorted_indices): the (token, slot) pairs
+    sorted stably by expert, their tokens' rows (the first num_out_tokens; a negative count drops
+    from the end), and the row each pair went to (int32)."""
+    if padded_mode:
+        raise NotImplementedError("npu_moe_token_permute with padded_mode is not replayed")
+    k = 1 if indices.dim() == 1 else indices.shape[1]
+    flat = [int(v) for v in indices.reshape(-1).tolist()]
+    order = sorted(range(len(flat)), key=lambda f: (flat[f], f))
+    n = int(num_out_tokens or 0)
+    kept = min(n, len(flat)) if n > 0 else max(len(flat) + n, 0)
+    went = [0] * len(order)
+    for row, f in enumerate(order):
+        went[f] = row
+    return tokens[torch.tensor([f // k for f in order[:kept]], dtype=torch.long)], torch.tensor(went, dtype=torch.int32)
+
+
+def ref_npu_moe_token_unpermute(permuted_tokens, sorted_indices, probs=None, padded_mode=False, restore_shape=None):
+    """torch_npu.npu_moe_token_unpermute: out[t] = sum_k probs[t, k] * permuted_tokens[sorted_indices[t*K + k]];
+    an index past the rows (a dropped pair) adds nothing."""
+    if padded_mode:
+        raise NotImplementedError("npu_moe_token_unpermute with padded_mode is not replayed")
+    k = 1 if probs is None else probs.shape[1]
+    rows = torch.cat([permuted_tokens, permuted_tokens.new_zeros(1, permuted_tokens.shape[1])])
+    at = sorted_indices.long()
+    at = torch.where((at >= 0) & (at < permuted_tokens.shape[0]), at, permuted_tokens.shape[0])
+    picked = rows[at[:at.numel() // k * k]].reshape(-1, k, permuted_tokens.shape[1])
+    out = (picked if probs is None else picked * probs.unsqueeze(-1)).sum(1)
+    return out.reshape(restore_shape) if restore_shape is not None and math.prod(restore_shape) == out.numel() else out
+
+
+def ref_npu_moe_token_permute_with_routing_map(tokens, routing_map, *, probs=None, num_out_tokens=None, drop_and_pad=False):
+    """torch_npu.npu_moe_token_permute_with_routing_map, dropless -> (permuted_tokens, permuted_probs,
+    sorted_indices): each expert's tokens in token order, expert after expert; their probabilities; for
+    each routed pair in token order, its row (int32)."""
+    if drop_and_pad:
+        raise NotImplementedError("npu_moe_token_permute_with_routing_map with drop_and_pad is not replayed")
+    routed = routing_map.bool()
+    pairs = [(e, t) for e in range(routed.shape[1]) for t in range(routed.shape[0]) if routed[t, e]]
+    if (routed.shape[0] if num_out_tokens is None else num_out_tokens) != len(pairs):
+        raise NotImplementedError("a dropping npu_moe_token_permute_with_routing_map is not replayed")
+    rows = torch.tensor([t for _, t in pairs], dtype=torch.long)
+    kept = None if probs is None else torch.stack([probs[t, e] for e, t in pairs])
+    went = sorted(range(len(pairs)), key=lambda j: (pairs[j][1], j))
+    return tokens[rows], kept, torch.tensor(went, dtype=torch.int32)
+
+
+def ref_npu_moe_re_routing(tokens, expert_token_num_per_rank, *, per_token_scales=None, expert_token_num_type=1, idx_type=0,
+                           tokens_dtype=None):
+    """torch_npu.npu_moe_re_routing -> (tokens, scales, gather index (int32), per-expert counts): rows that
+    arrive rank-major (each rank's experts in order) regrouped expert-major (each expert's ranks in order)."""
+    if expert_token_num_type != 1 or idx_type != 0:
+        raise NotImplementedError("npu_moe_re_routing is replayed with expert_token_num_type 1 and idx_type 0")
+    counts = expert_token_num_per_rank.long()
+    ranks, experts = counts.shape
+    starts = counts.reshape(-1).cumsum(0) - counts.reshape(-1)
+    idx = [int(starts[r * experts + e]) + j for e in range(experts) for r in range(ranks) for j in range(int(counts[r, e]))]
+    total = counts.sum(0).to(expert_token_num_per_rank.dtype)
+    if len(idx) != tokens.shape[0]:
+        return None, None, None, total
+    at = torch.tensor(idx, dtype=torch.long)
+    return tokens[at], None if per_token_scales is None else per_token_scales[at], at.int(), total
+
+
+def ref_npu_gather_sparse_index(input, index):
+    """torch_npu.npu_gather_sparse_index: input's rows at index (shape index.shape + input.shape[1:])."""
+    return input[index.long()]
+
+
+def ref_npu_top_k_top_p(logits, p=None, k=None):
+    """torch_npu.npu_top_k_top_p: per row, logits below the k-th largest to -inf (ties kept; k <= 0 or
+    >= V: no top-k), then, in ascending order, those whose cumulative softmax is at most 1 - p (the
+    largest kept); kept values are the logits themselves."""
+    if p is None and k is None:
+        raise ValueError("npu_top_k_top_p needs p or k")
+    out = logits.clone()
+    v = logits.shape[-1]
+    for r in range(logits.shape[0]):
+        order = sorted(range(v), key=lambda i: (float(logits[r, i]), i))
+        vals = [float(logits[r, i]) for i in order]
+        kk = None if k is None else int(k[r])
+        if kk is not None and 0 < kk < v:
+            vals = [x if x >= vals[v - kk] else -math.inf for x in vals]
+        if p is not None:
+            w = [math.exp(x - vals[-1]) for x in vals]
+            total, run = sum(w), 0.0
+            for j in range(v - 1):
+                run += w[j] / total
+                vals[j] = -math.inf if run <= 1 - float(p[r]) else vals[j]
+        for j, i in enumerate(order):
+            out[r, i] = vals[j]
+    return out
+
+
+def ref_npu_cross_entropy_loss(input, target, weight=None, reduction="mean", ignore_index=-100, label_smoothing=0.0,
+                               lse_square_scale_for_zloss=0.0, return_zloss=False):
+    """torch_npu.npu_cross_entropy_loss -> (loss, log_prob, zloss, lse_for_zloss): torch's cross entropy
+    ([1] when reduced) and log_softmax; the z-loss outputs empty when not asked for, else not judged (None):
+    the kernel does not compute them."""
+    log_prob = torch.log_softmax(input, -1)
+    loss = torch.nn.functional.nll_loss(log_prob, target, weight=weight, reduction=reduction, ignore_index=ignore_index)
+    if label_smoothing:
+        w = torch.ones(input.shape[-1], dtype=input.dtype) if weight is None else weight
+        keep = (target != ignore_index).to(input.dtype)
+        smooth = -(log_prob * w).sum(-1) * keep / input.shape[-1]
+        smooth = {"none": smooth, "sum": smooth.sum(), "mean": smooth.sum() / (w[target.clamp(min=0)] * keep).sum()}[reduction]
+        loss = (1 - label_smoothing) * loss + label_smoothing * smooth
+    empty = input.new_empty(0)
+    return (loss if reduction == "none" else loss.reshape(1)), log_prob, None if return_zloss else empty, \
+        empty if lse_square_scale_for_zloss == 0 else None
+
+
+def ref_npu_fused_add_topk_div(x, add_num, *, mapping_num=None, mapping_table=None, activation_type=None, group_num=1, group_topk=1,
+                               n=1, k=1, is_norm=True, scale=1.0, enable_expert_mapping=False):
+    """ATB's npu_fused_add_topk_div -> (y, indices): s = sigmoid(x), t = s + add_num; only the group_topk groups
+    with the largest sums of their top n values kept (the others 0); the top k of t (stable) as int32
+    indices; y their s (normalized to sum scale when is_norm), float32."""
+    if enable_expert_mapping:
+        raise NotImplementedError("npu_fused_add_topk_div with enable_expert_mapping is not replayed")
+    s = torch.sigmoid(x)
+    t = s + add_num
+    ys, ids = [], []
+    for r in range(x.shape[0]):
+        groups = t[r].reshape(group_num, -1)
+        sums = [float(g.sort(descending=True).values[:n].sum()) for g in groups]
+        keep = sorted(range(group_num), key=lambda g: (-sums[g], g))[:group_topk]
+        masked = torch.cat([groups[g] if g in keep else torch.zeros_like(groups[g]) for g in range(group_num)])
+        top = sorted(range(masked.numel()), key=lambda i: (-float(masked[i]), i))[:k]
+        y = s[r, top]
+        ys.append(y / y.sum() * scale if is_norm else y)
+        ids.append(top)
+    return torch.stack(ys), torch.tensor(ids, dtype=torch.int32)
+
+
 # The outputs of an NPU call that are judged, by op, where torch_npu returns more
 # (runtime/src/ops/npu_attention.rs: seed, offset and numels are the device generator's).
 JUDGED_OUTPUTS = {"npu_fusion_attention": 3, "npu_fusion_attention_v3": 3}

@@ -58,8 +58,10 @@ mod norm;
 mod npu_attention;
 mod npu_fused;
 mod npu_infer;
+mod npu_logits;
 mod npu_misc;
 mod npu_moe;
+mod npu_route;
 mod npu_torch;
 mod order_stats;
 mod pool;
@@ -530,6 +532,8 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(ms_reduce::OPS)
         .chain(npu_infer::OPS)
         .chain(npu_moe::OPS)
+        .chain(npu_route::OPS)
+        .chain(npu_logits::OPS)
         .chain(npu_torch::OPS)
         .chain(bessel::OPS)
         .chain(ms_math::OPS)

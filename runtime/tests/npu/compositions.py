@@ -477,3 +477,83 @@ def npu_fusion_attention_v3(query, key, value, head_num, input_layout, actual_se
     as_list = lambda t: None if t is None else t.tolist()  # noqa: E731
     return npu_fusion_attention(query, key, value, head_num, input_layout, actual_seq_qlen=as_list(actual_seq_qlen),
                                 actual_seq_kvlen=as_list(actual_seq_kvlen), **kwargs)
+
+
+# Token routing (ops/npu_route.rs): op-plugin's goldens, and CANN's kernel loop where the golden is a placeholder.
+def npu_moe_token_permute(tokens, indices, num_out_tokens=None, padded_mode=False):
+    topk = 1 if indices.dim() == 1 else indices.size(1)
+    numel = indices.numel()
+    n = 0 if num_out_tokens is None else int(num_out_tokens)
+    n_out = min(n, numel) if n > 0 else n + numel
+    first = torch.argsort(indices.reshape(-1), stable=True)
+    return tokens.index_select(0, first[:n_out] // topk), torch.argsort(first, stable=True).int()
+
+
+def npu_moe_token_unpermute(permuted_tokens, sorted_indices, probs=None, padded_mode=False, restore_shape=None):
+    n_out, h = permuted_tokens.shape
+    topk = 1 if probs is None else probs.size(1)
+    t = sorted_indices.size(0) // topk
+    si = sorted_indices.long()[:t * topk]
+    w = torch.ones(t * topk, dtype=torch.float64) if probs is None else probs.reshape(-1)[:t * topk]
+    keep = si < n_out
+    rows = permuted_tokens.index_select(0, torch.where(keep, si, torch.zeros_like(si)))
+    rows = torch.where(keep.unsqueeze(-1), rows * w.unsqueeze(-1), torch.zeros_like(rows))
+    return rows.reshape(t, topk, h).sum(1)
+
+
+def npu_moe_token_permute_with_routing_map(tokens, routing_map, *, probs=None, num_out_tokens=None, drop_and_pad=False):
+    t = tokens.shape[0]
+    rm_t = routing_map.bool().T.contiguous()
+    tok_ids = torch.arange(t).unsqueeze(0).expand(rm_t.shape[0], -1).masked_select(rm_t)
+    pp = None if probs is None else probs.T.contiguous().masked_select(rm_t)
+    return tokens.index_select(0, tok_ids), pp, torch.argsort(tok_ids, stable=True).int()
+
+
+def npu_moe_re_routing(tokens, expert_token_num_per_rank, *, per_token_scales=None, expert_token_num_type=1, idx_type=0, tokens_dtype=None):
+    cnt = expert_token_num_per_rank.long()
+    n, e = cnt.shape
+    start = (torch.cumsum(cnt.reshape(-1), 0) - cnt.reshape(-1)).reshape(n, e)
+    idx = torch.cat([torch.arange(int(start[r, x]), int(start[r, x] + cnt[r, x])) for x in range(e) for r in range(n)])
+    scales = None if per_token_scales is None else per_token_scales[idx]
+    return tokens[idx], scales, idx.int(), cnt.sum(0).to(expert_token_num_per_rank.dtype)
+
+
+def npu_gather_sparse_index(input, index):
+    return input.index_select(0, index.reshape(-1).long()).reshape(*index.shape, *input.shape[1:])
+
+
+# Logits and expert scores (ops/npu_logits.rs).
+def npu_top_k_top_p(logits, p=None, k=None):
+    """op-plugin's golden: an ascending stable sort; top-k keeps ties; top-p drops the cumulative
+    softmax at most 1 - p, the largest kept."""
+    v = logits.shape[-1]
+    sv, si = logits.sort(dim=-1, stable=True)
+    if k is not None:
+        kk = k.long()
+        kth = sv.gather(1, (v - kk.clamp(1, v)).unsqueeze(1))
+        sv = sv.masked_fill((sv < kth) & ((kk > 0) & (kk < v)).unsqueeze(1), float("-inf"))
+    if p is not None:
+        mask = sv.softmax(-1).cumsum(-1) <= (1 - p).unsqueeze(1)
+        mask[:, -1] = False
+        sv = sv.masked_fill(mask, float("-inf"))
+    return torch.empty_like(sv).scatter_(-1, si, sv)
+
+
+def npu_cross_entropy_loss(input, target, weight=None, reduction="mean", ignore_index=-100, label_smoothing=0.0,
+                           lse_square_scale_for_zloss=0.0, return_zloss=False):
+    loss = F.cross_entropy(input, target, weight=weight, reduction=reduction, ignore_index=ignore_index, label_smoothing=label_smoothing)
+    empty = torch.empty(0, dtype=input.dtype)
+    return (loss if reduction == "none" else loss.reshape(1)), F.log_softmax(input, -1), None if return_zloss else empty, \
+        empty if lse_square_scale_for_zloss == 0 else None
+
+
+def npu_fused_add_topk_div(x, add_num, *, group_num=1, group_topk=1, n=1, k=1, is_norm=True, scale=1.0, **_):
+    """op-plugin's golden (test_fused_add_topk_div.py) in float64."""
+    s = torch.sigmoid(x)
+    t = (s + add_num).reshape(x.shape[0], group_num, -1).clone()
+    order = torch.argsort(-t.topk(n).values.sum(-1), dim=-1, stable=True)
+    for r in range(x.shape[0]):
+        t[r, order[r, group_topk:]] = 0
+    picked = torch.sort(t.reshape(x.shape), descending=True, stable=True).indices[:, :k]
+    y = s.gather(-1, picked)
+    return (y / y.sum(-1, keepdim=True) * scale if is_norm else y), picked.int()

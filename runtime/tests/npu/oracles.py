@@ -152,6 +152,7 @@ OUTPUT_DTYPES = {
     "NPU.npu_fusion_attention": {1: "float32", 2: "float32"},
     "NPU.npu_fusion_attention_v3": {1: "float32", 2: "float32"},
     "NPU.npu_fused_infer_attention_score": {1: "float32"},
+    "NPU.npu_fused_add_topk_div": {0: "float32"},
     "NPU.npu_fused_infer_attention_score_v2": {1: "float32"},
     "MS.Functional.rms_norm": {1: "float32"},
     "NPU.npu_one_hot": {0: "float32"},
@@ -382,6 +383,37 @@ case("NPU.npu_fused_infer_attention_score_v2", T(2, 1, 32), T(2, 5, 16), T(2, 5,
 case("NPU.npu_fusion_attention_v3", T(5, 2, 4), T(6, 2, 4), T(6, 2, 4), 2, "TND", scale=0.5, actual_seq_qlen=V([2, 5], "int64"),
      actual_seq_kvlen=V([3, 6], "int64"), sparse_mode=3, composition=C.npu_fusion_attention_v3)
 case("NPU.npu_fusion_attention_v3", T(2, 3, 8), T(2, 3, 8), T(2, 3, 8), 2, "BSH", scale=0.4, composition=C.npu_fusion_attention_v3)
+
+
+# Token routing (ops/npu_route.rs).
+_EXPERTS = V([[1, 0], [2, 1], [0, 2], [1, 1], [2, 0]], "int64")
+case("NPU.npu_moe_token_permute", T(5, 3), _EXPERTS, composition=C.npu_moe_token_permute, constants=[1])
+case("NPU.npu_moe_token_permute", T(5, 3), _EXPERTS, 7, composition=C.npu_moe_token_permute, constants=[1])
+case("NPU.npu_moe_token_permute", T(4, 2), V([3, 0, 3, 1], "int32"), -1, composition=C.npu_moe_token_permute, constants=[1])
+_SORTED = V([3, 0, 7, 4, 1, 8, 5, 6, 9, 2], "int32")
+case("NPU.npu_moe_token_unpermute", T(10, 3), _SORTED, T(5, 2), composition=C.npu_moe_token_unpermute, constants=[1])
+# Three rows were dropped (indices 7, 8, 9 are past the rows): they add nothing.
+case("NPU.npu_moe_token_unpermute", T(7, 3), _SORTED, T(5, 2), composition=C.npu_moe_token_unpermute, constants=[1])
+case("NPU.npu_moe_token_unpermute", T(4, 3), V([2, 0, 3, 1], "int32"), composition=C.npu_moe_token_unpermute, constants=[1])
+_MAP = V([[1, 0, 1], [0, 1, 1], [1, 1, 0], [1, 0, 1]], "bool")
+case("NPU.npu_moe_token_permute_with_routing_map", T(4, 3), _MAP, probs=T(4, 3), num_out_tokens=8, composition=C.npu_moe_token_permute_with_routing_map,
+     constants=[1])
+case("NPU.npu_moe_re_routing", T(7, 3), V([[1, 2], [3, 1]], "int32"), per_token_scales=V([0.5, 1, 2, 3, 4, 5, 6], "float32"),
+     composition=C.npu_moe_re_routing, constants=[0, 1, "per_token_scales"])
+case("NPU.npu_gather_sparse_index", T(5, 3), V([[0, 4], [2, 2]], "int64"), composition=C.npu_gather_sparse_index, constants=[1])
+
+
+# Logits and expert scores (ops/npu_logits.rs).
+case("NPU.npu_top_k_top_p", T(3, 8), p=V([0.5, 0.9, 0.2]), k=V([3, 0, 8], "int32"), composition=C.npu_top_k_top_p, constants=[0, "p"])
+case("NPU.npu_top_k_top_p", V([[1.0, 2, 2, 0, 3], [0, 0, 1, 1, 1]]), k=V([2, 4], "int64"), composition=C.npu_top_k_top_p, constants=[0])
+case("NPU.npu_top_k_top_p", T(2, 6), p=V([0.7, 0.3]), composition=C.npu_top_k_top_p, constants=[0, "p"])
+_CE = dict(composition=C.npu_cross_entropy_loss, constants=[1, 2])
+case("NPU.npu_cross_entropy_loss", T(5, 4), V([0, 3, 1, 1, 2], "int64"), **_CE)
+case("NPU.npu_cross_entropy_loss", T(5, 4), V([0, 3, 1, 1, 2], "int64"), T(4, low=0.5, high=2.0), "sum", 3, 0.1, **_CE)
+case("NPU.npu_cross_entropy_loss", T(5, 4), V([0, 3, 1, 1, 2], "int64"), None, "none", label_smoothing=0.2, **_CE)
+case("NPU.npu_fused_add_topk_div", T(3, 16), T(16, low=-0.1, high=0.1), group_num=4, group_topk=2, n=2, k=4, composition=C.npu_fused_add_topk_div,
+     constants=[0, 1])
+case("NPU.npu_fused_add_topk_div", T(2, 8), T(8), group_num=2, group_topk=1, k=3, is_norm=False, composition=C.npu_fused_add_topk_div, constants=[0, 1])
 
 
 def run_case(index, c, out_dir):
