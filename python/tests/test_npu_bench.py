@@ -253,3 +253,33 @@ def test_the_logits_references_agree_with_their_compositions():
         agree(npu_bench.ref_npu_cross_entropy_loss, FUSED.npu_cross_entropy_loss, [rand(5, 4), target, *args], grad=(0,))
     agree(npu_bench.ref_npu_fused_add_topk_div, FUSED.npu_fused_add_topk_div, [rand(3, 16), rand(16) / 10],
           {"group_num": 4, "group_topk": 2, "n": 2, "k": 4})
+
+
+def test_the_rotary_activation_and_layout_references_agree_with_their_compositions():
+    """Rotary, activation, normalization and layout kernels (runtime/src/ops/npu_act.rs)."""
+    agree(npu_bench.ref_npu_interleave_rope, FUSED.npu_interleave_rope, [rand(2, 2, 3, 8), rand(2, 1, 3, 8), rand(2, 1, 3, 8)])
+    pos, pos3 = torch.tensor([0, 3, 5, 2]), torch.tensor([[0, 1, 2, 3], [3, 2, 1, 0], [5, 5, 4, 4]])
+    agree(npu_bench.ref_npu_mrope, FUSED.npu_mrope, [pos, rand(4, 16), rand(4, 8), rand(6, 8), 8])
+    agree(npu_bench.ref_npu_mrope, FUSED.npu_mrope, [pos, rand(4, 16), rand(4, 8), rand(6, 4), 8], {"rotary_mode": "interleave"})
+    agree(npu_bench.ref_npu_mrope, FUSED.npu_mrope, [pos3, rand(4, 16), rand(4, 8), rand(6, 8), 8], {"mrope_section": [1, 1, 2]})
+    agree(npu_bench.ref_npu_mrope, FUSED.npu_mrope, [pos3, rand(4, 16), rand(4, 8), rand(6, 8), 8],
+          {"mrope_section": [2, 1, 1], "cache_mode": "interleave"})
+    for approximate in ("none", "tanh"):
+        agree(npu_bench.ref_npu_gelu_mul, FUSED.npu_gelu_mul, [rand(3, 8)], {"approximate": approximate})
+    agree(npu_bench.ref_npu_clipped_swiglu, FUSED.npu_clipped_swiglu, [rand(3, 8) * 5])
+    agree(npu_bench.ref_npu_clipped_swiglu, FUSED.npu_clipped_swiglu, [rand(2, 4, 3) * 5],
+          {"dim": 1, "interleaved": False, "alpha": 1.5, "limit": 5.0, "bias": 0.5})
+    assert npu_bench.ref_npu_clipped_swiglu(rand(3, 8), group_index=torch.tensor([1, 1])) is None
+    agree(npu_bench.ref_npu_group_norm_swish, FUSED.npu_group_norm_swish, [rand(2, 4, 3), 2, rand(4), rand(4)], {"swish_scale": 1.5},
+          grad=(0, 2, 3))
+    for kind, lengths in ((0, [5, 3]), (1, [4, 2])):
+        agree(npu_bench.ref_npu_normalize_batch, FUSED.npu_normalize_batch, [rand(2, 3, 5), torch.tensor(lengths), kind])
+    agree(npu_bench.ref_npu_stride_add, FUSED.npu_stride_add, [rand(1, 3, 2, 2), rand(1, 20, 2, 2), 0, 1, 1])
+    for act in ("relu", "silu", "gelu", "fastgelu"):
+        agree(npu_bench.ref_npu_ffn, FUSED.npu_ffn, [rand(5, 4), rand(4, 6), rand(6, 4), act], {"bias1": rand(6), "bias2": rand(4)})
+    agree(npu_bench.ref_npu_ffn, FUSED.npu_ffn, [rand(1, 5, 4), rand(2, 4, 6), rand(2, 6, 3), "gelu"], {"expert_tokens_index": [2, 5]})
+    indices = torch.tensor([[2, 0, 1, 1], [0, 2, 2, 1]], dtype=torch.int32)
+    agree(npu_bench.ref_npu_scatter, FUSED.npu_scatter, [rand(2, 3, 4), indices, rand(2, 4), 1])
+    weight = torch.tensor([[-8, -1, 0, 1, 7, 3, -4, 2, 5, 6, -7, -2, 4, 0, 1, -3], [7] * 8 + [-8] * 8], dtype=torch.int32)
+    agree(npu_bench.ref_npu_convert_weight_to_int4pack, FUSED.npu_convert_weight_to_int4pack, [weight])
+    assert npu_bench.ref_npu_convert_weight_to_int4pack(weight)[1].tolist() == [0x77777777, -0x77777778]

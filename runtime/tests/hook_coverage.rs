@@ -167,7 +167,7 @@ fn rows() -> Vec<Row> {
 const FLOORS: &[(&str, &str, &str, f64)] = &[
     ("pytorch", "8.3.2", "Functional", 93.6),
     ("pytorch", "8.3.2", "Tensor", 93.0),
-    ("pytorch", "8.3.2", "NPU", 51.3),
+    ("pytorch", "8.3.2", "NPU", 54.8),
     ("pytorch", "8.3.2", "Torch", 90.5),
     ("mindspore", "8.3.2", "Functional", 90.7),
     ("mindspore", "8.3.2", "Tensor", 95.7),
@@ -176,7 +176,7 @@ const FLOORS: &[(&str, &str, &str, f64)] = &[
     ("pytorch", "26.2.0", "Functional", 93.6),
     ("pytorch", "26.2.0", "Tensor", 93.0),
     ("pytorch", "26.2.0", "Torch", 90.4),
-    ("pytorch", "26.2.0", "NPU", 32.0),
+    ("pytorch", "26.2.0", "NPU", 36.2),
     ("mindspore", "26.2.0", "Functional", 90.6),
     ("mindspore", "26.2.0", "Tensor", 95.3),
     ("mindspore", "26.2.0", "Mint", 80.9),

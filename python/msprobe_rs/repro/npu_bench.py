@@ -989,6 +989,155 @@ def ref_npu_fused_add_topk_div(x, add_num, *, mapping_num=None, mapping_table=No
     return torch.stack(ys), torch.tensor(ids, dtype=torch.int32)
 
 
+def ref_npu_interleave_rope(x, cos, sin):
+    """torch_npu.npu_interleave_rope, x [B, N, S, D]: even lanes then odd lanes, rotated by halves
+    (q*cos + cat(-q2, q1)*sin), left de-interleaved."""
+    q = torch.cat([x[..., 0::2], x[..., 1::2]], dim=-1)
+    h = q.shape[-1] // 2
+    return q * cos + torch.cat([-q[..., h:], q[..., :h]], dim=-1) * sin
+
+
+def ref_npu_mrope(positions, query, key, cos_sin_cache, head_size, *, mrope_section=None, rotary_mode="half", cache_mode="default"):
+    """torch_npu.npu_mrope: each head's first rotary_dim lanes rotated (NeoX halves, or GPT-J pairs for
+    'interleave') by the cache row [cos | sin] of its token's position; with 2-D positions, section i of the
+    lanes from position row i ('default') or lanes 1, 2 mod 3 from rows 1, 2 ('interleave')."""
+    if rotary_mode not in ("half", "interleave"):
+        raise ValueError(f"npu_mrope: rotary_mode {rotary_mode!r}")
+    rd = cos_sin_cache.shape[-1]
+    half = rd // 2
+    rows = cos_sin_cache[positions.long()]
+    if positions.dim() == 2:
+        if cache_mode == "default":
+            owner = [i for i, n in enumerate(mrope_section) for _ in range(n)]
+        else:
+            owner = [lane % 3 if lane < 3 * mrope_section[1] else 0 for lane in range(half)]
+        rows = torch.stack([torch.cat([rows[owner[lane], :, lane:lane + 1] for lane in range(half)], -1),
+                            torch.cat([rows[owner[lane], :, half + lane:half + lane + 1] for lane in range(half)], -1)], 0)
+        cos, sin = rows[0], rows[1]
+    else:
+        cos, sin = rows[:, :half], rows[:, half:]
+    cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+
+    def rotate(x):
+        heads = x.reshape(x.shape[0], -1, head_size).clone()
+        if rotary_mode == "half":
+            a, b = heads[..., :half].clone(), heads[..., half:rd].clone()
+            heads[..., :half], heads[..., half:rd] = a * cos - b * sin, b * cos + a * sin
+        else:
+            a, b = heads[..., 0:rd:2].clone(), heads[..., 1:rd:2].clone()
+            heads[..., 0:rd:2], heads[..., 1:rd:2] = a * cos - b * sin, b * cos + a * sin
+        return heads.reshape(x.shape)
+    return rotate(query), rotate(key)
+
+
+def ref_npu_gelu_mul(input, *, approximate="none"):
+    """torch_npu.npu_gelu_mul: gelu of the last dim's first half times its second half."""
+    a, b = input.chunk(2, dim=-1)
+    return torch.nn.functional.gelu(a, approximate=approximate) * b
+
+
+def ref_npu_clipped_swiglu(x, *, group_index=None, dim=-1, alpha=1.702, limit=7.0, bias=1.0, interleaved=True):
+    """torch_npu.npu_clipped_swiglu: over the dims from dim on, flattened, a = even (or first-half) lanes
+    clamped above at limit, c = the others clamped to +-limit; a*sigmoid(alpha*a)*(c + bias). Rows past
+    the grouped ones are unspecified (None)."""
+    d = dim % x.dim()
+    rows = math.prod(x.shape[:d])
+    if group_index is not None and int(group_index.sum()) < rows:
+        return None
+    flat = x.reshape(rows, -1)
+    a, c = (flat[:, ::2], flat[:, 1::2]) if interleaved else (flat[:, :flat.shape[1] // 2], flat[:, flat.shape[1] // 2:])
+    a = torch.clamp(a, max=limit)
+    out = a / (1 + torch.exp(-alpha * a)) * (torch.clamp(c, -limit, limit) + bias)
+    return out.reshape(*x.shape[:d], x.shape[d] // 2, *x.shape[d + 1:])
+
+
+def ref_npu_group_norm_swish(input, num_groups, weight, bias, eps=1e-5, swish_scale=1.0):
+    """torch_npu.npu_group_norm_swish -> (y, mean, rstd): group norm, then t*sigmoid(swish_scale*t);
+    mean and rstd [N, groups] (rstd = 1/sqrt(biased var + eps)) in weight's dtype."""
+    t = torch.nn.functional.group_norm(input, num_groups, weight, bias, eps)
+    g = input.reshape(input.shape[0], num_groups, -1)
+    mean = g.mean(-1)
+    rstd = 1 / torch.sqrt(g.var(-1, unbiased=False) + eps)
+    return t * torch.sigmoid(swish_scale * t), mean.to(weight.dtype), rstd.to(weight.dtype)
+
+
+def ref_npu_normalize_batch(self, seq_len, normalize_type=0):
+    """torch_npu.npu_normalize_batch, self [B, C, T]: (x - mean) / (std + 1e-5), mean and unbiased std
+    over each sequence's first seq_len steps, per channel (type 0) or over all channels (type 1)."""
+    out = []
+    for b in range(self.shape[0]):
+        seen = self[b, :, :int(seq_len[b])]
+        if normalize_type == 0:
+            mean, std = seen.mean(1, keepdim=True), seen.std(1, keepdim=True)
+        else:
+            mean, std = seen.mean(), seen.std()
+        out.append((self[b] - mean) / (std + 1e-5))
+    return torch.stack(out)
+
+
+def ref_npu_stride_add(self, other, offset1, offset2, c1_len):
+    """torch_npu.npu_stride_add: channels (dim 1) zero-padded to a multiple of 16; out[:, c] =
+    self[:, 16*offset1 + c] + other[:, 16*offset2 + c] for c < 16*c1_len."""
+    n = 16 * int(c1_len)
+
+    def window(x, offset):
+        start = 16 * int(offset)
+        wide = x.new_zeros(x.shape[0], max(start + n, x.shape[1]), *x.shape[2:])
+        wide[:, :x.shape[1]] = x
+        return wide[:, start:start + n]
+    return window(self, offset1) + window(other, offset2)
+
+
+def ref_npu_ffn(x, weight1, weight2, activation, *, expert_tokens=None, expert_tokens_index=None, bias1=None, bias2=None, scale=None,
+                offset=None, deq_scale1=None, deq_scale2=None, antiquant_scale1=None, antiquant_scale2=None, antiquant_offset1=None,
+                antiquant_offset2=None, inner_precise=None, output_dtype=None):
+    """torch_npu.npu_ffn, unquantized: act(x @ W1 + b1) @ W2 + b2, weights [K, N] (per expert [E, K, N] over
+    consecutive rows counted by expert_tokens or their cumulative expert_tokens_index); relu, silu, gelu
+    (tanh form, as the kernel) and fastgelu (x*sigmoid(1.702x))."""
+    if any(v is not None for v in (scale, offset, deq_scale1, deq_scale2, antiquant_scale1, antiquant_scale2, antiquant_offset1,
+                                   antiquant_offset2)):
+        raise NotImplementedError("a quantized npu_ffn is not replayed")
+    acts = {"relu": torch.relu, "silu": torch.nn.functional.silu, "gelu": lambda h: torch.nn.functional.gelu(h, approximate="tanh"),
+            "fastgelu": lambda h: h / (1 + torch.exp(-1.702 * h))}
+    if activation not in acts:
+        raise NotImplementedError(f"npu_ffn with activation {activation!r} is not replayed")
+    rows = x.reshape(-1, x.shape[-1])
+    if expert_tokens_index is not None:
+        expert_tokens = torch.diff(torch.tensor([0, *expert_tokens_index])).tolist()
+    groups = [(rows, None)] if expert_tokens is None else list(zip(rows.split(list(expert_tokens)), range(len(expert_tokens))))
+
+    def pick(t, e):
+        return t if t is None or e is None else t[e]
+    out = []
+    for part, e in groups:
+        h = part @ pick(weight1, e)
+        h = acts[activation](h if bias1 is None else h + pick(bias1, e))
+        y = h @ pick(weight2, e)
+        out.append(y if bias2 is None else y + pick(bias2, e))
+    return torch.cat(out).reshape(*x.shape[:-1], weight2.shape[-1])
+
+
+def ref_npu_scatter(self, indices, updates, dim):
+    """torch_npu.npu_scatter (ArgMaxGrad's scatter): indices and updates have self's shape without dim;
+    self with out[..., indices[...], ...] = updates along dim."""
+    d = dim % self.dim()
+    out = self.clone()
+    out.scatter_(d, indices.long().unsqueeze(d), updates.unsqueeze(d))
+    return out
+
+
+def ref_npu_convert_weight_to_int4pack(weight, inner_k_tiles=0):
+    """torch_npu.npu_convert_weight_to_int4pack, int32: each 8 values' low nibbles in one int32,
+    value 8i + j in nibble j (the fp4 packing of Ascend 950 is not replayed)."""
+    if weight.dtype != torch.int32:
+        raise NotImplementedError("npu_convert_weight_to_int4pack of float32 (fp4 packing) is not replayed")
+    words = []
+    for group in weight.reshape(-1, 8).tolist():
+        word = sum((v & 0xF) << (4 * j) for j, v in enumerate(group))
+        words.append(word - (1 << 32) if word >= 1 << 31 else word)
+    return torch.tensor(words, dtype=torch.int32).reshape(*weight.shape[:-1], -1)
+
+
 # The outputs of an NPU call that are judged, by op, where torch_npu returns more
 # (runtime/src/ops/npu_attention.rs: seed, offset and numels are the device generator's).
 JUDGED_OUTPUTS = {"npu_fusion_attention": 3, "npu_fusion_attention_v3": 3}

@@ -55,6 +55,7 @@ mod ms_torch;
 mod nn;
 mod node_grads;
 mod norm;
+mod npu_act;
 mod npu_attention;
 mod npu_fused;
 mod npu_infer;
@@ -94,6 +95,12 @@ use crate::value::{Value, T};
 /// The usual result of an op: one tensor.
 fn one(t: T) -> Result<Vec<Value>> {
     Ok(vec![Value::Tensor(t)])
+}
+
+/// An entry with no facts and no random numbers: how the torch_npu kernel
+/// files list theirs.
+const fn entry(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>, backward: bool, standard: Standard) -> Op {
+    Op { names, sig, forward, backward, standard, random: false, facts: &[] }
 }
 
 /// Runs torch's entry `api` on `args` and `kwargs`, bound to its own
@@ -534,6 +541,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(npu_moe::OPS)
         .chain(npu_route::OPS)
         .chain(npu_logits::OPS)
+        .chain(npu_act::OPS)
         .chain(npu_torch::OPS)
         .chain(bessel::OPS)
         .chain(ms_math::OPS)

@@ -5,7 +5,7 @@
 //! probabilities) and ATB's `npu_fused_add_topk_div` (group-limited top-k
 //! of biased sigmoid scores, renormalized). Cases: runtime/tests/npu/oracles.py.
 
-use super::{rebind, Op, Standard};
+use super::{entry, rebind, Op, Standard};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::dtype::TDType;
@@ -137,21 +137,17 @@ fn fused_add_topk_div(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     ])
 }
 
-const fn op(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>, backward: bool, standard: Standard) -> Op {
-    Op { names, sig, forward, backward, standard, random: false, facts: &[] }
-}
-
 /// The entries.
 pub static OPS: &[Op] = &[
-    op(&["NPU.npu_top_k_top_p"], "logits, p=None, k=None", top_k_top_p, false, Standard::Exact),
-    op(
+    entry(&["NPU.npu_top_k_top_p"], "logits, p=None, k=None", top_k_top_p, false, Standard::Exact),
+    entry(
         &["NPU.npu_cross_entropy_loss"],
         "input, target, weight=None, reduction='mean', ignore_index=-100, label_smoothing=0.0, lse_square_scale_for_zloss=0.0, return_zloss=False",
         cross_entropy_loss,
         true,
         Standard::Accuracy,
     ),
-    op(
+    entry(
         &["NPU.npu_fused_add_topk_div"],
         "x, add_num, *, mapping_num=None, mapping_table=None, activation_type=None, group_num=1, group_topk=1, n=1, k=1, is_norm=True, scale=1.0, enable_expert_mapping=False",
         fused_add_topk_div,

@@ -177,36 +177,42 @@ fn layer_norm_eval(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(y, x.dtype)?)
 }
 
-/// torch_npu.npu_group_norm_silu(input, weight, bias, group, eps=1e-05) ->
-/// (out, mean, rstd): group norm of an `[N, C, *]` input over `group`
-/// groups, then silu; `mean` and `rstd` (`1/√(var+ε)`, biased variance)
-/// per sample and group, shaped `[N, group]`, as aten's native_group_norm.
-fn group_norm_silu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
-    let x = b.tensor("input")?;
-    let groups = b.int("group")?;
+/// torch_npu's group norm of an `[N, C, *]` input over `groups` groups
+/// with its `weight` and `bias`, before the activation, and `mean` and
+/// `rstd` (`1/√(var+ε)`, biased variance) per sample and group, shaped
+/// `[N, groups]`, as aten's native_group_norm (`api` names the call).
+pub(super) fn group_norm_parts(api: &str, b: &Bound, x: &T, groups: i64, eps: f64) -> Result<(Tensor, Tensor, Tensor)> {
     if x.rank() < 2 {
-        return Err(Error::Arg(format!("npu_group_norm_silu: expected an input of at least 2 dims [N, C, *], got {:?}", x.dims())));
+        return Err(Error::Arg(format!("{api}: expected an input of at least 2 dims [N, C, *], got {:?}", x.dims())));
     }
     let (n, c) = (x.dims()[0], x.dims()[1]);
     if groups <= 0 || c % groups as usize != 0 {
-        return Err(Error::Arg(format!("npu_group_norm_silu: {c} channels are not divisible into {groups} groups")));
+        return Err(Error::Arg(format!("{api}: {c} channels are not divisible into {groups} groups")));
     }
     let g = groups as usize;
     let flat = x.t.reshape((n, g, x.t.elem_count() / (n * g).max(1)))?;
     let mean = flat.mean_keepdim(2)?;
     let centered = flat.broadcast_sub(&mean)?;
-    let rstd = (centered.sqr()?.mean_keepdim(2)? + b.float("eps")?)?.sqrt()?.recip()?;
+    let rstd = (centered.sqr()?.mean_keepdim(2)? + eps)?.sqrt()?.recip()?;
     let mut y = centered.broadcast_mul(&rstd)?.reshape(x.dims())?;
     let channels: Vec<usize> = (0..x.rank()).map(|i| if i == 1 { c } else { 1 }).collect();
     for (name, scale) in [("weight", true), ("bias", false)] {
         let Some(p) = b.opt_tensor(name)? else { continue };
         if p.t.elem_count() != c {
-            return Err(Error::Arg(format!("npu_group_norm_silu: {name} of shape {:?} for {c} channels", p.dims())));
+            return Err(Error::Arg(format!("{api}: {name} of shape {:?} for {c} channels", p.dims())));
         }
         let p = p.t.reshape(channels.as_slice())?;
         y = if scale { y.broadcast_mul(&p)? } else { y.broadcast_add(&p)? };
     }
-    let stat = |t: Tensor| ctx.out(t.reshape((n, g))?, x.dtype).map(Value::Tensor);
+    Ok((y, mean.reshape((n, g))?, rstd.reshape((n, g))?))
+}
+
+/// torch_npu.npu_group_norm_silu(input, weight, bias, group, eps=1e-05) ->
+/// (out, mean, rstd): [`group_norm_parts`], then silu.
+fn group_norm_silu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    let x = b.tensor("input")?;
+    let (y, mean, rstd) = group_norm_parts("npu_group_norm_silu", b, x, b.int("group")?, b.float("eps")?)?;
+    let stat = |t: Tensor| ctx.out(t, x.dtype).map(Value::Tensor);
     Ok(vec![Value::Tensor(ctx.out(y.silu()?, x.dtype)?), stat(mean)?, stat(rstd)?])
 }
 

@@ -12,7 +12,7 @@
 use candle_core::Tensor;
 
 use super::ms_array::{ints, u32s};
-use super::{Op, Standard};
+use super::{entry, Op, Standard};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::dtype::TDType;
@@ -177,33 +177,29 @@ fn gather_sparse_index(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     Ok(vec![Value::Tensor(ctx.out(picked.reshape(shape)?, input.dtype)?)])
 }
 
-const fn op(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>, backward: bool, standard: Standard) -> Op {
-    Op { names, sig, forward, backward, standard, random: false, facts: &[] }
-}
-
 /// The entries.
 pub static OPS: &[Op] = &[
-    op(&["NPU.npu_moe_token_permute"], "tokens, indices, num_out_tokens=None, padded_mode=False", token_permute, true, Standard::Exact),
-    op(
+    entry(&["NPU.npu_moe_token_permute"], "tokens, indices, num_out_tokens=None, padded_mode=False", token_permute, true, Standard::Exact),
+    entry(
         &["NPU.npu_moe_token_unpermute"],
         "permuted_tokens, sorted_indices, probs=None, padded_mode=False, restore_shape=None",
         token_unpermute,
         true,
         Standard::Accuracy,
     ),
-    op(
+    entry(
         &["NPU.npu_moe_token_permute_with_routing_map"],
         "tokens, routing_map, *, probs=None, num_out_tokens=None, drop_and_pad=False",
         permute_with_routing_map,
         true,
         Standard::Exact,
     ),
-    op(
+    entry(
         &["NPU.npu_moe_re_routing"],
         "tokens, expert_token_num_per_rank, *, per_token_scales=None, expert_token_num_type=1, idx_type=0, tokens_dtype=None",
         re_routing,
         false,
         Standard::Exact,
     ),
-    op(&["NPU.npu_gather_sparse_index"], "input, index", gather_sparse_index, true, Standard::Exact),
+    entry(&["NPU.npu_gather_sparse_index"], "input, index", gather_sparse_index, true, Standard::Exact),
 ];

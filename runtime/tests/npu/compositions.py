@@ -8,6 +8,8 @@ softmax_sum); statistics that carry no gradient are detached and stay
 float64 (torch_npu gives them as float32: oracles.py records that dtype,
 while the bench, like this oracle, keeps float64 values)."""
 
+import math
+
 import torch
 import torch.nn.functional as F
 
@@ -557,3 +559,111 @@ def npu_fused_add_topk_div(x, add_num, *, group_num=1, group_topk=1, n=1, k=1, i
     picked = torch.sort(t.reshape(x.shape), descending=True, stable=True).indices[:, :k]
     y = s.gather(-1, picked)
     return (y / y.sum(-1, keepdim=True) * scale if is_norm else y), picked.int()
+
+
+# Rotary, activation, normalization and layout kernels (ops/npu_act.rs): op-plugin's and CANN's goldens.
+def npu_interleave_rope(x, cos, sin):
+    b, n, s, d = x.shape
+    q = x.reshape(b, n, s, d // 2, 2).transpose(-1, -2).reshape(b, n, s, d)
+    return q * cos + torch.cat((-q[..., d // 2:], q[..., :d // 2]), dim=-1) * sin
+
+
+def npu_mrope(positions, query, key, cos_sin_cache, head_size, *, mrope_section=None, rotary_mode="half", cache_mode="default"):
+    """op-plugin's golden_mrope (test_npu_mrope.py)."""
+    sec = list(mrope_section) if mrope_section is not None else [0, 0, 0]
+    rd = cos_sin_cache.shape[-1]
+    t = positions.shape[-1]
+    cos, sin = cos_sin_cache[positions.long()].chunk(2, dim=-1)
+    if positions.dim() == 2:
+        if cache_mode == "default":
+            cos = torch.cat([c[i] for i, c in enumerate(cos.split(sec, dim=-1))], dim=-1)
+            sin = torch.cat([s[i] for i, s in enumerate(sin.split(sec, dim=-1))], dim=-1)
+        else:
+            c0, s0 = cos[0].clone(), sin[0].clone()
+            for d in (1, 2):
+                idx = slice(d, sec[1] * 3, 3)
+                c0[..., idx] = cos[d][..., idx]
+                s0[..., idx] = sin[d][..., idx]
+            cos, sin = c0, s0
+    cos, sin = cos.unsqueeze(-2), sin.unsqueeze(-2)
+
+    def apply(x):
+        x3 = x.view(t, -1, head_size)
+        rot, rest = x3[..., :rd], x3[..., rd:]
+        x1, x2 = rot.chunk(2, dim=-1) if rotary_mode == "half" else (rot[..., ::2], rot[..., 1::2])
+        o1, o2 = x1 * cos - x2 * sin, x2 * cos + x1 * sin
+        rot = torch.cat((o1, o2), -1) if rotary_mode == "half" else torch.stack((o1, o2), -1).flatten(-2)
+        return torch.cat((rot, rest), -1).reshape(x.shape)
+    return apply(query), apply(key)
+
+
+def npu_gelu_mul(input, *, approximate="none"):
+    d = input.shape[-1] // 2
+    return F.gelu(input[..., :d], approximate=approximate) * input[..., d:]
+
+
+def npu_clipped_swiglu(x, *, group_index=None, dim=-1, alpha=1.702, limit=7.0, bias=1.0, interleaved=True):
+    shp = list(x.shape)
+    d = dim % x.dim()
+    x2 = x.reshape(math.prod(shp[:d]), -1)
+    a, b = (x2[:, 0::2], x2[:, 1::2]) if interleaved else x2.chunk(2, dim=-1)
+    a = a.clamp(max=limit)
+    shp[d] //= 2
+    return (a * torch.sigmoid(alpha * a) * (b.clamp(-limit, limit) + bias)).reshape(shp)
+
+
+def npu_group_norm_swish(input, num_groups, weight, bias, eps=1e-5, swish_scale=1.0):
+    n = input.shape[0]
+    xg = input.reshape(n, num_groups, -1)
+    mean = xg.mean(-1)
+    rstd = (((xg - mean[..., None]) ** 2).mean(-1) + eps).rsqrt()
+    shape = (1, input.shape[1]) + (1,) * (input.dim() - 2)
+    y = ((xg - mean[..., None]) * rstd[..., None]).reshape(input.shape) * weight.reshape(shape) + bias.reshape(shape)
+    return y * torch.sigmoid(swish_scale * y), mean, rstd
+
+
+def npu_normalize_batch(x, seq_len, normalize_type=0):
+    """op-plugin's golden (test_normalize_batch.py): unbiased std, eps on the std."""
+    out = torch.empty_like(x)
+    for b, n in enumerate(seq_len.tolist()):
+        seen = x[b, :, :n]
+        dims = (-1,) if normalize_type == 0 else (0, 1)
+        mean, std = seen.mean(dim=dims, keepdim=True), seen.std(dim=dims, keepdim=True)
+        out[b] = (x[b] - mean) / (std + 1e-5)
+    return out
+
+
+def npu_stride_add(x1, x2, offset1, offset2, c1_len):
+    def pad(x):
+        return F.pad(x, [0, 0] * (x.dim() - 2) + [0, (-x.shape[1]) % 16 + 16 * 64])
+    c = 16 * c1_len
+    return pad(x1)[:, 16 * offset1:16 * offset1 + c] + pad(x2)[:, 16 * offset2:16 * offset2 + c]
+
+
+def npu_ffn(x, weight1, weight2, activation, *, expert_tokens=None, expert_tokens_index=None, bias1=None, bias2=None, **_):
+    act = {"relu": torch.relu, "silu": F.silu, "gelu": lambda h: F.gelu(h, approximate="tanh"), "fastgelu": lambda h: h * torch.sigmoid(1.702 * h)}
+    x2 = x.reshape(-1, x.shape[-1])
+
+    def one(xe, w1, w2, b1, b2):
+        h = act[activation](xe @ w1 + (0 if b1 is None else b1))
+        return h @ w2 + (0 if b2 is None else b2)
+    if expert_tokens_index is not None:
+        expert_tokens = [e - s for s, e in zip([0] + list(expert_tokens_index), expert_tokens_index)]
+    if expert_tokens is None:
+        y = one(x2, weight1, weight2, bias1, bias2)
+    else:
+        y = torch.cat([one(xe, weight1[e], weight2[e], None if bias1 is None else bias1[e], None if bias2 is None else bias2[e])
+                       for e, xe in enumerate(x2.split(list(expert_tokens)))])
+    return y.reshape(*x.shape[:-1], weight2.shape[-1])
+
+
+def npu_scatter(x, indices, updates, dim):
+    d = dim % x.dim()
+    return x.clone().scatter_(d, indices.long().unsqueeze(d), updates.unsqueeze(d))
+
+
+def npu_convert_weight_to_int4pack(weight, inner_k_tiles=0):
+    """op-plugin's pack_int4 golden: value 8i + j in nibble j."""
+    nib = (weight.to(torch.int64) & 0xF).reshape(*weight.shape[:-1], -1, 8)
+    packed = (nib << torch.arange(0, 32, 4, dtype=torch.int64)).sum(-1)
+    return torch.where(packed >= 2 ** 31, packed - 2 ** 32, packed).to(torch.int32)

@@ -416,6 +416,36 @@ case("NPU.npu_fused_add_topk_div", T(3, 16), T(16, low=-0.1, high=0.1), group_nu
 case("NPU.npu_fused_add_topk_div", T(2, 8), T(8), group_num=2, group_topk=1, k=3, is_norm=False, composition=C.npu_fused_add_topk_div, constants=[0, 1])
 
 
+# Rotary, activation, normalization and layout kernels (ops/npu_act.rs); all but npu_group_norm_swish forward only.
+case("NPU.npu_interleave_rope", T(2, 2, 3, 8), T(2, 1, 3, 8), T(2, 1, 3, 8), composition=C.npu_interleave_rope, constants=[0, 1, 2])
+_POS = V([0, 3, 5, 2], "int64")
+case("NPU.npu_mrope", _POS, T(4, 16), T(4, 8), T(6, 8), 8, composition=C.npu_mrope, constants=[1, 2, 3])
+case("NPU.npu_mrope", _POS, T(4, 16), T(4, 8), T(6, 4), 8, rotary_mode="interleave", composition=C.npu_mrope, constants=[1, 2, 3])
+_POS3 = V([[0, 1, 2, 3], [3, 2, 1, 0], [5, 5, 4, 4]], "int64")
+case("NPU.npu_mrope", _POS3, T(4, 16), T(4, 8), T(6, 8), 8, mrope_section=[1, 1, 2], composition=C.npu_mrope, constants=[1, 2, 3])
+case("NPU.npu_mrope", _POS3, T(4, 16), T(4, 8), T(6, 8), 8, mrope_section=[2, 1, 1], cache_mode="interleave", composition=C.npu_mrope,
+     constants=[1, 2, 3])
+case("NPU.npu_gelu_mul", T(3, 8), composition=C.npu_gelu_mul, constants=[0])
+case("NPU.npu_gelu_mul", T(2, 3, 6), approximate="tanh", composition=C.npu_gelu_mul, constants=[0])
+case("NPU.npu_clipped_swiglu", T(3, 8, low=-9.0, high=9.0), composition=C.npu_clipped_swiglu, constants=[0])
+case("NPU.npu_clipped_swiglu", T(2, 4, 3, low=-9.0, high=9.0), dim=1, interleaved=False, alpha=1.5, limit=5.0, bias=0.5,
+     composition=C.npu_clipped_swiglu, constants=[0])
+case("NPU.npu_clipped_swiglu", T(3, 8), group_index=V([1, 2], "int64"), composition=C.npu_clipped_swiglu, constants=[0])
+case("NPU.npu_group_norm_swish", T(2, 4, 3), 2, T(4), T(4), swish_scale=1.5, composition=C.npu_group_norm_swish)
+case("NPU.npu_group_norm_swish", T(3, 6, 2, 2), 3, T(6), T(6), eps=1e-3, composition=C.npu_group_norm_swish)
+case("NPU.npu_normalize_batch", T(2, 3, 5), V([5, 3], "int32"), composition=C.npu_normalize_batch, constants=[0])
+case("NPU.npu_normalize_batch", T(2, 3, 5), V([4, 2], "int32"), 1, composition=C.npu_normalize_batch, constants=[0])
+case("NPU.npu_stride_add", T(1, 3, 2, 2), T(1, 20, 2, 2), 0, 1, 1, composition=C.npu_stride_add, constants=[0, 1])
+_FFN = dict(composition=C.npu_ffn, constants=[0, 1, 2, "bias1", "bias2"])
+case("NPU.npu_ffn", T(5, 4), T(4, 6), T(6, 4), "relu", bias1=T(6), bias2=T(4), **_FFN)
+case("NPU.npu_ffn", T(5, 4), T(2, 4, 6), T(2, 6, 4), "gelu", expert_tokens=[2, 3], bias1=T(2, 6), **_FFN)
+case("NPU.npu_ffn", T(1, 5, 4), T(2, 4, 6), T(2, 6, 3), "fastgelu", expert_tokens_index=[2, 5], **_FFN)
+case("NPU.npu_ffn", T(5, 4), T(4, 6), T(6, 4), "silu", **_FFN)
+case("NPU.npu_scatter", T(2, 3, 4), V([[2, 0, 1, 1], [0, 2, 2, 1]], "int32"), T(2, 4), 1, composition=C.npu_scatter, constants=[0, 2])
+case("NPU.npu_convert_weight_to_int4pack", V([[-8, -1, 0, 1, 7, 3, -4, 2, 5, 6, -7, -2, 4, 0, 1, -3], [7] * 8 + [-8] * 8], "int32"),
+     composition=C.npu_convert_weight_to_int4pack)
+
+
 def run_case(index, c, out_dir):
     """Runs one case through both oracles; returns its index entry."""
     rng = np.random.default_rng([SEED, index])
