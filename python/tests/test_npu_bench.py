@@ -283,3 +283,35 @@ def test_the_rotary_activation_and_layout_references_agree_with_their_compositio
     weight = torch.tensor([[-8, -1, 0, 1, 7, 3, -4, 2, 5, 6, -7, -2, 4, 0, 1, -3], [7] * 8 + [-8] * 8], dtype=torch.int32)
     agree(npu_bench.ref_npu_convert_weight_to_int4pack, FUSED.npu_convert_weight_to_int4pack, [weight])
     assert npu_bench.ref_npu_convert_weight_to_int4pack(weight)[1].tolist() == [0x77777777, -0x77777778]
+
+
+def test_the_detection_references_agree_with_their_compositions():
+    """Detection kernels (runtime/src/ops/npu_boxes.rs)."""
+    def boxes(n):
+        return torch.rand(4, n, dtype=torch.float64) * 2.5 + 0.5
+    agree(npu_bench.ref_npu_giou, FUSED.npu_giou, [boxes(5), boxes(5), True], grad=(0, 1))
+    for args in ([boxes(5), boxes(5), True], [boxes(3), boxes(2), True, True]):
+        agree(npu_bench.ref_npu_diou, FUSED.npu_diou, args, grad=(0, 1))
+        agree(npu_bench.ref_npu_ciou, FUSED.npu_ciou, args[:2] + [True, len(args) == 4])
+    anchors = torch.tensor([[0.0, 0, 4, 3], [1, 2, 5, 9], [3, 3, 4, 6]], dtype=torch.float64)
+    agree(npu_bench.ref_npu_yolo_boxes_encode, FUSED.npu_yolo_boxes_encode,
+          [anchors, torch.tensor([[1.0, 0.5, 3, 4], [0, 1, 7, 8], [3.5, 2, 3.6, 7]], dtype=torch.float64), torch.tensor([2, 8, 4], dtype=torch.int32)])
+    rot = torch.tensor([[[0.0, 2, 1], [1, 0, 3], [4, 5, 1.5], [3, 4, 6], [30, -45, 10]]], dtype=torch.float64)
+    weight = torch.tensor([10.0, 10, 5, 5, 1], dtype=torch.float64)
+    agree(npu_bench.ref_npu_rotated_box_encode, FUSED.npu_rotated_box_encode, [rot, rot.flip(-1) + 0.5, weight])
+    agree(npu_bench.ref_npu_rotated_box_decode, FUSED.npu_rotated_box_decode, [rot, rand(1, 5, 3) / 4, weight])
+    gts = torch.tensor([[1.0, 2, 10, 8], [20, 5, 28, 30], [50, 60, 70, 80]])
+    agree(npu_bench.ref_npu_anchor_response_flags, FUSED.npu_anchor_response_flags, [gts, [4, 5], [8, 8], 3])
+    overlaps = torch.tensor([[0.1, 0.6, 0.3, 0.2, 0.05], [0.7, 0.2, 0.3, 0.2, 0.4], [0.2, 0.1, 0.3, 0.05, 0.4]], dtype=torch.float64)
+    grid = [torch.tensor([0.0, -1, 0, -1, 0], dtype=torch.float64), overlaps, torch.tensor([1, 1, 0, 1, 1], dtype=torch.uint8),
+            overlaps.max(0).values, overlaps.argmax(0).int(), overlaps.max(1).values, overlaps.argmax(1).int(), 3, 0.5, 0.1]
+    for assign_all in (True, False):
+        agree(npu_bench.ref_npu_grid_assign_positive, FUSED.npu_grid_assign_positive, grid + [assign_all])
+    rois = torch.tensor([[0, -2, -2, 22, 22], [1, 1, 2, 14, 18.5], [0, 4, 4, 9, 7]], dtype=torch.float64)
+    for mode, sample in ((0, 2), (1, 2), (2, 0), (3, 1)):
+        agree(npu_bench.ref_npu_roi_align, FUSED.npu_roi_align, [rand(2, 3, 6, 6), rois, 0.25, 3, 2, sample, mode])
+    agree(npu_bench.ref_npu_roi_alignbk, FUSED.npu_roi_alignbk, [rand(3, 3, 3, 2), rois, [2, 3, 6, 6], 2, 3, 0.25, 2])
+    # op-plugin's forward golden: a 6x6 ramp from 1, roi [0, -2, -2, 22, 22], scale 0.25, 3x3 bins, 2 samples, mode 0.
+    ramp = torch.arange(1, 37, dtype=torch.float64).reshape(1, 1, 6, 6)
+    out = npu_bench.ref_npu_roi_align(ramp, rois[:1], 0.25, 3, 3, 2, 0)
+    assert out.reshape(-1).tolist() == [4.5, 6.5, 8.5, 16.5, 18.5, 20.5, 28.5, 30.5, 32.5]

@@ -91,6 +91,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/npu_route.rs",
     "src/ops/npu_logits.rs",
     "src/ops/npu_act.rs",
+    "src/ops/npu_boxes.rs",
     "src/ops/npu_torch.rs",
     "src/ops/bessel.rs",
     "src/ops/ms_math.rs",

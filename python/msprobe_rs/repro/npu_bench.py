@@ -1138,6 +1138,187 @@ def ref_npu_convert_weight_to_int4pack(weight, inner_k_tiles=0):
     return torch.tensor(words, dtype=torch.int32).reshape(*weight.shape[:-1], -1)
 
 
+def _box_rows(boxes, gtboxes, trans, is_cross):
+    """The corner rows (x1, y1, x2, y2) of [4, N] boxes, from (cx, cy, w, h) when trans; for a cross
+    product, boxes along columns and gtboxes along rows."""
+    def corners(b):
+        if trans:
+            return [b[0] - b[2] * 0.5, b[1] - b[3] * 0.5, b[0] + b[2] * 0.5, b[1] + b[3] * 0.5]
+        return list(b)
+    p, q = corners(boxes), corners(gtboxes)
+    if is_cross:
+        p, q = [t.unsqueeze(0) for t in p], [t.unsqueeze(1) for t in q]
+    return p, q
+
+
+def _overlap(p, q):
+    w = (torch.minimum(p[2], q[2]) - torch.maximum(p[0], q[0])).clamp(min=0)
+    h = (torch.minimum(p[3], q[3]) - torch.maximum(p[1], q[1])).clamp(min=0)
+    return w * h
+
+
+def ref_npu_giou(self, gtboxes, trans=False, is_cross=False, mode=0):
+    """torch_npu.npu_giou (trans=True, pairwise, mode 0 only): inter/union - (outer - union)/outer,
+    union = a1 + a2 - inter + 1e-16, as [N, 1]."""
+    if not trans or is_cross or mode != 0:
+        raise ValueError("npu_giou runs with trans=True, is_cross=False, mode=0 only")
+    p, q = _box_rows(self, gtboxes, trans, is_cross)
+    inter = _overlap(p, q)
+    union = (p[2] - p[0]) * (p[3] - p[1]) + (q[2] - q[0]) * (q[3] - q[1]) - inter + 1e-16
+    outer = (torch.maximum(p[2], q[2]) - torch.minimum(p[0], q[0])).abs() * (torch.maximum(p[3], q[3]) - torch.minimum(p[1], q[1])).abs()
+    return (inter / union - (outer - union) / outer).unsqueeze(1)
+
+
+def _diou_parts(self, gtboxes, trans, is_cross, mode):
+    if mode != 0:
+        raise NotImplementedError("iof (mode 1) is not replayed")
+    eps = 1e-9
+    p, q = _box_rows(self, gtboxes, trans, is_cross)
+    w1, h1, w2, h2 = p[2] - p[0], p[3] - p[1] + eps, q[2] - q[0], q[3] - q[1] + eps
+    inter = _overlap(p, q)
+    iou = inter / (w1 * h1 + w2 * h2 - inter + eps)
+    diag = (torch.maximum(p[2], q[2]) - torch.minimum(p[0], q[0])) ** 2 + (torch.maximum(p[3], q[3]) - torch.minimum(p[1], q[1])) ** 2 + eps
+    centre = ((q[0] + q[2] - p[0] - p[2]) ** 2 + (q[1] + q[3] - p[1] - p[3]) ** 2) / 4
+    return iou, centre / diag, (w1, h1, w2, h2)
+
+
+def ref_npu_diou(self, gtboxes, trans=False, is_cross=False, mode=0):
+    """torch_npu.npu_diou: iou - rho^2/c^2 (eps 1e-9 as op-plugin's golden), [1, N] (cross: [M, N])."""
+    iou, distance, _ = _diou_parts(self, gtboxes, trans, is_cross, mode)
+    out = iou - distance
+    return out if is_cross else out.unsqueeze(0)
+
+
+def ref_npu_ciou(self, gtboxes, trans=False, is_cross=True, mode=0, atan_sub_flag=False):
+    """torch_npu.npu_ciou: iou - rho^2/c^2 - alpha*v, v = 4/pi^2 (atan(w2/h2) - atan(w1/h1))^2,
+    alpha = v/((1 + 1e-9) - iou + v); [1, N] (cross: [M, N])."""
+    iou, distance, (w1, h1, w2, h2) = _diou_parts(self, gtboxes, trans, is_cross, mode)
+    v = 4 / math.pi ** 2 * (torch.atan(w2 / h2) - torch.atan(w1 / h1)) ** 2
+    out = iou - distance - v * v / (1 + 1e-9 - iou + v)
+    return out if is_cross else out.unsqueeze(0)
+
+
+def ref_npu_yolo_boxes_encode(self, gt_bboxes, stride, performance_mode=False):
+    """torch_npu.npu_yolo_boxes_encode: mmdetection's YOLO coder (eps 1e-6)."""
+    eps = 1e-6
+
+    def centre(b):
+        return (b[:, 0] + b[:, 2]) / 2, (b[:, 1] + b[:, 3]) / 2, b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]
+    (ax, ay, aw, ah), (gx, gy, gw, gh) = centre(self), centre(gt_bboxes)
+    s = stride.to(self.dtype)
+    return torch.stack([torch.clamp((gx - ax) / s + 0.5, eps, 1 - eps), torch.clamp((gy - ay) / s + 0.5, eps, 1 - eps),
+                        torch.log(torch.clamp(gw / aw, min=eps)), torch.log(torch.clamp(gh / ah, min=eps))], dim=1)
+
+
+def _rotated(b):
+    """[B, 5, N] rows (x1, y1, x2, y2, degrees) as centre, size (at least 1) and angle."""
+    w = torch.clamp(b[:, 2] - b[:, 0], min=1.0)
+    h = torch.clamp(b[:, 3] - b[:, 1], min=1.0)
+    return b[:, 0] + w / 2, b[:, 1] + h / 2, w, h, torch.deg2rad(b[:, 4])
+
+
+def ref_npu_rotated_box_encode(self, gt_bboxes, weight):
+    """torch_npu.npu_rotated_box_encode: (dcx/w, dcy/h, log size ratios, tan difference) times weight."""
+    ax, ay, aw, ah, aa = _rotated(self)
+    gx, gy, gw, gh, ga = _rotated(gt_bboxes)
+    w = weight.reshape(5, 1).to(self.dtype)
+    return torch.stack([(gx - ax) / aw, (gy - ay) / ah, torch.log(gw / aw), torch.log(gh / ah), torch.tan(ga) - torch.tan(aa)], dim=1) * w
+
+
+def ref_npu_rotated_box_decode(self, deltas, weight):
+    """torch_npu.npu_rotated_box_decode: the inverse of the encoding, as corners and degrees."""
+    ax, ay, aw, ah, aa = _rotated(self)
+    d = deltas / weight.reshape(5, 1).to(deltas.dtype)
+    cx, cy, w, h = d[:, 0] * aw + ax, d[:, 1] * ah + ay, torch.exp(d[:, 2]) * aw, torch.exp(d[:, 3]) * ah
+    return torch.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2, torch.rad2deg(torch.atan(torch.tan(aa) + d[:, 4]))], dim=1)
+
+
+def ref_npu_anchor_response_flags(self, featmap_size, stride, num_base_anchors):
+    """torch_npu.npu_anchor_response_flags: 1 (uint8) for the base anchors of each cell holding a box
+    centre (x by stride[0], y by stride[1], clamped; float32 as the kernel), else 0."""
+    h, w = featmap_size
+    b = self.float()
+    col = torch.clamp(torch.floor((b[:, 0] + b[:, 2]) * 0.5 / stride[0]).long(), 0, w - 1)
+    row = torch.clamp(torch.floor((b[:, 1] + b[:, 3]) * 0.5 / stride[1]).long(), 0, h - 1)
+    grid = torch.zeros(h, w, dtype=torch.uint8)
+    grid[row, col] = 1
+    return grid.reshape(-1).repeat_interleave(num_base_anchors)
+
+
+def ref_npu_grid_assign_positive(self, overlaps, box_responsible_flags, max_overlaps, argmax_overlaps, gt_max_overlaps,
+                                 gt_argmax_overlaps, num_gts, pos_iou_thr, min_pos_iou, gt_max_assign_all):
+    """torch_npu.npu_grid_assign_positive: mmdetection's GridAssigner positive stage (strict thresholds,
+    later boxes winning)."""
+    out = self.clone()
+    ok = box_responsible_flags.bool()
+    hit = ok & (max_overlaps > pos_iou_thr)
+    out[hit] = (argmax_overlaps[hit] + 1).to(out.dtype)
+    for g in range(min(int(num_gts), overlaps.shape[0])):
+        if not gt_max_overlaps[g] > min_pos_iou:
+            continue
+        if gt_max_assign_all:
+            out[ok & (overlaps[g] == gt_max_overlaps[g])] = g + 1
+        else:
+            j = int(gt_argmax_overlaps[g])
+            if ok[j]:
+                out[j] = g + 1
+    return out
+
+
+def _roi_samples(roi, size, scale, pooled, sample_num, mode):
+    """One RoI's bins as lists of (y, x) bilinear sample points."""
+    x0, y0, x1, y1 = (float(v) * scale for v in roi[1:5])
+    if mode == 1:
+        x1, y1 = x1 + scale, y1 + scale
+    elif mode >= 2:
+        x0, y0, x1, y1 = x0 - 0.5, y0 - 0.5, x1 - 0.5, y1 - 0.5
+    rw, rh = x1 - x0, y1 - y0
+    if mode < 2:
+        rw, rh = max(rw, 1.0), max(rh, 1.0)
+    bh, bw = rh / pooled[0], rw / pooled[1]
+    gh = sample_num if sample_num > 0 else math.ceil(bh)
+    gw = sample_num if sample_num > 0 else math.ceil(bw)
+    return [[(y0 + py * bh + (iy + 0.5) * bh / gh, x0 + px * bw + (ix + 0.5) * bw / gw) for iy in range(gh) for ix in range(gw)]
+            for py in range(pooled[0]) for px in range(pooled[1])]
+
+
+def _bilinear_taps(y, x, h, w):
+    if y < -1.0 or y > h or x < -1.0 or x > w:
+        return []
+    y, x = max(y, 0.0), max(x, 0.0)
+    y0, x0 = min(int(y), h - 1), min(int(x), w - 1)
+    y = float(y0) if y0 == h - 1 else y
+    x = float(x0) if x0 == w - 1 else x
+    y1, x1 = min(y0 + 1, h - 1), min(x0 + 1, w - 1)
+    dy, dx = y - y0, x - x0
+    return [(y0, x0, (1 - dy) * (1 - dx)), (y0, x1, (1 - dy) * dx), (y1, x0, dy * (1 - dx)), (y1, x1, dy * dx)]
+
+
+def ref_npu_roi_align(self, rois, spatial_scale, pooled_height, pooled_width, sample_num, roi_end_mode):
+    """torch_npu.npu_roi_align, rois [K, 5] (batch, x1, y1, x2, y2): each bin the mean of its bilinear
+    samples; roi_end_mode 0 is torchvision's aligned=False, 1 the end + 1, 2 and 3 aligned."""
+    n, c, h, w = self.shape
+    out = self.new_zeros(rois.shape[0], c, pooled_height, pooled_width)
+    for k, roi in enumerate(rois.tolist()):
+        if not 0 <= int(roi[0]) < n:
+            continue
+        for b, points in enumerate(_roi_samples(roi, (h, w), spatial_scale, (pooled_height, pooled_width), sample_num, roi_end_mode)):
+            acc = self.new_zeros(c)
+            for y, x in points:
+                for yy, xx, wt in _bilinear_taps(y, x, h, w):
+                    acc = acc + wt * self[int(roi[0]), :, yy, xx]
+            out[k, :, b // pooled_width, b % pooled_width] = acc / max(len(points), 1)
+    return out
+
+
+def ref_npu_roi_alignbk(self, rois, xdiff_shape, pooled_width, pooled_height, spatial_scale, sample_num, roi_end_mode=None):
+    """torch_npu.npu_roi_alignbk: the adjoint of npu_roi_align (roi_end_mode 1 when None)."""
+    features = torch.zeros(list(xdiff_shape), dtype=self.dtype, requires_grad=True)
+    mode = 1 if roi_end_mode is None else roi_end_mode
+    out = ref_npu_roi_align(features, rois, spatial_scale, pooled_height, pooled_width, sample_num, mode)
+    return torch.autograd.grad(out, features, self)[0]
+
+
 # The outputs of an NPU call that are judged, by op, where torch_npu returns more
 # (runtime/src/ops/npu_attention.rs: seed, offset and numels are the device generator's).
 JUDGED_OUTPUTS = {"npu_fusion_attention": 3, "npu_fusion_attention_v3": 3}

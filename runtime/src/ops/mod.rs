@@ -57,6 +57,7 @@ mod node_grads;
 mod norm;
 mod npu_act;
 mod npu_attention;
+mod npu_boxes;
 mod npu_fused;
 mod npu_infer;
 mod npu_logits;
@@ -542,6 +543,7 @@ pub fn table() -> impl Iterator<Item = &'static Op> {
         .chain(npu_route::OPS)
         .chain(npu_logits::OPS)
         .chain(npu_act::OPS)
+        .chain(npu_boxes::OPS)
         .chain(npu_torch::OPS)
         .chain(bessel::OPS)
         .chain(ms_math::OPS)

@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::value::{Value, T};
 
 /// Float64 values computed here, as a tensor of `dtype` (rounded once).
-fn values_out(ctx: &Ctx, values: Vec<f64>, shape: &[usize], dtype: TDType) -> Result<Value> {
+pub(super) fn values_out(ctx: &Ctx, values: Vec<f64>, shape: &[usize], dtype: TDType) -> Result<Value> {
     Ok(Value::Tensor(ctx.out(Tensor::from_vec(values, shape, &ctx.device)?.to_dtype(ctx.compute)?, dtype)?))
 }
 

@@ -667,3 +667,153 @@ def npu_convert_weight_to_int4pack(weight, inner_k_tiles=0):
     nib = (weight.to(torch.int64) & 0xF).reshape(*weight.shape[:-1], -1, 8)
     packed = (nib << torch.arange(0, 32, 4, dtype=torch.int64)).sum(-1)
     return torch.where(packed >= 2 ** 31, packed - 2 ** 32, packed).to(torch.int32)
+
+
+# Detection kernels (ops/npu_boxes.rs): op-plugin's CPU references and CANN's TIK kernels.
+def _corners(b, trans):
+    return (b[0] - b[2] / 2, b[1] - b[3] / 2, b[0] + b[2] / 2, b[1] + b[3] / 2) if trans else (b[0], b[1], b[2], b[3])
+
+
+def _box_pairs(boxes, gtboxes, trans, is_cross):
+    p, q = _corners(boxes, trans), _corners(gtboxes, trans)
+    if is_cross:
+        p, q = [t[None, :] for t in p], [t[:, None] for t in q]
+    return p, q
+
+
+def npu_giou(boxes, gtboxes, trans=False, is_cross=False, mode=0):
+    (x11, y11, x12, y12), (x21, y21, x22, y22) = _box_pairs(boxes, gtboxes, trans, is_cross)
+    inter = (torch.minimum(x12, x22) - torch.maximum(x11, x21)).clamp(min=0) * (torch.minimum(y12, y22) - torch.maximum(y11, y21)).clamp(min=0)
+    outer = (torch.maximum(x12, x22) - torch.minimum(x11, x21)).abs() * (torch.maximum(y12, y22) - torch.minimum(y11, y21)).abs()
+    union = (x12 - x11) * (y12 - y11) + (x22 - x21) * (y22 - y21) - inter + 1e-16
+    return (inter / union - (outer - union) / outer).reshape(1, -1).t()
+
+
+def _diou_terms(boxes, gtboxes, trans, is_cross, eps=1e-9):
+    (x11, y11, x12, y12), (x21, y21, x22, y22) = _box_pairs(boxes, gtboxes, trans, is_cross)
+    inter = (torch.minimum(x12, x22) - torch.maximum(x11, x21)).clamp(min=0) * (torch.minimum(y12, y22) - torch.maximum(y11, y21)).clamp(min=0)
+    w1, h1, w2, h2 = x12 - x11, y12 - y11 + eps, x22 - x21, y22 - y21 + eps
+    iou = inter / (w1 * h1 + w2 * h2 - inter + eps)
+    c2 = (torch.maximum(x12, x22) - torch.minimum(x11, x21)) ** 2 + (torch.maximum(y12, y22) - torch.minimum(y11, y21)) ** 2 + eps
+    rho2 = ((x21 + x22 - x11 - x12) ** 2 + (y21 + y22 - y11 - y12) ** 2) / 4
+    return iou, rho2 / c2, w1, h1, w2, h2
+
+
+def npu_diou(boxes, gtboxes, trans=False, is_cross=False, mode=0):
+    iou, distance, *_ = _diou_terms(boxes, gtboxes, trans, is_cross)
+    d = iou - distance
+    return d if is_cross else d.reshape(1, -1)
+
+
+def npu_ciou(boxes, gtboxes, trans=False, is_cross=True, mode=0, atan_sub_flag=False):
+    iou, distance, w1, h1, w2, h2 = _diou_terms(boxes, gtboxes, trans, is_cross)
+    v = 4 / math.pi ** 2 * (torch.atan(w2 / h2) - torch.atan(w1 / h1)) ** 2
+    c = iou - distance - v / ((1 + 1e-9) - iou + v) * v
+    return c if is_cross else c.reshape(1, -1)
+
+
+def npu_yolo_boxes_encode(anchors, gt_bboxes, stride, performance_mode=False, eps=1e-6):
+    """mmdetection's YOLOBBoxCoder.encode (op-plugin's golden matches it)."""
+    b, g, s = anchors, gt_bboxes, stride.double()
+    w_t = torch.log(((g[:, 2] - g[:, 0]) / (b[:, 2] - b[:, 0])).clamp(min=eps))
+    h_t = torch.log(((g[:, 3] - g[:, 1]) / (b[:, 3] - b[:, 1])).clamp(min=eps))
+    x_t = (((g[:, 0] + g[:, 2]) - (b[:, 0] + b[:, 2])) * 0.5 / s + 0.5).clamp(eps, 1 - eps)
+    y_t = (((g[:, 1] + g[:, 3]) - (b[:, 1] + b[:, 3])) * 0.5 / s + 0.5).clamp(eps, 1 - eps)
+    return torch.stack([x_t, y_t, w_t, h_t], dim=-1)
+
+
+def _rotated_centres(b):
+    w, h = (b[:, 2] - b[:, 0]).clamp(min=1.0), (b[:, 3] - b[:, 1]).clamp(min=1.0)
+    return b[:, 0] + 0.5 * w, b[:, 1] + 0.5 * h, w, h, b[:, 4]
+
+
+def npu_rotated_box_encode(anchors, gt_bboxes, weight):
+    ax, ay, aw, ah, aa = _rotated_centres(anchors)
+    gx, gy, gw, gh, ga = _rotated_centres(gt_bboxes)
+    wt = weight.tolist()
+    return torch.stack([(gx - ax) / aw * wt[0], (gy - ay) / ah * wt[1], torch.log(gw / aw) * wt[2], torch.log(gh / ah) * wt[3],
+                        (torch.tan(ga * math.pi / 180) - torch.tan(aa * math.pi / 180)) * wt[4]], dim=1)
+
+
+def npu_rotated_box_decode(anchors, deltas, weight):
+    ax, ay, aw, ah, aa = _rotated_centres(anchors)
+    dx, dy, dw, dh, da = (deltas[:, i] / float(weight[i]) for i in range(5))
+    cx, cy, w, h = dx * aw + ax, dy * ah + ay, torch.exp(dw) * aw, torch.exp(dh) * ah
+    return torch.stack([cx - 0.5 * w, cy - 0.5 * h, cx + 0.5 * w, cy + 0.5 * h, torch.atan(torch.tan(aa * math.pi / 180) + da) * 180 / math.pi], dim=1)
+
+
+def npu_anchor_response_flags(gt, featmap_size, stride, num_base_anchors):
+    """The documentation's golden (mmdetection's responsible_flags), in float32 as the kernel."""
+    b = gt.float()
+    h, w = featmap_size
+    gx = torch.floor((b[:, 0] + b[:, 2]) * 0.5 / stride[0]).long().clamp(0, w - 1)
+    gy = torch.floor((b[:, 1] + b[:, 3]) * 0.5 / stride[1]).long().clamp(0, h - 1)
+    flags = torch.zeros(h * w, dtype=torch.uint8)
+    flags[gy * w + gx] = 1
+    return flags[:, None].expand(-1, num_base_anchors).reshape(-1)
+
+
+def npu_grid_assign_positive(assigned, overlaps, flags, max_overlaps, argmax_overlaps, gt_max_overlaps, gt_argmax_overlaps, num_gts,
+                             pos_iou_thr, min_pos_iou, gt_max_assign_all):
+    """CANN's TIK kernel (grid_assign_positive.py): mmdetection's GridAssigner positive stage."""
+    out = assigned.clone()
+    flag = flags != 0
+    pos = (max_overlaps > pos_iou_thr) & flag
+    out[pos] = argmax_overlaps[pos].to(out.dtype) + 1
+    for i in range(min(int(num_gts), overlaps.shape[0])):
+        if gt_max_overlaps[i] > min_pos_iou:
+            if gt_max_assign_all:
+                out[(overlaps[i] == gt_max_overlaps[i]) & flag] = i + 1
+            elif flag[int(gt_argmax_overlaps[i])]:
+                out[int(gt_argmax_overlaps[i])] = i + 1
+    return out
+
+
+def _bilinear(fm, y, x):
+    c, h, w = fm.shape
+    if y < -1.0 or y > h or x < -1.0 or x > w:
+        return fm.new_zeros(c)
+    y, x = max(y, 0.0), max(x, 0.0)
+    yl, xl = int(y), int(x)
+    if yl >= h - 1:
+        yh = yl = h - 1
+        y = float(yl)
+    else:
+        yh = yl + 1
+    if xl >= w - 1:
+        xh = xl = w - 1
+        x = float(xl)
+    else:
+        xh = xl + 1
+    ly, lx = y - yl, x - xl
+    return (1 - ly) * (1 - lx) * fm[:, yl, xl] + (1 - ly) * lx * fm[:, yl, xh] + ly * (1 - lx) * fm[:, yh, xl] + ly * lx * fm[:, yh, xh]
+
+
+def npu_roi_align(x, rois, spatial_scale, pooled_height, pooled_width, sample_num, roi_end_mode):
+    """CANN's ROIAlign golden: torchvision's aligned=False (mode 0), the end + 1 (mode 1), aligned (2, 3)."""
+    out = []
+    for r in rois.tolist():
+        b = int(r[0])
+        x0, y0, x1, y1 = [v * spatial_scale for v in r[1:5]]
+        if roi_end_mode == 1:
+            x1, y1 = x1 + spatial_scale, y1 + spatial_scale
+        elif roi_end_mode >= 2:
+            x0, y0, x1, y1 = x0 - 0.5, y0 - 0.5, x1 - 0.5, y1 - 0.5
+        rw, rh = x1 - x0, y1 - y0
+        if roi_end_mode < 2:
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        bw, bh = rw / pooled_width, rh / pooled_height
+        gw = sample_num if sample_num > 0 else math.ceil(bw)
+        gh = sample_num if sample_num > 0 else math.ceil(bh)
+        bins = [sum(_bilinear(x[b], y0 + ph * bh + (iy + 0.5) * bh / gh, x0 + pw * bw + (ix + 0.5) * bw / gw)
+                    for iy in range(gh) for ix in range(gw)) / max(gw * gh, 1)
+                for ph in range(pooled_height) for pw in range(pooled_width)]
+        out.append(torch.stack(bins, -1).reshape(x.shape[1], pooled_height, pooled_width))
+    return torch.stack(out)
+
+
+def npu_roi_alignbk(dy, rois, xdiff_shape, pooled_width, pooled_height, spatial_scale, sample_num, roi_end_mode=None):
+    """The adjoint of npu_roi_align (mode 1 when None), by autograd."""
+    x = torch.zeros(xdiff_shape, dtype=torch.float64, requires_grad=True)
+    y = npu_roi_align(x, rois, spatial_scale, pooled_height, pooled_width, sample_num, 1 if roi_end_mode is None else roi_end_mode)
+    return torch.autograd.grad(y, x, dy)[0]

@@ -446,6 +446,37 @@ case("NPU.npu_convert_weight_to_int4pack", V([[-8, -1, 0, 1, 7, 3, -4, 2, 5, 6, 
      composition=C.npu_convert_weight_to_int4pack)
 
 
+# Detection kernels (ops/npu_boxes.rs): boxes [4, N], (x1, y1, x2, y2) rows, or (cx, cy, w, h) with trans.
+_XYXY = V([[0.0, 1, 2, 0.5, 1], [0, 0.5, 1, 2, 0], [2, 3, 4, 3, 2.5], [1.5, 2, 3, 4, 3]])
+_GT = V([[0.5, 0, 2.5, 1, 0.8], [0.2, 1, 0, 2.5, 0.1], [2.2, 2, 3.5, 3.5, 2], [1, 2.5, 2.5, 3, 3.3]])
+case("NPU.npu_giou", T(4, 5, low=0.5, high=3.0), T(4, 5, low=0.5, high=3.0), True, composition=C.npu_giou)
+case("NPU.npu_diou", _XYXY, _GT, composition=C.npu_diou)
+case("NPU.npu_diou", T(4, 5, low=0.5, high=3.0), T(4, 5, low=0.5, high=3.0), True, composition=C.npu_diou)
+case("NPU.npu_diou", T(4, 3, low=0.5, high=3.0), T(4, 2, low=0.5, high=3.0), True, True, composition=C.npu_diou)
+case("NPU.npu_ciou", _XYXY, _GT, is_cross=False, composition=C.npu_ciou, constants=[0, 1])
+case("NPU.npu_ciou", T(4, 3, low=0.5, high=3.0), T(4, 2, low=0.5, high=3.0), True, composition=C.npu_ciou, constants=[0, 1])
+_ANCHORS = V([[0.0, 0, 4, 3], [1, 2, 5, 9], [3, 3, 4, 6]])
+case("NPU.npu_yolo_boxes_encode", _ANCHORS, V([[1.0, 0.5, 3, 4], [0, 1, 7, 8], [3.5, 2, 3.6, 7]]), V([2, 8, 4], "int32"),
+     composition=C.npu_yolo_boxes_encode, constants=[0, 1])
+_ROT = V([[[0.0, 2, 1], [1, 0, 3], [4, 5, 1.5], [3, 4, 6], [30, -45, 10]]])
+_ROT_GT = V([[[0.5, 1, 2], [1.5, 0.5, 2], [5, 4, 6], [4, 6, 3], [20, -30, 60]]])
+case("NPU.npu_rotated_box_encode", _ROT, _ROT_GT, V([10.0, 10, 5, 5, 1]), composition=C.npu_rotated_box_encode, constants=[0, 1, 2])
+case("NPU.npu_rotated_box_decode", _ROT, T(1, 5, 3, low=-0.5, high=0.5), V([1.0, 2, 1, 2, 1]), composition=C.npu_rotated_box_decode,
+     constants=[0, 1, 2])
+case("NPU.npu_anchor_response_flags", V([[1.0, 2, 10, 8], [20, 5, 28, 30], [50, 60, 70, 80]]), [4, 5], [8, 8], 3,
+     composition=C.npu_anchor_response_flags, constants=[0])
+_OVERLAPS = [[0.1, 0.6, 0.3, 0.2, 0.05], [0.7, 0.2, 0.3, 0.2, 0.4], [0.2, 0.1, 0.3, 0.05, 0.4]]
+_GRID = [V([0.0, -1, 0, -1, 0]), V(_OVERLAPS), V([1, 1, 0, 1, 1], "uint8"), V([0.7, 0.6, 0.3, 0.2, 0.4]), V([1, 0, 0, 0, 1], "int32"),
+         V([0.6, 0.7, 0.4]), V([1, 0, 4], "int32"), 3, 0.5, 0.1]
+case("NPU.npu_grid_assign_positive", *_GRID, True, composition=C.npu_grid_assign_positive, constants=[0, 1, 3, 5])
+case("NPU.npu_grid_assign_positive", *_GRID, False, composition=C.npu_grid_assign_positive, constants=[0, 1, 3, 5])
+_ROIS5 = V([[0, -2, -2, 22, 22], [1, 1, 2, 14, 18.5], [0, 4, 4, 9, 7]])
+for _mode, _sample in [(0, 2), (1, 2), (2, 0), (3, 1)]:
+    case("NPU.npu_roi_align", T(2, 3, 6, 6), _ROIS5, 0.25, 3, 2, _sample, _mode, composition=C.npu_roi_align, constants=[0, 1])
+case("NPU.npu_roi_alignbk", T(3, 3, 3, 2), _ROIS5, [2, 3, 6, 6], 2, 3, 0.25, 2, composition=C.npu_roi_alignbk, constants=[0, 1])
+case("NPU.npu_roi_alignbk", T(3, 3, 3, 2), _ROIS5, [2, 3, 6, 6], 2, 3, 0.25, 0, 0, composition=C.npu_roi_alignbk, constants=[0, 1])
+
+
 def run_case(index, c, out_dir):
     """Runs one case through both oracles; returns its index entry."""
     rng = np.random.default_rng([SEED, index])
