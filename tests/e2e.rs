@@ -529,6 +529,28 @@ fn inputs_the_script_cannot_make_are_a_skip_row() {
     assert_eq!(rows, [["Torch.abs.0.forward", "skip", message.as_str()]]);
 }
 
+/// A complex64 call's script (the forms fixture's rotary `Tensor.__mul__`,
+/// recorded by the real msprobe 26.2.0): the bench runs in complex128, the
+/// raised precision, and the values are judged as pairs of float32, forward
+/// and backward (both gradients), each row with the complex tensor's shape.
+#[test]
+fn complex_calls_are_judged_at_raised_precision() {
+    for propagation in ["forward", "backward"] {
+        let out = tempfile::tempdir().unwrap();
+        let script = Case::new(PyTorch, "forms/26.2.0", "Tensor.__mul__.0", propagation, "real_data").generate(out.path());
+        let (code, cwd) = run_plain(&script);
+        assert_eq!(code, 0, "{propagation}");
+        let details = read_report(&cwd.path().join("op_result_output"), "details", DETAILS_HEADER);
+        let rows: Vec<[&str; 5]> = details.iter().map(|r| [r[0].as_str(), r[1].as_str(), r[2].as_str(), r[3].as_str(), r[7].as_str()]).collect();
+        let mut want = vec![["Tensor.__mul__.0.forward.output.0", "torch.complex128", "torch.complex64", "(3, 2)", "pass"]];
+        if propagation == "backward" {
+            want.push(["Tensor.__mul__.0.backward.output.0", "torch.complex128", "torch.complex64", "(3, 2)", "pass"]);
+            want.push(["Tensor.__mul__.0.backward.output.1", "torch.complex128", "torch.complex64", "(3, 2)", "pass"]);
+        }
+        assert_eq!(rows, want, "{propagation}");
+    }
+}
+
 /// An op that must match bit for bit keeps its dtype argument on the bench:
 /// `arange(0, 1, 0.1, dtype=torch.float32)` makes float32 values on both
 /// sides (raising it would make a float64 ramp that differs by design).

@@ -61,11 +61,7 @@ torch.npu = types.SimpleNamespace(is_available=lambda: False)
 _spec = importlib.util.spec_from_file_location("npu_compositions", os.environ["NPU_COMPOSITIONS"])
 _c = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_c)
-npu_rms_norm, npu_swiglu, npu_fast_gelu, npu_mish = _c.npu_rms_norm, _c.npu_swiglu, _c.npu_fast_gelu, _c.npu_mish
-npu_rotary_mul, npu_scaled_masked_softmax = _c.npu_rotary_mul, _c.npu_scaled_masked_softmax
-npu_add_rms_norm, npu_bmmV2, npu_format_cast, npu_geglu, npu_gelu = _c.npu_add_rms_norm, _c.npu_bmmV2, _c.npu_format_cast, _c.npu_geglu, _c.npu_gelu
-npu_grouped_matmul, npu_moe_init_routing = _c.npu_grouped_matmul, _c.npu_moe_init_routing
-npu_moe_compute_expert_tokens, npu_moe_finalize_routing = _c.npu_moe_compute_expert_tokens, _c.npu_moe_finalize_routing
+globals().update({name: getattr(_c, name) for name in dir(_c) if name.startswith("npu_")})
 
 
 def npu_dtype_cast(x, dtype):
@@ -79,10 +75,23 @@ def npu_fusion_attention(*args, **kwargs):  # keep_prob < 1: runs without its dr
 /// The fused ops' forward scripts and, where one is not all `pass` with exit 0, its exit code and Message.
 const FUSED: &[(&str, Option<(i32, &str)>)] = &[
     ("NPU.npu_add_rms_norm.0.forward", None),
+    ("NPU.npu_add_rms_norm_v2.0.forward", None),
+    ("NPU.npu_anchor_response_flags.0.forward", None),
+    ("NPU.npu_apply_rotary_pos_emb.0.forward", None),
     ("NPU.npu_bmmV2.0.forward", None),
+    ("NPU.npu_ciou.0.forward", None),
+    ("NPU.npu_clipped_swiglu.0.forward", None),
+    ("NPU.npu_convert_weight_to_int4pack.0.forward", None),
+    ("NPU.npu_cross_entropy_loss.0.forward", None),
+    ("NPU.npu_diou.0.forward", None),
     ("NPU.npu_dtype_cast.0.forward", None),
     ("NPU.npu_fast_gelu.0.forward", None),
+    ("NPU.npu_ffn.0.forward", None),
     ("NPU.npu_format_cast.0.forward", None),
+    ("NPU.npu_fused_add_topk_div.0.forward", None),
+    ("NPU.npu_fused_infer_attention_score.0.forward", None),
+    ("NPU.npu_fused_infer_attention_score_v2.0.forward", None),
+    ("NPU.npu_fused_matmul.0.forward", None),
     ("NPU.npu_fusion_attention.0.forward", None),
     ("NPU.npu_fusion_attention.1.forward", None),
     ("NPU.npu_fusion_attention.2.forward", None),
@@ -90,17 +99,43 @@ const FUSED: &[(&str, Option<(i32, &str)>)] = &[
         "NPU.npu_fusion_attention.3.forward",
         Some((8, "cannot replay here: the bench call raised NotImplementedError: npu_fusion_attention: keep_prob < 1 draws the dropout mask on the device")),
     ),
+    ("NPU.npu_fusion_attention_v3.0.forward", None),
+    ("NPU.npu_gather_sparse_index.0.forward", None),
     ("NPU.npu_geglu.0.forward", None),
     ("NPU.npu_gelu.0.forward", None),
+    ("NPU.npu_gelu_mul.0.forward", None),
+    ("NPU.npu_giou.0.forward", None),
+    ("NPU.npu_grid_assign_positive.0.forward", None),
+    ("NPU.npu_group_norm_swish.0.forward", None),
     ("NPU.npu_grouped_matmul.0.forward", None),
+    ("NPU.npu_incre_flash_attention.0.forward", None),
+    ("NPU.npu_interleave_rope.0.forward", None),
     ("NPU.npu_mish.0.forward", None),
     ("NPU.npu_moe_compute_expert_tokens.0.forward", None),
     ("NPU.npu_moe_finalize_routing.0.forward", None),
+    ("NPU.npu_moe_gating_top_k.0.forward", None),
     ("NPU.npu_moe_init_routing.0.forward", None),
+    ("NPU.npu_moe_init_routing_v2.0.forward", None),
+    ("NPU.npu_moe_re_routing.0.forward", None),
+    ("NPU.npu_moe_token_permute.0.forward", None),
+    ("NPU.npu_moe_token_permute_with_routing_map.0.forward", None),
+    ("NPU.npu_moe_token_unpermute.0.forward", None),
+    ("NPU.npu_mrope.0.forward", None),
+    ("NPU.npu_normalize_batch.0.forward", None),
+    ("NPU.npu_prompt_flash_attention.0.forward", None),
     ("NPU.npu_rms_norm.0.forward", None),
+    ("NPU.npu_roi_align.0.forward", None),
+    ("NPU.npu_roi_alignbk.0.forward", None),
     ("NPU.npu_rotary_mul.0.forward", None),
+    ("NPU.npu_rotated_box_decode.0.forward", None),
+    ("NPU.npu_rotated_box_encode.0.forward", None),
     ("NPU.npu_scaled_masked_softmax.0.forward", None),
+    ("NPU.npu_scatter.0.forward", None),
+    ("NPU.npu_stride_add.0.forward", None),
     ("NPU.npu_swiglu.0.forward", None),
+    ("NPU.npu_top_k_top_p.0.forward", None),
+    ("NPU.npu_transpose_batchmatmul.0.forward", None),
+    ("NPU.npu_yolo_boxes_encode.0.forward", None),
 ];
 
 fn generate(out: &Path) -> PathBuf {
@@ -209,8 +244,26 @@ fn the_fused_ops_scripts_compare_against_their_references() {
             None => {
                 assert_eq!(o.status.code(), Some(0), "{name}: {}", text(&o));
                 let outputs = match name.split('.').nth(1) {
-                    Some("npu_fusion_attention" | "npu_add_rms_norm" | "npu_moe_init_routing") => 3,
-                    Some("npu_rms_norm" | "npu_geglu") => 2,
+                    Some("npu_cross_entropy_loss" | "npu_moe_init_routing_v2" | "npu_moe_re_routing") => 4,
+                    Some(
+                        "npu_fusion_attention"
+                        | "npu_fusion_attention_v3"
+                        | "npu_add_rms_norm"
+                        | "npu_moe_init_routing"
+                        | "npu_moe_gating_top_k"
+                        | "npu_group_norm_swish"
+                        | "npu_moe_token_permute_with_routing_map",
+                    ) => 3,
+                    Some(
+                        "npu_rms_norm"
+                        | "npu_geglu"
+                        | "npu_apply_rotary_pos_emb"
+                        | "npu_fused_add_topk_div"
+                        | "npu_fused_infer_attention_score"
+                        | "npu_fused_infer_attention_score_v2"
+                        | "npu_moe_token_permute"
+                        | "npu_mrope",
+                    ) => 2,
                     _ => 1,
                 };
                 assert_eq!(rows.len(), outputs, "{name}: {rows:?}");

@@ -71,3 +71,27 @@ def test_a_side_that_raises_is_a_skip_not_a_crash(capsys):
     assert (outputs, grads, str(exc), seeds) == (None, None, "no kernel", [1])
     assert "RuntimeError: no kernel" in capsys.readouterr().err
     assert run_side(lambda: None, lambda x: ([x], None), lambda v: v * 2, 3) == (([6], None), None)
+
+
+def test_complex_values_are_judged_as_pairs_of_their_parts_dtype():
+    """Issue 38: torch.polar in complex64 against the bench's complex128 (the scripts raise complex64 to
+    complex128) is judged as float32 pairs, so rounding passes, where a bit-for-bit check failed; an error
+    of 1e-2 in one imaginary part is an error. The shape is the complex tensor's."""
+    import torch
+
+    from msprobe_rs.repro.torch_exec import RAISE_PRECISION, torch_leaf
+
+    assert RAISE_PRECISION[torch.complex64] == torch.complex128
+    call = make_call(API_OP="Torch.polar")
+    magnitude, angle = torch.tensor([0.5, 1.25, 2.0, 3.0]), torch.tensor([0.3, -1.1, 2.5, 0.01])
+    tested = torch.polar(magnitude, angle)
+    bench = torch.polar(magnitude.double(), angle.double())
+    assert not np.array_equal(torch.view_as_real(tested).double().numpy(), torch.view_as_real(bench).numpy())
+    for standard in ("msprobe", "api"):
+        opts = Opts()
+        opts.standard = standard
+        row = compare_leaf(call, torch_leaf(tested), torch_leaf(bench), None, False, opts)
+        assert row[:3] == ["torch.complex128", "torch.complex64", "(4,)"] and row[6] == "pass", (standard, row)
+        wrong = tested.clone()
+        wrong[2] += 1e-2j
+        assert compare_leaf(call, torch_leaf(wrong), torch_leaf(bench), None, False, opts)[6] == "error", standard

@@ -143,6 +143,16 @@ impl TDType {
         }
     }
 
+    /// The real dtype of each part (real, imaginary) of a complex dtype,
+    /// which its values are judged by; a real dtype itself.
+    pub fn component(self) -> TDType {
+        match self {
+            TDType::C64 => TDType::F32,
+            TDType::C128 => TDType::F64,
+            d => d,
+        }
+    }
+
     /// Whether the runtime can compute with it (every dtype but complex).
     pub fn is_computable(self) -> bool {
         self.category() != Category::Complex

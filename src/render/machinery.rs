@@ -211,6 +211,10 @@ fn tables_body() -> String {
             writeln!(o, "    {}: ({low}, {high}),", py_str(d.name())).unwrap();
         }
     }
+    o.push_str("}\n# The real dtype of each part of a complex dtype: its values are judged as pairs of it.\nCOMPLEX_PARTS = {\n");
+    for d in TDType::ALL.iter().filter(|d| d.component() != **d) {
+        writeln!(o, "    {}: {},", py_str(d.name()), py_str(d.component().name())).unwrap();
+    }
     o.push_str("}\n# MindSpore's name of each dtype, by canonical name.\nMS_NAMES = {\n");
     for d in TDType::ALL {
         writeln!(o, "    {}: {},", py_str(d.name()), py_str(d.mindspore_name())).unwrap();
@@ -268,6 +272,16 @@ fn rounding_entry(op: &ops::Op) -> String {
             let params = pyfmt::tuple(bind::param_names(op.sig).into_iter().map(py_str));
             format!("({}, {}, {}, {params})", py_str(class.name()), py_str(parts.name), py_str(parts.rest.name()))
         }
+        // Parameters the magnitudes never perturb (positions such as roi_align's rois).
+        Rounding::Composite => match op.inert().filter(|i| i.when.is_none()) {
+            Some(inert) => format!(
+                "({}, {}, {})",
+                py_str(class.name()),
+                pyfmt::tuple(inert.params.iter().copied().map(py_str)),
+                pyfmt::tuple(bind::param_names(op.sig).into_iter().map(py_str))
+            ),
+            None => format!("({},)", py_str(class.name())),
+        },
         _ => format!("({},)", py_str(class.name())),
     }
 }
@@ -291,7 +305,8 @@ fn rounding_tables(o: &mut String) {
          # position or None, its name or None, the signature's parameter names), (\"sums\",\n\
          # parameter names, its accumulation chains: (\"product\", a, b), (\"linear\",), (\"conv\",) or None),\n\
          # (\"selects\",), (\"smooth\",), (\"parts\", formula, what its parts are\n\
-         # added to: \"smooth\", \"composite\" or \"nothing\", parameter names), (\"composite\",).\nROUNDING = {\n",
+         # added to: \"smooth\", \"composite\" or \"nothing\", parameter names), (\"composite\",)\n\
+         # or (\"composite\", parameters never perturbed, parameter names).\nROUNDING = {\n",
     );
     let mut classes: Vec<Rounding> = vec![];
     for op in ops::table() {

@@ -43,6 +43,11 @@ INT_RANGES = {
     "int64": (-9223372036854775808, 9223372036854775807),
     "uint64": (0, 18446744073709551615),
 }
+# The real dtype of each part of a complex dtype: its values are judged as pairs of it.
+COMPLEX_PARTS = {
+    "complex64": "float32",
+    "complex128": "float64",
+}
 # MindSpore's name of each dtype, by canonical name.
 MS_NAMES = {
     "bool": "Bool",
@@ -89,7 +94,8 @@ NPU_REFERENCES = frozenset(["empty_with_format", "fast_gelu", "matmul_backward",
 # position or None, its name or None, the signature's parameter names), ("sums",
 # parameter names, its accumulation chains: ("product", a, b), ("linear",), ("conv",) or None),
 # ("selects",), ("smooth",), ("parts", formula, what its parts are
-# added to: "smooth", "composite" or "nothing", parameter names), ("composite",).
+# added to: "smooth", "composite" or "nothing", parameter names), ("composite",)
+# or ("composite", parameters never perturbed, parameter names).
 ROUNDING = {
     "Torch.add": ("terms", None, None, ("input", "other", "alpha")),
     "Tensor.add": ("terms", None, None, ("input", "other", "alpha")),
@@ -680,8 +686,8 @@ ROUNDING = {
     "NPU.npu_rotated_box_decode": ("composite",),
     "NPU.npu_anchor_response_flags": ("composite",),
     "NPU.npu_grid_assign_positive": ("composite",),
-    "NPU.npu_roi_align": ("composite",),
-    "NPU.npu_roi_alignbk": ("composite",),
+    "NPU.npu_roi_align": ("composite", ("rois",), ("self", "rois", "spatial_scale", "pooled_height", "pooled_width", "sample_num", "roi_end_mode")),
+    "NPU.npu_roi_alignbk": ("composite", ("rois",), ("self", "rois", "xdiff_shape", "pooled_width", "pooled_height", "spatial_scale", "sample_num", "roi_end_mode")),
     "NPU.npu_transpose": ("composite",),
     "NPU.npu_reshape": ("composite",),
     "NPU.npu_bmmV2": ("composite",),

@@ -13,7 +13,7 @@ import traceback
 
 import numpy as np
 
-from ._tables import EXIT_INACCURATE, EXIT_OK, EXIT_SKIPPED, RULEBOOK, SELF_REFERENCE
+from ._tables import COMPLEX_PARTS, EXIT_INACCURATE, EXIT_OK, EXIT_SKIPPED, RULEBOOK, SELF_REFERENCE
 from .data_generate import DTYPES, dtype_info, first_line
 from .standard import judge, metrics
 
@@ -55,6 +55,8 @@ def compare_leaf(call, tested_leaf_, bench_leaf_, reference, backward, opts, rou
     (magnitude array, factors(dtype) -> (k, compute dtype) or None), or None."""
     (t_dtype, t), (b_dtype, b) = tested_leaf_, bench_leaf_
     shape = str(tuple(b.shape)) if b is not None else "()"
+    if b is not None and leaf_dtype(b_dtype, b) in COMPLEX_PARTS:
+        shape = str(tuple(b.shape[:-1]))  # its (real, imaginary) pairs are the last dim
 
     def uncompared(status, message):
         return [b_dtype, t_dtype, shape, None, None, None, status, message, None, None]
@@ -62,7 +64,9 @@ def compare_leaf(call, tested_leaf_, bench_leaf_, reference, backward, opts, rou
     # Rows that cannot be judged are this tool's coverage: skips.
     if t is None or b is None:
         return uncompared(SKIP, f"cannot judge: output of type {b_dtype if b is None else t_dtype} is not comparable")
+    # A complex value arrives as its (real, imaginary) pairs, judged in its parts' dtype.
     dtype = leaf_dtype(t_dtype, t)
+    dtype = COMPLEX_PARTS.get(dtype, dtype)
     t, b = t.astype(np.float64), b.astype(np.float64)
     if opts.perturb and t.size:
         t = t + opts.perturb * (1.0 + np.abs(t))

@@ -293,13 +293,13 @@ def band_mask(kwargs, keys):
 
 
 def wants_grad(master, any_marked):
-    """Which inputs the backward pass differentiates: float tensors that were
+    """Which inputs the backward pass differentiates: float (and complex) tensors that were
     marked requires_grad in the dump, or, when the dump marks none (MindSpore
     dumps carry no requires_grad), every float tensor but those marked
     requires_grad=False (the generator marks the inputs whose recorded
     gradient is null, such as batch_norm's running statistics)."""
     _, kind = dtype_info(master.spec.dtype)
-    if kind != "float":
+    if kind not in ("float", "complex"):
         return False
     return bool(master.spec.requires_grad) if any_marked else master.spec.requires_grad is not False
 

@@ -287,14 +287,15 @@ def _mag_selections(c):
     return [None if o is None else np.abs(o) for o in outputs], [None if g is None else np.abs(g) for g in grads]
 
 
-def _mag_first_order(c, patterns):
+def _mag_first_order(c, patterns, fixed=frozenset()):
     """|y| + sum over each float input j and pattern p of |y(x_j(1+h p)) - y(x_j(1-h p))| / 2h,
-    for the outputs and (with the same dy) the gradients; also the plain float64 run."""
+    for the outputs and (with the same dy) the gradients; also the plain float64 run. The slots
+    in fixed are not perturbed."""
     base = c.run_with(lambda slot, key, v: _mag_walk(v, "torch.float64"))
     o = [None if x is None else np.abs(x) for x in base[0]]
     g = [None if x is None else np.abs(x) for x in base[1]]
     for j, _, value in c.slots():
-        if not _mag_perturbable(value):
+        if j in fixed or not _mag_perturbable(value):
             continue
         for pattern in patterns:
             def at(h):
@@ -608,8 +609,10 @@ def _mag_parts(c, name, rest, names):
     return o, g
 
 
-def _mag_composite(c):
-    o, g, base = _mag_first_order(c, ["uniform", "alternating", "thue-morse"])
+def _mag_composite(c, fixed=(), names=()):
+    """Composite's magnitudes; the parameters in fixed (by the signature's names) are not perturbed."""
+    slots = frozenset(j for j, key, _ in c.slots() if (key or (names[j] if j < len(names) else None)) in fixed)
+    o, g, base = _mag_first_order(c, ["uniform", "alternating", "thue-morse"], slots)
     if g:
         # The gradients along the output gradients' sign patterns (a bias's sums dy).
         for pattern in ["alternating", "thue-morse"]:
@@ -646,6 +649,6 @@ def magnitudes(entry, run, args, kwargs, grad_outputs):
             return o, g
         if entry[0] == "parts":
             return _mag_parts(c, entry[1], entry[2], entry[3])
-        return _mag_composite(c)
+        return _mag_composite(c, *entry[1:])
     except Exception:  # an argument the variations cannot take: no bound, the rows say so
         return [], []

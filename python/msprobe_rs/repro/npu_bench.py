@@ -963,7 +963,8 @@ def ref_npu_cross_entropy_loss(input, target, weight=None, reduction="mean", ign
         smooth = {"none": smooth, "sum": smooth.sum(), "mean": smooth.sum() / (w[target.clamp(min=0)] * keep).sum()}[reduction]
         loss = (1 - label_smoothing) * loss + label_smoothing * smooth
     empty = input.new_empty(0)
-    return (loss if reduction == "none" else loss.reshape(1)), log_prob, None if return_zloss else empty, \
+    # torch_npu differentiates the loss alone.
+    return (loss if reduction == "none" else loss.reshape(1)), log_prob.detach(), None if return_zloss else empty, \
         empty if lse_square_scale_for_zloss == 0 else None
 
 
@@ -1313,10 +1314,11 @@ def ref_npu_roi_align(self, rois, spatial_scale, pooled_height, pooled_width, sa
 
 def ref_npu_roi_alignbk(self, rois, xdiff_shape, pooled_width, pooled_height, spatial_scale, sample_num, roi_end_mode=None):
     """torch_npu.npu_roi_alignbk: the adjoint of npu_roi_align (roi_end_mode 1 when None)."""
-    features = torch.zeros(list(xdiff_shape), dtype=self.dtype, requires_grad=True)
     mode = 1 if roi_end_mode is None else roi_end_mode
-    out = ref_npu_roi_align(features, rois, spatial_scale, pooled_height, pooled_width, sample_num, mode)
-    return torch.autograd.grad(out, features, self)[0]
+    with torch.enable_grad():  # the scripts run their forward calls under no_grad
+        features = torch.zeros(list(xdiff_shape), dtype=self.dtype, requires_grad=True)
+        out = ref_npu_roi_align(features, rois, spatial_scale, pooled_height, pooled_width, sample_num, mode)
+        return torch.autograd.grad(out, features, self.to(out.dtype))[0]
 
 
 # The outputs of an NPU call that are judged, by op, where torch_npu returns more

@@ -13,7 +13,7 @@ from .data_generate import Device, DType, Master, MemoryFormat, Size, Unsupporte
 # --- msprobe-rs: the scripts inline this file from here ---
 
 
-RAISE_PRECISION = {torch.float16: torch.float32, torch.bfloat16: torch.float32, torch.float32: torch.float64}
+RAISE_PRECISION = {torch.float16: torch.float32, torch.bfloat16: torch.float32, torch.float32: torch.float64, torch.complex64: torch.complex128}
 MEMORY_FORMATS = {"contiguous_format": torch.contiguous_format, "channels_last": torch.channels_last,
                   "channels_last_3d": torch.channels_last_3d, "preserve_format": torch.preserve_format}
 

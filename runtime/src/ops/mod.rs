@@ -196,9 +196,11 @@ pub enum Fact {
     /// results beyond what rounding leaves ([`CommonError`]): the bound's
     /// systematic view allows that much and says why.
     CommonError(CommonError),
-    /// Parameters no result reads while a bool parameter is true
-    /// (batch_norm's running statistics in training): the rounding
-    /// magnitudes do not perturb them.
+    /// Parameters the rounding magnitudes do not perturb: no result reads
+    /// them while a bool parameter is true (batch_norm's running statistics
+    /// in training), or, always, they are positions that choose which
+    /// inputs are read rather than operands (roi_align's rois, whose
+    /// perturbation jumps across its bilinear taps).
     Inert(Inert),
     /// The dimensions it treats independently ([`Slicing`]), for
     /// `replay --minimize`; elementwise ops have theirs by rule
@@ -206,12 +208,13 @@ pub enum Fact {
     Slicing(Slicing),
 }
 
-/// Parameters no result of a call reads when its bool parameter `when`
-/// is true ([`Fact::Inert`]).
+/// Parameters the rounding magnitudes of a call do not perturb: when its
+/// bool parameter `when` is true, or always when there is none
+/// ([`Fact::Inert`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Inert {
     /// The bool parameter.
-    pub when: &'static str,
+    pub when: Option<&'static str>,
     /// The parameters its results then do not read.
     pub params: &'static [&'static str],
 }

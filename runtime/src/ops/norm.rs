@@ -175,7 +175,7 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[
             Fact::Slicing(Slicing::Channels),
-            Fact::Inert(Inert { when: "training", params: &["running_mean", "running_var"] }),
+            Fact::Inert(Inert { when: Some("training"), params: &["running_mean", "running_var"] }),
             Fact::Rounding(Rounding::Parts(Parts { name: "batch_norm", rest: Rest::Nothing, magnitude: batch_norm_parts })),
         ],
     },
@@ -204,7 +204,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Inert(Inert { when: "use_input_stats", params: &["running_mean", "running_var"] })],
+        facts: &[Fact::Inert(Inert { when: Some("use_input_stats"), params: &["running_mean", "running_var"] })],
     },
     Op {
         // torch.instance_norm, ATen's order of the same parameters.
@@ -214,7 +214,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Inert(Inert { when: "use_input_stats", params: &["running_mean", "running_var"] })],
+        facts: &[Fact::Inert(Inert { when: Some("use_input_stats"), params: &["running_mean", "running_var"] })],
     },
     Op {
         names: &["Functional.local_response_norm"],

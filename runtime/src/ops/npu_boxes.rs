@@ -9,7 +9,7 @@
 //! runtime/tests/npu/oracles.py.
 
 use super::npu_act::values_out;
-use super::{entry, rebind, Op, Standard};
+use super::{entry, rebind, Fact, Inert, Op, Standard};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::dtype::TDType;
@@ -454,6 +454,9 @@ fn roi_alignbk(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     Ok(vec![values_out(ctx, dx, &shape, dy.dtype)?])
 }
 
+/// The RoIs choose the bilinear taps: the rounding magnitudes perturb the features alone.
+const ROIS_FIXED: &[Fact] = &[Fact::Inert(Inert { when: None, params: &["rois"] })];
+
 /// The entries.
 pub static OPS: &[Op] = &[
     entry(&["NPU.npu_giou"], "self, gtboxes, trans=False, is_cross=False, mode=0", giou, true, Standard::Accuracy),
@@ -470,12 +473,9 @@ pub static OPS: &[Op] = &[
         false,
         Standard::Exact,
     ),
-    entry(&["NPU.npu_roi_align"], "self, rois, spatial_scale, pooled_height, pooled_width, sample_num, roi_end_mode", roi_align, false, Standard::Accuracy),
-    entry(
-        &["NPU.npu_roi_alignbk"],
-        "self, rois, xdiff_shape, pooled_width, pooled_height, spatial_scale, sample_num, roi_end_mode=None",
-        roi_alignbk,
-        false,
-        Standard::Accuracy,
-    ),
+    Op { facts: ROIS_FIXED, ..entry(&["NPU.npu_roi_align"], "self, rois, spatial_scale, pooled_height, pooled_width, sample_num, roi_end_mode", roi_align, false, Standard::Accuracy) },
+    Op {
+        facts: ROIS_FIXED,
+        ..entry(&["NPU.npu_roi_alignbk"], "self, rois, xdiff_shape, pooled_width, pooled_height, spatial_scale, sample_num, roi_end_mode=None", roi_alignbk, false, Standard::Accuracy)
+    },
 ];

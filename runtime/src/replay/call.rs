@@ -330,15 +330,15 @@ impl<'a> Call<'a> {
     }
 
     /// The slots (as [`Call::run_with`] numbers them) of the parameters
-    /// the op's [`crate::ops::Fact::Inert`] says no result reads in this
-    /// call: perturbing them moves nothing.
+    /// the op's [`crate::ops::Fact::Inert`] says the rounding magnitudes
+    /// do not perturb in this call.
     pub fn inert_slots(&self) -> Vec<usize> {
         let Some(inert) = self.op.inert() else { return vec![] };
         let Ok((args, kwargs)) = self.arguments(&self.bench) else { return vec![] };
         let names = param_names(self.op.sig);
         let slots: Vec<(Option<&str>, &Value)> =
             args.iter().enumerate().map(|(i, v)| (names.get(i).copied(), v)).chain(kwargs.iter().map(|(k, v)| (Some(k.as_str()), v))).collect();
-        if !slots.iter().any(|&(n, v)| n == Some(inert.when) && matches!(v, Value::Bool(true))) {
+        if inert.when.is_some_and(|when| !slots.iter().any(|&(n, v)| n == Some(when) && matches!(v, Value::Bool(true)))) {
             return vec![];
         }
         slots.iter().enumerate().filter(|(_, (n, _))| n.is_some_and(|n| inert.params.contains(&n))).map(|(i, _)| i).collect()

@@ -545,7 +545,8 @@ def npu_cross_entropy_loss(input, target, weight=None, reduction="mean", ignore_
                            lse_square_scale_for_zloss=0.0, return_zloss=False):
     loss = F.cross_entropy(input, target, weight=weight, reduction=reduction, ignore_index=ignore_index, label_smoothing=label_smoothing)
     empty = torch.empty(0, dtype=input.dtype)
-    return (loss if reduction == "none" else loss.reshape(1)), F.log_softmax(input, -1), None if return_zloss else empty, \
+    # torch_npu differentiates the loss alone.
+    return (loss if reduction == "none" else loss.reshape(1)), F.log_softmax(input, -1).detach(), None if return_zloss else empty, \
         empty if lse_square_scale_for_zloss == 0 else None
 
 
@@ -814,6 +815,7 @@ def npu_roi_align(x, rois, spatial_scale, pooled_height, pooled_width, sample_nu
 
 def npu_roi_alignbk(dy, rois, xdiff_shape, pooled_width, pooled_height, spatial_scale, sample_num, roi_end_mode=None):
     """The adjoint of npu_roi_align (mode 1 when None), by autograd."""
-    x = torch.zeros(xdiff_shape, dtype=torch.float64, requires_grad=True)
-    y = npu_roi_align(x, rois, spatial_scale, pooled_height, pooled_width, sample_num, 1 if roi_end_mode is None else roi_end_mode)
-    return torch.autograd.grad(y, x, dy)[0]
+    with torch.enable_grad():
+        x = torch.zeros(xdiff_shape, dtype=torch.float64, requires_grad=True)
+        y = npu_roi_align(x, rois, spatial_scale, pooled_height, pooled_width, sample_num, 1 if roi_end_mode is None else roi_end_mode)
+        return torch.autograd.grad(y, x, dy.to(y.dtype))[0]

@@ -132,9 +132,82 @@ def calls():
     yield ("NPU.npu_moe_finalize_routing.0", C.npu_moe_finalize_routing,
            [rand(g, 8, 6), rand(g, 4, 6), rand(g, 4, 6), rand(g, 4, 6), rand(g, 4, 2), torch.tensor([1, 7, 0, 4, 6, 2, 5, 3], dtype=torch.int32),
             torch.tensor([[2, 0], [1, 3], [0, 2], [3, 1]], dtype=torch.int32)], {}, [])
+    yield from inference_calls(g)
 
 
-# Calls whose kernels torch_npu does not differentiate (inference MoE kernels): forward entries only.
+def i32(*values):
+    return torch.tensor(values, dtype=torch.int32)
+
+
+def inference_calls(g):
+    """The inference, routing, activation and detection kernels (runtime/src/ops/npu_infer.rs,
+    npu_moe.rs, npu_route.rs, npu_logits.rs, npu_act.rs, npu_boxes.rs), after the calls above so
+    that their draws stay as they were."""
+    triu = torch.ones(4, 4, dtype=torch.bool).triu(1)
+    yield ("NPU.npu_prompt_flash_attention.0", C.npu_prompt_flash_attention, [rand(g, 2, 4, 16), rand(g, 2, 4, 16), rand(g, 2, 4, 16)],
+           {"num_heads": 2, "scale_value": 0.35, "input_layout": "BSH"}, [])
+    yield ("NPU.npu_incre_flash_attention.0", C.npu_incre_flash_attention, [rand(g, 2, 1, 32), rand(g, 2, 5, 16), rand(g, 2, 5, 16)],
+           {"num_heads": 4, "scale_value": 0.25, "num_key_value_heads": 2}, [])
+    yield ("NPU.npu_fused_infer_attention_score.0", C.npu_fused_infer_attention_score, [rand(g, 2, 2, 4, 8), rand(g, 2, 2, 4, 8), rand(g, 2, 2, 4, 8)],
+           {"num_heads": 2, "scale": 0.35, "input_layout": "BNSD", "atten_mask": triu, "sparse_mode": 1, "softmax_lse_flag": True}, [])
+    yield ("NPU.npu_fused_infer_attention_score_v2.0", C.npu_fused_infer_attention_score_v2, [rand(g, 2, 1, 32), rand(g, 2, 5, 16), rand(g, 2, 5, 16)],
+           {"num_query_heads": 4, "num_key_value_heads": 2, "softmax_scale": 0.25}, [])
+    yield ("NPU.npu_fusion_attention_v3.0", C.npu_fusion_attention_v3, [rand(g, 2, 3, 8), rand(g, 2, 3, 8), rand(g, 2, 3, 8), 2, "BSH"], {"scale": 0.4},
+           [torch.empty(0), torch.tensor([1234]), torch.tensor([0])])
+    yield ("NPU.npu_add_rms_norm_v2.0", C.npu_add_rms_norm_v2, [rand(g, 2, 3, 8), rand(g, 2, 3, 8), rand(g, 8, low=0.5, high=1.5)], {}, [])
+    yield ("NPU.npu_apply_rotary_pos_emb.0", C.npu_apply_rotary_pos_emb, [rand(g, 2, 3, 4, 8), rand(g, 2, 3, 2, 8), rand(g, 2, 3, 1, 8), rand(g, 2, 3, 1, 8)], {}, [])
+    yield ("NPU.npu_transpose_batchmatmul.0", C.npu_transpose_batchmatmul, [rand(g, 3, 2, 4), rand(g, 3, 4, 5)], {}, [])
+    yield ("NPU.npu_fused_matmul.0", C.npu_fused_matmul, [rand(g, 2, 3, 4), rand(g, 4, 5)], {"bias": rand(g, 5), "fused_op_type": "gelu_tanh"}, [])
+    yield ("NPU.npu_moe_gating_top_k.0", C.npu_moe_gating_top_k, [rand(g, 4, 8), 2], {"norm_type": 1}, [])
+    yield ("NPU.npu_moe_init_routing_v2.0", C.npu_moe_init_routing_v2, [rand(g, 4, 3), i32([2, 0], [1, 2], [0, 2], [3, 1])],
+           {"scale": rand(g, 4), "expert_num": 4, "expert_tokens_num_flag": True}, [])
+    experts = torch.tensor([[1, 0], [2, 1], [0, 2], [1, 1], [2, 0]])
+    yield ("NPU.npu_moe_token_permute.0", C.npu_moe_token_permute, [rand(g, 5, 6), experts], {}, [])
+    yield ("NPU.npu_moe_token_unpermute.0", C.npu_moe_token_unpermute, [rand(g, 10, 6), i32(3, 0, 7, 4, 1, 8, 5, 6, 9, 2), rand(g, 5, 2)], {}, [])
+    routing = torch.tensor([[1, 0, 1], [0, 1, 1], [1, 1, 0], [1, 0, 1]], dtype=torch.bool)
+    yield ("NPU.npu_moe_token_permute_with_routing_map.0", C.npu_moe_token_permute_with_routing_map, [rand(g, 4, 6), routing],
+           {"probs": rand(g, 4, 3), "num_out_tokens": 8}, [])
+    yield ("NPU.npu_moe_re_routing.0", C.npu_moe_re_routing, [rand(g, 7, 6), i32([1, 2], [3, 1])], {"per_token_scales": rand(g, 7)}, [])
+    yield ("NPU.npu_gather_sparse_index.0", C.npu_gather_sparse_index, [rand(g, 5, 6), torch.tensor([[0, 4], [2, 2]])], {}, [])
+    yield ("NPU.npu_top_k_top_p.0", C.npu_top_k_top_p, [rand(g, 3, 8)], {"p": torch.tensor([0.5, 0.9, 0.2]), "k": i32(3, 0, 8)}, [])
+    yield ("NPU.npu_cross_entropy_loss.0", C.npu_cross_entropy_loss, [rand(g, 5, 4), torch.tensor([0, 3, 1, 1, 2])], {"label_smoothing": 0.1}, [])
+    yield ("NPU.npu_fused_add_topk_div.0", C.npu_fused_add_topk_div, [rand(g, 3, 16), rand(g, 16, low=-0.1, high=0.1)],
+           {"group_num": 4, "group_topk": 2, "n": 2, "k": 4}, [])
+    yield ("NPU.npu_interleave_rope.0", C.npu_interleave_rope, [rand(g, 2, 2, 3, 8), rand(g, 2, 1, 3, 8), rand(g, 2, 1, 3, 8)], {}, [])
+    yield ("NPU.npu_mrope.0", C.npu_mrope, [torch.tensor([[0, 1, 2, 3], [3, 2, 1, 0], [5, 5, 4, 4]]), rand(g, 4, 16), rand(g, 4, 8), rand(g, 6, 8), 8],
+           {"mrope_section": [1, 1, 2]}, [])
+    yield ("NPU.npu_gelu_mul.0", C.npu_gelu_mul, [rand(g, 3, 8)], {}, [])
+    yield ("NPU.npu_clipped_swiglu.0", C.npu_clipped_swiglu, [rand(g, 3, 8, low=-9.0, high=9.0)], {}, [])
+    yield ("NPU.npu_group_norm_swish.0", C.npu_group_norm_swish, [rand(g, 2, 4, 3), 2, rand(g, 4), rand(g, 4)], {"swish_scale": 1.5}, [])
+    yield ("NPU.npu_normalize_batch.0", C.npu_normalize_batch, [rand(g, 2, 3, 5), i32(5, 3)], {}, [])
+    yield ("NPU.npu_stride_add.0", C.npu_stride_add, [rand(g, 1, 3, 2, 2), rand(g, 1, 20, 2, 2), 0, 1, 1], {}, [])
+    yield ("NPU.npu_ffn.0", C.npu_ffn, [rand(g, 5, 4), rand(g, 4, 6), rand(g, 6, 4), "relu"], {"bias1": rand(g, 6), "bias2": rand(g, 4)}, [])
+    yield ("NPU.npu_scatter.0", C.npu_scatter, [rand(g, 2, 3, 4), i32([2, 0, 1, 1], [0, 2, 2, 1]), rand(g, 2, 4), 1], {}, [])
+    yield ("NPU.npu_convert_weight_to_int4pack.0", C.npu_convert_weight_to_int4pack,
+           [i32([-8, -1, 0, 1, 7, 3, -4, 2, 5, 6, -7, -2, 4, 0, 1, -3], [7] * 8 + [-8] * 8)], {}, [])
+    yield ("NPU.npu_giou.0", C.npu_giou, [rand(g, 4, 5, low=0.5, high=3.0), rand(g, 4, 5, low=0.5, high=3.0), True], {}, [])
+    yield ("NPU.npu_diou.0", C.npu_diou, [rand(g, 4, 5, low=0.5, high=3.0), rand(g, 4, 5, low=0.5, high=3.0), True], {}, [])
+    yield ("NPU.npu_ciou.0", C.npu_ciou, [rand(g, 4, 5, low=0.5, high=3.0), rand(g, 4, 5, low=0.5, high=3.0), True, False], {}, [])
+    yield ("NPU.npu_yolo_boxes_encode.0", C.npu_yolo_boxes_encode,
+           [torch.tensor([[0.0, 0, 4, 3], [1, 2, 5, 9], [3, 3, 4, 6]]), torch.tensor([[1.0, 0.5, 3, 4], [0, 1, 7, 8], [3.5, 2, 3.6, 7]]), i32(2, 8, 4)], {}, [])
+    rot = torch.tensor([[[0.0, 2, 1], [1, 0, 3], [4, 5, 1.5], [3, 4, 6], [30, -45, 10]]])
+    yield ("NPU.npu_rotated_box_encode.0", C.npu_rotated_box_encode, [rot, torch.tensor([[[0.5, 1, 2], [1.5, 0.5, 2], [5, 4, 6], [4, 6, 3], [20, -30, 60]]]),
+                                                                      torch.tensor([10.0, 10, 5, 5, 1])], {}, [])
+    yield ("NPU.npu_rotated_box_decode.0", C.npu_rotated_box_decode, [rot, rand(g, 1, 5, 3, low=-0.5, high=0.5), torch.tensor([1.0, 2, 1, 2, 1])], {}, [])
+    yield ("NPU.npu_anchor_response_flags.0", C.npu_anchor_response_flags, [torch.tensor([[1.0, 2, 10, 8], [20, 5, 28, 30]]), [4, 5], [8, 8], 3], {}, [])
+    overlaps = torch.tensor([[0.1, 0.6, 0.3, 0.2, 0.05], [0.7, 0.2, 0.3, 0.2, 0.4], [0.2, 0.1, 0.3, 0.05, 0.4]])
+    yield ("NPU.npu_grid_assign_positive.0", C.npu_grid_assign_positive,
+           [torch.tensor([0.0, -1, 0, -1, 0]), overlaps, torch.tensor([1, 1, 0, 1, 1], dtype=torch.uint8), overlaps.max(0).values,
+            overlaps.argmax(0).int(), overlaps.max(1).values, overlaps.argmax(1).int(), 3, 0.5, 0.1, True], {}, [])
+    rois = torch.tensor([[0, -2, -2, 22, 22], [1, 1, 2, 14, 18.5]])
+    yield ("NPU.npu_roi_align.0", C.npu_roi_align, [rand(g, 2, 3, 6, 6), rois, 0.25, 3, 2, 2, 0], {}, [])
+    yield ("NPU.npu_roi_alignbk.0", C.npu_roi_alignbk, [rand(g, 2, 3, 3, 2), rois, [2, 3, 6, 6], 2, 3, 0.25, 2], {}, [])
+
+
+# Calls whose kernels torch_npu differentiates; the others (inference kernels) have forward entries only.
+DIFFERENTIATED = {"NPU.npu_fusion_attention_v3.0", "NPU.npu_moe_token_permute.0", "NPU.npu_moe_token_unpermute.0",
+                  "NPU.npu_moe_token_permute_with_routing_map.0", "NPU.npu_gather_sparse_index.0", "NPU.npu_cross_entropy_loss.0",
+                  "NPU.npu_group_norm_swish.0", "NPU.npu_giou.0", "NPU.npu_diou.0"}
 FORWARD_ONLY = {"NPU.npu_moe_init_routing.0", "NPU.npu_moe_compute_expert_tokens.0", "NPU.npu_moe_finalize_routing.0"}
 
 
@@ -159,13 +232,55 @@ PLANTED = [
     ("NPU.npu_grouped_matmul.0", "forward.output.0", 9, 0.02),
     ("NPU.npu_moe_init_routing.0", "forward.output.0", 7, 0.05),
     ("NPU.npu_moe_finalize_routing.0", "forward.output.0", 11, 0.02),
+    ("NPU.npu_prompt_flash_attention.0", "forward.output.0", 3, 0.02),
+    ("NPU.npu_incre_flash_attention.0", "forward.output.0", 7, 0.02),
+    ("NPU.npu_fused_infer_attention_score.0", "forward.output.1", 2, 0.05),
+    ("NPU.npu_fused_infer_attention_score_v2.0", "forward.output.0", 5, 0.02),
+    ("NPU.npu_fusion_attention_v3.0", "backward.output.2", 4, 0.05),
+    ("NPU.npu_add_rms_norm_v2.0", "forward.output.0", 1, 0.02),
+    ("NPU.npu_apply_rotary_pos_emb.0", "forward.output.1", 6, 0.05),
+    ("NPU.npu_transpose_batchmatmul.0", "forward.output.0", 8, 0.02),
+    ("NPU.npu_fused_matmul.0", "forward.output.0", 3, 0.02),
+    ("NPU.npu_moe_gating_top_k.0", "forward.output.0", 1, 0.05),
+    ("NPU.npu_moe_init_routing_v2.0", "forward.output.0", 4, 0.05),
+    ("NPU.npu_moe_token_permute.0", "forward.output.0", 9, 0.05),
+    ("NPU.npu_moe_token_unpermute.0", "backward.output.1", 3, 0.05),
+    ("NPU.npu_moe_token_permute_with_routing_map.0", "forward.output.1", 2, 0.05),
+    ("NPU.npu_moe_re_routing.0", "forward.output.0", 10, 0.05),
+    ("NPU.npu_gather_sparse_index.0", "backward.output.0", 5, 0.05),
+    ("NPU.npu_top_k_top_p.0", "forward.output.0", 0, 0.05),
+    ("NPU.npu_cross_entropy_loss.0", "forward.output.1", 6, 0.02),
+    ("NPU.npu_fused_add_topk_div.0", "forward.output.0", 5, 0.02),
+    ("NPU.npu_interleave_rope.0", "forward.output.0", 11, 0.02),
+    ("NPU.npu_mrope.0", "forward.output.1", 9, 0.02),
+    ("NPU.npu_gelu_mul.0", "forward.output.0", 4, 0.02),
+    ("NPU.npu_clipped_swiglu.0", "forward.output.0", 2, 0.02),
+    ("NPU.npu_group_norm_swish.0", "backward.output.0", 7, 0.05),
+    ("NPU.npu_normalize_batch.0", "forward.output.0", 12, 0.02),
+    ("NPU.npu_stride_add.0", "forward.output.0", 9, 0.02),
+    ("NPU.npu_ffn.0", "forward.output.0", 6, 0.02),
+    ("NPU.npu_scatter.0", "forward.output.0", 10, 0.05),
+    ("NPU.npu_giou.0", "backward.output.1", 3, 0.05),
+    ("NPU.npu_diou.0", "forward.output.0", 2, 0.05),
+    ("NPU.npu_ciou.0", "forward.output.0", 1, 0.05),
+    ("NPU.npu_yolo_boxes_encode.0", "forward.output.0", 5, 0.02),
+    ("NPU.npu_rotated_box_encode.0", "forward.output.0", 4, 0.02),
+    ("NPU.npu_rotated_box_decode.0", "forward.output.0", 8, 0.02),
+    ("NPU.npu_grid_assign_positive.0", "forward.output.0", 2, 0.5),
+    ("NPU.npu_roi_align.0", "forward.output.0", 13, 0.02),
+    ("NPU.npu_roi_alignbk.0", "forward.output.0", 21, 0.02),
 ]
+
+
+# The kernels of the first calls, differentiated unless FORWARD_ONLY.
+ORIGINAL = {"npu_fusion_attention", "npu_rms_norm", "npu_swiglu", "npu_fast_gelu", "npu_mish", "npu_rotary_mul", "npu_scaled_masked_softmax",
+            "npu_add_rms_norm", "npu_geglu", "npu_gelu", "npu_bmmV2", "npu_dtype_cast", "npu_format_cast", "npu_grouped_matmul"}
 
 
 def record_call(dump, g, key, f, args, kwargs, extra):
     """Runs one call of calls() forward and backward (output gradients drawn from g) into dump;
     forward only for FORWARD_ONLY."""
-    backward = key not in FORWARD_ONLY
+    backward = key in DIFFERENTIATED or (key not in FORWARD_ONLY and key.split(".")[1] in ORIGINAL)
 
     def leaf(a):
         if isinstance(a, list):
@@ -181,18 +296,18 @@ def record_call(dump, g, key, f, args, kwargs, extra):
     result = f(*leaves, **kwargs)
     outputs = [result] if isinstance(result, torch.Tensor) else list(result)
     # A float64 result (npu_dtype_cast's bench values) is recorded as the device's float32.
-    outputs = [o.float() if o.is_floating_point() else o for o in outputs]
+    outputs = [o.float() if isinstance(o, torch.Tensor) and o.is_floating_point() else o for o in outputs]
     if not backward:
-        dump.call(key, [detach(a) for a in args], kwargs, [o.detach() for o in outputs], extra, [], None)
+        dump.call(key, [detach(a) for a in args], kwargs, [detach(o) for o in outputs], extra, [], None)
         return
     if "keep_prob" in kwargs:
         # No dropout here: the recorded output stands for a device that drew one.
         outputs[0] = outputs[0] * (torch.rand(outputs[0].shape, generator=g) < 0.9) / 0.9
     diff = [t for a in leaves for t in (a if isinstance(a, list) else [a]) if isinstance(t, torch.Tensor) and t.requires_grad]
-    gy = [torch.randn(o.shape, generator=g) if o.requires_grad else None for o in outputs]
+    gy = [torch.randn(o.shape, generator=g) if isinstance(o, torch.Tensor) and o.requires_grad else None for o in outputs]
     pairs = [(o, d) for o, d in zip(outputs, gy) if d is not None]
     grads = torch.autograd.grad([o for o, _ in pairs], diff, [d for _, d in pairs])
-    dump.call(key, [detach(a) for a in args], kwargs, [o.detach() for o in outputs], extra, gy + [None] * len(extra[:1]), list(grads))
+    dump.call(key, [detach(a) for a in args], kwargs, [detach(o) for o in outputs], extra, gy + [None] * len(extra[:1]), list(grads))
 
 
 def record(out):
