@@ -315,3 +315,15 @@ def test_the_detection_references_agree_with_their_compositions():
     ramp = torch.arange(1, 37, dtype=torch.float64).reshape(1, 1, 6, 6)
     out = npu_bench.ref_npu_roi_align(ramp, rois[:1], 0.25, 3, 3, 2, 0)
     assert out.reshape(-1).tolist() == [4.5, 6.5, 8.5, 16.5, 18.5, 20.5, 28.5, 30.5, 32.5]
+
+
+def test_what_the_kernels_leave_undetermined_is_refused_not_guessed():
+    """A nucleus boundary within float32's rounding is refused; restore_shape does not reshape (torch_npu
+    passes it to the kernel only); decoding attention ignores the sparse mode and its tokens."""
+    with pytest.raises(NotImplementedError, match="nucleus boundary"):
+        npu_bench.ref_npu_top_k_top_p(torch.zeros(1, 4, dtype=torch.float64), p=torch.tensor([0.5], dtype=torch.float64))
+    out = npu_bench.ref_npu_moe_token_unpermute(rand(4, 3), torch.tensor([0, 1, 2, 3], dtype=torch.int32), rand(2, 2), restore_shape=[1, 2, 3])
+    assert out.shape == (2, 3)
+    q, k, v = rand(2, 1, 16), rand(2, 5, 16), rand(2, 5, 16)
+    causal = npu_bench.ref_npu_fused_infer_attention_score(q, k, v, num_heads=2, sparse_mode=2, next_tokens=0)[0]
+    assert torch.allclose(causal, npu_bench.ref_npu_fused_infer_attention_score(q, k, v, num_heads=2)[0])

@@ -653,7 +653,7 @@ ROUNDING = {
     "NPU.npu_incre_flash_attention": ("composite",),
     "NPU.npu_fused_infer_attention_score": ("composite",),
     "NPU.npu_fused_infer_attention_score_v2": ("composite",),
-    "NPU.npu_fusion_attention_v3": ("composite",),
+    "NPU.npu_fusion_attention_v3": ("parts", "npu_fusion_attention", "nothing", ("query", "key", "value", "head_num", "input_layout", "pse", "padding_mask", "atten_mask", "scale", "keep_prob", "pre_tockens", "next_tockens", "inner_precise", "prefix", "actual_seq_qlen", "actual_seq_kvlen", "sparse_mode", "gen_mask_parallel", "sync", "softmax_layout", "sink")),
     "NPU.npu_moe_gating_top_k": ("composite",),
     "NPU.npu_moe_init_routing": ("composite",),
     "NPU.npu_moe_compute_expert_tokens": ("composite",),
@@ -2006,8 +2006,8 @@ ROUNDING_FACTORS = {
     "embedding": {"float16": ((4.0, "float16"), (4.0, "float16")), "bfloat16": ((4.0, "bfloat16"), (4.0, "bfloat16")), "float32": ((64.0, "float32"), (64.0, "float32")), "float64": ((64.0, "float64"), (64.0, "float64"))},
     "sdpa": {"float16": ((4.0, "float16"), (4.0, "float16")), "bfloat16": ((4.0, "bfloat16"), (4.0, "bfloat16")), "float32": ((64.0, "float32"), (64.0, "float32")), "float64": ((64.0, "float64"), (64.0, "float64"))},
     "batch_norm": {"float16": ((4.0, "float16"), (4.0, "float16")), "bfloat16": ((4.0, "bfloat16"), (4.0, "bfloat16")), "float32": ((64.0, "float32"), (64.0, "float32")), "float64": ((64.0, "float64"), (64.0, "float64"))},
-    "flash_attention_score": {"float16": ((4.0, "float16"), (4.0, "float16")), "bfloat16": ((4.0, "bfloat16"), (4.0, "bfloat16")), "float32": ((64.0, "float32"), (64.0, "float32")), "float64": ((64.0, "float64"), (64.0, "float64"))},
     "npu_fusion_attention": {"float16": ((4.0, "float16"), (4.0, "float16")), "bfloat16": ((4.0, "bfloat16"), (4.0, "bfloat16")), "float32": ((64.0, "float32"), (64.0, "float32")), "float64": ((64.0, "float64"), (64.0, "float64"))},
+    "flash_attention_score": {"float16": ((4.0, "float16"), (4.0, "float16")), "bfloat16": ((4.0, "bfloat16"), (4.0, "bfloat16")), "float32": ((64.0, "float32"), (64.0, "float32")), "float64": ((64.0, "float64"), (64.0, "float64"))},
 }
 # The parameters whose integers are operands of terms and sums (ops::OPERANDS).
 ROUNDING_OPERANDS = frozenset(["input", "other", "alpha", "beta", "value", "tensor1", "tensor2", "mat1", "mat2", "batch1", "batch2", "mat", "vec", "vec1", "vec2", "weight", "bias", "source", "src"])

@@ -824,6 +824,11 @@ def ref_npu_fused_infer_attention_score(query, key, value, *, atten_mask=None, n
         raise NotImplementedError("a quantized, paged, shifted or per-sequence fused inference attention is not replayed")
     if input_layout not in ("BSH", "BSND", "BNSD"):
         raise NotImplementedError(f"fused inference attention in layout {input_layout} is not replayed")
+    if query.shape[2 if input_layout == "BNSD" else 1] == 1:
+        # Decoding: the kernel ignores the sparse mode and the tokens; a [B, KV_S] mask is per batch.
+        sparse_mode, pre_tokens, next_tokens = 0, 2147483647, 2147483647
+        if atten_mask is not None and atten_mask.dim() == 2:
+            atten_mask = atten_mask.reshape(atten_mask.shape[0], 1, 1, atten_mask.shape[1])
     out, mx, sm = ref_npu_fusion_attention(query, key, value, num_heads, input_layout, atten_mask=atten_mask, scale=scale,
                                            pre_tockens=pre_tokens, next_tockens=next_tokens, sparse_mode=sparse_mode)
     if not softmax_lse_flag:
@@ -874,7 +879,8 @@ def ref_npu_moe_token_permute(tokens, indices, num_out_tokens=None, padded_mode=
 
 def ref_npu_moe_token_unpermute(permuted_tokens, sorted_indices, probs=None, padded_mode=False, restore_shape=None):
     """torch_npu.npu_moe_token_unpermute: out[t] = sum_k probs[t, k] * permuted_tokens[sorted_indices[t*K + k]];
-    an index past the rows (a dropped pair) adds nothing."""
+    an index past the rows (a dropped pair) adds nothing; [tokens, hidden] whatever restore_shape says
+    (torch_npu passes it to the kernel only)."""
     if padded_mode:
         raise NotImplementedError("npu_moe_token_unpermute with padded_mode is not replayed")
     k = 1 if probs is None else probs.shape[1]
@@ -883,7 +889,7 @@ def ref_npu_moe_token_unpermute(permuted_tokens, sorted_indices, probs=None, pad
     at = torch.where((at >= 0) & (at < permuted_tokens.shape[0]), at, permuted_tokens.shape[0])
     picked = rows[at[:at.numel() // k * k]].reshape(-1, k, permuted_tokens.shape[1])
     out = (picked if probs is None else picked * probs.unsqueeze(-1)).sum(1)
-    return out.reshape(restore_shape) if restore_shape is not None and math.prod(restore_shape) == out.numel() else out
+    return out
 
 
 def ref_npu_moe_token_permute_with_routing_map(tokens, routing_map, *, probs=None, num_out_tokens=None, drop_and_pad=False):
@@ -927,7 +933,9 @@ def ref_npu_gather_sparse_index(input, index):
 def ref_npu_top_k_top_p(logits, p=None, k=None):
     """torch_npu.npu_top_k_top_p: per row, logits below the k-th largest to -inf (ties kept; k <= 0 or
     >= V: no top-k), then, in ascending order, those whose cumulative softmax is at most 1 - p (the
-    largest kept); kept values are the logits themselves."""
+    largest kept); kept values are the logits themselves. A row whose nucleus boundary lies within
+    float32's rounding of the cumulative sum (V * 2^-24) is not replayed: the device's choice there
+    is not determined by the values."""
     if p is None and k is None:
         raise ValueError("npu_top_k_top_p needs p or k")
     out = logits.clone()
@@ -943,6 +951,8 @@ def ref_npu_top_k_top_p(logits, p=None, k=None):
             total, run = sum(w), 0.0
             for j in range(v - 1):
                 run += w[j] / total
+                if abs(run - (1 - float(p[r]))) <= v * 2.0 ** -24:
+                    raise NotImplementedError(f"npu_top_k_top_p: row {r}'s nucleus boundary is within float32's rounding")
                 vals[j] = -math.inf if run <= 1 - float(p[r]) else vals[j]
         for j, i in enumerate(order):
             out[r, i] = vals[j]
@@ -1065,6 +1075,8 @@ def ref_npu_group_norm_swish(input, num_groups, weight, bias, eps=1e-5, swish_sc
 def ref_npu_normalize_batch(self, seq_len, normalize_type=0):
     """torch_npu.npu_normalize_batch, self [B, C, T]: (x - mean) / (std + 1e-5), mean and unbiased std
     over each sequence's first seq_len steps, per channel (type 0) or over all channels (type 1)."""
+    if normalize_type not in (0, 1):
+        raise ValueError(f"npu_normalize_batch: normalize_type {normalize_type} (0 or 1)")
     out = []
     for b in range(self.shape[0]):
         seen = self[b, :, :int(seq_len[b])]
@@ -1201,6 +1213,8 @@ def ref_npu_ciou(self, gtboxes, trans=False, is_cross=True, mode=0, atan_sub_fla
 
 def ref_npu_yolo_boxes_encode(self, gt_bboxes, stride, performance_mode=False):
     """torch_npu.npu_yolo_boxes_encode: mmdetection's YOLO coder (eps 1e-6)."""
+    if performance_mode:
+        raise NotImplementedError("npu_yolo_boxes_encode with performance_mode (a float16 path) is not replayed")
     eps = 1e-6
 
     def centre(b):
@@ -1252,6 +1266,9 @@ def ref_npu_grid_assign_positive(self, overlaps, box_responsible_flags, max_over
     later boxes winning)."""
     out = self.clone()
     ok = box_responsible_flags.bool()
+    # The kernel compares in float32, its thresholds float32 attributes.
+    pos_iou_thr, min_pos_iou = torch.tensor(pos_iou_thr, dtype=torch.float32), torch.tensor(min_pos_iou, dtype=torch.float32)
+    overlaps, max_overlaps, gt_max_overlaps = overlaps.float(), max_overlaps.float(), gt_max_overlaps.float()
     hit = ok & (max_overlaps > pos_iou_thr)
     out[hit] = (argmax_overlaps[hit] + 1).to(out.dtype)
     for g in range(min(int(num_gts), overlaps.shape[0])):

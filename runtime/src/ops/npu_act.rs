@@ -5,9 +5,11 @@
 //! `npu_gelu_mul`, `npu_clipped_swiglu`, `npu_group_norm_swish` (the only
 //! one differentiated), `npu_normalize_batch`, `npu_stride_add`, `npu_ffn`
 //! (unquantized), `npu_scatter` (ArgMaxGrad's scatter) and
-//! `npu_convert_weight_to_int4pack`. Each computes in float64 and rounds
+//! `npu_convert_weight_to_int4pack`. Those computed here in float64 round
 //! once to the output dtype, as the kernels compute in float32 and cast
-//! once. Cases: runtime/tests/npu/oracles.py.
+//! once; `npu_gelu_mul`, `npu_stride_add`, `npu_ffn` and
+//! `npu_group_norm_swish` run through the table's entries and candle's ops
+//! (so an emulated device rounds their steps). Cases: runtime/tests/npu/oracles.py.
 
 use candle_core::{Tensor, D};
 
@@ -104,6 +106,9 @@ fn mrope(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
             let x = b.tensor(name)?;
             let mut v = x.to_f64_vec()?;
             let width = v.len() / cos.len().max(1);
+            if width % hs != 0 || width < rd {
+                return Err(Error::Arg(format!("npu_mrope: {name} rows of {width} are not heads of {hs}")));
+            }
             for (t, row) in v.chunks_mut(width.max(1)).enumerate() {
                 for head in row.chunks_mut(hs) {
                     let lane = |l: usize| if interleave { (2 * l, 2 * l + 1) } else { (l, l + half) };
@@ -152,7 +157,7 @@ fn clipped_swiglu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         .flat_map(|row| {
             (0..width / 2).map(move |i| {
                 let (a, c) = if interleaved { (row[2 * i], row[2 * i + 1]) } else { (row[i], row[width / 2 + i]) };
-                let a = a.min(limit);
+                let a = if a > limit { limit } else { a }; // NaN stays NaN
                 a / (1.0 + (-alpha * a).exp()) * (c.clamp(-limit, limit) + bias)
             })
         })
@@ -185,7 +190,11 @@ fn normalize_batch(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     if lengths.len() != bs || lengths.iter().any(|&l| l < 2.0 || l as usize > t) {
         return Err(Error::Arg(format!("npu_normalize_batch: seq_len {lengths:?} for {bs} sequences of {t} steps (at least 2 each)")));
     }
-    let per_channel = b.int("normalize_type")? == 0;
+    let per_channel = match b.int("normalize_type")? {
+        0 => true,
+        1 => false,
+        other => return Err(Error::Arg(format!("npu_normalize_batch: normalize_type {other} (0 per feature, 1 over all features)"))),
+    };
     let mut v = x.to_f64_vec()?;
     for (i, &len) in lengths.iter().enumerate() {
         let len = len as usize;

@@ -485,6 +485,15 @@ fn scores(r: &crate::spec::Replay, layout: (usize, Option<&str>), pse_key: &str)
     }
 }
 
+/// What the replay knows of npu_fusion_attention, and of its graph-mode
+/// `npu_fusion_attention_v3` (the same kernel under the same keywords).
+pub(super) const FUSION_ATTENTION_FACTS: &[Fact] = &[
+    Fact::Slicing(Slicing::FusionAttention),
+    Fact::TokenMask(NPU_TOKENS),
+    Fact::Intermediates(npu_scores),
+    Fact::Rounding(Rounding::Parts(Parts { name: "npu_fusion_attention", rest: Rest::Nothing, magnitude: npu_parts })),
+];
+
 /// The entry.
 pub static OPS: &[Op] = &[Op {
     names: &["NPU.npu_fusion_attention"],
@@ -493,11 +502,7 @@ pub static OPS: &[Op] = &[Op {
     backward: true,
     standard: Standard::Accuracy,
     random: false,
-    facts: &[Fact::Slicing(Slicing::FusionAttention),
-        Fact::TokenMask(NPU_TOKENS),
-        Fact::Intermediates(npu_scores),
-        Fact::Rounding(Rounding::Parts(Parts { name: "npu_fusion_attention", rest: Rest::Nothing, magnitude: npu_parts })),
-    ],
+    facts: FUSION_ATTENTION_FACTS,
 }];
 
 #[cfg(test)]

@@ -16,8 +16,9 @@ use crate::dtype::TDType;
 use crate::error::{Error, Result};
 use crate::value::{Value, T};
 
-/// Elementwise arithmetic through the table's entries, so autograd and
-/// the device's rounding are theirs.
+/// Elementwise arithmetic through the table's entries, so autograd is
+/// theirs (an emulated half-precision device rounds each step, where the
+/// kernels compute in float32 and cast once).
 struct Calc<'a>(&'a Ctx);
 
 impl Calc<'_> {
@@ -52,6 +53,15 @@ impl Calc<'_> {
 
 fn num(v: f64) -> Value {
     Value::Float(v)
+}
+
+/// `x` raised to `low` when below it, NaN kept (as the kernels' Maxs).
+fn floor_at(x: f64, low: f64) -> f64 {
+    if x < low {
+        low
+    } else {
+        x
+    }
 }
 
 /// A box tensor `[4, N]`'s corners (x1, y1, x2, y2) as rows `[N]` (or
@@ -176,6 +186,9 @@ fn rows_of(t: &T, width: usize, what: &str) -> Result<Vec<Vec<f64>>> {
 /// mmdetection's YOLO coder (eps 1e-6): centre offsets per stride + 0.5,
 /// clamped to [eps, 1 - eps]; log size ratios, the ratio clamped below at eps.
 fn yolo_boxes_encode(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
+    if b.bool("performance_mode")? {
+        return Err(Error::Unsupported("npu_yolo_boxes_encode with performance_mode (a float16 path documented to 5e-3) is not replayed".into()));
+    }
     let gt = b.tensor("gt_bboxes")?;
     let (anchors, truth) = (rows_of(b.tensor("self")?, 4, "npu_yolo_boxes_encode: self")?, rows_of(gt, 4, "npu_yolo_boxes_encode: gt_bboxes")?);
     let stride = b.tensor("stride")?.to_f64_vec()?;
@@ -190,7 +203,7 @@ fn yolo_boxes_encode(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         .zip(&stride)
         .flat_map(|((a, g), s)| {
             let ((ax, ay, aw, ah), (gx, gy, gw, gh)) = (centre(a), centre(g));
-            [((gx - ax) / s + 0.5).clamp(eps, 1.0 - eps), ((gy - ay) / s + 0.5).clamp(eps, 1.0 - eps), (gw / aw).max(eps).ln(), (gh / ah).max(eps).ln()]
+            [((gx - ax) / s + 0.5).clamp(eps, 1.0 - eps), ((gy - ay) / s + 0.5).clamp(eps, 1.0 - eps), floor_at(gw / aw, eps).ln(), floor_at(gh / ah, eps).ln()]
         })
         .collect();
     Ok(vec![values_out(ctx, out, gt.dims(), gt.dtype)?])
@@ -208,7 +221,7 @@ fn rotated_centres(t: &T, what: &str) -> Result<(Vec<[f64; 5]>, [usize; 3])> {
     let boxes = (0..bs)
         .flat_map(|b| (0..n).map(move |i| (b, i)))
         .map(|(b, i)| {
-            let (w, h) = ((at(b, 2, i) - at(b, 0, i)).max(1.0), (at(b, 3, i) - at(b, 1, i)).max(1.0));
+            let (w, h) = (floor_at(at(b, 2, i) - at(b, 0, i), 1.0), floor_at(at(b, 3, i) - at(b, 1, i), 1.0));
             [at(b, 0, i) + 0.5 * w, at(b, 1, i) + 0.5 * h, w, h, at(b, 4, i)]
         })
         .collect();
@@ -281,6 +294,9 @@ fn anchor_response_flags(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         <[i64; 2]>::try_from(size).map_err(|_| Error::Arg("featmap_size: [h, w]".into()))?,
         <[i64; 2]>::try_from(stride).map_err(|_| Error::Arg("stride: two values".into()))?,
     );
+    if h <= 0 || w <= 0 || sx <= 0 || sy <= 0 {
+        return Err(Error::Arg(format!("npu_anchor_response_flags: featmap_size [{h}, {w}] and stride [{sx}, {sy}] must be positive")));
+    }
     let anchors = b.int("num_base_anchors")?.max(0) as usize;
     let mut cells = vec![0.0; (h * w).max(0) as usize];
     for r in &boxes {
@@ -309,16 +325,17 @@ fn grid_assign_positive(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     if [flags.len(), max.len(), argmax.len()].iter().any(|&l| l != n) || overlaps.len() % n.max(1) != 0 {
         return Err(Error::Arg("npu_grid_assign_positive: one flag, max and argmax per box, overlaps [gts, boxes]".into()));
     }
-    let (pos_thr, min_pos) = (b.float("pos_iou_thr")?, b.float("min_pos_iou")?);
+    // The kernel takes the thresholds as float32 attributes and compares in float32.
+    let (pos_thr, min_pos) = (b.float("pos_iou_thr")? as f32, b.float("min_pos_iou")? as f32);
     for i in 0..n {
-        if max[i] > pos_thr && flags[i] != 0.0 {
+        if max[i] as f32 > pos_thr && flags[i] != 0.0 {
             out[i] = argmax[i] + 1.0;
         }
     }
     let gts = (b.int("num_gts")?.max(0) as usize).min(overlaps.len() / n.max(1)).min(gt_max.len());
-    for g in (0..gts).filter(|&g| gt_max[g] > min_pos) {
+    for g in (0..gts).filter(|&g| gt_max[g] as f32 > min_pos) {
         if b.bool("gt_max_assign_all")? {
-            for i in (0..n).filter(|&i| overlaps[g * n + i] == gt_max[g] && flags[i] != 0.0) {
+            for i in (0..n).filter(|&i| overlaps[g * n + i] as f32 == gt_max[g] as f32 && flags[i] != 0.0) {
                 out[i] = (g + 1) as f64;
             }
         } else if let Some(j) = gt_argmax.get(g).map(|&j| j as usize).filter(|&j| j < n && flags[j] != 0.0) {
@@ -379,7 +396,7 @@ fn roi_taps(rois: &T, (h, w): (usize, usize), scale: f64, (ph, pw): (usize, usiz
             }
             let (mut rw, mut rh) = (x1 - x0, y1 - y0);
             if mode < 2 {
-                (rw, rh) = (rw.max(1.0), rh.max(1.0));
+                (rw, rh) = (floor_at(rw, 1.0), floor_at(rh, 1.0));
             }
             let (bw, bh) = (rw / pw as f64, rh / ph as f64);
             let (gw, gh) = if sample > 0 { (sample as usize, sample as usize) } else { (bw.ceil() as usize, bh.ceil() as usize) };

@@ -392,7 +392,9 @@ const FIA_V2: InferKeys = InferKeys {
 /// attention_out for the same heads, mask, scale, tokens and sparse mode
 /// (key/value heads from their shape), and the softmax log-sum-exp
 /// (max + ln sum, `[B, N, S1, 1]` float32) when asked for, else torch_npu's
-/// placeholder: one float32 zero.
+/// placeholder: one float32 zero. With one query token (decoding) the
+/// kernel ignores the sparse mode and the tokens, and takes a `[B, KV_S]`
+/// mask per batch.
 fn fused_infer_attention(ctx: &Ctx, b: &Bound, keys: &InferKeys) -> Result<Vec<Value>> {
     if let Some(p) = keys.extras.iter().find(|p| !b.is_none(p)) {
         return Err(Error::Unsupported(format!("{} with {p} is not replayed", keys.api)));
@@ -401,14 +403,21 @@ fn fused_infer_attention(ctx: &Ctx, b: &Bound, keys: &InferKeys) -> Result<Vec<V
     if !matches!(layout, "BSH" | "BSND" | "BNSD") {
         return Err(Error::Unsupported(format!("{} in layout {layout} is not replayed (BSH, BSND and BNSD are)", keys.api)));
     }
+    let query = b.tensor("query")?;
+    let decoding = query.dims().get(if layout == "BNSD" { 2 } else { 1 }) == Some(&1);
     let args = vec![b.value("query").clone(), b.value("key").clone(), b.value("value").clone(), b.value(keys.heads).clone(), b.value("input_layout").clone()];
-    let kwargs = [
-        ("atten_mask", b.value("atten_mask").clone()),
-        ("scale", b.value(keys.scale).clone()),
-        ("pre_tockens", b.value("pre_tokens").clone()),
-        ("next_tockens", b.value("next_tokens").clone()),
-        ("sparse_mode", b.value("sparse_mode").clone()),
-    ];
+    let mut mask = b.value("atten_mask").clone();
+    if let (true, Value::Tensor(m)) = (decoding, &mask) {
+        if let [batch, kv] = *m.dims() {
+            mask = Value::Tensor(T { t: m.t.reshape((batch, 1, 1, kv))?, dtype: m.dtype });
+        }
+    }
+    let (sparse, pre, next) = if decoding {
+        (Value::Int(0), Value::Int(2147483647), Value::Int(2147483647))
+    } else {
+        (b.value("sparse_mode").clone(), b.value("pre_tokens").clone(), b.value("next_tokens").clone())
+    };
+    let kwargs = [("atten_mask", mask), ("scale", b.value(keys.scale).clone()), ("pre_tockens", pre), ("next_tockens", next), ("sparse_mode", sparse)];
     let mut out = rebind(ctx, "NPU.npu_fusion_attention", args, &kwargs)?.into_iter();
     let attention = out.next().ok_or_else(|| Error::Arg(format!("{}: no attention_out", keys.api)))?;
     let lse = if b.bool(keys.lse)? {
@@ -514,7 +523,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[],
+        facts: super::npu_attention::FUSION_ATTENTION_FACTS,
     },
     kernel(
         &["NPU.npu_moe_gating_top_k"],

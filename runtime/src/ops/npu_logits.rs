@@ -5,7 +5,7 @@
 //! probabilities) and ATB's `npu_fused_add_topk_div` (group-limited top-k
 //! of biased sigmoid scores, renormalized). Cases: runtime/tests/npu/oracles.py.
 
-use super::{entry, rebind, Op, Standard};
+use super::{entry, rebind, Fact, Op, Standard};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::dtype::TDType;
@@ -18,17 +18,21 @@ fn matrix(t: &T, what: &str) -> Result<(Vec<f64>, usize, usize)> {
     Ok((t.to_f64_vec()?, rows, cols))
 }
 
-/// The stable ascending order of one row.
+/// The stable ascending order of one row, as torch's stable sort: -0.0
+/// and 0.0 equal (in index order), NaN last.
 fn ascending(row: &[f64]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..row.len()).collect();
-    order.sort_by(|&a, &b| row[a].total_cmp(&row[b]));
+    order.sort_by(|&a, &b| row[a].partial_cmp(&row[b]).unwrap_or_else(|| row[a].is_nan().cmp(&row[b].is_nan())));
     order
 }
 
 /// `npu_top_k_top_p(logits, p=None, k=None)`: per row, logits below the
 /// k-th largest set to -inf (ties kept; k ≤ 0 or ≥ V: no top-k), then,
 /// in ascending order, those whose cumulative softmax is at most 1 - p
-/// (the largest always kept). Kept values are the logits themselves.
+/// (the largest always kept). Kept values are the logits themselves. A
+/// row whose nucleus boundary lies within float32's rounding of the
+/// cumulative sum (V·2⁻²⁴) is not replayed: which logit the device keeps
+/// there is not determined by the values.
 fn top_k_top_p(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let logits = b.tensor("logits")?;
     let (mut x, rows, v) = matrix(logits, "npu_top_k_top_p: logits")?;
@@ -37,6 +41,10 @@ fn top_k_top_p(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     if p.is_none() && k.is_none() {
         return Err(Error::Arg("npu_top_k_top_p: p or k".into()));
     }
+    if let Some(short) = [&p, &k].into_iter().flatten().find(|v| v.len() != rows) {
+        return Err(Error::Arg(format!("npu_top_k_top_p: p and k have one value per row ({rows}), got {}", short.len())));
+    }
+    let margin = v as f64 * f64::from(f32::EPSILON) / 2.0;
     for r in 0..rows {
         let row = &mut x[r * v..(r + 1) * v];
         let order = ascending(row);
@@ -52,6 +60,11 @@ fn top_k_top_p(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
             let mut cumulative = 0.0;
             for (s, w) in sorted.iter_mut().zip(&weights).take(v - 1) {
                 cumulative += w / total;
+                if (cumulative - (1.0 - p[r])).abs() <= margin {
+                    return Err(Error::Unsupported(format!(
+                        "npu_top_k_top_p: row {r}'s nucleus boundary is within float32's rounding of the cumulative softmax (V·2⁻²⁴): which logit the device keeps there is not determined"
+                    )));
+                }
                 if cumulative <= 1.0 - p[r] {
                     *s = f64::NEG_INFINITY;
                 }
@@ -140,13 +153,16 @@ fn fused_add_topk_div(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// The entries.
 pub static OPS: &[Op] = &[
     entry(&["NPU.npu_top_k_top_p"], "logits, p=None, k=None", top_k_top_p, false, Standard::Exact),
-    entry(
+    Op {
+        facts: &[Fact::ClassTargets],
+        ..entry(
         &["NPU.npu_cross_entropy_loss"],
         "input, target, weight=None, reduction='mean', ignore_index=-100, label_smoothing=0.0, lse_square_scale_for_zloss=0.0, return_zloss=False",
         cross_entropy_loss,
         true,
         Standard::Accuracy,
-    ),
+    )
+    },
     entry(
         &["NPU.npu_fused_add_topk_div"],
         "x, add_num, *, mapping_num=None, mapping_table=None, activation_type=None, group_num=1, group_topk=1, n=1, k=1, is_norm=True, scale=1.0, enable_expert_mapping=False",
@@ -155,3 +171,40 @@ pub static OPS: &[Op] = &[
         Standard::Accuracy,
     ),
 ];
+
+#[cfg(test)]
+mod tests {
+    use candle_core::DType;
+
+    use crate::ctx::Ctx;
+    use crate::dtype::TDType;
+    use crate::ops::lookup;
+    use crate::spec::Framework;
+    use crate::value::{Value, T};
+
+    fn tensor(values: Vec<f64>, shape: &[usize]) -> Value {
+        Value::Tensor(T::from_f64(values, shape, TDType::F64, DType::F64, &crate::device::host()).unwrap())
+    }
+
+    /// Equal logits put the cumulative softmax exactly on 1 - p: the kept
+    /// logit is not determined, and the call says so instead of guessing.
+    #[test]
+    fn a_nucleus_boundary_within_float32_rounding_is_refused() {
+        let op = lookup(Framework::PyTorch, "NPU.npu_top_k_top_p").unwrap();
+        let run = |p: f64| {
+            crate::exec::run(
+                op,
+                "NPU.npu_top_k_top_p",
+                vec![tensor(vec![0.0; 4], &[1, 4])],
+                vec![("p".into(), tensor(vec![p], &[1]))],
+                &[],
+                None,
+                &Ctx::bench(0),
+            )
+        };
+        let refused = run(0.5).expect_err("refused").to_string();
+        assert!(refused.contains("row 0's nucleus boundary is within float32's rounding"), "{refused}");
+        let kept = run(0.6).unwrap().outputs.remove(0);
+        assert_eq!(kept.tensor("out").unwrap().to_f64_vec().unwrap(), [f64::NEG_INFINITY, 0.0, 0.0, 0.0]);
+    }
+}

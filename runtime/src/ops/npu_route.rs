@@ -58,7 +58,11 @@ fn token_permute(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         return Err(Error::Unsupported("npu_moe_token_permute with padded_mode (not implemented by the kernel) is not replayed".into()));
     }
     let (tokens, indices) = (b.tensor("tokens")?, b.tensor("indices")?);
-    let k = if indices.rank() == 1 { 1 } else { indices.dims()[1] };
+    let k = match indices.dims() {
+        [_] => 1,
+        [_, k] => *k,
+        d => return Err(Error::Arg(format!("npu_moe_token_permute: indices are [tokens] or [tokens, k], got {d:?}"))),
+    };
     let experts = index_values(indices)?;
     let numel = experts.len() as i64;
     let n = b.opt_int("num_out_tokens")?.unwrap_or(0);
@@ -71,7 +75,8 @@ fn token_permute(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// `npu_moe_token_unpermute(permuted_tokens, sorted_indices, probs=None,
 /// padded_mode=False, restore_shape=None)`: out[t] = Σ_k probs[t, k] ·
 /// permuted_tokens[sorted_indices[t·K + k]], an index past the rows adding
-/// nothing (K = 1 without probs).
+/// nothing (K = 1 without probs), `[tokens, hidden]` whatever
+/// `restore_shape` says (torch_npu passes it to the kernel only).
 fn token_unpermute(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     if b.bool("padded_mode")? {
         return Err(Error::Unsupported("npu_moe_token_unpermute with padded_mode is not replayed".into()));
@@ -79,7 +84,7 @@ fn token_unpermute(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let x = b.tensor("permuted_tokens")?;
     let [n, h] = *x.dims() else { return Err(Error::Arg("npu_moe_token_unpermute: permuted_tokens is [rows, hidden]".into())) };
     let probs = b.opt_tensor("probs")?;
-    let k = probs.map(|p| p.dims().get(1).copied().unwrap_or(1)).unwrap_or(1);
+    let k = probs.map(|p| p.dims().get(1).copied().unwrap_or(1)).unwrap_or(1).max(1);
     let at = index_values(b.tensor("sorted_indices")?)?;
     let t = at.len() / k;
     let padded = Tensor::cat(&[&x.t, &Tensor::zeros((1, h), x.t.dtype(), x.t.device())?], 0)?;
@@ -89,10 +94,6 @@ fn token_unpermute(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         rows = rows.broadcast_mul(&p.t.reshape((t * k, 1))?)?;
     }
     let out = rows.reshape((t, k, h))?.sum(1)?;
-    let out = match b.opt_ints("restore_shape")? {
-        Some(shape) if shape.iter().product::<i64>() == (t * h) as i64 => out.reshape(shape.iter().map(|&d| d as usize).collect::<Vec<_>>())?,
-        _ => out,
-    };
     Ok(vec![Value::Tensor(ctx.out(out, x.dtype)?)])
 }
 
@@ -132,8 +133,9 @@ fn permute_with_routing_map(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// (permuted_tokens, permuted_scales, permute_token_idx, expert_token_num):
 /// rows that arrive rank after rank, each rank's expert after expert,
 /// regrouped expert after expert, each expert's rank after rank; the
-/// gather index (int32) and each expert's count. Rows past the counted ones,
-/// and scales without `per_token_scales`, are unspecified (None).
+/// gather index (int32) and each expert's count. When the counts do not
+/// cover the rows exactly, the rows, scales and index are unspecified
+/// (None), as the scales are without `per_token_scales`.
 fn re_routing(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     if b.int("expert_token_num_type")? != 1 || b.int("idx_type")? != 0 {
         return Err(Error::Unsupported("npu_moe_re_routing is replayed with expert_token_num_type 1 and idx_type 0".into()));

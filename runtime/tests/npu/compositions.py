@@ -463,7 +463,12 @@ def npu_incre_flash_attention(query, key, value, *, atten_mask=None, num_heads=1
 
 def npu_fused_infer_attention_score(query, key, value, *, atten_mask=None, num_heads=1, scale=1.0, pre_tokens=2147483647, next_tokens=2147483647,
                                     input_layout="BSH", sparse_mode=0, softmax_lse_flag=False, **_):
-    """npu_fusion_attention's attention_out and, when asked for, lse = max + ln(sum) as [B, N, S1, 1]."""
+    """npu_fusion_attention's attention_out and, when asked for, lse = max + ln(sum) as [B, N, S1, 1];
+    one query token ignores the sparse mode and tokens, its [B, KV_S] mask per batch."""
+    if query.shape[2 if input_layout == "BNSD" else 1] == 1:
+        sparse_mode, pre_tokens, next_tokens = 0, 2147483647, 2147483647
+        if atten_mask is not None and atten_mask.dim() == 2:
+            atten_mask = atten_mask[:, None, None, :]
     out, mx, sm = npu_fusion_attention(query, key, value, num_heads, input_layout, atten_mask=atten_mask, scale=scale,
                                        pre_tockens=pre_tokens, next_tockens=next_tokens, sparse_mode=sparse_mode)
     lse = mx[..., :1] + torch.log(sm[..., :1]) if softmax_lse_flag else torch.zeros(1)

@@ -377,6 +377,10 @@ case("NPU.npu_fused_infer_attention_score", T(2, 4, 16), T(2, 4, 16), T(2, 4, 16
      composition=C.npu_fused_infer_attention_score, constants=[0, 1, 2])
 case("NPU.npu_fused_infer_attention_score", T(2, 2, 4, 8), T(2, 1, 5, 8), T(2, 1, 5, 8), num_heads=2, scale=0.35, input_layout="BNSD",
      num_key_value_heads=1, atten_mask=causal_mask(4, 5), composition=C.npu_fused_infer_attention_score, constants=[0, 1, 2])
+# Decoding (one query token): sparse mode and tokens ignored, a [B, KV_S] mask per batch.
+case("NPU.npu_fused_infer_attention_score", T(2, 1, 16), T(2, 5, 16), T(2, 5, 16), num_heads=2, scale=0.35, sparse_mode=2, next_tokens=0,
+     atten_mask=V([[False, False, True, False, True], [False, True, False, False, False]], "bool"), composition=C.npu_fused_infer_attention_score,
+     constants=[0, 1, 2])
 case("NPU.npu_fused_infer_attention_score_v2", T(2, 1, 32), T(2, 5, 16), T(2, 5, 16), num_query_heads=4, num_key_value_heads=2, softmax_scale=0.25,
      return_softmax_lse=True, composition=C.npu_fused_infer_attention_score_v2, constants=[0, 1, 2])
 # npu_fusion_attention for graph mode: its sequence lengths as tensors (TND), differentiated like it.
