@@ -13,6 +13,7 @@
 
 use candle_core::{Tensor, D};
 
+use super::npu_infer::first;
 use super::npu_misc::group_norm_parts;
 use super::{entry, rebind, Op, Standard};
 use crate::bind::Bound;
@@ -24,10 +25,6 @@ use crate::value::{Value, T};
 /// Float64 values computed here, as a tensor of `dtype` (rounded once).
 pub(super) fn values_out(ctx: &Ctx, values: Vec<f64>, shape: &[usize], dtype: TDType) -> Result<Value> {
     Ok(Value::Tensor(ctx.out(Tensor::from_vec(values, shape, &ctx.device)?.to_dtype(ctx.compute)?, dtype)?))
-}
-
-fn first(v: Vec<Value>) -> Result<Value> {
-    v.into_iter().next().ok_or_else(|| Error::Arg("an entry returned nothing".into()))
 }
 
 /// `npu_interleave_rope(x, cos, sin)`, x `[B, N, S, D]`: x's lanes

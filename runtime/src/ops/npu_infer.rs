@@ -20,7 +20,8 @@ use crate::dtype::TDType;
 use crate::error::{Error, Result};
 use crate::value::{Value, T};
 
-fn first(v: Vec<Value>) -> Result<Value> {
+/// The first value an entry returned.
+pub(super) fn first(v: Vec<Value>) -> Result<Value> {
     v.into_iter().next().ok_or_else(|| Error::Arg("an entry returned nothing".into()))
 }
 

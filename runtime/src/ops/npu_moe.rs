@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::value::{Value, T};
 
 /// A tensor's values as integers ([`super::ms_array::ints`]).
-fn ints(t: &T) -> Result<Vec<i64>> {
+pub(super) fn ints(t: &T) -> Result<Vec<i64>> {
     super::ms_array::ints(&Value::Tensor(t.clone()), "index")
 }
 

@@ -11,17 +11,14 @@
 
 use candle_core::Tensor;
 
-use super::ms_array::{ints, u32s};
+use super::ms_array::u32s;
+use super::npu_moe::ints;
 use super::{entry, Op, Standard};
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::dtype::TDType;
 use crate::error::{Error, Result};
 use crate::value::{Value, T};
-
-fn index_values(t: &T) -> Result<Vec<i64>> {
-    ints(&Value::Tensor(t.clone()), "index")
-}
 
 fn int_tensor(ctx: &Ctx, v: &[usize], shape: &[usize], dtype: TDType) -> Result<Value> {
     Ok(Value::Tensor(T::from_f64(v.iter().map(|&x| x as f64).collect(), shape, dtype, ctx.compute, &ctx.device)?))
@@ -63,7 +60,7 @@ fn token_permute(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         [_, k] => *k,
         d => return Err(Error::Arg(format!("npu_moe_token_permute: indices are [tokens] or [tokens, k], got {d:?}"))),
     };
-    let experts = index_values(indices)?;
+    let experts = ints(indices)?;
     let numel = experts.len() as i64;
     let n = b.opt_int("num_out_tokens")?.unwrap_or(0);
     let kept = if n > 0 { n.min(numel) } else { (numel + n).max(0) } as usize;
@@ -85,7 +82,7 @@ fn token_unpermute(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let [n, h] = *x.dims() else { return Err(Error::Arg("npu_moe_token_unpermute: permuted_tokens is [rows, hidden]".into())) };
     let probs = b.opt_tensor("probs")?;
     let k = probs.map(|p| p.dims().get(1).copied().unwrap_or(1)).unwrap_or(1).max(1);
-    let at = index_values(b.tensor("sorted_indices")?)?;
+    let at = ints(b.tensor("sorted_indices")?)?;
     let t = at.len() / k;
     let padded = Tensor::cat(&[&x.t, &Tensor::zeros((1, h), x.t.dtype(), x.t.device())?], 0)?;
     let picks: Vec<usize> = at[..t * k].iter().map(|&i| if (0..n as i64).contains(&i) { i as usize } else { n }).collect();
@@ -142,7 +139,7 @@ fn re_routing(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     }
     let (tokens, counts) = (b.tensor("tokens")?, b.tensor("expert_token_num_per_rank")?);
     let [ranks, experts] = *counts.dims() else { return Err(Error::Arg("npu_moe_re_routing: expert_token_num_per_rank is [ranks, experts]".into())) };
-    let c: Vec<usize> = index_values(counts)?.into_iter().map(|v| v.max(0) as usize).collect();
+    let c: Vec<usize> = ints(counts)?.into_iter().map(|v| v.max(0) as usize).collect();
     let starts: Vec<usize> = c
         .iter()
         .scan(0, |acc, &n| {
@@ -170,7 +167,7 @@ fn re_routing(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 fn gather_sparse_index(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let (input, index) = (b.tensor("input")?, b.tensor("index")?);
     let rows = input.dims().first().copied().ok_or_else(|| Error::Unsupported("npu_gather_sparse_index of a 0-d input is not replayed".into()))?;
-    let at = index_values(index)?;
+    let at = ints(index)?;
     if let Some(bad) = at.iter().find(|&&i| !(0..rows as i64).contains(&i)) {
         return Err(Error::Arg(format!("npu_gather_sparse_index: index {bad} outside [0, {rows})")));
     }
