@@ -515,18 +515,17 @@ fn crafted_dump_cannot_inject_code() {
     assert_eq!(rows, [["Torch.add.0.forward", "skip", tested.as_str()], ["Torch.add.0.forward", "skip", bench.as_str()]]);
 }
 
-/// Random data for a complex input is beyond this tool: a skip row naming
-/// why (exit 8), not a crash of the script.
+/// Random data for a complex input: each part drawn from the dumped range
+/// (as the runtime draws them), the bench in complex128, the call judged.
 #[test]
-fn inputs_the_script_cannot_make_are_a_skip_row() {
+fn random_complex_inputs_are_drawn_as_float_pairs() {
     let out = tempfile::tempdir().unwrap();
     let script = Case::new(PyTorch, "complex", "Torch.abs.0", "forward", "random_data").generate(out.path());
     let (code, cwd) = run_plain(&script);
-    assert_eq!(code, 8);
+    assert_eq!(code, 0);
     let details = read_report(&cwd.path().join("op_result_output"), "details", DETAILS_HEADER);
-    let rows: Vec<[&str; 3]> = details.iter().map(|r| [r[0].as_str(), r[7].as_str(), r[8].as_str()]).collect();
-    let message = "cannot replay here: its inputs cannot be made: ValueError: random data for torch.complex64 is not supported; use real_data".to_string();
-    assert_eq!(rows, [["Torch.abs.0.forward", "skip", message.as_str()]]);
+    let rows: Vec<[&str; 4]> = details.iter().map(|r| [r[0].as_str(), r[1].as_str(), r[3].as_str(), r[7].as_str()]).collect();
+    assert_eq!(rows, [["Torch.abs.0.forward.output.0", "torch.float64", "(4,)", "pass"]]);
 }
 
 /// A complex64 call's script (the forms fixture's rotary `Tensor.__mul__`,
@@ -548,6 +547,15 @@ fn complex_calls_are_judged_at_raised_precision() {
             want.push(["Tensor.__mul__.0.backward.output.1", "torch.complex128", "torch.complex64", "(3, 2)", "pass"]);
         }
         assert_eq!(rows, want, "{propagation}");
+    }
+    // The complex_calls fixture (the real msprobe 26.2.0): polar, division, matmul, abs, angle, a sum.
+    for api in ["Torch.polar.0", "Tensor.__truediv__.0", "Torch.matmul.0", "Torch.abs.0", "Torch.angle.0", "Tensor.sum.0", "Tensor.__mul__.0"] {
+        let out = tempfile::tempdir().unwrap();
+        let script = Case::new(PyTorch, "complex_calls/26.2.0", api, "backward", "real_data").generate(out.path());
+        let (code, cwd) = run_plain(&script);
+        let details = read_report(&cwd.path().join("op_result_output"), "details", DETAILS_HEADER);
+        assert_eq!(code, 0, "{api}: {details:?}");
+        assert!(details.len() >= 2 && details.iter().all(|r| r[7] == "pass"), "{api}: {details:?}");
     }
 }
 

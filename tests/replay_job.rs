@@ -40,23 +40,11 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).lines().filter(|l| !l.starts_with("replay: ")).map(|l| format!("{l}\n")).collect()
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &to.join(e.file_name()));
-        } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
-}
-
 /// A job root in `dir/name`: each (folder, fixture) copied there.
 fn job(dir: &Path, name: &str, layout: &[(&str, &str)]) -> PathBuf {
     let root = dir.join(name);
     for (folder, fixture) in layout {
-        copy_dir(&repo().join("tests/fixtures").join(fixture), &root.join(folder));
+        common::copy_dir(&repo().join("tests/fixtures").join(fixture), &root.join(folder));
     }
     root
 }

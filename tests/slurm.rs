@@ -45,20 +45,6 @@ fn command(program: impl AsRef<std::ffi::OsStr>, cwd: &Path) -> Command {
     cmd
 }
 
-/// Copies the folder `from` to `to` (plain files and folders).
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 /// A job root at `root`: step0/rank0 and step1/rank1 the PyTorch tensor
 /// fixture (identical calls across steps and ranks), step0/rank1 the
 /// statistics fixture, step0/rank2 the planted float16 failures (overflows
@@ -73,7 +59,7 @@ fn job_root(root: &Path) {
         ("step1/rank0", "zoo/pytorch/moe/tensor"),
         ("step1/rank1", "pytorch/tensor"),
     ] {
-        copy_dir(&fixtures.join(dump), &root.join(folder));
+        common::copy_dir(&fixtures.join(dump), &root.join(folder));
     }
 }
 

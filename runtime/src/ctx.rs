@@ -36,12 +36,24 @@ pub struct Ctx {
     /// The most elements an op may create from its integer arguments
     /// (`ones(2**31, 2**31)`, `arange(1e12)`): the replay's tensor size limit.
     pub max_elements: usize,
+    /// The parameters whose tensors are complex, held as float pairs of
+    /// their parts' dtype in a trailing dimension of 2 (a complex call
+    /// lowered by the replay; `crate::ops::complex`). Empty for real calls.
+    pub complex: Vec<String>,
 }
 
 impl Ctx {
     /// The bench context.
     pub fn bench(seed: u64) -> Ctx {
-        Ctx { side: Side::Bench, compute: DType::F64, device: device::for_side(Side::Bench).device(), seed, keep_mask: None, max_elements: usize::MAX }
+        Ctx {
+            side: Side::Bench,
+            compute: DType::F64,
+            device: device::for_side(Side::Bench).device(),
+            seed,
+            keep_mask: None,
+            max_elements: usize::MAX,
+            complex: vec![],
+        }
     }
 
     /// The rounding probe: computed in float32 like the emulated device,
@@ -49,13 +61,26 @@ impl Ctx {
     /// float32 accumulation, as it is before the output is stored). The
     /// `bound` standard measures an op's own rounding with it.
     pub fn probe(seed: u64) -> Ctx {
-        Ctx { side: Side::Bench, compute: DType::F32, device: device::for_side(Side::Bench).device(), seed, keep_mask: None, max_elements: usize::MAX }
+        Ctx {
+            side: Side::Bench,
+            compute: DType::F32,
+            device: device::for_side(Side::Bench).device(),
+            seed,
+            keep_mask: None,
+            max_elements: usize::MAX,
+            complex: vec![],
+        }
     }
 
     /// The device context for calls whose widest float is `widest`.
     pub fn device(widest: TDType, seed: u64) -> Ctx {
         let compute = if widest == TDType::F64 { DType::F64 } else { DType::F32 };
-        Ctx { side: Side::Device, compute, device: device::for_side(Side::Device).device(), seed, keep_mask: None, max_elements: usize::MAX }
+        Ctx { side: Side::Device, compute, device: device::for_side(Side::Device).device(), seed, keep_mask: None, max_elements: usize::MAX, complex: vec![] }
+    }
+
+    /// Whether parameter `name` holds a complex tensor as float pairs ([`Ctx::complex`]).
+    pub fn is_complex(&self, name: &str) -> bool {
+        self.complex.iter().any(|c| c == name)
     }
 
     /// The candle dtype a tensor of logical `dtype` is stored and computed

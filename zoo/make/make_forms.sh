@@ -11,7 +11,11 @@
 # `Functional.multi_head_attention_forward` forward and backward; 26.2.0
 # all but `type_as` and `VF.lstm`.
 #
-#   zoo/make/make_forms.sh
+#   zoo/make/make_forms.sh [forms|complex_calls]
+#
+# `complex_calls` makes tests/fixtures/complex_calls/<version>/ the same way from
+# zoo/make/complex/complex_step.py: one step of complex64 arithmetic (polar, complex division,
+# a complex matmul, abs, angle, torch.complex, a complex times a real tensor, view_as_real).
 #
 # Environment as zoo/make/make_levelmix.sh's.
 set -euo pipefail
@@ -23,7 +27,13 @@ PY=${MSPROBE_RS_VENV:-$CACHE/venv}/bin/python
 TARGET_832=${MSPROBE_PT_TARGET:-$CACHE/msprobe-8.3.2}
 TARGET_26=${MSPROBE_MS_TARGET:-$CACHE/msprobe-26.2.0}
 EXTRA_26=${MSPROBE_26_PT_EXTRA:-$CACHE/msprobe-26.2.0-pytorch}
-DEST=$ROOT/tests/fixtures/forms
+NAME=${1:-forms}
+case $NAME in
+    forms) STEP=$HERE/forms/forms_step.py ;;
+    complex_calls) STEP=$HERE/complex/complex_step.py ;;
+    *) echo "usage: $0 [forms|complex_calls]" >&2; exit 2 ;;
+esac
+DEST=$ROOT/tests/fixtures/$NAME
 export PYTHONDONTWRITEBYTECODE=1
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/msprobe-forms.XXXXXX")
@@ -34,7 +44,7 @@ for version in 8.3.2 26.2.0; do
         26.2.0) path=$TARGET_26:$EXTRA_26 ;;
     esac
     out=$WORK/$version
-    (cd "$WORK" && PYTHONPATH=$path "$PY" "$HERE/forms/forms_step.py" "$ROOT/zoo/make/configs/pt_config_tensor_L1.json" "$out") \
+    (cd "$WORK" && PYTHONPATH=$path "$PY" "$STEP" "$ROOT/zoo/make/configs/pt_config_tensor_L1.json" "$out") \
         > "$WORK/$version.log" 2>&1 || { cat "$WORK/$version.log" >&2; exit 1; }
     srcs=("$out"/step0/*/dump.json)
     [ ${#srcs[@]} -eq 1 ] && [ -f "${srcs[0]}" ] || { echo "want one dump.json under $out/step0/*/" >&2; exit 1; }

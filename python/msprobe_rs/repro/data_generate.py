@@ -95,7 +95,8 @@ def random_array(spec, rng):
     """Values drawn uniformly from the dumped [Min, Max], with Min and Max
     themselves placed first and last. Non-finite statistics are kept: an
     infinite Max puts +inf last, an infinite Min puts -inf first, and a NaN
-    statistic puts one NaN in the middle; the rest is drawn from a finite range."""
+    statistic puts one NaN in the middle; the rest is drawn from a finite range.
+    A complex tensor's parts are drawn so, as the float pairs of its shape."""
     canon, kind = dtype_info(spec.dtype)
     shape = spec.shape
     size = int(np.prod(shape)) if shape else 1
@@ -106,8 +107,10 @@ def random_array(spec, rng):
         if low == 1:
             return np.ones(shape, dtype=bool)
         return rng.integers(0, 2, size=shape).astype(bool)
-    if kind == "complex":
-        raise ValueError(f"random data for {spec.dtype} is not supported; use real_data")
+    complex_parts = kind == "complex"
+    if complex_parts:
+        # Each part, real and imaginary, drawn as a float from the range (as the runtime draws them).
+        shape, size, kind = tuple(shape) + (2,), size * 2, "float"
     specials = []
     ranges = RULEBOOK["random_data"]
     if low is None or high is None:
@@ -140,6 +143,8 @@ def random_array(spec, rng):
         flat[0], flat[-1] = ends
         for index, value in specials:
             flat[index] = value
+    if complex_parts:
+        return array[..., 0] + 1j * array[..., 1]
     return array
 
 

@@ -104,6 +104,9 @@ pub fn read_pt_index(path: impl AsRef<Path>) -> Result<PtIndex, IoError> {
     for (name, record) in tree.tensors {
         let entry = archive.storage_name(&record.key);
         let view = View::new(&record).map_err(|r| IoError::invalid(path, format!("{name}: {r}")))?;
+        if !record.dtype.is_computable() {
+            return Err(IoError::invalid(path, format!("{name}: a {} tensor; checkpoints are compared in real dtypes only", record.dtype.name())));
+        }
         let (data_start, size) = match starts.iter().find(|(k, ..)| *k == record.key) {
             Some(&(_, s, n)) => (s, n),
             None => {

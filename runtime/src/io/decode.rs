@@ -1,8 +1,8 @@
 //! Little-endian element bytes to widened values, shared by the `.npy` and
 //! `.pt` readers so that both decode every dtype the same way.
 
-//! The readers accept computable dtypes only (their tables hold no complex
-//! dtype), so every dtype decoded here has a [`HostData`] variant.
+//! A complex element decodes to its two parts, real then imaginary: the
+//! float pairs the replay computes complex tensors in.
 
 use super::HostData;
 use crate::dtype::TDType;
@@ -19,6 +19,7 @@ impl Decoder {
     pub(super) fn new(dtype: TDType, capacity: usize) -> Self {
         let data = match dtype {
             TDType::F16 | TDType::BF16 | TDType::F32 | TDType::F64 => HostData::F64(Vec::with_capacity(capacity)),
+            TDType::C64 | TDType::C128 => HostData::F64(Vec::with_capacity(capacity.saturating_mul(2))),
             TDType::U64 => HostData::U64(Vec::with_capacity(capacity)),
             TDType::Bool => HostData::Bool(Vec::with_capacity(capacity)),
             _ => HostData::I64(Vec::with_capacity(capacity)),
@@ -31,8 +32,10 @@ impl Decoder {
     /// loop: a dump's tensors are read through it).
     pub(super) fn extend(&mut self, bytes: &[u8]) {
         match (&mut self.data, self.dtype) {
-            (HostData::F64(v), TDType::F32) => v.extend(bytes.chunks_exact(4).map(|e| f64::from(f32::from_le_bytes([e[0], e[1], e[2], e[3]])))),
-            (HostData::F64(v), TDType::F64) => v.extend(bytes.chunks_exact(8).map(|e| f64::from_le_bytes([e[0], e[1], e[2], e[3], e[4], e[5], e[6], e[7]]))),
+            (HostData::F64(v), TDType::F32 | TDType::C64) => v.extend(bytes.chunks_exact(4).map(|e| f64::from(f32::from_le_bytes([e[0], e[1], e[2], e[3]])))),
+            (HostData::F64(v), TDType::F64 | TDType::C128) => {
+                v.extend(bytes.chunks_exact(8).map(|e| f64::from_le_bytes([e[0], e[1], e[2], e[3], e[4], e[5], e[6], e[7]])))
+            }
             (HostData::F64(v), TDType::BF16) => v.extend(bytes.chunks_exact(2).map(|e| bf16::from_bits(u16::from_le_bytes([e[0], e[1]])).to_f64())),
             (HostData::F64(v), TDType::F16) => v.extend(bytes.chunks_exact(2).map(|e| f16::from_bits(u16::from_le_bytes([e[0], e[1]])).to_f64())),
             _ => {
@@ -146,6 +149,14 @@ mod tests {
         extend_f32(TDType::BF16, &[0xab, 0x3e, 0x80, 0xbf, 7], &mut out);
         extend_f32(TDType::I16, &[0xff, 0xff], &mut out);
         assert_eq!(out, [to_f32(TDType::BF16, &[0xab, 0x3e]), -1.0, -1.0]);
+    }
+
+    #[test]
+    fn complex_elements_decode_to_their_parts() {
+        let bytes: Vec<u8> = [1.5f32, -2.0, 0.25, 3.0].iter().flat_map(|x| x.to_le_bytes()).collect();
+        assert_eq!(decode(TDType::C64, &bytes), HostData::F64(vec![1.5, -2.0, 0.25, 3.0]));
+        let bytes: Vec<u8> = [0.1f64, -0.2].iter().flat_map(|x| x.to_le_bytes()).collect();
+        assert_eq!(decode(TDType::C128, &bytes), HostData::F64(vec![0.1, -0.2]));
     }
 
     #[test]

@@ -69,9 +69,10 @@ impl HostData {
 /// A tensor read from a dump file, independent of any framework or device.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostTensor {
-    /// The dtype the file stored (never complex).
+    /// The dtype the file stored.
     pub dtype: TDType,
-    /// The logical shape; empty for a 0-d tensor.
+    /// The logical shape; empty for a 0-d tensor. A complex tensor is read
+    /// as its (real, imaginary) float pairs: its shape with a trailing 2.
     pub shape: Vec<usize>,
     /// `shape.iter().product()` values in row-major order.
     pub data: HostData,

@@ -928,13 +928,15 @@ fn storage_class_dtype(name: &str) -> Option<TDType> {
         "LongStorage" => TDType::I64,
         "ByteStorage" => TDType::U8,
         "BoolStorage" => TDType::Bool,
+        "ComplexFloatStorage" => TDType::C64,
+        "ComplexDoubleStorage" => TDType::C128,
         _ => return None,
     })
 }
 
-/// A computable torch dtype by its attribute name (`float32`, `half`).
+/// A torch dtype by its attribute name (`float32`, `half`, `complex64`).
 fn torch_dtype(name: &str) -> Option<TDType> {
-    TDType::parse(name).filter(|d| d.is_computable())
+    TDType::parse(name)
 }
 
 #[cfg(test)]
@@ -1027,7 +1029,6 @@ mod tests {
                 .concat();
         for (pkl, name) in [
             (swap(b"ctorch\nFloatStorage\n", b"c__main__\nEvilStorage\n"), "__main__.EvilStorage"),
-            (swap(b"ctorch\nFloatStorage\n", b"ctorch\nComplexFloatStorage\n"), "torch.ComplexFloatStorage"),
             (subclass, "__main__.Tagged"),
             (rebuild, "__main__.rebuild"),
             (b"\x80\x02ctorch._utils\n_rebuild_qtensor\n)R.".to_vec(), "torch._utils._rebuild_qtensor"),

@@ -33,7 +33,12 @@ pub(super) fn read(file: File, path: &Path, expect: Option<&[usize]>) -> Result<
     let record = pickle::load_tensor(&archive.pkl).map_err(|r| IoError::invalid(path, format!("{}: {r}", archive.pkl_name())))?;
     let storage_name = archive.storage_name(&record.key);
     let view = View::new(&record).map_err(|r| IoError::invalid(path, r))?;
-    check_shape(path, &view.size, expect)?;
+    // A complex tensor is read as its float pairs: a trailing dimension of 2.
+    let shape = match record.dtype.is_computable() {
+        true => view.size.clone(),
+        false => view.size.iter().copied().chain([2]).collect(),
+    };
+    check_shape(path, &shape, expect)?;
     let itemsize = record.dtype.itemsize() as u64;
     let needed = record.storage_len.saturating_mul(itemsize);
     // The view lies inside the storage (`View::new`), so its span fits in u64.
@@ -43,7 +48,7 @@ pub(super) fn read(file: File, path: &Path, expect: Option<&[usize]>) -> Result<
     let mut decoder = Decoder::new(record.dtype, view.count);
     view.gather(&storage, record.dtype.itemsize(), &mut |b| decoder.extend(b))
         .ok_or_else(|| IoError::invalid(path, format!("expected the view to stay inside {storage_name}")))?;
-    Ok(HostTensor { dtype: record.dtype, shape: view.size, data: decoder.finish() })
+    Ok(HostTensor { dtype: record.dtype, shape, data: decoder.finish() })
 }
 
 /// An opened `torch.save` archive: its zip index and its pickle, read

@@ -10,7 +10,7 @@ use crate::dtype::TDType;
 use crate::error::{Error, Result};
 use crate::exec::{run, Outcome};
 use crate::inputs::{master, realize, Realized};
-use crate::ops::{require, Op, TokenKeys};
+use crate::ops::{Op, TokenKeys};
 use crate::spec::{DataMode, Replay, Spec};
 use crate::value::{Value, T};
 
@@ -141,9 +141,8 @@ impl<'a> Call<'a> {
     /// once (random streams numbered across the call), the recording quirks
     /// the data shows applied (autocast's cast-down inputs, folded class
     /// targets, a dropout's recorded mask), both sides' contexts made.
-    pub fn new(r: &'a Replay, iteration: u64) -> Result<Call<'a>> {
+    pub fn new(r: &'a Replay, iteration: u64, op: &'static Op) -> Result<Call<'a>> {
         let name = r.api.name();
-        let op = require(r.framework, &name)?;
         // Tensors are numbered across the call (arguments, keywords, gradients):
         // each gets its own random stream.
         let mut ordinal = 0;

@@ -311,6 +311,11 @@ fn probe(call: &Call) -> Result<Option<Flat>> {
     if call.device.compute == candle_core::DType::F64 {
         return Ok(None);
     }
-    let ctx = Ctx { keep_mask: call.bench.keep_mask.clone(), max_elements: call.bench.max_elements, ..Ctx::probe(call.bench.seed) };
+    let ctx = Ctx {
+        keep_mask: call.bench.keep_mask.clone(),
+        max_elements: call.bench.max_elements,
+        complex: call.bench.complex.clone(),
+        ..Ctx::probe(call.bench.seed)
+    };
     Ok(Some(flat(&call.run_with(&ctx, |_, _, v| Ok(v), Ok)?)))
 }

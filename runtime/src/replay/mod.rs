@@ -9,6 +9,7 @@
 //! unreadable tensor file) is returned as the error.
 
 mod call;
+mod complex;
 mod effect;
 mod judge;
 mod magnitude;
@@ -67,7 +68,11 @@ fn replay_checked(r: &Replay, limits: &Limits) -> Result<Rows> {
     let mut rows = Rows::default();
     for iteration in 0..r.iterations.max(1) {
         // Reading inputs and comparing run outside `exec`'s guard: guard them too.
-        let (forward, backward) = match guarded(|| replay_once(r, iteration as u64, limits)) {
+        let once = || match complex::lower(r)? {
+            Some(l) => replay_once(&l.replay, iteration as u64, limits, Some(&l)),
+            None => replay_once(r, iteration as u64, limits, None),
+        };
+        let (forward, backward) = match guarded(once) {
             Ok(x) => x,
             Err(e) if e.is_input() => return Err(e),
             Err(e) => {
@@ -102,27 +107,45 @@ fn verdict(rows: &[DetailRow]) -> Option<Status> {
     rows.iter().map(|r| r.status).max()
 }
 
-/// One iteration: the forward rows and the backward rows.
-fn replay_once(r: &Replay, iteration: u64, limits: &Limits) -> Result<(Vec<DetailRow>, Vec<DetailRow>)> {
-    let mut call = Call::new(r, iteration)?;
+/// One iteration: the forward rows and the backward rows; a complex call
+/// runs `lowered` to float pairs, and its rows are labelled back.
+fn replay_once(r: &Replay, iteration: u64, limits: &Limits, lowered: Option<&complex::Lowered>) -> Result<(Vec<DetailRow>, Vec<DetailRow>)> {
+    let op = match lowered {
+        Some(l) => l.op,
+        None => crate::ops::require(r.framework, &r.api.name())?,
+    };
+    let mut call = Call::new(r, iteration, op)?;
+    if let Some(l) = lowered {
+        call.bench.complex = l.params.clone();
+        call.device.complex = l.params.clone();
+    }
     let max_elements = usize::try_from(limits.tensor_bytes / crate::limits::BYTES_PER_ELEMENT).unwrap_or(usize::MAX);
     call.bench.max_elements = max_elements;
     call.device.max_elements = max_elements;
+    let (mut forward, mut backward) = judged(&call, r)?;
+    if let Some(l) = lowered {
+        l.relabel(&mut forward, &mut backward, &call.differentiate);
+    }
+    Ok((forward, backward))
+}
+
+/// The rows of one iteration of `call`.
+fn judged(call: &Call, r: &Replay) -> Result<(Vec<DetailRow>, Vec<DetailRow>)> {
     let bench = call.run(&call.bench)?;
-    let plan = plan::plan(&call, &bench)?;
+    let plan = plan::plan(call, &bench)?;
     let device = if plan.needs_device { Some(call.run(&call.device)?) } else { None };
     let rounding = match r.standard {
         // The default standard bounds emulated rows; recorded ones only where they fail (below).
         Standard::Default => plan.any_emulated(),
         s => s.uses_rounding(),
     };
-    let magnitudes = if rounding { magnitude::magnitudes(&call, &bench) } else { magnitude::Magnitudes::default() };
-    let rows = judge_call(&call, &plan, &bench, device.as_ref(), &magnitudes)?;
+    let magnitudes = if rounding { magnitude::magnitudes(call, &bench) } else { magnitude::Magnitudes::default() };
+    let rows = judge_call(call, &plan, &bench, device.as_ref(), &magnitudes)?;
     // The default standard judges a failing recorded row again with its elements within the
     // rounding bound counted as exact: the magnitudes are computed then, not for every call.
     let failed = rows.0.iter().chain(&rows.1).any(|d| d.status == Status::Error);
     if r.standard == Standard::Default && !rounding && failed && crate::rulebook::get().default_standard.recorded_within_bound_pass {
-        return judge_call(&call, &plan, &bench, device.as_ref(), &magnitude::magnitudes(&call, &bench));
+        return judge_call(call, &plan, &bench, device.as_ref(), &magnitude::magnitudes(call, &bench));
     }
     Ok(rows)
 }
