@@ -62,6 +62,14 @@ _spec = importlib.util.spec_from_file_location("npu_compositions", os.environ["N
 _c = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_c)
 globals().update({name: getattr(_c, name) for name in dir(_c) if name.startswith("npu_")})
+# Spellings without a composition of their own name: in-place forms (their results), aliases.
+fast_gelu = _c.npu_fast_gelu
+one_ = _c.one_
+empty_with_format = _c.empty_with_format
+scatter_update = scatter_update_ = _c.scatter_update
+npu_format_cast_ = _c.npu_format_cast
+npu_scatter_nd_update_ = _c.npu_scatter_nd_update
+npu_convolution_transpose = _c.npu_conv_transpose2d
 
 
 def npu_dtype_cast(x, dtype):
@@ -74,20 +82,33 @@ def npu_fusion_attention(*args, **kwargs):  # keep_prob < 1: runs without its dr
 
 /// The fused ops' forward scripts and, where one is not all `pass` with exit 0, its exit code and Message.
 const FUSED: &[(&str, Option<(i32, &str)>)] = &[
+    ("NPU.empty_with_format.0.forward", None),
+    ("NPU.fast_gelu.0.forward", None),
     ("NPU.npu_add_rms_norm.0.forward", None),
     ("NPU.npu_add_rms_norm_v2.0.forward", None),
     ("NPU.npu_anchor_response_flags.0.forward", None),
+    ("NPU.npu_anti_quant.0.forward", None),
     ("NPU.npu_apply_rotary_pos_emb.0.forward", None),
+    ("NPU.npu_attention_update.0.forward", None),
     ("NPU.npu_bmmV2.0.forward", None),
+    ("NPU.npu_bounding_box_decode.0.forward", None),
+    ("NPU.npu_bounding_box_encode.0.forward", None),
+    ("NPU.npu_broadcast.0.forward", None),
     ("NPU.npu_ciou.0.forward", None),
     ("NPU.npu_clipped_swiglu.0.forward", None),
+    ("NPU.npu_conv2d.0.forward", None),
+    ("NPU.npu_conv3d.0.forward", None),
+    ("NPU.npu_conv_transpose2d.0.forward", None),
     ("NPU.npu_convert_weight_to_int4pack.0.forward", None),
+    ("NPU.npu_convolution.0.forward", None),
+    ("NPU.npu_convolution_transpose.0.forward", None),
     ("NPU.npu_cross_entropy_loss.0.forward", None),
     ("NPU.npu_diou.0.forward", None),
     ("NPU.npu_dtype_cast.0.forward", None),
     ("NPU.npu_fast_gelu.0.forward", None),
     ("NPU.npu_ffn.0.forward", None),
     ("NPU.npu_format_cast.0.forward", None),
+    ("NPU.npu_format_cast_.0.forward", None),
     ("NPU.npu_fused_add_topk_div.0.forward", None),
     ("NPU.npu_fused_infer_attention_score.0.forward", None),
     ("NPU.npu_fused_infer_attention_score_v2.0.forward", None),
@@ -108,8 +129,13 @@ const FUSED: &[(&str, Option<(i32, &str)>)] = &[
     ("NPU.npu_grid_assign_positive.0.forward", None),
     ("NPU.npu_group_norm_swish.0.forward", None),
     ("NPU.npu_grouped_matmul.0.forward", None),
+    ("NPU.npu_grouped_matmul_add_.0.forward", None),
     ("NPU.npu_incre_flash_attention.0.forward", None),
+    ("NPU.npu_indexing.0.forward", None),
     ("NPU.npu_interleave_rope.0.forward", None),
+    ("NPU.npu_masked_fill_range.0.forward", None),
+    ("NPU.npu_max.0.forward", None),
+    ("NPU.npu_min.0.forward", None),
     ("NPU.npu_mish.0.forward", None),
     ("NPU.npu_moe_compute_expert_tokens.0.forward", None),
     ("NPU.npu_moe_finalize_routing.0.forward", None),
@@ -122,7 +148,10 @@ const FUSED: &[(&str, Option<(i32, &str)>)] = &[
     ("NPU.npu_moe_token_unpermute.0.forward", None),
     ("NPU.npu_mrope.0.forward", None),
     ("NPU.npu_normalize_batch.0.forward", None),
+    ("NPU.npu_one_hot.0.forward", None),
+    ("NPU.npu_pad.0.forward", None),
     ("NPU.npu_prompt_flash_attention.0.forward", None),
+    ("NPU.npu_reshape.0.forward", None),
     ("NPU.npu_rms_norm.0.forward", None),
     ("NPU.npu_roi_align.0.forward", None),
     ("NPU.npu_roi_alignbk.0.forward", None),
@@ -131,11 +160,22 @@ const FUSED: &[(&str, Option<(i32, &str)>)] = &[
     ("NPU.npu_rotated_box_encode.0.forward", None),
     ("NPU.npu_scaled_masked_softmax.0.forward", None),
     ("NPU.npu_scatter.0.forward", None),
+    ("NPU.npu_scatter_nd_update.0.forward", None),
+    ("NPU.npu_scatter_nd_update_.0.forward", None),
+    ("NPU.npu_sign_bits_pack.0.forward", None),
+    ("NPU.npu_sign_bits_unpack.0.forward", None),
+    ("NPU.npu_silu.0.forward", None),
+    ("NPU.npu_slice.0.forward", None),
+    ("NPU.npu_softmax_cross_entropy_with_logits.0.forward", None),
     ("NPU.npu_stride_add.0.forward", None),
     ("NPU.npu_swiglu.0.forward", None),
     ("NPU.npu_top_k_top_p.0.forward", None),
+    ("NPU.npu_transpose.0.forward", None),
     ("NPU.npu_transpose_batchmatmul.0.forward", None),
     ("NPU.npu_yolo_boxes_encode.0.forward", None),
+    ("NPU.one_.0.forward", None),
+    ("NPU.scatter_update.0.forward", None),
+    ("NPU.scatter_update_.0.forward", None),
 ];
 
 fn generate(out: &Path) -> PathBuf {
@@ -262,7 +302,10 @@ fn the_fused_ops_scripts_compare_against_their_references() {
                         | "npu_fused_infer_attention_score"
                         | "npu_fused_infer_attention_score_v2"
                         | "npu_moe_token_permute"
-                        | "npu_mrope",
+                        | "npu_mrope"
+                        | "npu_max"
+                        | "npu_min"
+                        | "npu_attention_update",
                     ) => 2,
                     _ => 1,
                 };

@@ -133,6 +133,7 @@ def calls():
            [rand(g, 8, 6), rand(g, 4, 6), rand(g, 4, 6), rand(g, 4, 6), rand(g, 4, 2), torch.tensor([1, 7, 0, 4, 6, 2, 5, 3], dtype=torch.int32),
             torch.tensor([[2, 0], [1, 3], [0, 2], [3, 1]], dtype=torch.int32)], {}, [])
     yield from inference_calls(g)
+    yield from spelling_calls(g)
 
 
 def i32(*values):
@@ -204,10 +205,58 @@ def inference_calls(g):
     yield ("NPU.npu_roi_alignbk.0", C.npu_roi_alignbk, [rand(g, 2, 3, 3, 2), rois, [2, 3, 6, 6], 2, 3, 0.25, 2], {}, [])
 
 
+def spelling_calls(g):
+    """torch_npu's spellings of torch functions and its small kernels (runtime/src/ops/npu_torch.rs,
+    npu_infer.rs), after the calls above so that their draws stay as they were."""
+    yield ("NPU.npu_conv2d.0", C.npu_conv2d, [rand(g, 2, 3, 6, 6), rand(g, 4, 3, 3, 3), rand(g, 4), [1, 1], [1, 1], [1, 1], 1], {}, [])
+    yield ("NPU.npu_conv3d.0", C.npu_conv3d, [rand(g, 1, 2, 4, 4, 4), rand(g, 3, 2, 2, 2, 2), rand(g, 3), [1, 1, 1], [0, 0, 0], [1, 1, 1], 1], {}, [])
+    yield ("NPU.npu_convolution.0", C.npu_convolution, [rand(g, 2, 4, 5, 5), rand(g, 4, 2, 3, 3), rand(g, 4), [2, 2], [1, 0], [1, 1], 2], {}, [])
+    yield ("NPU.npu_conv_transpose2d.0", C.npu_conv_transpose2d, [rand(g, 2, 3, 4, 4), rand(g, 3, 2, 3, 3), rand(g, 2), [1, 1], [1, 0], [2, 2], [1, 1], 1],
+           {}, [])
+    yield ("NPU.npu_convolution_transpose.0", C.npu_conv_transpose2d,
+           [rand(g, 1, 2, 3, 3, 3), rand(g, 2, 2, 2, 2, 2), None, [0, 0, 0], [0, 0, 0], [1, 1, 1], [1, 1, 1], 1], {}, [])
+    yield ("NPU.npu_silu.0", C.npu_silu, [rand(g, 3, 4)], {}, [])
+    yield ("NPU.fast_gelu.0", C.npu_fast_gelu, [rand(g, 4, 5, low=-4.0, high=4.0)], {}, [])
+    yield ("NPU.npu_broadcast.0", C.npu_broadcast, [rand(g, 3, 1), [2, 3, 4]], {}, [])
+    yield ("NPU.npu_transpose.0", C.npu_transpose, [rand(g, 2, 3, 4), [2, 0, 1]], {}, [])
+    yield ("NPU.npu_reshape.0", C.npu_reshape, [rand(g, 2, 3, 4), [4, 6]], {}, [])
+    yield ("NPU.npu_slice.0", C.npu_slice, [rand(g, 4, 5), [1, 2], [2, 3]], {}, [])
+    yield ("NPU.npu_indexing.0", C.npu_indexing, [rand(g, 4, 6), [1, 1], [3, 5], [1, 3]], {"begin_mask": 1, "end_mask": 2}, [])
+    yield ("NPU.npu_max.0", C.npu_max, [rand(g, 3, 5), 1], {}, [])
+    yield ("NPU.npu_min.0", C.npu_min, [rand(g, 3, 5), -1], {}, [])
+    yield ("NPU.npu_softmax_cross_entropy_with_logits.0", C.npu_softmax_cross_entropy_with_logits, [rand(g, 4, 6), rand(g, 4, 6, low=0.0, high=1.0)], {}, [])
+    yield ("NPU.npu_pad.0", C.npu_pad, [rand(g, 2, 3, 2), [0, 1, 0, 0, 2, 2]], {}, [])
+    yield ("NPU.npu_format_cast_.0", C.npu_format_cast, [rand(g, 2, 3), 2], {}, [])
+    yield ("NPU.one_.0", C.one_, [rand(g, 2, 3)], {}, [])
+    yield ("NPU.empty_with_format.0", C.empty_with_format, [[2, 3]], {"dtype": torch.float32}, [])
+    yield ("NPU.npu_one_hot.0", C.npu_one_hot, [i32([2, 0], [1, 1]), -1, 3, 2.5, -1.0], {}, [])
+    yield ("NPU.npu_anti_quant.0", C.npu_anti_quant, [torch.randint(-128, 128, (3, 4), generator=g, dtype=torch.int8), rand(g, 4, low=0.1, high=2.0)],
+           {"offset": rand(g, 4), "dst_dtype": torch.float32}, [])
+    yield ("NPU.npu_scatter_nd_update.0", C.npu_scatter_nd_update, [rand(g, 3, 4), i32([0, 1], [2, 3]), rand(g, 2)], {}, [])
+    yield ("NPU.npu_scatter_nd_update_.0", C.npu_scatter_nd_update, [rand(g, 4, 3), torch.tensor([[2], [0]]), rand(g, 2, 3)], {}, [])
+    yield ("NPU.scatter_update.0", C.scatter_update, [rand(g, 3, 2, 5, 4), torch.tensor([[2, 0], [0, 3]]), rand(g, 2, 2, 2, 4), -2], {}, [])
+    yield ("NPU.scatter_update_.0", C.scatter_update, [rand(g, 2, 6, 3), torch.tensor([1, 3]), rand(g, 2, 2, 3), 1], {}, [])
+    rois = torch.tensor([[1.0, 2, 3, 4], [3, 4, 5, 6], [0, 1, 8, 5]])
+    yield ("NPU.npu_bounding_box_encode.0", C.npu_bounding_box_encode,
+           [rois, torch.tensor([[5.0, 6, 7, 8], [7, 8, 9, 7], [1, 0, 6, 6]]), 0.0, 0.0, 0.0, 0.0, 0.1, 0.1, 0.2, 0.2], {}, [])
+    yield ("NPU.npu_bounding_box_decode.0", C.npu_bounding_box_decode,
+           [rois, rand(g, 3, 4, low=-1.0, high=1.0), 0.0, 0.1, 0.0, -0.1, 1.0, 1.0, 0.5, 0.5, [10, 8], 0.1], {}, [])
+    yield ("NPU.npu_attention_update.0", C.npu_attention_update, [[rand(g, 6), rand(g, 6), rand(g, 6)], [rand(g, 6, 4), rand(g, 6, 4), rand(g, 6, 4)], 1],
+           {}, [])
+    yield ("NPU.npu_grouped_matmul_add_.0", C.npu_grouped_matmul_add_, [rand(g, 3, 4, 5), rand(g, 7, 4), rand(g, 7, 5), torch.tensor([2, 5, 7])], {}, [])
+    yield ("NPU.npu_sign_bits_pack.0", C.npu_sign_bits_pack, [torch.tensor([5.0, 4, 3, 2, 0, -1, -2, 4, 3, 2, 1, 0, -1, -2]), 2], {}, [])
+    yield ("NPU.npu_sign_bits_unpack.0", C.npu_sign_bits_unpack, [torch.tensor([159, 15, 0, 255], dtype=torch.uint8), 2, torch.float32], {}, [])
+    yield ("NPU.npu_masked_fill_range.0", C.npu_masked_fill_range,
+           [rand(g, 3, 2, 6), i32([0, 2, 1], [3, 4, 0]), i32([2, 5, 6], [6, 6, 3]), torch.tensor([9.0, -9.0])], {}, [])
+
+
 # Calls whose kernels torch_npu differentiates; the others (inference kernels) have forward entries only.
 DIFFERENTIATED = {"NPU.npu_fusion_attention_v3.0", "NPU.npu_moe_token_permute.0", "NPU.npu_moe_token_unpermute.0",
                   "NPU.npu_moe_token_permute_with_routing_map.0", "NPU.npu_gather_sparse_index.0", "NPU.npu_cross_entropy_loss.0",
-                  "NPU.npu_group_norm_swish.0", "NPU.npu_giou.0", "NPU.npu_diou.0"}
+                  "NPU.npu_group_norm_swish.0", "NPU.npu_giou.0", "NPU.npu_diou.0", "NPU.npu_conv2d.0", "NPU.npu_conv3d.0",
+                  "NPU.npu_convolution.0", "NPU.npu_conv_transpose2d.0", "NPU.npu_convolution_transpose.0", "NPU.npu_silu.0", "NPU.fast_gelu.0",
+                  "NPU.npu_broadcast.0", "NPU.npu_transpose.0", "NPU.npu_reshape.0", "NPU.npu_slice.0", "NPU.npu_indexing.0", "NPU.npu_max.0",
+                  "NPU.npu_min.0", "NPU.npu_softmax_cross_entropy_with_logits.0", "NPU.npu_pad.0"}
 FORWARD_ONLY = {"NPU.npu_moe_init_routing.0", "NPU.npu_moe_compute_expert_tokens.0", "NPU.npu_moe_finalize_routing.0"}
 
 
@@ -269,6 +318,37 @@ PLANTED = [
     ("NPU.npu_grid_assign_positive.0", "forward.output.0", 2, 0.5),
     ("NPU.npu_roi_align.0", "forward.output.0", 13, 0.02),
     ("NPU.npu_roi_alignbk.0", "forward.output.0", 21, 0.02),
+    ("NPU.npu_conv2d.0", "forward.output.0", 17, 0.02),
+    ("NPU.npu_conv3d.0", "backward.output.1", 5, 0.05),
+    ("NPU.npu_convolution.0", "forward.output.0", 3, 0.02),
+    ("NPU.npu_conv_transpose2d.0", "backward.output.0", 9, 0.05),
+    ("NPU.npu_convolution_transpose.0", "forward.output.0", 12, 0.02),
+    ("NPU.npu_silu.0", "forward.output.0", 5, 0.02),
+    ("NPU.fast_gelu.0", "backward.output.0", 6, 0.05),
+    ("NPU.npu_broadcast.0", "forward.output.0", 13, 0.01),
+    ("NPU.npu_transpose.0", "backward.output.0", 7, 0.01),
+    ("NPU.npu_reshape.0", "forward.output.0", 20, 0.01),
+    ("NPU.npu_slice.0", "forward.output.0", 3, 0.01),
+    ("NPU.npu_indexing.0", "backward.output.0", 9, 0.05),
+    ("NPU.npu_max.0", "forward.output.0", 1, 0.02),
+    ("NPU.npu_min.0", "backward.output.0", 4, 0.05),
+    ("NPU.npu_softmax_cross_entropy_with_logits.0", "forward.output.0", 2, 0.02),
+    ("NPU.npu_pad.0", "forward.output.0", 10, 0.01),
+    ("NPU.npu_format_cast_.0", "forward.output.0", 4, 0.001),
+    ("NPU.one_.0", "forward.output.0", 2, 0.5),
+    ("NPU.npu_one_hot.0", "forward.output.0", 3, 0.5),
+    ("NPU.npu_anti_quant.0", "forward.output.0", 7, 0.02),
+    ("NPU.npu_scatter_nd_update.0", "forward.output.0", 3, 0.02),
+    ("NPU.npu_scatter_nd_update_.0", "forward.output.0", 6, 0.02),
+    ("NPU.scatter_update.0", "forward.output.0", 30, 0.02),
+    ("NPU.scatter_update_.0", "forward.output.0", 11, 0.02),
+    ("NPU.npu_bounding_box_encode.0", "forward.output.0", 5, 0.02),
+    ("NPU.npu_bounding_box_decode.0", "forward.output.0", 2, 0.02),
+    ("NPU.npu_attention_update.0", "forward.output.0", 9, 0.02),
+    ("NPU.npu_grouped_matmul_add_.0", "forward.output.0", 14, 0.02),
+    ("NPU.npu_sign_bits_pack.0", "forward.output.0", 1, 0.5),
+    ("NPU.npu_sign_bits_unpack.0", "forward.output.0", 5, 1.0),
+    ("NPU.npu_masked_fill_range.0", "forward.output.0", 8, 0.02),
 ]
 
 
@@ -322,7 +402,9 @@ def record(out):
     for key, where, element, shift in PLANTED:
         path = planted / "dump_tensor_data" / f"{key}.{where}.pt"
         t = torch.load(path)
-        t.view(-1)[element] += shift * t.abs().max()
+        delta = shift * t.abs().max()
+        # An integer output (sign_bits_pack's bytes) moves by a whole number, at least 1.
+        t.view(-1)[element] += delta if t.is_floating_point() else max(1, int(delta))
         torch.save(t, path)
     dump = json.loads((planted / "dump.json").read_text())
     for key, where, _, _ in PLANTED:
