@@ -738,3 +738,47 @@ fn complex_calls_are_judged_natively_as_float_pairs() {
         assert_eq!(label("Tensor.__mul__.0.backward.output.1"), ["torch.float64", "torch.float32", "(3, 5)"]);
     }
 }
+
+/// Nothing in a dump vanishes: every `dump.json` under tests/fixtures (the
+/// deliberately broken ones of `mindtorch/bad` aside) replayed with a tensor
+/// size limit of one byte (each call a quick `skip`: only the census is
+/// wanted) ends with a census line whose entries all have their rows or a
+/// named reason: none left unselected under the dump's own framework, no
+/// entry unread.
+#[test]
+fn every_entry_of_every_fixture_dump_has_its_rows_or_a_named_reason() {
+    fn dumps(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() && !path.ends_with("mindtorch/bad") {
+                dumps(&path, out);
+            } else if path.file_name().is_some_and(|n| n == "dump.json") {
+                out.push(path);
+            }
+        }
+    }
+    let mut found = vec![];
+    dumps(&repo().join("tests/fixtures"), &mut found);
+    found.sort();
+    assert!(found.len() > 80, "{} dumps", found.len());
+    let dir = tempfile::tempdir().unwrap();
+    for (i, dump) in found.iter().enumerate() {
+        let content = std::fs::read_to_string(dump).unwrap();
+        let mindspore =
+            ["\"framework\": \"mindspore\"", "\"framework\": \"mindtorch\"", "\"Mint.", "\"Primitive.", "\"Cell."].iter().any(|m| content.contains(m));
+        let framework = if mindspore { "mindspore" } else { "pytorch" };
+        let out = format!("out{i}");
+        let o = msprobe(dir.path(), &["-f", framework, "replay", "--dump", dump.to_str().unwrap(), "--tensor-size-limit", "1", "--top", "0", "-o", &out]);
+        let said = text(&o);
+        let census = said.lines().find(|l| l.contains(" API entries in the dump: ")).unwrap_or_else(|| panic!("{}: no census line: {said}", dump.display()));
+        let (entries, rest) = census.split_once(" API entries in the dump: ").unwrap();
+        let entries: usize = entries.parse().unwrap();
+        assert!(entries > 0, "{census}");
+        assert!(!census.contains("not selected") && !census.contains("neither an API call's"), "{}: {census}", dump.display());
+        let with_rows: usize = rest.split(' ').next().unwrap().parse().unwrap();
+        // Each named reason reads ", <n> <Prefix> not replayed (<why>)".
+        let parts: Vec<&str> = rest.split(" not replayed (").collect();
+        let named: usize = parts[..parts.len() - 1].iter().map(|p| p.rsplit_once(", ").unwrap().1.split(' ').next().unwrap().parse::<usize>().unwrap()).sum();
+        assert_eq!(with_rows + named, entries, "{}: {census}", dump.display());
+    }
+}
