@@ -22,13 +22,13 @@ def test_random_data_spans_the_dumped_range():
     nan = random_array(TensorSpec("torch.float16", [5], low=0.0, high=float("nan")), np.random.default_rng(0))
     assert np.isnan(nan[2]) and np.isfinite(np.delete(nan, 2)).all()
     assert not random_array(TensorSpec("torch.bool", [3], low=0, high=0), np.random.default_rng(0)).any()
-    # A complex tensor's parts are drawn as floats: the real part of the first element is Min,
-    # the imaginary part of the last is Max.
-    z = random_array(TensorSpec("torch.complex64", [3], low=-1.0, high=2.0), np.random.default_rng(0))
+    # A complex tensor's parts are drawn as floats from [-Max, Max] (msprobe's Max is the largest
+    # modulus): the real part of the first element is -Max, the imaginary part of the last Max.
+    z = random_array(TensorSpec("torch.complex64", [3], low=0.5, high=2.0), np.random.default_rng(0))
     assert z.shape == (3,) and np.iscomplexobj(z)
-    assert z[0].real == -1.0 and z[-1].imag == 2.0
+    assert z[0].real == -2.0 and z[-1].imag == 2.0
     parts = np.concatenate([z.real, z.imag])
-    assert parts.min() >= -1.0 and parts.max() <= 2.0
+    assert parts.min() >= -2.0 and parts.max() <= 2.0
 
 
 def test_each_tensor_and_iteration_has_its_own_reproducible_stream():

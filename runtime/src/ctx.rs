@@ -127,7 +127,12 @@ impl Ctx {
             }
             Category::Int => x.t.to_dtype(self.storage(dtype))?,
             Category::Bool => x.t.ne(0.0)?.to_dtype(self.storage(dtype))?,
-            Category::Complex => return Err(Error::Unsupported(format!("a cast to {} (the runtime computes no complex dtype)", dtype.name()))),
+            Category::Complex => {
+                return Err(Error::Unsupported(format!(
+                    "a cast to {} (complex tensors are computed only by the complex entries, as float pairs)",
+                    dtype.name()
+                )))
+            }
         };
         Ok(T { t, dtype })
     }

@@ -5,9 +5,9 @@
 //!
 //! In the runtime every tensor is *stored* in the run's compute precision
 //! (f64 for the bench, f32 for the emulated device); the logical [`TDType`]
-//! decides rounding, integer semantics and promotion. Complex dtypes are
-//! carried (a dump may hold them, a script may replay them) but are not
-//! computable by the runtime ([`TDType::is_computable`]).
+//! decides rounding, integer semantics and promotion. A complex tensor is
+//! not stored under its complex dtype ([`TDType::is_computable`]): the
+//! replay lowers it to float pairs of its parts' dtype ([`TDType::component`]).
 
 use candle_core::DType;
 
@@ -40,9 +40,9 @@ pub enum TDType {
     F32,
     /// torch.float64
     F64,
-    /// torch.complex64: carried, not computable by the runtime.
+    /// torch.complex64: replayed as float32 pairs.
     C64,
-    /// torch.complex128: carried, not computable by the runtime.
+    /// torch.complex128: replayed as float64 pairs.
     C128,
 }
 
@@ -153,7 +153,8 @@ impl TDType {
         }
     }
 
-    /// Whether the runtime can compute with it (every dtype but complex).
+    /// Whether a runtime tensor can hold it as it is (every dtype but
+    /// complex, which is held as float pairs).
     pub fn is_computable(self) -> bool {
         self.category() != Category::Complex
     }

@@ -135,7 +135,9 @@ impl Limits {
     pub fn check(&self, r: &Replay) -> Result<u64, TooLarge> {
         let mut total: u128 = 0;
         for (what, t) in tensors(r) {
-            let bytes = tensor_bytes(&t.shape);
+            // A complex tensor is replayed as its float pairs: two values per element.
+            let pairs = if t.dtype.is_computable() { 1 } else { 2 };
+            let bytes = tensor_bytes(&t.shape).and_then(|b| b.checked_mul(pairs));
             if bytes.is_none_or(|b| b > u128::from(self.tensor_bytes)) {
                 let needs = bytes.map_or_else(|| "more than 2^128".to_string(), |b| b.to_string());
                 return Err(TooLarge {

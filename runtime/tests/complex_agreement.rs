@@ -53,9 +53,10 @@ fn run(dir: &Path, c: &Json, ctx: &Ctx, dtype: TDType) -> Result<runtime::exec::
     let ctx = Ctx { complex: complex_params, ..ctx.clone() };
     let differentiate: Vec<bool> = slots.map(|j| j.get("tensor").is_some()).collect();
     let grads: Vec<Option<T>> = c["grad_outputs"].as_array().unwrap().iter().map(|f| Some(tensor(dir, f, dtype, ctx.compute))).collect();
+    let grads = c["backward"].as_bool().unwrap().then_some(grads);
     let args = args.iter().map(|j| value(dir, j, dtype, ctx.compute)).collect();
     let kwargs = kwargs.iter().map(|(k, j)| (k.to_string(), value(dir, j, dtype, ctx.compute))).collect();
-    runtime::exec::run(op, name, args, kwargs, &differentiate, Some(&grads), &ctx).map_err(|e| e.to_string())
+    runtime::exec::run(op, name, args, kwargs, &differentiate, grads.as_deref(), &ctx).map_err(|e| e.to_string())
 }
 
 fn tensor(dir: &Path, file: &Json, dtype: TDType, compute: DType) -> T {

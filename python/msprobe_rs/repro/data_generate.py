@@ -109,8 +109,11 @@ def random_array(spec, rng):
         return rng.integers(0, 2, size=shape).astype(bool)
     complex_parts = kind == "complex"
     if complex_parts:
-        # Each part, real and imaginary, drawn as a float from the range (as the runtime draws them).
+        # msprobe's Max of a complex tensor is its largest modulus: each part, real and imaginary,
+        # is drawn as a float from [-Max, Max] (as the runtime draws them).
         shape, size, kind = tuple(shape) + (2,), size * 2, "float"
+        if high is not None:
+            low, high = -abs(high), abs(high)
     specials = []
     ranges = RULEBOOK["random_data"]
     if low is None or high is None:

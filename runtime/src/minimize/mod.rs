@@ -101,6 +101,11 @@ pub fn minimize(r: &Replay, budget: u32, limits: &Limits, dir: &Path) -> Result<
         written: vec![],
         counts: vec![],
     };
+    let complex =
+        base.args.iter().chain(base.kwargs.iter().map(|(_, s)| s)).chain(&base.outputs).any(|s| matches!(s, Spec::Tensor(t) if !t.dtype.is_computable()));
+    if complex {
+        return Ok(Outcome::Failing(Box::new(Minimized { rows, ..kept("a call with complex tensors is not cut".into(), 1) })));
+    }
     let axes = match axes::axes(op, &base) {
         Ok(axes) => axes,
         Err(why) => return Ok(Outcome::Failing(Box::new(Minimized { rows, ..kept(why, 1) }))),

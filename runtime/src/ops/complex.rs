@@ -1,4 +1,6 @@
-//! Complex tensors, computed as float pairs. A complex call is lowered by
+//! Complex tensors, computed as float pairs. msprobe's api standard has no
+//! complex rules: a complex call's rows take its benchmark rule
+//! (`crate::replay`'s judging). A complex call is lowered by
 //! the replay (`crate::replay`'s complex lowering): each complex tensor
 //! becomes a float tensor of its parts' dtype with a trailing dimension of
 //! 2 (real, imaginary), and the parameters holding one are named in
@@ -11,8 +13,9 @@
 //!
 //! On the emulated device every part computes in float32 (complex64's
 //! parts), each primitive rounded as torch's kernels round them: products
-//! and sums one at a time, division by Smith's scaling (c10::complex's),
-//! `abs` and `angle` once from their exact values (hypot, atan2).
+//! and sums one at a time, division by Smith's scaling with c10::complex's
+//! zero divisor, `abs` and `angle` once from their float64 values (a scaled
+//! hypot, atan2).
 
 use candle_core::Tensor;
 
@@ -52,6 +55,9 @@ fn pair(z: &Z) -> Result<Tensor> {
 /// or Python number with a zero imaginary part.
 fn operand(ctx: &Ctx, b: &Bound, name: &str, dtype: TDType) -> Result<Z> {
     let v = b.value(name);
+    if matches!(v, Value::None) {
+        return Err(Error::Unsupported(format!("{name}: a value the dump did not record (msprobe records a Python complex number as None)")));
+    }
     if ctx.is_complex(name) {
         let t = v.tensor(name)?;
         return parts(&ctx.cast(t, dtype)?.t);
@@ -63,10 +69,18 @@ fn operand(ctx: &Ctx, b: &Bound, name: &str, dtype: TDType) -> Result<Z> {
 
 /// The parts' dtype of a result computed from `names`: torch's result
 /// type of the operands, their complex tensors counted by their parts'
-/// dtype (floating: an integer operand gives float32).
-fn parts_dtype(b: &Bound, names: &[&str]) -> Result<TDType> {
-    let values: Vec<&Value> = names.iter().map(|n| b.value(n)).filter(|v| !matches!(v, Value::None)).collect();
-    Ok(super::float_of(result_type(&values)?))
+/// dtype and their own rank (a 0-d complex is held as `[2]`), floating (an
+/// integer operand gives float32).
+fn parts_dtype(ctx: &Ctx, b: &Bound, names: &[&str]) -> Result<TDType> {
+    let mut values = vec![];
+    for &name in names {
+        match b.value(name) {
+            Value::None => {}
+            Value::Tensor(t) if ctx.is_complex(name) && t.rank() == 1 => values.push(Value::Tensor(T { t: t.t.narrow(0, 0, 1)?.squeeze(0)?, dtype: t.dtype })),
+            v => values.push(v.clone()),
+        }
+    }
+    Ok(super::float_of(result_type(&values.iter().collect::<Vec<_>>())?))
 }
 
 /// A complex result: the pairs of `z`, rounded to `dtype` per part on the device.
@@ -75,10 +89,10 @@ fn complex_out(ctx: &Ctx, z: &Z, dtype: TDType) -> Result<Vec<Value>> {
 }
 
 fn add_like(ctx: &Ctx, b: &Bound, sign: f64) -> Result<Vec<Value>> {
-    let dtype = parts_dtype(b, &["input", "other"])?;
+    let dtype = parts_dtype(ctx, b, &["input", "other"])?;
     let (x, y) = (operand(ctx, b, "input", dtype)?, operand(ctx, b, "other", dtype)?);
     let alpha = match b.value("alpha") {
-        Value::None => 1.0,
+        Value::None => return Err(Error::Unsupported("alpha: a value the dump did not record (msprobe records a Python complex number as None)".into())),
         v => v.as_f64().ok_or_else(|| Error::Arg(format!("alpha: expected a real number, got {}", v.kind())))?,
     } * sign;
     let scaled = |t: &Tensor| -> Result<Tensor> { Ok(if alpha == 1.0 { t.clone() } else { t.affine(alpha, 0.0)? }) };
@@ -102,20 +116,22 @@ fn product(x: &Z, y: &Z) -> Result<Z> {
 }
 
 fn mul(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
-    let dtype = parts_dtype(b, &["input", "other"])?;
+    let dtype = parts_dtype(ctx, b, &["input", "other"])?;
     complex_out(ctx, &product(&operand(ctx, b, "input", dtype)?, &operand(ctx, b, "other", dtype)?)?, dtype)
 }
 
 /// `x / y` by Smith's scaling, as c10::complex divides: with `r = d/c`
 /// where `|c| ≥ |d|`, `((a + b·r) + (b - a·r)i) / (c + d·r)`, else with
-/// `r = c/d`, `((a·r + b) + (b·r - a)i) / (d + c·r)`. Each branch divides
-/// by a denominator made safe where the other branch is taken, so no
-/// infinity of the branch not taken reaches the gradient.
+/// `r = c/d`, `((a·r + b) + (b·r - a)i) / (d + c·r)`; a zero divisor gives
+/// `a/|c| + (b/|d|)i` (infinities and NaN, as c10). Each branch divides by
+/// a denominator made safe where another branch is taken, so no infinity
+/// of a branch not taken reaches the gradient.
 fn quotient(x: &Z, y: &Z) -> Result<Z> {
     let (c, d) = crate::ctx::broadcast2(&y.re, &y.im)?;
+    let zero = c.eq(0.0)?.mul(&d.eq(0.0)?)?;
     let first = c.abs()?.ge(&d.abs()?)?;
     let ones = c.ones_like()?;
-    let c1 = first.where_cond(&c, &ones)?;
+    let c1 = zero.where_cond(&ones, &first.where_cond(&c, &ones)?)?;
     let d2 = first.where_cond(&ones, &d)?;
     let r1 = (&d / &c1)?;
     let s1 = (&c1 + (&d * &r1)?)?.recip()?;
@@ -125,48 +141,55 @@ fn quotient(x: &Z, y: &Z) -> Result<Z> {
     let im1 = x.im.broadcast_sub(&x.re.broadcast_mul(&r1)?)?.broadcast_mul(&s1)?;
     let re2 = x.re.broadcast_mul(&r2)?.broadcast_add(&x.im)?.broadcast_mul(&s2)?;
     let im2 = x.im.broadcast_mul(&r2)?.broadcast_sub(&x.re)?.broadcast_mul(&s2)?;
-    let shape = re1.dims().to_vec();
-    let pick = first.broadcast_as(shape.as_slice())?;
-    Ok(Z { re: pick.where_cond(&re1, &re2.broadcast_as(shape.as_slice())?)?, im: pick.where_cond(&im1, &im2.broadcast_as(shape.as_slice())?)? })
+    let re0 = x.re.broadcast_div(&zero.where_cond(&c.abs()?, &ones)?)?;
+    let im0 = x.im.broadcast_div(&zero.where_cond(&d.abs()?, &ones)?)?;
+    let shape = crate::ctx::broadcast_shape(re1.dims(), re0.dims())?;
+    let fit = |t: &Tensor| t.broadcast_as(shape.as_slice());
+    let (pick, by_zero) = (fit(&first)?, fit(&zero)?);
+    let re = by_zero.where_cond(&fit(&re0)?, &pick.where_cond(&fit(&re1)?, &fit(&re2)?)?)?;
+    let im = by_zero.where_cond(&fit(&im0)?, &pick.where_cond(&fit(&im1)?, &fit(&im2)?)?)?;
+    Ok(Z { re, im })
 }
 
 fn div(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     if !matches!(b.value("rounding_mode"), Value::None) {
         return Err(Error::Arg("rounding_mode: torch refuses a rounding mode for complex division".into()));
     }
-    let dtype = parts_dtype(b, &["input", "other"])?;
+    let dtype = parts_dtype(ctx, b, &["input", "other"])?;
     complex_out(ctx, &quotient(&operand(ctx, b, "input", dtype)?, &operand(ctx, b, "other", dtype)?)?, dtype)
 }
 
 /// `other - input` (`Tensor.__rsub__`).
 fn rsub(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
-    let dtype = parts_dtype(b, &["input", "other"])?;
+    let dtype = parts_dtype(ctx, b, &["input", "other"])?;
     let (x, y) = (operand(ctx, b, "input", dtype)?, operand(ctx, b, "other", dtype)?);
     complex_out(ctx, &Z { re: y.re.broadcast_sub(&x.re)?, im: y.im.broadcast_sub(&x.im)? }, dtype)
 }
 
 /// `other / input` (`Tensor.__rtruediv__`).
 fn rdiv(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
-    let dtype = parts_dtype(b, &["input", "other"])?;
+    let dtype = parts_dtype(ctx, b, &["input", "other"])?;
     complex_out(ctx, &quotient(&operand(ctx, b, "other", dtype)?, &operand(ctx, b, "input", dtype)?)?, dtype)
 }
 
 fn neg(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
-    let dtype = parts_dtype(b, &["input"])?;
+    let dtype = parts_dtype(ctx, b, &["input"])?;
     let z = operand(ctx, b, "input", dtype)?;
     complex_out(ctx, &Z { re: z.re.neg()?, im: z.im.neg()? }, dtype)
 }
 
 fn conj(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
-    let dtype = parts_dtype(b, &["input"])?;
+    let dtype = parts_dtype(ctx, b, &["input"])?;
     let z = operand(ctx, b, "input", dtype)?;
     complex_out(ctx, &Z { re: z.re, im: z.im.neg()? }, dtype)
 }
 
-/// `|z| = hypot(re, im)`, from its exact value (one rounding on the
-/// device, as hypot); 0 with a zero gradient at 0, as torch's `sgn(0) = 0`.
+/// `|z| = √(re² + im²)` computed in float64 and rounded once on the device
+/// (exact enough for complex64's parts, whose squares float64 holds; a
+/// complex128 beyond 1e154 overflows to inf, as torch's own kernel does);
+/// 0 with a zero gradient at 0, as torch's `sgn(0) = 0`.
 fn abs(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
-    let dtype = parts_dtype(b, &["input"])?;
+    let dtype = parts_dtype(ctx, b, &["input"])?;
     let z = operand(ctx, b, "input", dtype)?;
     let (re, im) = (precise(&z.re)?, precise(&z.im)?);
     let squares = (re.sqr()? + im.sqr()?)?;
@@ -176,17 +199,24 @@ fn abs(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(r, dtype)?)
 }
 
-/// `angle(z) = atan2(im, re)`, torch's atan2 entry on the parts.
+/// `angle(z) = atan2(im, re)`, torch's atan2 entry on the parts; 0 with a
+/// zero gradient at 0, as torch (atan2's own gradient is 0/0 there).
 fn angle(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
-    let dtype = parts_dtype(b, &["input"])?;
+    let dtype = parts_dtype(ctx, b, &["input"])?;
     let z = operand(ctx, b, "input", dtype)?;
+    let zero = z.re.eq(0.0)?.mul(&z.im.eq(0.0)?)?;
+    let (re, im) = (zero.where_cond(&z.re.ones_like()?, &z.re)?, zero.where_cond(&z.im.zeros_like()?, &z.im)?);
     let real = |t: Tensor| Value::Tensor(T { t, dtype });
-    rebind(ctx, "Torch.atan2", vec![real(z.im), real(z.re)], &[])
+    let theta = match rebind(ctx, "Torch.atan2", vec![real(im), real(re)], &[])?.into_iter().next() {
+        Some(Value::Tensor(t)) => t.t,
+        _ => return Err(Error::Arg("angle: no result".into())),
+    };
+    one(T { t: zero.where_cond(&theta.zeros_like()?, &theta)?, dtype })
 }
 
 /// `abs·cos(angle) + abs·sin(angle)i`, each factor rounded, as torch computes it.
 fn polar(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
-    let dtype = parts_dtype(b, &["abs", "angle"])?;
+    let dtype = parts_dtype(ctx, b, &["abs", "angle"])?;
     let (r, theta) = (operand(ctx, b, "abs", dtype)?.re, operand(ctx, b, "angle", dtype)?.re);
     let round = |t: Tensor| -> Result<Tensor> { Ok(ctx.out(t, dtype)?.t) };
     let (cos, sin) = (round(theta.cos()?)?, round(theta.sin()?)?);
@@ -195,7 +225,7 @@ fn polar(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 
 /// `torch.complex(real, imag)`: the two tensors as the parts.
 fn complex(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
-    let dtype = parts_dtype(b, &["real", "imag"])?;
+    let dtype = parts_dtype(ctx, b, &["real", "imag"])?;
     let (re, im) = (operand(ctx, b, "real", dtype)?.re, operand(ctx, b, "imag", dtype)?.re);
     let (re, im) = crate::ctx::broadcast2(&re, &im)?;
     complex_out(ctx, &Z { re, im }, dtype)
@@ -222,7 +252,7 @@ fn view_as_complex(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// `(A + Bi)(C + Di) = (AC - BD) + (AD + BC)i`, by torch's real matmul
 /// entry on the parts (its broadcasting and gradients).
 fn matmul(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
-    let dtype = parts_dtype(b, &["input", "other"])?;
+    let dtype = parts_dtype(ctx, b, &["input", "other"])?;
     let (x, y) = (operand(ctx, b, "input", dtype)?, operand(ctx, b, "other", dtype)?);
     let mm = |p: &Tensor, q: &Tensor| -> Result<Tensor> {
         let real = |t: &Tensor| Value::Tensor(T { t: t.clone(), dtype });
@@ -242,7 +272,7 @@ fn partwise(ctx: &Ctx, b: &Bound, api: &str) -> Result<Vec<Value>> {
     if !matches!(b.value("dtype"), Value::None) {
         return Err(Error::Unsupported(format!("{api} of a complex tensor with a dtype argument")));
     }
-    let dtype = parts_dtype(b, &["input"])?;
+    let dtype = parts_dtype(ctx, b, &["input"])?;
     let z = operand(ctx, b, "input", dtype)?;
     let keywords = [("dim", b.value("dim").clone()), ("keepdim", b.value("keepdim").clone())];
     let reduce = |t: Tensor| -> Result<Tensor> {
@@ -282,7 +312,10 @@ pub static OPS: &[Op] = &[
     entry(&["Torch.complex"], "real, imag", complex, true, Standard::Exact),
     entry(&["Torch.view_as_real"], "input", view_as_real, true, Standard::Exact),
     entry(&["Torch.view_as_complex"], "input", view_as_complex, true, Standard::Exact),
-    entry(&["Torch.matmul", "Tensor.matmul", "Tensor.__matmul__"], "input, other", matmul, true, Standard::Accuracy),
+    Op {
+        facts: &[super::Fact::NodeGradients(super::node_grads::complex_matmul)],
+        ..entry(&["Torch.matmul", "Tensor.matmul", "Tensor.__matmul__"], "input, other", matmul, true, Standard::Accuracy)
+    },
     Op {
         facts: &[super::Fact::Rounding(Rounding::Sums)],
         ..entry(&["Torch.sum", "Tensor.sum"], "input, dim=None, keepdim=False, *, dtype=None", |c, b| partwise(c, b, "Torch.sum"), true, Standard::Accuracy)
@@ -293,10 +326,11 @@ pub static OPS: &[Op] = &[
     },
 ];
 
-/// The complex entry of `api` in a dump of `framework`: torch's names,
-/// for PyTorch and MSAdapter dumps.
+/// The complex entry of `api` in a dump of `framework`: torch's names, for
+/// PyTorch dumps (MindSpore's and MSAdapter's `.npy` tensors hold no complex
+/// dtype the readers decode).
 pub fn lookup(framework: Framework, api: &str) -> Option<&'static Op> {
-    if framework == Framework::MindSpore {
+    if framework != Framework::PyTorch {
         return None;
     }
     OPS.iter().find(|op| op.names.contains(&api))
@@ -305,4 +339,43 @@ pub fn lookup(framework: Framework, api: &str) -> Option<&'static Op> {
 /// Every name this file replays, for the skip that names them.
 pub fn names() -> impl Iterator<Item = &'static str> {
     OPS.iter().flat_map(|op| op.names.iter().copied())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs complex entry `api` on the bench with complex float pairs `inputs` (name, pairs, shape).
+    fn bench(api: &str, inputs: &[(&str, Vec<f64>, &[usize])]) -> Vec<f64> {
+        let op = lookup(Framework::PyTorch, api).unwrap();
+        let ctx = Ctx { complex: inputs.iter().map(|(n, ..)| n.to_string()).collect(), ..Ctx::bench(0) };
+        let args = inputs
+            .iter()
+            .map(|(_, v, shape)| Value::Tensor(T::from_f64(v.clone(), shape, TDType::F64, candle_core::DType::F64, &ctx.device).unwrap()))
+            .collect();
+        let b = crate::bind::bind(api, op.sig, args, vec![]).unwrap();
+        match (op.forward)(&ctx, &b).unwrap().remove(0) {
+            Value::Tensor(t) => t.to_f64_vec().unwrap(),
+            v => panic!("{}", v.kind()),
+        }
+    }
+
+    #[test]
+    fn abs_is_zero_at_zero_and_holds_complex64s_extremes() {
+        let got = bench("Torch.abs", &[("input", vec![0.0, 0.0, 3e38, 3e38, 1e-45, -1e-45, 3.0, 4.0], &[4, 2])]);
+        let sqrt2 = std::f64::consts::SQRT_2;
+        assert_eq!(got, [0.0, 3e38 * sqrt2, 1e-45 * sqrt2, 5.0]);
+    }
+
+    #[test]
+    fn a_zero_divisor_gives_c10s_infinities() {
+        let got = bench(
+            "Torch.div",
+            &[("input", vec![1.0, 1.0, 1.0, 0.0, -1.0, 2.0, 2.0, -1.0], &[4, 2]), ("other", vec![0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.5], &[4, 2])],
+        );
+        let (inf, nan) = (f64::INFINITY, f64::NAN);
+        for (g, w) in got.iter().zip([inf, inf, inf, nan, -inf, inf, 1.2, -1.6]) {
+            assert!(g == &w || (g.is_nan() && w.is_nan()) || (g - w).abs() < 1e-15, "{got:?}");
+        }
+    }
 }

@@ -71,7 +71,8 @@ fn numel(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     Ok(vec![Value::Int(b.tensor("input")?.dims().iter().product::<usize>() as i64)])
 }
 
-/// `is_complex()`: false, since a complex tensor is not replayed.
+/// `is_complex()`: false, since a complex tensor replays through the
+/// complex entries (`ops::complex`), never this one.
 fn is_complex(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     b.tensor("input")?;
     Ok(vec![Value::Bool(false)])

@@ -33,8 +33,19 @@ pub(super) fn linear(i: &Inputs) -> Vec<NodeLayout> {
 /// broadcasts into `mm`/`bmm`/`mv` and ends in a view of the product (or a
 /// copy of its transpose): the one incoming gradient.
 pub(super) fn matmul(i: &Inputs) -> Vec<NodeLayout> {
+    matmul_of_ranks(i.rank("input"), i.rank("other"))
+}
+
+/// matmul's layouts for complex operands held as float pairs (each rank one
+/// more than the complex tensor's): a complex product has the same nodes.
+pub(super) fn complex_matmul(i: &Inputs) -> Vec<NodeLayout> {
+    let complex_rank = |name| i.rank(name).and_then(|r: usize| r.checked_sub(1));
+    matmul_of_ranks(complex_rank("input"), complex_rank("other"))
+}
+
+fn matmul_of_ranks(input: Option<usize>, other: Option<usize>) -> Vec<NodeLayout> {
     let both = vec![Slot::Input("input", SAME), Slot::Input("other", SAME)];
-    match (i.rank("input"), i.rank("other")) {
+    match (input, other) {
         (Some(2), Some(2)) => vec![layout("MmBackward0", both)],
         (Some(2), Some(1)) => vec![layout("MvBackward0", both)],
         (Some(1), Some(1)) => vec![layout("DotBackward0", both)],

@@ -59,6 +59,8 @@ pub(super) struct Call<'a> {
     /// A cast to the input's own dtype ([`quirks::is_noop_cast`]): its
     /// recorded gradients are not its own.
     pub noop_cast: bool,
+    /// A call with complex tensors lowered to float pairs (`super::complex`).
+    pub lowered: bool,
 }
 
 /// Every floating tensor of `r` wider than `to`, recast to `to` (as
@@ -198,6 +200,7 @@ impl<'a> Call<'a> {
             mask_known: false,
             autocast_note,
             noop_cast,
+            lowered: false,
         };
         if op.random && r.use_recorded && r.data_mode == DataMode::Real {
             call.recover_mask()?;

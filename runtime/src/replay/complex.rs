@@ -47,11 +47,20 @@ fn any_complex(s: &Spec) -> Option<TDType> {
     }
 }
 
-/// `s` with every complex tensor as its float pairs.
+/// `s` with every complex tensor as its float pairs. msprobe's Max of a
+/// complex tensor is its largest modulus: random parts are drawn from
+/// [-Max, Max].
 fn lowered(s: &Spec) -> Spec {
     match s {
         Spec::Tensor(t) if !t.dtype.is_computable() => {
-            Spec::Tensor(TensorSpec { dtype: t.dtype.component(), shape: t.shape.iter().copied().chain([2]).collect(), ..t.clone() })
+            let max = t.high.map(f64::abs);
+            Spec::Tensor(TensorSpec {
+                dtype: t.dtype.component(),
+                shape: t.shape.iter().copied().chain([2]).collect(),
+                low: max.map(|m| -m),
+                high: max,
+                ..t.clone()
+            })
         }
         Spec::List(items) => Spec::List(items.iter().map(lowered).collect()),
         s => s.clone(),
@@ -59,13 +68,17 @@ fn lowered(s: &Spec) -> Spec {
 }
 
 /// `r` lowered to float pairs, or `None` when it has no complex tensor. A
-/// call whose API has no complex entry, or that passes complex tensors in
-/// a list, is refused with the names that are replayed.
+/// call whose API has no complex entry (MindSpore and MSAdapter dumps have
+/// none), or that passes complex tensors in a list, is refused with the
+/// names that are replayed.
 pub(super) fn lower(r: &Replay) -> Result<Option<Lowered>> {
     let inputs = r.args.iter().chain(r.kwargs.iter().map(|(_, s)| s));
     let everything = inputs.clone().chain(&r.outputs).chain(r.grad_outputs.iter().flatten()).chain(&r.grad_inputs);
     let Some(found) = everything.clone().find_map(any_complex) else { return Ok(None) };
     let name = r.api.name();
+    if crate::ops::reasons::reason(r.framework, &name).is_some() {
+        return Ok(None); // its reason never to be replayed, as for any call
+    }
     let refuse = |why: &str| {
         let names: Vec<&str> = complex::names().collect();
         Error::Unsupported(format!(

@@ -118,6 +118,7 @@ fn replay_once(r: &Replay, iteration: u64, limits: &Limits, lowered: Option<&com
     if let Some(l) = lowered {
         call.bench.complex = l.params.clone();
         call.device.complex = l.params.clone();
+        call.lowered = true;
     }
     let max_elements = usize::try_from(limits.tensor_bytes / crate::limits::BYTES_PER_ELEMENT).unwrap_or(usize::MAX);
     call.bench.max_elements = max_elements;

@@ -17,7 +17,9 @@ cases.json holds {"cases": [...]}, one object per case:
   kwargs     [[key, value]], value as in args
   outputs    [{"file", "complex"}]
   grad_outputs  [file]
-  grads      [file], one per tensor argument, in order
+  grads      [file], one per tensor argument, in order (none when `backward` is false)
+  backward   whether the gradients are compared (a zero divisor's are infinities torch
+             and the runtime reach by other paths)
 """
 
 import json
@@ -54,7 +56,7 @@ def encode(v):
     return v
 
 
-def case(name, fn, args, kwargs=None):
+def case(name, fn, args, kwargs=None, backward=True):
     kwargs = kwargs or {}
     leaves = [a.clone().requires_grad_(True) if isinstance(a, torch.Tensor) else a for a in args]
     kw = {k: (v.clone().requires_grad_(True) if isinstance(v, torch.Tensor) else v) for k, v in kwargs.items()}
@@ -62,7 +64,7 @@ def case(name, fn, args, kwargs=None):
     outs = list(out) if isinstance(out, tuple) else [out]
     grad_outputs = [z(*o.shape) if o.is_complex() else r(*o.shape) for o in outs]
     tensors = [a for a in leaves if isinstance(a, torch.Tensor)] + [v for v in kw.values() if isinstance(v, torch.Tensor)]
-    grads = torch.autograd.grad(outs, tensors, grad_outputs, allow_unused=True)
+    grads = torch.autograd.grad(outs, tensors, grad_outputs, allow_unused=True) if backward else []
     grads = [g if g is not None else torch.zeros_like(t) for g, t in zip(grads, tensors)]
     CASES.append({
         "name": name,
@@ -72,6 +74,7 @@ def case(name, fn, args, kwargs=None):
         "outputs": [{"file": save(o), "complex": o.is_complex()} for o in outs],
         "grad_outputs": [save(g) for g in grad_outputs],
         "grads": [save(g) for g in grads],
+        "backward": backward,
     })
 
 
@@ -115,4 +118,10 @@ for name, fn in [("Torch.sum", torch.sum), ("Tensor.sum", T.sum), ("Torch.mean",
     case(name, fn, [z(3, 4)])
     case(name, fn, [z(3, 4), 1], {"keepdim": True})
     case(name, fn, [z(2, 3, 4)], {"dim": [0, -1]})
+# Zeros: abs and angle at 0 (value and gradient 0), division by a zero (c10's infinities and NaN).
+C128 = torch.complex128
+case("Torch.abs", torch.abs, [torch.tensor([0j, 1e30 + 1e30j, 1e-30 - 1e-30j, 3 + 4j], dtype=C128)])
+case("Torch.angle", torch.angle, [torch.tensor([0j, 1 + 1j, -2 + 0.5j, -1e-3j], dtype=C128)])
+case("Torch.div", torch.div, [torch.tensor([1 + 1j, 1 + 0j, 0j, -1 + 2j, 2 - 1j], dtype=C128), torch.tensor([0j, 0j, 0j, 0j, 1 + 0.5j], dtype=C128)],
+     backward=False)
 (OUT / "cases.json").write_text(json.dumps({"cases": CASES}))
