@@ -68,7 +68,8 @@ def callable_of(name):
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "runtime", "tests", "npu"))
         import compositions
 
-        return getattr(compositions, op)
+        # `NPU.fast_gelu` is torch_npu's alias of npu_fast_gelu.
+        return getattr(compositions, op, None) or getattr(compositions, f"npu_{op}")
     if prefix == "Functional":
         return getattr(F, op)
     if prefix == "Torch":
