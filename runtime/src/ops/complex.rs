@@ -284,7 +284,9 @@ fn partwise(ctx: &Ctx, b: &Bound, api: &str) -> Result<Vec<Value>> {
     complex_out(ctx, &Z { re: reduce(z.re)?, im: reduce(z.im)? }, dtype)
 }
 
-/// The complex entries, by torch's names (PyTorch and MSAdapter dumps).
+const IN_PLACE: &[super::Fact] = &[super::Fact::InPlace];
+
+/// The complex entries, by torch's names (PyTorch dumps).
 pub static OPS: &[Op] = &[
     Op {
         facts: &[super::Fact::Rounding(Rounding::Terms { negated: None })],
@@ -292,21 +294,39 @@ pub static OPS: &[Op] = &[
     },
     Op {
         facts: &[super::Fact::Rounding(Rounding::Terms { negated: Some("other") })],
-        ..entry(&["Torch.sub", "Tensor.sub", "Tensor.__sub__"], "input, other, *, alpha=1", sub, true, Standard::Accuracy)
+        ..entry(&["Torch.sub", "Tensor.sub", "Tensor.__sub__", "Torch.subtract", "Tensor.subtract"], "input, other, *, alpha=1", sub, true, Standard::Accuracy)
     },
     Op {
         facts: &[super::Fact::Rounding(Rounding::Terms { negated: Some("input") })],
         ..entry(&["Tensor.__rsub__"], "input, other", rsub, true, Standard::Accuracy)
     },
-    entry(&["Torch.mul", "Tensor.mul", "Tensor.__mul__", "Tensor.__rmul__"], "input, other", mul, true, Standard::Accuracy),
-    entry(&["Torch.div", "Tensor.div", "Tensor.__truediv__", "Torch.true_divide"], "input, other, *, rounding_mode=None", div, true, Standard::Accuracy),
+    entry(
+        &["Torch.mul", "Tensor.mul", "Tensor.__mul__", "Tensor.__rmul__", "Torch.multiply", "Tensor.multiply"],
+        "input, other",
+        mul,
+        true,
+        Standard::Accuracy,
+    ),
+    entry(
+        &["Torch.div", "Tensor.div", "Tensor.__truediv__", "Torch.true_divide", "Torch.divide", "Tensor.divide"],
+        "input, other, *, rounding_mode=None",
+        div,
+        true,
+        Standard::Accuracy,
+    ),
     entry(&["Tensor.__rtruediv__"], "input, other", rdiv, true, Standard::Accuracy),
     Op {
         facts: &[super::Fact::Rounding(Rounding::Terms { negated: None })],
         ..entry(&["Torch.neg", "Tensor.neg", "Tensor.__neg__"], "input", neg, true, Standard::Accuracy)
     },
+    // In-place forms: the out-of-place result written into `self`; torch differentiates them as their bases.
+    Op { facts: IN_PLACE, ..entry(&["Tensor.add_", "Tensor.__iadd__"], "input, other, *, alpha=1", add, true, Standard::Accuracy) },
+    Op { facts: IN_PLACE, ..entry(&["Tensor.sub_", "Tensor.__isub__"], "input, other, *, alpha=1", sub, true, Standard::Accuracy) },
+    Op { facts: IN_PLACE, ..entry(&["Tensor.mul_", "Tensor.__imul__"], "input, other", mul, true, Standard::Accuracy) },
+    Op { facts: IN_PLACE, ..entry(&["Tensor.div_", "Tensor.__itruediv__"], "input, other, *, rounding_mode=None", div, true, Standard::Accuracy) },
+    Op { facts: IN_PLACE, ..entry(&["Tensor.neg_"], "input", neg, true, Standard::Accuracy) },
     entry(&["Torch.conj", "Tensor.conj", "Torch.conj_physical", "Tensor.conj_physical"], "input", conj, true, Standard::Exact),
-    entry(&["Torch.abs", "Tensor.abs", "Tensor.__abs__"], "input", abs, true, Standard::Accuracy),
+    entry(&["Torch.abs", "Tensor.abs", "Tensor.__abs__", "Torch.absolute", "Tensor.absolute"], "input", abs, true, Standard::Accuracy),
     entry(&["Torch.angle", "Tensor.angle"], "input", angle, true, Standard::Accuracy),
     entry(&["Torch.polar"], "abs, angle", polar, true, Standard::Accuracy),
     entry(&["Torch.complex"], "real, imag", complex, true, Standard::Exact),

@@ -114,6 +114,16 @@ case("Torch.view_as_complex", torch.view_as_complex, [r(2, 3, 2)])
 for name, fn in [("Torch.matmul", torch.matmul), ("Tensor.matmul", T.matmul), ("Tensor.__matmul__", T.__matmul__)]:
     case(name, fn, [z(2, 3, 4), z(4, 5)])
     case(name, fn, [z(3, 4), z(4)])
+# Aliases, and in-place forms on a copy (torch differentiates them as their bases).
+for name, fn in [("Torch.multiply", torch.multiply), ("Tensor.multiply", T.multiply), ("Torch.divide", torch.divide),
+                 ("Tensor.divide", T.divide), ("Torch.subtract", torch.subtract), ("Tensor.subtract", T.subtract)]:
+    case(name, fn, [z(3, 4), z(4)])
+for name, fn in [("Torch.absolute", torch.absolute), ("Tensor.absolute", T.absolute)]:
+    case(name, fn, [z(2, 5)])
+for name in ["add_", "__iadd__", "sub_", "__isub__", "mul_", "__imul__", "div_", "__itruediv__"]:
+    case(f"Tensor.{name}", lambda a, b, name=name: getattr(a.clone(), name)(b), [z(3, 4), z(4)])
+    case(f"Tensor.{name}", lambda a, b, name=name: getattr(a.clone(), name)(b), [z(2, 3), 0.5])
+case("Tensor.neg_", lambda a: a.clone().neg_(), [z(2, 3)])
 for name, fn in [("Torch.sum", torch.sum), ("Tensor.sum", T.sum), ("Torch.mean", torch.mean), ("Tensor.mean", T.mean)]:
     case(name, fn, [z(3, 4)])
     case(name, fn, [z(3, 4), 1], {"keepdim": True})
