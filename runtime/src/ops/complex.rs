@@ -356,6 +356,17 @@ pub fn lookup(framework: Framework, api: &str) -> Option<&'static Op> {
     OPS.iter().find(|op| op.names.contains(&api))
 }
 
+/// The names only complex calls have (their results or inputs are always
+/// complex): the op table's lookup finds their entries for any call. The
+/// other entries here serve only calls the replay lowered, since on real
+/// tensors their names mean the real table's ops (or none).
+const COMPLEX_ONLY: &[&str] = &["Torch.polar", "Torch.complex", "Torch.view_as_real", "Torch.view_as_complex"];
+
+/// [`lookup`] of a name only complex calls have ([`COMPLEX_ONLY`]).
+pub fn complex_only(framework: Framework, api: &str) -> Option<&'static Op> {
+    COMPLEX_ONLY.contains(&api).then(|| lookup(framework, api)).flatten()
+}
+
 /// Every name this file replays, for the skip that names them.
 pub fn names() -> impl Iterator<Item = &'static str> {
     OPS.iter().flat_map(|op| op.names.iter().copied())
@@ -377,6 +388,16 @@ mod tests {
         match (op.forward)(&ctx, &b).unwrap().remove(0) {
             Value::Tensor(t) => t.to_f64_vec().unwrap(),
             v => panic!("{}", v.kind()),
+        }
+    }
+
+    #[test]
+    fn only_complex_names_reach_the_table_lookup() {
+        let pt = Framework::PyTorch;
+        assert!(super::super::lookup(pt, "Torch.polar").is_some() && super::super::lookup(pt, "Torch.view_as_real").is_some());
+        // On real tensors these mean the real table's ops, which have no entry: never the complex one.
+        for name in ["Tensor.__itruediv__", "Tensor.conj", "Torch.conj_physical"] {
+            assert!(super::super::lookup(pt, name).is_none() && lookup(pt, name).is_some(), "{name}");
         }
     }
 

@@ -595,7 +595,7 @@ pub fn lookup(framework: Framework, api: &str) -> Option<&'static Op> {
     if reasons::reason(framework, api).is_some() {
         return None;
     }
-    direct(framework, api).or_else(|| derive::lookup(framework.api_family(), api)).or_else(|| complex::lookup(framework, api))
+    direct(framework, api).or_else(|| derive::lookup(framework.api_family(), api)).or_else(|| complex::complex_only(framework, api))
 }
 
 /// [`lookup`]'s entry, or the error a `skip` row gives: the name's reason
