@@ -199,6 +199,16 @@ fn abs(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(r, dtype)?)
 }
 
+/// Torch's real entry `api` on real `parts` of `dtype` (and `keywords`):
+/// its tensor result, with the entry's own broadcasting and gradient.
+fn real_entry(ctx: &Ctx, api: &str, parts: &[&Tensor], keywords: &[(&str, Value)], dtype: TDType) -> Result<Tensor> {
+    let args = parts.iter().map(|&t| Value::Tensor(T { t: t.clone(), dtype })).collect();
+    match rebind(ctx, api, args, keywords)?.into_iter().next() {
+        Some(Value::Tensor(t)) => Ok(t.t),
+        _ => Err(Error::Arg(format!("{api}: no tensor result"))),
+    }
+}
+
 /// `angle(z) = atan2(im, re)`, torch's atan2 entry on the parts; 0 with a
 /// zero gradient at 0, as torch (atan2's own gradient is 0/0 there).
 fn angle(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
@@ -206,11 +216,7 @@ fn angle(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let z = operand(ctx, b, "input", dtype)?;
     let zero = z.re.eq(0.0)?.mul(&z.im.eq(0.0)?)?;
     let (re, im) = (zero.where_cond(&z.re.ones_like()?, &z.re)?, zero.where_cond(&z.im.zeros_like()?, &z.im)?);
-    let real = |t: Tensor| Value::Tensor(T { t, dtype });
-    let theta = match rebind(ctx, "Torch.atan2", vec![real(im), real(re)], &[])?.into_iter().next() {
-        Some(Value::Tensor(t)) => t.t,
-        _ => return Err(Error::Arg("angle: no result".into())),
-    };
+    let theta = real_entry(ctx, "Torch.atan2", &[&im, &re], &[], dtype)?;
     one(T { t: zero.where_cond(&theta.zeros_like()?, &theta)?, dtype })
 }
 
@@ -254,13 +260,7 @@ fn view_as_complex(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 fn matmul(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let dtype = parts_dtype(ctx, b, &["input", "other"])?;
     let (x, y) = (operand(ctx, b, "input", dtype)?, operand(ctx, b, "other", dtype)?);
-    let mm = |p: &Tensor, q: &Tensor| -> Result<Tensor> {
-        let real = |t: &Tensor| Value::Tensor(T { t: t.clone(), dtype });
-        match rebind(ctx, "Torch.matmul", vec![real(p), real(q)], &[])?.into_iter().next() {
-            Some(Value::Tensor(t)) => Ok(t.t),
-            _ => Err(Error::Arg("matmul: no result".into())),
-        }
-    };
+    let mm = |p: &Tensor, q: &Tensor| real_entry(ctx, "Torch.matmul", &[p, q], &[], dtype);
     let re = (mm(&x.re, &y.re)? - mm(&x.im, &y.im)?)?;
     let im = (mm(&x.re, &y.im)? + mm(&x.im, &y.re)?)?;
     complex_out(ctx, &Z { re, im }, dtype)
@@ -275,13 +275,8 @@ fn partwise(ctx: &Ctx, b: &Bound, api: &str) -> Result<Vec<Value>> {
     let dtype = parts_dtype(ctx, b, &["input"])?;
     let z = operand(ctx, b, "input", dtype)?;
     let keywords = [("dim", b.value("dim").clone()), ("keepdim", b.value("keepdim").clone())];
-    let reduce = |t: Tensor| -> Result<Tensor> {
-        match rebind(ctx, api, vec![Value::Tensor(T { t, dtype })], &keywords)?.into_iter().next() {
-            Some(Value::Tensor(t)) => Ok(t.t),
-            _ => Err(Error::Arg(format!("{api}: no result"))),
-        }
-    };
-    complex_out(ctx, &Z { re: reduce(z.re)?, im: reduce(z.im)? }, dtype)
+    let reduce = |t: &Tensor| real_entry(ctx, api, &[t], &keywords, dtype);
+    complex_out(ctx, &Z { re: reduce(&z.re)?, im: reduce(&z.im)? }, dtype)
 }
 
 const IN_PLACE: &[super::Fact] = &[super::Fact::InPlace];
