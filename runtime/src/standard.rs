@@ -21,6 +21,7 @@
 
 mod fsum;
 mod rules;
+mod screen;
 
 pub(crate) use rules::round_to;
 

@@ -3,6 +3,7 @@
 //! elements finite on both sides (and metrics are 0 when there are none).
 
 use super::fsum::fsum;
+use super::screen::{screen, Screen};
 use super::Class;
 use crate::compare::Status;
 use crate::dtype::TDType;
@@ -417,18 +418,23 @@ pub(super) fn systematic(t: &[f64], b: &[f64], bound: &ElementBound) -> Option<S
     }
     // Subnormal bench values round with a relative error beyond any epsilon: left out.
     let normal = ldexp1(emin);
+    let eps = ldexp1(-mant);
     // (d, x) = (error, bench) in units of the element's bound.
-    // Sized up front: grown by doubling, a large fit's pairs were copied over and over.
-    let mut pairs: Vec<(f64, f64)> = Vec::with_capacity(t.len());
-    pairs.extend(
+    let units = || {
         t.iter()
             .zip(b)
             .enumerate()
             .filter(|(_, (x, y))| x.is_finite() && y.is_finite() && y.abs() >= normal)
             .map(|(i, (&x, &y))| (bound.at(i), x - y, y))
             .filter(|&(w, _, _)| w.is_finite() && w > 0.0)
-            .map(|(w, e, y)| (e / w, y / w)),
-    );
+            .map(|(w, e, y)| (e / w, y / w))
+    };
+    if screen(units(), book.min_elements as f64, limit * eps) == Screen::Quiet {
+        return None;
+    }
+    // Sized up front: grown by doubling, a large fit's pairs were copied over and over.
+    let mut pairs: Vec<(f64, f64)> = Vec::with_capacity(t.len());
+    pairs.extend(units());
     let den = fsum(pairs.iter().map(|&(_, x)| x * x));
     let quartic = fsum(pairs.iter().map(|&(_, x)| (x * x) * (x * x)));
     // The elements that carry the fit (a few can carry it alone).
@@ -437,14 +443,16 @@ pub(super) fn systematic(t: &[f64], b: &[f64], bound: &ElementBound) -> Option<S
         return None;
     }
     let rho = fsum(pairs.iter().map(|&(d, x)| d * x)) / den;
+    if !(rho.abs() > limit * eps) {
+        return None;
+    }
     let se = fsum(pairs.iter().map(|&(d, x)| {
         let r = (d - rho * x) * x;
         r * r
     }))
     .sqrt()
         / den;
-    let eps = ldexp1(-mant);
-    if !(rho.abs() > limit * eps && rho.abs() > book.z * se) {
+    if !(rho.abs() > book.z * se) {
         return None;
     }
     Some(format!(
