@@ -44,6 +44,7 @@ pub mod hooks;
 mod index;
 mod inner_grad;
 mod linalg;
+mod linear_kernel;
 mod loss;
 mod math;
 mod methods;

@@ -121,7 +121,10 @@ fn matmul(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 fn linear(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let (x, w) = (b.tensor("input")?, b.tensor("weight")?);
     let dtype = float_pair(x, w, "linear")?;
-    let mut out = matmul_t(&x.t, &w.t.t()?)?;
+    let mut out = match super::linear_kernel::linear(&x.t, &w.t)? {
+        Some(y) => y,
+        None => matmul_t(&x.t, &w.t.t()?)?,
+    };
     if let Some(bias) = b.opt_tensor("bias")? {
         let last = out.rank().saturating_sub(1);
         out = match super::bias_kernel::bias_add(&out, &bias.t, last)? {
