@@ -63,6 +63,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/factor.rs",
     "src/ops/fold.rs",
     "src/ops/gemm_into.rs",
+    "src/ops/kernel_check.rs",
     "src/ops/linear_kernel.rs",
     "src/ops/grid.rs",
     "src/ops/pool3d.rs",

@@ -43,6 +43,8 @@ mod grid;
 pub mod hooks;
 mod index;
 mod inner_grad;
+#[cfg(test)]
+mod kernel_check;
 mod linalg;
 mod linear_kernel;
 mod loss;
