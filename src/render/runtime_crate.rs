@@ -65,6 +65,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/gemm_into.rs",
     "src/ops/kernel_check.rs",
     "src/ops/linear_kernel.rs",
+    "src/ops/relu_kernel.rs",
     "src/ops/grid.rs",
     "src/ops/pool3d.rs",
     "src/ops/pool_kernel.rs",

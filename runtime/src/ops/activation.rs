@@ -18,7 +18,10 @@ fn unary(ctx: &Ctx, b: &Bound, keeps_int: bool, f: impl Fn(&Tensor) -> candle_co
 
 /// relu as a select: the gradient at 0 is 0 (candle's relu gives 1).
 pub(super) fn relu_t(x: &Tensor) -> candle_core::Result<Tensor> {
-    x.gt(0.0)?.where_cond(x, &x.zeros_like()?)
+    match super::relu_kernel::relu(x)? {
+        Some(y) => Ok(y),
+        None => x.gt(0.0)?.where_cond(x, &x.zeros_like()?),
+    }
 }
 
 /// |x| as x·sign(x) with the sign constant: the gradient at 0 is 0.

@@ -76,6 +76,7 @@ mod pool_kernel;
 mod rearrange;
 pub mod reasons;
 mod reduce;
+mod relu_kernel;
 mod rnn;
 mod scatter;
 mod search;
