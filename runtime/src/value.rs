@@ -29,6 +29,23 @@ impl T {
         self.t.rank()
     }
 
+    /// Calls `f` with all values as f64, row-major: a contiguous float64
+    /// host tensor lends its own storage; any other is converted first
+    /// ([`T::to_f64_vec`]). The judge reads every bench output and gradient
+    /// this way: a copy of each, and of each loss gradient, was a full
+    /// float64 tensor more per row at a call's peak.
+    pub fn with_f64<R>(&self, f: impl FnOnce(&[f64]) -> R) -> Result<R> {
+        if self.t.dtype() == DType::F64 {
+            let (storage, layout) = self.t.storage_and_layout();
+            if let (candle_core::Storage::Cpu(s), Some((start, end))) = (&*storage, layout.contiguous_offsets()) {
+                if let Ok(all) = s.as_slice::<f64>() {
+                    return Ok(f(&all[start..end]));
+                }
+            }
+        }
+        Ok(f(&self.to_f64_vec()?))
+    }
+
     /// All values as f64, row-major: a float32 tensor widened in one pass
     /// (no float64 copy of it first).
     pub fn to_f64_vec(&self) -> Result<Vec<f64>> {

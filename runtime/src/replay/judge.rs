@@ -44,7 +44,7 @@ fn bench_dtype(d: TDType) -> TDType {
 /// The loss gradients of a call's forward outputs, as the dump recorded
 /// them: `None` when the call has no backward entry (forward rows then
 /// say so), else one per output (`None` where there is none).
-pub(super) type LossGrads<'a> = Option<&'a [Option<Vec<f64>>]>;
+pub(super) type LossGrads<'a> = Option<&'a [Option<T>]>;
 
 /// The rows of one direction; outputs `None` on both sides have none (as
 /// in the scripts). `magnitudes` are the bench values' rounding magnitudes
@@ -67,7 +67,7 @@ pub(super) fn judge_list(
                 (Some(Tested { value: Value::None, .. }), Some(Value::None)) => None,
                 (Some(t), Some(b)) => {
                     let row = judge_value(call, name, direction, t, b, magnitudes.get(i).and_then(Option::as_deref), note);
-                    Some(if direction == Direction::Forward { with_effect(call, row, t, b, dys.map(|d| d.get(i).and_then(Option::as_deref))) } else { row })
+                    Some(if direction == Direction::Forward { with_effect(call, row, t, b, dys.map(|d| d.get(i).and_then(Option::as_ref))) } else { row })
                 }
                 _ => Some(DetailRow::uncompared(
                     name,
@@ -113,7 +113,7 @@ pub(super) fn judge_value(call: &Call, name: String, direction: Direction, teste
 /// A forward row with its loss effect ([`effect`]): `dy` is `None` when
 /// the call has no backward entry, `Some(None)` when the entry lacks this
 /// output's gradient.
-fn with_effect(call: &Call, row: DetailRow, tested: &Tested, bench: &Value, dy: Option<Option<&[f64]>>) -> DetailRow {
+fn with_effect(call: &Call, row: DetailRow, tested: &Tested, bench: &Value, dy: Option<Option<&T>>) -> DetailRow {
     let (Value::Tensor(t), Value::Tensor(b)) = (&tested.value, bench) else { return row };
     if !t.dtype.is_float() || row.shape.is_none() || t.dims() != b.dims() {
         return row;
@@ -122,16 +122,28 @@ fn with_effect(call: &Call, row: DetailRow, tested: &Tested, bench: &Value, dy: 
     let recorded = tested.on() == TestedOn::Device;
     // The values are read again only where an effect or a loss is to be had.
     let wanted = recorded && (matches!(dy, Some(Some(_))) || crate::rulebook::get().loss_effect.is_loss(op));
-    let values = if wanted { t.to_f64_vec().ok().zip(b.to_f64_vec().ok()) } else { None };
-    let loss = values.as_ref().and_then(|(tv, _)| effect::loss(op, tv, dy.flatten()));
-    let e = match (dy, recorded, &values) {
-        (None, _, _) => Effect::none(effect::NO_BACKWARD),
-        (_, false, _) => Effect::none(effect::NOT_RECORDED),
-        (Some(None), _, _) => Effect::none(effect::NO_GRADIENT),
-        (Some(Some(dy)), _, Some((tv, bv))) => effect::of(op, t.dtype, tv, bv, dy),
-        (Some(Some(_)), _, None) => Effect::none("no loss effect: the values cannot be read"),
+    let (loss, e) = match (dy, recorded) {
+        (None, _) => (loss_of(op, t, wanted, None), Effect::none(effect::NO_BACKWARD)),
+        (_, false) => (None, Effect::none(effect::NOT_RECORDED)),
+        (Some(None), _) => (loss_of(op, t, wanted, None), Effect::none(effect::NO_GRADIENT)),
+        (Some(Some(dy)), _) => {
+            let both = dy.with_f64(|dy| t.with_f64(|tv| b.with_f64(|bv| (effect::loss(op, tv, Some(dy)), effect::of(op, t.dtype, tv, bv, dy)))));
+            match both {
+                Ok(Ok(Ok(x))) => x,
+                _ => (None, Effect::none("no loss effect: the values cannot be read")),
+            }
+        }
     };
     DetailRow { effect: e.value, effect_noise: e.noise, effect_note: e.note, loss, ..row }
+}
+
+/// The recorded loss of a loss op's output `t` without a loss gradient
+/// (`wanted`: the row is recorded and the op a loss).
+fn loss_of(op: &str, t: &T, wanted: bool, dy: Option<&[f64]>) -> Option<(f64, f64)> {
+    if !wanted {
+        return None;
+    }
+    t.with_f64(|tv| effect::loss(op, tv, dy)).ok().flatten()
 }
 
 /// The case of one value for the standard; `emulated` says whether the
@@ -217,40 +229,42 @@ fn judge_tensor(call: &Call, name: String, direction: Direction, tested: &Tested
         let tested_on = Some(tested.on());
         return DetailRow { status: Status::Pass, rule: Rule::Shape.name().into(), message: message(&[UNDEFINED_VALUES, &source]), tested_on, ..base };
     }
-    let (tv, bv) = match (t.to_f64_vec(), b.to_f64_vec()) {
-        (Ok(x), Ok(y)) => (x, y),
-        (Err(e), _) | (_, Err(e)) => return skip(format!("cannot judge: {e}")),
-    };
     let reference = match &tested.reference {
         Some(Value::Tensor(x)) if x.dims() == b.dims() => x.to_f64_vec().ok(),
         _ => None,
     };
     // Data movement is exact forward; its gradients are sums and casts.
     let movement = call.op.moves_data();
-    let case = case(
-        call,
-        (direction, tested.reference_is_self()),
-        movement && direction == Direction::Forward,
-        t.dtype,
-        &tv,
-        (&bv, b.dims()),
-        reference.as_deref(),
-        magnitude,
-    );
-    let first = judge(call.r.standard, &case);
-    let mut judged = first.clone();
-    if tested.reference_is_self() && matches!(judged.rule, Rule::Benchmark | Rule::Ulp) {
-        judged.message = message(&[&judged.message, SELF_REFERENCE]);
+    let of_values = |tv: &[f64], bv: &[f64]| {
+        let case = case(
+            call,
+            (direction, tested.reference_is_self()),
+            movement && direction == Direction::Forward,
+            t.dtype,
+            tv,
+            (bv, b.dims()),
+            reference.as_deref(),
+            magnitude,
+        );
+        let first = judge(call.r.standard, &case);
+        let mut judged = first.clone();
+        if tested.reference_is_self() && matches!(judged.rule, Rule::Benchmark | Rule::Ulp) {
+            judged.message = message(&[&judged.message, SELF_REFERENCE]);
+        }
+        let mut quirk = "";
+        // Seen on gradients only: on a forward output it would hide a permutation bug.
+        if direction == Direction::Backward && judged.status == Status::Error && movement && quirks::same_values_other_order(tv, bv) {
+            judged = judge_sorted(call, &case);
+            quirk = quirks::OTHER_LAYOUT;
+        }
+        // The columns are the metrics of the values as they are.
+        let measured = first.measured.as_ref().filter(|m| m.len > 0);
+        judged_row(base.clone(), &judged, measured, tested, &[quirk, note, &source])
+    };
+    match t.with_f64(|tv| b.with_f64(|bv| of_values(tv, bv))) {
+        Ok(Ok(row)) => row,
+        Ok(Err(e)) | Err(e) => skip(format!("cannot judge: {e}")),
     }
-    let mut quirk = "";
-    // Seen on gradients only: on a forward output it would hide a permutation bug.
-    if direction == Direction::Backward && judged.status == Status::Error && movement && quirks::same_values_other_order(&tv, &bv) {
-        judged = judge_sorted(call, &case);
-        quirk = quirks::OTHER_LAYOUT;
-    }
-    // The columns are the metrics of the values as they are.
-    let measured = first.measured.as_ref().filter(|m| m.len > 0);
-    judged_row(base, &judged, measured, tested, &[quirk, note, &source])
 }
 
 /// [`OTHER_LAYOUT`](quirks::OTHER_LAYOUT): the case judged on sorted

@@ -26,7 +26,7 @@ use crate::limits::{Admitted, Limits};
 use crate::report::{DetailRow, ResultRow};
 use crate::spec::{DataMode, Replay};
 use crate::standard::Standard;
-use crate::value::Value;
+use crate::value::{Value, T};
 
 use call::Call;
 use judge::{judge_list, message};
@@ -164,7 +164,7 @@ fn judge_call(
     let outputs: Vec<Tested> = plan.outputs.iter().enumerate().map(|(i, s)| Tested::new(s, device_out(i), Direction::Forward)).collect();
     let forward_note = message(&[if call.identity { quirks::DROPOUT_IDENTITY } else { "" }, call.autocast_note.as_deref().unwrap_or("")]);
     // The loss gradients of the outputs, for their effects: the call's recorded backward inputs.
-    let dys: Option<Vec<Option<Vec<f64>>>> = call.grad_outputs(&call.bench)?.map(|g| g.into_iter().map(|t| t.and_then(|t| t.to_f64_vec().ok())).collect());
+    let dys: Option<Vec<Option<T>>> = call.grad_outputs(&call.bench)?;
     let forward = judge_list(call, Direction::Forward, &outputs, &bench.outputs, &magnitudes.outputs, dys.as_deref(), &forward_note);
     let Some(bench_grads) = &bench.grads else { return Ok((forward, vec![])) };
 
