@@ -129,6 +129,16 @@ fn float_tensors(items: &[Realized]) -> usize {
         .sum()
 }
 
+/// Each tensor of `r` settled ([`crate::inputs::Master::settle`]): the
+/// call's adjustments are done, and its runs read tensors only.
+fn settle(r: &mut Realized) -> Result<()> {
+    match r {
+        Realized::Tensor(m, _) => m.settle(),
+        Realized::List(items) => items.iter_mut().try_for_each(settle),
+        Realized::Value(_) => Ok(()),
+    }
+}
+
 /// The dtypes of every tensor of `r`.
 fn dtypes(r: &Realized, out: &mut Vec<TDType>) {
     match r {
@@ -204,6 +214,10 @@ impl<'a> Call<'a> {
         };
         if op.random && r.use_recorded && r.data_mode == DataMode::Real {
             call.recover_mask()?;
+        }
+        let grads = call.grads.iter_mut().flatten();
+        for slot in call.args.iter_mut().chain(call.kwargs.iter_mut().map(|(_, v)| v)).chain(grads) {
+            settle(slot)?;
         }
         Ok(call)
     }
