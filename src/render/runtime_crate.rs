@@ -147,6 +147,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/standard.rs",
     "src/standard/fsum.rs",
     "src/standard/rules.rs",
+    "src/standard/screen.rs",
     "src/value.rs",
     // Read by src/rulebook.rs (include_str!).
     "rulebook.json",
