@@ -12,7 +12,10 @@
 #   - `msprobe -f pytorch replay --dump DUMP --data-mode real_data` (the default standard): wall
 #     time, CPU time, calls/s, GB of tensor files read per second, peak RSS; then the same with
 #     --emulate (the emulated device run as well), and with --standard msprobe (no rounding
-#     magnitudes: the same work as torch's side);
+#     magnitudes);
+#   - torch doing the work the default standard adds to read + bench (bench_torch_replay.py
+#     --same-work: the device and the rounding magnitudes of the calls the first run judged on an
+#     emulated device or failed), and the ratio of the first run to torch's read + bench and that;
 #   - torch replaying every call from the same tensor files (scripts/bench_torch_replay.py): the
 #     files read, the float64 bench forward+backward, the device in the dumped dtypes, and the
 #     ratios (replay against torch's read + bench; --emulate against torch's whole run);
@@ -38,13 +41,14 @@ WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
 # One replay of DUMP with FLAGS: prints LABEL's figures, sets SECS (wall), CPU and RSS (peak, KB;
-# printed, as torch's, in MB of 10^6 bytes).
+# printed, as torch's, in MB of 10^6 bytes), and OUT (its output folder).
 native() {  # LABEL CALLS BYTES DUMP [replay flags...]
     local label=$1 calls=$2 bytes=$3 dump=$4 rss
     shift 4
-    # A fresh output folder each time: a replay resumes from the parts a folder holds.
+    # A fresh output folder each time (OUT): a replay resumes from the parts a folder holds.
+    OUT=$(mktemp -d "$WORK/out.XXXXXX")
     /usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$BIN" -f pytorch replay --dump "$dump" \
-        --output-dir "$(mktemp -d "$WORK/out.XXXXXX")" --top 0 "$@" > /dev/null 2> "$WORK/err.txt" || true
+        --output-dir "$OUT" --top 0 "$@" > /dev/null 2> "$WORK/err.txt" || true
     read -r SECS user sys rss < <(tail -n 1 "$WORK/time")  # after "Command exited with non-zero status N"
     RSS=$rss
     CPU=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
@@ -78,6 +82,9 @@ bench_dump() {  # NAME DUMP_DIR
     echo "== $name: $calls calls, $(awk -v b="$bytes" 'BEGIN { printf "%.3f", b / 1e9 }') GB of tensor files, $THREADS threads"
     native "msprobe replay (bench f64 vs the recorded device values)" "$calls" "$bytes" "$dump" --data-mode real_data
     native=$SECS native_cpu=$CPU native_rss=$RSS
+    # Torch doing the work the default standard adds (the device and the rounding magnitudes of the
+    # calls that run says it judged on an emulated device or failed), timed on its own.
+    "$PYTHON" scripts/bench_torch_replay.py "$dump" --threads "$THREADS" --same-work "$OUT"/accuracy_checking_details_*.csv > "$WORK/same.txt"
     native "msprobe replay --emulate (bench f64 and the emulated device)" "$calls" "$bytes" "$dump" --data-mode real_data --emulate
     emulate=$SECS emulate_cpu=$CPU
     # The default standard also computes each call's rounding magnitudes (extra passes over the
@@ -94,8 +101,12 @@ bench_dump() {  # NAME DUMP_DIR
         printf "ratio native / torch, wall: replay %.2f s / torch read+bench %.2f s = %.2fx; --emulate %.2f s / torch all %.2f s = %.2fx\n", n, tb, n / tb, e, ta, e / ta }'
     awk -v n="$native_cpu" -v e="$emulate_cpu" -v tb="$tbc" -v ta="$tac" 'BEGIN {
         printf "ratio native / torch, CPU:  replay %.2f s / torch read+bench %.2f s = %.2fx; --emulate %.2f s / torch all %.2f s = %.2fx\n", n, tb, n / tb, e, ta, e / ta }'
+    sed '$d' "$WORK/same.txt" | sed 's/^/  /'
+    ts=$(awk -v tb="$tb" -v s="$(figure "$WORK/same.txt" 'round(r["same_work"], 3)')" 'BEGIN { print tb + s }')
+    awk -v n="$native" -v ts="$ts" 'BEGIN {
+        printf "ratio native / torch, the same work: replay %.2f s / torch read+bench and the added work %.2f s = %.2fx wall\n", n, ts, n / ts }'
     awk -v n="$plain" -v c="$plain_cpu" -v tb="$tb" -v tbc="$tbc" 'BEGIN {
-        printf "ratio native / torch, the same work: --standard msprobe %.2f s / torch read+bench %.2f s = %.2fx wall; CPU %.2f s / %.2f s = %.2fx\n", n, tb, n / tb, c, tbc, c / tbc }'
+        printf "ratio native / torch: --standard msprobe %.2f s / torch read+bench %.2f s = %.2fx wall; CPU %.2f s / %.2f s = %.2fx\n", n, tb, n / tb, c, tbc, c / tbc }'
     memory "$native_rss" "$WORK/torch.txt"
 }
 
@@ -104,25 +115,26 @@ bench_dump() {  # NAME DUMP_DIR
 # --classes output; PARTS: the parts of torch's work that count, "read bench" or "read bench
 # device"): calls/s, peak RSS, and the ratios of wall times and of peak memory (torch's: the
 # process's high-water mark over the class's calls).
-per_class() {  # DUMP TORCH PARTS [replay flags...]
-    local dump=$1 torch=$2 parts=$3 name regex secs user sys rss t calls sum peak
-    shift 3
+per_class() {  # DUMP TORCH PARTS SAME [replay flags...]
+    local dump=$1 torch=$2 parts=$3 same=$4 name regex secs user sys rss t ts calls sum peak
+    shift 4
     while IFS=$'\t' read -r name regex; do
         sum=$(for p in $parts; do printf "r['classes']['%s']['%s'] + " "$name" "$p"; done)
         t=$(figure "$torch" "round(${sum}0, 3)")
+        ts=$(figure "$same" "round($t + r['classes'].get('$name', {}).get('same_work', 0.0), 3)")
         calls=$(figure "$torch" "r['classes']['$name']['calls']")
         peak=$(figure "$torch" "r['classes']['$name']['peak']")
         /usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$BIN" -f pytorch replay --dump "$dump" \
             --output-dir "$(mktemp -d "$WORK/class.XXXXXX")" --top 0 -q --filter "$regex" "$@" > /dev/null 2>&1 || true
         read -r secs user sys rss < <(tail -n 1 "$WORK/time")
-        awk -v c="$name" -v n="$calls" -v s="$secs" -v cpu="$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" -v r="$rss" -v t="$t" -v p="$peak" 'BEGIN {
-            printf "  %-24s %4d calls: native %7.2f s (CPU %7.2f s, %6.1f calls/s, peak %5.0f MB), torch %6.2f s (peak %5.0f MB): %5.2fx, memory %4.2fx\n", c, n, s, cpu, n / s, r * 1024 / 1e6, t, p / 1e6, s / t, r * 1024 / p }'
+        awk -v c="$name" -v n="$calls" -v s="$secs" -v cpu="$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" -v r="$rss" -v t="$t" -v ts="$ts" -v p="$peak" 'BEGIN {
+            printf "  %-24s %4d calls: native %7.2f s (CPU %7.2f s, %6.1f calls/s, peak %5.0f MB), torch %6.2f s, the same work %6.2f s (peak %5.0f MB): %5.2fx, the same work %5.2fx, memory %4.2fx\n", c, n, s, cpu, n / s, r * 1024 / 1e6, t, ts, p / 1e6, s / t, s / ts, r * 1024 / p }'
     done < <("$PYTHON" scripts/bench_torch_replay.py "$dump" --print-classes)
 }
 
 bench_dump "GPT-2 block, sequence 512 ($BLOCK)" "$BLOCK"
 echo "== per op class of the block (real data, default standard), against torch's read + bench of those calls"
-per_class "$BLOCK/dump.json" "$WORK/torch.txt" "read bench" --data-mode real_data
+per_class "$BLOCK/dump.json" "$WORK/torch.txt" "read bench" "$WORK/same.txt" --data-mode real_data
 
 # ResNet-50, one training step (zoo/make/make_resnet50.sh, msprobe 26.2.0): the tensor dump with
 # real data as above, and the statistics dump with random data (the emulated device judged by the
@@ -132,7 +144,7 @@ RESNET=${RESNET_DUMPS:-$HOME/.cache/msprobe-rs/bench}
 zoo/make/make_resnet50.sh "$RESNET"
 bench_dump "ResNet-50 step, batch 8, tensor ($RESNET/resnet50_tensor)" "$RESNET/resnet50_tensor"
 echo "== per op class of the ResNet-50 step (real data, default standard), against torch's read + bench of those calls"
-per_class "$RESNET/resnet50_tensor/dump.json" "$WORK/torch.txt" "read bench" --data-mode real_data
+per_class "$RESNET/resnet50_tensor/dump.json" "$WORK/torch.txt" "read bench" "$WORK/same.txt" --data-mode real_data
 stats=$RESNET/resnet50_statistics/dump.json
 "$PYTHON" scripts/bench_torch_replay.py "$stats" --threads "$THREADS" --classes --random > "$WORK/torch_random.txt"
 echo "== ResNet-50 step, batch 8, statistics ($stats), random data"
@@ -140,9 +152,12 @@ sed '$d' "$WORK/torch_random.txt" | sed 's/^/  /'
 calls=$(figure "$WORK/torch_random.txt" 'r["calls"]')
 native "msprobe replay --data-mode random_data (bench f64, emulated device, rounding magnitudes)" "$calls" 1 "$stats" --data-mode random_data
 memory "$RSS" "$WORK/torch_random.txt"
+"$PYTHON" scripts/bench_torch_replay.py "$stats" --threads "$THREADS" --random --same-work "$OUT"/accuracy_checking_details_*.csv > "$WORK/same_random.txt"
+sed '$d' "$WORK/same_random.txt" | sed 's/^/  /'
 ta=$(figure "$WORK/torch_random.txt" 'round(r["wall"], 3)')
-awk -v n="$SECS" -v ta="$ta" 'BEGIN { printf "ratio native / torch (random data, bench and device), wall: %.2f s / %.2f s = %.2fx\n", n, ta, n / ta }'
+ts=$(figure "$WORK/same_random.txt" "round($ta + r['same_work'], 3)")
+awk -v n="$SECS" -v ta="$ta" -v ts="$ts" 'BEGIN { printf "ratio native / torch (random data, bench and device), wall: %.2f s / %.2f s = %.2fx; the same work (and the magnitudes): %.2f s / %.2f s = %.2fx\n", n, ta, n / ta, n, ts, n / ts }'
 echo "== per op class of the ResNet-50 statistics step (random data), against torch's random data, bench and device of those calls"
-per_class "$stats" "$WORK/torch_random.txt" "read bench device" --data-mode random_data
+per_class "$stats" "$WORK/torch_random.txt" "read bench device" "$WORK/same_random.txt" --data-mode random_data
 
 bench_dump "matmul 2048x2048, forward and backward ($MATMUL)" "$MATMUL"

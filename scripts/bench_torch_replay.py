@@ -3,6 +3,7 @@ benchmark (scripts/bench-real-size.sh): every call of a tensor dump.json replaye
 CPU from the same tensor files.
 
     python scripts/bench_torch_replay.py DUMP.json [--threads N] [--classes] [--random] [--print-classes]
+                                          [--same-work DETAILS.csv]
 
 For each forward entry (with its backward entry when the dump has one): every tensor file the call
 names is read (torch.load: inputs, recorded outputs, gradients), or with --random (a statistics
@@ -11,6 +12,16 @@ dump: `replay --data-mode random_data`) a random tensor of each recorded shape m
 - bench: the call in float64, forward and backward (torch.autograd.grad with the dumped output
   gradients), as the native bench runs it;
 - device: the same call in the dumped dtypes, forward and backward (what `replay --emulate` adds).
+
+With --same-work (the details CSV of `replay --dump DUMP` with the default standard), torch does
+instead the work that standard adds to read + bench, and times only it: for each call with a row
+judged on an emulated device, the device run (not with --random, whose figures hold it); for each such call and each call with an `error` row
+(judged again within the rounding bound), the rounding magnitudes as runtime/src/replay/magnitude.rs
+computes them by the op's rounding class (python/msprobe_rs's ROUNDING, the op table's): the op on
+absolute values with |dy| (terms, sums), the backward of |dy| (selects), two runs per float input
+(smooth), six per float input, four along dy and a float32 probe (composite), and for a formula's
+parts (parts) its rest's runs only: the formula itself is left out (the package computes it in
+NumPy, not at torch's speed), so torch's side is the smaller there.
 
 The ops are the PyTorch callables of the API names (`Functional.x` is torch.nn.functional.x,
 `Tensor.x` torch.Tensor.x, `Torch.x` torch.x); an in-place method runs on a copy, forward only.
@@ -21,6 +32,7 @@ of JSON with the same figures. The peak of each call is the process's high-water
 the call (Linux's /proc/self/clear_refs), so a class's peak is the largest of its calls'.
 """
 import argparse
+import csv
 import json
 import os
 import re
@@ -29,6 +41,9 @@ import time
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from msprobe_rs.repro.magnitude import rounding_of  # noqa: E402  (the op table's rounding classes)
 
 # The op classes of the per-class figures, by op name (the part after the prefix); a name in none
 # is "elementwise/activations". `--print-classes` prints them as `NAME<TAB>REGEX`, the regex
@@ -177,6 +192,79 @@ def side(dtype_of, fn, in_place, args, kwargs, entry, grads):
         torch.autograd.grad([o for o, _ in pairs], leaves, [g for _, g in pairs], allow_unused=True)
 
 
+def magnitude_runs(api, fn, in_place, args, kwargs, entry, grads):
+    """The rounding magnitudes' runs of one call, as the native default standard makes them
+    (runtime/src/replay/magnitude.rs, by the op's rounding class); the values are not kept."""
+    rounding = rounding_of(api, [""])
+    if rounding is None or in_place:
+        return
+    kind, f64 = rounding[0], (lambda d: torch.float64)
+
+    def mapped(f, only=None):
+        """args and kwargs with f applied to the float tensors of slot `only` (all when None)."""
+        def go(x):
+            if isinstance(x, list):
+                return [go(i) for i in x]
+            return f(x) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+        a = [go(x) if only in (None, i) else x for i, x in enumerate(args)]
+        k = {n: go(x) if only in (None, len(args) + i) else x for i, (n, x) in enumerate(kwargs.items())}
+        return a, k
+
+    def on_grads(f):
+        return None if grads is None else [None if g is None else f(g.to(torch.float64)) for g in grads]
+
+    def first_order(patterns):
+        slots = [i for i, x in enumerate(list(args) + list(kwargs.values())) if tensors_in(x) and any(t.is_floating_point() for t in tensors_in(x))]
+        for j in slots:
+            for sign in patterns:
+                for h in (2.0 ** -20, -(2.0 ** -20)):
+                    side(f64, fn, in_place, *mapped(lambda t: t.to(torch.float64) * (1 + h * sign(t)), j), entry, grads)
+
+    def uniform(t):
+        return 1.0
+
+    def alternating(t):
+        return torch.ones(t.numel(), dtype=torch.float64).index_fill_(0, torch.arange(1, t.numel(), 2), -1.0).reshape(t.shape)
+
+    def composite():
+        first_order([uniform, alternating, alternating])  # Thue-Morse's signs cost what alternating ones do
+        if grads is not None:
+            for _ in range(2):
+                for h in (2.0 ** -20, -(2.0 ** -20)):
+                    side(f64, fn, in_place, args, kwargs, entry, on_grads(lambda g: g * (1 + h * alternating(g))))
+        if not any(t.dtype == torch.float64 for x in list(args) + list(kwargs.values()) for t in tensors_in(x)):
+            side(lambda d: torch.float32, fn, in_place, args, kwargs, entry, grads)
+
+    if kind in ("terms", "sums"):
+        side(f64, fn, in_place, *mapped(torch.abs), entry, on_grads(torch.abs))
+    elif kind == "selects":
+        side(f64, fn, in_place, args, kwargs, entry, on_grads(torch.abs))
+    elif kind == "smooth":
+        first_order([uniform])
+    elif kind == "composite":
+        composite()
+    elif kind == "parts" and rounding[2] == "composite":
+        composite()
+    elif kind == "parts" and rounding[2] == "smooth":
+        first_order([uniform])
+
+
+def same_work_calls(details):
+    """From a details CSV of the default standard: the calls with a row judged on an emulated
+    device (device run and magnitudes), and those with an `error` row (magnitudes)."""
+    emulated, failed = set(), set()
+    with open(details, encoding="utf-8-sig", newline="") as f:
+        for row in csv.DictReader(f):
+            m = re.match(r"^(.*?\.[0-9]+)\.(forward|backward)\.", row["API Name"])
+            if m is None:
+                continue
+            if "tested: emulated device" in row["Message"]:
+                emulated.add(m.group(1))
+            if row["Status"] == "error":
+                failed.add(m.group(1))
+    return emulated, emulated | failed
+
+
 def resident(field):
     """Bytes of /proc/self/status's FIELD (VmRSS: now; VmHWM: the high-water mark)."""
     with open("/proc/self/status", encoding="ascii") as f:
@@ -192,6 +280,46 @@ def reset_peak():
         f.write("5")
 
 
+def same_work(data, folder, opts):
+    """--same-work: the default standard's added work on the calls it adds it to, timed per class."""
+    emulated, magnitudes = same_work_calls(opts.same_work)
+    # Two passes, the first untimed: the main mode's figures are of a process whose first call
+    # warmed torch's kernels up; here the first float32 product alone would cost 0.3 s more.
+    for _ in range(2):
+        classes, total, cpu_total = same_work_pass(data, folder, opts, emulated, magnitudes)
+    print(f"  the default standard's added work (device runs of {len(emulated)} calls with emulated rows, magnitudes of "
+          f"{len(magnitudes)} calls; the second of two passes): {total:.2f} s, CPU {cpu_total:.2f} s")
+    print(json.dumps({"same_work": total, "cpu_same_work": cpu_total, "classes": classes}))
+    return 0
+
+
+def same_work_pass(data, folder, opts, emulated, magnitudes):
+    """One pass of --same-work over the calls: (per class, seconds, CPU seconds)."""
+    classes, total, cpu_total = {}, 0.0, 0.0
+    for name, entry in data.items():
+        call = name[: -len(".forward")]
+        if not name.endswith(".forward") or call not in magnitudes:
+            continue
+        api = call.rsplit(".", 1)[0]
+        fn = callable_of(api)
+        in_place = api.endswith("_") and not api.endswith("__")
+        backward = None if in_place else data.get(call + ".backward")
+        files = Files(folder, opts.random)
+        args = [decode(v, files) for v in entry.get("input_args", [])]
+        kwargs = {n: decode(v, files) for n, v in entry.get("input_kwargs", {}).items()}
+        grads = None if backward is None else decode(backward.get("input"), files)
+        start, cpu0 = time.perf_counter(), time.process_time()
+        if call in emulated and not opts.random:  # --random's main figures hold the device run already
+            side(lambda d: d, fn, in_place, args, kwargs, entry, grads)
+        magnitude_runs(api, fn, in_place, args, kwargs, entry, grads)
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu0
+        total, cpu_total = total + seconds, cpu_total + cpu
+        c = classes.setdefault(op_class(api), {"calls": 0, "same_work": 0.0})
+        c["calls"] += 1
+        c["same_work"] += seconds
+    return classes, total, cpu_total
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dump")
@@ -199,6 +327,7 @@ def main():
     ap.add_argument("--print-classes", action="store_true", help="print each class of the dump's calls and its replay --filter regex, and exit")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--classes", action="store_true", help="also print the seconds of each op class")
+    ap.add_argument("--same-work", metavar="DETAILS_CSV", help="time only the work the default standard adds to read + bench (the module's text)")
     opts = ap.parse_args()
     torch.set_num_threads(opts.threads)
     with open(opts.dump, encoding="utf-8") as f:
@@ -209,6 +338,8 @@ def main():
             print(f"{name}\t{regex}")
         return 0
     folder = os.path.join(os.path.dirname(os.path.abspath(opts.dump)), "dump_tensor_data")
+    if opts.same_work:
+        return same_work(data, folder, opts)
     totals = {"read": 0.0, "bench": 0.0, "device": 0.0, "cpu_read": 0.0, "cpu_bench": 0.0, "cpu_device": 0.0}
     classes = {}
     calls, nbytes = 0, 0

@@ -3,7 +3,7 @@
 //! elements finite on both sides (and metrics are 0 when there are none).
 
 use super::fsum::fsum;
-use super::screen::{screen, Screen};
+use super::screen::{screen, Screen, Sums};
 use super::Class;
 use crate::compare::Status;
 use crate::dtype::TDType;
@@ -361,11 +361,29 @@ impl ElementBound<'_> {
 }
 
 /// Every element within its rounding bound, and no systematic error
-/// ([`systematic`]); the worst element named by its index in `shape`.
+/// ([`systematic`]); the worst element named by its index in `shape`. One
+/// pass computes each element's bound once, for its ratio and for the
+/// systematic view's screen.
 pub(super) fn rounding_bound(t: &[f64], b: &[f64], bound: &ElementBound, shape: &[usize]) -> Outcome {
     let (mut beyond, mut worst, mut at) = (0usize, 0.0f64, 0usize);
+    let view = View::of(bound);
+    let mut sums = Sums::default();
     for (i, (&x, &y)) in t.iter().zip(b).enumerate() {
-        let r = bound.ratio(i, x, y);
+        // bound.ratio(i, x, y), with the bound computed once.
+        let r = if x.is_finite() && y.is_finite() {
+            let w = bound.at(i);
+            match &view {
+                Some(v) if v.counts(w, y) => {
+                    // |x - y| / w is |(x - y) / w| bit for bit: the unit's error serves both.
+                    let d = (x - y) / w;
+                    sums.add(d, y / w);
+                    d.abs()
+                }
+                _ => (x - y).abs() / w,
+            }
+        } else {
+            0.0
+        };
         beyond += usize::from(r > 1.0);
         if r > worst {
             worst = r;
@@ -388,7 +406,7 @@ pub(super) fn rounding_bound(t: &[f64], b: &[f64], bound: &ElementBound, shape: 
             g(bound.magnitude[at])
         ));
     }
-    problems.extend(systematic(t, b, bound));
+    problems.extend(view.and_then(|v| v.finish(t, b, bound, sums.decide(v.min_elements, v.limit * v.eps))));
     let metrics = format!("bound_ratio={}; beyond_bound={}; k={}; u={}", g(worst), g(ratio(beyond, t.len())), g(bound.k), g(bound.u));
     let mut out = Outcome::from_problems(problems, metrics);
     out.notes.extend(bound.operands_note());
@@ -407,64 +425,97 @@ pub(super) fn rounding_bound(t: &[f64], b: &[f64], bound: &ElementBound, shape: 
 /// elements effectively carry the fit (`(Σx²)²/Σx⁴`, `x = b/B`), or for a
 /// dtype class the rulebook gives no epsilons.
 pub(super) fn systematic(t: &[f64], b: &[f64], bound: &ElementBound) -> Option<String> {
-    let book = &rulebook::get().systematic;
-    let dtype = bound.dtype;
-    let (mant, emin) = dtype.float_format()?;
-    let mut limit = (*Class::of(dtype).pick(&book.epsilons))?;
-    // A kernel known to leave more (float32 results only): its figure, and why.
-    let known = bound.common_error.filter(|&(eps, _)| dtype == TDType::F32 && eps > limit);
-    if let Some((eps, _)) = known {
-        limit = eps;
+    let view = View::of(bound)?;
+    let screened = screen(view.units(t, b, bound), view.min_elements, view.limit * view.eps);
+    view.finish(t, b, bound, screened)
+}
+
+/// The systematic view of one row's bound: its epsilons and which
+/// elements carry the fit.
+struct View<'a> {
+    /// The epsilons allowed (the rulebook's, or the kernel's known figure).
+    limit: f64,
+    /// The output dtype's epsilon.
+    eps: f64,
+    /// Its smallest normal value: subnormal bench values round with a
+    /// relative error beyond any epsilon, and are left out.
+    normal: f64,
+    /// The kernel's known common error, when it sets `limit`.
+    known: Option<(f64, &'a str)>,
+    min_elements: f64,
+}
+
+impl<'a> View<'a> {
+    /// `None` for a dtype class the rulebook gives no epsilons.
+    fn of(bound: &ElementBound<'a>) -> Option<View<'a>> {
+        let book = &rulebook::get().systematic;
+        let dtype = bound.dtype;
+        let (mant, emin) = dtype.float_format()?;
+        let mut limit = (*Class::of(dtype).pick(&book.epsilons))?;
+        // A kernel known to leave more (float32 results only): its figure, and why.
+        let known = bound.common_error.filter(|&(eps, _)| dtype == TDType::F32 && eps > limit);
+        if let Some((eps, _)) = known {
+            limit = eps;
+        }
+        Some(View { limit, eps: ldexp1(-mant), normal: ldexp1(emin), known, min_elements: book.min_elements as f64 })
     }
-    // Subnormal bench values round with a relative error beyond any epsilon: left out.
-    let normal = ldexp1(emin);
-    let eps = ldexp1(-mant);
-    // (d, x) = (error, bench) in units of the element's bound.
-    let units = || {
-        t.iter()
-            .zip(b)
-            .enumerate()
-            .filter(|(_, (x, y))| x.is_finite() && y.is_finite() && y.abs() >= normal)
-            .map(|(i, (&x, &y))| (bound.at(i), x - y, y))
-            .filter(|&(w, _, _)| w.is_finite() && w > 0.0)
-            .map(|(w, e, y)| (e / w, y / w))
-    };
-    if screen(units(), book.min_elements as f64, limit * eps) == Screen::Quiet {
-        return None;
+
+    /// Whether an element of finite tested and bench (`y`) values, whose
+    /// bound is `w`, carries the fit.
+    #[inline]
+    fn counts(&self, w: f64, y: f64) -> bool {
+        y.abs() >= self.normal && w.is_finite() && w > 0.0
     }
-    // Sized up front: grown by doubling, a large fit's pairs were copied over and over.
-    let mut pairs: Vec<(f64, f64)> = Vec::with_capacity(t.len());
-    pairs.extend(units());
-    let den = fsum(pairs.iter().map(|&(_, x)| x * x));
-    let quartic = fsum(pairs.iter().map(|&(_, x)| (x * x) * (x * x)));
-    // The elements that carry the fit (a few can carry it alone).
-    let effective = den * den / quartic;
-    if !(den > 0.0 && den.is_finite() && effective >= book.min_elements as f64) {
-        return None;
+
+    /// `(d, x)` = (error, bench) in units of each counted element's bound.
+    fn units<'s>(&'s self, t: &'s [f64], b: &'s [f64], bound: &'s ElementBound) -> impl Iterator<Item = (f64, f64)> + 's {
+        t.iter().zip(b).enumerate().filter(|(_, (x, y))| x.is_finite() && y.is_finite()).filter_map(move |(i, (&x, &y))| {
+            let w = bound.at(i);
+            self.counts(w, y).then(|| ((x - y) / w, y / w))
+        })
     }
-    let rho = fsum(pairs.iter().map(|&(d, x)| d * x)) / den;
-    if !(rho.abs() > limit * eps) {
-        return None;
+
+    /// The view, the screen's decision taken: the exact sums where it is unsure.
+    fn finish(&self, t: &[f64], b: &[f64], bound: &ElementBound, screened: Screen) -> Option<String> {
+        if screened == Screen::Quiet {
+            return None;
+        }
+        let (limit, eps, dtype, known) = (self.limit, self.eps, bound.dtype, self.known);
+        let book = &rulebook::get().systematic;
+        // Sized up front: grown by doubling, a large fit's pairs were copied over and over.
+        let mut pairs: Vec<(f64, f64)> = Vec::with_capacity(t.len());
+        pairs.extend(self.units(t, b, bound));
+        let den = fsum(pairs.iter().map(|&(_, x)| x * x));
+        let quartic = fsum(pairs.iter().map(|&(_, x)| (x * x) * (x * x)));
+        // The elements that carry the fit (a few can carry it alone).
+        let effective = den * den / quartic;
+        if !(den > 0.0 && den.is_finite() && effective >= self.min_elements) {
+            return None;
+        }
+        let rho = fsum(pairs.iter().map(|&(d, x)| d * x)) / den;
+        if !(rho.abs() > limit * eps) {
+            return None;
+        }
+        let se = fsum(pairs.iter().map(|&(d, x)| {
+            let r = (d - rho * x) * x;
+            r * r
+        }))
+        .sqrt()
+            / den;
+        if !(rho.abs() > book.z * se) {
+            return None;
+        }
+        Some(format!(
+            "systematic error: every element about {} ULPs of {} off (common relative error {} over {} elements, standard error {} ULPs); rounding leaves at most {}{}",
+            g(rho / eps),
+            dtype.name(),
+            g(rho),
+            pairs.len(),
+            g(se / eps),
+            g(limit),
+            known.map(|(_, source)| format!(" (the op's kernel: {source})")).unwrap_or_default()
+        ))
     }
-    let se = fsum(pairs.iter().map(|&(d, x)| {
-        let r = (d - rho * x) * x;
-        r * r
-    }))
-    .sqrt()
-        / den;
-    if !(rho.abs() > book.z * se) {
-        return None;
-    }
-    Some(format!(
-        "systematic error: every element about {} ULPs of {} off (common relative error {} over {} elements, standard error {} ULPs); rounding leaves at most {}{}",
-        g(rho / eps),
-        dtype.name(),
-        g(rho),
-        pairs.len(),
-        g(se / eps),
-        g(limit),
-        known.map(|(_, source)| format!(" (the op's kernel: {source})")).unwrap_or_default()
-    ))
 }
 
 /// A rule (`name`: the api rule, msprobe's thresholds) that is not a

@@ -27,47 +27,72 @@ const HUGE: f64 = 1e300;
 /// Sums below this are left to them too (quotients of subnormal sums).
 const TINY: f64 = 1e-280;
 
-/// Screens the systematic view of the pairs `(d, x)` (error and bench, in
-/// units of each element's bound): `Quiet` only where the exact view's
-/// tests `(Σx²)²/Σx⁴ ≥ min_elements` and `|Σd·x / Σx²| > epsilon` come out
-/// as here, whatever rounding the plain sums made.
-pub(super) fn screen(pairs: impl Iterator<Item = (f64, f64)>, min_elements: f64, epsilon: f64) -> Screen {
-    let (mut n, mut den, mut quartic, mut dx, mut dx_abs) = (0u64, 0.0f64, 0.0f64, 0.0f64, 0.0f64);
-    for (d, x) in pairs {
+/// The plain float64 sums of the pairs `(d, x)` (error and bench, in
+/// units of each element's bound), added in order; a pass that also does
+/// other work over the elements (the rounding bound's) feeds them itself.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Sums {
+    n: u64,
+    den: f64,
+    quartic: f64,
+    dx: f64,
+    dx_abs: f64,
+}
+
+impl Sums {
+    /// Adds one pair.
+    #[inline]
+    pub fn add(&mut self, d: f64, x: f64) {
         let x2 = x * x;
         let p = d * x;
-        n += 1;
-        den += x2;
-        quartic += x2 * x2;
-        dx += p;
-        dx_abs += p.abs();
+        self.n += 1;
+        self.den += x2;
+        self.quartic += x2 * x2;
+        self.dx += p;
+        self.dx_abs += p.abs();
     }
-    // Every term is computed as the exact view computes it; only the sums
-    // differ. Relative slack: γₙ for each sum (n·2⁻⁵³ with room to spare),
-    // and a few roundings of the quotients made from them.
-    let slack = (n as f64 + 4.0) * f64::EPSILON + 1e-12;
-    if den == 0.0 {
-        // Non-negative terms sum to 0 only when all are 0: the exact sum is 0 too.
-        return Screen::Quiet;
+
+    /// `Quiet` only where the exact view's tests `(Σx²)²/Σx⁴ ≥
+    /// min_elements` and `|Σd·x / Σx²| > epsilon` come out as here,
+    /// whatever rounding the plain sums made.
+    pub fn decide(&self, min_elements: f64, epsilon: f64) -> Screen {
+        let Sums { n, den, quartic, dx, dx_abs } = *self;
+        // Every term is computed as the exact view computes it; only the sums
+        // differ. Relative slack: γₙ for each sum (n·2⁻⁵³ with room to spare),
+        // and a few roundings of the quotients made from them.
+        let slack = (n as f64 + 4.0) * f64::EPSILON + 1e-12;
+        if den == 0.0 {
+            // Non-negative terms sum to 0 only when all are 0: the exact sum is 0 too.
+            return Screen::Quiet;
+        }
+        let sums = [den, quartic, dx_abs];
+        if sums.iter().any(|s| !s.is_finite() || *s > HUGE) || den < TINY || quartic < TINY || !dx.is_finite() {
+            return Screen::Unsure;
+        }
+        let effective = den * den / quartic;
+        if effective * (1.0 + 4.0 * slack) < min_elements {
+            return Screen::Quiet;
+        }
+        if effective * (1.0 - 4.0 * slack) < min_elements {
+            return Screen::Unsure;
+        }
+        // |ρ| at most (|Σ̂| + slack·Σ|d·x|) / (Σ̂x²·(1 - slack)), and a rounding more.
+        let rho_most = (dx.abs() + slack * dx_abs) / (den * (1.0 - slack)) * (1.0 + 4.0 * f64::EPSILON);
+        if rho_most < epsilon {
+            Screen::Quiet
+        } else {
+            Screen::Unsure
+        }
     }
-    let sums = [den, quartic, dx_abs];
-    if sums.iter().any(|s| !s.is_finite() || *s > HUGE) || den < TINY || quartic < TINY || !dx.is_finite() {
-        return Screen::Unsure;
+}
+
+/// Screens the systematic view of the pairs `(d, x)` ([`Sums::decide`]).
+pub(super) fn screen(pairs: impl Iterator<Item = (f64, f64)>, min_elements: f64, epsilon: f64) -> Screen {
+    let mut sums = Sums::default();
+    for (d, x) in pairs {
+        sums.add(d, x);
     }
-    let effective = den * den / quartic;
-    if effective * (1.0 + 4.0 * slack) < min_elements {
-        return Screen::Quiet;
-    }
-    if effective * (1.0 - 4.0 * slack) < min_elements {
-        return Screen::Unsure;
-    }
-    // |ρ| at most (|Σ̂| + slack·Σ|d·x|) / (Σ̂x²·(1 - slack)), and a rounding more.
-    let rho_most = (dx.abs() + slack * dx_abs) / (den * (1.0 - slack)) * (1.0 + 4.0 * f64::EPSILON);
-    if rho_most < epsilon {
-        Screen::Quiet
-    } else {
-        Screen::Unsure
-    }
+    sums.decide(min_elements, epsilon)
 }
 
 #[cfg(test)]
