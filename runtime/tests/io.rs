@@ -224,3 +224,17 @@ fn hostile_pt_files_are_errors() {
     let m = message(read_pt(pt(dir.path(), b"\x80\x02cbuiltins\neval\nX\x01\x00\x00\x001\x85R.", &storage)));
     assert!(m.contains("x/data.pkl: expected torch._utils._rebuild_tensor_v2") && m.contains("builtins.eval"), "{m}");
 }
+
+#[test]
+fn a_storage_changed_after_it_was_written_fails_its_checksum() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0].iter().flat_map(|x| x.to_le_bytes()).collect();
+    let p = pt(dir.path(), &tensor_pickle(b"K\x04", b"K\x04\x85", b"K\x01\x85"), &storage);
+    assert_eq!(read_pt(&p).unwrap().data, HostData::F64(vec![1.0, 2.0, 3.0, 4.0]));
+    // The storage is read whole, so its CRC-32 is checked: one flipped bit is an error, not other values.
+    let mut bytes = fs::read(&p).unwrap();
+    let at = bytes.windows(storage.len()).position(|w| w == storage.as_slice()).unwrap();
+    bytes[at + 5] ^= 0x01;
+    let m = message(read_pt(write(dir.path(), "changed.pt", &bytes)));
+    assert!(m.ends_with("changed.pt: expected a readable entry x/data/0: Invalid checksum"), "{m}");
+}
