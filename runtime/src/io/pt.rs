@@ -15,6 +15,10 @@ use super::pickle::{self, TensorRecord};
 use super::{check_shape, open_inside, HostTensor, IoError};
 use crate::limits::element_count;
 
+/// The bytes a mapped storage is checksummed and decoded by at a time (a
+/// multiple of every item size).
+const CHUNK: usize = 1 << 16;
+
 /// A bare tensor's pickle is about 150 bytes; a larger one is something else.
 const MAX_PICKLE: u64 = 1 << 20;
 
@@ -45,11 +49,33 @@ pub(super) fn read(file: File, path: &Path, expect: Option<&[usize]>) -> Result<
     let needed = record.storage_len.saturating_mul(itemsize);
     // The view lies inside the storage (`View::new`), so its span fits in u64.
     let span = (view.span as u64).saturating_mul(itemsize);
-    let storage = storage_bytes(&mut archive.zip, &mapped, &storage_name, (record.storage_len, needed), span, archive.file_len, path)?;
+    let (storage, crc) = storage_bytes(&mut archive.zip, &mapped, &storage_name, (record.storage_len, needed), span, archive.file_len, path)?;
 
+    let itemsize = record.dtype.itemsize();
     let mut decoder = Decoder::new(record.dtype, view.count);
-    view.gather(&storage, record.dtype.itemsize(), &mut |b| decoder.extend(b))
-        .ok_or_else(|| IoError::invalid(path, format!("expected the view to stay inside {storage_name}")))?;
+    let mut hasher = crc.map(|_| crc32fast::Hasher::new());
+    match &mut hasher {
+        // The whole storage in order (most tensors): the checksum and the decoding share one
+        // pass over the mapped pages, a chunk at a time while it is in cache.
+        Some(h) if view.is_contiguous() && view.offset == 0 && view.count.checked_mul(itemsize) == Some(storage.len()) => {
+            for chunk in storage.chunks(CHUNK) {
+                h.update(chunk);
+                decoder.extend(chunk);
+            }
+        }
+        _ => {
+            if let Some(h) = &mut hasher {
+                h.update(&storage);
+            }
+            view.gather(&storage, itemsize, &mut |b| decoder.extend(b))
+                .ok_or_else(|| IoError::invalid(path, format!("expected the view to stay inside {storage_name}")))?;
+        }
+    }
+    if let (Some(h), Some(crc)) = (hasher, crc) {
+        if h.finalize() != crc {
+            return Err(IoError::invalid(path, format!("expected a readable entry {storage_name}: Invalid checksum")));
+        }
+    }
     Ok(HostTensor { dtype: record.dtype, shape, data: decoder.finish() })
 }
 
@@ -111,8 +137,9 @@ impl Archive {
 /// for the checks): mapped from `file` where the entry is stored
 /// uncompressed, as torch.save stores it, so the kernel maps the page
 /// cache's pages instead of copying them into a buffer (that copy was a
-/// fifth of a ResNet-50 step's optimizer calls); read otherwise. A whole
-/// entry's CRC-32 is checked as the zip reader checks it.
+/// fifth of a ResNet-50 step's optimizer calls); read otherwise. A mapped
+/// whole entry comes with the CRC-32 its bytes must have (the zip reader
+/// checks a read one itself).
 fn storage_bytes(
     zip: &mut ZipArchive<BufReader<File>>,
     file: &File,
@@ -121,24 +148,21 @@ fn storage_bytes(
     take: u64,
     limit: u64,
     path: &Path,
-) -> Result<Storage, IoError> {
+) -> Result<(Storage, Option<u32>), IoError> {
     let entry = zip.by_name(name).map_err(|e| IoError::invalid(path, format!("expected an entry {name}: {e}")))?;
     let (size, crc, start) = (entry.size(), entry.crc32(), entry.data_start());
     let stored = entry.compression() == zip::CompressionMethod::Stored && entry.compressed_size() == size;
     drop(entry);
     let within = |start: u64| start.checked_add(size).is_some_and(|end| end <= limit);
     let (Some(start), true, true) = (start.filter(|&s| within(s)), stored, size >= needed.1 && size <= limit && take.min(size) > 0) else {
-        return read_prefix(zip, name, needed, take, limit, path).map(Storage::Read);
+        return Ok((Storage::Read(read_prefix(zip, name, needed, take, limit, path)?), None));
     };
     let len = usize::try_from(take.min(size)).map_err(|_| IoError::invalid(path, format!("expected {name} to fit in memory")))?;
     // SAFETY: the mapping is read-only and private; the entry lies inside the
     // file as its size was read above. A file truncated by another process
     // while it is mapped would fault, as with any mapped reader.
     let map = unsafe { memmap2::MmapOptions::new().offset(start).len(len).populate().map(file) }.map_err(|e| IoError::read(path, e))?;
-    if take >= size && crc32fast::hash(&map) != crc {
-        return Err(IoError::invalid(path, format!("expected a readable entry {name}: Invalid checksum")));
-    }
-    Ok(Storage::Mapped(map))
+    Ok((Storage::Mapped(map), (take >= size).then_some(crc)))
 }
 
 /// A storage's bytes: mapped, or read into memory.
