@@ -46,9 +46,18 @@ impl T {
         Ok(f(&self.to_f64_vec()?))
     }
 
-    /// All values as f64, row-major: a float32 tensor widened in one pass
-    /// (no float64 copy of it first).
+    /// All values as f64, row-major: a float32 tensor widened in one pass,
+    /// from its own storage where it is a contiguous host tensor (a
+    /// recorded device output or gradient: the judge widens each).
     pub fn to_f64_vec(&self) -> Result<Vec<f64>> {
+        if self.t.dtype() == DType::F32 {
+            let (storage, layout) = self.t.storage_and_layout();
+            if let (candle_core::Storage::Cpu(s), Some((start, end))) = (&*storage, layout.contiguous_offsets()) {
+                if let Ok(all) = s.as_slice::<f32>() {
+                    return Ok(all[start..end].iter().map(|&x| f64::from(x)).collect());
+                }
+            }
+        }
         let flat = self.t.flatten_all()?;
         Ok(match flat.dtype() {
             DType::F32 => flat.to_vec1::<f32>()?.into_iter().map(f64::from).collect(),
