@@ -179,10 +179,11 @@ fn recorded(spec: Option<&Spec>, call: &Call, direction: Direction) -> Result<So
             // A path that exists but cannot be read (a folder) is a broken input.
             Some(p) if p.exists() => {
                 let m = master(t, DataMode::Real, (0, 0, 0))?;
-                return Ok(Source::Recorded(
-                    Value::Tensor(T::from_f64(m.values, &m.shape, m.dtype, call.device.compute, &call.device.device)?),
-                    Transform::Same,
-                ));
+                // Held in float64, whatever its dtype: the judge reads a recorded value as
+                // float64 (the metrics, the loss effect), and borrows this storage where it
+                // widened a float32 copy for each; values read exactly take no pass at all.
+                let made = if m.is_exact() { T::from_exact_f64 } else { T::from_f64 };
+                return Ok(Source::Recorded(Value::Tensor(made(m.values, &m.shape, m.dtype, DType::F64, &call.device.device)?), Transform::Same));
             }
             Some(p) => Reason::FileMissing(direction, p.clone()),
             None => Reason::NoFile(direction),
