@@ -35,28 +35,34 @@ impl T {
     /// this way: a copy of each, and of each loss gradient, was a full
     /// float64 tensor more per row at a call's peak.
     pub fn with_f64<R>(&self, f: impl FnOnce(&[f64]) -> R) -> Result<R> {
-        if self.t.dtype() == DType::F64 {
-            let (storage, layout) = self.t.storage_and_layout();
-            if let (candle_core::Storage::Cpu(s), Some((start, end))) = (&*storage, layout.contiguous_offsets()) {
-                if let Ok(all) = s.as_slice::<f64>() {
-                    return Ok(f(&all[start..end]));
-                }
-            }
+        match self.with_host_slice::<f64, _, _>(f) {
+            Ok(r) => Ok(r),
+            Err(f) => Ok(f(&self.to_f64_vec()?)),
         }
-        Ok(f(&self.to_f64_vec()?))
+    }
+
+    /// `f` of the tensor's own storage when it is a contiguous host tensor
+    /// stored as `D`; `f` back otherwise.
+    fn with_host_slice<D: candle_core::WithDType, R, F: FnOnce(&[D]) -> R>(&self, f: F) -> std::result::Result<R, F> {
+        if self.t.dtype() != D::DTYPE {
+            return Err(f);
+        }
+        let (storage, layout) = self.t.storage_and_layout();
+        match (&*storage, layout.contiguous_offsets()) {
+            (candle_core::Storage::Cpu(s), Some((start, end))) => match s.as_slice::<D>() {
+                Ok(all) => Ok(f(&all[start..end])),
+                Err(_) => Err(f),
+            },
+            _ => Err(f),
+        }
     }
 
     /// All values as f64, row-major: a float32 tensor widened in one pass,
-    /// from its own storage where it is a contiguous host tensor (a
-    /// recorded device output or gradient: the judge widens each).
+    /// from its own storage where it is a contiguous host tensor (an
+    /// emulated device's output or gradient: the judge widens each).
     pub fn to_f64_vec(&self) -> Result<Vec<f64>> {
-        if self.t.dtype() == DType::F32 {
-            let (storage, layout) = self.t.storage_and_layout();
-            if let (candle_core::Storage::Cpu(s), Some((start, end))) = (&*storage, layout.contiguous_offsets()) {
-                if let Ok(all) = s.as_slice::<f32>() {
-                    return Ok(all[start..end].iter().map(|&x| f64::from(x)).collect());
-                }
-            }
+        if let Ok(v) = self.with_host_slice::<f32, _, _>(|all: &[f32]| all.iter().map(|&x| f64::from(x)).collect::<Vec<f64>>()) {
+            return Ok(v);
         }
         let flat = self.t.flatten_all()?;
         Ok(match flat.dtype() {
