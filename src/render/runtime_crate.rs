@@ -56,6 +56,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/distance.rs",
     "src/ops/einsum.rs",
     "src/ops/fused.rs",
+    "src/ops/attention_kernel.rs",
     "src/ops/batch_norm_kernel.rs",
     "src/ops/batch_norm_parts.rs",
     "src/ops/bias_kernel.rs",

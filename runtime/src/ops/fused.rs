@@ -39,18 +39,7 @@ impl CustomOp1 for Softmax {
                 // The columns that take part: all, or up to the row's own index.
                 let cols = if self.causal { (r % rows + 1).min(n) } else { n };
                 for i in 0..inner {
-                    let at = |j: usize| x[j * inner + i] * self.scale;
-                    // A NaN anywhere in the row makes the whole row NaN, as in torch.
-                    let m = (0..cols).map(at).fold(f64::NEG_INFINITY, |m, v| if v > m || v.is_nan() { v } else { m });
-                    let mut sum = 0.0;
-                    for j in 0..cols {
-                        let e = (at(j) - m).exp();
-                        out[j * inner + i] = e;
-                        sum += e;
-                    }
-                    for j in 0..cols {
-                        out[j * inner + i] /= sum;
-                    }
+                    softmax_row(&x[i..], &mut out[i..], inner, cols, self.scale);
                 }
             }
         }
@@ -63,6 +52,25 @@ impl CustomOp1 for Softmax {
         let s = (grad_res * res)?.sum_keepdim(self.dim)?;
         let dx = (res * grad_res.broadcast_sub(&s)?)?;
         Ok(Some(if self.scale == 1.0 { dx } else { (dx * self.scale)? }))
+    }
+}
+
+/// The softmax of one row of `x · scale`, its elements `inner` apart,
+/// written to the same places of `out`: the first `cols` elements take
+/// part (a causal mask's columns), the rest are left as they are. Max-shifted,
+/// summed from the row's first element, each divided by the sum; a NaN
+/// anywhere in the row makes the whole row NaN, as in torch.
+pub(super) fn softmax_row(x: &[f64], out: &mut [f64], inner: usize, cols: usize, scale: f64) {
+    let at = |j: usize| x[j * inner] * scale;
+    let m = (0..cols).map(at).fold(f64::NEG_INFINITY, |m, v| if v > m || v.is_nan() { v } else { m });
+    let mut sum = 0.0;
+    for j in 0..cols {
+        let e = (at(j) - m).exp();
+        out[j * inner] = e;
+        sum += e;
+    }
+    for j in 0..cols {
+        out[j * inner] /= sum;
     }
 }
 

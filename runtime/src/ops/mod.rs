@@ -18,6 +18,7 @@ pub mod api_standard;
 mod arith;
 mod aten;
 mod attention_heads;
+mod attention_kernel;
 mod batch_norm_kernel;
 mod batch_norm_parts;
 pub mod bench;

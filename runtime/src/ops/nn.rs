@@ -434,6 +434,12 @@ fn alpha_dropout(_: &Ctx, b: &Bound, training: &str) -> Result<Vec<Value>> {
 
 fn sdpa(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let (q, v) = (b.tensor("query")?, b.tensor("value")?);
+    if b.opt_tensor("attn_mask")?.is_none() {
+        let (k, (scale, causal)) = (b.tensor("key")?, sdpa_scale(b)?);
+        if let Some(out) = super::attention_kernel::fused_attention(&q.t, &k.t, &v.t, scale, causal)? {
+            return one(ctx.out(out, q.dtype)?);
+        }
+    }
     let (weights, _) = sdpa_weights(ctx, b)?;
     one(ctx.out(weights.broadcast_matmul(&v.t)?, q.dtype)?)
 }
@@ -466,9 +472,9 @@ fn sdpa_parts(b: &Bound, dy: Option<&T>) -> Result<PartMagnitudes> {
     Ok((forward, grads))
 }
 
-/// The attention weights of scaled_dot_product_attention (softmax of the
-/// scaled, masked logits) and the scale.
-fn sdpa_weights(ctx: &Ctx, b: &Bound) -> Result<(Tensor, f64)> {
+/// scaled_dot_product_attention's scale and `is_causal`, once the call is
+/// one the runtime replays (no dropout, no grouped-query heads).
+fn sdpa_scale(b: &Bound) -> Result<(f64, bool)> {
     let (q, k) = (b.tensor("query")?, b.tensor("key")?);
     if b.float("dropout_p")? != 0.0 {
         return Err(Error::Unsupported("scaled_dot_product_attention: dropout_p > 0 is random; not replayed".into()));
@@ -477,7 +483,14 @@ fn sdpa_weights(ctx: &Ctx, b: &Bound) -> Result<(Tensor, f64)> {
         return Err(Error::Unsupported("scaled_dot_product_attention: grouped-query attention is not replayed".into()));
     }
     let e = *q.dims().last().unwrap_or(&1) as f64;
-    let scale = b.opt_float("scale")?.unwrap_or(1.0 / e.sqrt());
+    Ok((b.opt_float("scale")?.unwrap_or(1.0 / e.sqrt()), b.bool("is_causal")?))
+}
+
+/// The attention weights of scaled_dot_product_attention (softmax of the
+/// scaled, masked logits) and the scale.
+fn sdpa_weights(ctx: &Ctx, b: &Bound) -> Result<(Tensor, f64)> {
+    let (q, k) = (b.tensor("query")?, b.tensor("key")?);
+    let (scale, _) = sdpa_scale(b)?;
     let logits = q.t.broadcast_matmul(&k.t.transpose(D::Minus2, D::Minus1)?)?;
     let mask = b.opt_tensor("attn_mask")?;
     if mask.is_none() {
