@@ -11,6 +11,7 @@ static ALLOCATOR: runtime::heap::WrittenZeros = runtime::heap::WrittenZeros;
 
 pub fn main() -> ExitCode {
     runtime::heap::keep_freed_memory();
+    runtime::threads::one_pool();
     match flags::parse().and_then(cli::run) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

@@ -38,4 +38,5 @@ pub mod repro;
 pub mod rulebook;
 pub mod spec;
 pub mod standard;
+pub mod threads;
 pub mod value;

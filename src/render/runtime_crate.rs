@@ -149,6 +149,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/standard/fsum.rs",
     "src/standard/rules.rs",
     "src/standard/screen.rs",
+    "src/threads.rs",
     "src/value.rs",
     // Read by src/rulebook.rs (include_str!).
     "rulebook.json",
