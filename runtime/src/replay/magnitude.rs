@@ -132,7 +132,7 @@ fn perturbed(v: Value, h: f64, pattern: Pattern) -> Result<Value> {
 fn absolute(v: Value, negate: bool, operand: bool) -> Result<Value> {
     let sign = if negate { -1.0 } else { 1.0 };
     Ok(match v {
-        Value::Tensor(t) if t.dtype.is_float() => Value::Tensor(T { t: t.t.abs()?.affine(sign, 0.0)?, dtype: t.dtype }),
+        Value::Tensor(t) if t.dtype.is_float() => Value::Tensor(T { t: if negate { t.t.abs()?.neg()? } else { t.t.abs()? }, dtype: t.dtype }),
         Value::Float(x) => Value::Float(sign * x.abs()),
         Value::Int(x) if negate => Value::Int(-x.abs()),
         Value::Int(x) if operand => Value::Int(x.abs()),
@@ -163,24 +163,30 @@ fn perturbable(v: &Value) -> bool {
 /// op's class cannot be evaluated here (the rows then have none).
 pub(super) fn magnitudes(call: &Call, bench: &Outcome) -> Magnitudes {
     let class = call.op.rounding();
-    let (outputs, grads) = flat(bench);
     let (outputs, grads) = if call.identity {
+        let (outputs, grads) = flat(bench);
         (outputs.into_iter().map(abs_all).collect(), grads.into_iter().map(abs_all).collect())
     } else {
-        compute(call, class, outputs, grads).unwrap_or_default()
+        compute(call, class, bench).unwrap_or_default()
     };
     Magnitudes { outputs, grads }
 }
 
 type Flat = (Vec<Option<Vec<f64>>>, Vec<Option<Vec<f64>>>);
 
-fn compute(call: &Call, class: Rounding, outputs: Vec<Option<Vec<f64>>>, grads: Vec<Option<Vec<f64>>>) -> Result<Flat> {
+/// The magnitudes of `class`; the bench's values are copied out only for
+/// the classes that read them (Terms and Sums run the op again instead).
+fn compute(call: &Call, class: Rounding, bench: &Outcome) -> Result<Flat> {
     match class {
         Rounding::Terms { negated } => on_absolute_values(call, negated),
         Rounding::Sums => Ok(chained(call, on_absolute_values(call, None)?)),
-        Rounding::Selects => selections(call, outputs),
-        Rounding::Smooth => first_order(call, &outputs, &grads, &[Pattern::Uniform]),
+        Rounding::Selects => selections(call, flat(bench).0),
+        Rounding::Smooth => {
+            let (outputs, grads) = flat(bench);
+            first_order(call, &outputs, &grads, &[Pattern::Uniform])
+        }
         Rounding::Parts(parts) => {
+            let (outputs, grads) = flat(bench);
             let (mut o, mut g) = match parts.rest {
                 Rest::Composite => composite(call, &outputs, &grads)?,
                 Rest::Smooth => first_order(call, &outputs, &grads, &[Pattern::Uniform])?,
@@ -207,7 +213,10 @@ fn compute(call: &Call, class: Rounding, outputs: Vec<Option<Vec<f64>>>, grads: 
             }
             Ok((o, g))
         }
-        Rounding::Composite => composite(call, &outputs, &grads),
+        Rounding::Composite => {
+            let (outputs, grads) = flat(bench);
+            composite(call, &outputs, &grads)
+        }
     }
 }
 
