@@ -94,10 +94,26 @@ impl Ctx {
     /// (in one step from `t`'s own precision, so never rounded twice).
     fn stored(&self, t: &Tensor, dtype: TDType) -> Result<Tensor> {
         let storage = self.storage(dtype);
-        Ok(match (self.side, dtype.rounding()) {
-            (Side::Device, Some(r)) if r != storage => t.to_dtype(r)?.to_dtype(storage)?,
-            _ => t.to_dtype(storage)?,
+        Ok(match self.rounding_step(dtype) {
+            Some(r) => t.to_dtype(r)?.to_dtype(storage)?,
+            None => t.to_dtype(storage)?,
         })
+    }
+
+    /// The dtype a result of `dtype` is rounded to on its way to storage:
+    /// on the device side, a dtype narrower than its storage.
+    fn rounding_step(&self, dtype: TDType) -> Option<DType> {
+        match (self.side, dtype.rounding()) {
+            (Side::Device, Some(r)) if r != self.storage(dtype) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// Whether [`Ctx::out`] gives `t` back as it is for a result of
+    /// `dtype` (no cast, no rounding step): its gradient then reaches `t`
+    /// unchanged too.
+    pub fn keeps(&self, t: &Tensor, dtype: TDType) -> bool {
+        self.rounding_step(dtype).is_none() && t.dtype() == self.storage(dtype)
     }
 
     /// An op result: rounded to `dtype` on the device side.

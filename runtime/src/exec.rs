@@ -1,5 +1,6 @@
 //! Running one op-table entry on one side: forward, and backward through
-//! candle's autograd with the dumped gradient injected as `Σ out·g`.
+//! candle's autograd with the dumped gradient injected as `Σ out·g`, or
+//! through the op's own gradients where it has them.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -81,6 +82,11 @@ pub fn run(
     ctx: &Ctx,
 ) -> Result<Outcome> {
     guarded(|| {
+        if let (Some(grads), Some(gradients)) = (grad_outputs, op.gradients()) {
+            if let Some(outcome) = direct(op, api, gradients, (&args, &kwargs), differentiate, grads, ctx)? {
+                return Ok(outcome);
+            }
+        }
         let mut vars: Vec<(Var, TDType)> = vec![];
         if grad_outputs.is_some() {
             if !op.backward {
@@ -116,14 +122,7 @@ pub fn run(
             if !o.dtype.is_float() {
                 continue;
             }
-            let g = if g.dims() == o.dims() {
-                g.t.clone()
-            } else if g.t.elem_count() == o.t.elem_count() {
-                g.t.reshape(o.dims())?
-            } else {
-                return Err(Error::Arg(format!("backward: dumped gradient of shape {:?} for an output of shape {:?}", g.dims(), o.dims())));
-            };
-            let term = o.t.apply_op1(Seed(g.to_dtype(o.t.dtype())?))?;
+            let term = o.t.apply_op1(Seed(output_gradient(o, g)?))?;
             loss = Some(match loss {
                 Some(l) => (l + term)?,
                 None => term,
@@ -143,6 +142,79 @@ pub fn run(
             .collect::<Result<Vec<_>>>()?;
         Ok(Outcome { outputs: outputs.into_iter().map(detach).collect(), grads: Some(grads) })
     })
+}
+
+/// The dumped gradient `g` of output `o`, in the output's shape and storage dtype.
+fn output_gradient(o: &T, g: &T) -> Result<Tensor> {
+    let g = if g.dims() == o.dims() {
+        g.t.clone()
+    } else if g.t.elem_count() == o.t.elem_count() {
+        g.t.reshape(o.dims())?
+    } else {
+        return Err(Error::Arg(format!("backward: dumped gradient of shape {:?} for an output of shape {:?}", g.dims(), o.dims())));
+    };
+    Ok(g.to_dtype(o.t.dtype())?)
+}
+
+/// [`run`] for an op with [`crate::ops::Gradients`]: its forward on the
+/// inputs as they are (no autograd graph), then its gradients by name, in
+/// the order autograd's would come. `None` where they do not take the call
+/// (a list argument, an in-place op, a positional argument past the
+/// signature's names, no output gradient, or the op's own `None`): autograd
+/// runs it instead, and reports what is wrong with it.
+fn direct(
+    op: &Op,
+    api: &str,
+    gradients: crate::ops::Gradients,
+    (args, kwargs): (&[Value], &[(String, Value)]),
+    differentiate: &[bool],
+    grad_outputs: &[Option<T>],
+    ctx: &Ctx,
+) -> Result<Option<Outcome>> {
+    let slots = args.iter().map(|v| (None, v)).chain(kwargs.iter().map(|(k, v)| (Some(k.as_str()), v)));
+    if op.in_place() || args.iter().chain(kwargs.iter().map(|(_, v)| v)).any(|v| matches!(v, Value::List(_))) {
+        return Ok(None);
+    }
+    let names = crate::bind::param_names(op.sig);
+    let mut wanted: Vec<(&str, &T)> = vec![];
+    for (i, (key, slot)) in slots.enumerate() {
+        match slot {
+            Value::Tensor(t) if t.dtype.is_float() && differentiate.get(i).copied().unwrap_or(false) => match key.or_else(|| names.get(i).copied()) {
+                Some(name) => wanted.push((name, t)),
+                None => return Ok(None),
+            },
+            _ => {}
+        }
+    }
+    if wanted.is_empty() {
+        return Ok(None);
+    }
+    let bound = bind(api, op.sig, args.to_vec(), kwargs.to_vec())?;
+    let mut outputs = vec![];
+    flatten((op.forward)(ctx, &bound)?, &mut outputs);
+    let dys = outputs
+        .iter()
+        .zip(grad_outputs)
+        .map(|(out, g)| match (out, g) {
+            (Value::Tensor(o), Some(g)) if o.dtype.is_float() => Ok(Some(T { t: output_gradient(o, g)?, dtype: o.dtype })),
+            _ => Ok(None),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if dys.iter().all(Option::is_none) {
+        return Ok(None);
+    }
+    let Some(named) = gradients(ctx, &bound, &dys)? else { return Ok(None) };
+    let grads = wanted
+        .iter()
+        .map(|(name, t)| {
+            let g = match named.iter().find(|(n, _)| n == name) {
+                Some((_, g)) => g.clone(),
+                None => t.t.zeros_like()?,
+            };
+            ctx.out(g, t.dtype)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Some(Outcome { outputs, grads: Some(grads) }))
 }
 
 /// The backward's seed for one output: a scalar whose gradient with
@@ -177,5 +249,85 @@ fn detach(v: Value) -> Value {
     match v {
         Value::Tensor(t) => Value::Tensor(T { t: t.t.detach(), dtype: t.dtype }),
         v => v,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::{lookup, Fact};
+    use crate::spec::Framework;
+
+    fn tensor(ctx: &Ctx, dims: &[usize], dtype: TDType, k: f64) -> Value {
+        let n: usize = dims.iter().product();
+        let values = (0..n).map(|i| ((i as f64 * k).sin() * 7.0).round() / 8.0 + (i as f64 * 0.31).cos() * 1e-3).collect();
+        Value::Tensor(T::from_f64(values, dims, dtype, ctx.compute, &ctx.device).unwrap())
+    }
+
+    fn bits(grads: &[T]) -> Vec<Vec<u64>> {
+        grads.iter().map(|g| g.t.flatten_all().unwrap().to_dtype(DType::F64).unwrap().to_vec1::<f64>().unwrap().iter().map(|v| v.to_bits()).collect()).collect()
+    }
+
+    /// `op` with autograd's gradients only.
+    fn by_autograd(op: &'static Op) -> Op {
+        let facts: Vec<Fact> = op.facts.iter().filter(|f| !matches!(f, Fact::Gradients(_))).copied().collect();
+        Op { names: op.names, sig: op.sig, forward: op.forward, backward: true, standard: op.standard, random: false, facts: facts.leak() }
+    }
+
+    /// `api`'s own gradients take the call and give autograd's outputs and
+    /// gradients bit for bit, for each set of differentiated inputs.
+    fn agrees(api: &str, ctx: &Ctx, args: &[Value], kwargs: &[(String, Value)], dy: &[usize], dtype: TDType) {
+        let op = lookup(Framework::PyTorch, api).unwrap();
+        let (gradients, autograd) = (op.gradients().unwrap(), by_autograd(op));
+        let Value::Tensor(dy) = tensor(ctx, dy, dtype, 0.23) else { unreachable!() };
+        let dys = [Some(dy)];
+        for differentiate in [vec![true, true, true], vec![true, false, false], vec![false, true, true]] {
+            let what = format!("{api} {:?} {differentiate:?}", ctx.side);
+            assert!(direct(op, api, gradients, (args, kwargs), &differentiate, &dys, ctx).unwrap().is_some(), "{what}: its own gradients take it");
+            let run_with = |op: &Op| run(op, api, args.to_vec(), kwargs.to_vec(), &differentiate, Some(&dys), ctx).unwrap();
+            let (own, auto) = (run_with(op), run_with(&autograd));
+            let wanted = args.iter().zip(&differentiate).filter(|(a, &d)| d && matches!(a, Value::Tensor(_))).count();
+            assert_eq!(own.grads.as_ref().unwrap().len(), wanted, "{what}");
+            assert_eq!(bits(own.grads.as_ref().unwrap()), bits(auto.grads.as_ref().unwrap()), "{what}");
+            let outputs = |o: &Outcome| bits(&o.outputs.iter().map(|v| if let Value::Tensor(t) = v { t.clone() } else { unreachable!() }).collect::<Vec<_>>());
+            assert_eq!(outputs(&own), outputs(&auto), "{what}");
+        }
+    }
+
+    /// linear's and conv2d's own gradients are autograd's, with and without
+    /// a bias, in float64 (the bench) and float32 (the emulated device);
+    /// conv2d's over a stride whose last position leaves the padded input's
+    /// edge out, a dilation, and an unbatched input. A bfloat16 call, whose
+    /// output is rounded on its way out, is left to autograd.
+    #[test]
+    fn own_gradients_are_autograds() {
+        let int = |v: i64| Value::Int(v);
+        for (ctx, dtype) in [(Ctx::bench(0), TDType::F32), (Ctx::device(TDType::F32, 0), TDType::F32)] {
+            let t = |dims: &[usize], k: f64| tensor(&ctx, dims, dtype, k);
+            for bias in [true, false] {
+                let with_bias = |mut args: Vec<Value>, b: Value| {
+                    args.push(if bias { b } else { Value::None });
+                    args
+                };
+                agrees("Functional.linear", &ctx, &with_bias(vec![t(&[2, 3, 4], 0.37), t(&[5, 4], 0.11)], t(&[5], 0.71)), &[], &[2, 3, 5], dtype);
+                let conv = |x: &[usize], stride: i64, padding: i64, dilation: i64, out: &[usize]| {
+                    let args = with_bias(vec![t(x, 0.37), t(&[4, 3, 3, 3], 0.11)], t(&[4], 0.71));
+                    let kwargs = vec![("stride".to_string(), int(stride)), ("padding".to_string(), int(padding)), ("dilation".to_string(), int(dilation))];
+                    agrees("Functional.conv2d", &ctx, &args, &kwargs, out, dtype);
+                };
+                conv(&[2, 3, 7, 6], 2, 1, 1, &[2, 4, 4, 3]);
+                conv(&[2, 3, 7, 6], 1, 2, 2, &[2, 4, 7, 6]);
+                conv(&[3, 7, 6], 1, 0, 1, &[4, 5, 4]);
+            }
+        }
+        let op = lookup(Framework::PyTorch, "Functional.linear").unwrap();
+        let ctx = Ctx::device(TDType::BF16, 0);
+        let args = vec![tensor(&ctx, &[3, 4], TDType::BF16, 0.37), tensor(&ctx, &[5, 4], TDType::BF16, 0.11)];
+        let Value::Tensor(dy) = tensor(&ctx, &[3, 5], TDType::BF16, 0.23) else { unreachable!() };
+        let gradients = op.gradients().unwrap();
+        assert!(
+            direct(op, "Functional.linear", gradients, (&args, &[]), &[true, true], &[Some(dy)], &ctx).unwrap().is_none(),
+            "a rounded output is autograd's"
+        );
     }
 }

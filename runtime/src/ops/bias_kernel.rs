@@ -65,29 +65,48 @@ impl CustomOp2 for BiasAdd {
     }
 
     fn bwd(&self, x: &Tensor, bias: &Tensor, _res: &Tensor, dy: &Tensor) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
-        let dy = dy.detach().contiguous()?;
-        let sizes = around(x.dims(), self.dim);
-        let (gs, gl) = dy.storage_and_layout();
-        let Storage::Cpu(gs) = &*gs else { return Err(msg("a host tensor expected")) };
-        let db = match dy.dtype() {
-            DType::F64 => Tensor::from_vec(bias_gradient::<f64>(host_values("bias add", gs, gl)?, sizes), bias.shape(), bias.device())?,
-            DType::F32 => Tensor::from_vec(bias_gradient::<f32>(host_values("bias add", gs, gl)?, sizes), bias.shape(), bias.device())?,
-            _ => return Err(msg("a float32 or float64 gradient expected")),
-        };
+        let db = summed(&dy.detach(), bias, around(x.dims(), self.dim))?;
         Ok((Some(dy.clone()), Some(db)))
     }
+}
+
+/// The bias gradient of a host `dy` of sizes (outer, C, inner), shaped like `bias`.
+fn summed(dy: &Tensor, bias: &Tensor, sizes: (usize, usize, usize)) -> candle_core::Result<Tensor> {
+    let dy = dy.contiguous()?;
+    let (gs, gl) = dy.storage_and_layout();
+    let Storage::Cpu(gs) = &*gs else { return Err(msg("a host tensor expected")) };
+    match dy.dtype() {
+        DType::F64 => Tensor::from_vec(bias_gradient::<f64>(host_values("bias add", gs, gl)?, sizes), bias.shape(), bias.device()),
+        DType::F32 => Tensor::from_vec(bias_gradient::<f32>(host_values("bias add", gs, gl)?, sizes), bias.shape(), bias.device()),
+        _ => Err(msg("a float32 or float64 gradient expected")),
+    }
+}
+
+/// Whether the kernel takes `x + bias` along `dim`: `bias` 1-D of `x`'s
+/// size there, both on the host in float32 or float64 of one dtype.
+fn takes(x: &Tensor, bias: &Tensor, dim: usize) -> bool {
+    let fits = dim < x.rank() && bias.rank() == 1 && bias.dims()[0] == x.dims()[dim];
+    fits && matches!(x.dtype(), DType::F64 | DType::F32) && bias.dtype() == x.dtype() && crate::device::is_host(x)
 }
 
 /// `x + bias` with `bias` (`[C]`, 1-D) along `dim` of `x`: the kernel on
 /// the host in float32 or float64 (operands of one dtype), `None` otherwise
 /// (candle's broadcast add then).
 pub(super) fn bias_add(x: &Tensor, bias: &Tensor, dim: usize) -> candle_core::Result<Option<Tensor>> {
-    let dtype = x.dtype();
-    let fits = dim < x.rank() && bias.rank() == 1 && bias.dims()[0] == x.dims()[dim];
-    if !fits || !matches!(dtype, DType::F64 | DType::F32) || bias.dtype() != dtype || !crate::device::is_host(x) {
+    if !takes(x, bias, dim) {
         return Ok(None);
     }
     x.contiguous()?.apply_op2(&bias.contiguous()?, BiasAdd { dim }).map(Some)
+}
+
+/// The bias's gradient as the kernel's backward gives it, for an output
+/// gradient `dy` of an `x + bias` along `dim` the kernel takes; `None`
+/// otherwise.
+pub(super) fn gradient(dy: &Tensor, bias: &Tensor, dim: usize) -> candle_core::Result<Option<Tensor>> {
+    if !takes(dy, bias, dim) {
+        return Ok(None);
+    }
+    summed(dy, bias, around(dy.dims(), dim)).map(Some)
 }
 
 #[cfg(test)]

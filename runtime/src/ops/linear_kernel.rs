@@ -64,35 +64,55 @@ impl CustomOp2 for Linear {
     }
 
     fn bwd(&self, x: &Tensor, w: &Tensor, _res: &Tensor, dy: &Tensor) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
-        let (x, w, dy) = (x.detach().contiguous()?, w.detach().contiguous()?, dy.detach().contiguous()?);
-        let mnk = sizes(x.dims(), w.dims())?;
-        let (xs, xl) = x.storage_and_layout();
-        let (ws, wl) = w.storage_and_layout();
-        let (gs, gl) = dy.storage_and_layout();
-        let (Storage::Cpu(xs), Storage::Cpu(ws), Storage::Cpu(gs)) = (&*xs, &*ws, &*gs) else { return Err(msg("host tensors expected")) };
-        let dev = x.device();
-        let (dx, dw) = match x.dtype() {
-            DType::F64 => {
-                let (dx, dw) = backward::<f64>(host_values("linear", xs, xl)?, host_values("linear", ws, wl)?, host_values("linear", gs, gl)?, mnk)?;
-                (Tensor::from_vec(dx, x.shape(), dev)?, Tensor::from_vec(dw, w.shape(), dev)?)
-            }
-            DType::F32 => {
-                let (dx, dw) = backward::<f32>(host_values("linear", xs, xl)?, host_values("linear", ws, wl)?, host_values("linear", gs, gl)?, mnk)?;
-                (Tensor::from_vec(dx, x.shape(), dev)?, Tensor::from_vec(dw, w.shape(), dev)?)
-            }
-            _ => return Err(msg("float32 or float64 operands expected")),
-        };
+        let (dx, dw) = products_back(&x.detach(), &w.detach(), &dy.detach())?;
         Ok((Some(dx), Some(dw)))
     }
+}
+
+/// `(dx, dW)` of host operands of one float dtype, shaped like `x` and `W`.
+fn products_back(x: &Tensor, w: &Tensor, dy: &Tensor) -> candle_core::Result<(Tensor, Tensor)> {
+    let (x, w, dy) = (x.contiguous()?, w.contiguous()?, dy.contiguous()?);
+    let mnk = sizes(x.dims(), w.dims())?;
+    let (xs, xl) = x.storage_and_layout();
+    let (ws, wl) = w.storage_and_layout();
+    let (gs, gl) = dy.storage_and_layout();
+    let (Storage::Cpu(xs), Storage::Cpu(ws), Storage::Cpu(gs)) = (&*xs, &*ws, &*gs) else { return Err(msg("host tensors expected")) };
+    let dev = x.device();
+    Ok(match x.dtype() {
+        DType::F64 => {
+            let (dx, dw) = backward::<f64>(host_values("linear", xs, xl)?, host_values("linear", ws, wl)?, host_values("linear", gs, gl)?, mnk)?;
+            (Tensor::from_vec(dx, x.shape(), dev)?, Tensor::from_vec(dw, w.shape(), dev)?)
+        }
+        DType::F32 => {
+            let (dx, dw) = backward::<f32>(host_values("linear", xs, xl)?, host_values("linear", ws, wl)?, host_values("linear", gs, gl)?, mnk)?;
+            (Tensor::from_vec(dx, x.shape(), dev)?, Tensor::from_vec(dw, w.shape(), dev)?)
+        }
+        _ => return Err(msg("float32 or float64 operands expected")),
+    })
+}
+
+/// Whether the kernel takes `x` and `w`: an input `[.., K]` and a weight
+/// `[N, K]` on the host, float32 or float64 of one dtype.
+fn takes(x: &Tensor, w: &Tensor) -> bool {
+    let fits = x.rank() >= 1 && sizes(x.dims(), w.dims()).is_ok();
+    fits && matches!(x.dtype(), DType::F64 | DType::F32) && w.dtype() == x.dtype() && crate::device::is_host(x)
+}
+
+/// `(dx, dW) = (dy·W, dyᵀ·x)` as the kernel's backward gives them, for
+/// operands it takes and an output gradient `dy` of their dtype; `None`
+/// otherwise.
+pub(super) fn gradients(x: &Tensor, w: &Tensor, dy: &Tensor) -> candle_core::Result<Option<(Tensor, Tensor)>> {
+    if !takes(x, w) || dy.dtype() != x.dtype() || !crate::device::is_host(dy) {
+        return Ok(None);
+    }
+    products_back(x, w, dy).map(Some)
 }
 
 /// `x·Wᵀ` for an input `[.., K]` and a weight `[N, K]` on the host in
 /// float32 or float64 (operands of one dtype), `None` otherwise (candle's
 /// matmul then).
 pub(super) fn linear(x: &Tensor, w: &Tensor) -> candle_core::Result<Option<Tensor>> {
-    let dtype = x.dtype();
-    let fits = x.rank() >= 1 && sizes(x.dims(), w.dims()).is_ok();
-    if !fits || !matches!(dtype, DType::F64 | DType::F32) || w.dtype() != dtype || !crate::device::is_host(x) {
+    if !takes(x, w) {
         return Ok(None);
     }
     x.contiguous()?.apply_op2(&w.contiguous()?, Linear).map(Some)

@@ -91,6 +91,8 @@ mod windows;
 
 pub use slicing::{Slicing, Whole};
 
+use candle_core::Tensor;
+
 use crate::bind::Bound;
 use crate::ctx::Ctx;
 use crate::dtype::TDType;
@@ -212,7 +214,21 @@ pub enum Fact {
     /// `replay --minimize`; elementwise ops have theirs by rule
     /// ([`Op::slicing`]).
     Slicing(Slicing),
+    /// Its gradients computed straight from its inputs and output
+    /// gradients ([`Gradients`]), without candle's autograd.
+    Gradients(Gradients),
 }
+
+/// An op's gradients from its bound inputs and the gradient of each of its
+/// outputs (in its output's dtype and shape, `None` where there is none),
+/// by parameter name: what candle's autograd of the op's forward gives, bit
+/// for bit, without its graph. Autograd copies each input into a variable,
+/// starts each gradient from a zero tensor it adds into, and keeps every
+/// node's gradient: full-size passes that took half a GPT-2 linear call's
+/// bench time outside the products. `None` when the call is not one the
+/// op's kernels take (another dtype, a rounding step between the kernel and
+/// the output): autograd runs instead.
+pub type Gradients = fn(&Ctx, &Bound, &[Option<T>]) -> Result<Option<Vec<(&'static str, Tensor)>>>;
 
 /// Parameters the rounding magnitudes of a call do not perturb: when its
 /// bool parameter `when` is true, or always when there is none
@@ -517,6 +533,11 @@ impl Op {
     }
 
     /// Whether it is a derived in-place form ([`Fact::InPlace`]).
+    /// Its [`Gradients`], where it has them.
+    pub fn gradients(&self) -> Option<Gradients> {
+        self.facts.iter().find_map(|f| if let Fact::Gradients(g) = f { Some(*g) } else { None })
+    }
+
     pub fn in_place(&self) -> bool {
         self.facts.iter().any(|f| matches!(f, Fact::InPlace))
     }

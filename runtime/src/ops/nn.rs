@@ -135,6 +135,25 @@ fn linear(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(out, dtype)?)
 }
 
+/// linear's [`super::Gradients`]: the linear kernel's `dy·W` and `dyᵀ·x`
+/// and the bias kernel's sum, where the forward ran on those kernels and
+/// kept its result as computed.
+fn linear_gradients(ctx: &Ctx, b: &Bound, dy: &[Option<T>]) -> Result<Option<Vec<(&'static str, Tensor)>>> {
+    let (x, w) = (b.tensor("input")?, b.tensor("weight")?);
+    let (Some(Some(dy)), dtype) = (dy.first(), float_pair(x, w, "linear")?) else { return Ok(None) };
+    // The kernel's result has the input's dtype; `ctx.out` must have kept it.
+    if !ctx.keeps(&x.t, dtype) {
+        return Ok(None);
+    }
+    let Some((dx, dw)) = super::linear_kernel::gradients(&x.t, &w.t, &dy.t)? else { return Ok(None) };
+    let mut grads = vec![("input", dx), ("weight", dw)];
+    if let Some(bias) = b.opt_tensor("bias")? {
+        let Some(db) = super::bias_kernel::gradient(&dy.t, &bias.t, dy.t.rank().saturating_sub(1))? else { return Ok(None) };
+        grads.push(("bias", db));
+    }
+    Ok(Some(grads))
+}
+
 /// bilinear: `y[.., o] = x1ᵀ·W[o]·x2 + b[o]` for `W` of shape `[out, in1, in2]`,
 /// over any leading dims of `input1` and `input2` (the same).
 fn bilinear(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
@@ -541,7 +560,13 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Slicing(Slicing::Linear), Fact::Rounding(Rounding::Sums), Fact::Autocast, Fact::NodeGradients(node_grads::linear)],
+        facts: &[
+            Fact::Slicing(Slicing::Linear),
+            Fact::Rounding(Rounding::Sums),
+            Fact::Autocast,
+            Fact::NodeGradients(node_grads::linear),
+            Fact::Gradients(linear_gradients),
+        ],
     },
     Op {
         names: &["Functional.softmax", "MintFunctional.softmax"],
