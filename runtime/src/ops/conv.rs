@@ -46,12 +46,6 @@ struct Geometry {
 /// Runs a convolution over the last `n` (1 or 2) dims of `input`.
 fn conv(ctx: &Ctx, b: &Bound, n: usize) -> Result<Vec<Value>> {
     let (x, w) = (b.tensor("input")?, b.tensor("weight")?);
-    conv_padded(ctx, x, w, b, &geometry(b, n)?)
-}
-
-/// Where torch's convolution over the last `n` dims of `input` puts its kernel.
-fn geometry(b: &Bound, n: usize) -> Result<Geometry> {
-    let w = b.tensor("weight")?;
     let groups = b.int("groups")?.max(1) as usize;
     let stride = per_dim(b, "stride", n)?;
     let dilation = per_dim(b, "dilation", n)?;
@@ -65,63 +59,12 @@ fn geometry(b: &Bound, n: usize) -> Result<Geometry> {
             // torch pads (total // 2) before and the rest after.
             let totals: Vec<usize> = kernel.iter().zip(&dilation).map(|(&k, &d)| d * (k - 1)).collect();
             let pads = totals.iter().map(|t| (t / 2, t - t / 2)).collect();
-            return Ok(Geometry { n, pads, stride, dilation, groups });
+            return conv_padded(ctx, x, w, b, &Geometry { n, pads, stride, dilation, groups });
         }
         _ => per_dim(b, "padding", n)?,
     };
     let pads = padding.iter().map(|&p| (p, p)).collect();
-    Ok(Geometry { n, pads, stride, dilation, groups })
-}
-
-/// conv2d's [`super::Gradients`] where its forward ran on the by-samples
-/// kernel (one group) and kept its result: the kernel's `(dt, dW)` for the
-/// padded, cut input `t`, taken back through the cut (zeros past it) and
-/// the padding (its inside), as autograd takes them; the bias kernel's sum.
-fn conv2d_gradients(ctx: &Ctx, b: &Bound, dy: &[Option<T>]) -> Result<Option<Vec<(&'static str, Tensor)>>> {
-    let (x, w, g) = (b.tensor("input")?, b.tensor("weight")?, geometry(b, 2)?);
-    let Some(Some(dy)) = dy.first() else { return Ok(None) };
-    let unbatched = x.rank() == 3;
-    if g.groups != 1 || !(x.rank() == 4 || unbatched) || w.rank() != 4 || !ctx.keeps(&x.t, x.dtype) {
-        return Ok(None);
-    }
-    let (s, dl) = (same_in_all(&g.stride, "stride")?, same_in_all(&g.dilation, "dilation")?);
-    let batched = |t: &Tensor| if unbatched { t.unsqueeze(0) } else { Ok(t.clone()) };
-    let mut t = batched(&x.t)?;
-    for (i, &(before, after)) in g.pads.iter().enumerate() {
-        t = t.pad_with_zeros(2 + i, before, after)?;
-    }
-    let padded = t.dims().to_vec();
-    let t = cut(&t, &w.t, s, dl)?;
-    let dy = batched(&dy.t)?;
-    let Some((dt, dw)) = super::conv_kernel::gradients(&t, &w.t, &dy, s, dl)? else { return Ok(None) };
-    let mut dx = dt;
-    for (i, &(before, _)) in g.pads.iter().enumerate() {
-        let d = 2 + i;
-        dx = dx.pad_with_zeros(d, 0, padded[d] - dx.dims()[d])?.narrow(d, before, padded[d] - g.pads[i].0 - g.pads[i].1)?;
-    }
-    if unbatched {
-        dx = dx.squeeze(0)?;
-    }
-    let mut grads = vec![("input", dx.contiguous()?), ("weight", dw)];
-    if let Some(bias) = b.opt_tensor("bias")? {
-        let Some(db) = super::bias_kernel::gradient(&dy, &bias.t, 1)? else { return Ok(None) };
-        grads.push(("bias", db));
-    }
-    Ok(Some(grads))
-}
-
-/// A padded `[B, C, H, W]` input cut to the extent a kernel `k` reaches at
-/// `stride` and `dilation`; an error when the kernel does not fit.
-fn cut(t: &Tensor, k: &Tensor, stride: usize, dilation: usize) -> Result<Tensor> {
-    let mut t = t.clone();
-    for d in 2..4 {
-        let (len, span) = (t.dims()[d], dilation * (k.dims()[d].max(1) - 1) + 1);
-        if len < span || stride == 0 {
-            return Err(Error::Arg(format!("conv: a kernel spanning {span} does not fit the padded input of size {len} (stride {stride})")));
-        }
-        t = t.narrow(d, 0, (len - span) / stride * stride + span)?;
-    }
-    Ok(t)
+    conv_padded(ctx, x, w, b, &Geometry { n, pads, stride, dilation, groups })
 }
 
 /// mindspore.ops.conv2d: `pad_mode` 'valid' (no padding), 'same' (the
@@ -244,7 +187,13 @@ fn conv_nd(t: &Tensor, k: &Tensor, n: usize, stride: usize, dilation: usize, gro
         t = t.unsqueeze(2)?;
         k = k.unsqueeze(2)?;
     }
-    let t = cut(&t, &k, stride, dilation)?;
+    for d in 2..4 {
+        let (len, span) = (t.dims()[d], dilation * (k.dims()[d].max(1) - 1) + 1);
+        if len < span || stride == 0 {
+            return Err(Error::Arg(format!("conv: a kernel spanning {span} does not fit the padded input of size {len} (stride {stride})")));
+        }
+        t = t.narrow(d, 0, (len - span) / stride * stride + span)?;
+    }
     let by_samples = if groups == 1 { super::conv_kernel::conv2d(&t, &k, stride, dilation)? } else { None };
     let out = match by_samples {
         Some(out) => out,
@@ -388,14 +337,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[
-            Fact::Slicing(Slicing::Conv),
-            Fact::Rounding(Rounding::Sums),
-            Fact::Autocast,
-            Fact::ReducedOperands("conv"),
-            Fact::NodeGradients(node_grads::convolution),
-            Fact::Gradients(conv2d_gradients),
-        ],
+        facts: CONV_FACTS,
     },
     Op {
         names: &["MS.Functional.conv2d"],

@@ -162,36 +162,26 @@ impl CustomOp2 for Conv {
     }
 
     fn bwd(&self, x: &Tensor, k: &Tensor, _res: &Tensor, dy: &Tensor) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
-        let (dx, dw) = products_back(&x.detach(), &k.detach(), &dy.detach(), self)?;
+        let (x, k, dy) = (x.detach().contiguous()?, k.detach().contiguous()?, dy.detach().contiguous()?);
+        let g = Geometry::new(x.dims(), k.dims(), self.stride, self.dilation)?;
+        let (xs, xl) = x.storage_and_layout();
+        let (ks, kl) = k.storage_and_layout();
+        let (gs, gl) = dy.storage_and_layout();
+        let (Storage::Cpu(xs), Storage::Cpu(ks), Storage::Cpu(gs)) = (&*xs, &*ks, &*gs) else { return Err(msg("host tensors expected")) };
+        let dev = x.device();
+        let (dx, dw) = match x.dtype() {
+            DType::F64 => {
+                let (dx, dw) = backward::<f64>(&g, host_values("conv2d", xs, xl)?, host_values("conv2d", ks, kl)?, host_values("conv2d", gs, gl)?)?;
+                (Tensor::from_vec(dx, x.shape(), dev)?, Tensor::from_vec(dw, k.shape(), dev)?)
+            }
+            DType::F32 => {
+                let (dx, dw) = backward::<f32>(&g, host_values("conv2d", xs, xl)?, host_values("conv2d", ks, kl)?, host_values("conv2d", gs, gl)?)?;
+                (Tensor::from_vec(dx, x.shape(), dev)?, Tensor::from_vec(dw, k.shape(), dev)?)
+            }
+            _ => return Err(msg("float32 or float64 operands expected")),
+        };
         Ok((Some(dx), Some(dw)))
     }
-}
-
-/// `(dx, dW)` of host operands of one float dtype, shaped like `x` and `k`.
-fn products_back(x: &Tensor, k: &Tensor, dy: &Tensor, conv: &Conv) -> candle_core::Result<(Tensor, Tensor)> {
-    let (x, k, dy) = (x.contiguous()?, k.contiguous()?, dy.contiguous()?);
-    let g = Geometry::new(x.dims(), k.dims(), conv.stride, conv.dilation)?;
-    let (xs, xl) = x.storage_and_layout();
-    let (ks, kl) = k.storage_and_layout();
-    let (gs, gl) = dy.storage_and_layout();
-    let (Storage::Cpu(xs), Storage::Cpu(ks), Storage::Cpu(gs)) = (&*xs, &*ks, &*gs) else { return Err(msg("host tensors expected")) };
-    let dev = x.device();
-    Ok(match x.dtype() {
-        DType::F64 => {
-            let (dx, dw) = backward::<f64>(&g, host_values("conv2d", xs, xl)?, host_values("conv2d", ks, kl)?, host_values("conv2d", gs, gl)?)?;
-            (Tensor::from_vec(dx, x.shape(), dev)?, Tensor::from_vec(dw, k.shape(), dev)?)
-        }
-        DType::F32 => {
-            let (dx, dw) = backward::<f32>(&g, host_values("conv2d", xs, xl)?, host_values("conv2d", ks, kl)?, host_values("conv2d", gs, gl)?)?;
-            (Tensor::from_vec(dx, x.shape(), dev)?, Tensor::from_vec(dw, k.shape(), dev)?)
-        }
-        _ => return Err(msg("float32 or float64 operands expected")),
-    })
-}
-
-/// Whether the kernel takes `x` and `k`: 4-D, on the host, float32 or float64 of one dtype.
-fn takes(x: &Tensor, k: &Tensor) -> bool {
-    matches!(x.dtype(), DType::F64 | DType::F32) && k.dtype() == x.dtype() && crate::device::is_host(x) && x.rank() == 4 && k.rank() == 4
 }
 
 /// The convolution (one group) of a `[B, C, H, W]` input, padded and cut
@@ -199,20 +189,11 @@ fn takes(x: &Tensor, k: &Tensor) -> bool {
 /// `[O, C, KH, KW]` kernel: by samples on the host in float32 or float64,
 /// `None` elsewhere (candle's conv2d then).
 pub(super) fn conv2d(x: &Tensor, k: &Tensor, stride: usize, dilation: usize) -> candle_core::Result<Option<Tensor>> {
-    if !takes(x, k) {
+    let dtype = x.dtype();
+    if !matches!(dtype, DType::F64 | DType::F32) || k.dtype() != dtype || !crate::device::is_host(x) || x.rank() != 4 || k.rank() != 4 {
         return Ok(None);
     }
     x.contiguous()?.apply_op2(&k.contiguous()?, Conv { stride, dilation }).map(Some)
-}
-
-/// `(dx, dW)` as the kernel's backward gives them, for operands
-/// [`conv2d`] takes and an output gradient `dy` of their dtype; `None`
-/// otherwise.
-pub(super) fn gradients(x: &Tensor, k: &Tensor, dy: &Tensor, stride: usize, dilation: usize) -> candle_core::Result<Option<(Tensor, Tensor)>> {
-    if !takes(x, k) || dy.dtype() != x.dtype() || !crate::device::is_host(dy) {
-        return Ok(None);
-    }
-    products_back(x, k, dy, &Conv { stride, dilation }).map(Some)
 }
 
 #[cfg(test)]
