@@ -159,9 +159,10 @@ fn output_gradient(o: &T, g: &T) -> Result<Tensor> {
 /// [`run`] for an op with [`crate::ops::Gradients`]: its forward on the
 /// inputs as they are (no autograd graph), then its gradients by name, in
 /// the order autograd's would come. `None` where they do not take the call
-/// (a list argument, an in-place op, a positional argument past the
-/// signature's names, no output gradient, or the op's own `None`): autograd
-/// runs it instead, and reports what is wrong with it.
+/// (a list argument, an in-place op, an argument no parameter takes, a
+/// differentiated input this side rounds to a narrower dtype, no output
+/// gradient, a differentiated input they give no gradient for, or the op's
+/// own `None`): autograd runs it instead, and reports what is wrong with it.
 fn direct(
     op: &Op,
     api: &str,
@@ -171,17 +172,20 @@ fn direct(
     grad_outputs: &[Option<T>],
     ctx: &Ctx,
 ) -> Result<Option<Outcome>> {
-    let slots = args.iter().map(|v| (None, v)).chain(kwargs.iter().map(|(k, v)| (Some(k.as_str()), v)));
-    if op.in_place() || args.iter().chain(kwargs.iter().map(|(_, v)| v)).any(|v| matches!(v, Value::List(_))) {
+    let slots: Vec<&Value> = args.iter().chain(kwargs.iter().map(|(_, v)| v)).collect();
+    if op.in_place() || slots.iter().any(|v| matches!(v, Value::List(_))) {
         return Ok(None);
     }
-    let names = crate::bind::param_names(op.sig);
+    // Each slot's parameter, keywords through their aliases, as `bind` names them.
+    let keys: Vec<&str> = kwargs.iter().map(|(k, _)| k.as_str()).collect();
+    let names = crate::bind::parameters(op.sig, args.len(), &keys);
     let mut wanted: Vec<(&str, &T)> = vec![];
-    for (i, (key, slot)) in slots.enumerate() {
+    for (i, slot) in slots.into_iter().enumerate() {
         match slot {
-            Value::Tensor(t) if t.dtype.is_float() && differentiate.get(i).copied().unwrap_or(false) => match key.or_else(|| names.get(i).copied()) {
-                Some(name) => wanted.push((name, t)),
-                None => return Ok(None),
+            Value::Tensor(t) if t.dtype.is_float() && differentiate.get(i).copied().unwrap_or(false) => match names.get(i).copied().flatten() {
+                // An input rounded to a narrower dtype on this side has its result rounded too.
+                Some(name) if ctx.keeps(&t.t, t.dtype) => wanted.push((name, t)),
+                _ => return Ok(None),
             },
             _ => {}
         }
@@ -204,16 +208,12 @@ fn direct(
         return Ok(None);
     }
     let Some(named) = gradients(ctx, &bound, &dys)? else { return Ok(None) };
-    let grads = wanted
-        .iter()
-        .map(|(name, t)| {
-            let g = match named.iter().find(|(n, _)| n == name) {
-                Some((_, g)) => g.clone(),
-                None => t.t.zeros_like()?,
-            };
-            ctx.out(g, t.dtype)
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let mut grads = Vec::with_capacity(wanted.len());
+    for (name, t) in wanted {
+        // A differentiated input the op gives no gradient for: autograd's, not a guess.
+        let Some((_, g)) = named.iter().find(|(n, _)| *n == name) else { return Ok(None) };
+        grads.push(ctx.out(g.clone(), t.dtype)?);
+    }
     Ok(Some(Outcome { outputs, grads: Some(grads) }))
 }
 
@@ -276,17 +276,18 @@ mod tests {
 
     /// `api`'s own gradients take the call and give autograd's outputs and
     /// gradients bit for bit, for each set of differentiated inputs.
-    fn agrees(api: &str, ctx: &Ctx, args: &[Value], kwargs: &[(String, Value)], dy: &[usize], dtype: TDType) {
+    fn agrees(api: &str, ctx: &Ctx, args: &[Value], kwargs: &[(String, Value)], dy: Value) {
         let op = lookup(Framework::PyTorch, api).unwrap();
         let (gradients, autograd) = (op.gradients().unwrap(), by_autograd(op));
-        let Value::Tensor(dy) = tensor(ctx, dy, dtype, 0.23) else { unreachable!() };
+        let Value::Tensor(dy) = dy else { unreachable!() };
         let dys = [Some(dy)];
         for differentiate in [vec![true, true, true], vec![true, false, false], vec![false, true, true]] {
             let what = format!("{api} {:?} {differentiate:?}", ctx.side);
             assert!(direct(op, api, gradients, (args, kwargs), &differentiate, &dys, ctx).unwrap().is_some(), "{what}: its own gradients take it");
             let run_with = |op: &Op| run(op, api, args.to_vec(), kwargs.to_vec(), &differentiate, Some(&dys), ctx).unwrap();
             let (own, auto) = (run_with(op), run_with(&autograd));
-            let wanted = args.iter().zip(&differentiate).filter(|(a, &d)| d && matches!(a, Value::Tensor(_))).count();
+            let slots = args.iter().chain(kwargs.iter().map(|(_, v)| v));
+            let wanted = slots.zip(&differentiate).filter(|(a, &d)| d && matches!(a, Value::Tensor(_))).count();
             assert_eq!(own.grads.as_ref().unwrap().len(), wanted, "{what}");
             assert_eq!(bits(own.grads.as_ref().unwrap()), bits(auto.grads.as_ref().unwrap()), "{what}");
             let outputs = |o: &Outcome| bits(&o.outputs.iter().map(|v| if let Value::Tensor(t) = v { t.clone() } else { unreachable!() }).collect::<Vec<_>>());
@@ -296,8 +297,9 @@ mod tests {
 
     /// linear's own gradients are autograd's, with and without a bias, in
     /// float64 (the bench) and float32 (the emulated device), for 1- to 3-D
-    /// inputs. A bfloat16 call, whose output is rounded on its way out, is
-    /// left to autograd.
+    /// inputs, given by keyword under an alias (`x`), and where every
+    /// product is -0 (autograd's sum into zeros makes it +0). A bfloat16
+    /// call, whose output is rounded on its way out, is left to autograd.
     #[test]
     fn own_gradients_are_autograds() {
         for (ctx, dtype) in [(Ctx::bench(0), TDType::F32), (Ctx::device(TDType::F32, 0), TDType::F32)] {
@@ -305,9 +307,14 @@ mod tests {
             for bias in [true, false] {
                 for (x, out) in [(vec![4], vec![5]), (vec![3, 4], vec![3, 5]), (vec![2, 3, 4], vec![2, 3, 5])] {
                     let args = vec![t(&x, 0.37), t(&[5, 4], 0.11), if bias { t(&[5], 0.71) } else { Value::None }];
-                    agrees("Functional.linear", &ctx, &args, &[], &out, dtype);
+                    agrees("Functional.linear", &ctx, &args, &[], t(&out, 0.23));
                 }
             }
+            let kwargs = vec![("x".to_string(), t(&[3, 4], 0.37)), ("weight".to_string(), t(&[5, 4], 0.11))];
+            agrees("Functional.linear", &ctx, &[], &kwargs, t(&[3, 5], 0.23));
+            let exact = |values: Vec<f64>, dims: &[usize]| Value::Tensor(T::from_f64(values, dims, dtype, ctx.compute, &ctx.device).unwrap());
+            let (x, w) = (exact(vec![-1.0, -2.0, -3.0, -4.0], &[4]), exact(vec![-0.5; 12], &[3, 4]));
+            agrees("Functional.linear", &ctx, &[x, w], &[], exact(vec![0.0; 3], &[3]));
         }
         let op = lookup(Framework::PyTorch, "Functional.linear").unwrap();
         let ctx = Ctx::device(TDType::BF16, 0);

@@ -41,6 +41,9 @@ fn backward<T: WithDType>(x: &[T], w: &[T], dy: &[T], (m, k, n): (usize, usize, 
     gemm_into(&mut dx, Strided::row_major(m, k), false, dy, Strided::row_major(m, n), w, Strided::row_major(n, k))?;
     let mut dw = vec![T::zero(); n * k];
     gemm_into(&mut dw, Strided::row_major(n, k), false, dy, Strided::row_major(m, n).t(), x, Strided::row_major(m, k))?;
+    // A zero as autograd's sum into a zero tensor leaves it, +0: gemm's
+    // matrix-vector path can write the -0 of a sum of -0 products.
+    dx.iter_mut().chain(dw.iter_mut()).for_each(|v| *v += T::zero());
     Ok((dx, dw))
 }
 

@@ -532,12 +532,12 @@ impl Op {
         }
     }
 
-    /// Whether it is a derived in-place form ([`Fact::InPlace`]).
     /// Its [`Gradients`], where it has them.
     pub fn gradients(&self) -> Option<Gradients> {
         self.facts.iter().find_map(|f| if let Fact::Gradients(g) = f { Some(*g) } else { None })
     }
 
+    /// Whether it is a derived in-place form ([`Fact::InPlace`]).
     pub fn in_place(&self) -> bool {
         self.facts.iter().any(|f| matches!(f, Fact::InPlace))
     }

@@ -132,7 +132,7 @@ fn perturbed(v: Value, h: f64, pattern: Pattern) -> Result<Value> {
 fn absolute(v: Value, negate: bool, operand: bool) -> Result<Value> {
     let sign = if negate { -1.0 } else { 1.0 };
     Ok(match v {
-        Value::Tensor(t) if t.dtype.is_float() => Value::Tensor(T { t: if negate { t.t.abs()?.neg()? } else { t.t.abs()? }, dtype: t.dtype }),
+        Value::Tensor(t) if t.dtype.is_float() => Value::Tensor(T { t: if negate { t.t.abs()?.affine(-1.0, 0.0)? } else { t.t.abs()? }, dtype: t.dtype }),
         Value::Float(x) => Value::Float(sign * x.abs()),
         Value::Int(x) if negate => Value::Int(-x.abs()),
         Value::Int(x) if operand => Value::Int(x.abs()),
