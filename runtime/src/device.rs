@@ -65,6 +65,24 @@ pub fn host_values<'a, T: WithDType>(op: &str, storage: &'a CpuStorage, layout: 
     Ok(&all[start..end])
 }
 
+/// `f` of the contiguous values of type `T` of host tensors ([`host_values`]
+/// of each), their storages borrowed while it runs: a kernel's backward
+/// reads its operands this way. An error naming `op` for a tensor off the
+/// host, of another dtype or not contiguous.
+pub fn with_host_values<T: WithDType, R, const N: usize>(
+    op: &str,
+    tensors: [&Tensor; N],
+    f: impl FnOnce([&[T]; N]) -> candle_core::Result<R>,
+) -> candle_core::Result<R> {
+    let guards = tensors.map(|t| t.storage_and_layout());
+    let mut values: [&[T]; N] = [&[]; N];
+    for (slot, (storage, layout)) in values.iter_mut().zip(&guards) {
+        let candle_core::Storage::Cpu(s) = &**storage else { return Err(candle_core::Error::Msg(format!("{op}: host tensors expected"))) };
+        *slot = host_values(op, s, layout)?;
+    }
+    f(values)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -45,13 +45,12 @@ pub(super) fn read(file: File, path: &Path, expect: Option<&[usize]>) -> Result<
         false => view.size.iter().copied().chain([2]).collect(),
     };
     check_shape(path, &shape, expect)?;
-    let itemsize = record.dtype.itemsize() as u64;
-    let needed = record.storage_len.saturating_mul(itemsize);
+    let itemsize = record.dtype.itemsize();
+    let needed = record.storage_len.saturating_mul(itemsize as u64);
     // The view lies inside the storage (`View::new`), so its span fits in u64.
-    let span = (view.span as u64).saturating_mul(itemsize);
+    let span = (view.span as u64).saturating_mul(itemsize as u64);
     let (storage, crc) = storage_bytes(&mut archive.zip, &mapped, &storage_name, (record.storage_len, needed), span, archive.file_len, path)?;
 
-    let itemsize = record.dtype.itemsize();
     let mut decoder = Decoder::new(record.dtype, view.count);
     let mut hasher = crc.map(|_| crc32fast::Hasher::new());
     match &mut hasher {

@@ -11,12 +11,12 @@
 //! values do not change. Float32 (the emulated device, the rounding probe)
 //! keeps the composite and its per-op rounding.
 
-use candle_core::{CpuStorage, CustomOp3, DType, Layout, Shape, Storage, Tensor};
+use candle_core::{CpuStorage, CustomOp3, DType, Layout, Shape, Tensor};
 use rayon::prelude::*;
 
 use super::fused::softmax_row;
 use super::gemm_into::{gemm_into, Strided};
-use crate::device::host_values;
+use crate::device::{host_values, with_host_values};
 
 fn msg(m: &str) -> candle_core::Error {
     candle_core::Error::Msg(format!("attention: {m}"))
@@ -108,45 +108,39 @@ impl CustomOp3 for Attention {
     fn bwd(&self, q: &Tensor, k: &Tensor, v: &Tensor, _res: &Tensor, dy: &Tensor) -> candle_core::Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
         let (q, k, v, dy) = (q.detach().contiguous()?, k.detach().contiguous()?, v.detach().contiguous()?, dy.detach().contiguous()?);
         let z = Sizes::of(q.dims(), k.dims(), v.dims()).ok_or_else(|| msg("query, key and value of matching sizes expected"))?;
-        let (qs, ql) = q.storage_and_layout();
-        let (ks, kl) = k.storage_and_layout();
-        let (vs, vl) = v.storage_and_layout();
-        let (gs, gl) = dy.storage_and_layout();
-        let (Storage::Cpu(qs), Storage::Cpu(ks), Storage::Cpu(vs), Storage::Cpu(gs)) = (&*qs, &*ks, &*vs, &*gs) else {
-            return Err(msg("host tensors expected"));
-        };
-        let values = |s, l| host_values::<f64>("attention", s, l);
-        let (qv, kv, vv, gv) = (values(qs, ql)?, values(ks, kl)?, values(vs, vl)?, values(gs, gl)?);
         let Sizes { l, s, e, ev, .. } = z;
-        let heads: Vec<(Vec<f64>, Vec<f64>, Vec<f64>)> = (0..z.heads)
-            .into_par_iter()
-            .map(|h| {
-                let (q, k, v, go) = (&qv[h * l * e..][..l * e], &kv[h * s * e..][..s * e], &vv[h * s * ev..][..s * ev], &gv[h * l * ev..][..l * ev]);
-                let mut p = vec![0.0; l * s];
-                self.weights(q, k, z, &mut p)?;
-                let mut dv = vec![0.0; s * ev];
-                gemm_into(&mut dv, Strided::row_major(s, ev), false, &p, Strided::row_major(l, s).t(), go, Strided::row_major(l, ev))?;
-                let mut ds = vec![0.0; l * s];
-                gemm_into(&mut ds, Strided::row_major(l, s), false, go, Strided::row_major(l, ev), v, Strided::row_major(s, ev).t())?;
-                if s > 0 {
-                    for (dp, p) in ds.chunks_mut(s).zip(p.chunks(s)) {
-                        let mut sum = 0.0;
-                        dp.iter().zip(p).for_each(|(d, p)| sum += d * p);
-                        for (d, &p) in dp.iter_mut().zip(p) {
-                            let g = p * (*d - sum);
-                            *d = if self.scale == 1.0 { g } else { g * self.scale + 0.0 };
+        type Head = (Vec<f64>, Vec<f64>, Vec<f64>);
+        let heads: Vec<Head> = with_host_values("attention", [&q, &k, &v, &dy], |[qv, kv, vv, gv]| {
+            (0..z.heads)
+                .into_par_iter()
+                .map(|h| {
+                    let (q, k, v, go) = (&qv[h * l * e..][..l * e], &kv[h * s * e..][..s * e], &vv[h * s * ev..][..s * ev], &gv[h * l * ev..][..l * ev]);
+                    let mut p = vec![0.0; l * s];
+                    self.weights(q, k, z, &mut p)?;
+                    let mut dv = vec![0.0; s * ev];
+                    gemm_into(&mut dv, Strided::row_major(s, ev), false, &p, Strided::row_major(l, s).t(), go, Strided::row_major(l, ev))?;
+                    let mut ds = vec![0.0; l * s];
+                    gemm_into(&mut ds, Strided::row_major(l, s), false, go, Strided::row_major(l, ev), v, Strided::row_major(s, ev).t())?;
+                    if s > 0 {
+                        for (dp, p) in ds.chunks_mut(s).zip(p.chunks(s)) {
+                            let mut sum = 0.0;
+                            dp.iter().zip(p).for_each(|(d, p)| sum += d * p);
+                            for (d, &p) in dp.iter_mut().zip(p) {
+                                let g = p * (*d - sum);
+                                *d = if self.scale == 1.0 { g } else { g * self.scale + 0.0 };
+                            }
                         }
                     }
-                }
-                let mut dq = vec![0.0; l * e];
-                gemm_into(&mut dq, Strided::row_major(l, e), false, &ds, Strided::row_major(l, s), k, Strided::row_major(s, e))?;
-                let mut dkt = vec![0.0; e * s];
-                gemm_into(&mut dkt, Strided::row_major(e, s), false, q, Strided::row_major(l, e).t(), &ds, Strided::row_major(l, s))?;
-                let dk = (0..s * e).map(|at| dkt[(at % e) * s + at / e]).collect();
-                Ok((dq, dk, dv))
-            })
-            .collect::<candle_core::Result<_>>()?;
-        let (mut dq, mut dk, mut dv) = (Vec::with_capacity(qv.len()), Vec::with_capacity(kv.len()), Vec::with_capacity(vv.len()));
+                    let mut dq = vec![0.0; l * e];
+                    gemm_into(&mut dq, Strided::row_major(l, e), false, &ds, Strided::row_major(l, s), k, Strided::row_major(s, e))?;
+                    let mut dkt = vec![0.0; e * s];
+                    gemm_into(&mut dkt, Strided::row_major(e, s), false, q, Strided::row_major(l, e).t(), &ds, Strided::row_major(l, s))?;
+                    let dk = (0..s * e).map(|at| dkt[(at % e) * s + at / e]).collect();
+                    Ok((dq, dk, dv))
+                })
+                .collect()
+        })?;
+        let (mut dq, mut dk, mut dv) = (Vec::with_capacity(q.elem_count()), Vec::with_capacity(k.elem_count()), Vec::with_capacity(v.elem_count()));
         for (q, k, v) in heads {
             dq.extend(q);
             dk.extend(k);

@@ -14,10 +14,10 @@
 //! one by one in float32 and left every element of a `[8, 64, 112, 112]`
 //! output 12 ULPs off, a systematic error no real kernel shows.
 
-use candle_core::{CpuStorage, CustomOp3, DType, Layout, Shape, Storage, Tensor, WithDType};
+use candle_core::{CpuStorage, CustomOp3, DType, Layout, Shape, Tensor, WithDType};
 use rayon::prelude::*;
 
-use crate::device::host_values;
+use crate::device::{host_values, with_host_values};
 
 fn msg(m: &str) -> candle_core::Error {
     candle_core::Error::Msg(format!("batch_norm: {m}"))
@@ -106,11 +106,11 @@ fn forward<T: WithDType>(eps: f64, x: (&CpuStorage, &Layout), w: (&CpuStorage, &
 
 /// The gradients of the input, weight and bias, each rounded once to `T`.
 fn backward<T: WithDType>(eps: f64, x: &Tensor, w: &Tensor, dy: &Tensor) -> candle_core::Result<(Tensor, Tensor, Tensor)> {
-    let (xs, xl) = x.storage_and_layout();
-    let (ws, wl) = w.storage_and_layout();
-    let (gs, gl) = dy.storage_and_layout();
-    let (Storage::Cpu(xs), Storage::Cpu(ws), Storage::Cpu(gs)) = (&*xs, &*ws, &*gs) else { return Err(msg("a host tensor expected")) };
-    let (xv, wv, gv) = (host_values::<T>("batch_norm", xs, xl)?, host_values::<T>("batch_norm", ws, wl)?, host_values::<T>("batch_norm", gs, gl)?);
+    with_host_values("batch_norm", [x, w, dy], |[xv, wv, gv]| backward_of::<T>(eps, (x, xv), wv, gv))
+}
+
+/// [`backward`] of the operands' values (`x` for its shape and device).
+fn backward_of<T: WithDType>(eps: f64, (x, xv): (&Tensor, &[T]), wv: &[T], gv: &[T]) -> candle_core::Result<(Tensor, Tensor, Tensor)> {
     let dims @ (n, c, s) = sizes(x.dims());
     let stats = statistics(xv, dims, eps);
     // Per channel: Σ dy and Σ dy·x̂.

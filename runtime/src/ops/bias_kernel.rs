@@ -5,10 +5,10 @@
 //! came out 24 ULPs off, beyond the Sums bound, and the emulated device
 //! failed a row no real kernel fails (devices sum in blocks or wider).
 
-use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Storage, Tensor, WithDType};
+use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Tensor, WithDType};
 use rayon::prelude::*;
 
-use crate::device::host_values;
+use crate::device::{host_values, with_host_values};
 
 fn msg(m: &str) -> candle_core::Error {
     candle_core::Error::Msg(format!("bias add: {m}"))
@@ -73,11 +73,9 @@ impl CustomOp2 for BiasAdd {
 /// The bias gradient of a host `dy` of sizes (outer, C, inner), shaped like `bias`.
 fn summed(dy: &Tensor, bias: &Tensor, sizes: (usize, usize, usize)) -> candle_core::Result<Tensor> {
     let dy = dy.contiguous()?;
-    let (gs, gl) = dy.storage_and_layout();
-    let Storage::Cpu(gs) = &*gs else { return Err(msg("a host tensor expected")) };
     match dy.dtype() {
-        DType::F64 => Tensor::from_vec(bias_gradient::<f64>(host_values("bias add", gs, gl)?, sizes), bias.shape(), bias.device()),
-        DType::F32 => Tensor::from_vec(bias_gradient::<f32>(host_values("bias add", gs, gl)?, sizes), bias.shape(), bias.device()),
+        DType::F64 => Tensor::from_vec(with_host_values("bias add", [&dy], |[g]| Ok(bias_gradient::<f64>(g, sizes)))?, bias.shape(), bias.device()),
+        DType::F32 => Tensor::from_vec(with_host_values("bias add", [&dy], |[g]| Ok(bias_gradient::<f32>(g, sizes)))?, bias.shape(), bias.device()),
         _ => Err(msg("a float32 or float64 gradient expected")),
     }
 }

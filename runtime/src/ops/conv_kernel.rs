@@ -9,11 +9,11 @@
 //! at a time, written in place ([`super::gemm_into`]); a 1×1 kernel at
 //! stride 1 multiplies the sample itself.
 
-use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Storage, Tensor, WithDType};
+use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Tensor, WithDType};
 use rayon::prelude::*;
 
 use super::gemm_into::{gemm_into, Strided};
-use crate::device::host_values;
+use crate::device::{host_values, with_host_values};
 
 fn msg(m: &str) -> candle_core::Error {
     candle_core::Error::Msg(format!("conv2d: {m}"))
@@ -164,18 +164,14 @@ impl CustomOp2 for Conv {
     fn bwd(&self, x: &Tensor, k: &Tensor, _res: &Tensor, dy: &Tensor) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
         let (x, k, dy) = (x.detach().contiguous()?, k.detach().contiguous()?, dy.detach().contiguous()?);
         let g = Geometry::new(x.dims(), k.dims(), self.stride, self.dilation)?;
-        let (xs, xl) = x.storage_and_layout();
-        let (ks, kl) = k.storage_and_layout();
-        let (gs, gl) = dy.storage_and_layout();
-        let (Storage::Cpu(xs), Storage::Cpu(ks), Storage::Cpu(gs)) = (&*xs, &*ks, &*gs) else { return Err(msg("host tensors expected")) };
         let dev = x.device();
         let (dx, dw) = match x.dtype() {
             DType::F64 => {
-                let (dx, dw) = backward::<f64>(&g, host_values("conv2d", xs, xl)?, host_values("conv2d", ks, kl)?, host_values("conv2d", gs, gl)?)?;
+                let (dx, dw) = with_host_values("conv2d", [&x, &k, &dy], |[x, k, dy]| backward::<f64>(&g, x, k, dy))?;
                 (Tensor::from_vec(dx, x.shape(), dev)?, Tensor::from_vec(dw, k.shape(), dev)?)
             }
             DType::F32 => {
-                let (dx, dw) = backward::<f32>(&g, host_values("conv2d", xs, xl)?, host_values("conv2d", ks, kl)?, host_values("conv2d", gs, gl)?)?;
+                let (dx, dw) = with_host_values("conv2d", [&x, &k, &dy], |[x, k, dy]| backward::<f32>(&g, x, k, dy))?;
                 (Tensor::from_vec(dx, x.shape(), dev)?, Tensor::from_vec(dw, k.shape(), dev)?)
             }
             _ => return Err(msg("float32 or float64 operands expected")),

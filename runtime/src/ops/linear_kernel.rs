@@ -8,10 +8,10 @@
 //! added into (a quarter of a GPT-2 block's linear calls' time outside
 //! the products).
 
-use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Storage, Tensor, WithDType};
+use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Tensor, WithDType};
 
 use super::gemm_into::{gemm_into, Strided};
-use crate::device::host_values;
+use crate::device::{host_values, with_host_values};
 
 fn msg(m: &str) -> candle_core::Error {
     candle_core::Error::Msg(format!("linear: {m}"))
@@ -76,18 +76,14 @@ impl CustomOp2 for Linear {
 fn products_back(x: &Tensor, w: &Tensor, dy: &Tensor) -> candle_core::Result<(Tensor, Tensor)> {
     let (x, w, dy) = (x.contiguous()?, w.contiguous()?, dy.contiguous()?);
     let mnk = sizes(x.dims(), w.dims())?;
-    let (xs, xl) = x.storage_and_layout();
-    let (ws, wl) = w.storage_and_layout();
-    let (gs, gl) = dy.storage_and_layout();
-    let (Storage::Cpu(xs), Storage::Cpu(ws), Storage::Cpu(gs)) = (&*xs, &*ws, &*gs) else { return Err(msg("host tensors expected")) };
     let dev = x.device();
     Ok(match x.dtype() {
         DType::F64 => {
-            let (dx, dw) = backward::<f64>(host_values("linear", xs, xl)?, host_values("linear", ws, wl)?, host_values("linear", gs, gl)?, mnk)?;
+            let (dx, dw) = with_host_values("linear", [&x, &w, &dy], |[x, w, g]| backward::<f64>(x, w, g, mnk))?;
             (Tensor::from_vec(dx, x.shape(), dev)?, Tensor::from_vec(dw, w.shape(), dev)?)
         }
         DType::F32 => {
-            let (dx, dw) = backward::<f32>(host_values("linear", xs, xl)?, host_values("linear", ws, wl)?, host_values("linear", gs, gl)?, mnk)?;
+            let (dx, dw) = with_host_values("linear", [&x, &w, &dy], |[x, w, g]| backward::<f32>(x, w, g, mnk))?;
             (Tensor::from_vec(dx, x.shape(), dev)?, Tensor::from_vec(dw, w.shape(), dev)?)
         }
         _ => return Err(msg("float32 or float64 operands expected")),

@@ -5,10 +5,10 @@
 //! output is the first maximum of its window in kernel order (padding is
 //! never picked), as in torch, and the gradient goes to that element.
 
-use candle_core::{CpuStorage, CustomOp1, DType, Layout, Shape, Storage, Tensor, WithDType};
+use candle_core::{CpuStorage, CustomOp1, DType, Layout, Shape, Tensor, WithDType};
 use rayon::prelude::*;
 
-use crate::device::host_values;
+use crate::device::{host_values, with_host_values};
 
 fn msg(m: &str) -> candle_core::Error {
     candle_core::Error::Msg(format!("max_pool2d: {m}"))
@@ -124,15 +124,12 @@ impl CustomOp1 for MaxPool {
     fn bwd(&self, x: &Tensor, _res: &Tensor, dy: &Tensor) -> candle_core::Result<Option<Tensor>> {
         let (x, dy) = (x.detach().contiguous()?, dy.detach().contiguous()?);
         let (_, _, h, w) = x.dims4()?;
-        let (xs, xl) = x.storage_and_layout();
-        let (gs, gl) = dy.storage_and_layout();
-        let (Storage::Cpu(xs), Storage::Cpu(gs)) = (&*xs, &*gs) else { return Err(msg("host tensors expected")) };
         let dx = match x.dtype() {
             DType::F64 => {
-                Tensor::from_vec(backward::<f64>(self, host_values("max_pool2d", xs, xl)?, host_values("max_pool2d", gs, gl)?, h, w), x.shape(), x.device())?
+                Tensor::from_vec(with_host_values("max_pool2d", [&x, &dy], |[xv, g]| Ok(backward::<f64>(self, xv, g, h, w)))?, x.shape(), x.device())?
             }
             DType::F32 => {
-                Tensor::from_vec(backward::<f32>(self, host_values("max_pool2d", xs, xl)?, host_values("max_pool2d", gs, gl)?, h, w), x.shape(), x.device())?
+                Tensor::from_vec(with_host_values("max_pool2d", [&x, &dy], |[xv, g]| Ok(backward::<f32>(self, xv, g, h, w)))?, x.shape(), x.device())?
             }
             _ => return Err(msg("a float32 or float64 input expected")),
         };

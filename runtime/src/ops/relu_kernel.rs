@@ -5,10 +5,10 @@
 //! selections and two zero tensors: a random-data relu of a ResNet-50
 //! step's `[8, 64, 112, 112]` peaked at 30 float64 copies of its input.
 
-use candle_core::{CpuStorage, CustomOp1, Layout, Shape, Storage, Tensor, WithDType};
+use candle_core::{CpuStorage, CustomOp1, DType, Layout, Shape, Tensor, WithDType};
 use rayon::prelude::*;
 
-use crate::device::host_values;
+use crate::device::{host_values, with_host_values};
 
 /// Each element of `x` where `keep(x)`, else 0; `pick` the value kept.
 fn select<T: WithDType>(x: &[T], pick: Option<&[T]>) -> Vec<T> {
@@ -37,12 +37,9 @@ impl CustomOp1 for Relu {
 
     fn bwd(&self, x: &Tensor, _res: &Tensor, dy: &Tensor) -> candle_core::Result<Option<Tensor>> {
         let (x, dy) = (x.detach().contiguous()?, dy.detach().to_dtype(x.dtype())?.contiguous()?);
-        let (xs, xl) = x.storage_and_layout();
-        let (gs, gl) = dy.storage_and_layout();
-        let (Storage::Cpu(xs), Storage::Cpu(gs)) = (&*xs, &*gs) else { return Err(candle_core::Error::Msg("relu: host tensors expected".into())) };
-        let dx = match xs {
-            CpuStorage::F64(_) => Tensor::from_vec(select(host_values::<f64>("relu", xs, xl)?, Some(host_values("relu", gs, gl)?)), x.shape(), x.device())?,
-            CpuStorage::F32(_) => Tensor::from_vec(select(host_values::<f32>("relu", xs, xl)?, Some(host_values("relu", gs, gl)?)), x.shape(), x.device())?,
+        let dx = match x.dtype() {
+            DType::F64 => Tensor::from_vec(with_host_values::<f64, _, 2>("relu", [&x, &dy], |[xv, g]| Ok(select(xv, Some(g))))?, x.shape(), x.device())?,
+            DType::F32 => Tensor::from_vec(with_host_values::<f32, _, 2>("relu", [&x, &dy], |[xv, g]| Ok(select(xv, Some(g))))?, x.shape(), x.device())?,
             _ => return Err(candle_core::Error::Msg("relu: a float32 or float64 input expected".into())),
         };
         Ok(Some(dx))
