@@ -6,11 +6,13 @@
 //! One name each (`Torch.X`): the method forms, in-place forms and aliases
 //! are derived ([`super::derive`]).
 
-use candle_core::{CpuStorage, CustomOp1, CustomOp2, DType, Layout, Shape, Tensor};
+use candle_core::{CpuStorage, CustomOp1, CustomOp2, CustomOp3, DType, Layout, Shape, Tensor};
+use rayon::prelude::*;
 
 use super::{float_of, one, Fact, Op, Rounding, Standard};
 use crate::bind::Bound;
 use crate::ctx::{broadcast2, operand, result_type, Ctx};
+use crate::device::host_values;
 use crate::dtype::{Category, TDType};
 use crate::error::{Error, Result};
 use crate::value::{Value, T};
@@ -33,6 +35,39 @@ pub(super) fn store(like: &CpuStorage, v: Vec<f64>) -> CpuStorage {
     }
 }
 
+/// Elements one thread takes at least in a pointwise pass: a small tensor
+/// stays on the calling thread.
+const MIN_PER_THREAD: usize = 1 << 14;
+
+/// `f` of each value of a contiguous float32 or float64 storage, stored
+/// in its dtype (float32 rounded once). Each element is computed alone,
+/// so the values do not depend on the number of threads sharing them.
+fn map1(storage: &CpuStorage, layout: &Layout, f: impl Fn(f64) -> f64 + Sync) -> candle_core::Result<CpuStorage> {
+    Ok(match storage {
+        CpuStorage::F64(_) => {
+            CpuStorage::F64(host_values::<f64>("pointwise", storage, layout)?.par_iter().with_min_len(MIN_PER_THREAD).map(|&x| f(x)).collect())
+        }
+        CpuStorage::F32(_) => CpuStorage::F32(
+            host_values::<f32>("pointwise", storage, layout)?.par_iter().with_min_len(MIN_PER_THREAD).map(|&x| f(f64::from(x)) as f32).collect(),
+        ),
+        _ => return Err(candle_core::Error::Msg("pointwise: a float storage expected".into())),
+    })
+}
+
+/// `f` of each pair of values of two contiguous storages of one float
+/// dtype, as [`map1`]; `None` for storages of two dtypes.
+fn map2(s1: &CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout, f: impl Fn(f64, f64) -> f64 + Sync) -> candle_core::Result<Option<CpuStorage>> {
+    let both = |a: &[f64], b: &[f64]| a.par_iter().zip(b).with_min_len(MIN_PER_THREAD).map(|(&a, &b)| f(a, b)).collect();
+    Ok(Some(match (s1, s2) {
+        (CpuStorage::F64(_), CpuStorage::F64(_)) => CpuStorage::F64(both(host_values("pointwise", s1, l1)?, host_values("pointwise", s2, l2)?)),
+        (CpuStorage::F32(_), CpuStorage::F32(_)) => {
+            let (a, b) = (host_values::<f32>("pointwise", s1, l1)?, host_values::<f32>("pointwise", s2, l2)?);
+            CpuStorage::F32(a.par_iter().zip(b).with_min_len(MIN_PER_THREAD).map(|(&a, &b)| f(f64::from(a), f64::from(b)) as f32).collect())
+        }
+        _ => return Ok(None),
+    }))
+}
+
 /// `f` pointwise, with `df` its derivative (none: no gradient flows): one
 /// pass forward and one backward, where a composite of candle ops would
 /// allocate and differentiate every intermediate (gelu uses it too).
@@ -47,14 +82,45 @@ impl CustomOp1 for Pointwise {
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
-        let v = values(storage, layout)?;
-        Ok((store(storage, v.into_iter().map(self.f).collect()), layout.shape().clone()))
+        Ok((map1(storage, layout, self.f)?, layout.shape().clone()))
     }
 
     fn bwd(&self, arg: &Tensor, _res: &Tensor, grad_res: &Tensor) -> candle_core::Result<Option<Tensor>> {
         let Some(df) = self.df else { return Ok(None) };
-        let slope = arg.contiguous()?.apply_op1_no_bwd(&Pointwise { f: df, df: None })?;
+        let arg = arg.contiguous()?;
+        if grad_res.dtype() == arg.dtype() && grad_res.dims() == arg.dims() {
+            return Ok(Some(arg.apply_op2_no_bwd(&grad_res.contiguous()?, &Slope1 { df })?));
+        }
+        let slope = arg.apply_op1_no_bwd(&Pointwise { f: df, df: None })?;
         Ok(Some((grad_res * slope)?))
+    }
+}
+
+/// `dy·df(x)` of `(x, dy)` in one pass: the product `dy * slope` of the
+/// slope stored in the dtype first, as the two-step backward computes it.
+struct Slope1 {
+    df: fn(f64) -> f64,
+}
+
+impl CustomOp2 for Slope1 {
+    fn name(&self) -> &'static str {
+        "pointwise-slope"
+    }
+
+    fn cpu_fwd(&self, s1: &CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let df = self.df;
+        let out = match (s1, s2) {
+            (CpuStorage::F64(_), CpuStorage::F64(_)) => {
+                let (x, g) = (host_values::<f64>("pointwise", s1, l1)?, host_values::<f64>("pointwise", s2, l2)?);
+                CpuStorage::F64(x.par_iter().zip(g).with_min_len(MIN_PER_THREAD).map(|(&x, &g)| g * df(x)).collect())
+            }
+            (CpuStorage::F32(_), CpuStorage::F32(_)) => {
+                let (x, g) = (host_values::<f32>("pointwise", s1, l1)?, host_values::<f32>("pointwise", s2, l2)?);
+                CpuStorage::F32(x.par_iter().zip(g).with_min_len(MIN_PER_THREAD).map(|(&x, &g)| g * df(f64::from(x)) as f32).collect())
+            }
+            _ => return Err(candle_core::Error::Msg("pointwise: float operands of one dtype expected".into())),
+        };
+        Ok((out, l1.shape().clone()))
     }
 }
 
@@ -71,19 +137,54 @@ impl CustomOp2 for Pointwise2 {
     }
 
     fn cpu_fwd(&self, s1: &CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        if let Some(out) = map2(s1, l1, s2, l2, self.f)? {
+            return Ok((out, l1.shape().clone()));
+        }
         let (a, b) = (values(s1, l1)?, values(s2, l2)?);
         Ok((store(s1, a.into_iter().zip(b).map(|(a, b)| (self.f)(a, b)).collect()), l1.shape().clone()))
     }
 
     fn bwd(&self, a: &Tensor, b: &Tensor, _res: &Tensor, grad_res: &Tensor) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
         let (a, b) = (a.contiguous()?, b.contiguous()?);
+        let fused = a.dtype() == b.dtype() && grad_res.dtype() == a.dtype() && grad_res.dims() == a.dims() && b.dims() == a.dims();
+        let g = if fused { grad_res.contiguous()? } else { grad_res.clone() };
         let partial = |d: Option<fn(f64, f64) -> f64>| -> candle_core::Result<Option<Tensor>> {
             match d {
+                Some(d) if fused => Ok(Some(a.apply_op3_no_bwd(&b, &g, &Slope2 { d })?)),
                 Some(d) => Ok(Some((grad_res * a.apply_op2_no_bwd(&b, &Pointwise2 { f: d, da: None, db: None })?)?)),
                 None => Ok(None),
             }
         };
         Ok((partial(self.da)?, partial(self.db)?))
+    }
+}
+
+/// `dy·d(a, b)` of `(a, b, dy)` in one pass, as [`Slope1`].
+struct Slope2 {
+    d: fn(f64, f64) -> f64,
+}
+
+impl CustomOp3 for Slope2 {
+    fn name(&self) -> &'static str {
+        "pointwise2-slope"
+    }
+
+    fn cpu_fwd(&self, s1: &CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout, s3: &CpuStorage, l3: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let d = self.d;
+        let out = match (s1, s2, s3) {
+            (CpuStorage::F64(_), CpuStorage::F64(_), CpuStorage::F64(_)) => {
+                let (a, b, g) = (host_values::<f64>("pointwise", s1, l1)?, host_values::<f64>("pointwise", s2, l2)?, host_values::<f64>("pointwise", s3, l3)?);
+                CpuStorage::F64(a.par_iter().zip(b).zip(g).with_min_len(MIN_PER_THREAD).map(|((&a, &b), &g)| g * d(a, b)).collect())
+            }
+            (CpuStorage::F32(_), CpuStorage::F32(_), CpuStorage::F32(_)) => {
+                let (a, b, g) = (host_values::<f32>("pointwise", s1, l1)?, host_values::<f32>("pointwise", s2, l2)?, host_values::<f32>("pointwise", s3, l3)?);
+                CpuStorage::F32(
+                    a.par_iter().zip(b).zip(g).with_min_len(MIN_PER_THREAD).map(|((&a, &b), &g)| g * d(f64::from(a), f64::from(b)) as f32).collect(),
+                )
+            }
+            _ => return Err(candle_core::Error::Msg("pointwise: float operands of one dtype expected".into())),
+        };
+        Ok((out, l1.shape().clone()))
     }
 }
 
@@ -596,3 +697,98 @@ pub static OPS: &[Op] = &[
         facts: &[],
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use candle_core::{Tensor, Var};
+
+    use super::*;
+
+    /// The one-thread passes the parallel ones replaced: the map, then the
+    /// backward as the slope stored in the dtype times the output gradient.
+    struct Sequential(fn(f64) -> f64, fn(f64) -> f64);
+
+    impl CustomOp1 for Sequential {
+        fn name(&self) -> &'static str {
+            "sequential"
+        }
+
+        fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+            Ok((store(storage, values(storage, layout)?.into_iter().map(self.0).collect()), layout.shape().clone()))
+        }
+
+        fn bwd(&self, arg: &Tensor, _res: &Tensor, grad_res: &Tensor) -> candle_core::Result<Option<Tensor>> {
+            let slope = arg.contiguous()?.apply_op1_no_bwd(&Sequential(self.1, self.1))?;
+            Ok(Some((grad_res * slope)?))
+        }
+    }
+
+    /// [`Sequential`] of two arguments.
+    struct Sequential2(fn(f64, f64) -> f64, fn(f64, f64) -> f64, fn(f64, f64) -> f64);
+
+    impl CustomOp2 for Sequential2 {
+        fn name(&self) -> &'static str {
+            "sequential2"
+        }
+
+        fn cpu_fwd(&self, s1: &CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+            let (a, b) = (values(s1, l1)?, values(s2, l2)?);
+            Ok((store(s1, a.into_iter().zip(b).map(|(a, b)| (self.0)(a, b)).collect()), l1.shape().clone()))
+        }
+
+        fn bwd(&self, a: &Tensor, b: &Tensor, _res: &Tensor, grad_res: &Tensor) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
+            let (a, b) = (a.contiguous()?, b.contiguous()?);
+            let partial = |d| a.apply_op2_no_bwd(&b, &Sequential2(d, d, d)).and_then(|p| grad_res * p);
+            Ok((Some(partial(self.1)?), Some(partial(self.2)?)))
+        }
+    }
+
+    fn bits(t: &Tensor) -> Vec<u64> {
+        t.flatten_all().unwrap().to_dtype(DType::F64).unwrap().to_vec1::<f64>().unwrap().into_iter().map(f64::to_bits).collect()
+    }
+
+    /// Values on both sides of 0, signed zeros, NaN and infinities, `n` of them.
+    fn values_of(n: usize) -> Vec<f64> {
+        let special = [0.0, -0.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e-310, -3.5];
+        (0..n).map(|i| if i % 97 < special.len() { special[i % 97] } else { ((i as f64) * 0.37).sin() * 4.0 }).collect()
+    }
+
+    /// The parallel passes give the values and gradients of the one-thread
+    /// ones ([`Sequential`]) bit for bit, in float64 and float32, for
+    /// tensors under and over one thread's share.
+    #[test]
+    fn parallel_passes_are_the_sequential_ones() {
+        let dev = crate::device::host();
+        let f: fn(f64) -> f64 = |x| (x * 0.7).tanh() * x;
+        let df: fn(f64) -> f64 = |x| {
+            let t = (x * 0.7).tanh();
+            t + x * 0.7 * (1.0 - t * t)
+        };
+        let f2: fn(f64, f64) -> f64 = |a, b| a.atan2(b);
+        let da: fn(f64, f64) -> f64 = |a, b| b / (a * a + b * b);
+        let db: fn(f64, f64) -> f64 = |a, b| -a / (a * a + b * b);
+        for n in [5, 3 * MIN_PER_THREAD + 7] {
+            for dtype in [DType::F64, DType::F32] {
+                let of = |skip: usize| Tensor::from_vec(values_of(n + skip)[skip..].to_vec(), n, &dev).unwrap().to_dtype(dtype).unwrap();
+                let (x, y, g) = (of(0), of(3), of(11));
+                let (va, vb) = (Var::from_tensor(&x).unwrap(), Var::from_tensor(&x).unwrap());
+                let (ya, yb) = (va.as_tensor().apply_op1(Pointwise { f, df: Some(df) }).unwrap(), vb.as_tensor().apply_op1(Sequential(f, df)).unwrap());
+                assert_eq!(bits(&ya), bits(&yb), "{dtype:?} {n}: forward");
+                let ga = (&ya * &g).unwrap().sum_all().unwrap().backward().unwrap();
+                let gb = (&yb * &g).unwrap().sum_all().unwrap().backward().unwrap();
+                assert_eq!(bits(ga.get(va.as_tensor()).unwrap()), bits(gb.get(vb.as_tensor()).unwrap()), "{dtype:?} {n}: backward");
+
+                let vars: Vec<Var> = [&x, &y, &x, &y].iter().map(|t| Var::from_tensor(t).unwrap()).collect();
+                let ya = vars[0].as_tensor().apply_op2(vars[1].as_tensor(), Pointwise2 { f: f2, da: Some(da), db: Some(db) }).unwrap();
+                let yb = vars[2].as_tensor().apply_op2(vars[3].as_tensor(), Sequential2(f2, da, db)).unwrap();
+                assert_eq!(bits(&ya), bits(&yb), "{dtype:?} {n}: forward of two");
+                let ga = (&ya * &g).unwrap().sum_all().unwrap().backward().unwrap();
+                let gb = (&yb * &g).unwrap().sum_all().unwrap().backward().unwrap();
+                for i in 0..2 {
+                    let (a, b) = (ga.get(vars[i].as_tensor()).unwrap(), gb.get(vars[i + 2].as_tensor()).unwrap());
+                    assert_eq!(bits(a), bits(b), "{dtype:?} {n}: backward of two, argument {i}");
+                }
+            }
+        }
+    }
+}
