@@ -9,6 +9,7 @@ use crate::compare::Status;
 use crate::dtype::TDType;
 use crate::pyfmt::{format_g6 as g, repr};
 use crate::rulebook;
+use rayon::prelude::*;
 
 /// A rule's verdict before the NaN/Inf check is added.
 pub(super) struct Outcome {
@@ -360,35 +361,63 @@ impl ElementBound<'_> {
     }
 }
 
+/// Elements one thread takes at least in the rounding bound's pass.
+const BOUND_CHUNK: usize = 1 << 15;
+
+/// One stretch of the rounding bound's pass: the elements beyond their
+/// bound, the worst ratio and its first index, and the systematic view's
+/// plain sums.
+struct Stretch {
+    beyond: usize,
+    worst: f64,
+    at: usize,
+    sums: Sums,
+}
+
 /// Every element within its rounding bound, and no systematic error
 /// ([`systematic`]); the worst element named by its index in `shape`. One
 /// pass computes each element's bound once, for its ratio and for the
-/// systematic view's screen.
+/// systematic view's screen; stretches of it run on rayon's threads. The
+/// counts and the worst element (the first of equal ratios) are the
+/// one-thread pass's; the screen's sums are added in another order, which
+/// its error bounds allow for (it only ever decides as the exact sums do).
 pub(super) fn rounding_bound(t: &[f64], b: &[f64], bound: &ElementBound, shape: &[usize]) -> Outcome {
-    let (mut beyond, mut worst, mut at) = (0usize, 0.0f64, 0usize);
     let view = View::of(bound);
-    let mut sums = Sums::default();
-    for (i, (&x, &y)) in t.iter().zip(b).enumerate() {
-        // bound.ratio(i, x, y), with the bound computed once.
-        let r = if x.is_finite() && y.is_finite() {
-            let w = bound.at(i);
-            match &view {
-                Some(v) if v.counts(w, y) => {
-                    // |x - y| / w is |(x - y) / w| bit for bit: the unit's error serves both.
-                    let d = (x - y) / w;
-                    sums.add(d, y / w);
-                    d.abs()
+    let stretch = |(c, (t, b)): (usize, (&[f64], &[f64]))| {
+        let mut s = Stretch { beyond: 0, worst: 0.0, at: 0, sums: Sums::default() };
+        for (j, (&x, &y)) in t.iter().zip(b).enumerate() {
+            let i = c * BOUND_CHUNK + j;
+            // bound.ratio(i, x, y), with the bound computed once.
+            let r = if x.is_finite() && y.is_finite() {
+                let w = bound.at(i);
+                match &view {
+                    Some(v) if v.counts(w, y) => {
+                        // |x - y| / w is |(x - y) / w| bit for bit: the unit's error serves both.
+                        let d = (x - y) / w;
+                        s.sums.add(d, y / w);
+                        d.abs()
+                    }
+                    _ => (x - y).abs() / w,
                 }
-                _ => (x - y).abs() / w,
+            } else {
+                0.0
+            };
+            s.beyond += usize::from(r > 1.0);
+            if r > s.worst {
+                s.worst = r;
+                s.at = i;
             }
-        } else {
-            0.0
-        };
-        beyond += usize::from(r > 1.0);
-        if r > worst {
-            worst = r;
-            at = i;
         }
+        s
+    };
+    let stretches: Vec<Stretch> = t.par_chunks(BOUND_CHUNK).zip(b.par_chunks(BOUND_CHUNK)).enumerate().map(stretch).collect();
+    let (mut beyond, mut worst, mut at, mut sums) = (0usize, 0.0f64, 0usize, Sums::default());
+    for s in stretches {
+        beyond += s.beyond;
+        if s.worst > worst {
+            (worst, at) = (s.worst, s.at);
+        }
+        sums.merge(&s.sums);
     }
     let mut problems = Vec::new();
     if beyond > 0 {
@@ -624,5 +653,45 @@ mod tests {
         let out = rescued(&t, &b, &bound, "the api rule", |t| absolute(t, &b, Class::Fp32, eps));
         assert_eq!(out.status, Status::Error);
         assert!(out.notes.is_empty());
+    }
+
+    /// The pass in stretches on several threads finds the counts, the
+    /// first of two equal worst ratios and the systematic view's verdict
+    /// that one pass over the elements in order finds.
+    #[test]
+    fn the_parallel_pass_is_the_one_thread_pass() {
+        let n = 3 * BOUND_CHUNK + 5;
+        let (first, second) = (BOUND_CHUNK + 17, 2 * BOUND_CHUNK + 3);
+        let mut b: Vec<f64> = (0..n).map(|i| 1.0 + ((i as f64) * 0.61).sin() * 0.4).collect();
+        // The two worst elements alike: their ratios are equal bit for bit.
+        b[second] = b[first];
+        let m: Vec<f64> = b.iter().map(|x| x.abs()).collect();
+        let bound = ElementBound::new(&m, 2.0, TDType::F32, TDType::F32);
+        for common in [0.0, 8.0 * f64::from(f32::EPSILON)] {
+            let mut t: Vec<f64> = b.iter().map(|&x| f64::from((x * (1.0 + common)) as f32)).collect();
+            // Two elements 50 bounds off, in two stretches, and a few 2 bounds off.
+            for i in (7..n).step_by(BOUND_CHUNK / 3) {
+                t[i] = b[i] - 2.0 * bound.at(i);
+            }
+            for i in [first, second] {
+                t[i] = b[i] + 50.0 * bound.at(i);
+            }
+            let (mut beyond, mut worst, mut at) = (0, 0.0f64, 0);
+            for (i, (&x, &y)) in t.iter().zip(&b).enumerate() {
+                let r = bound.ratio(i, x, y);
+                beyond += usize::from(r > 1.0);
+                if r > worst {
+                    (worst, at) = (r, i);
+                }
+            }
+            assert_eq!((at, bound.ratio(first, t[first], b[first])), (first, bound.ratio(second, t[second], b[second])));
+            let out = rounding_bound(&t, &b, &bound, &[n]);
+            assert_eq!(out.metrics, format!("bound_ratio={}; beyond_bound={}; k=2; u={}", g(worst), g(ratio(beyond, n)), g(bound.u)));
+            assert!(out.problems[0].contains(&format!("{beyond} of {n} elements beyond")), "{}", out.problems[0]);
+            assert!(out.problems[0].contains(&format!("at element [{first}]")), "{}", out.problems[0]);
+            let systematic = systematic(&t, &b, &bound);
+            assert_eq!(systematic.is_some(), common > 0.0);
+            assert_eq!(out.problems.get(1), systematic.as_ref());
+        }
     }
 }

@@ -52,14 +52,25 @@ impl Sums {
         self.dx_abs += p.abs();
     }
 
+    /// Adds the pairs another pass summed (a stretch of the same series:
+    /// the error bounds below hold for the sums in any order).
+    pub fn merge(&mut self, other: &Sums) {
+        self.n += other.n;
+        self.den += other.den;
+        self.quartic += other.quartic;
+        self.dx += other.dx;
+        self.dx_abs += other.dx_abs;
+    }
+
     /// `Quiet` only where the exact view's tests `(Σx²)²/Σx⁴ ≥
     /// min_elements` and `|Σd·x / Σx²| > epsilon` come out as here,
     /// whatever rounding the plain sums made.
     pub fn decide(&self, min_elements: f64, epsilon: f64) -> Screen {
         let Sums { n, den, quartic, dx, dx_abs } = *self;
         // Every term is computed as the exact view computes it; only the sums
-        // differ. Relative slack: γₙ for each sum (n·2⁻⁵³ with room to spare),
-        // and a few roundings of the quotients made from them.
+        // differ. Relative slack: γₙ for each sum (n·2⁻⁵³ with room to spare;
+        // in any order of addition, each term goes through at most n - 1 of
+        // them), and a few roundings of the quotients made from them.
         let slack = (n as f64 + 4.0) * f64::EPSILON + 1e-12;
         if den == 0.0 {
             // Non-negative terms sum to 0 only when all are 0: the exact sum is 0 too.
