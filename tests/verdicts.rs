@@ -630,6 +630,40 @@ fn a_correct_cast_to_bfloat16_fails_msprobe_rule_and_passes_the_api_and_default_
     );
 }
 
+/// A call whose gradients are emulated (their rounding magnitudes are
+/// computed) and whose recorded output fails msprobe's thresholds: the
+/// bound's run for the gradients skips linear's forward, and the output's
+/// magnitudes are computed when the row fails, so the default standard
+/// still counts its correctly rounded elements as exact.
+#[test]
+fn a_recorded_output_beside_emulated_gradients_is_still_rescued_by_its_bound() {
+    let (x, w) = ([31.0, 29.0, 27.0, 25.0, 23.0, 21.0], [13.0, 11.0, 7.0, 5.0, 3.0, 2.0, 17.0, 19.0, 23.0, 29.0, 31.0, 37.0]);
+    // Exact products (at most 2797) rounded once to bfloat16: up to 7 off.
+    let y: Vec<f64> = (0..8).map(|o| bf16((0..3).map(|k| x[o / 4 * 3 + k] * w[o % 4 * 3 + k]).sum())).collect();
+    let mut d = Dump::new("pytorch");
+    let a = d.tensor("Functional.linear.0.forward.input.0", Dt::BF16, &[2, 3], &x);
+    let b = d.tensor("Functional.linear.0.forward.input.1", Dt::BF16, &[4, 3], &w);
+    let out = d.tensor("Functional.linear.0.forward.output.0", Dt::BF16, &[2, 4], &y);
+    let g = d.tensor("Functional.linear.0.backward.input.0", Dt::BF16, &[2, 4], &[1.0, -0.5, 0.25, 2.0, 0.75, 1.5, -1.0, 0.5]);
+    let g0 = d.tensor("Functional.linear.0.backward.output.0", Dt::BF16, &[2, 3], &[0.0; 6]);
+    let g1 = d.tensor("Functional.linear.0.backward.output.1", Dt::BF16, &[4, 3], &[0.0; 12]);
+    d.call("Functional.linear.0", vec![a, b], json!({}), vec![out], Some((vec![g], vec![g0, g1])));
+    for file in ["Functional.linear.0.backward.output.0.npy", "Functional.linear.0.backward.output.1.npy"] {
+        std::fs::remove_file(d.file(file)).unwrap();
+    }
+    let (o, out) = d.replay("Functional.linear.0", "backward", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let (status, message) = row(&out, "Functional.linear.0.forward.output.0");
+    assert_eq!(status, "pass", "{message}");
+    assert!(
+        message.starts_with("6 elements within the rounding bound counted as exact")
+            && message.contains("msprobe's thresholds alone: error")
+            && message.ends_with(RECORDED),
+        "{message}"
+    );
+    assert_eq!(row(&out, "Functional.linear.0.backward.output.1").0, "pass");
+}
+
 #[test]
 fn without_its_recorded_output_a_dropout_gradient_is_emulated() {
     let x = [1.0, -2.0, 0.5, 3.0];

@@ -83,7 +83,7 @@ pub fn run(
 ) -> Result<Outcome> {
     guarded(|| {
         if let (Some(grads), Some(gradients)) = (grad_outputs, op.gradients()) {
-            if let Some(outcome) = direct(op, api, gradients, (&args, &kwargs), differentiate, grads, ctx)? {
+            if let Some(outcome) = direct(op, api, gradients, (&args, &kwargs), (differentiate, grads), ctx, Forward::Run)? {
                 return Ok(outcome);
             }
         }
@@ -144,6 +144,36 @@ pub fn run(
     })
 }
 
+/// [`run`] for a caller that reads only the gradients (the outputs are
+/// judged on recorded values): an op with [`crate::ops::Gradients`] gives
+/// them from its inputs and the dumped output gradients without running
+/// its forward, and the outcome has no outputs; any other call runs whole.
+pub fn gradients_only(
+    op: &Op,
+    api: &str,
+    args: Vec<Value>,
+    kwargs: Vec<(String, Value)>,
+    differentiate: &[bool],
+    grad_outputs: &[Option<T>],
+    ctx: &Ctx,
+) -> Result<Outcome> {
+    if let Some(gradients) = op.gradients() {
+        if let Some(outcome) = guarded(|| direct(op, api, gradients, (&args, &kwargs), (differentiate, grad_outputs), ctx, Forward::Skip))? {
+            return Ok(outcome);
+        }
+    }
+    run(op, api, args, kwargs, differentiate, Some(grad_outputs), ctx)
+}
+
+/// Whether [`direct`] runs the op's forward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Forward {
+    /// Run: its outputs are returned, and each dumped gradient is shaped as its output.
+    Run,
+    /// Skipped: no outputs, and the gradients take the dumped ones as read.
+    Skip,
+}
+
 /// The dumped gradient `g` of output `o`, in the output's shape and storage dtype.
 fn output_gradient(o: &T, g: &T) -> Result<Tensor> {
     let g = if g.dims() == o.dims() {
@@ -157,8 +187,8 @@ fn output_gradient(o: &T, g: &T) -> Result<Tensor> {
 }
 
 /// [`run`] for an op with [`crate::ops::Gradients`]: its forward on the
-/// inputs as they are (no autograd graph), then its gradients by name, in
-/// the order autograd's would come. `None` where they do not take the call
+/// inputs as they are (no autograd graph; none with [`Forward::Skip`]),
+/// then its gradients by name, in the order autograd's would come. `None` where they do not take the call
 /// (a list argument, an in-place op, an argument no parameter takes, a
 /// differentiated input this side rounds to a narrower dtype, no output
 /// gradient, a differentiated input they give no gradient for, or the op's
@@ -168,9 +198,9 @@ fn direct(
     api: &str,
     gradients: crate::ops::Gradients,
     (args, kwargs): (&[Value], &[(String, Value)]),
-    differentiate: &[bool],
-    grad_outputs: &[Option<T>],
+    (differentiate, grad_outputs): (&[bool], &[Option<T>]),
     ctx: &Ctx,
+    forward: Forward,
 ) -> Result<Option<Outcome>> {
     let slots: Vec<&Value> = args.iter().chain(kwargs.iter().map(|(_, v)| v)).collect();
     if op.in_place() || slots.iter().any(|v| matches!(v, Value::List(_))) {
@@ -195,15 +225,20 @@ fn direct(
     }
     let bound = bind(api, op.sig, args.to_vec(), kwargs.to_vec())?;
     let mut outputs = vec![];
-    flatten((op.forward)(ctx, &bound)?, &mut outputs);
-    let dys = outputs
-        .iter()
-        .zip(grad_outputs)
-        .map(|(out, g)| match (out, g) {
-            (Value::Tensor(o), Some(g)) if o.dtype.is_float() => Ok(Some(T { t: output_gradient(o, g)?, dtype: o.dtype })),
-            _ => Ok(None),
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let dys = match forward {
+        Forward::Run => {
+            flatten((op.forward)(ctx, &bound)?, &mut outputs);
+            outputs
+                .iter()
+                .zip(grad_outputs)
+                .map(|(out, g)| match (out, g) {
+                    (Value::Tensor(o), Some(g)) if o.dtype.is_float() => Ok(Some(T { t: output_gradient(o, g)?, dtype: o.dtype })),
+                    _ => Ok(None),
+                })
+                .collect::<Result<Vec<_>>>()?
+        }
+        Forward::Skip => grad_outputs.to_vec(),
+    };
     if dys.iter().all(Option::is_none) {
         return Ok(None);
     }
@@ -283,7 +318,10 @@ mod tests {
         let dys = [Some(dy)];
         for differentiate in [vec![true, true, true], vec![true, false, false], vec![false, true, true]] {
             let what = format!("{api} {:?} {differentiate:?}", ctx.side);
-            assert!(direct(op, api, gradients, (args, kwargs), &differentiate, &dys, ctx).unwrap().is_some(), "{what}: its own gradients take it");
+            assert!(
+                direct(op, api, gradients, (args, kwargs), (&differentiate, &dys), ctx, Forward::Run).unwrap().is_some(),
+                "{what}: its own gradients take it"
+            );
             let run_with = |op: &Op| run(op, api, args.to_vec(), kwargs.to_vec(), &differentiate, Some(&dys), ctx).unwrap();
             let (own, auto) = (run_with(op), run_with(&autograd));
             let slots = args.iter().chain(kwargs.iter().map(|(_, v)| v));
@@ -292,14 +330,29 @@ mod tests {
             assert_eq!(bits(own.grads.as_ref().unwrap()), bits(auto.grads.as_ref().unwrap()), "{what}");
             let outputs = |o: &Outcome| bits(&o.outputs.iter().map(|v| if let Value::Tensor(t) = v { t.clone() } else { unreachable!() }).collect::<Vec<_>>());
             assert_eq!(outputs(&own), outputs(&auto), "{what}");
+            // Without the forward: no outputs, the same gradients; an op without its own runs whole.
+            let (skipped, whole) = (
+                gradients_only_of(op, api, args, kwargs, &differentiate, &dys, ctx),
+                gradients_only_of(&autograd, api, args, kwargs, &differentiate, &dys, ctx),
+            );
+            assert!(skipped.outputs.is_empty(), "{what}: the forward ran");
+            assert_eq!(bits(skipped.grads.as_ref().unwrap()), bits(auto.grads.as_ref().unwrap()), "{what}: without the forward");
+            assert_eq!((outputs(&whole), bits(whole.grads.as_ref().unwrap())), (outputs(&auto), bits(auto.grads.as_ref().unwrap())), "{what}: autograd's");
         }
+    }
+
+    fn gradients_only_of(op: &Op, api: &str, args: &[Value], kwargs: &[(String, Value)], differentiate: &[bool], dys: &[Option<T>], ctx: &Ctx) -> Outcome {
+        gradients_only(op, api, args.to_vec(), kwargs.to_vec(), differentiate, dys, ctx).unwrap()
     }
 
     /// linear's own gradients are autograd's, with and without a bias, in
     /// float64 (the bench) and float32 (the emulated device), for 1- to 3-D
     /// inputs, given by keyword under an alias (`x`), and where every
-    /// product is -0 (autograd's sum into zeros makes it +0). A bfloat16
-    /// call, whose output is rounded on its way out, is left to autograd.
+    /// product is -0 (autograd's sum into zeros makes it +0), and the same
+    /// gradients without the forward ([`gradients_only`]). A bfloat16
+    /// call, whose output is rounded on its way out, and a dumped gradient
+    /// not shaped as the output, when the forward is skipped, are left to
+    /// autograd.
     #[test]
     fn own_gradients_are_autograds() {
         for (ctx, dtype) in [(Ctx::bench(0), TDType::F32), (Ctx::device(TDType::F32, 0), TDType::F32)] {
@@ -322,8 +375,15 @@ mod tests {
         let Value::Tensor(dy) = tensor(&ctx, &[3, 5], TDType::BF16, 0.23) else { unreachable!() };
         let gradients = op.gradients().unwrap();
         assert!(
-            direct(op, "Functional.linear", gradients, (&args, &[]), &[true, true], &[Some(dy)], &ctx).unwrap().is_none(),
+            direct(op, "Functional.linear", gradients, (&args, &[]), (&[true, true], &[Some(dy.clone())]), &ctx, Forward::Run).unwrap().is_none(),
             "a rounded output is autograd's"
         );
+        // A dumped gradient of another shape than the output's (the forward skipped): autograd's, which reports it.
+        let (ctx, dtype) = (Ctx::bench(0), TDType::F32);
+        let args = vec![tensor(&ctx, &[3, 4], dtype, 0.37), tensor(&ctx, &[5, 4], dtype, 0.11)];
+        let Value::Tensor(dy) = tensor(&ctx, &[15], dtype, 0.23) else { unreachable!() };
+        assert!(direct(op, "Functional.linear", gradients, (&args, &[]), (&[true, true], &[Some(dy.clone())]), &ctx, Forward::Skip).unwrap().is_none());
+        let whole = gradients_only(op, "Functional.linear", args, vec![], &[true, true], &[Some(dy)], &ctx).unwrap();
+        assert_eq!(whole.outputs.len(), 1, "the forward ran");
     }
 }

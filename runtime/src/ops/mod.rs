@@ -220,8 +220,9 @@ pub enum Fact {
 }
 
 /// An op's gradients from its bound inputs and the gradient of each of its
-/// outputs (in its output's dtype and shape, `None` where there is none),
-/// by parameter name: what candle's autograd of the op's forward gives, bit
+/// outputs (`None` where there is none; in its output's dtype and shape
+/// after the forward ran, as dumped when the caller skipped the forward:
+/// a gradient that does not fit is `None`, for autograd), by parameter name: what candle's autograd of the op's forward gives, bit
 /// for bit, without its graph. Autograd copies each input into a variable,
 /// starts each gradient from a zero tensor it adds into, and keeps every
 /// node's gradient: full-size passes that took half a GPT-2 linear call's

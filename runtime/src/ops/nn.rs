@@ -145,6 +145,11 @@ fn linear_gradients(ctx: &Ctx, b: &Bound, dy: &[Option<T>]) -> Result<Option<Vec
     if !ctx.keeps(&x.t, dtype) {
         return Ok(None);
     }
+    // A gradient passed as dumped (the forward skipped) has the output's shape `[.., N]`.
+    let output = w.dims().first().map(|&n| [&x.dims()[..x.rank().saturating_sub(1)], &[n]].concat());
+    if w.rank() != 2 || output.as_deref() != Some(dy.dims()) {
+        return Ok(None);
+    }
     let Some((dx, dw)) = super::linear_kernel::gradients(&x.t, &w.t, &dy.t)? else { return Ok(None) };
     let mut grads = vec![("input", dx), ("weight", dw)];
     if let Some(bias) = b.opt_tensor("bias")? {

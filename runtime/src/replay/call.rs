@@ -8,13 +8,22 @@ use crate::bind::{bind, param_names, Bound};
 use crate::ctx::Ctx;
 use crate::dtype::TDType;
 use crate::error::{Error, Result};
-use crate::exec::{run, Outcome};
+use crate::exec::{gradients_only, run, Outcome};
 use crate::inputs::{master, realize, Realized};
 use crate::ops::{Op, TokenKeys};
 use crate::spec::{DataMode, Replay, Spec};
 use crate::value::{Value, T};
 
 use super::quirks;
+
+/// What the caller of a run reads of its outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reads {
+    /// The outputs and the gradients.
+    Everything,
+    /// The gradients only: every output is judged on its recorded value.
+    Gradients,
+}
 
 /// Whether a tensor input is differentiated: float tensors the dump marks
 /// `requires_grad`, or all float tensors when it marks none.
@@ -288,19 +297,30 @@ impl<'a> Call<'a> {
 
     /// Runs the op on one side (forward, and backward when gradients were dumped).
     pub fn run(&self, ctx: &Ctx) -> Result<Outcome> {
+        self.run_reading(ctx, Reads::Everything)
+    }
+
+    /// [`Call::run`] for a caller that reads what `reads` says: with
+    /// [`Reads::Gradients`], a call whose gradients come without its
+    /// forward ([`gradients_only`]) has no outputs.
+    pub fn run_reading(&self, ctx: &Ctx, reads: Reads) -> Result<Outcome> {
         if self.identity {
             return self.run_identity(ctx);
         }
-        let (args, kwargs) = self.arguments(ctx)?;
-        let grads = self.grad_outputs(ctx)?;
-        run(self.op, &self.name, args, kwargs, &self.differentiate, grads.as_deref(), ctx)
+        self.run_with(ctx, reads, |_, _, v| Ok(v), Ok)
     }
 
     /// Runs the op on `ctx`'s side with each top-level argument passed
     /// through `arg` (its slot: positionals, then keywords; its keyword, if
     /// any) and each dumped output gradient through `grad`: the rounding
-    /// magnitudes' variations of the call.
-    pub fn run_with(&self, ctx: &Ctx, arg: impl Fn(usize, Option<&str>, Value) -> Result<Value>, grad: impl Fn(T) -> Result<T>) -> Result<Outcome> {
+    /// magnitudes' variations of the call. `reads` as in [`Call::run_reading`].
+    pub fn run_with(
+        &self,
+        ctx: &Ctx,
+        reads: Reads,
+        arg: impl Fn(usize, Option<&str>, Value) -> Result<Value>,
+        grad: impl Fn(T) -> Result<T>,
+    ) -> Result<Outcome> {
         let (args, kwargs) = self.arguments(ctx)?;
         let n = args.len();
         let args = args.into_iter().enumerate().map(|(i, v)| arg(i, None, v)).collect::<Result<Vec<_>>>()?;
@@ -309,7 +329,10 @@ impl<'a> Call<'a> {
             Some(g) => Some(g.into_iter().map(|g| g.map(&grad).transpose()).collect::<Result<Vec<_>>>()?),
             None => None,
         };
-        run(self.op, &self.name, args, kwargs, &self.differentiate, grads.as_deref(), ctx)
+        match (reads, grads) {
+            (Reads::Gradients, Some(grads)) => gradients_only(self.op, &self.name, args, kwargs, &self.differentiate, &grads, ctx),
+            (_, grads) => run(self.op, &self.name, args, kwargs, &self.differentiate, grads.as_deref(), ctx),
+        }
     }
 
     /// The shape of the tensor the call passes as parameter `name`, from

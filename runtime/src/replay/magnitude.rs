@@ -16,7 +16,7 @@ use crate::exec::Outcome;
 use crate::ops::{chain, Rest, Rounding, OPERANDS};
 use crate::value::{Value, T};
 
-use super::call::Call;
+use super::call::{Call, Reads};
 
 /// The relative perturbation of Smooth's central differences (2^-20):
 /// large against f64's rounding, small against any curvature that matters.
@@ -160,14 +160,16 @@ fn perturbable(v: &Value) -> bool {
 }
 
 /// The magnitudes of `call`, whose bench run gave `bench`; empty when the
-/// op's class cannot be evaluated here (the rows then have none).
-pub(super) fn magnitudes(call: &Call, bench: &Outcome) -> Magnitudes {
+/// op's class cannot be evaluated here (the rows then have none). With
+/// [`Reads::Gradients`] the outputs' may be left out (none), where the op
+/// gives its gradients without its forward.
+pub(super) fn magnitudes(call: &Call, bench: &Outcome, reads: Reads) -> Magnitudes {
     let class = call.op.rounding();
     let (outputs, grads) = if call.identity {
         let (outputs, grads) = flat(bench);
         (outputs.into_iter().map(abs_all).collect(), grads.into_iter().map(abs_all).collect())
     } else {
-        compute(call, class, bench).unwrap_or_default()
+        compute(call, class, bench, reads).unwrap_or_default()
     };
     Magnitudes { outputs, grads }
 }
@@ -176,10 +178,16 @@ type Flat = (Vec<Option<Vec<f64>>>, Vec<Option<Vec<f64>>>);
 
 /// The magnitudes of `class`; the bench's values are copied out only for
 /// the classes that read them (Terms and Sums run the op again instead).
-fn compute(call: &Call, class: Rounding, bench: &Outcome) -> Result<Flat> {
+fn compute(call: &Call, class: Rounding, bench: &Outcome, reads: Reads) -> Result<Flat> {
     match class {
-        Rounding::Terms { negated } => on_absolute_values(call, negated),
-        Rounding::Sums => Ok(chained(call, on_absolute_values(call, None)?)),
+        Rounding::Terms { negated } => on_absolute_values(call, negated, reads),
+        Rounding::Sums => {
+            let output = match bench.outputs.first() {
+                Some(Value::Tensor(t)) => t.t.elem_count(),
+                _ => 0,
+            };
+            Ok(chained(call, output, on_absolute_values(call, None, reads)?))
+        }
         Rounding::Selects => selections(call, flat(bench).0),
         Rounding::Smooth => {
             let (outputs, grads) = flat(bench);
@@ -228,7 +236,7 @@ fn composite(call: &Call, outputs: &[Option<Vec<f64>>], grads: &[Option<Vec<f64>
     let (mut o, mut g) = first_order(call, outputs, grads, &[Pattern::Uniform, Pattern::Alternating, Pattern::ThueMorse])?;
     if !g.is_empty() {
         for pattern in [Pattern::Alternating, Pattern::ThueMorse] {
-            let at = |h: f64| call.run_with(&call.bench, |_, _, v| Ok(v), |dy| perturbed_tensor(dy, h, pattern));
+            let at = |h: f64| call.run_with(&call.bench, Reads::Everything, |_, _, v| Ok(v), |dy| perturbed_tensor(dy, h, pattern));
             // One statement each: a run's tensors (and its graph) are freed before the next run.
             let plus = flat(&at(H)?);
             let minus = flat(&at(-H)?);
@@ -251,13 +259,13 @@ fn absolute_dy(g: T) -> Result<T> {
 /// backward of `|dy|` (the same places chosen, their gradients summed as
 /// absolute values).
 fn selections(call: &Call, outputs: Vec<Option<Vec<f64>>>) -> Result<Flat> {
-    let run = call.run_with(&call.bench, |_, _, v| Ok(v), absolute_dy)?;
+    let run = call.run_with(&call.bench, Reads::Everything, |_, _, v| Ok(v), absolute_dy)?;
     Ok((outputs.into_iter().map(abs_all).collect(), flat(&run).1.into_iter().map(abs_all).collect()))
 }
 
 /// Terms and Sums: the op (and its backward, with `|dy|`) on the absolute
 /// values of its floats, the `negated` parameter made non-positive.
-fn on_absolute_values(call: &Call, negated: Option<&'static str>) -> Result<Flat> {
+fn on_absolute_values(call: &Call, negated: Option<&'static str>, reads: Reads) -> Result<Flat> {
     let position = negated.and_then(|n| param_position(call.op.sig, n));
     let is_negated = |slot: usize, key: Option<&str>| match key {
         Some(k) => negated == Some(k),
@@ -265,7 +273,7 @@ fn on_absolute_values(call: &Call, negated: Option<&'static str>) -> Result<Flat
     };
     let names = param_names(call.op.sig);
     let is_operand = |slot: usize, key: Option<&str>| key.or_else(|| names.get(slot).copied()).is_some_and(|n| OPERANDS.contains(&n));
-    let run = call.run_with(&call.bench, |slot, key, v| absolute(v, is_negated(slot, key), is_operand(slot, key)), absolute_dy)?;
+    let run = call.run_with(&call.bench, reads, |slot, key, v| absolute(v, is_negated(slot, key), is_operand(slot, key)), absolute_dy)?;
     let (o, g) = flat(&run);
     Ok((o.into_iter().map(abs_all).collect(), g.into_iter().map(abs_all).collect()))
 }
@@ -273,10 +281,10 @@ fn on_absolute_values(call: &Call, negated: Option<&'static str>) -> Result<Flat
 /// Sums: each result of a contraction whose accumulation chain is longer
 /// than the rulebook's `chain_covered` ([`crate::ops::chain`]), its
 /// magnitudes grown by `√(n / covered)`: a device summing its terms one
-/// after another leaves that much more where they share a sign.
-fn chained(call: &Call, (mut o, mut g): Flat) -> Flat {
+/// after another leaves that much more where they share a sign. `output`
+/// is the number of elements of the call's first output.
+fn chained(call: &Call, output: usize, (mut o, mut g): Flat) -> Flat {
     let Some(slicing) = call.op.slicing() else { return (o, g) };
-    let output = o.first().and_then(|m| m.as_ref()).map_or(0, Vec::len);
     let Some(chains) = chain::lengths(slicing, &|name| call.param_shape(name), output, &call.gradient_params()) else { return (o, g) };
     let covered = crate::rulebook::get().rounding.chain_covered;
     let grow = |slot: Option<&mut Option<Vec<f64>>>, n: Option<usize>| {
@@ -303,7 +311,7 @@ fn first_order(call: &Call, outputs: &[Option<Vec<f64>>], grads: &[Option<Vec<f6
     let inert = call.inert_slots();
     for j in call.slots_where(perturbable).into_iter().filter(|j| !inert.contains(j)) {
         for &pattern in patterns {
-            let at = |h: f64| call.run_with(&call.bench, |slot, _, v| if slot == j { perturbed(v, h, pattern) } else { Ok(v) }, Ok);
+            let at = |h: f64| call.run_with(&call.bench, Reads::Everything, |slot, _, v| if slot == j { perturbed(v, h, pattern) } else { Ok(v) }, Ok);
             // One statement each: a run's tensors (and its graph) are freed before the next run.
             let plus = flat(&at(H)?);
             let minus = flat(&at(-H)?);
@@ -326,5 +334,5 @@ fn probe(call: &Call) -> Result<Option<Flat>> {
         complex: call.bench.complex.clone(),
         ..Ctx::probe(call.bench.seed)
     };
-    Ok(Some(flat(&call.run_with(&ctx, |_, _, v| Ok(v), Ok)?)))
+    Ok(Some(flat(&call.run_with(&ctx, Reads::Everything, |_, _, v| Ok(v), Ok)?)))
 }

@@ -32,6 +32,10 @@ pub(super) struct Plan {
     /// Whether the emulated device runs: some value is emulated, or the
     /// standard needs the reference run.
     pub needs_device: bool,
+    /// Whether the emulated device's outputs are read when it runs: some
+    /// output is emulated, or the rules judging the recorded ones read
+    /// the reference run.
+    pub device_outputs_read: bool,
     /// The gradients are the recorded ones and the first is there: it may
     /// be an inner node's ([`crate::ops::Op::inner_gradient`]).
     pub first_grad_recorded: bool,
@@ -76,7 +80,8 @@ pub(super) fn plan(call: &Call, bench: &Outcome) -> Result<Plan> {
     let grad_count = bench.grads.as_ref().map(Vec::len);
     if let Some(why) = emulated_call(call.r) {
         let grads = vec![Source::Emulated(why.clone()); grad_count.unwrap_or(0)];
-        return Ok(Plan { outputs: vec![Source::Emulated(why); bench.outputs.len()], grads, needs_device: true, first_grad_recorded: false });
+        let outputs = vec![Source::Emulated(why); bench.outputs.len()];
+        return Ok(Plan { outputs, grads, needs_device: true, device_outputs_read: true, first_grad_recorded: false });
     }
     let outputs = (0..bench.outputs.len()).map(|i| recorded(call.r.outputs.get(i), call, Direction::Forward)).collect::<Result<Vec<_>>>()?;
     let (grads, grads_recorded) = match &call.r.grad_outputs {
@@ -85,8 +90,11 @@ pub(super) fn plan(call: &Call, bench: &Outcome) -> Result<Plan> {
     };
     let emulated = |s: &Source| matches!(s, Source::Emulated(_));
     let grads_emulated = grad_count.is_some() && (!grads_recorded || grads.iter().any(emulated));
+    // A recorded output's reference run is read by the rules of every standard but msprobe's.
+    let device_outputs_read = outputs.iter().any(emulated) || call.r.standard.for_row(false) != Standard::Msprobe;
     Ok(Plan {
         needs_device: outputs.iter().any(emulated) || grads_emulated || call.r.standard == Standard::Api,
+        device_outputs_read,
         first_grad_recorded: grads_recorded && matches!(grads.first(), Some(Source::Recorded(..))),
         outputs,
         grads,
