@@ -55,7 +55,7 @@ pub(super) fn judge_list(
     direction: Direction,
     tested: &[Tested],
     bench: &[Value],
-    magnitudes: &[Option<Vec<f64>>],
+    magnitudes: &[Option<&[f64]>],
     dys: LossGrads,
     note: &str,
 ) -> Vec<DetailRow> {
@@ -66,7 +66,7 @@ pub(super) fn judge_list(
             match (tested.get(i), bench.get(i)) {
                 (Some(Tested { value: Value::None, .. }), Some(Value::None)) => None,
                 (Some(t), Some(b)) => {
-                    let row = judge_value(call, name, direction, t, b, magnitudes.get(i).and_then(Option::as_deref), note);
+                    let row = judge_value(call, name, direction, t, b, magnitudes.get(i).copied().flatten(), note);
                     Some(if direction == Direction::Forward { with_effect(call, row, t, b, dys.map(|d| d.get(i).and_then(Option::as_ref))) } else { row })
                 }
                 _ => Some(DetailRow::uncompared(
@@ -229,23 +229,17 @@ fn judge_tensor(call: &Call, name: String, direction: Direction, tested: &Tested
         let tested_on = Some(tested.on());
         return DetailRow { status: Status::Pass, rule: Rule::Shape.name().into(), message: message(&[UNDEFINED_VALUES, &source]), tested_on, ..base };
     }
+    // An emulated row is its own reference: its values, read once below.
     let reference = match &tested.reference {
-        Some(Value::Tensor(x)) if x.dims() == b.dims() => x.to_f64_vec().ok(),
+        Some(Value::Tensor(x)) if x.dims() == b.dims() && !tested.reference_is_self() => x.to_f64_vec().ok(),
         _ => None,
     };
     // Data movement is exact forward; its gradients are sums and casts.
     let movement = call.op.moves_data();
     let of_values = |tv: &[f64], bv: &[f64]| {
-        let case = case(
-            call,
-            (direction, tested.reference_is_self()),
-            movement && direction == Direction::Forward,
-            t.dtype,
-            tv,
-            (bv, b.dims()),
-            reference.as_deref(),
-            magnitude,
-        );
+        let reference = if tested.reference_is_self() && matches!(&tested.reference, Some(Value::Tensor(_))) { Some(tv) } else { reference.as_deref() };
+        let case =
+            case(call, (direction, tested.reference_is_self()), movement && direction == Direction::Forward, t.dtype, tv, (bv, b.dims()), reference, magnitude);
         let first = judge(call.r.standard, &case);
         let mut judged = first.clone();
         if tested.reference_is_self() && matches!(judged.rule, Rule::Benchmark | Rule::Ulp) {

@@ -17,6 +17,8 @@ mod plan;
 mod quirks;
 mod tested;
 
+use std::borrow::Cow;
+
 pub use judge::{SELF_REFERENCE, UNDEFINED_VALUES};
 
 use crate::compare::Status;
@@ -173,12 +175,14 @@ fn judge_call(
     let forward_note = message(&[if call.identity { quirks::DROPOUT_IDENTITY } else { "" }, call.autocast_note.as_deref().unwrap_or("")]);
     // The loss gradients of the outputs, for their effects: the call's recorded backward inputs.
     let dys: Option<Vec<Option<T>>> = call.grad_outputs(&call.bench)?;
-    let forward = judge_list(call, Direction::Forward, &outputs, &bench.outputs, &magnitudes.outputs, dys.as_deref(), &forward_note);
+    let output_magnitudes: Vec<Option<&[f64]>> = magnitudes.outputs.iter().map(Option::as_deref).collect();
+    let forward = judge_list(call, Direction::Forward, &outputs, &bench.outputs, &output_magnitudes, dys.as_deref(), &forward_note);
     let Some(bench_grads) = &bench.grads else { return Ok((forward, vec![])) };
 
     // Computed gradients (and their rounding magnitudes) are compared in the layout msprobe recorded them in.
-    let grad_magnitudes: Vec<Option<Vec<f64>>> =
+    let grad_magnitudes: Vec<Option<Cow<[f64]>>> =
         magnitudes.grads.iter().zip(bench_grads).enumerate().map(|(i, (m, g))| m.as_ref().and_then(|m| plan.recorded_values(i, m, g.dims()))).collect();
+    let grad_magnitudes: Vec<Option<&[f64]>> = grad_magnitudes.iter().map(Option::as_deref).collect();
     let bench_grads: Vec<Value> = bench_grads.iter().enumerate().map(|(i, g)| plan.recorded_layout(i, g).map(Value::Tensor)).collect::<Result<_>>()?;
     let device_grad =
         |i: usize| device.and_then(|d| d.grads.as_ref()).and_then(|g| g.get(i)).map(|g| plan.recorded_layout(i, g).map(Value::Tensor)).transpose();

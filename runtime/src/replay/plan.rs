@@ -8,6 +8,8 @@
 //! `Fact::NodeGradients`), each with the [`Transform`] that maps a computed
 //! gradient into the recorded layout.
 
+use std::borrow::Cow;
+
 use candle_core::DType;
 
 use crate::bind::parameters;
@@ -59,9 +61,14 @@ impl Plan {
     /// [`Plan::recorded_layout`] of per-element values of gradient `i`
     /// shaped `dims` (its rounding magnitudes); `None` when they do not fit
     /// the shape.
-    pub fn recorded_values(&self, i: usize, values: &[f64], dims: &[usize]) -> Option<Vec<f64>> {
+    pub fn recorded_values<'v>(&self, i: usize, values: &'v [f64], dims: &[usize]) -> Option<Cow<'v, [f64]>> {
+        if values.len() != dims.iter().product::<usize>() {
+            return None;
+        }
+        // Laid out as computed: the values themselves, not a copy.
+        let Some(Source::Recorded(_, transform @ Transform::Transposed)) = self.grads.get(i) else { return Some(Cow::Borrowed(values)) };
         let t = T::from_f64(values.to_vec(), dims, TDType::F64, DType::F64, &crate::device::host()).ok()?;
-        self.recorded_layout(i, &t).ok()?.to_f64_vec().ok()
+        transform.apply(&t).ok()?.to_f64_vec().ok().map(Cow::Owned)
     }
 }
 
