@@ -3,6 +3,8 @@
 //! compared. Rows that cannot be judged (shapes or kinds that differ) are
 //! the tool's coverage: `skip`s.
 
+use rayon::prelude::*;
+
 use crate::compare::{Metrics, Status};
 use crate::dtype::TDType;
 use crate::report::{DetailRow, TestedOn};
@@ -60,7 +62,9 @@ pub(super) fn judge_list(
     note: &str,
 ) -> Vec<DetailRow> {
     let n = tested.len().max(bench.len());
+    // Rows are judged apart, on rayon's threads, and kept in order.
     (0..n)
+        .into_par_iter()
         .filter_map(|i| {
             let name = format!("{}.{}.output.{i}", call.r.api, direction.as_str());
             match (tested.get(i), bench.get(i)) {

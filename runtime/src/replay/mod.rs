@@ -176,8 +176,8 @@ fn judge_call(
     // The loss gradients of the outputs, for their effects: the call's recorded backward inputs.
     let dys: Option<Vec<Option<T>>> = call.grad_outputs(&call.bench)?;
     let output_magnitudes: Vec<Option<&[f64]>> = magnitudes.outputs.iter().map(Option::as_deref).collect();
-    let forward = judge_list(call, Direction::Forward, &outputs, &bench.outputs, &output_magnitudes, dys.as_deref(), &forward_note);
-    let Some(bench_grads) = &bench.grads else { return Ok((forward, vec![])) };
+    let forward = || judge_list(call, Direction::Forward, &outputs, &bench.outputs, &output_magnitudes, dys.as_deref(), &forward_note);
+    let Some(bench_grads) = &bench.grads else { return Ok((forward(), vec![])) };
 
     // Computed gradients (and their rounding magnitudes) are compared in the layout msprobe recorded them in.
     let grad_magnitudes: Vec<Option<Cow<[f64]>>> =
@@ -188,7 +188,8 @@ fn judge_call(
         |i: usize| device.and_then(|d| d.grads.as_ref()).and_then(|g| g.get(i)).map(|g| plan.recorded_layout(i, g).map(Value::Tensor)).transpose();
     let grads: Vec<Tested> = plan.grads.iter().enumerate().map(|(i, s)| Ok(Tested::new(s, device_grad(i)?, Direction::Backward))).collect::<Result<_>>()?;
     let note = message(&[&forward_note, call.mask_note.as_deref().unwrap_or("")]);
-    let mut backward = judge_list(call, Direction::Backward, &grads, &bench_grads, &grad_magnitudes, None, &note);
+    // The two lists side by side: a row's one-thread passes (its loss effect) overlap the others'.
+    let (forward, mut backward) = rayon::join(forward, || judge_list(call, Direction::Backward, &grads, &bench_grads, &grad_magnitudes, None, &note));
     if plan.first_grad_recorded {
         judge::inner_node_quirk(call, &grads, &mut backward)?;
     }
