@@ -3,7 +3,7 @@
 //! elements finite on both sides (and metrics are 0 when there are none).
 
 use super::fsum::fsum;
-use super::screen::{screen, Screen, Sums};
+use super::screen::{Screen, Sums};
 use super::Class;
 use crate::compare::Status;
 use crate::dtype::TDType;
@@ -455,7 +455,7 @@ pub(super) fn rounding_bound(t: &[f64], b: &[f64], bound: &ElementBound, shape: 
 /// dtype class the rulebook gives no epsilons.
 pub(super) fn systematic(t: &[f64], b: &[f64], bound: &ElementBound) -> Option<String> {
     let view = View::of(bound)?;
-    let screened = screen(view.units(t, b, bound), view.min_elements, view.limit * view.eps);
+    let screened = view.sums(t, b, bound).decide(view.min_elements, view.limit * view.eps);
     view.finish(t, b, bound, screened)
 }
 
@@ -494,6 +494,28 @@ impl<'a> View<'a> {
     #[inline]
     fn counts(&self, w: f64, y: f64) -> bool {
         y.abs() >= self.normal && w.is_finite() && w > 0.0
+    }
+
+    /// The plain sums of [`View::units`] (the screen's), in stretches on
+    /// rayon's threads merged in order.
+    fn sums(&self, t: &[f64], b: &[f64], bound: &ElementBound) -> Sums {
+        let stretch = |(c, (t, b)): (usize, (&[f64], &[f64]))| {
+            let mut sums = Sums::default();
+            for (j, (&x, &y)) in t.iter().zip(b).enumerate() {
+                if x.is_finite() && y.is_finite() {
+                    let w = bound.at(c * BOUND_CHUNK + j);
+                    if self.counts(w, y) {
+                        sums.add((x - y) / w, y / w);
+                    }
+                }
+            }
+            sums
+        };
+        let stretches: Vec<Sums> = t.par_chunks(BOUND_CHUNK).zip(b.par_chunks(BOUND_CHUNK)).enumerate().map(stretch).collect();
+        stretches.iter().fold(Sums::default(), |mut all, s| {
+            all.merge(s);
+            all
+        })
     }
 
     /// `(d, x)` = (error, bench) in units of each counted element's bound.
@@ -560,22 +582,31 @@ pub(super) fn rescued(t: &[f64], b: &[f64], bound: &ElementBound, name: &str, ru
         raw.problems.push(problem);
         return raw;
     }
-    let (mut n, mut worst) = (0usize, 0.0f64);
-    let exact: Vec<f64> = t
-        .iter()
-        .zip(b)
-        .enumerate()
-        .map(|(i, (&x, &y))| {
-            let r = bound.ratio(i, x, y);
-            if x != y && r <= 1.0 && x.is_finite() && y.is_finite() {
+    // The tested values with those within their bound replaced by the bench's, in stretches on
+    // rayon's threads: how many, and the worst ratio among them (a count and a maximum, the
+    // same in any order).
+    let mut exact = vec![0.0f64; t.len()];
+    let stretch = |(c, ((out, t), b)): (usize, ((&mut [f64], &[f64]), &[f64]))| {
+        let (mut n, mut worst) = (0usize, 0.0f64);
+        for (j, ((slot, &x), &y)) in out.iter_mut().zip(t).zip(b).enumerate() {
+            let r = bound.ratio(c * BOUND_CHUNK + j, x, y);
+            *slot = if x != y && r <= 1.0 && x.is_finite() && y.is_finite() {
                 n += 1;
                 worst = worst.max(r);
                 y
             } else {
                 x
-            }
-        })
-        .collect();
+            };
+        }
+        (n, worst)
+    };
+    let (n, worst) = exact
+        .par_chunks_mut(BOUND_CHUNK)
+        .zip(t.par_chunks(BOUND_CHUNK))
+        .zip(b.par_chunks(BOUND_CHUNK))
+        .enumerate()
+        .map(stretch)
+        .reduce(|| (0, 0.0), |(n, w), (m, v)| (n + m, w.max(v)));
     if n == 0 {
         return raw;
     }
@@ -657,7 +688,8 @@ mod tests {
 
     /// The pass in stretches on several threads finds the counts, the
     /// first of two equal worst ratios and the systematic view's verdict
-    /// that one pass over the elements in order finds.
+    /// that one pass over the elements in order finds; the rescue counts
+    /// the elements within their bound and their worst ratio as one pass does.
     #[test]
     fn the_parallel_pass_is_the_one_thread_pass() {
         let n = 3 * BOUND_CHUNK + 5;
@@ -692,6 +724,20 @@ mod tests {
             let systematic = systematic(&t, &b, &bound);
             assert_eq!(systematic.is_some(), common > 0.0);
             assert_eq!(out.problems.get(1), systematic.as_ref());
+            if common == 0.0 {
+                // The rescue's count and worst ratio of the elements it counts as exact.
+                let within: Vec<f64> = t.iter().zip(&b).enumerate().map(|(i, (&x, &y))| bound.ratio(i, x, y)).filter(|&r| r <= 1.0 && r > 0.0).collect();
+                let worst = within.iter().fold(0.0f64, |w, &r| w.max(r));
+                let few_differ = |x: &[f64]| {
+                    let differ = x.iter().zip(&b).filter(|(p, q)| p != q).count();
+                    Outcome::from_problems(if differ > 20 { vec![format!("{differ} differ")] } else { vec![] }, String::new())
+                };
+                let out = rescued(&t, &b, &bound, "the rule", few_differ);
+                assert_eq!(out.status, Status::Pass);
+                let note =
+                    format!("{} elements within the rounding bound counted as exact (worst {} of the bound; the rule alone: error)", within.len(), g(worst));
+                assert_eq!(out.notes, [note]);
+            }
         }
     }
 }

@@ -97,18 +97,18 @@ impl Sums {
     }
 }
 
-/// Screens the systematic view of the pairs `(d, x)` ([`Sums::decide`]).
-pub(super) fn screen(pairs: impl Iterator<Item = (f64, f64)>, min_elements: f64, epsilon: f64) -> Screen {
-    let mut sums = Sums::default();
-    for (d, x) in pairs {
-        sums.add(d, x);
-    }
-    sums.decide(min_elements, epsilon)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Screens the systematic view of the pairs `(d, x)` ([`Sums::decide`]).
+    fn screen(pairs: impl Iterator<Item = (f64, f64)>, min_elements: f64, epsilon: f64) -> Screen {
+        let mut sums = Sums::default();
+        for (d, x) in pairs {
+            sums.add(d, x);
+        }
+        sums.decide(min_elements, epsilon)
+    }
 
     /// The exact view's two first tests, with exactly rounded sums.
     fn exact_quiet(pairs: &[(f64, f64)], min_elements: f64, epsilon: f64) -> bool {
