@@ -369,6 +369,15 @@ mod tests {
             let (x, w) = (exact(vec![-1.0, -2.0, -3.0, -4.0], &[4]), exact(vec![-0.5; 12], &[3, 4]));
             agrees("Functional.linear", &ctx, &[x, w], &[], exact(vec![0.0; 3], &[3]));
         }
+        // matmul's of two matrices, with products of -0.
+        for (ctx, dtype) in [(Ctx::bench(0), TDType::F32), (Ctx::device(TDType::F32, 0), TDType::F32)] {
+            let t = |dims: &[usize], k: f64| tensor(&ctx, dims, dtype, k);
+            agrees("Torch.matmul", &ctx, &[t(&[3, 4], 0.37), t(&[4, 5], 0.11)], &[], t(&[3, 5], 0.23));
+            let exact = |values: Vec<f64>, dims: &[usize]| Value::Tensor(T::from_f64(values, dims, dtype, ctx.compute, &ctx.device).unwrap());
+            agrees("Torch.matmul", &ctx, &[exact(vec![-1.0; 6], &[2, 3]), exact(vec![-0.5; 6], &[3, 2])], &[], exact(vec![0.0; 4], &[2, 2]));
+            agrees("Torch.matmul", &ctx, &[exact(vec![-1.0; 6], &[2, 3]), exact(vec![-0.5; 3], &[3, 1])], &[], exact(vec![0.0; 2], &[2, 1]));
+            agrees("Torch.matmul", &ctx, &[exact(vec![-1.0; 3], &[1, 3]), exact(vec![-0.5; 6], &[3, 2])], &[], exact(vec![0.0; 2], &[1, 2]));
+        }
         let op = lookup(Framework::PyTorch, "Functional.linear").unwrap();
         let ctx = Ctx::device(TDType::BF16, 0);
         let args = vec![tensor(&ctx, &[3, 4], TDType::BF16, 0.37), tensor(&ctx, &[5, 4], TDType::BF16, 0.11)];

@@ -118,6 +118,22 @@ fn matmul(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(matmul_t(&x.t, &y.t)?, dtype)?)
 }
 
+/// matmul's [`super::Gradients`] for two matrices: candle's backward of
+/// its matmul, `dy·otherᵀ` and `inputᵀ·dy` on the same operands, each
+/// added to zero as autograd adds it into a zero tensor (-0 becomes +0),
+/// without the graph's copies of the inputs and its zero tensors.
+fn matmul_gradients(ctx: &Ctx, b: &Bound, dy: &[Option<T>]) -> Result<Option<Vec<(&'static str, Tensor)>>> {
+    let (x, y) = (b.tensor("input")?, b.tensor("other")?);
+    let (Some(Some(dy)), dtype) = (dy.first(), float_pair(x, y, "matmul")?) else { return Ok(None) };
+    let same = x.t.dtype() == y.t.dtype() && dy.t.dtype() == x.t.dtype();
+    if x.rank() != 2 || y.rank() != 2 || !same || !ctx.keeps(&x.t, dtype) || dy.dims() != [x.dims()[0], y.dims()[1]] {
+        return Ok(None);
+    }
+    let dx = (dy.t.matmul(&y.t.t()?)? + 0.0)?;
+    let dother = (x.t.t()?.matmul(&dy.t)? + 0.0)?;
+    Ok(Some(vec![("input", dx), ("other", dother)]))
+}
+
 fn linear(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let (x, w) = (b.tensor("input")?, b.tensor("weight")?);
     let dtype = float_pair(x, w, "linear")?;
@@ -555,6 +571,7 @@ pub static OPS: &[Op] = &[
             Fact::Rounding(Rounding::Sums),
             Fact::Autocast,
             Fact::NodeGradients(node_grads::matmul),
+            Fact::Gradients(matmul_gradients),
         ],
     },
     // mindspore.ops.dense is linear (`input @ weight.T + bias`).
