@@ -501,13 +501,8 @@ impl<'a> View<'a> {
     fn sums(&self, t: &[f64], b: &[f64], bound: &ElementBound) -> Sums {
         let stretch = |(c, (t, b)): (usize, (&[f64], &[f64]))| {
             let mut sums = Sums::default();
-            for (j, (&x, &y)) in t.iter().zip(b).enumerate() {
-                if x.is_finite() && y.is_finite() {
-                    let w = bound.at(c * BOUND_CHUNK + j);
-                    if self.counts(w, y) {
-                        sums.add((x - y) / w, y / w);
-                    }
-                }
+            for (d, x) in self.units(c * BOUND_CHUNK, t, b, bound) {
+                sums.add(d, x);
             }
             sums
         };
@@ -518,10 +513,11 @@ impl<'a> View<'a> {
         })
     }
 
-    /// `(d, x)` = (error, bench) in units of each counted element's bound.
-    fn units<'s>(&'s self, t: &'s [f64], b: &'s [f64], bound: &'s ElementBound) -> impl Iterator<Item = (f64, f64)> + 's {
+    /// `(d, x)` = (error, bench) in units of each counted element's bound,
+    /// for the elements `t` and `b` hold from index `from` on.
+    fn units<'s>(&'s self, from: usize, t: &'s [f64], b: &'s [f64], bound: &'s ElementBound) -> impl Iterator<Item = (f64, f64)> + 's {
         t.iter().zip(b).enumerate().filter(|(_, (x, y))| x.is_finite() && y.is_finite()).filter_map(move |(i, (&x, &y))| {
-            let w = bound.at(i);
+            let w = bound.at(from + i);
             self.counts(w, y).then(|| ((x - y) / w, y / w))
         })
     }
@@ -535,7 +531,7 @@ impl<'a> View<'a> {
         let book = &rulebook::get().systematic;
         // Sized up front: grown by doubling, a large fit's pairs were copied over and over.
         let mut pairs: Vec<(f64, f64)> = Vec::with_capacity(t.len());
-        pairs.extend(self.units(t, b, bound));
+        pairs.extend(self.units(0, t, b, bound));
         let den = fsum(pairs.iter().map(|&(_, x)| x * x));
         let quartic = fsum(pairs.iter().map(|&(_, x)| (x * x) * (x * x)));
         // The elements that carry the fit (a few can carry it alone).
