@@ -378,6 +378,20 @@ mod tests {
             agrees("Torch.matmul", &ctx, &[exact(vec![-1.0; 6], &[2, 3]), exact(vec![-0.5; 3], &[3, 1])], &[], exact(vec![0.0; 2], &[2, 1]));
             agrees("Torch.matmul", &ctx, &[exact(vec![-1.0; 3], &[1, 3]), exact(vec![-0.5; 6], &[3, 2])], &[], exact(vec![0.0; 2], &[1, 2]));
         }
+        // batch_norm's in training, 2- to 4-D, and where a negative weight
+        // times a zero gradient makes -0 (autograd's sum into zeros: +0).
+        for (ctx, dtype) in [(Ctx::bench(0), TDType::F32), (Ctx::device(TDType::F32, 0), TDType::F32)] {
+            let t = |dims: &[usize], k: f64| tensor(&ctx, dims, dtype, k);
+            let exact = |values: Vec<f64>, dims: &[usize]| Value::Tensor(T::from_f64(values, dims, dtype, ctx.compute, &ctx.device).unwrap());
+            let params = |w: Value, b: Value| {
+                let named = [("weight", w), ("bias", b), ("running_mean", Value::None), ("running_var", Value::None), ("training", Value::Bool(true))];
+                named.into_iter().map(|(k, v)| (k.to_string(), v)).collect::<Vec<_>>()
+            };
+            for dims in [vec![4, 3], vec![2, 3, 4], vec![2, 3, 2, 2]] {
+                agrees("Functional.batch_norm", &ctx, &[t(&dims, 0.37)], &params(t(&[3], 0.11), t(&[3], 0.71)), t(&dims, 0.23));
+            }
+            agrees("Functional.batch_norm", &ctx, &[t(&[2, 3, 4], 0.37)], &params(exact(vec![-0.5; 3], &[3]), t(&[3], 0.71)), exact(vec![0.0; 24], &[2, 3, 4]));
+        }
         let op = lookup(Framework::PyTorch, "Functional.linear").unwrap();
         let ctx = Ctx::device(TDType::BF16, 0);
         let args = vec![tensor(&ctx, &[3, 4], TDType::BF16, 0.37), tensor(&ctx, &[5, 4], TDType::BF16, 0.11)];

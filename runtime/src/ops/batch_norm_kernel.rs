@@ -140,12 +140,13 @@ fn backward_of<T: WithDType>(eps: f64, (x, xv): (&Tensor, &[T]), wv: &[T], gv: &
             let at = row * s..(row + 1) * s;
             for ((d, &g), &v) in dx.iter_mut().zip(&gv[at.clone()]).zip(&xv[at]) {
                 let xhat = (v.to_f64() - mean) / std;
-                *d = T::from_f64(scale * (g.to_f64() - db / count - xhat * dw / count));
+                // `+ 0.0`: autograd adds each gradient into zeros, which makes a -0 +0.
+                *d = T::from_f64(scale * (g.to_f64() - db / count - xhat * dw / count) + 0.0);
             }
         });
     }
     let device = x.device();
-    let per_channel = |f: fn(&(f64, f64)) -> f64| Tensor::from_vec(sums.iter().map(|p| T::from_f64(f(p))).collect::<Vec<T>>(), c, device);
+    let per_channel = |f: fn(&(f64, f64)) -> f64| Tensor::from_vec(sums.iter().map(|p| T::from_f64(f(p) + 0.0)).collect::<Vec<T>>(), c, device);
     Ok((Tensor::from_vec(dx, x.shape(), device)?, per_channel(|p| p.1)?, per_channel(|p| p.0)?))
 }
 
@@ -159,6 +160,26 @@ pub(super) fn fused_batch_norm(x: &Tensor, weight: &Tensor, bias: &Tensor, eps: 
     }
     let (w, b) = (weight.to_dtype(x.dtype())?.contiguous()?, bias.to_dtype(x.dtype())?.contiguous()?);
     x.contiguous()?.apply_op3(&w, &b, BatchNorm { eps }).map(Some)
+}
+
+/// The gradients of [`fused_batch_norm`]'s input, weight and bias under the
+/// output gradient `dy` (the input's shape and dtype), without autograd:
+/// what autograd gives through the kernel, bit for bit (its sums into zeros
+/// are the kernel's `+ 0`). `None` where the kernel does not apply or `w`
+/// or `dy` is not of the input's dtype.
+pub(super) fn fused_batch_norm_gradients(x: &Tensor, weight: &Tensor, dy: &Tensor, eps: f64) -> candle_core::Result<Option<(Tensor, Tensor, Tensor)>> {
+    if !matches!(x.dtype(), DType::F64 | DType::F32) || !crate::device::is_host(x) || x.rank() < 2 {
+        return Ok(None);
+    }
+    if weight.dtype() != x.dtype() || dy.dtype() != x.dtype() || dy.dims() != x.dims() || weight.elem_count() != x.dims()[1] {
+        return Ok(None);
+    }
+    let (x, w, dy) = (x.contiguous()?, weight.flatten_all()?.contiguous()?, dy.contiguous()?);
+    match x.dtype() {
+        DType::F64 => backward::<f64>(eps, &x, &w, &dy),
+        _ => backward::<f32>(eps, &x, &w, &dy),
+    }
+    .map(Some)
 }
 
 #[cfg(test)]

@@ -87,6 +87,34 @@ fn fused_batch_norm(b: &Bound, x: &T, eps: f64) -> Result<Option<Tensor>> {
     Ok(batch_norm_kernel::fused_batch_norm(&x.t, &param("weight", 1.0)?, &param("bias", 0.0)?, eps)?)
 }
 
+/// batch_norm's [`super::Gradients`]: the fused kernel's backward, where
+/// the forward runs on the kernel (training, a float32 or float64 input
+/// this side keeps as computed) with parameters of the input's dtype.
+fn batch_norm_gradients(ctx: &Ctx, b: &Bound, dy: &[Option<T>]) -> Result<Option<Vec<(&'static str, Tensor)>>> {
+    let x = channels_input(b, "batch_norm")?;
+    let Some(Some(dy)) = dy.first() else { return Ok(None) };
+    let dims: Vec<usize> = (0..x.rank()).filter(|&d| d != 1).collect();
+    if !b.bool("training")? || dims.iter().map(|&d| x.dims()[d]).product::<usize>() <= 1 || !ctx.keeps(&x.t, x.dtype) {
+        return Ok(None);
+    }
+    let (weight, bias) = (b.opt_tensor("weight")?, b.opt_tensor("bias")?);
+    let ones = |c: usize| Tensor::ones(c, x.t.dtype(), x.t.device());
+    let w = match weight {
+        Some(w) => w.t.clone(),
+        None => ones(x.dims()[1])?,
+    };
+    // A gradient passed as dumped (the forward skipped) takes the output's storage dtype, as a run's would.
+    let dy = dy.t.to_dtype(x.t.dtype())?;
+    let Some((dx, dw, db)) = batch_norm_kernel::fused_batch_norm_gradients(&x.t, &w, &dy, b.float("eps")?)? else { return Ok(None) };
+    let mut grads = vec![("input", dx)];
+    for (name, p, g) in [("weight", weight, dw), ("bias", bias, db)] {
+        if let Some(p) = p {
+            grads.push((name, g.reshape(p.dims())?));
+        }
+    }
+    Ok(Some(grads))
+}
+
 /// torch.nn.functional.group_norm: mean and biased variance over each
 /// group of `C / num_groups` channels (and every spatial element) of each sample.
 fn group_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
@@ -177,6 +205,7 @@ pub static OPS: &[Op] = &[
             Fact::Slicing(Slicing::Channels),
             Fact::Inert(Inert { when: Some("training"), params: &["running_mean", "running_var"] }),
             Fact::Rounding(Rounding::Parts(Parts { name: "batch_norm", rest: Rest::Nothing, magnitude: batch_norm_parts })),
+            Fact::Gradients(batch_norm_gradients),
         ],
     },
     Op {
