@@ -65,6 +65,16 @@ fn track_list(items: &mut [Value], vars: &mut Vec<(Var, TDType)>) -> Result<()> 
     Ok(())
 }
 
+/// Whether `v` is or holds a tensor (a list of them: autograd tracks
+/// each; a list of ints, such as a shape, holds none).
+fn holds_tensor(v: &Value) -> bool {
+    match v {
+        Value::Tensor(_) => true,
+        Value::List(items) => items.iter().any(holds_tensor),
+        _ => false,
+    }
+}
+
 /// Runs `op` as `api` on `ctx`'s side. `differentiate[i]` marks which
 /// top-level tensor inputs (positional, then keyword) get gradients; the
 /// floating tensors inside a list argument (`cat`, `stack`) always do, as
@@ -189,7 +199,7 @@ fn output_gradient(o: &T, g: &T) -> Result<Tensor> {
 /// [`run`] for an op with [`crate::ops::Gradients`]: its forward on the
 /// inputs as they are (no autograd graph; none with [`Forward::Skip`]),
 /// then its gradients by name, in the order autograd's would come. `None` where they do not take the call
-/// (a list argument, an in-place op, an argument no parameter takes, a
+/// (a list holding a tensor, an in-place op, an argument no parameter takes, a
 /// differentiated input this side rounds to a narrower dtype, no output
 /// gradient, a differentiated input they give no gradient for, or the op's
 /// own `None`): autograd runs it instead, and reports what is wrong with it.
@@ -203,7 +213,7 @@ fn direct(
     forward: Forward,
 ) -> Result<Option<Outcome>> {
     let slots: Vec<&Value> = args.iter().chain(kwargs.iter().map(|(_, v)| v)).collect();
-    if op.in_place() || slots.iter().any(|v| matches!(v, Value::List(_))) {
+    if op.in_place() || slots.iter().any(|v| matches!(v, Value::List(_)) && holds_tensor(v)) {
         return Ok(None);
     }
     // Each slot's parameter, keywords through their aliases, as `bind` names them.
@@ -391,6 +401,15 @@ mod tests {
                 agrees("Functional.batch_norm", &ctx, &[t(&dims, 0.37)], &params(t(&[3], 0.11), t(&[3], 0.71)), t(&dims, 0.23));
             }
             agrees("Functional.batch_norm", &ctx, &[t(&[2, 3, 4], 0.37)], &params(exact(vec![-0.5; 3], &[3]), t(&[3], 0.71)), exact(vec![0.0; 24], &[2, 3, 4]));
+        }
+        // layer_norm's on the bench (float64: the emulated float32 device keeps the composite),
+        // with its normalized shape, a list of ints, beside the tensors.
+        let ctx = Ctx::bench(0);
+        let t = |dims: &[usize], k: f64| tensor(&ctx, dims, TDType::F32, k);
+        for (dims, shape) in [(vec![3, 4], vec![4]), (vec![2, 3, 4], vec![3, 4])] {
+            let normalized = Value::List(shape.iter().map(|&d| Value::Int(d as i64)).collect());
+            let kwargs = vec![("weight".to_string(), t(&shape, 0.11)), ("bias".to_string(), t(&shape, 0.71)), ("normalized_shape".to_string(), normalized)];
+            agrees("Functional.layer_norm", &ctx, &[t(&dims, 0.37)], &kwargs, t(&dims, 0.23));
         }
         let op = lookup(Framework::PyTorch, "Functional.linear").unwrap();
         let ctx = Ctx::device(TDType::BF16, 0);

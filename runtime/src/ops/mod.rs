@@ -46,6 +46,7 @@ mod index;
 mod inner_grad;
 #[cfg(test)]
 mod kernel_check;
+mod layer_norm_kernel;
 mod linalg;
 mod linear_kernel;
 mod loss;

@@ -7,6 +7,7 @@
 use candle_core::{Tensor, D};
 use rand::{Rng, SeedableRng};
 
+use super::layer_norm_kernel;
 use super::math::Pointwise;
 use super::{node_grads, one, CommonError, Fact, Op, PartMagnitudes, Parts, Rest, Rounding, Slicing, Standard, Whole};
 use crate::bind::Bound;
@@ -290,19 +291,37 @@ pub(super) fn layer_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
         return Err(Error::Arg(format!("layer_norm: normalized_shape {shape:?} does not match the input's trailing dims {dims:?}")));
     }
     let n: usize = dims[dims.len() - k..].iter().product();
+    let (weight, bias) = (b.opt_tensor("weight")?, b.opt_tensor("bias")?);
+    if let Some(y) = layer_norm_kernel::fused_layer_norm(&x.t, n, weight.map(|w| &w.t), bias.map(|b| &b.t), eps)? {
+        return one(ctx.out(y, x.dtype)?);
+    }
     let lead: Vec<usize> = dims[..dims.len() - k].to_vec();
     let flat = x.t.reshape([lead.clone(), vec![n]].concat())?;
     let mean = flat.mean_keepdim(D::Minus1)?;
     let centered = flat.broadcast_sub(&mean)?;
     let var = centered.sqr()?.mean_keepdim(D::Minus1)?;
     let mut y = centered.broadcast_div(&(var + eps)?.sqrt()?)?.reshape(dims.as_slice())?;
-    if let Some(w) = b.opt_tensor("weight")? {
+    if let Some(w) = weight {
         y = y.broadcast_mul(&w.t)?;
     }
-    if let Some(bias) = b.opt_tensor("bias")? {
+    if let Some(bias) = bias {
         y = y.broadcast_add(&bias.t)?;
     }
     one(ctx.out(y, x.dtype)?)
+}
+
+/// layer_norm's [`super::Gradients`]: the float64 kernel's backward, where
+/// the forward runs on it and this side keeps its result as computed.
+fn layer_norm_gradients(ctx: &Ctx, b: &Bound, dy: &[Option<T>]) -> Result<Option<Vec<(&'static str, Tensor)>>> {
+    let x = b.tensor("input")?;
+    let (Some(Some(dy)), true) = (dy.first(), ctx.keeps(&x.t, x.dtype)) else { return Ok(None) };
+    let n: usize = b.ints("normalized_shape")?.iter().map(|&d| usize::try_from(d).unwrap_or(0)).product();
+    let (weight, bias) = (b.opt_tensor("weight")?, b.opt_tensor("bias")?);
+    let (w, bt) = (weight.map(|w| &w.t), bias.map(|b| &b.t));
+    // A gradient passed as dumped (the forward skipped) takes the output's storage dtype, as a run's would.
+    let dy = dy.t.to_dtype(x.t.dtype())?;
+    let Some((dx, dw, db)) = layer_norm_kernel::fused_layer_norm_gradients(&x.t, n, w, bt, &dy, b.float("eps")?)? else { return Ok(None) };
+    Ok(Some([("input", Some(dx)), ("weight", dw), ("bias", db)].into_iter().filter_map(|(name, g)| g.map(|g| (name, g))).collect()))
 }
 
 /// layer_norm's weight and bias gradients sum `dy·x̂` and `dy` over every
@@ -672,6 +691,7 @@ pub static OPS: &[Op] = &[
         facts: &[
             Fact::Slicing(Slicing::Aligned(Whole::Normalized("normalized_shape"))),
             Fact::Rounding(Rounding::Parts(Parts { name: "layer_norm", rest: Rest::Composite, magnitude: layer_norm_parts })),
+            Fact::Gradients(layer_norm_gradients),
         ],
     },
     Op {
