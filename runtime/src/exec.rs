@@ -402,6 +402,23 @@ mod tests {
             }
             agrees("Functional.batch_norm", &ctx, &[t(&[2, 3, 4], 0.37)], &params(exact(vec![-0.5; 3], &[3]), t(&[3], 0.71)), exact(vec![0.0; 24], &[2, 3, 4]));
         }
+        // mse_loss's under each reduction, and where the input equals the target under a negative gradient.
+        for (ctx, dtype) in [(Ctx::bench(0), TDType::F32), (Ctx::device(TDType::F32, 0), TDType::F32)] {
+            let t = |dims: &[usize], k: f64| tensor(&ctx, dims, dtype, k);
+            let exact = |values: Vec<f64>, dims: &[usize]| Value::Tensor(T::from_f64(values, dims, dtype, ctx.compute, &ctx.device).unwrap());
+            for (reduction, dy) in [
+                ("mean", exact(vec![2.9], &[])),
+                ("mean", exact(vec![1.3], &[])),
+                ("mean", exact(vec![-0.75], &[])),
+                ("sum", t(&[], 0.3)),
+                ("none", t(&[2, 3], 0.23)),
+            ] {
+                let kwargs = vec![("reduction".to_string(), Value::Str(reduction.into()))];
+                agrees("Functional.mse_loss", &ctx, &[t(&[2, 3], 0.37), t(&[2, 3], 0.11)], &kwargs, dy);
+            }
+            let same = t(&[2, 3], 0.37);
+            agrees("Functional.mse_loss", &ctx, &[same.clone(), same], &[], exact(vec![-0.75], &[]));
+        }
         // layer_norm's on the bench (float64: the emulated float32 device keeps the composite),
         // with its normalized shape, a list of ints, beside the tensors.
         let ctx = Ctx::bench(0);

@@ -122,6 +122,53 @@ fn distance_loss(ctx: &Ctx, b: &Bound, squared: bool) -> Result<Vec<Value>> {
     one(ctx.out(out, dtype)?)
 }
 
+/// mse_loss's [`super::Gradients`] without a weight, for an input and target
+/// of one shape and dtype this side keeps: what candle's autograd of
+/// [`distance_loss`] gives, bit for bit, without its graph (the difference
+/// and its square as full tensors, a zero tensor for every gradient).
+fn mse_gradients(ctx: &Ctx, b: &Bound, dy: &[Option<T>]) -> Result<Option<Vec<(&'static str, Tensor)>>> {
+    let (Some(Some(dy)), true) = (dy.first(), b.is_none("weight")) else { return Ok(None) };
+    let (x, t) = (b.tensor("input")?, b.tensor("target")?);
+    let r = reduction(b, "mse_loss")?;
+    let fits = x.dtype == t.dtype && x.dims() == t.dims() && x.t.dtype() == t.t.dtype() && ctx.keeps(&x.t, x.dtype) && ctx.keeps(&t.t, t.dtype);
+    let dy_fits = if r == Reduction::None { dy.dims() == x.dims() } else { dy.t.elem_count() == 1 };
+    if !fits || !dy_fits || !crate::device::is_host(&x.t) {
+        return Ok(None);
+    }
+    let (xc, tc, g) = (x.t.contiguous()?, t.t.contiguous()?, dy.t.to_dtype(x.t.dtype())?.contiguous()?);
+    let grads = match x.t.dtype() {
+        candle_core::DType::F64 => crate::device::with_host_values("mse_loss", [&xc, &tc, &g], |[x, t, g]| Ok(mse_backward::<f64>(x, t, g, r))),
+        candle_core::DType::F32 => crate::device::with_host_values("mse_loss", [&xc, &tc, &g], |[x, t, g]| Ok(mse_backward::<f32>(x, t, g, r))),
+        _ => return Ok(None),
+    }?;
+    let (dx, dt) = grads;
+    Ok(Some(vec![("input", dx.reshape(x.dims())?), ("target", dt.reshape(x.dims())?)]))
+}
+
+/// The input's and target's gradients of `reduce((x − t)²)` under `g`, in
+/// `V`'s arithmetic, as autograd computes them: the reduction's gradient
+/// (`g·(1/n) + 0` for the mean), the square's `(d·G)·2 + 0`, the
+/// difference's `G` and `0 − G`, each summed into zeros (`0 + v`).
+fn mse_backward<V: candle_core::WithDType>(x: &[V], t: &[V], g: &[V], r: Reduction) -> (Tensor, Tensor) {
+    let (zero, two) = (V::from_f64(0.0), V::from_f64(2.0));
+    let z = |v: V| zero + v;
+    let scalar = match r {
+        Reduction::None => None,
+        Reduction::Mean | Reduction::BatchMean => Some(z(z(g[0]) * V::from_f64(1.0 / x.len() as f64) + zero)),
+        Reduction::Sum => Some(z(g[0])),
+    };
+    let (mut dx, mut dt) = (Vec::with_capacity(x.len()), Vec::with_capacity(x.len()));
+    for (i, (&x, &t)) in x.iter().zip(t).enumerate() {
+        let ge = z(scalar.unwrap_or_else(|| z(g[i])));
+        let gd = z((x - t) * ge * two + zero);
+        dx.push(z(gd));
+        dt.push(z(zero - gd));
+    }
+    let dev = crate::device::host();
+    let n = dx.len();
+    (Tensor::from_vec(dx, n, &dev).expect("as many values as elements"), Tensor::from_vec(dt, n, &dev).expect("as many values as elements"))
+}
+
 /// soft_margin_loss: `log(1 + exp(-y·x))`, as `max(z, 0) + log(1 + exp(-|z|))` for `z = -y·x`.
 fn soft_margin_loss(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let r = reduction(b, "soft_margin_loss")?;
@@ -617,7 +664,12 @@ fn class_loss(ctx: &Ctx, b: &Bound, input: &str, what: &str) -> Result<Vec<Value
 
 /// A loss entry judged by the run's standard, with autograd's backward and no facts.
 const fn loss(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>) -> Op {
-    Op { names, sig, forward, backward: true, standard: Standard::Accuracy, random: false, facts: &[] }
+    loss_with(names, sig, forward, &[])
+}
+
+/// A [`loss`] entry with facts.
+const fn loss_with(names: &'static [&'static str], sig: &'static str, forward: fn(&Ctx, &Bound) -> Result<Vec<Value>>, facts: &'static [Fact]) -> Op {
+    Op { names, sig, forward, backward: true, standard: Standard::Accuracy, random: false, facts }
 }
 
 /// The loss entries: torch's signatures under `Functional`, MindSpore's
@@ -711,8 +763,18 @@ pub static OPS: &[Op] = &[
         random: false,
         facts: &[Fact::InnerGradient(inner_grad::L1_LOSS)],
     },
-    loss(&["Functional.mse_loss"], "input, target, size_average=None, reduce=None, reduction='mean', weight=None", |c, b| distance_loss(c, b, true)),
-    loss(&["MS.Functional.mse_loss", "MintFunctional.mse_loss"], "input, target, reduction='mean'", |c, b| distance_loss(c, b, true)),
+    loss_with(
+        &["Functional.mse_loss"],
+        "input, target, size_average=None, reduce=None, reduction='mean', weight=None",
+        |c, b| distance_loss(c, b, true),
+        &[Fact::Gradients(mse_gradients)],
+    ),
+    loss_with(
+        &["MS.Functional.mse_loss", "MintFunctional.mse_loss"],
+        "input, target, reduction='mean'",
+        |c, b| distance_loss(c, b, true),
+        &[Fact::Gradients(mse_gradients)],
+    ),
     loss(&["Functional.soft_margin_loss"], "input, target, size_average=None, reduce=None, reduction='mean'", soft_margin_loss),
     loss(&["Functional.margin_ranking_loss"], "input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction='mean'", margin_ranking_loss),
     loss(&["Functional.hinge_embedding_loss"], "input, target, margin=1.0, size_average=None, reduce=None, reduction='mean'", hinge_embedding_loss),
