@@ -65,6 +65,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/fold.rs",
     "src/ops/gemm_into.rs",
     "src/ops/kernel_check.rs",
+    "src/ops/layer_norm_kernel.rs",
     "src/ops/linear_kernel.rs",
     "src/ops/relu_kernel.rs",
     "src/ops/grid.rs",
