@@ -242,9 +242,7 @@ impl Partial {
     /// makes a sum of squares non-finite, and then `None` is returned.
     fn fast<T: Element>(tested: &[T], bench: &[T]) -> Option<Self> {
         let mut acc = [[0.0f64; LANES]; 7]; // dot, tt, bb, max_t, max_b, max_abs, max_rel
-                                            // One histogram per lane: runs of errors in the same bin would
-                                            // otherwise wait on each other's increment of one counter.
-        let mut hists = [[0u64; HIST_BINS]; LANES];
+        let mut hist = [0u64; HIST_BINS];
         let lane = |k: usize, t: f64, b: f64, acc: &mut [[f64; LANES]; 7]| -> f64 {
             let d = (t - b).abs();
             let den = b.abs() + if b == 0.0 { 1e-8 } else { 0.0 };
@@ -263,8 +261,9 @@ impl Partial {
         // exponent bits, no branch. (A NaN or Inf makes the pass invalid
         // anyway, checked below; its bin is then discarded.)
         let mut count = |rels: &[f64]| {
-            for (hist, &r) in hists.iter_mut().zip(rels) {
-                hist[rel_bin(r)] += 1;
+            for &r in rels {
+                let bits = r.to_bits();
+                hist[usize::from(BIN_OF_EXP[(bits >> 52) as usize & 0x7ff]) * usize::from(bits << 1 != 0)] += 1;
             }
         };
         let (tc, bc) = (tested.chunks_exact(LANES), bench.chunks_exact(LANES));
@@ -281,12 +280,6 @@ impl Partial {
             rels[k] = lane(k, t.widen(), b.widen(), &mut acc);
         }
         count(&rels[..tr.len()]);
-        let mut hist = [0u64; HIST_BINS];
-        for lane_hist in &hists {
-            for (h, n) in hist.iter_mut().zip(lane_hist) {
-                *h += n;
-            }
-        }
         let sum = |a: &[f64; LANES]| a.iter().sum::<f64>();
         let max = |a: &[f64; LANES]| a.iter().fold(0.0f64, |m, &x| fmax(m, x));
         let p = Partial {

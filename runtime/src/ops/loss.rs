@@ -137,8 +137,8 @@ fn mse_gradients(ctx: &Ctx, b: &Bound, dy: &[Option<T>]) -> Result<Option<Vec<(&
     }
     let (xc, tc, g) = (x.t.contiguous()?, t.t.contiguous()?, dy.t.to_dtype(x.t.dtype())?.contiguous()?);
     let grads = match x.t.dtype() {
-        candle_core::DType::F64 => crate::device::with_host_values("mse_loss", [&xc, &tc, &g], |[x, t, g]| Ok(mse_backward::<f64>(x, t, g, r))),
-        candle_core::DType::F32 => crate::device::with_host_values("mse_loss", [&xc, &tc, &g], |[x, t, g]| Ok(mse_backward::<f32>(x, t, g, r))),
+        candle_core::DType::F64 => crate::device::with_host_values("mse_loss", [&xc, &tc, &g], |[x, t, g]| mse_backward::<f64>(x, t, g, r)),
+        candle_core::DType::F32 => crate::device::with_host_values("mse_loss", [&xc, &tc, &g], |[x, t, g]| mse_backward::<f32>(x, t, g, r)),
         _ => return Ok(None),
     }?;
     let (dx, dt) = grads;
@@ -149,7 +149,7 @@ fn mse_gradients(ctx: &Ctx, b: &Bound, dy: &[Option<T>]) -> Result<Option<Vec<(&
 /// `V`'s arithmetic, as autograd computes them: the reduction's gradient
 /// (`g·(1/n) + 0` for the mean), the square's `(d·G)·2 + 0`, the
 /// difference's `G` and `0 − G`, each summed into zeros (`0 + v`).
-fn mse_backward<V: candle_core::WithDType>(x: &[V], t: &[V], g: &[V], r: Reduction) -> (Tensor, Tensor) {
+fn mse_backward<V: candle_core::WithDType>(x: &[V], t: &[V], g: &[V], r: Reduction) -> candle_core::Result<(Tensor, Tensor)> {
     let (zero, two) = (V::from_f64(0.0), V::from_f64(2.0));
     let z = |v: V| zero + v;
     let scalar = match r {
@@ -164,9 +164,8 @@ fn mse_backward<V: candle_core::WithDType>(x: &[V], t: &[V], g: &[V], r: Reducti
         dx.push(z(gd));
         dt.push(z(zero - gd));
     }
-    let dev = crate::device::host();
-    let n = dx.len();
-    (Tensor::from_vec(dx, n, &dev).expect("as many values as elements"), Tensor::from_vec(dt, n, &dev).expect("as many values as elements"))
+    let (dev, n) = (crate::device::host(), dx.len());
+    Ok((Tensor::from_vec(dx, n, &dev)?, Tensor::from_vec(dt, n, &dev)?))
 }
 
 /// soft_margin_loss: `log(1 + exp(-y·x))`, as `max(z, 0) + log(1 + exp(-|z|))` for `z = -y·x`.

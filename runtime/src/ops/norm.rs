@@ -76,15 +76,18 @@ pub(super) fn batch_norm(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
 /// the call's weight and bias or ones and zeros; `None` where the kernel
 /// does not apply.
 fn fused_batch_norm(b: &Bound, x: &T, eps: f64) -> Result<Option<Tensor>> {
+    Ok(batch_norm_kernel::fused_batch_norm(&x.t, &channel_param(b, x, "weight", 1.0)?, &channel_param(b, x, "bias", 0.0)?, eps)?)
+}
+
+/// The kernel's per-channel parameter `name` as `[C]`, or `fill` in every
+/// channel when the call has none.
+fn channel_param(b: &Bound, x: &T, name: &str, fill: f64) -> Result<Tensor> {
     let c = x.dims()[1];
-    let param = |name: &str, fill: f64| -> Result<Tensor> {
-        match b.opt_tensor(name)? {
-            Some(p) if p.t.elem_count() != c => Err(Error::Arg(format!("{name} of shape {:?} for {c} channels", p.dims()))),
-            Some(p) => Ok(p.t.reshape(c)?),
-            None => Ok((Tensor::ones(c, x.t.dtype(), x.t.device())? * fill)?),
-        }
-    };
-    Ok(batch_norm_kernel::fused_batch_norm(&x.t, &param("weight", 1.0)?, &param("bias", 0.0)?, eps)?)
+    match b.opt_tensor(name)? {
+        Some(p) if p.t.elem_count() != c => Err(Error::Arg(format!("{name} of shape {:?} for {c} channels", p.dims()))),
+        Some(p) => Ok(p.t.reshape(c)?),
+        None => Ok((Tensor::ones(c, x.t.dtype(), x.t.device())? * fill)?),
+    }
 }
 
 /// batch_norm's [`super::Gradients`]: the fused kernel's backward, where
@@ -98,11 +101,7 @@ fn batch_norm_gradients(ctx: &Ctx, b: &Bound, dy: &[Option<T>]) -> Result<Option
         return Ok(None);
     }
     let (weight, bias) = (b.opt_tensor("weight")?, b.opt_tensor("bias")?);
-    let ones = |c: usize| Tensor::ones(c, x.t.dtype(), x.t.device());
-    let w = match weight {
-        Some(w) => w.t.clone(),
-        None => ones(x.dims()[1])?,
-    };
+    let w = channel_param(b, x, "weight", 1.0)?;
     // A gradient passed as dumped (the forward skipped) takes the output's storage dtype, as a run's would.
     let dy = dy.t.to_dtype(x.t.dtype())?;
     let Some((dx, dw, db)) = batch_norm_kernel::fused_batch_norm_gradients(&x.t, &w, &dy, b.float("eps")?)? else { return Ok(None) };

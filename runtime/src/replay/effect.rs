@@ -55,13 +55,14 @@ pub(super) fn of(op: &str, dtype: TDType, tested: &[f64], bench: &[f64], dy: &[f
         // Equal values (a -inf fill on both sides) have no error; a zero
         // gradient reads nothing of its element.
         let d = if t == r { 0.0 } else { t - r };
-        // Both sums are computed and the condition selects them: a branch
-        // on gradients that are zero at random places (after a relu) or on
-        // a device's exact elements is mispredicted half the time.
-        let (e, s) = (effect + g * d, scale + (g * b) * (g * b));
-        (effect, scale) = if g != 0.0 { (e, s) } else { (effect, scale) };
-        let (d2, b2) = (ee + d * d, yy + b * b);
-        (ee, yy) = if b.is_finite() { (d2, b2) } else { (ee, yy) };
+        if g != 0.0 {
+            effect += g * d;
+            scale += (g * b) * (g * b);
+        }
+        if b.is_finite() {
+            ee += d * d;
+            yy += b * b;
+        }
     }
     if !(effect.is_finite() && scale.is_finite() && ee.is_finite() && yy.is_finite()) {
         return Effect::none("no loss effect: the output, its bench value or its gradient is not finite");
