@@ -111,13 +111,17 @@ bench_dump() {  # NAME DUMP_DIR
 }
 
 # Per op class of DUMP (classes as scripts/bench_torch_replay.py --print-classes names them): replay
-# --filter of the class's calls with FLAGS, beside torch's figures of those calls in TORCH (its
-# --classes output; PARTS: the parts of torch's work that count, "read bench" or "read bench
-# device"): calls/s, peak RSS, and the ratios of wall times and of peak memory (torch's: the
-# process's high-water mark over the class's calls).
+# --filter of the class's calls with FLAGS (a process of its own), beside torch's figures of those
+# calls in TORCH (its --classes output; PARTS: the parts of torch's work that count, "read bench" or
+# "read bench device"): calls/s, peak RSS, and the ratios of wall times and of peak memory (torch's:
+# the process's high-water mark over the class's calls). Then "in one run": the seconds of the
+# class's calls inside one replay of the whole dump with -j 1 (one call at a time, as torch times
+# its calls one after the other in its warm process; the part records each call's seconds).
 per_class() {  # DUMP TORCH PARTS SAME [replay flags...]
-    local dump=$1 torch=$2 parts=$3 same=$4 name regex secs user sys rss t ts calls sum peak
+    local dump=$1 torch=$2 parts=$3 same=$4 name regex secs user sys rss t ts calls sum peak whole in_run
     shift 4
+    whole=$(mktemp -d "$WORK/whole.XXXXXX")
+    "$BIN" -f pytorch replay --dump "$dump" --output-dir "$whole" --top 0 -q -j 1 "$@" > /dev/null 2>&1 || true
     while IFS=$'\t' read -r name regex; do
         sum=$(for p in $parts; do printf "r['classes']['%s']['%s'] + " "$name" "$p"; done)
         t=$(figure "$torch" "round(${sum}0, 3)")
@@ -127,8 +131,11 @@ per_class() {  # DUMP TORCH PARTS SAME [replay flags...]
         /usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$BIN" -f pytorch replay --dump "$dump" \
             --output-dir "$(mktemp -d "$WORK/class.XXXXXX")" --top 0 -q --filter "$regex" "$@" > /dev/null 2>&1 || true
         read -r secs user sys rss < <(tail -n 1 "$WORK/time")
-        awk -v c="$name" -v n="$calls" -v s="$secs" -v cpu="$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" -v r="$rss" -v t="$t" -v ts="$ts" -v p="$peak" 'BEGIN {
-            printf "  %-24s %4d calls: native %7.2f s (CPU %7.2f s, %6.1f calls/s, peak %5.0f MB), torch %6.2f s, the same work %6.2f s (peak %5.0f MB): %5.2fx, the same work %5.2fx, memory %4.2fx\n", c, n, s, cpu, n / s, r * 1024 / 1e6, t, ts, p / 1e6, s / t, s / ts, r * 1024 / p }'
+        in_run=$("$PYTHON" -c 'import glob, json, re, sys
+part = json.load(open(glob.glob(sys.argv[1] + "/replay_parts/*/part_0_of_1.json")[0]))
+print(round(sum(c.get("seconds") or 0.0 for c in part["calls"] if re.search(sys.argv[2], c["api"])), 4))' "$whole" "$regex")
+        awk -v c="$name" -v n="$calls" -v s="$secs" -v cpu="$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" -v r="$rss" -v t="$t" -v ts="$ts" -v p="$peak" -v w="$in_run" 'BEGIN {
+            printf "  %-24s %4d calls: native %7.2f s (CPU %7.2f s, %6.1f calls/s, peak %5.0f MB), torch %6.2f s, the same work %6.2f s (peak %5.0f MB): %5.2fx, the same work %5.2fx, memory %4.2fx; in one run %6.3f s: %5.2fx, the same work %5.2fx\n", c, n, s, cpu, n / s, r * 1024 / 1e6, t, ts, p / 1e6, s / t, s / ts, r * 1024 / p, w, w / t, w / ts }'
     done < <("$PYTHON" scripts/bench_torch_replay.py "$dump" --print-classes)
 }
 

@@ -1,7 +1,8 @@
 //! `msprobe replay --dump ROOT` over a whole job (`step*/rank*|proc*/dump.json`
 //! made from the fixture dumps in a temporary folder): shards by work
 //! merged into the unsharded run's CSVs, resume from a journal cut by a
-//! kill, identical calls replayed once, every refusal of `--merge`, the
+//! kill, identical calls replayed once (each call replayed timed, `-j 1`
+//! giving the same CSVs), every refusal of `--merge`, the
 //! shard taken from Slurm's and Kubernetes' variables, and a single dump's
 //! CSVs as before.
 
@@ -73,8 +74,31 @@ fn set(out: &Path) -> PathBuf {
     sets[0].clone()
 }
 
-fn part(out: &Path, i: u32, n: u32) -> Value {
+/// Part `i` of `n` in `out` as written, each call with the seconds it took.
+fn timed_part(out: &Path, i: u32, n: u32) -> Value {
     serde_json::from_str(&std::fs::read_to_string(set(out).join(format!("part_{i}_of_{n}.json"))).unwrap()).unwrap()
+}
+
+/// Part `i` of `n` in `out` without the calls' seconds (a rerun times a
+/// call again: timing, not a verdict), each call present.
+fn part(out: &Path, i: u32, n: u32) -> Value {
+    let mut p = timed_part(out, i, n);
+    if let Some(calls) = p.get("calls").and_then(Value::as_array) {
+        p["calls"] = Value::Array(untimed(calls));
+    }
+    p
+}
+
+/// Call records without their seconds (a rerun times a call again).
+fn untimed(calls: &[Value]) -> Vec<Value> {
+    calls
+        .iter()
+        .map(|c| {
+            let mut c = c.clone();
+            c.as_object_mut().unwrap().remove("seconds");
+            c
+        })
+        .collect()
 }
 
 /// The summary line of a `--dump` run.
@@ -163,7 +187,7 @@ fn a_killed_shard_resumes_without_replaying_twice() {
     let o = msprobe(dir.path(), &args);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let parts = set(&dir.path().join("out"));
-    let full = part(&dir.path().join("out"), 0, 2);
+    let full = timed_part(&dir.path().join("out"), 0, 2);
     let calls = full["calls"].as_array().unwrap().clone();
     let shared_total = calls.iter().filter(|c| !c["shares"].is_null()).count();
     assert!(stderr(&o).starts_with(&summary(calls.len() - shared_total, 0, shared_total)), "{}", stderr(&o));
@@ -185,7 +209,9 @@ fn a_killed_shard_resumes_without_replaying_twice() {
     let rest = &calls[k..];
     let shared = rest.iter().filter(|c| !c["shares"].is_null()).count();
     assert!(stderr(&o).starts_with(&summary(rest.len() - shared, k, shared)), "{}", stderr(&o));
-    assert_eq!(part(&dir.path().join("out"), 0, 2)["calls"], Value::Array(calls.clone()), "the resumed part is the uninterrupted one");
+    let resumed = timed_part(&dir.path().join("out"), 0, 2)["calls"].as_array().unwrap().clone();
+    assert_eq!(untimed(&resumed), untimed(&calls), "the resumed part is the uninterrupted one, but for the seconds the rerun took");
+    assert_eq!(resumed[..k], calls[..k], "the journal's calls keep their seconds: they were not replayed again");
     assert!(!parts.join("part_0_of_2.jsonl").exists());
     // A complete part: nothing to replay.
     let o = msprobe(dir.path(), &args);
@@ -268,10 +294,23 @@ fn identical_calls_are_replayed_once() {
         let rank = details[0].iter().position(|h| h == "Rank").unwrap();
         let first = details.iter().find(|r| r[rank] == "1").unwrap();
         assert!(first[8].ends_with("; shares the verdict of Functional.embedding.0 in step 0 rank 0 (identical call and inputs)"), "{first:?}");
-        let p = part(&dir.path().join(&out), 0, 1);
+        let p = timed_part(&dir.path().join(&out), 0, 1);
         let shares: Vec<&Value> = p["calls"].as_array().unwrap().iter().map(|c| &c["shares"]).collect();
         assert_eq!(shares.iter().filter(|s| s.is_null()).count(), 11);
         assert_eq!(*shares[11], Value::from(0), "rank 1's first call shares the verdict of the job's call 0");
+        // Each call replayed records the seconds it took; a call sharing a verdict took none.
+        for c in p["calls"].as_array().unwrap() {
+            let seconds = c.get("seconds").map(|s| s.as_f64().unwrap());
+            assert_eq!(seconds.is_some(), c["shares"].is_null(), "{c}");
+            assert!(seconds.unwrap_or(0.0) >= 0.0, "{c}");
+        }
+        // One call at a time (-j 1): the same CSVs.
+        let one = format!("{out}_j1");
+        let o = msprobe(dir.path(), &["-f", "pytorch", "replay", "--dump", "job", "--data-mode", mode, "--output-dir", &one, "-j", "1"]);
+        assert!(stderr(&o).starts_with(&summary(11, 0, 11)), "{mode}: {}", stderr(&o));
+        for kind in ["result", "details"] {
+            assert_eq!(csv_text(&dir.path().join(&one), kind), csv_text(&dir.path().join(&out), kind), "{mode} -j 1: {kind}");
+        }
     }
     // One changed byte of one tensor file: that call alone is replayed again (real data), not with random data.
     let ms = job(dir.path(), "ms", &[("step0/proc0", "mindspore/tensor"), ("step0/proc1", "mindspore/tensor")]);

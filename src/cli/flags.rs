@@ -200,6 +200,9 @@ struct ReplayFlags {
     /// The memory the calls replayed at once may use, by estimate (tensor bytes as float64 × 4 copies, with an op's own intermediates such as attention's scores), e.g. 16G; a call estimated over it alone is not replayed (default: 1/2 of the available memory).
     #[arg(long, value_name = "NUM+SUFFIX?", value_parser = byte_size)]
     memory_budget: Option<u64>,
+    /// With --dump: replay at most N calls at once (default: one per core; each call's own work uses every core either way). -j 1 holds one call's memory at a time, and times each call alone (the parts' seconds).
+    #[arg(short = 'j', long, value_name = "N", requires = "dump", value_parser = clap::value_parser!(u32).range(1..))]
+    jobs: Option<u32>,
     /// Also write a self-contained HTML report (summary, the step as a chart, a sortable table, per-call details) to FILE (default: replay_report_<stamp>.html in the output folder).
     #[arg(long, value_name = "FILE", num_args = 0..=1)]
     html: Option<Option<PathBuf>>,
@@ -413,6 +416,7 @@ fn replay_options(given: Option<Framework>, mut flags: ReplayFlags) -> Result<Op
         allow_skip,
         tensor_size_limit,
         memory_budget,
+        jobs,
         html,
         from_compare,
         minimize,
@@ -467,6 +471,7 @@ fn replay_options(given: Option<Framework>, mut flags: ReplayFlags) -> Result<Op
         from_compare,
         rank_by,
         minimize,
+        jobs: jobs.map(|n| n as usize),
     };
     Ok(Options::Replay { opts, top, rank_by })
 }
@@ -543,6 +548,18 @@ mod tests {
         assert_eq!((opts.framework, opts.propagation, top), (Framework::MindSpore, None, 20));
         assert_eq!((opts.config.input.path(), opts.config.data_mode), (std::path::Path::new("d.json"), DataMode::Real));
         assert!(matches!(opts.scope, Scope::Many(_)));
+    }
+
+    #[test]
+    fn jobs_bound_the_calls_at_once_of_a_dump() {
+        let Options::Replay { opts, .. } = parse("msprobe -f pytorch replay --dump d.json").unwrap() else { panic!() };
+        assert_eq!(opts.jobs, None, "the default: one call per rayon thread");
+        let Options::Replay { opts, .. } = parse("msprobe -f pytorch replay --dump d.json -j 1").unwrap() else { panic!() };
+        assert_eq!(opts.jobs, Some(1));
+        let Options::Replay { opts, .. } = parse("msprobe -f pytorch replay --dump d.json --jobs 3").unwrap() else { panic!() };
+        assert_eq!(opts.jobs, Some(3));
+        assert!(parse("msprobe -f pytorch replay --dump d.json -j 0").unwrap_err().contains("0 is not in 1.."));
+        assert!(parse("msprobe -f pytorch replay -i c.json -j 2").unwrap_err().contains("--dump"));
     }
 
     #[test]

@@ -4,6 +4,8 @@
 //! `skip` row, and a batch runs calls in parallel within the memory budget
 //! ([`replay_batch`], [`crate::schedule::within_budget`]).
 
+use std::time::Instant;
+
 use rayon::prelude::*;
 use runtime::compare::Status;
 use runtime::limits::{Admitted, Limit, TooLarge};
@@ -88,13 +90,16 @@ pub(super) fn replay_one(opts: &Options, source: &Source, g: &Group, direction: 
 }
 
 /// Replays a `--dump` batch (a broken input is a `skip` row; calls run in
-/// parallel within `--memory-budget`), handing each call's rows and
-/// arguments to `done` with its index as soon as it finishes.
-pub(super) fn replay_batch(opts: &Options, items: &[Item], done: impl Fn(usize, Rows, Vec<HtmlArg>) + Sync) {
+/// parallel, `-j` at most, within `--memory-budget`), handing each call's
+/// rows, arguments and seconds (reading its tensors, running and judging
+/// it) to `done` with its index as soon as it finishes.
+pub(super) fn replay_batch(opts: &Options, items: &[Item], done: impl Fn(usize, Rows, Vec<HtmlArg>, f64) + Sync) {
     let prepared: Vec<_> = items.par_iter().enumerate().map(|(i, &(source, g, d))| (i, g, d, prepare(opts, source, g, d))).collect();
     let need = |(_, _, _, p): &(usize, &Group, Direction, Result<Prepared, ReplayError>)| p.as_ref().map_or(0, |p| p.admitted.need());
-    within_budget(&prepared, need, opts.limits.memory_budget, rayon::current_num_threads(), |(i, g, d, p)| {
+    let jobs = opts.jobs.unwrap_or_else(rayon::current_num_threads);
+    within_budget(&prepared, need, opts.limits.memory_budget, jobs, |(i, g, d, p)| {
+        let start = Instant::now();
         let rows = p.as_ref().map_err(|e| skip_rows(g, *d, e)).and_then(|p| run_prepared(g, p).map_err(|e| skip_rows(g, *d, &e))).unwrap_or_else(|rows| rows);
-        done(*i, rows, p.as_ref().map(|p| p.args.clone()).unwrap_or_default());
+        done(*i, rows, p.as_ref().map(|p| p.args.clone()).unwrap_or_default(), start.elapsed().as_secs_f64());
     });
 }

@@ -91,10 +91,11 @@ pub(super) fn finish_shard(
         .collect();
     let work = runs.iter().map(|&(o, _)| job.calls[o].cost).fold(0, u64::saturating_add);
     let reporter = Reporter::new(opts.progress, runs.len(), work, "replay", "replay", "calls");
-    call::replay_batch(opts, &items, |i, rows: Rows, args: Vec<HtmlArg>| {
+    call::replay_batch(opts, &items, |i, rows: Rows, args: Vec<HtmlArg>, seconds| {
         let (o, clones) = runs[i];
         reporter.tick(job.calls[o].cost, read_bytes(job, o, opts.config.data_mode));
-        let record = CallRecord::new(job.place(o), keys[&o].clone(), None, &rows, &args, &stack(o));
+        let mut record = CallRecord::new(job.place(o), keys[&o].clone(), None, &rows, &args, &stack(o));
+        record.seconds = Some(seconds);
         let copies: Vec<CallRecord> = clones.iter().map(|&c| share(&record, c)).collect();
         emit(record);
         copies.into_iter().for_each(&emit);

@@ -52,4 +52,7 @@ pub struct Options {
     /// `--minimize` with its `--minimize-budget`: the failing calls are
     /// shrunk within that many replays each and written as repros.
     pub minimize: Option<u32>,
+    /// `-j`: at most this many calls of a `--dump` batch at once (`None`:
+    /// one per rayon thread).
+    pub jobs: Option<usize>,
 }

@@ -318,6 +318,12 @@ pub struct CallRecord {
     results: Vec<Result_>,
     args: Vec<Argument>,
     stack: Vec<Frame>,
+    /// The seconds its replay took (reading its tensors, running and judging
+    /// it), shared with the calls replayed beside it unless run with `-j 1`;
+    /// none for a call that shares another's verdict. Not a verdict: a
+    /// rerun times it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
 }
 
 /// A call's place in the job.
@@ -372,7 +378,7 @@ impl CallRecord {
             .collect();
         let stack =
             stack.iter().map(|f| Frame { file: f.file.clone(), line: f.line, function: f.function.clone(), code: f.code.clone(), user: f.user }).collect();
-        CallRecord { place, shares, key, details, results, args, stack }
+        CallRecord { place, shares, key, details, results, args, stack, seconds: None }
     }
 
     /// Its rows.
