@@ -131,9 +131,11 @@ per_class() {  # DUMP TORCH PARTS SAME [replay flags...]
         /usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$BIN" -f pytorch replay --dump "$dump" \
             --output-dir "$(mktemp -d "$WORK/class.XXXXXX")" --top 0 -q --filter "$regex" "$@" > /dev/null 2>&1 || true
         read -r secs user sys rss < <(tail -n 1 "$WORK/time")
+        # nan when the -j 1 run left no complete part (killed, or a usage error).
         in_run=$("$PYTHON" -c 'import glob, json, re, sys
-part = json.load(open(glob.glob(sys.argv[1] + "/replay_parts/*/part_0_of_1.json")[0]))
-print(round(sum(c.get("seconds") or 0.0 for c in part["calls"] if re.search(sys.argv[2], c["api"])), 4))' "$whole" "$regex")
+parts = glob.glob(sys.argv[1] + "/replay_parts/*/part_*_of_*.json")
+calls = [c for p in parts for c in json.load(open(p))["calls"]]
+print(round(sum(c.get("seconds") or 0.0 for c in calls if re.search(sys.argv[2], c["api"])), 4) if parts else "nan")' "$whole" "$regex")
         awk -v c="$name" -v n="$calls" -v s="$secs" -v cpu="$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" -v r="$rss" -v t="$t" -v ts="$ts" -v p="$peak" -v w="$in_run" 'BEGIN {
             printf "  %-24s %4d calls: native %7.2f s (CPU %7.2f s, %6.1f calls/s, peak %5.0f MB), torch %6.2f s, the same work %6.2f s (peak %5.0f MB): %5.2fx, the same work %5.2fx, memory %4.2fx; in one run %6.3f s: %5.2fx, the same work %5.2fx\n", c, n, s, cpu, n / s, r * 1024 / 1e6, t, ts, p / 1e6, s / t, s / ts, r * 1024 / p, w, w / t, w / ts }'
     done < <("$PYTHON" scripts/bench_torch_replay.py "$dump" --print-classes)

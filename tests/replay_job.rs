@@ -302,7 +302,7 @@ fn identical_calls_are_replayed_once() {
         for c in p["calls"].as_array().unwrap() {
             let seconds = c.get("seconds").map(|s| s.as_f64().unwrap());
             assert_eq!(seconds.is_some(), c["shares"].is_null(), "{c}");
-            assert!(seconds.unwrap_or(0.0) >= 0.0, "{c}");
+            assert!(seconds.is_none_or(|s| s > 0.0), "{c}");
         }
         // One call at a time (-j 1): the same CSVs.
         let one = format!("{out}_j1");

@@ -319,9 +319,10 @@ pub struct CallRecord {
     args: Vec<Argument>,
     stack: Vec<Frame>,
     /// The seconds its replay took (reading its tensors, running and judging
-    /// it), shared with the calls replayed beside it unless run with `-j 1`;
-    /// none for a call that shares another's verdict. Not a verdict: a
-    /// rerun times it again.
+    /// it; its entry was read and checked up front, untimed), overlapping
+    /// the calls replayed at the same time unless run with `-j 1`; none for
+    /// a call that shares another's verdict. Not a verdict: a rerun times it
+    /// again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seconds: Option<f64>,
 }
