@@ -200,7 +200,7 @@ struct ReplayFlags {
     /// The memory the calls replayed at once may use, by estimate (tensor bytes as float64 × 4 copies, with an op's own intermediates such as attention's scores), e.g. 16G; a call estimated over it alone is not replayed (default: 1/2 of the available memory).
     #[arg(long, value_name = "NUM+SUFFIX?", value_parser = byte_size)]
     memory_budget: Option<u64>,
-    /// With --dump: replay at most N calls at once (default: one per rayon thread, RAYON_NUM_THREADS or one per core; each call's own work uses every thread either way). -j 1 holds one call's memory at a time, and times each call alone (the seconds in the parts of a fresh --output-dir).
+    /// With --dump: replay at most N calls at once, never more than rayon has threads (default: one per rayon thread, RAYON_NUM_THREADS or one per core; each call's own work uses every thread either way). -j 1 holds one call's memory at a time, and times each call alone (the seconds in the parts of a fresh --output-dir).
     #[arg(short = 'j', long, value_name = "N", requires = "dump", value_parser = clap::value_parser!(u32).range(1..))]
     jobs: Option<u32>,
     /// Also write a self-contained HTML report (summary, the step as a chart, a sortable table, per-call details) to FILE (default: replay_report_<stamp>.html in the output folder).
