@@ -35,8 +35,12 @@ fn forward<T: WithDType>(x: &[T], bias: &[T], (_, c, inner): (usize, usize, usiz
     y
 }
 
-/// Per channel, the gradient's sum over every other index, in float64, rounded once.
+/// Per channel, the gradient's sum over every other index, in float64,
+/// rounded once: each channel's terms added from zero in index order.
 fn bias_gradient<T: WithDType>(dy: &[T], (outer, c, inner): (usize, usize, usize)) -> Vec<T> {
+    if inner == 1 {
+        return last_dim_gradient(dy, (outer, c));
+    }
     (0..c)
         .into_par_iter()
         .map(|ch| {
@@ -47,6 +51,24 @@ fn bias_gradient<T: WithDType>(dy: &[T], (outer, c, inner): (usize, usize, usize
             T::from_f64(sum)
         })
         .collect()
+}
+
+/// Channels along the last dim a thread sums at a time, over every row.
+const CHANNELS: usize = 256;
+
+/// [`bias_gradient`] with the channels along the last dim (a linear's
+/// bias): the rows are added into a block of channels' sums one row after
+/// another, reading the gradient in order, where a channel at a time read
+/// one element every C (in the same order per channel, so the same sums).
+fn last_dim_gradient<T: WithDType>(dy: &[T], (outer, c): (usize, usize)) -> Vec<T> {
+    let mut sums = vec![0.0f64; c];
+    sums.par_chunks_mut(CHANNELS).enumerate().for_each(|(block, sums)| {
+        let (first, width) = (block * CHANNELS, sums.len());
+        for row in dy.chunks_exact(c).take(outer) {
+            sums.iter_mut().zip(&row[first..first + width]).for_each(|(s, v)| *s += v.to_f64());
+        }
+    });
+    sums.into_iter().map(T::from_f64).collect()
 }
 
 impl CustomOp2 for BiasAdd {
@@ -140,5 +162,21 @@ mod tests {
         let want = (4096.0 * (1.0 + f32::EPSILON as f64)) as f32;
         assert_eq!(bias_gradient::<f32>(&dy.flatten_all().unwrap().to_vec1::<f32>().unwrap(), (4096, 1, 1)), vec![want]);
         assert_eq!(dy.dtype(), DType::F32);
+    }
+
+    #[test]
+    fn a_last_dim_bias_sums_each_channel_in_index_order() {
+        // Terms of mixed magnitudes, where another order rounds otherwise;
+        // more channels than one block, and a block left over.
+        let (outer, c) = (37, 2 * CHANNELS + 88);
+        let dy: Vec<f64> = (0..outer * c).map(|i| (i as f64 * 0.37).sin() * 10f64.powi((i % 17) as i32 - 8)).collect();
+        let one_by_one: Vec<f64> = (0..c).map(|ch| (0..outer).fold(0.0, |s, o| s + dy[o * c + ch])).collect();
+        let got = bias_gradient::<f64>(&dy, (outer, c, 1));
+        assert_eq!(got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), one_by_one.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+        let reordered: Vec<f64> = (0..c).map(|ch| (0..outer).rev().fold(0.0, |s, o| s + dy[o * c + ch])).collect();
+        assert_ne!(got, reordered, "the terms are such that the order shows");
+        let dy32: Vec<f32> = dy.iter().map(|&v| v as f32).collect();
+        let want32: Vec<f32> = (0..c).map(|ch| (0..outer).fold(0.0f64, |s, o| s + f64::from(dy32[o * c + ch])) as f32).collect();
+        assert_eq!(bias_gradient::<f32>(&dy32, (outer, c, 1)), want32);
     }
 }
