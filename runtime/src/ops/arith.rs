@@ -25,6 +25,20 @@ fn add(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(binary(ctx, b.value("input"), b.value("other"), |x, y| if alpha == 1.0 { x + y } else { x + (y * alpha)? }, None)?)
 }
 
+/// add's [`super::Gradients`] for two tensors of one shape and dtype, alpha
+/// 1: each input's gradient is the output's summed into zeros (`dy + 0`),
+/// as autograd gives it. A scalar, broadcasting, promotion or another
+/// alpha are autograd's.
+fn add_gradients(ctx: &Ctx, b: &Bound, dy: &[Option<T>]) -> Result<Option<Vec<(&'static str, Tensor)>>> {
+    let (Value::Tensor(x), Value::Tensor(y), Some(Some(dy))) = (b.value("input"), b.value("other"), dy.first()) else { return Ok(None) };
+    let alike = x.dims() == y.dims() && dy.dims() == x.dims() && x.dtype == y.dtype && x.t.dtype() == y.t.dtype() && dy.t.dtype() == x.t.dtype();
+    if !alike || b.float("alpha")? != 1.0 || !ctx.keeps(&x.t, x.dtype) {
+        return Ok(None);
+    }
+    let g = (&dy.t + 0.0)?;
+    Ok(Some(vec![("input", g.clone()), ("other", g)]))
+}
+
 fn sub(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let alpha = b.float("alpha")?;
     one(binary(ctx, b.value("input"), b.value("other"), |x, y| if alpha == 1.0 { x - y } else { x - (y * alpha)? }, None)?)
@@ -231,7 +245,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Terms { negated: None })],
+        facts: &[Fact::Rounding(Rounding::Terms { negated: None }), Fact::Gradients(add_gradients)],
     },
     // torch differentiates an in-place add of a non-leaf: as add.
     Op {

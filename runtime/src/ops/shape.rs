@@ -68,6 +68,65 @@ fn transpose(b: &Bound, names: [&str; 2]) -> Result<Vec<Value>> {
     Ok(same(x, x.t.transpose(d0, d1)?))
 }
 
+/// The one input's gradient of a data-movement op: `moved_back(dy)` summed
+/// into zeros (`+ 0`), as autograd gives it, where it has the input's shape
+/// and dtype; `None` (autograd's) otherwise.
+fn moved_back(x: &T, dy: &[Option<T>], back: impl FnOnce(&Tensor) -> candle_core::Result<Tensor>) -> Result<Option<Vec<(&'static str, Tensor)>>> {
+    let Some(Some(dy)) = dy.first() else { return Ok(None) };
+    if dy.t.dtype() != x.t.dtype() {
+        return Ok(None);
+    }
+    let g = back(&dy.t)?;
+    if g.dims() != x.dims() {
+        return Ok(None);
+    }
+    Ok(Some(vec![("input", (g + 0.0)?)]))
+}
+
+/// transpose's [`super::Gradients`]: the output's gradient transposed back.
+/// Below 2 dims the output is the input itself: autograd's.
+fn transpose_gradients(b: &Bound, names: [&str; 2], dy: &[Option<T>]) -> Result<Option<Vec<(&'static str, Tensor)>>> {
+    let x = b.tensor("input")?;
+    if x.rank() < 2 {
+        return Ok(None);
+    }
+    let (d0, d1) = (dim(b.int(names[0])?, x.rank())?, dim(b.int(names[1])?, x.rank())?);
+    // A gradient not of the output's shape comes back not of the input's.
+    moved_back(x, dy, |g| if g.rank() == x.rank() { g.transpose(d0, d1) } else { Ok(g.clone()) })
+}
+
+/// reshape's [`super::Gradients`]: the output's gradient in the input's
+/// shape. A reshape to the input's own shape is the input itself: autograd's.
+fn reshape_gradients(_: &Ctx, b: &Bound, dy: &[Option<T>]) -> Result<Option<Vec<(&'static str, Tensor)>>> {
+    let x = b.tensor("input")?;
+    let shape = resolve_shape(&b.ints("shape")?, x.t.elem_count())?;
+    if shape == x.dims() || dy.first().and_then(Option::as_ref).is_some_and(|g| g.dims() != shape) {
+        return Ok(None);
+    }
+    moved_back(x, dy, |g| g.reshape(x.dims()))
+}
+
+/// split's [`super::Gradients`]: the pieces' gradients joined along the
+/// dim, each element its piece's gradient summed into zeros, as autograd
+/// sums the pieces' zero-padded gradients. A piece without a gradient, or a
+/// single piece (the input itself), is autograd's.
+fn split_gradients(_: &Ctx, b: &Bound, dy: &[Option<T>]) -> Result<Option<Vec<(&'static str, Tensor)>>> {
+    let x = b.tensor("input")?;
+    let d = dim(b.int("dim")?, x.rank())?;
+    let sizes = split_sizes(x.dims()[d], b, "split_size_or_sections")?;
+    let Some(pieces) = dy.iter().map(Option::as_ref).collect::<Option<Vec<&T>>>() else { return Ok(None) };
+    let fits = |(g, &s): (&&T, &usize)| {
+        let mut want = x.dims().to_vec();
+        want[d] = s;
+        g.dims() == want && g.t.dtype() == x.t.dtype()
+    };
+    if sizes.len() < 2 || sizes.contains(&0) || pieces.len() != sizes.len() || !pieces.iter().zip(&sizes).all(fits) {
+        return Ok(None);
+    }
+    let joined = Tensor::cat(&pieces.iter().map(|g| &g.t).collect::<Vec<_>>(), d)?;
+    moved_back(x, &[Some(T { t: joined, dtype: x.dtype })], |g| Ok(g.clone()))
+}
+
 /// Tensor.t(): a 2-D tensor transposed; 0-D and 1-D ones as they are.
 fn t_(_: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;
@@ -768,7 +827,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Exact,
         random: false,
-        facts: &[],
+        facts: &[Fact::Gradients(reshape_gradients)],
     },
     Op {
         names: &["Torch.reshape", "Mint.reshape"],
@@ -796,7 +855,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Exact,
         random: false,
-        facts: &[],
+        facts: &[Fact::Gradients(|_, b, dy| transpose_gradients(b, ["dim0", "dim1"], dy))],
     },
     Op {
         names: &["Torch.swapaxes", "Tensor.swapaxes"],
@@ -854,7 +913,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Exact,
         random: false,
-        facts: &[],
+        facts: &[Fact::Gradients(split_gradients)],
     },
     Op {
         names: &["Torch.chunk", "Tensor.chunk", "Mint.chunk", "MS.Functional.chunk"],
