@@ -10,9 +10,19 @@
 //! on the same inputs. The rulebook's `loss_effect` says when an effect is
 //! rounding noise and when first order is not enough.
 
+use rayon::prelude::*;
+
 use crate::dtype::TDType;
 use crate::pyfmt::format_g6;
 use crate::rulebook;
+
+/// Elements one thread sums at a time: the sums are added stretch by
+/// stretch in order, each stretch's in [`LANES`] interleaved partial sums,
+/// so they are the same whatever the thread count (an estimate: its last
+/// bits follow this order, not the elements').
+const STRETCH: usize = 1 << 15;
+/// Partial sums per stretch: independent additions the CPU overlaps.
+const LANES: usize = 4;
 
 /// A row's Effect Note: the call has no backward entry.
 pub const NO_BACKWARD: &str = "no loss effect: the dump has no backward entry for this call";
@@ -48,22 +58,26 @@ pub(super) fn of(op: &str, dtype: TDType, tested: &[f64], bench: &[f64], dy: &[f
     }
     // float32 (most rows) rounds element by element as `round_to` does, without a rounded copy.
     let rounded = if dtype == TDType::F32 { vec![] } else { crate::standard::round_to(bench, dtype) };
-    let round = |i: usize, b: f64| if dtype == TDType::F32 { f64::from(b as f32) } else { rounded[i] };
-    let (mut effect, mut scale, mut ee, mut yy) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
-    for (i, ((&t, &b), &g)) in tested.iter().zip(bench).zip(dy).enumerate() {
-        let r = round(i, b);
-        // Equal values (a -inf fill on both sides) have no error; a zero
-        // gradient reads nothing of its element.
-        let d = if t == r { 0.0 } else { t - r };
-        if g != 0.0 {
-            effect += g * d;
-            scale += (g * b) * (g * b);
+    let stretch = |(c, ((t, b), g)): (usize, ((&[f64], &[f64]), &[f64]))| {
+        let first = c * STRETCH;
+        let round = |i: usize, b: f64| if dtype == TDType::F32 { f64::from(b as f32) } else { rounded[first + i] };
+        let mut sums = [[0.0f64; LANES]; 4];
+        for (i, ((&t, &b), &g)) in t.iter().zip(b).zip(g).enumerate() {
+            let (k, r) = (i % LANES, round(i, b));
+            // Equal values (a -inf fill on both sides) have no error; a zero
+            // gradient reads nothing of its element (it adds +0: nothing).
+            let d = if t == r { 0.0 } else { t - r };
+            let weighted = g != 0.0;
+            sums[0][k] += if weighted { g * d } else { 0.0 };
+            sums[1][k] += if weighted { (g * b) * (g * b) } else { 0.0 };
+            let finite = b.is_finite();
+            sums[2][k] += if finite { d * d } else { 0.0 };
+            sums[3][k] += if finite { b * b } else { 0.0 };
         }
-        if b.is_finite() {
-            ee += d * d;
-            yy += b * b;
-        }
-    }
+        sums.map(|lanes| lanes.iter().sum::<f64>())
+    };
+    let stretches: Vec<[f64; 4]> = tested.par_chunks(STRETCH).zip(bench.par_chunks(STRETCH)).zip(dy.par_chunks(STRETCH)).enumerate().map(stretch).collect();
+    let [effect, scale, ee, yy] = stretches.iter().fold([0.0f64; 4], |acc, s| [acc[0] + s[0], acc[1] + s[1], acc[2] + s[2], acc[3] + s[3]]);
     if !(effect.is_finite() && scale.is_finite() && ee.is_finite() && yy.is_finite()) {
         return Effect::none("no loss effect: the output, its bench value or its gradient is not finite");
     }
@@ -139,5 +153,23 @@ mod tests {
         assert_eq!(loss("cross_entropy", &[2.5], None), Some((2.5, 1.0)));
         assert_eq!(loss("cross_entropy", &[2.5, 1.0], None), None);
         assert_eq!(loss("matmul", &[2.5], None), None);
+    }
+
+    #[test]
+    fn the_sums_do_not_depend_on_the_thread_count() {
+        let n = 3 * STRETCH + 17;
+        let bench: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin() * 10f64.powi((i % 9) as i32 - 4)).collect();
+        let tested: Vec<f64> = bench.iter().enumerate().map(|(i, b)| f64::from(*b as f32) + if i % 5 == 0 { 1e-6 } else { 0.0 }).collect();
+        let dy: Vec<f64> = (0..n).map(|i| if i % 7 == 0 { 0.0 } else { (i as f64 * 0.11).cos() }).collect();
+        let on = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| of("add", TDType::F32, &tested, &bench, &dy))
+        };
+        let one = on(1);
+        assert_eq!(one.value.map(f64::to_bits), on(3).value.map(f64::to_bits));
+        assert_eq!(one.noise.map(f64::to_bits), on(3).noise.map(f64::to_bits));
+        // The element-order sum, to the last bits.
+        let exact: f64 = (0..n).filter(|&i| dy[i] != 0.0).map(|i| dy[i] * (tested[i] - f64::from(bench[i] as f32))).sum();
+        assert!((one.value.unwrap() - exact).abs() <= 1e-12 * exact.abs(), "{one:?} against {exact}");
     }
 }
