@@ -11,6 +11,7 @@
 use std::borrow::Cow;
 
 use candle_core::DType;
+use rayon::prelude::*;
 
 use crate::bind::parameters;
 use crate::dtype::TDType;
@@ -90,11 +91,15 @@ pub(super) fn plan(call: &Call, bench: &Outcome) -> Result<Plan> {
         let outputs = vec![Source::Emulated(why); bench.outputs.len()];
         return Ok(Plan { outputs, grads, needs_device: true, device_outputs_read: true, first_grad_recorded: false });
     }
-    let outputs = (0..bench.outputs.len()).map(|i| recorded(call.r.outputs.get(i), call, Direction::Forward)).collect::<Result<Vec<_>>>()?;
-    let (grads, grads_recorded) = match &call.r.grad_outputs {
-        Some(_) => gradients(call, bench.grads.as_deref())?,
-        None => (vec![], false),
-    };
+    // The recorded files are read side by side: each is decoded on one thread.
+    let (outputs, grads) = rayon::join(
+        || (0..bench.outputs.len()).into_par_iter().map(|i| recorded(call.r.outputs.get(i), call, Direction::Forward)).collect::<Result<Vec<_>>>(),
+        || match &call.r.grad_outputs {
+            Some(_) => gradients(call, bench.grads.as_deref()),
+            None => Ok((vec![], false)),
+        },
+    );
+    let (outputs, (grads, grads_recorded)) = (outputs?, grads?);
     let emulated = |s: &Source| matches!(s, Source::Emulated(_));
     let grads_emulated = grad_count.is_some() && (!grads_recorded || grads.iter().any(emulated));
     // A recorded output's reference run is read by the rules of every standard but msprobe's.
@@ -126,8 +131,9 @@ fn gradients(call: &Call, bench: Option<&[T]>) -> Result<(Vec<Source>, bool)> {
     let node = call.op.node_gradients(r.framework);
     let places = recorded_places(&inputs, &recorded_dims, incoming, node);
     let place = |i: usize| places.as_ref().and_then(|p| p.get(i).cloned()).unwrap_or(Place::Absent);
-    let picked = call.differentiate.iter().enumerate().filter(|(_, &d)| d).map(|(i, _)| place(i));
+    let picked: Vec<Place> = call.differentiate.iter().enumerate().filter(|(_, &d)| d).map(|(i, _)| place(i)).collect();
     let recorded_grads = picked
+        .into_par_iter()
         .map(|p| match p {
             Place::Recorded(k, transform) => Ok(match recorded(r.grad_inputs.get(k), call, Direction::Backward)? {
                 Source::Recorded(v, _) => Source::Recorded(v, transform),
