@@ -203,6 +203,16 @@ pub enum Realized {
     List(Vec<Realized>),
 }
 
+/// How many tensors of `spec` [`realize`] numbers (it adds as many to
+/// `ordinal`): where the next spec's numbers start.
+pub fn numbered(spec: &Spec) -> u64 {
+    match spec {
+        Spec::Tensor(_) => 1,
+        Spec::List(items) => items.iter().map(numbered).sum(),
+        _ => 0,
+    }
+}
+
 /// Realizes every tensor of `spec`; `ordinal` numbers tensors across the call.
 pub fn realize(spec: &Spec, mode: DataMode, seed: u64, iteration: u64, ordinal: &mut u64) -> Result<Realized> {
     Ok(match spec {

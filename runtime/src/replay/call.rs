@@ -4,12 +4,14 @@
 
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use crate::bind::{bind, param_names, Bound};
 use crate::ctx::Ctx;
 use crate::dtype::TDType;
 use crate::error::{Error, Result};
 use crate::exec::{gradients_only, run, Outcome};
-use crate::inputs::{master, realize, Realized};
+use crate::inputs::{master, numbered, realize, Realized};
 use crate::ops::{Op, TokenKeys};
 use crate::spec::{DataMode, Replay, Spec};
 use crate::value::{Value, T};
@@ -165,16 +167,17 @@ impl<'a> Call<'a> {
     pub fn new(r: &'a Replay, iteration: u64, op: &'static Op) -> Result<Call<'a>> {
         let name = r.api.name();
         // Tensors are numbered across the call (arguments, keywords, gradients):
-        // each gets its own random stream.
-        let mut ordinal = 0;
-        let mut one = |s: &Spec| realize(s, r.data_mode, r.seed, iteration, &mut ordinal);
-        let args = r.args.iter().map(&mut one).collect::<Result<Vec<_>>>()?;
-        let kwargs = r.kwargs.iter().map(|(k, s)| Ok((k.clone(), one(s)?))).collect::<Result<Vec<_>>>()?;
-        let grads = match &r.grad_outputs {
-            Some(g) => Some(g.iter().map(&mut one).collect::<Result<Vec<_>>>()?),
-            None => None,
-        };
-        let (mut args, mut kwargs) = (args, kwargs);
+        // each gets its own random stream. Each spec is realized from its
+        // first number, side by side (each tensor file decoded on one thread);
+        // the first error in that order is the call's.
+        let specs: Vec<&Spec> = r.args.iter().chain(r.kwargs.iter().map(|(_, s)| s)).chain(r.grad_outputs.iter().flatten()).collect();
+        let firsts = specs.iter().scan(0, |next, s| Some(std::mem::replace(next, *next + numbered(s))));
+        let realized: Vec<Result<Realized>> =
+            specs.par_iter().zip(firsts.collect::<Vec<_>>()).map(|(s, mut ordinal)| realize(s, r.data_mode, r.seed, iteration, &mut ordinal)).collect();
+        let mut realized = realized.into_iter().collect::<Result<Vec<_>>>()?.into_iter();
+        let mut args: Vec<Realized> = realized.by_ref().take(r.args.len()).collect();
+        let mut kwargs: Vec<(String, Realized)> = r.kwargs.iter().map(|(k, _)| k.clone()).zip(realized.by_ref()).collect();
+        let grads: Option<Vec<Realized>> = r.grad_outputs.as_ref().map(|_| realized.collect());
         let mut input_dtypes = vec![];
         args.iter().chain(kwargs.iter().map(|(_, v)| v)).for_each(|s| dtypes(s, &mut input_dtypes));
         let output = match r.outputs.first() {

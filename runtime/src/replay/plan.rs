@@ -93,7 +93,7 @@ pub(super) fn plan(call: &Call, bench: &Outcome) -> Result<Plan> {
     }
     // The recorded files are read side by side: each is decoded on one thread.
     let (outputs, grads) = rayon::join(
-        || (0..bench.outputs.len()).into_par_iter().map(|i| recorded(call.r.outputs.get(i), call, Direction::Forward)).collect::<Result<Vec<_>>>(),
+        || first_error((0..bench.outputs.len()).into_par_iter().map(|i| recorded(call.r.outputs.get(i), call, Direction::Forward)).collect()),
         || match &call.r.grad_outputs {
             Some(_) => gradients(call, bench.grads.as_deref()),
             None => Ok((vec![], false)),
@@ -132,17 +132,19 @@ fn gradients(call: &Call, bench: Option<&[T]>) -> Result<(Vec<Source>, bool)> {
     let places = recorded_places(&inputs, &recorded_dims, incoming, node);
     let place = |i: usize| places.as_ref().and_then(|p| p.get(i).cloned()).unwrap_or(Place::Absent);
     let picked: Vec<Place> = call.differentiate.iter().enumerate().filter(|(_, &d)| d).map(|(i, _)| place(i)).collect();
-    let recorded_grads = picked
-        .into_par_iter()
-        .map(|p| match p {
-            Place::Recorded(k, transform) => Ok(match recorded(r.grad_inputs.get(k), call, Direction::Backward)? {
-                Source::Recorded(v, _) => Source::Recorded(v, transform),
-                emulated => emulated,
-            }),
-            Place::Elsewhere(why) => Ok(Source::Emulated(Reason::NotRecorded(why))),
-            Place::Absent => recorded(None, call, Direction::Backward),
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let recorded_grads = first_error(
+        picked
+            .into_par_iter()
+            .map(|p| match p {
+                Place::Recorded(k, transform) => Ok(match recorded(r.grad_inputs.get(k), call, Direction::Backward)? {
+                    Source::Recorded(v, _) => Source::Recorded(v, transform),
+                    emulated => emulated,
+                }),
+                Place::Elsewhere(why) => Ok(Source::Emulated(Reason::NotRecorded(why))),
+                Place::Absent => recorded(None, call, Direction::Backward),
+            })
+            .collect(),
+    )?;
     let Some(bench) = bench else { return Ok((vec![], false)) };
     // In input order, a differentiated keyword has no place.
     let keyword_differentiated = node.is_none() && call.differentiate.iter().skip(r.args.len()).any(|&d| d);
@@ -214,6 +216,12 @@ fn recorded(spec: Option<&Spec>, call: &Call, direction: Direction) -> Result<So
         None => Reason::NotLinedUp(direction),
     };
     Ok(Source::Emulated(why))
+}
+
+/// The values read side by side, or the first of their errors in order
+/// (whichever thread met its error first).
+fn first_error<V>(read: Vec<Result<V>>) -> Result<Vec<V>> {
+    read.into_iter().collect()
 }
 
 fn spec_kind(s: &Spec) -> &'static str {
