@@ -218,8 +218,8 @@ fn recorded(spec: Option<&Spec>, call: &Call, direction: Direction) -> Result<So
     Ok(Source::Emulated(why))
 }
 
-/// The values read side by side, or the first of their errors in order
-/// (whichever thread met its error first).
+/// The values read side by side, or the first of their errors in the
+/// items' order (whatever thread met one first).
 fn first_error<V>(read: Vec<Result<V>>) -> Result<Vec<V>> {
     read.into_iter().collect()
 }
