@@ -242,7 +242,10 @@ impl Partial {
     /// makes a sum of squares non-finite, and then `None` is returned.
     fn fast<T: Element>(tested: &[T], bench: &[T]) -> Option<Self> {
         let mut acc = [[0.0f64; LANES]; 7]; // dot, tt, bb, max_t, max_b, max_abs, max_rel
-        let mut hist = [0u64; HIST_BINS];
+                                            // One histogram per lane: neighbouring errors mostly fall in one
+                                            // bin, and a single table's count would wait on its own previous
+                                            // store element after element.
+        let mut hists = [[0u64; HIST_BINS]; LANES];
         let lane = |k: usize, t: f64, b: f64, acc: &mut [[f64; LANES]; 7]| -> f64 {
             let d = (t - b).abs();
             let den = b.abs() + if b == 0.0 { 1e-8 } else { 0.0 };
@@ -261,9 +264,8 @@ impl Partial {
         // exponent bits, no branch. (A NaN or Inf makes the pass invalid
         // anyway, checked below; its bin is then discarded.)
         let mut count = |rels: &[f64]| {
-            for &r in rels {
-                let bits = r.to_bits();
-                hist[usize::from(BIN_OF_EXP[(bits >> 52) as usize & 0x7ff]) * usize::from(bits << 1 != 0)] += 1;
+            for (hist, &r) in hists.iter_mut().zip(rels) {
+                hist[rel_bin(r)] += 1;
             }
         };
         let (tc, bc) = (tested.chunks_exact(LANES), bench.chunks_exact(LANES));
@@ -282,6 +284,12 @@ impl Partial {
         count(&rels[..tr.len()]);
         let sum = |a: &[f64; LANES]| a.iter().sum::<f64>();
         let max = |a: &[f64; LANES]| a.iter().fold(0.0f64, |m, &x| fmax(m, x));
+        let mut hist = [0u64; HIST_BINS];
+        for lane in &hists {
+            for (h, n) in hist.iter_mut().zip(lane) {
+                *h += n;
+            }
+        }
         let p = Partial {
             finite: tested.len(),
             dot: sum(&acc[0]),

@@ -3,7 +3,11 @@
 //! and a gather over it, and differentiates through the gather's
 //! scatter-add: 9 s a run on a ResNet stem's `[8, 64, 112, 112]`. Here each
 //! output is the first maximum of its window in kernel order (padding is
-//! never picked), as in torch, and the gradient goes to that element.
+//! never picked), as in torch, and the gradient goes to that element. The
+//! forward keeps each window's pick for the backward, as torch keeps its
+//! indices: finding them is most of the work.
+
+use std::sync::OnceLock;
 
 use candle_core::{CpuStorage, CustomOp1, DType, Layout, Shape, Tensor, WithDType};
 use rayon::prelude::*;
@@ -50,72 +54,107 @@ impl MaxPool {
     }
 
     /// For each output of one `h × w` plane, the index in the plane of its
-    /// window's first maximum (a NaN wins and stays, as torch propagates it).
-    fn argmax<T: WithDType + PartialOrd>(&self, plane: &[T], h: usize, w: usize) -> Vec<usize> {
+    /// window's first maximum (a NaN wins and stays, as torch propagates
+    /// it), written into `at`.
+    fn argmax<T: WithDType + PartialOrd>(&self, plane: &[T], h: usize, w: usize, at: &mut [u32]) {
         let (oh, ow) = self.out(h, w);
         let ((ys, yruns), (xs, xruns)) = (self.taps(0, h, oh), self.taps(1, w, ow));
-        let mut at = Vec::with_capacity(oh * ow);
+        let mut picks = at.iter_mut();
         for &(y0, y1) in &yruns {
+            let rows = &ys[y0..y1];
             for &(x0, x1) in &xruns {
-                let mut best: Option<(usize, T)> = None;
-                'window: for &y in &ys[y0..y1] {
+                let cols = &xs[x0..x1];
+                let Some(pick) = picks.next() else { return };
+                let (Some(&y), Some(&x)) = (rows.first(), cols.first()) else {
+                    *pick = 0;
+                    continue;
+                };
+                let (mut best_at, mut best) = (y * w + x, plane[y * w + x]);
+                for &y in rows {
                     let row = &plane[y * w..(y + 1) * w];
-                    for &x in &xs[x0..x1] {
+                    for &x in cols {
                         let v = row[x];
-                        #[allow(clippy::eq_op)] // v != v: NaN
-                        let nan = v != v;
-                        if best.is_none_or(|(_, b)| nan || v > b) {
-                            best = Some((y * w + x, v));
-                            if nan {
-                                break 'window;
-                            }
+                        // Strictly greater, or the first NaN (v != v) over a number: later
+                        // ties and later NaNs leave the pick as it is.
+                        #[allow(clippy::eq_op)]
+                        if v > best || (v != v && best == best) {
+                            (best_at, best) = (y * w + x, v);
                         }
                     }
                 }
-                at.push(best.map_or(0, |(i, _)| i));
+                *pick = best_at as u32;
             }
+        }
+    }
+
+    /// Every plane's picks ([`MaxPool::argmax`]), planes of `h × w` in order.
+    fn picks<T: WithDType + PartialOrd>(&self, x: &[T], h: usize, w: usize) -> Vec<u32> {
+        let (oh, ow) = self.out(h, w);
+        let mut at = vec![0u32; x.len() / (h * w).max(1) * oh * ow];
+        if oh * ow > 0 {
+            at.par_chunks_mut(oh * ow).zip(x.par_chunks(h * w)).for_each(|(at, plane)| self.argmax(plane, h, w, at));
         }
         at
     }
 }
 
-fn forward<T: WithDType + PartialOrd>(pool: &MaxPool, x: &[T], h: usize, w: usize) -> Vec<T> {
-    let (oh, ow) = pool.out(h, w);
-    let mut y = vec![T::zero(); x.len() / (h * w).max(1) * oh * ow];
-    if oh * ow > 0 {
-        y.par_chunks_mut(oh * ow).zip(x.par_chunks(h * w)).for_each(|(y, plane)| {
-            for (y, at) in y.iter_mut().zip(pool.argmax(plane, h, w)) {
-                *y = plane[at];
+/// A [`MaxPool`] applied once: its forward keeps the picks its backward
+/// sends the gradient to.
+struct Applied {
+    pool: MaxPool,
+    picks: OnceLock<Vec<u32>>,
+}
+
+impl Applied {
+    /// The forward's picks, or found again from `x` (a backward with no forward before it).
+    fn picks_of<T: WithDType + PartialOrd>(&self, x: &[T], h: usize, w: usize) -> &[u32] {
+        self.picks.get_or_init(|| self.pool.picks(x, h, w))
+    }
+}
+
+fn forward<T: WithDType>(x: &[T], picks: &[u32], h: usize, w: usize) -> Vec<T> {
+    let per_plane = picks.len() / (x.len() / (h * w).max(1)).max(1);
+    let mut y = vec![T::zero(); picks.len()];
+    if per_plane > 0 {
+        y.par_chunks_mut(per_plane).zip(picks.par_chunks(per_plane)).zip(x.par_chunks(h * w)).for_each(|((y, at), plane)| {
+            for (y, &at) in y.iter_mut().zip(at) {
+                *y = plane[at as usize];
             }
         });
     }
     y
 }
 
-fn backward<T: WithDType + PartialOrd>(pool: &MaxPool, x: &[T], dy: &[T], h: usize, w: usize) -> Vec<T> {
-    let (oh, ow) = pool.out(h, w);
-    let mut dx = vec![T::zero(); x.len()];
-    if oh * ow > 0 {
-        dx.par_chunks_mut(h * w).zip(x.par_chunks(h * w)).zip(dy.par_chunks(oh * ow)).for_each(|((dx, plane), dy)| {
-            for (&g, at) in dy.iter().zip(pool.argmax(plane, h, w)) {
-                dx[at] += g;
+fn backward<T: WithDType>(x_len: usize, picks: &[u32], dy: &[T], h: usize, w: usize) -> Vec<T> {
+    let per_plane = picks.len() / (x_len / (h * w).max(1)).max(1);
+    let mut dx = vec![T::zero(); x_len];
+    if per_plane > 0 {
+        dx.par_chunks_mut(h * w).zip(picks.par_chunks(per_plane)).zip(dy.par_chunks(per_plane)).for_each(|((dx, at), dy)| {
+            for (&g, &at) in dy.iter().zip(at) {
+                dx[at as usize] += g;
             }
         });
     }
     dx
 }
 
-impl CustomOp1 for MaxPool {
+impl CustomOp1 for Applied {
     fn name(&self) -> &'static str {
         "max_pool2d"
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
         let (n, c, h, w) = layout.shape().dims4()?;
-        let (oh, ow) = self.out(h, w);
+        let (oh, ow) = self.pool.out(h, w);
         let y = match storage {
-            CpuStorage::F64(_) => CpuStorage::F64(forward(self, host_values("max_pool2d", storage, layout)?, h, w)),
-            CpuStorage::F32(_) => CpuStorage::F32(forward(self, host_values("max_pool2d", storage, layout)?, h, w)),
+            CpuStorage::F64(_) => {
+                let x = host_values::<f64>("max_pool2d", storage, layout)?;
+                CpuStorage::F64(forward(x, self.picks_of(x, h, w), h, w))
+            }
+            CpuStorage::F32(_) => {
+                let x = host_values::<f32>("max_pool2d", storage, layout)?;
+                CpuStorage::F32(forward(x, self.picks_of(x, h, w), h, w))
+            }
             _ => return Err(msg("a float32 or float64 input expected")),
         };
         Ok((y, Shape::from((n, c, oh, ow))))
@@ -124,13 +163,18 @@ impl CustomOp1 for MaxPool {
     fn bwd(&self, x: &Tensor, _res: &Tensor, dy: &Tensor) -> candle_core::Result<Option<Tensor>> {
         let (x, dy) = (x.detach().contiguous()?, dy.detach().contiguous()?);
         let (_, _, h, w) = x.dims4()?;
+        let n = x.elem_count();
         let dx = match x.dtype() {
-            DType::F64 => {
-                Tensor::from_vec(with_host_values("max_pool2d", [&x, &dy], |[xv, g]| Ok(backward::<f64>(self, xv, g, h, w)))?, x.shape(), x.device())?
-            }
-            DType::F32 => {
-                Tensor::from_vec(with_host_values("max_pool2d", [&x, &dy], |[xv, g]| Ok(backward::<f32>(self, xv, g, h, w)))?, x.shape(), x.device())?
-            }
+            DType::F64 => Tensor::from_vec(
+                with_host_values("max_pool2d", [&x, &dy], |[xv, g]| Ok(backward::<f64>(n, self.picks_of(xv, h, w), g, h, w)))?,
+                x.shape(),
+                x.device(),
+            )?,
+            DType::F32 => Tensor::from_vec(
+                with_host_values("max_pool2d", [&x, &dy], |[xv, g]| Ok(backward::<f32>(n, self.picks_of(xv, h, w), g, h, w)))?,
+                x.shape(),
+                x.device(),
+            )?,
             _ => return Err(msg("a float32 or float64 input expected")),
         };
         Ok(Some(dx))
@@ -138,12 +182,18 @@ impl CustomOp1 for MaxPool {
 }
 
 /// Max pooling of a batched `[N, C, H, W]` input whose windows fit: the
-/// kernel for float32 or float64 on the host, `None` elsewhere.
+/// kernel for float32 or float64 on the host, `None` elsewhere (and for a
+/// plane of 2³² elements or more).
 pub(super) fn max_pool2d(x: &Tensor, pool: MaxPool) -> candle_core::Result<Option<Tensor>> {
     if !matches!(x.dtype(), DType::F64 | DType::F32) || !crate::device::is_host(x) || x.rank() != 4 {
         return Ok(None);
     }
-    x.contiguous()?.apply_op1(pool).map(Some)
+    // A pick is an index into its plane.
+    let (_, _, h, w) = x.dims4()?;
+    if u32::try_from(h * w).is_err() {
+        return Ok(None);
+    }
+    x.contiguous()?.apply_op1(Applied { pool, picks: OnceLock::new() }).map(Some)
 }
 
 #[cfg(test)]
