@@ -166,21 +166,29 @@ mod tests {
 
     #[test]
     fn at_most_as_many_items_at_once_as_the_pool_has_threads() {
-        let (running, peak) = (AtomicU64::new(0), AtomicU64::new(0));
-        pool(2).install(|| {
-            within_budget(
-                &[1u64; 8],
-                |&n| n,
-                u64::MAX,
-                6,
-                |_| {
-                    peak.fetch_max(running.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                    running.fetch_sub(1, Ordering::SeqCst);
-                },
-            )
+        // Six loops on two threads would wait at the start barrier for ever:
+        // the run goes on a thread of its own, and a run that does not end
+        // within the minute fails the test instead of hanging it.
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let (running, peak) = (AtomicU64::new(0), AtomicU64::new(0));
+            pool(2).install(|| {
+                within_budget(
+                    &[1u64; 8],
+                    |&n| n,
+                    u64::MAX,
+                    6,
+                    |_| {
+                        peak.fetch_max(running.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
+                        std::thread::sleep(std::time::Duration::from_millis(20));
+                        running.fetch_sub(1, Ordering::SeqCst);
+                    },
+                )
+            });
+            done.send(peak.load(Ordering::SeqCst)).expect("the test waits");
         });
-        assert_eq!(peak.load(Ordering::SeqCst), 2);
+        let peak = finished.recv_timeout(std::time::Duration::from_secs(60)).expect("the run ends: no more loops than the pool has threads");
+        assert_eq!(peak, 2);
     }
 
     #[test]
