@@ -241,10 +241,11 @@ impl Partial {
     /// whether that was valid: any NaN or Inf (or a square that overflows)
     /// makes a sum of squares non-finite, and then `None` is returned.
     fn fast<T: Element>(tested: &[T], bench: &[T]) -> Option<Self> {
-        let mut acc = [[0.0f64; LANES]; 7]; // dot, tt, bb, max_t, max_b, max_abs, max_rel
-                                            // One histogram per lane: neighbouring errors mostly fall in one
-                                            // bin, and a single table's count would wait on its own previous
-                                            // store element after element.
+        // dot, tt, bb, max_t, max_b, max_abs, max_rel
+        let mut acc = [[0.0f64; LANES]; 7];
+        // One histogram per lane: neighbouring errors mostly fall in one
+        // bin, and a single table's count would wait on its own previous
+        // store element after element.
         let mut hists = [[0u64; HIST_BINS]; LANES];
         let lane = |k: usize, t: f64, b: f64, acc: &mut [[f64; LANES]; 7]| -> f64 {
             let d = (t - b).abs();

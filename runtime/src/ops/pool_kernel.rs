@@ -182,15 +182,16 @@ impl CustomOp1 for Applied {
 }
 
 /// Max pooling of a batched `[N, C, H, W]` input whose windows fit: the
-/// kernel for float32 or float64 on the host, `None` elsewhere (and for a
-/// plane of 2³² elements or more).
+/// kernel for float32 or float64 on the host, `None` elsewhere (and for an
+/// empty plane or one of 2³² elements or more).
 pub(super) fn max_pool2d(x: &Tensor, pool: MaxPool) -> candle_core::Result<Option<Tensor>> {
     if !matches!(x.dtype(), DType::F64 | DType::F32) || !crate::device::is_host(x) || x.rank() != 4 {
         return Ok(None);
     }
-    // A pick is an index into its plane.
+    // A pick is an index into its plane, which holds at least one element
+    // (an empty plane's padded windows are left to the gather).
     let (_, _, h, w) = x.dims4()?;
-    if u32::try_from(h * w).is_err() {
+    if h * w == 0 || u32::try_from(h * w).is_err() {
         return Ok(None);
     }
     x.contiguous()?.apply_op1(Applied { pool, picks: OnceLock::new() }).map(Some)
@@ -248,6 +249,13 @@ mod tests {
             let gb = (&yb * &g).unwrap().sum_all().unwrap().backward().unwrap();
             assert_eq!(flat(ga.get(a.as_tensor()).unwrap()), flat(gb.get(b.as_tensor()).unwrap()), "{pool:?}: the gradient goes to the first maximum");
         }
+    }
+
+    #[test]
+    fn an_empty_plane_is_left_to_the_gather() {
+        let x = Tensor::zeros((1, 1, 0, 3), candle_core::DType::F64, &crate::device::host()).unwrap();
+        let padded = MaxPool { k: [2, 2], s: [1, 1], p: [1, 1], d: [1, 1] };
+        assert!(max_pool2d(&x, padded).unwrap().is_none());
     }
 
     #[test]
