@@ -251,3 +251,24 @@ impl Realized {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `numbered` says how far `realize` moves the ordinal, so that a
+    /// call's specs realized side by side draw the streams they would one
+    /// after another: tensors count, nested in lists too; scalars do not.
+    #[test]
+    fn numbered_is_how_far_realize_moves_the_ordinal() {
+        let tensor = || Spec::Tensor(TensorSpec { dtype: TDType::F32, shape: vec![2], low: Some(-1.0), high: Some(1.0), requires_grad: None, data: None });
+        let specs =
+            [tensor(), Spec::Int(3), Spec::None, Spec::List(vec![tensor(), Spec::Float(0.5), Spec::List(vec![tensor(), tensor()])]), Spec::List(vec![])];
+        for spec in &specs {
+            let mut ordinal = 7;
+            realize(spec, DataMode::Random, 0, 0, &mut ordinal).unwrap();
+            assert_eq!(ordinal - 7, numbered(spec), "{spec:?}");
+        }
+        assert_eq!(specs.iter().map(numbered).collect::<Vec<_>>(), vec![1, 0, 0, 3, 0]);
+    }
+}

@@ -159,6 +159,13 @@ fn dtypes(r: &Realized, out: &mut Vec<TDType>) {
     }
 }
 
+/// The values made side by side, or the first of their errors in the
+/// items' order (whatever thread met one first): a call's inputs, and its
+/// recorded outputs and gradients ([`super::plan`]).
+pub(super) fn first_error<V>(made: Vec<Result<V>>) -> Result<Vec<V>> {
+    made.into_iter().collect()
+}
+
 impl<'a> Call<'a> {
     /// Iteration `iteration` of `r`: its op looked up, its inputs realized
     /// once (random streams numbered across the call), the recording quirks
@@ -172,9 +179,9 @@ impl<'a> Call<'a> {
         // the first error in that order is the call's.
         let specs: Vec<&Spec> = r.args.iter().chain(r.kwargs.iter().map(|(_, s)| s)).chain(r.grad_outputs.iter().flatten()).collect();
         let firsts = specs.iter().scan(0, |next, s| Some(std::mem::replace(next, *next + numbered(s))));
-        let realized: Vec<Result<Realized>> =
+        let realized =
             specs.par_iter().zip(firsts.collect::<Vec<_>>()).map(|(s, mut ordinal)| realize(s, r.data_mode, r.seed, iteration, &mut ordinal)).collect();
-        let mut realized = realized.into_iter().collect::<Result<Vec<_>>>()?.into_iter();
+        let mut realized = first_error(realized)?.into_iter();
         let mut args: Vec<Realized> = realized.by_ref().take(r.args.len()).collect();
         let mut kwargs: Vec<(String, Realized)> = r.kwargs.iter().map(|(k, _)| k.clone()).zip(realized.by_ref()).collect();
         let grads: Option<Vec<Realized>> = r.grad_outputs.as_ref().map(|_| realized.collect());

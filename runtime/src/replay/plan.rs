@@ -23,7 +23,7 @@ use crate::spec::{DataMode, Framework, Replay, Spec};
 use crate::standard::Standard;
 use crate::value::{Value, T};
 
-use super::call::Call;
+use super::call::{first_error, Call};
 use super::tested::{Direction, Reason, Source};
 
 /// What is compared with what in one replay.
@@ -216,12 +216,6 @@ fn recorded(spec: Option<&Spec>, call: &Call, direction: Direction) -> Result<So
         None => Reason::NotLinedUp(direction),
     };
     Ok(Source::Emulated(why))
-}
-
-/// The values read side by side, or the first of their errors in the
-/// items' order (whatever thread met one first).
-fn first_error<V>(read: Vec<Result<V>>) -> Result<Vec<V>> {
-    read.into_iter().collect()
 }
 
 fn spec_kind(s: &Spec) -> &'static str {
