@@ -112,7 +112,7 @@ fn swap_last_two(t: &candle_core::Tensor) -> candle_core::Result<candle_core::Te
 /// The `[rows, cols]` matrices of `v`, each transposed to `[cols, rows]`.
 fn tiled<V: Copy + Default + Send + Sync>(v: &[V], rows: usize, cols: usize) -> Vec<V> {
     use rayon::prelude::*;
-    let mut out = vec![V::default(); v.len()];
+    let mut out = crate::heap::filled(V::default(), v.len());
     let size = rows * cols;
     if size == 0 {
         return out;

@@ -79,7 +79,7 @@ impl CustomOp3 for Attention {
     fn cpu_fwd(&self, s1: &CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout, s3: &CpuStorage, l3: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
         let z = Sizes::of(l1.dims(), l2.dims(), l3.dims()).ok_or_else(|| msg("query, key and value of matching sizes expected"))?;
         let (q, k, v) = (host_values::<f64>("attention", s1, l1)?, host_values::<f64>("attention", s2, l2)?, host_values::<f64>("attention", s3, l3)?);
-        let mut out = vec![0.0; z.heads * z.l * z.ev];
+        let mut out = crate::heap::filled(0.0, z.heads * z.l * z.ev);
         if z.l * z.ev > 0 {
             out.par_chunks_mut(z.l * z.ev).enumerate().try_for_each(|(h, o)| {
                 let mut p = vec![0.0; z.l * z.s];

@@ -90,7 +90,7 @@ fn forward<T: WithDType>(eps: f64, x: (&CpuStorage, &Layout), w: (&CpuStorage, &
     let (w, b) = (host_values::<T>("batch_norm", w.0, w.1)?, host_values::<T>("batch_norm", b.0, b.1)?);
     let stats = statistics(x, dims, eps);
     let (c, s) = (dims.1, dims.2);
-    let mut y = vec![T::from_f64(0.0); x.len()];
+    let mut y = crate::heap::filled(T::from_f64(0.0), x.len());
     if s > 0 {
         y.par_chunks_mut(s).zip(x.par_chunks(s)).enumerate().for_each(|(row, (y, x))| {
             let ch = row % c;
@@ -131,7 +131,7 @@ fn backward_of<T: WithDType>(eps: f64, (x, xv): (&Tensor, &[T]), wv: &[T], gv: &
         })
         .collect();
     let count = (n * s) as f64;
-    let mut dx = vec![T::from_f64(0.0); xv.len()];
+    let mut dx = crate::heap::filled(T::from_f64(0.0), xv.len());
     if s > 0 {
         dx.par_chunks_mut(s).enumerate().for_each(|(row, dx)| {
             let ch = row % c;

@@ -113,7 +113,7 @@ struct Conv {
 /// `y_b = W · cols_b` for every sample, written in place.
 fn forward<T: WithDType>(g: &Geometry, x: &[T], k: &[T]) -> candle_core::Result<Vec<T>> {
     let (rows, positions) = g.cols();
-    let mut y = vec![T::zero(); g.b * g.o * positions];
+    let mut y = crate::heap::filled(T::zero(), g.b * g.o * positions);
     let mut buffer = Vec::new();
     for (sample, out) in x.chunks(g.c * g.h * g.w).zip(y.chunks_mut(g.o * positions)).take(g.b) {
         let cols = g.columns(sample, &mut buffer);
@@ -129,7 +129,7 @@ fn backward<T: WithDType>(g: &Geometry, x: &[T], k: &[T], dy: &[T]) -> candle_co
     let (rows, positions) = g.cols();
     let (w, dy_view, cols_view) = (Strided::row_major(g.o, rows), Strided::row_major(g.o, positions), Strided::row_major(rows, positions));
     let mut dw = vec![T::zero(); k.len()];
-    let mut dx = vec![T::zero(); x.len()];
+    let mut dx = crate::heap::filled(T::zero(), x.len());
     let (mut buffer, mut dcols) = (Vec::new(), Vec::new());
     let plane = g.c * g.h * g.w;
     for (b, ((sample, dy), dx)) in x.chunks(plane).zip(dy.chunks(g.o * positions)).zip(dx.chunks_mut(plane)).take(g.b).enumerate() {

@@ -47,7 +47,7 @@ fn statistics(row: &[f64], eps: f64) -> (f64, f64) {
 
 impl LayerNorm {
     fn forward(&self, x: &[f64], w: &[f64], b: &[f64], n: usize) -> Vec<f64> {
-        let mut y = vec![0.0; x.len()];
+        let mut y = crate::heap::filled(0.0, x.len());
         y.par_chunks_mut(n).zip(x.par_chunks(n)).for_each(|(y, x)| {
             let (mean, sd) = statistics(x, self.eps);
             for (j, (y, &v)) in y.iter_mut().zip(x).enumerate() {
@@ -72,7 +72,7 @@ impl LayerNorm {
         let g_out = |i: usize| z(dy[i]);
         let g_xh = |i: usize, j: usize| if self.weight { z(g_out(i) * w[j]) } else { g_out(i) };
         let stats: Vec<(f64, f64)> = x.par_chunks(n).map(|row| statistics(row, self.eps)).collect();
-        let mut dx = vec![0.0; x.len()];
+        let mut dx = crate::heap::filled(0.0, x.len());
         dx.par_chunks_mut(n).zip(x.par_chunks(n)).enumerate().for_each(|(r, (dx, x))| {
             let ((mean, sd), at) = (stats[r], r * n);
             // xh = c / sd: the divisor's gradient, summed over the row from zero.

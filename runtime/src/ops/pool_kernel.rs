@@ -90,7 +90,7 @@ impl MaxPool {
     /// Every plane's picks ([`MaxPool::argmax`]), planes of `h × w` in order.
     fn picks<T: WithDType + PartialOrd>(&self, x: &[T], h: usize, w: usize) -> Vec<u32> {
         let (oh, ow) = self.out(h, w);
-        let mut at = vec![0u32; x.len() / (h * w).max(1) * oh * ow];
+        let mut at = crate::heap::filled(0u32, x.len() / (h * w).max(1) * oh * ow);
         if oh * ow > 0 {
             at.par_chunks_mut(oh * ow).zip(x.par_chunks(h * w)).for_each(|(at, plane)| self.argmax(plane, h, w, at));
         }
@@ -114,7 +114,7 @@ impl Applied {
 
 fn forward<T: WithDType>(x: &[T], picks: &[u32], h: usize, w: usize) -> Vec<T> {
     let per_plane = picks.len() / (x.len() / (h * w).max(1)).max(1);
-    let mut y = vec![T::zero(); picks.len()];
+    let mut y = crate::heap::filled(T::zero(), picks.len());
     if per_plane > 0 {
         y.par_chunks_mut(per_plane).zip(picks.par_chunks(per_plane)).zip(x.par_chunks(h * w)).for_each(|((y, at), plane)| {
             for (y, &at) in y.iter_mut().zip(at) {
@@ -127,7 +127,7 @@ fn forward<T: WithDType>(x: &[T], picks: &[u32], h: usize, w: usize) -> Vec<T> {
 
 fn backward<T: WithDType>(x_len: usize, picks: &[u32], dy: &[T], h: usize, w: usize) -> Vec<T> {
     let per_plane = picks.len() / (x_len / (h * w).max(1)).max(1);
-    let mut dx = vec![T::zero(); x_len];
+    let mut dx = crate::heap::filled(T::zero(), x_len);
     if per_plane > 0 {
         dx.par_chunks_mut(h * w).zip(picks.par_chunks(per_plane)).zip(dy.par_chunks(per_plane)).for_each(|((dx, at), dy)| {
             for (&g, &at) in dy.iter().zip(at) {
