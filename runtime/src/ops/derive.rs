@@ -20,6 +20,7 @@
 //! (the base's cases, run under the derived name in torch, or in MindSpore
 //! for MindSpore's own spellings: runtime/tests/agreement.rs).
 
+use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use super::{direct, Fact, Op};
@@ -308,10 +309,11 @@ pub fn derived() -> &'static [Derived] {
     static DERIVED: OnceLock<Vec<Derived>> = OnceLock::new();
     DERIVED.get_or_init(|| {
         let mut out: Vec<Derived> = vec![];
+        let mut seen: HashSet<(Framework, String)> = HashSet::new();
         for list in super::hooks::LISTS {
             for name in list.names() {
                 let api = format!("{}.{}", list.prefix, name.rsplit('.').next().unwrap_or(name));
-                if direct(list.framework, &api).is_some() || out.iter().any(|d| d.family == list.framework && d.name == api) {
+                if direct(list.framework, &api).is_some() || !seen.insert((list.framework, api.clone())) {
                     continue;
                 }
                 let Some((base, derivation)) = derive(list.framework, &api) else { continue };
