@@ -5,10 +5,13 @@
 //! and differentiates a dozen full-size intermediates, and autograd adds
 //! each gradient into a fresh zero tensor: most of a GPT-2 layer_norm
 //! call's time went to page faults. Each row (the trailing `n` elements)
-//! is one pass of its own, rows in parallel; the weight's and bias's
+//! is one pass of its own, rows in parallel; a row's mean and variance are
+//! sums in element order, eight rows' side by side (each sum is a chain of
+//! dependent additions: eight chains overlap). The weight's and bias's
 //! gradients sum over rows in row order, as candle's reduction does, in
-//! column blocks. Other dtypes (the emulated device's float32) keep the
-//! composite, whose reductions are candle's own.
+//! column blocks whose columns add side by side. Other dtypes (the
+//! emulated device's float32) keep the composite, whose reductions are
+//! candle's own.
 
 use candle_core::{CpuStorage, CustomOp3, DType, Layout, Shape, Tensor};
 use rayon::prelude::*;
@@ -35,30 +38,69 @@ struct LayerNorm {
 /// A row's mean and `sqrt(var + eps)` (biased variance), as the composite
 /// computes them: `sum * (1/n) + 0` of sums from zero in element order.
 fn statistics(row: &[f64], eps: f64) -> (f64, f64) {
-    let inv = 1.0 / row.len() as f64;
-    let mut sum = 0.0;
-    row.iter().for_each(|&v| sum += v);
-    let mean = sum * inv + 0.0;
-    let mut squares = 0.0;
-    row.iter().for_each(|&v| squares += (v - mean) * (v - mean));
-    let var = squares * inv + 0.0;
-    (mean, (var * 1.0 + eps).sqrt())
+    let mut out = [(0.0, 0.0)];
+    rows_statistics::<1>([row], eps, &mut out);
+    out[0]
+}
+
+/// Rows whose sums run side by side in [`block_statistics`].
+const ROWS: usize = 8;
+
+/// [`statistics`] of each row of `x` (whole rows of `n`) into `out`, `ROWS`
+/// rows at a time: each row's sums still add its elements in order from
+/// zero, and the rows' independent additions overlap (one row's sum is a
+/// chain of additions, each waiting on the last).
+fn block_statistics(x: &[f64], n: usize, eps: f64, out: &mut [(f64, f64)]) {
+    let whole = x.len() / (ROWS * n) * ROWS;
+    for (block, out) in x.chunks_exact(ROWS * n).zip(out.chunks_exact_mut(ROWS)) {
+        rows_statistics::<ROWS>(std::array::from_fn(|r| &block[r * n..(r + 1) * n]), eps, out);
+    }
+    for (row, out) in x[whole * n..].chunks_exact(n).zip(&mut out[whole..]) {
+        *out = statistics(row, eps);
+    }
+}
+
+/// [`statistics`] of `R` rows of one length, side by side.
+fn rows_statistics<const R: usize>(rows: [&[f64]; R], eps: f64, out: &mut [(f64, f64)]) {
+    let n = rows[0].len();
+    let inv = 1.0 / n as f64;
+    let mut sum = [0.0; R];
+    for j in 0..n {
+        for (s, row) in sum.iter_mut().zip(&rows) {
+            *s += row[j];
+        }
+    }
+    let mean = sum.map(|s| s * inv + 0.0);
+    let mut squares = [0.0; R];
+    for j in 0..n {
+        for ((s, row), &mean) in squares.iter_mut().zip(&rows).zip(&mean) {
+            let c = row[j] - mean;
+            *s += c * c;
+        }
+    }
+    for r in 0..R {
+        let var = squares[r] * inv + 0.0;
+        out[r] = (mean[r], (var * 1.0 + eps).sqrt());
+    }
 }
 
 impl LayerNorm {
     fn forward(&self, x: &[f64], w: &[f64], b: &[f64], n: usize) -> Vec<f64> {
         let mut y = crate::heap::filled(0.0, x.len());
-        y.par_chunks_mut(n).zip(x.par_chunks(n)).for_each(|(y, x)| {
-            let (mean, sd) = statistics(x, self.eps);
-            for (j, (y, &v)) in y.iter_mut().zip(x).enumerate() {
-                let mut out = (v - mean) / sd;
-                if self.weight {
-                    out *= w[j];
+        y.par_chunks_mut(ROWS * n).zip(x.par_chunks(ROWS * n)).for_each(|(y, x)| {
+            let mut stats = [(0.0, 0.0); ROWS];
+            block_statistics(x, n, self.eps, &mut stats);
+            for ((y, x), &(mean, sd)) in y.chunks_mut(n).zip(x.chunks(n)).zip(&stats) {
+                for (j, (y, &v)) in y.iter_mut().zip(x).enumerate() {
+                    let mut out = (v - mean) / sd;
+                    if self.weight {
+                        out *= w[j];
+                    }
+                    if self.bias {
+                        out += b[j];
+                    }
+                    *y = out;
                 }
-                if self.bias {
-                    out += b[j];
-                }
-                *y = out;
             }
         });
         y
@@ -71,7 +113,8 @@ impl LayerNorm {
         // The output's gradient and the normalized input's (through the weight's product).
         let g_out = |i: usize| z(dy[i]);
         let g_xh = |i: usize, j: usize| if self.weight { z(g_out(i) * w[j]) } else { g_out(i) };
-        let stats: Vec<(f64, f64)> = x.par_chunks(n).map(|row| statistics(row, self.eps)).collect();
+        let mut stats = vec![(0.0, 0.0); x.len() / n];
+        stats.par_chunks_mut(ROWS).zip(x.par_chunks(ROWS * n)).for_each(|(out, x)| block_statistics(x, n, self.eps, out));
         let mut dx = crate::heap::filled(0.0, x.len());
         dx.par_chunks_mut(n).zip(x.par_chunks(n)).enumerate().for_each(|(r, (dx, x))| {
             let ((mean, sd), at) = (stats[r], r * n);
@@ -95,21 +138,22 @@ impl LayerNorm {
             let g_s1 = z(z(g_mean) * inv + 0.0);
             dx.iter_mut().for_each(|d| *d = z(z(*d) + g_s1));
         });
-        // Per column, over rows in order from zero: Σ g_out·xh and Σ g_out.
-        let mut sums = vec![(0.0, 0.0); n];
-        sums.par_chunks_mut(COLUMNS).enumerate().for_each(|(block, sums)| {
+        // Per column, over rows in order from zero: Σ g_out·xh and Σ g_out,
+        // each in an array of its own (a block's columns add side by side).
+        let (mut dw, mut db) = (vec![0.0; n], vec![0.0; n]);
+        dw.par_chunks_mut(COLUMNS).zip(db.par_chunks_mut(COLUMNS)).enumerate().for_each(|(block, (dw, db))| {
             let first = block * COLUMNS;
             for (r, &(mean, sd)) in stats.iter().enumerate() {
-                let row = &x[r * n..(r + 1) * n];
-                for (k, s) in sums.iter_mut().enumerate() {
-                    let (j, i) = (first + k, r * n + first + k);
-                    s.0 += g_out(i) * ((row[j] - mean) / sd);
-                    s.1 += g_out(i);
+                let at = r * n + first;
+                let (row, dy) = (&x[at..at + dw.len()], &dy[at..at + dw.len()]);
+                for (((w, b), &v), &g) in dw.iter_mut().zip(db.iter_mut()).zip(row).zip(dy) {
+                    let g = z(g);
+                    *w += g * ((v - mean) / sd);
+                    *b += g;
                 }
             }
         });
-        let dw = sums.iter().map(|s| z(s.0)).collect();
-        let db = sums.iter().map(|s| z(s.1)).collect();
+        dw.iter_mut().chain(db.iter_mut()).for_each(|s| *s = z(*s));
         (dx, dw, db)
     }
 }
@@ -224,13 +268,15 @@ mod tests {
 
     /// Forward and every gradient bit for bit against candle's autograd of
     /// the composite, through the op and without autograd: rows of
-    /// several lengths (more than a column block), a normalized shape of
-    /// two dims, with and without weight and bias, and a zero gradient
+    /// several lengths (more than a column block), row counts below, at
+    /// and past a block of rows summed side by side (1, 3, 4; 8; 10, 21),
+    /// a normalized shape of two dims, with and without weight and bias, and a zero gradient
     /// with a negative weight (whose products are -0).
     #[test]
     fn forward_and_gradients_are_the_composites_bit_for_bit() {
         let dev = crate::device::host();
-        let cases: [(Vec<usize>, usize); 5] = [(vec![2, 5, 7], 1), (vec![3, 130], 1), (vec![4, 3, 6], 2), (vec![9], 1), (vec![1, 8, 70], 1)];
+        let cases: [(Vec<usize>, usize); 6] =
+            [(vec![2, 5, 7], 1), (vec![3, 130], 1), (vec![4, 3, 6], 2), (vec![9], 1), (vec![1, 8, 70], 1), (vec![3, 7, 9], 1)];
         for (dims, k) in cases {
             let (len, pdims) = (dims.iter().product::<usize>(), dims[dims.len() - k..].to_vec());
             let n: usize = pdims.iter().product();
