@@ -8,7 +8,9 @@
 # repository): the real-data L1 dump of one GPT-2-small-sized block at sequence 512, forward and
 # backward ($GPT2_BLOCK_DUMP, default $HOME/.cache/msprobe-rs/bench/gpt2_block), and the issue's
 # 2048x2048 matmul ($HOME/.cache/msprobe-rs/bench/matmul_2048). THREADS (default: all cores) is
-# both rayon's and torch's thread count. For each dump it prints
+# both rayon's and torch's thread count. PASSES (default 3): torch's calls are timed that many times
+# and the "in one run" replay made that many times, each figure the median (a class of one or two
+# calls of a few milliseconds moves by half between passes). For each dump it prints
 #   - `msprobe -f pytorch replay --dump DUMP --data-mode real_data` (the default standard): wall
 #     time, CPU time, calls/s, GB of tensor files read per second, peak RSS; then the same with
 #     --emulate (the emulated device run as well), and with --standard msprobe (no rounding
@@ -29,6 +31,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${MSPROBE_PYTHON:-$HOME/.cache/msprobe-rs/venv/bin/python}
 THREADS=${THREADS:-$(nproc)}
+PASSES=${PASSES:-3}
 export RAYON_NUM_THREADS=$THREADS
 BLOCK=${GPT2_BLOCK_DUMP:-$HOME/.cache/msprobe-rs/bench/gpt2_block}
 MATMUL=$HOME/.cache/msprobe-rs/bench/matmul_2048
@@ -76,7 +79,7 @@ figure() {  # FILE EXPR
 bench_dump() {  # NAME DUMP_DIR
     local name=$1 dump=$2/dump.json calls bytes native emulate plain native_cpu emulate_cpu plain_cpu tb ta tbc tac
     cat "$dump" "$2"/dump_tensor_data/* > /dev/null  # both sides read from the page cache
-    "$PYTHON" scripts/bench_torch_replay.py "$dump" --threads "$THREADS" --classes > "$WORK/torch.txt"
+    "$PYTHON" scripts/bench_torch_replay.py "$dump" --threads "$THREADS" --classes --passes "$PASSES" > "$WORK/torch.txt"
     calls=$(figure "$WORK/torch.txt" 'r["calls"]')
     bytes=$(figure "$WORK/torch.txt" 'r["bytes"]')
     echo "== $name: $calls calls, $(awk -v b="$bytes" 'BEGIN { printf "%.3f", b / 1e9 }') GB of tensor files, $THREADS threads"
@@ -115,13 +118,16 @@ bench_dump() {  # NAME DUMP_DIR
 # calls in TORCH (its --classes output; PARTS: the parts of torch's work that count, "read bench" or
 # "read bench device"): calls/s, peak RSS, and the ratios of wall times and of peak memory (torch's:
 # the process's high-water mark over the class's calls). Then "in one run": the seconds of the
-# class's calls inside one replay of the whole dump with -j 1 (one call at a time, as torch times
-# its calls one after the other in its warm process; the part records each call's seconds).
+# class's calls inside a replay of the whole dump with -j 1 (one call at a time, as torch times
+# its calls one after the other in its warm process; the part records each call's seconds), the
+# median of PASSES such replays.
 per_class() {  # DUMP TORCH PARTS SAME [replay flags...]
-    local dump=$1 torch=$2 parts=$3 same=$4 name regex secs user sys rss t ts calls sum peak whole in_run
+    local dump=$1 torch=$2 parts=$3 same=$4 name regex secs user sys rss t ts calls sum peak whole=() in_run
     shift 4
-    whole=$(mktemp -d "$WORK/whole.XXXXXX")
-    "$BIN" -f pytorch replay --dump "$dump" --output-dir "$whole" --top 0 -q -j 1 "$@" > /dev/null 2>&1 || true
+    for _ in $(seq "$PASSES"); do
+        whole+=("$(mktemp -d "$WORK/whole.XXXXXX")")
+        "$BIN" -f pytorch replay --dump "$dump" --output-dir "${whole[-1]}" --top 0 -q -j 1 "$@" > /dev/null 2>&1 || true
+    done
     while IFS=$'\t' read -r name regex; do
         sum=$(for p in $parts; do printf "r['classes']['%s']['%s'] + " "$name" "$p"; done)
         t=$(figure "$torch" "round(${sum}0, 3)")
@@ -131,11 +137,14 @@ per_class() {  # DUMP TORCH PARTS SAME [replay flags...]
         /usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$BIN" -f pytorch replay --dump "$dump" \
             --output-dir "$(mktemp -d "$WORK/class.XXXXXX")" --top 0 -q --filter "$regex" "$@" > /dev/null 2>&1 || true
         read -r secs user sys rss < <(tail -n 1 "$WORK/time")
-        # nan when the -j 1 run left no complete part (killed, or a usage error).
-        in_run=$("$PYTHON" -c 'import glob, json, re, sys
-parts = glob.glob(sys.argv[1] + "/replay_parts/*/part_*_of_*.json")
-calls = [c for p in parts for c in json.load(open(p))["calls"]]
-print(round(sum(c.get("seconds") or 0.0 for c in calls if re.search(sys.argv[2], c["api"])), 4) if parts else "nan")' "$whole" "$regex")
+        # The median over the -j 1 runs; nan when one left no complete part (killed, or a usage error).
+        in_run=$("$PYTHON" -c 'import glob, json, re, statistics, sys
+def seconds(folder):
+    parts = glob.glob(folder + "/replay_parts/*/part_*_of_*.json")
+    calls = [c for p in parts for c in json.load(open(p))["calls"]]
+    return sum(c.get("seconds") or 0.0 for c in calls if re.search(sys.argv[1], c["api"])) if parts else float("nan")
+runs = [seconds(f) for f in sys.argv[2:]]
+print("nan" if any(r != r for r in runs) else round(statistics.median(runs), 4))' "$regex" "${whole[@]}")
         awk -v c="$name" -v n="$calls" -v s="$secs" -v cpu="$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" -v r="$rss" -v t="$t" -v ts="$ts" -v p="$peak" -v w="$in_run" 'BEGIN {
             printf "  %-24s %4d calls: native %7.2f s (CPU %7.2f s, %6.1f calls/s, peak %5.0f MB), torch %6.2f s, the same work %6.2f s (peak %5.0f MB): %5.2fx, the same work %5.2fx, memory %4.2fx; in one run %6.3f s: %5.2fx, the same work %5.2fx\n", c, n, s, cpu, n / s, r * 1024 / 1e6, t, ts, p / 1e6, s / t, s / ts, r * 1024 / p, w, w / t, w / ts }'
     done < <("$PYTHON" scripts/bench_torch_replay.py "$dump" --print-classes)
@@ -155,7 +164,7 @@ bench_dump "ResNet-50 step, batch 8, tensor ($RESNET/resnet50_tensor)" "$RESNET/
 echo "== per op class of the ResNet-50 step (real data, default standard), against torch's read + bench of those calls"
 per_class "$RESNET/resnet50_tensor/dump.json" "$WORK/torch.txt" "read bench" "$WORK/same.txt" --data-mode real_data
 stats=$RESNET/resnet50_statistics/dump.json
-"$PYTHON" scripts/bench_torch_replay.py "$stats" --threads "$THREADS" --classes --random > "$WORK/torch_random.txt"
+"$PYTHON" scripts/bench_torch_replay.py "$stats" --threads "$THREADS" --classes --random --passes "$PASSES" > "$WORK/torch_random.txt"
 echo "== ResNet-50 step, batch 8, statistics ($stats), random data"
 sed '$d' "$WORK/torch_random.txt" | sed 's/^/  /'
 calls=$(figure "$WORK/torch_random.txt" 'r["calls"]')

@@ -3,7 +3,7 @@ benchmark (scripts/bench-real-size.sh): every call of a tensor dump.json replaye
 CPU from the same tensor files.
 
     python scripts/bench_torch_replay.py DUMP.json [--threads N] [--classes] [--random] [--print-classes]
-                                          [--same-work DETAILS.csv]
+                                          [--passes N] [--same-work DETAILS.csv]
 
 For each forward entry (with its backward entry when the dump has one): every tensor file the call
 names is read (torch.load: inputs, recorded outputs, gradients), or with --random (a statistics
@@ -26,7 +26,9 @@ NumPy, not at torch's speed), so torch's side is the smaller there.
 The ops are the PyTorch callables of the API names (`Functional.x` is torch.nn.functional.x,
 `Tensor.x` torch.Tensor.x, `Torch.x` torch.x); an in-place method runs on a copy, forward only.
 Each API's first call runs once untimed first (torch sets its kernels up on first use), as
---same-work's calls do in a first untimed pass. Prints one line per figure (read, bench, device, total: seconds and calls/s; tensor bytes read;
+--same-work's calls do in a first untimed pass. With --passes N the calls are timed N times, and
+each figure is its median over the passes (a peak the largest): a class of one or two calls of a
+few milliseconds moves by half between passes. Prints one line per figure (read, bench, device, total: seconds and calls/s; tensor bytes read;
 the process's CPU seconds; its peak resident memory, and what it held before the first call: torch's
 libraries), with --classes the seconds and peak memory of each op class (CLASSES), and a last line
 of JSON with the same figures. The peak of each call is the process's high-water mark, reset before
@@ -39,6 +41,7 @@ import os
 import re
 import sys
 import time
+from statistics import median
 
 import torch
 import torch.nn.functional as F
@@ -350,37 +353,11 @@ def same_work_pass(data, folder, opts, emulated, magnitudes):
     return classes, total, cpu_total
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("dump")
-    ap.add_argument("--random", action="store_true", help="random data of the recorded shapes (a statistics dump), no files read")
-    ap.add_argument("--print-classes", action="store_true", help="print each class of the dump's calls and its replay --filter regex, and exit")
-    ap.add_argument("--threads", type=int, default=os.cpu_count())
-    ap.add_argument("--classes", action="store_true", help="also print the seconds of each op class")
-    ap.add_argument("--same-work", metavar="DETAILS_CSV", help="time only the work the default standard adds to read + bench (the module's text)")
-    opts = ap.parse_args()
-    torch.set_num_threads(opts.threads)
-    with open(opts.dump, encoding="utf-8") as f:
-        data = json.load(f)["data"]
-    if opts.print_classes:
-        apis = {n[: -len(".forward")].rsplit(".", 1)[0] for n in data if n.endswith(".forward") and not n.startswith("Module.")}
-        for name, regex in class_filters(apis):
-            print(f"{name}\t{regex}")
-        return 0
-    folder = os.path.join(os.path.dirname(os.path.abspath(opts.dump)), "dump_tensor_data")
-    if opts.same_work:
-        return same_work(data, folder, opts)
+def timed_pass(data, folder, opts):
+    """One timed pass over the dump's calls: their totals, per class figures, wall and CPU seconds, and peak."""
     totals = {"read": 0.0, "bench": 0.0, "device": 0.0, "cpu_read": 0.0, "cpu_bench": 0.0, "cpu_device": 0.0}
     classes = {}
-    calls, nbytes = 0, 0
-    baseline, peak = resident("VmRSS"), 0
-    # Torch sets its kernels up on first use (the first float64 call of a process took 0.3-0.5 s
-    # more than the next): each API's first call runs once untimed before the timed pass.
-    warmed = set()
-    for name, entry in data.items():
-        if name.endswith(".forward") and not name.startswith("Module.") and call_api(name) not in warmed:
-            warmed.add(call_api(name))
-            run_call(data, name, entry, Files(folder, opts.random))
+    calls, nbytes, peak = 0, 0, 0
     wall, cpu = time.perf_counter(), time.process_time()
     for name, entry in data.items():
         if not name.endswith(".forward") or name.startswith("Module."):
@@ -407,6 +384,46 @@ def main():
         calls += 1
         nbytes += files.bytes
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return {"totals": totals, "classes": classes, "calls": calls, "bytes": nbytes, "wall": wall, "cpu": cpu, "peak": peak}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dump")
+    ap.add_argument("--random", action="store_true", help="random data of the recorded shapes (a statistics dump), no files read")
+    ap.add_argument("--print-classes", action="store_true", help="print each class of the dump's calls and its replay --filter regex, and exit")
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--classes", action="store_true", help="also print the seconds of each op class")
+    ap.add_argument("--passes", type=int, default=1, help="time the calls this many times; each figure is its median over the passes (a peak the largest)")
+    ap.add_argument("--same-work", metavar="DETAILS_CSV", help="time only the work the default standard adds to read + bench (the module's text)")
+    opts = ap.parse_args()
+    torch.set_num_threads(opts.threads)
+    with open(opts.dump, encoding="utf-8") as f:
+        data = json.load(f)["data"]
+    if opts.print_classes:
+        apis = {n[: -len(".forward")].rsplit(".", 1)[0] for n in data if n.endswith(".forward") and not n.startswith("Module.")}
+        for name, regex in class_filters(apis):
+            print(f"{name}\t{regex}")
+        return 0
+    folder = os.path.join(os.path.dirname(os.path.abspath(opts.dump)), "dump_tensor_data")
+    if opts.same_work:
+        return same_work(data, folder, opts)
+    baseline = resident("VmRSS")
+    # Torch sets its kernels up on first use (the first float64 call of a process took 0.3-0.5 s
+    # more than the next): each API's first call runs once untimed before the timed passes.
+    warmed = set()
+    for name, entry in data.items():
+        if name.endswith(".forward") and not name.startswith("Module.") and call_api(name) not in warmed:
+            warmed.add(call_api(name))
+            run_call(data, name, entry, Files(folder, opts.random))
+    passes = [timed_pass(data, folder, opts) for _ in range(opts.passes)]
+    calls, nbytes, peak = passes[0]["calls"], passes[0]["bytes"], max(p["peak"] for p in passes)
+    wall, cpu = median(p["wall"] for p in passes), median(p["cpu"] for p in passes)
+    totals = {k: median(p["totals"][k] for p in passes) for k in passes[0]["totals"]}
+    classes = {
+        name: {k: v if k == "calls" else (max if k == "peak" else median)(p["classes"][name][k] for p in passes) for k, v in c.items()}
+        for name, c in passes[0]["classes"].items()
+    }
     gb = nbytes / 1e9
     print(f"torch {torch.__version__}, {opts.threads} threads: {calls} calls, {gb:.3f} GB of tensor files")
     print(f"  read (torch.load): {totals['read']:.2f} s, CPU {totals['cpu_read']:.2f} s ({gb / max(totals['read'], 1e-9):.2f} GB/s)")
