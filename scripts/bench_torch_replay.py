@@ -27,8 +27,9 @@ The ops are the PyTorch callables of the API names (`Functional.x` is torch.nn.f
 `Tensor.x` torch.Tensor.x, `Torch.x` torch.x); an in-place method runs on a copy, forward only.
 Each API's first call runs once untimed first (torch sets its kernels up on first use), as
 --same-work's calls do in a first untimed pass. With --passes N the calls are timed N times, and
-each figure is its median over the passes (a peak the largest): a class of one or two calls of a
-few milliseconds moves by half between passes. Prints one line per figure (read, bench, device, total: seconds and calls/s; tensor bytes read;
+each time is its median over the passes (a class of one or two calls of a few milliseconds moves by
+half between passes); the peaks are the first pass's (the process's high-water mark grows over
+later passes). Prints one line per figure (read, bench, device, total: seconds and calls/s; tensor bytes read;
 the process's CPU seconds; its peak resident memory, and what it held before the first call: torch's
 libraries), with --classes the seconds and peak memory of each op class (CLASSES), and a last line
 of JSON with the same figures. The peak of each call is the process's high-water mark, reset before
@@ -394,7 +395,7 @@ def main():
     ap.add_argument("--print-classes", action="store_true", help="print each class of the dump's calls and its replay --filter regex, and exit")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--classes", action="store_true", help="also print the seconds of each op class")
-    ap.add_argument("--passes", type=int, default=1, help="time the calls this many times; each figure is its median over the passes (a peak the largest)")
+    ap.add_argument("--passes", type=int, default=1, help="time the calls this many times; each time is its median over the passes, the peaks the first pass's")
     ap.add_argument("--same-work", metavar="DETAILS_CSV", help="time only the work the default standard adds to read + bench (the module's text)")
     opts = ap.parse_args()
     torch.set_num_threads(opts.threads)
@@ -417,11 +418,11 @@ def main():
             warmed.add(call_api(name))
             run_call(data, name, entry, Files(folder, opts.random))
     passes = [timed_pass(data, folder, opts) for _ in range(opts.passes)]
-    calls, nbytes, peak = passes[0]["calls"], passes[0]["bytes"], max(p["peak"] for p in passes)
+    calls, nbytes, peak = passes[0]["calls"], passes[0]["bytes"], passes[0]["peak"]
     wall, cpu = median(p["wall"] for p in passes), median(p["cpu"] for p in passes)
     totals = {k: median(p["totals"][k] for p in passes) for k in passes[0]["totals"]}
     classes = {
-        name: {k: v if k == "calls" else (max if k == "peak" else median)(p["classes"][name][k] for p in passes) for k, v in c.items()}
+        name: {k: v if k in ("calls", "peak") else median(p["classes"][name][k] for p in passes) for k, v in c.items()}
         for name, c in passes[0]["classes"].items()
     }
     gb = nbytes / 1e9
