@@ -32,6 +32,7 @@ cd "$(dirname "$0")/.."
 PYTHON=${MSPROBE_PYTHON:-$HOME/.cache/msprobe-rs/venv/bin/python}
 THREADS=${THREADS:-$(nproc)}
 PASSES=${PASSES:-3}
+[[ $PASSES =~ ^[1-9][0-9]*$ ]] || { echo "bench-real-size.sh: PASSES must be a whole number of at least 1, not '$PASSES'" >&2; exit 2; }
 export RAYON_NUM_THREADS=$THREADS
 BLOCK=${GPT2_BLOCK_DUMP:-$HOME/.cache/msprobe-rs/bench/gpt2_block}
 MATMUL=$HOME/.cache/msprobe-rs/bench/matmul_2048

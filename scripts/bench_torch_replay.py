@@ -354,6 +354,14 @@ def same_work_pass(data, folder, opts, emulated, magnitudes):
     return classes, total, cpu_total
 
 
+def positive(text):
+    """An argument that must be a whole number of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+    return value
+
+
 def timed_pass(data, folder, opts):
     """One timed pass over the dump's calls: their totals, per class figures, wall and CPU seconds, and peak."""
     totals = {"read": 0.0, "bench": 0.0, "device": 0.0, "cpu_read": 0.0, "cpu_bench": 0.0, "cpu_device": 0.0}
@@ -395,7 +403,7 @@ def main():
     ap.add_argument("--print-classes", action="store_true", help="print each class of the dump's calls and its replay --filter regex, and exit")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--classes", action="store_true", help="also print the seconds of each op class")
-    ap.add_argument("--passes", type=int, default=1, help="time the calls this many times; each time is its median over the passes, the peaks the first pass's")
+    ap.add_argument("--passes", type=positive, default=1, help="time the calls this many times; each time is its median over the passes, the peaks the first pass's")
     ap.add_argument("--same-work", metavar="DETAILS_CSV", help="time only the work the default standard adds to read + bench (the module's text)")
     opts = ap.parse_args()
     torch.set_num_threads(opts.threads)

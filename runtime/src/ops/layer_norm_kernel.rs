@@ -46,6 +46,17 @@ fn statistics(row: &[f64], eps: f64) -> (f64, f64) {
 /// Rows whose sums run side by side in [`block_statistics`].
 const ROWS: usize = 8;
 
+/// Rows a parallel task takes: a block of [`ROWS`] where there are blocks
+/// enough for every thread twice, else one (a few long rows keep every
+/// thread busy). Either way each row's values are the same.
+fn rows_per_task(rows: usize) -> usize {
+    if rows >= 2 * ROWS * rayon::current_num_threads() {
+        ROWS
+    } else {
+        1
+    }
+}
+
 /// [`statistics`] of each row of `x` (whole rows of `n`) into `out`, `ROWS`
 /// rows at a time: each row's sums still add its elements in order from
 /// zero, and the rows' independent additions overlap (one row's sum is a
@@ -87,7 +98,8 @@ fn rows_statistics<const R: usize>(rows: [&[f64]; R], eps: f64, out: &mut [(f64,
 impl LayerNorm {
     fn forward(&self, x: &[f64], w: &[f64], b: &[f64], n: usize) -> Vec<f64> {
         let mut y = crate::heap::filled(0.0, x.len());
-        y.par_chunks_mut(ROWS * n).zip(x.par_chunks(ROWS * n)).for_each(|(y, x)| {
+        let rows = rows_per_task(x.len() / n);
+        y.par_chunks_mut(rows * n).zip(x.par_chunks(rows * n)).for_each(|(y, x)| {
             let mut stats = [(0.0, 0.0); ROWS];
             block_statistics(x, n, self.eps, &mut stats);
             for ((y, x), &(mean, sd)) in y.chunks_mut(n).zip(x.chunks(n)).zip(&stats) {
@@ -114,7 +126,8 @@ impl LayerNorm {
         let g_out = |i: usize| z(dy[i]);
         let g_xh = |i: usize, j: usize| if self.weight { z(g_out(i) * w[j]) } else { g_out(i) };
         let mut stats = vec![(0.0, 0.0); x.len() / n];
-        stats.par_chunks_mut(ROWS).zip(x.par_chunks(ROWS * n)).for_each(|(out, x)| block_statistics(x, n, self.eps, out));
+        let rows = rows_per_task(stats.len());
+        stats.par_chunks_mut(rows).zip(x.par_chunks(rows * n)).for_each(|(out, x)| block_statistics(x, n, self.eps, out));
         let mut dx = crate::heap::filled(0.0, x.len());
         dx.par_chunks_mut(n).zip(x.par_chunks(n)).enumerate().for_each(|(r, (dx, x))| {
             let ((mean, sd), at) = (stats[r], r * n);
@@ -271,9 +284,21 @@ mod tests {
     /// several lengths (more than a column block), row counts below, at
     /// and past a block of rows summed side by side (1, 3, 4; 8; 10, 21),
     /// a normalized shape of two dims, with and without weight and bias, and a zero gradient
-    /// with a negative weight (whose products are -0).
+    /// with a negative weight (whose products are -0). On one thread, 16
+    /// rows or more go in blocks of eight (21: two blocks and a tail); on
+    /// four, every case goes a row at a time.
     #[test]
     fn forward_and_gradients_are_the_composites_bit_for_bit() {
+        for threads in [1, 4] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                assert_eq!(rows_per_task(21), if threads == 1 { ROWS } else { 1 });
+                composite_cases(threads);
+            });
+        }
+    }
+
+    fn composite_cases(threads: usize) {
         let dev = crate::device::host();
         let cases: [(Vec<usize>, usize); 6] =
             [(vec![2, 5, 7], 1), (vec![3, 130], 1), (vec![4, 3, 6], 2), (vec![9], 1), (vec![1, 8, 70], 1), (vec![3, 7, 9], 1)];
@@ -281,7 +306,7 @@ mod tests {
             let (len, pdims) = (dims.iter().product::<usize>(), dims[dims.len() - k..].to_vec());
             let n: usize = pdims.iter().product();
             for (weight, bias, zero_dy) in [(true, true, false), (false, true, false), (true, false, false), (false, false, false), (true, true, true)] {
-                let case = format!("{dims:?} k={k} weight={weight} bias={bias} zero dy={zero_dy}");
+                let case = format!("{dims:?} k={k} weight={weight} bias={bias} zero dy={zero_dy}, {threads} threads");
                 let x = Tensor::from_vec(data(len, 0.7), dims.as_slice(), &dev).unwrap();
                 let w = Tensor::from_vec(if zero_dy { vec![-0.5; n] } else { data(n, 0.3) }, pdims.as_slice(), &dev).unwrap();
                 let b = Tensor::from_vec(data(n, 0.2), pdims.as_slice(), &dev).unwrap();
