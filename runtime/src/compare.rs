@@ -231,15 +231,31 @@ impl Partial {
     /// The chunk's partial: the fast pass, or the careful one when the fast
     /// pass reveals a NaN, an Inf or an overflow.
     fn of<T: Element>(tested: &[T], bench: &[T]) -> Self {
+        #[cfg(target_arch = "x86_64")]
+        if crate::simd::has_avx2() {
+            // SAFETY: the CPU has AVX2 (simd::has_avx2).
+            if let Some(p) = unsafe { Self::fast_avx2(tested, bench) } {
+                return p;
+            }
+            return Self::careful(tested, bench);
+        }
         match Self::fast(tested, bench) {
             Some(p) => p,
             None => Self::careful(tested, bench),
         }
     }
 
+    /// [`Partial::fast`]'s AVX2 twin ([`crate::simd`]).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn fast_avx2<T: Element>(tested: &[T], bench: &[T]) -> Option<Self> {
+        Self::fast(tested, bench)
+    }
+
     /// Sums and maxima with no NaN/Inf bookkeeping. Its own results tell
     /// whether that was valid: any NaN or Inf (or a square that overflows)
     /// makes a sum of squares non-finite, and then `None` is returned.
+    #[inline(always)]
     fn fast<T: Element>(tested: &[T], bench: &[T]) -> Option<Self> {
         // dot, tt, bb, max_t, max_b, max_abs, max_rel
         let mut acc = [[0.0f64; LANES]; 7];

@@ -36,6 +36,7 @@ pub mod replay;
 pub mod report;
 pub mod repro;
 pub mod rulebook;
+pub mod simd;
 pub mod spec;
 pub mod standard;
 pub mod threads;

@@ -39,6 +39,7 @@ mod einsum;
 mod factor;
 mod fold;
 mod fused;
+mod gelu_kernel;
 mod gemm_into;
 mod grid;
 pub mod hooks;

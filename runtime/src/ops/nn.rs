@@ -200,8 +200,6 @@ fn bilinear(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     one(ctx.out(out.reshape([lead, &[o]].concat())?, dtype)?)
 }
 
-/// √(2/π), the tanh form's constant.
-const GELU_TANH_C: f64 = 0.7978845608028654;
 /// 1/√(2π), the standard normal density's factor.
 const INV_SQRT_2PI: f64 = 0.3989422804014327;
 
@@ -215,28 +213,28 @@ fn gelu_erf_slope(x: f64) -> f64 {
     0.5 * (candle_core::cpu::erf::erf_f64(x * std::f64::consts::FRAC_1_SQRT_2) + 1.0) + x * INV_SQRT_2PI * (-0.5 * x * x).exp()
 }
 
-/// The tanh form, `x·½(1 + tanh(√(2/π)(x + 0.044715x³)))`.
-fn gelu_tanh(x: f64) -> f64 {
-    (x * 0.5) * (((x + x * x * x * 0.044715) * GELU_TANH_C).tanh() + 1.0)
-}
-
-/// The tanh form's derivative: `½(1 + th) + ½x(1 - th²)·√(2/π)(1 + 3·0.044715x²)`.
-fn gelu_tanh_slope(x: f64) -> f64 {
-    let th = ((x + x * x * x * 0.044715) * GELU_TANH_C).tanh();
-    0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * GELU_TANH_C * (1.0 + 3.0 * 0.044715 * x * x)
-}
-
-/// gelu in float64 and its exact derivative, one pointwise pass each way
-/// ([`super::math::Pointwise`]), rounded once to the input's dtype.
+/// gelu in float64 and its exact derivative, one pass each way (the exact
+/// form a [`super::math::Pointwise`], the tanh form
+/// [`super::gelu_kernel`]), rounded once to the input's dtype.
 fn gelu(ctx: &Ctx, b: &Bound) -> Result<Vec<Value>> {
     let x = b.tensor("input")?;
     let approximate = if b.is_none("approximate") { "none" } else { b.str("approximate")? };
-    let op = match approximate {
-        "none" => Pointwise { f: gelu_erf, df: Some(gelu_erf_slope) },
-        "tanh" => Pointwise { f: gelu_tanh, df: Some(gelu_tanh_slope) },
+    let t = precise(&x.t)?.contiguous()?;
+    let y = match approximate {
+        "none" => t.apply_op1(Pointwise { f: gelu_erf, df: Some(gelu_erf_slope) })?,
+        "tanh" => super::gelu_kernel::gelu_tanh(&t)?,
         other => return Err(Error::Arg(format!("gelu: approximate must be 'none' or 'tanh', got {other:?}"))),
     };
-    one(ctx.out(precise(&x.t)?.contiguous()?.apply_op1(op)?, x.dtype)?)
+    one(ctx.out(y, x.dtype)?)
+}
+
+/// gelu's [`super::Gradients`] for the tanh form on the bench (float64
+/// kept as it is): [`super::gelu_kernel::gradients`]; any other is autograd's.
+fn gelu_gradients(ctx: &Ctx, b: &Bound, dy: &[Option<T>]) -> Result<Option<Vec<(&'static str, Tensor)>>> {
+    let x = b.tensor("input")?;
+    let tanh = !b.is_none("approximate") && b.str("approximate")? == "tanh";
+    let (Some(Some(dy)), true) = (dy.first(), tanh && ctx.keeps(&x.t, x.dtype)) else { return Ok(None) };
+    Ok(super::gelu_kernel::gradients(&x.t, &dy.t)?.map(|dx| vec![("input", dx)]))
 }
 
 /// gelu's parts: `x·½(1 + erf(x/√2))` cancels inside for negative x, and so
@@ -670,7 +668,7 @@ pub static OPS: &[Op] = &[
         backward: true,
         standard: Standard::Accuracy,
         random: false,
-        facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "gelu", rest: Rest::Smooth, magnitude: gelu_parts }))],
+        facts: &[Fact::Rounding(Rounding::Parts(Parts { name: "gelu", rest: Rest::Smooth, magnitude: gelu_parts })), Fact::Gradients(gelu_gradients)],
     },
     Op {
         names: &["Functional.silu", "MintFunctional.silu", "Torch.silu", "NPU.npu_silu"],
