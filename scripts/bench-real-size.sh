@@ -8,9 +8,9 @@
 # repository): the real-data L1 dump of one GPT-2-small-sized block at sequence 512, forward and
 # backward ($GPT2_BLOCK_DUMP, default $HOME/.cache/msprobe-rs/bench/gpt2_block), and the issue's
 # 2048x2048 matmul ($HOME/.cache/msprobe-rs/bench/matmul_2048). THREADS (default: all cores) is
-# both rayon's and torch's thread count. PASSES (default 3): torch's calls are timed that many times
-# and the "in one run" replay made that many times, each figure the median (a class of one or two
-# calls of a few milliseconds moves by half between passes). For each dump it prints
+# both rayon's and torch's thread count. PASSES (default 3): torch's calls are timed that many times,
+# and the "in one run" pairs (a torch pass, then a -j 1 replay) made that many times, each figure
+# the median (a class of one or two calls of a few milliseconds moves by half between passes). For each dump it prints
 #   - `msprobe -f pytorch replay --dump DUMP --data-mode real_data` (the default standard): wall
 #     time, CPU time, calls/s, GB of tensor files read per second, peak RSS; then the same with
 #     --emulate (the emulated device run as well), and with --standard msprobe (no rounding
@@ -120,12 +120,17 @@ bench_dump() {  # NAME DUMP_DIR
 # "read bench device"): calls/s, peak RSS, and the ratios of wall times and of peak memory (torch's:
 # the process's high-water mark over the class's calls). Then "in one run": the seconds of the
 # class's calls inside a replay of the whole dump with -j 1 (one call at a time, as torch times
-# its calls one after the other in its warm process; the part records each call's seconds), the
-# median of PASSES such replays.
+# its calls one after the other in its warm process; the part records each call's seconds),
+# against torch's seconds of those calls in a pass over the whole dump made just before it, each
+# the median of PASSES such pairs. Pairs, because this machine's speed drifts by a quarter within
+# minutes: a class of one or two calls timed on each side minutes apart compared the drift.
 per_class() {  # DUMP TORCH PARTS SAME [replay flags...]
-    local dump=$1 torch=$2 parts=$3 same=$4 name regex secs user sys rss t ts calls sum peak whole=() in_run
+    local dump=$1 torch=$2 parts=$3 same=$4 name regex secs user sys rss t ts calls sum peak whole=() beside=() in_run torch_in_run torch_same random=()
     shift 4
+    [[ " $* " == *" random_data "* ]] && random=(--random)
     for _ in $(seq "$PASSES"); do
+        beside+=("$(mktemp "$WORK/beside.XXXXXX")")
+        "$PYTHON" scripts/bench_torch_replay.py "$dump" --threads "$THREADS" --classes --passes 1 "${random[@]}" > "${beside[-1]}"
         whole+=("$(mktemp -d "$WORK/whole.XXXXXX")")
         "$BIN" -f pytorch replay --dump "$dump" --output-dir "${whole[-1]}" --top 0 -q -j 1 "$@" > /dev/null 2>&1 || true
     done
@@ -146,8 +151,14 @@ def seconds(folder):
     return sum(c.get("seconds") or 0.0 for c in calls if re.search(sys.argv[1], c["api"])) if parts else float("nan")
 runs = [seconds(f) for f in sys.argv[2:]]
 print("nan" if any(r != r for r in runs) else round(statistics.median(runs), 4))' "$regex" "${whole[@]}")
-        awk -v c="$name" -v n="$calls" -v s="$secs" -v cpu="$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" -v r="$rss" -v t="$t" -v ts="$ts" -v p="$peak" -v w="$in_run" 'BEGIN {
-            printf "  %-24s %4d calls: native %7.2f s (CPU %7.2f s, %6.1f calls/s, peak %5.0f MB), torch %6.2f s, the same work %6.2f s (peak %5.0f MB): %5.2fx, the same work %5.2fx, memory %4.2fx; in one run %6.3f s: %5.2fx, the same work %5.2fx\n", c, n, s, cpu, n / s, r * 1024 / 1e6, t, ts, p / 1e6, s / t, s / ts, r * 1024 / p, w, w / t, w / ts }'
+        # Torch's side of the pairs: the median of the class's PARTS over the passes beside them.
+        torch_in_run=$("$PYTHON" -c 'import json, statistics, sys
+name, parts = sys.argv[1], sys.argv[2].split()
+runs = [json.loads(open(f).read().splitlines()[-1])["classes"][name] for f in sys.argv[3:]]
+print(round(statistics.median(sum(r[p] for p in parts) for r in runs), 4))' "$name" "$parts" "${beside[@]}")
+        torch_same=$(figure "$same" "round($torch_in_run + r['classes'].get('$name', {}).get('same_work', 0.0), 4)")
+        awk -v c="$name" -v n="$calls" -v s="$secs" -v cpu="$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" -v r="$rss" -v t="$t" -v ts="$ts" -v p="$peak" -v w="$in_run" -v tw="$torch_in_run" -v tws="$torch_same" 'BEGIN {
+            printf "  %-24s %4d calls: native %7.2f s (CPU %7.2f s, %6.1f calls/s, peak %5.0f MB), torch %6.2f s, the same work %6.2f s (peak %5.0f MB): %5.2fx, the same work %5.2fx, memory %4.2fx; in one run %6.3f s beside torch %6.3f s (the same work %6.3f s): %5.2fx, the same work %5.2fx\n", c, n, s, cpu, n / s, r * 1024 / 1e6, t, ts, p / 1e6, s / t, s / ts, r * 1024 / p, w, tw, tws, w / tw, w / tws }'
     done < <("$PYTHON" scripts/bench_torch_replay.py "$dump" --print-classes)
 }
 
