@@ -42,6 +42,8 @@ cargo build --release --quiet --bin msprobe
 TARGET="${CARGO_TARGET_DIR:-target}"
 BIN="$(cd "$TARGET" && pwd)/release/msprobe"
 WORK="$(mktemp -d)"
+# The counters of the untimed first calls of per_class's replays (above any dump's own).
+WARM=1000000000
 trap 'rm -rf "$WORK"' EXIT
 
 # One replay of DUMP with FLAGS: prints LABEL's figures, sets SECS (wall), CPU and RSS (peak, KB;
@@ -120,7 +122,8 @@ bench_dump() {  # NAME DUMP_DIR
 # "read bench device"): calls/s, peak RSS, and the ratios of wall times and of peak memory (torch's:
 # the process's high-water mark over the class's calls). Then "in one run": the seconds of the
 # class's calls inside a replay of the whole dump with -j 1 (one call at a time, as torch times
-# its calls one after the other in its warm process; the part records each call's seconds),
+# its calls one after the other in its warm process; the part records each call's seconds; each
+# API's first call replayed once before, untimed, as torch's side does),
 # against torch's seconds of those calls in a pass over the whole dump made just before it, each
 # the median of PASSES such pairs. Pairs, because this machine's speed drifts by a quarter within
 # minutes: a class of one or two calls timed on each side minutes apart compared the drift.
@@ -128,11 +131,37 @@ per_class() {  # DUMP TORCH PARTS SAME [replay flags...]
     local dump=$1 torch=$2 parts=$3 same=$4 name regex secs user sys rss t ts calls sum peak whole=() beside=() in_run torch_in_run torch_same random=()
     shift 4
     [[ " $* " == *" random_data "* ]] && random=(--random)
+    # Torch runs each API's first call once, untimed, before its timed pass (its kernels, and its
+    # heap grown to the calls' size); the native side gets the same: a copy of the dump whose
+    # first entries are those calls again, counters from WARM, left out of the class's seconds.
+    local warmed
+    warmed=$(mktemp -d "$WORK/warmed.XXXXXX")
+    "$PYTHON" -c 'import json, os, sys
+dump, out, warm = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with open(dump, encoding="utf-8") as f:
+    d = json.load(f)
+first, seen = {}, set()
+for name, entry in d["data"].items():
+    if name.endswith(".forward") and not name.startswith("Module."):
+        api, n = name[: -len(".forward")].rsplit(".", 1)
+        if api not in seen:
+            seen.add(api)
+            # A key of their own: an identical entry would share the verdict of the timed call, not run.
+            first[f"{api}.{warm + int(n)}.forward"] = dict(entry, warm_up=True)
+            backward = d["data"].get(f"{api}.{n}.backward")
+            if backward is not None:
+                first[f"{api}.{warm + int(n)}.backward"] = dict(backward, warm_up=True)
+d["data"] = {**first, **d["data"]}
+with open(os.path.join(out, "dump.json"), "w", encoding="utf-8") as f:
+    json.dump(d, f)
+tensors = os.path.join(os.path.dirname(os.path.abspath(dump)), "dump_tensor_data")
+if os.path.isdir(tensors):
+    os.symlink(tensors, os.path.join(out, "dump_tensor_data"))' "$dump" "$warmed" "$WARM"
     for _ in $(seq "$PASSES"); do
         beside+=("$(mktemp "$WORK/beside.XXXXXX")")
         "$PYTHON" scripts/bench_torch_replay.py "$dump" --threads "$THREADS" --classes --passes 1 "${random[@]}" > "${beside[-1]}"
         whole+=("$(mktemp -d "$WORK/whole.XXXXXX")")
-        "$BIN" -f pytorch replay --dump "$dump" --output-dir "${whole[-1]}" --top 0 -q -j 1 "$@" > /dev/null 2>&1 || true
+        "$BIN" -f pytorch replay --dump "$warmed/dump.json" --output-dir "${whole[-1]}" --top 0 -q -j 1 "$@" > /dev/null 2>&1 || true
     done
     while IFS=$'\t' read -r name regex; do
         sum=$(for p in $parts; do printf "r['classes']['%s']['%s'] + " "$name" "$p"; done)
@@ -148,9 +177,10 @@ per_class() {  # DUMP TORCH PARTS SAME [replay flags...]
 def seconds(folder):
     parts = glob.glob(folder + "/replay_parts/*/part_*_of_*.json")
     calls = [c for p in parts for c in json.load(open(p))["calls"]]
-    return sum(c.get("seconds") or 0.0 for c in calls if re.search(sys.argv[1], c["api"])) if parts else float("nan")
-runs = [seconds(f) for f in sys.argv[2:]]
-print("nan" if any(r != r for r in runs) else round(statistics.median(runs), 4))' "$regex" "${whole[@]}")
+    timed = [c for c in calls if re.search(sys.argv[1], c["api"]) and int(c["api"].rsplit(".", 1)[1]) < int(sys.argv[2])]
+    return sum(c.get("seconds") or 0.0 for c in timed) if parts else float("nan")
+runs = [seconds(f) for f in sys.argv[3:]]
+print("nan" if any(r != r for r in runs) else round(statistics.median(runs), 4))' "$regex" "$WARM" "${whole[@]}")
         # Torch's side of the pairs: the median of the class's PARTS over the passes beside them.
         torch_in_run=$("$PYTHON" -c 'import json, statistics, sys
 name, parts = sys.argv[1], sys.argv[2].split()
