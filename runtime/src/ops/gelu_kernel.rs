@@ -23,8 +23,9 @@ const LN2_LO: f64 = 1.9082149292705877e-10;
 
 /// `e^x - 1` for `x` in [-40, 0]: `x = k·ln 2 + r` with |r| ≤ ln 2 / 2,
 /// expm1(r) by its Taylor series to r^13 (the next term below 2^-53·|r|),
-/// then `2^k·expm1(r) + (2^k - 1)`, two terms of one sign. No branch and
-/// no call, so a loop of it vectorizes.
+/// then `2^k·expm1(r) + (2^k - 1)`, whose terms cancel at most by half
+/// (`|2^k·expm1(r)| ≤ 0.21` where `|2^k - 1| ≥ 0.5`). No branch and no
+/// call, so a loop of it vectorizes.
 #[inline(always)]
 fn expm1_nonpositive(x: f64) -> f64 {
     let rounded = x * std::f64::consts::LOG2_E + ROUND;
@@ -53,7 +54,7 @@ fn expm1_nonpositive(x: f64) -> f64 {
 }
 
 /// tanh(u) as `-t/(t + 2)` with `t = expm1(-2|u|)`, the sign of `u`
-/// restored: within 3 ulps of libm's (the test sweeps 10^8 values), exact
+/// restored: within 3 ulps of libm's (the test sweeps 2.8·10^7 values), exact
 /// at ±0, ±1 from |u| ≥ 20 (tanh(20) rounds to 1), NaN kept.
 #[inline(always)]
 pub(super) fn tanh(u: f64) -> f64 {
@@ -114,10 +115,9 @@ mod avx2 {
 /// gelu of each element, the output first touched by the pool's threads.
 fn forward(x: &[f64]) -> Vec<f64> {
     let mut y = crate::heap::filled(0.0, x.len());
-    let avx2 = crate::simd::has_avx2();
     y.par_chunks_mut(CHUNK).zip(x.par_chunks(CHUNK)).for_each(|(y, x)| {
         #[cfg(target_arch = "x86_64")]
-        if avx2 {
+        if crate::simd::has_avx2() {
             // SAFETY: the CPU has AVX2 (simd::has_avx2).
             return unsafe { avx2::gelu_loop(y, x) };
         }
@@ -129,10 +129,9 @@ fn forward(x: &[f64]) -> Vec<f64> {
 /// `0 + dy·gelu'(x)` of each element.
 fn backward(x: &[f64], dy: &[f64]) -> Vec<f64> {
     let mut dx = crate::heap::filled(0.0, x.len());
-    let avx2 = crate::simd::has_avx2();
     dx.par_chunks_mut(CHUNK).zip(x.par_chunks(CHUNK).zip(dy.par_chunks(CHUNK))).for_each(|(dx, (x, dy))| {
         #[cfg(target_arch = "x86_64")]
-        if avx2 {
+        if crate::simd::has_avx2() {
             // SAFETY: the CPU has AVX2 (simd::has_avx2).
             return unsafe { avx2::slope_loop(dx, x, dy) };
         }
