@@ -40,6 +40,14 @@ pub struct Ctx {
     /// their parts' dtype in a trailing dimension of 2 (a complex call
     /// lowered by the replay; `crate::ops::complex`). Empty for real calls.
     pub complex: Vec<String>,
+    /// The parameters whose gradient the dump recorded transposed (an
+    /// autograd node took `weight.t()`): a kernel that can write such a
+    /// gradient in that layout for free returns it as a transposed view of
+    /// a contiguous tensor, so mapping it into the recorded layout
+    /// ([`crate::grad_layout::Transform::apply`]) copies nothing. The
+    /// values are the same either way. Empty outside a replay of recorded
+    /// gradients.
+    pub transposed_grads: Vec<String>,
 }
 
 impl Ctx {
@@ -53,6 +61,7 @@ impl Ctx {
             keep_mask: None,
             max_elements: usize::MAX,
             complex: vec![],
+            transposed_grads: vec![],
         }
     }
 
@@ -69,13 +78,23 @@ impl Ctx {
             keep_mask: None,
             max_elements: usize::MAX,
             complex: vec![],
+            transposed_grads: vec![],
         }
     }
 
     /// The device context for calls whose widest float is `widest`.
     pub fn device(widest: TDType, seed: u64) -> Ctx {
         let compute = if widest == TDType::F64 { DType::F64 } else { DType::F32 };
-        Ctx { side: Side::Device, compute, device: device::for_side(Side::Device).device(), seed, keep_mask: None, max_elements: usize::MAX, complex: vec![] }
+        Ctx {
+            side: Side::Device,
+            compute,
+            device: device::for_side(Side::Device).device(),
+            seed,
+            keep_mask: None,
+            max_elements: usize::MAX,
+            complex: vec![],
+            transposed_grads: vec![],
+        }
     }
 
     /// Whether parameter `name` holds a complex tensor as float pairs ([`Ctx::complex`]).

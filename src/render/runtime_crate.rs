@@ -63,6 +63,7 @@ const SOURCES: &[(&str, &str)] = embed![
     "src/ops/conv_kernel.rs",
     "src/ops/factor.rs",
     "src/ops/fold.rs",
+    "src/ops/few_rows.rs",
     "src/ops/gemm_into.rs",
     "src/ops/gelu_kernel.rs",
     "src/ops/kernel_check.rs",

@@ -9,7 +9,9 @@
 //! the products).
 
 use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Tensor, WithDType};
+use rayon::prelude::*;
 
+use super::few_rows::{self, Float};
 use super::gemm_into::{gemm_into, Strided};
 use crate::device::{host_values, with_host_values};
 
@@ -29,21 +31,35 @@ fn sizes(x: &[usize], w: &[usize]) -> candle_core::Result<(usize, usize, usize)>
     }
 }
 
-fn forward<T: WithDType>(x: &[T], w: &[T], (m, k, n): (usize, usize, usize)) -> candle_core::Result<Vec<T>> {
+fn forward<T: WithDType + Float>(x: &[T], w: &[T], (m, k, n): (usize, usize, usize)) -> candle_core::Result<Vec<T>> {
+    if m <= few_rows::FEW {
+        return Ok(few_rows::forward(x, w, (m, k, n)));
+    }
     let mut y = vec![T::zero(); m * n];
     gemm_into(&mut y, Strided::row_major(m, n), false, x, Strided::row_major(m, k), w, Strided::row_major(n, k).t())?;
     Ok(y)
 }
 
-/// `(dx, dW) = (dy·W, dyᵀ·x)`.
-fn backward<T: WithDType>(x: &[T], w: &[T], dy: &[T], (m, k, n): (usize, usize, usize)) -> candle_core::Result<(Vec<T>, Vec<T>)> {
-    let mut dx = vec![T::zero(); m * k];
-    gemm_into(&mut dx, Strided::row_major(m, k), false, dy, Strided::row_major(m, n), w, Strided::row_major(n, k))?;
-    let mut dw = vec![T::zero(); n * k];
-    gemm_into(&mut dw, Strided::row_major(n, k), false, dy, Strided::row_major(m, n).t(), x, Strided::row_major(m, k))?;
+/// `(dx, dW) = (dy·W, dyᵀ·x)`; with `transposed`, `dW` is written as its
+/// transpose `[K, N]` (the same values, in the layout gemm's kernels write
+/// either way).
+fn backward<T: WithDType + Float>(x: &[T], w: &[T], dy: &[T], (m, k, n): (usize, usize, usize), transposed: bool) -> candle_core::Result<(Vec<T>, Vec<T>)> {
+    let positive = |v: &mut [T]| v.par_iter_mut().with_min_len(1 << 14).for_each(|v| *v += T::zero());
     // A zero as autograd's sum into a zero tensor leaves it, +0: gemm's
-    // matrix-vector path can write the -0 of a sum of -0 products.
-    dx.iter_mut().chain(dw.iter_mut()).for_each(|v| *v += T::zero());
+    // matrix-vector path can write the -0 of a sum of -0 products (the
+    // few-rows kernels sum from +0).
+    let dx = if m <= few_rows::FEW {
+        few_rows::backward_input(dy, w, (m, k, n))
+    } else {
+        let mut dx = crate::heap::filled(T::zero(), m * k);
+        gemm_into(&mut dx, Strided::row_major(m, k), false, dy, Strided::row_major(m, n), w, Strided::row_major(n, k))?;
+        positive(&mut dx);
+        dx
+    };
+    let mut dw = crate::heap::filled(T::zero(), n * k);
+    let dw_view = if transposed { Strided::row_major(k, n).t() } else { Strided::row_major(n, k) };
+    gemm_into(&mut dw, dw_view, false, dy, Strided::row_major(m, n).t(), x, Strided::row_major(m, k))?;
+    positive(&mut dw);
     Ok((dx, dw))
 }
 
@@ -67,27 +83,30 @@ impl CustomOp2 for Linear {
     }
 
     fn bwd(&self, x: &Tensor, w: &Tensor, _res: &Tensor, dy: &Tensor) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
-        let (dx, dw) = products_back(&x.detach(), &w.detach(), &dy.detach())?;
+        let (dx, dw) = products_back(&x.detach(), &w.detach(), &dy.detach(), false)?;
         Ok((Some(dx), Some(dw)))
     }
 }
 
-/// `(dx, dW)` of host operands of one float dtype, shaped like `x` and `W`.
-fn products_back(x: &Tensor, w: &Tensor, dy: &Tensor) -> candle_core::Result<(Tensor, Tensor)> {
+/// `(dx, dW)` of host operands of one float dtype, shaped like `x` and `W`;
+/// with `transposed`, `dW` is the transposed view of a contiguous `[K, N]`
+/// tensor (its layout when the dump recorded `weight.t()`'s gradient).
+fn products_back(x: &Tensor, w: &Tensor, dy: &Tensor, transposed: bool) -> candle_core::Result<(Tensor, Tensor)> {
     let (x, w, dy) = (x.contiguous()?, w.contiguous()?, dy.contiguous()?);
     let mnk = sizes(x.dims(), w.dims())?;
-    let dev = x.device();
-    Ok(match x.dtype() {
-        DType::F64 => {
-            let (dx, dw) = with_host_values("linear", [&x, &w, &dy], |[x, w, g]| backward::<f64>(x, w, g, mnk))?;
-            (Tensor::from_vec(dx, x.shape(), dev)?, Tensor::from_vec(dw, w.shape(), dev)?)
-        }
-        DType::F32 => {
-            let (dx, dw) = with_host_values("linear", [&x, &w, &dy], |[x, w, g]| backward::<f32>(x, w, g, mnk))?;
-            (Tensor::from_vec(dx, x.shape(), dev)?, Tensor::from_vec(dw, w.shape(), dev)?)
-        }
-        _ => return Err(msg("float32 or float64 operands expected")),
-    })
+    fn tensors<T: WithDType>((dx, dw): (Vec<T>, Vec<T>), x: &Tensor, w: &Tensor, transposed: bool) -> candle_core::Result<(Tensor, Tensor)> {
+        let dx = Tensor::from_vec(dx, x.shape(), x.device())?;
+        let dw = match (transposed, w.dims()) {
+            (true, &[n, k]) => Tensor::from_vec(dw, (k, n), w.device())?.t()?,
+            _ => Tensor::from_vec(dw, w.shape(), w.device())?,
+        };
+        Ok((dx, dw))
+    }
+    match x.dtype() {
+        DType::F64 => tensors(with_host_values("linear", [&x, &w, &dy], |[x, w, g]| backward::<f64>(x, w, g, mnk, transposed))?, &x, &w, transposed),
+        DType::F32 => tensors(with_host_values("linear", [&x, &w, &dy], |[x, w, g]| backward::<f32>(x, w, g, mnk, transposed))?, &x, &w, transposed),
+        _ => Err(msg("float32 or float64 operands expected")),
+    }
 }
 
 /// Whether the kernel takes `x` and `w`: an input `[.., K]` and a weight
@@ -99,12 +118,14 @@ fn takes(x: &Tensor, w: &Tensor) -> bool {
 
 /// `(dx, dW) = (dy·W, dyᵀ·x)` as the kernel's backward gives them, for
 /// operands it takes and an output gradient `dy` of their dtype; `None`
-/// otherwise.
-pub(super) fn gradients(x: &Tensor, w: &Tensor, dy: &Tensor) -> candle_core::Result<Option<(Tensor, Tensor)>> {
+/// otherwise. With `transposed`, `dW` is a transposed view of a contiguous
+/// `[K, N]` tensor: the same values, laid out as a dump that recorded
+/// `weight.t()`'s gradient holds them.
+pub(super) fn gradients(x: &Tensor, w: &Tensor, dy: &Tensor, transposed: bool) -> candle_core::Result<Option<(Tensor, Tensor)>> {
     if !takes(x, w) || dy.dtype() != x.dtype() || !crate::device::is_host(dy) {
         return Ok(None);
     }
-    products_back(x, w, dy).map(Some)
+    products_back(x, w, dy, transposed).map(Some)
 }
 
 /// `x·Wᵀ` for an input `[.., K]` and a weight `[N, K]` on the host in
@@ -139,5 +160,39 @@ mod tests {
         let dev = crate::device::host();
         let x = Tensor::zeros((2, 3), candle_core::DType::F64, &dev).unwrap();
         assert!(linear(&x, &Tensor::zeros((4, 2), candle_core::DType::F64, &dev).unwrap()).unwrap().is_none());
+    }
+
+    /// The weight's gradient written transposed has the very bits of the
+    /// one written as the weight, on every path gemm takes (a product of
+    /// one row, of an inner size of 1 or 2, small, blocked), in both dtypes.
+    #[test]
+    fn a_transposed_weight_gradient_has_the_same_bits() {
+        let dev = crate::device::host();
+        for (m, k, n) in [(8, 300, 257), (1, 7, 5), (3, 1, 9), (2, 4, 1), (5, 6, 3), (70, 33, 130)] {
+            let values =
+                |len: usize, salt: f64| (0..len).map(|i| ((i as f64 + salt) * 0.731).sin() * if i % 7 == 0 { -1e-3 } else { 1.0 }).collect::<Vec<f64>>();
+            for dtype in [candle_core::DType::F64, candle_core::DType::F32] {
+                let t = |v: Vec<f64>, dims: &[usize]| Tensor::from_vec(v, dims, &dev).unwrap().to_dtype(dtype).unwrap();
+                let (x, w, dy) = (t(values(m * k, 0.5), &[m, k]), t(values(n * k, 1.5), &[n, k]), t(values(m * n, 2.5), &[m, n]));
+                let (dx, dw) = gradients(&x, &w, &dy, false).unwrap().unwrap();
+                let (dx_t, dw_t) = gradients(&x, &w, &dy, true).unwrap().unwrap();
+                assert_eq!(dw_t.dims(), &[n, k]);
+                assert!(!dw_t.is_contiguous() || n == 1 || k == 1, "{m} {k} {n}: a view");
+                assert!(dw_t.t().unwrap().is_contiguous(), "{m} {k} {n}: of a contiguous [K, N]");
+                let bits = |t: &Tensor| {
+                    t.to_dtype(candle_core::DType::F64)
+                        .unwrap()
+                        .flatten_all()
+                        .unwrap()
+                        .to_vec1::<f64>()
+                        .unwrap()
+                        .iter()
+                        .map(|v| v.to_bits())
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(bits(&dw_t), bits(&dw), "{m} {k} {n} {dtype:?}");
+                assert_eq!(bits(&dx_t), bits(&dx), "{m} {k} {n} {dtype:?}");
+            }
+        }
     }
 }

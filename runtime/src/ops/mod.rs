@@ -37,6 +37,7 @@ mod diag;
 mod distance;
 mod einsum;
 mod factor;
+mod few_rows;
 mod fold;
 mod fused;
 mod gelu_kernel;

@@ -117,6 +117,10 @@ fn replay_once(r: &Replay, iteration: u64, limits: &Limits, lowered: Option<&com
         None => crate::ops::require(r.framework, &r.api.name())?,
     };
     let mut call = Call::new(r, iteration, op)?;
+    // A kernel may write a gradient the dump recorded transposed in that layout.
+    let transposed = plan::transposed_grads(&call);
+    call.bench.transposed_grads = transposed.clone();
+    call.device.transposed_grads = transposed;
     if let Some(l) = lowered {
         call.bench.complex = l.params.clone();
         call.device.complex = l.params.clone();

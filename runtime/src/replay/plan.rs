@@ -126,10 +126,8 @@ pub(super) fn plan(call: &Call, bench: &Outcome) -> Result<Plan> {
 fn gradients(call: &Call, bench: Option<&[T]>) -> Result<(Vec<Source>, bool)> {
     let r = call.r;
     let inputs = grad_inputs(call);
-    let recorded_dims: Vec<Option<&[usize]>> = r.grad_inputs.iter().map(|s| if let Spec::Tensor(t) = s { Some(t.shape.as_slice()) } else { None }).collect();
-    let incoming = r.grad_outputs.as_ref().and_then(|g| g.first()).and_then(|s| if let Spec::Tensor(t) = s { Some(t.shape.iter().product()) } else { None });
     let node = call.op.node_gradients(r.framework);
-    let places = recorded_places(&inputs, &recorded_dims, incoming, node);
+    let places = places(call, &inputs);
     let place = |i: usize| places.as_ref().and_then(|p| p.get(i).cloned()).unwrap_or(Place::Absent);
     let picked: Vec<Place> = call.differentiate.iter().enumerate().filter(|(_, &d)| d).map(|(i, _)| place(i)).collect();
     let recorded_grads = first_error(
@@ -167,6 +165,32 @@ fn gradients(call: &Call, bench: Option<&[T]>) -> Result<(Vec<Source>, bool)> {
         Reason::NotLinedUp(Direction::Backward)
     };
     Ok((vec![Source::Emulated(why); bench.len()], false))
+}
+
+/// Where each of `inputs`' gradients sits in the dump's list of input
+/// gradients ([`recorded_places`]); `None` when no layout fits.
+fn places(call: &Call, inputs: &[GradInput]) -> Option<Vec<Place>> {
+    let r = call.r;
+    let recorded_dims: Vec<Option<&[usize]>> = r.grad_inputs.iter().map(|s| if let Spec::Tensor(t) = s { Some(t.shape.as_slice()) } else { None }).collect();
+    let incoming = r.grad_outputs.as_ref().and_then(|g| g.first()).and_then(|s| if let Spec::Tensor(t) = s { Some(t.shape.iter().product()) } else { None });
+    recorded_places(inputs, &recorded_dims, incoming, call.op.node_gradients(r.framework))
+}
+
+/// The parameters whose recorded gradient is to be compared transposed
+/// ([`crate::ctx::Ctx::transposed_grads`]), known before anything runs:
+/// none when the replay takes no recorded gradient (random data, emulation
+/// asked for, no backward).
+pub(super) fn transposed_grads(call: &Call) -> Vec<String> {
+    if emulated_call(call.r).is_some() || call.r.grad_outputs.is_none() {
+        return vec![];
+    }
+    let inputs = grad_inputs(call);
+    let Some(places) = places(call, &inputs) else { return vec![] };
+    places
+        .iter()
+        .zip(&inputs)
+        .filter_map(|(p, input)| matches!(p, Place::Recorded(_, Transform::Transposed)).then_some(input.param).flatten().map(str::to_string))
+        .collect()
 }
 
 /// The recorded gradients with MindSpore's placeholders taken out: a
