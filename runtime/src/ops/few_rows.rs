@@ -27,8 +27,8 @@ const STEP: usize = 4;
 /// Columns of `dx` a task owns: `FEW` rows of them stay in the first-level cache.
 const BAND: usize = 128;
 
-/// The float types the kernels run (float32 on the emulated device,
-/// float64 on the bench).
+/// The float types the kernels run (float64 on the bench, float32 or
+/// float64 on the emulated device).
 pub(super) trait Float: Copy + Default + Send + Sync + Add<Output = Self> + Mul<Output = Self> {}
 
 impl Float for f32 {}
@@ -194,6 +194,18 @@ mod tests {
                 let want_dx: Vec<T> = (0..m * k).map(|e| (0..n).fold(T::default(), |s, j| s + dy[e / k * n + j] * w[j * k + e % k])).collect();
                 assert_eq!(forward(&x, &w, (m, k, n)), want_y, "{m} {k} {n}: y");
                 assert_eq!(backward_input(&dy, &w, (m, k, n)), want_dx, "{m} {k} {n}: dx");
+                // The plain loops, which the kernels take on a CPU without AVX2.
+                let mut band = vec![T::default(); m * k];
+                if m > 0 && k > 0 {
+                    updates(&mut band, &dy, &w, (m, k, n), 0);
+                    let mut out = vec![[T::default(); 16]; n];
+                    let mut xt = vec![T::default(); k * 16];
+                    (0..m * k).for_each(|e| xt[e % k * 16 + e / k] = x[e]);
+                    out.chunks_mut(STEP).zip(w.chunks(STEP * k)).for_each(|(o, rows)| sums(o, &xt, rows, k));
+                    let plain_y: Vec<T> = (0..m * n).map(|e| out[e % n][e / n]).collect();
+                    assert_eq!(plain_y, want_y, "{m} {k} {n}: y, plain");
+                }
+                assert_eq!(band, want_dx, "{m} {k} {n}: dx, plain");
             }
         }
         check(|v| v);

@@ -1,7 +1,8 @@
 //! A linear layer's product `y = x·Wᵀ` (`x` of shape `[.., K]`, `W` of
 //! `[N, K]`) as one matrix product over all leading dims, forward and
 //! backward (`dx = dy·W`, `dW = dyᵀ·x`), each written in place on the
-//! `gemm` crate's kernels ([`super::gemm_into`]), as torch's linear folds
+//! `gemm` crate's kernels ([`super::gemm_into`]; `y` and `dx` of a batch
+//! of at most 16 rows on [`super::few_rows`]'s), as torch's linear folds
 //! the leading dims into one product. candle broadcast the weight's
 //! transpose over the leading dims and differentiated the broadcast, the
 //! transpose and the product as three nodes, each gradient a zero tensor
@@ -41,8 +42,8 @@ fn forward<T: WithDType + Float>(x: &[T], w: &[T], (m, k, n): (usize, usize, usi
 }
 
 /// `(dx, dW) = (dy·W, dyᵀ·x)`; with `transposed`, `dW` is written as its
-/// transpose `[K, N]` (the same values, in the layout gemm's kernels write
-/// either way).
+/// transpose `[K, N]`: gemm writes the same product through a transposed
+/// view of the output, the same bits.
 fn backward<T: WithDType + Float>(x: &[T], w: &[T], dy: &[T], (m, k, n): (usize, usize, usize), transposed: bool) -> candle_core::Result<(Vec<T>, Vec<T>)> {
     let positive = |v: &mut [T]| v.par_iter_mut().with_min_len(1 << 14).for_each(|v| *v += T::zero());
     // A zero as autograd's sum into a zero tensor leaves it, +0: gemm's

@@ -176,20 +176,24 @@ fn places(call: &Call, inputs: &[GradInput]) -> Option<Vec<Place>> {
     recorded_places(inputs, &recorded_dims, incoming, call.op.node_gradients(r.framework))
 }
 
-/// The parameters whose recorded gradient is to be compared transposed
-/// ([`crate::ctx::Ctx::transposed_grads`]), known before anything runs:
-/// none when the replay takes no recorded gradient (random data, emulation
-/// asked for, no backward).
+/// The parameters whose recorded gradient, a tensor file that exists, is
+/// laid out transposed ([`crate::ctx::Ctx::transposed_grads`]), known
+/// before anything runs: none when the replay takes no recorded gradient
+/// (random data, emulation asked for, no backward).
 pub(super) fn transposed_grads(call: &Call) -> Vec<String> {
     if emulated_call(call.r).is_some() || call.r.grad_outputs.is_none() {
         return vec![];
     }
     let inputs = grad_inputs(call);
     let Some(places) = places(call, &inputs) else { return vec![] };
+    let in_a_file = |k: usize| matches!(call.r.grad_inputs.get(k), Some(Spec::Tensor(t)) if t.data.as_ref().is_some_and(|p| p.exists()));
     places
         .iter()
         .zip(&inputs)
-        .filter_map(|(p, input)| matches!(p, Place::Recorded(_, Transform::Transposed)).then_some(input.param).flatten().map(str::to_string))
+        .filter_map(|(p, input)| match p {
+            Place::Recorded(k, Transform::Transposed) if in_a_file(*k) => input.param.map(str::to_string),
+            _ => None,
+        })
         .collect()
 }
 
