@@ -103,6 +103,11 @@ impl Ctx {
         self.complex.iter().any(|c| c == name)
     }
 
+    /// Whether parameter `name`'s gradient was recorded transposed ([`Ctx::transposed_grads`]).
+    pub fn grad_transposed(&self, name: &str) -> bool {
+        self.transposed_grads.iter().any(|p| p == name)
+    }
+
     /// The candle dtype a tensor of logical `dtype` is stored and computed
     /// in: [`Ctx::compute`] for floating dtypes, f64 for integers and bools
     /// on both sides (see [`storage`]).

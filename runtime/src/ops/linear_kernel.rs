@@ -95,17 +95,16 @@ impl CustomOp2 for Linear {
 fn products_back(x: &Tensor, w: &Tensor, dy: &Tensor, transposed: bool) -> candle_core::Result<(Tensor, Tensor)> {
     let (x, w, dy) = (x.contiguous()?, w.contiguous()?, dy.contiguous()?);
     let mnk = sizes(x.dims(), w.dims())?;
-    fn tensors<T: WithDType>((dx, dw): (Vec<T>, Vec<T>), x: &Tensor, w: &Tensor, transposed: bool) -> candle_core::Result<(Tensor, Tensor)> {
-        let dx = Tensor::from_vec(dx, x.shape(), x.device())?;
-        let dw = match (transposed, w.dims()) {
-            (true, &[n, k]) => Tensor::from_vec(dw, (k, n), w.device())?.t()?,
-            _ => Tensor::from_vec(dw, w.shape(), w.device())?,
-        };
-        Ok((dx, dw))
+    let (_, k, n) = mnk;
+    // dW as written: `[N, K]`, or with `transposed` `[K, N]` viewed as `[N, K]`.
+    fn tensors<T: WithDType>((dx, dw): (Vec<T>, Vec<T>), x: &Tensor, (k, n): (usize, usize), transposed: bool) -> candle_core::Result<(Tensor, Tensor)> {
+        let dev = x.device();
+        let dw = if transposed { Tensor::from_vec(dw, (k, n), dev)?.t()? } else { Tensor::from_vec(dw, (n, k), dev)? };
+        Ok((Tensor::from_vec(dx, x.shape(), dev)?, dw))
     }
     match x.dtype() {
-        DType::F64 => tensors(with_host_values("linear", [&x, &w, &dy], |[x, w, g]| backward::<f64>(x, w, g, mnk, transposed))?, &x, &w, transposed),
-        DType::F32 => tensors(with_host_values("linear", [&x, &w, &dy], |[x, w, g]| backward::<f32>(x, w, g, mnk, transposed))?, &x, &w, transposed),
+        DType::F64 => tensors(with_host_values("linear", [&x, &w, &dy], |[x, w, g]| backward::<f64>(x, w, g, mnk, transposed))?, &x, (k, n), transposed),
+        DType::F32 => tensors(with_host_values("linear", [&x, &w, &dy], |[x, w, g]| backward::<f32>(x, w, g, mnk, transposed))?, &x, (k, n), transposed),
         _ => Err(msg("float32 or float64 operands expected")),
     }
 }

@@ -167,8 +167,7 @@ fn linear_gradients(ctx: &Ctx, b: &Bound, dy: &[Option<T>]) -> Result<Option<Vec
     if w.rank() != 2 || output.as_deref() != Some(dy.dims()) {
         return Ok(None);
     }
-    let transposed = ctx.transposed_grads.iter().any(|p| p == "weight");
-    let Some((dx, dw)) = super::linear_kernel::gradients(&x.t, &w.t, &dy.t, transposed)? else { return Ok(None) };
+    let Some((dx, dw)) = super::linear_kernel::gradients(&x.t, &w.t, &dy.t, ctx.grad_transposed("weight"))? else { return Ok(None) };
     let mut grads = vec![("input", dx), ("weight", dw)];
     if let Some(bias) = b.opt_tensor("bias")? {
         let Some(db) = super::bias_kernel::gradient(&dy.t, &bias.t, dy.t.rank().saturating_sub(1))? else { return Ok(None) };
